@@ -1,0 +1,18 @@
+"""tracejit: a tracing JIT for numerical Python (see DESIGN.md)."""
+from . import lax, nn, numpy, tree_util
+from .api import jit, make_ir
+from .core.api_util import ShapeDtypeStruct
+from .core.errors import ConcretizationError, EscapedTracerError, ShapeError
+from .core.ir import check_ir
+from .core.trace import eval_ir as _eval_ir
+from .nn import stop_gradient
+
+make_jaxpr = make_ir
+
+
+def eval_ir(closed, *args):
+    """The NumPy reference interpreter: evaluate a ClosedIR on arrays (or re-emit it on tracers)."""
+    return _eval_ir(closed, *args)
+
+
+__version__ = "0.1.0"

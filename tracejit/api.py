@@ -1,0 +1,130 @@
+"""The public transformations, wired from the pieces: trace to IR, transform, evaluate or compile."""
+import functools
+import threading
+import time
+
+import numpy as np
+
+from .core.api_util import flatten_args, leaf_aval, trace_pytree
+from .core.pytree import tree_unflatten
+from .core.trace import Tracer, _stack, eval_ir
+
+
+def _split_static(fun, args, kwargs, static_argnums, static_argnames):
+    """Separate static arguments (part of the cache key, closed over by the trace) from dynamic ones."""
+    nums = {i % len(args) if -len(args) <= i < 0 else i for i in static_argnums}
+    statics = tuple((i, args[i]) for i in sorted(nums) if i < len(args))
+    statics += tuple((k, kwargs[k]) for k in sorted(static_argnames) if k in kwargs)
+    for where, value in statics:
+        try:
+            hash(value)
+        except TypeError:
+            raise TypeError(f"static argument {where!r} of {getattr(fun, '__name__', 'function')} has "
+                            f"unhashable type {type(value).__name__}; static arguments key the compile cache "
+                            "and must be hashable (use a tuple instead of a list)") from None
+    dyn_args = [a for i, a in enumerate(args) if i not in nums]
+    dyn_kwargs = {k: v for k, v in kwargs.items() if k not in static_argnames}
+
+    @functools.wraps(fun)
+    def dynamic_fun(*dargs, **dkwargs):
+        full, it = [], iter(dargs)
+        for i in range(len(args)):
+            full.append(args[i] if i in nums else next(it))
+        return fun(*full, **dkwargs, **{k: kwargs[k] for k in static_argnames if k in kwargs})
+
+    return dynamic_fun, dyn_args, dyn_kwargs, statics
+
+
+def _input_names(fun, args, nums):
+    return fun, args
+
+
+class CacheEntry:
+    __slots__ = ("closed", "hits", "out_tree", "run", "times")
+
+    def __init__(self, closed, out_tree, run, times):
+        self.closed, self.out_tree, self.run, self.hits, self.times = closed, out_tree, run, 0, times
+
+
+class Jitted:
+    """A function traced once per input signature, optimised, compiled and cached."""
+
+    def __init__(self, fun, static_argnums=(), static_argnames=()):
+        functools.update_wrapper(self, fun)
+        self.fun = fun
+        self.static_argnums = (static_argnums,) if isinstance(static_argnums, int) else tuple(static_argnums)
+        self.static_argnames = (static_argnames,) if isinstance(static_argnames, str) else tuple(static_argnames)
+        self._cache, self._lock, self.misses = {}, threading.Lock(), 0
+
+    def _prepare(self, args, kwargs):
+        dyn_fun, dyn_args, dyn_kwargs, statics = _split_static(self.fun, args, kwargs, self.static_argnums,
+                                                               self.static_argnames)
+        leaves, names, in_tree = flatten_args(self.fun, dyn_args, dyn_kwargs)
+        return dyn_fun, leaves, names, in_tree, statics
+
+    def trace(self, *args, **kwargs):
+        dyn_fun, leaves, names, in_tree, _ = self._prepare(args, kwargs)
+        return trace_pytree(dyn_fun, leaves, names, in_tree, fun_name=self.__name__)
+
+    def __call__(self, *args, **kwargs):
+        dyn_fun, leaves, names, in_tree, statics = self._prepare(args, kwargs)
+        if _stack.builders or any(isinstance(x, Tracer) for x in leaves):
+            closed, out_tree = trace_pytree(dyn_fun, leaves, names, in_tree, fun_name=self.__name__)
+            return tree_unflatten(out_tree, eval_ir(closed, *leaves))
+        key = (in_tree, tuple(leaf_aval(x) for x in leaves), statics)
+        entry = self._cache.get(key)
+        if entry is None:
+            entry = self._compile(key, dyn_fun, leaves, names, in_tree)
+        else:
+            entry.hits += 1
+        return tree_unflatten(entry.out_tree, entry.run(leaves))
+
+    def _compile(self, key, dyn_fun, leaves, names, in_tree):
+        with self._lock:
+            entry = self._cache.get(key)
+            if entry is not None:
+                return entry
+            t0 = time.perf_counter()
+            closed, out_tree = trace_pytree(dyn_fun, leaves, names, in_tree, fun_name=self.__name__)
+            t1 = time.perf_counter()
+            entry = CacheEntry(closed, out_tree, _reference_executable(closed), {"trace": t1 - t0})
+            self._cache[key] = entry
+            self.misses += 1
+            return entry
+
+    def cache_info(self):
+        entries = list(self._cache.items())
+        return {
+            "entries": len(entries),
+            "hits": sum(e.hits for _, e in entries),
+            "misses": self.misses,
+            "signatures": [{"signature": [a.str_short() for a in key[1]], "statics": key[2], "hits": e.hits,
+                            "seconds": dict(e.times)} for key, e in entries],
+        }
+
+
+def _reference_executable(closed):
+    """Run the IR with the NumPy interpreter; results are fresh arrays owned by the caller."""
+    def run(leaves):
+        arrays = [np.asarray(x, dtype=leaf_aval(x).dtype) for x in leaves]
+        outs = eval_ir(closed, *arrays)
+        owned = {id(a) for a in arrays} | {id(c) for c in closed.consts}
+        return [np.array(o) if id(o) in owned else np.asarray(o) for o in outs]
+    return run
+
+
+def jit(fun=None, *, static_argnums=(), static_argnames=()):
+    if fun is None:
+        return functools.partial(jit, static_argnums=static_argnums, static_argnames=static_argnames)
+    return Jitted(fun, static_argnums, static_argnames)
+
+
+def make_ir(fun, *, static_argnums=(), static_argnames=(), optimize=False):
+    """The IR of fun for the given example arguments (arrays or ShapeDtypeStructs), as jax.make_jaxpr."""
+    def make(*args, **kwargs):
+        closed, _ = Jitted(fun, static_argnums, static_argnames).trace(*args, **kwargs)
+        if optimize:
+            from .passes import optimize as run_passes
+            closed = run_passes(closed)
+        return closed
+    return make

@@ -1,0 +1,56 @@
+"""Tracing a Python function on pytrees: flatten the arguments, name them, trace, remember the output tree."""
+import inspect
+
+import numpy as np
+
+from .avals import ShapedArray, aval_of
+from .pytree import tree_flatten, tree_flatten_with_path, tree_unflatten
+from .trace import Tracer, canonicalize_input, trace_flat
+
+
+def argument_names(fun, args, kwargs=None):
+    """Pytree paths of the leaves of (args, kwargs), spelled with the function's parameter names."""
+    try:
+        params = list(inspect.signature(fun).parameters)
+    except (TypeError, ValueError):
+        params = []
+    names = []
+    for i, arg in enumerate(args):
+        base = params[i] if i < len(params) and not params[i].startswith("*") else f"args[{i}]"
+        names += [path for path, _ in tree_flatten_with_path(arg, base)[0]]
+    for key, value in sorted((kwargs or {}).items()):
+        names += [path for path, _ in tree_flatten_with_path(value, key)[0]]
+    return names
+
+
+def flatten_args(fun, args, kwargs=None):
+    """Leaves (checked and canonicalised), their names, and the tree of (args, kwargs)."""
+    leaves, in_tree = tree_flatten((tuple(args), dict(kwargs or {})))
+    names = argument_names(fun, args, kwargs)
+    return [canonicalize_input(x, n) for x, n in zip(leaves, names)], names, in_tree
+
+
+def leaf_aval(x):
+    return x.aval if isinstance(x, Tracer) else aval_of(x)
+
+
+def trace_pytree(fun, leaves, names, in_tree, avals=None, fun_name=None):
+    """Trace fun(*args, **kwargs) with abstract leaves; returns (ClosedIR, output tree)."""
+    out_tree_box = []
+
+    def flat(*tracers):
+        args, kwargs = tree_unflatten(in_tree, tracers)
+        out_leaves, out_tree = tree_flatten(fun(*args, **kwargs))
+        out_tree_box.append(out_tree)
+        for i, leaf in enumerate(out_leaves):
+            if not isinstance(leaf, (Tracer, np.ndarray, np.generic, bool, int, float)):
+                raise TypeError(f"{fun_name or getattr(fun, '__name__', 'function')} returned a "
+                                f"{type(leaf).__name__} at output leaf {i}; outputs must be arrays or scalars")
+        return out_leaves
+
+    avals = avals if avals is not None else [leaf_aval(x) for x in leaves]
+    closed = trace_flat(flat, avals, names, fun_name or getattr(fun, "__name__", "function"))
+    return closed, out_tree_box[0]
+
+
+ShapeDtypeStruct = ShapedArray

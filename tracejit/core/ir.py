@@ -1,0 +1,284 @@
+"""The typed SSA IR: variables, literals, equations, IRs and closed IRs, with the checker and the printer."""
+import numpy as np
+
+from .avals import ShapedArray
+
+
+class Var:
+    """An SSA variable; identity is the name, the printer assigns letters."""
+
+    __slots__ = ("aval",)
+
+    def __init__(self, aval):
+        self.aval = aval
+
+    def __repr__(self):
+        return f"Var<{self.aval.str_short()}>"
+
+
+class Literal:
+    """A scalar constant written inline in the IR text (`2.0:f32[]`)."""
+
+    __slots__ = ("aval", "value")
+
+    def __init__(self, value, aval):
+        self.value = np.asarray(value, dtype=aval.dtype)[()]
+        self.aval = aval
+
+    def _key(self):
+        return (self.aval.dtype, self.value.tobytes())
+
+    def __repr__(self):
+        return f"Literal({format_literal(self)})"
+
+
+class Eqn:
+    """outvars = prim[params](*inputs)"""
+
+    __slots__ = ("inputs", "outvars", "params", "prim")
+
+    def __init__(self, prim, inputs, params, outvars):
+        self.prim, self.inputs, self.params, self.outvars = prim, list(inputs), dict(params), list(outvars)
+
+
+class IR:
+    __slots__ = ("constvars", "eqns", "invars", "outvars")
+
+    def __init__(self, constvars, invars, eqns, outvars):
+        self.constvars, self.invars = list(constvars), list(invars)
+        self.eqns, self.outvars = list(eqns), list(outvars)
+
+    in_avals = property(lambda self: [v.aval for v in self.invars])
+    out_avals = property(lambda self: [v.aval for v in self.outvars])
+
+    def __str__(self):
+        return print_ir(self)
+
+    def __rich__(self):
+        return print_ir(self, rich=True)
+
+
+class ClosedIR:
+    """An IR with the values of its constants (numpy arrays, or tracers of an enclosing trace)."""
+
+    __slots__ = ("consts", "ir")
+
+    def __init__(self, ir, consts):
+        assert len(ir.constvars) == len(consts)
+        self.ir, self.consts = ir, list(consts)
+
+    in_avals = property(lambda self: self.ir.in_avals)
+    out_avals = property(lambda self: self.ir.out_avals)
+    eqns = property(lambda self: self.ir.eqns)
+
+    def __str__(self):
+        return print_ir(self.ir)
+
+    def __repr__(self):
+        return print_ir(self.ir)
+
+    def __rich__(self):
+        return print_ir(self.ir, rich=True)
+
+
+def sub_irs(eqn):
+    """The IRs an equation carries in its params (branches, loop bodies)."""
+    for value in eqn.params.values():
+        for item in value if isinstance(value, tuple) else (value,):
+            if isinstance(item, ClosedIR):
+                yield item.ir
+            elif isinstance(item, IR):
+                yield item
+
+
+# ---------------------------------------------------------------------------------------------- checker
+
+class IRCheckError(Exception):
+    pass
+
+
+def check_ir(ir):
+    """Re-derive every equation's output types from its primitive's shape rule; check SSA scoping."""
+    if isinstance(ir, ClosedIR):
+        ir = ir.ir
+    defined = set()
+
+    def define(v):
+        if not isinstance(v, Var):
+            raise IRCheckError(f"binder {v!r} is not a Var")
+        if v in defined:
+            raise IRCheckError(f"variable {v!r} is bound twice")
+        defined.add(v)
+
+    def use(x, where):
+        if isinstance(x, Literal):
+            return x.aval
+        if x not in defined:
+            raise IRCheckError(f"{where}: variable {x!r} is used before it is bound")
+        return x.aval
+
+    for v in ir.constvars + ir.invars:
+        define(v)
+    for eqn in ir.eqns:
+        where = f"equation `{print_eqn_one_line(eqn)}`"
+        in_avals = [use(x, where) for x in eqn.inputs]
+        for sub in sub_irs(eqn):
+            check_ir(sub)
+        try:
+            expected = eqn.prim.abstract_eval(*in_avals, **eqn.params)
+        except Exception as e:
+            raise IRCheckError(f"{where}: shape rule rejects its inputs: {e}") from e
+        if len(expected) != len(eqn.outvars):
+            raise IRCheckError(f"{where}: {len(eqn.outvars)} outputs, the rule gives {len(expected)}")
+        for v, aval in zip(eqn.outvars, expected):
+            if (v.aval.shape, v.aval.dtype) != (aval.shape, aval.dtype):
+                raise IRCheckError(f"{where}: output typed {v.aval.str_short()}, rule gives {aval.str_short()}")
+            define(v)
+    for x in ir.outvars:
+        use(x, "output")
+    return True
+
+
+# ---------------------------------------------------------------------------------------------- printer
+
+STYLES = {"prim": "bold cyan", "type": "green", "literal": "magenta", "keyword": "bold"}
+
+
+def var_name(i):
+    """a..z, ba, bb, ...: base 26 digits written as letters, as jaxprs are."""
+    name = ""
+    while True:
+        name = chr(ord("a") + i % 26) + name
+        i //= 26
+        if i == 0:
+            return name
+
+
+def format_literal(lit):
+    value = lit.value
+    text = str(bool(value)) if lit.aval.dtype == np.bool_ else str(value)
+    return f"{text}:{lit.aval.str_short()}"
+
+
+class _Printer:
+    """Collects (text, style) segments so that plain text and rich text come from one walk."""
+
+    def __init__(self):
+        self.names, self.segments = {}, []
+
+    def emit(self, text, style=None):
+        self.segments.append((text, style))
+
+    def name(self, v):
+        if v not in self.names:
+            self.names[v] = var_name(len(self.names))
+        return self.names[v]
+
+    def atom(self, x):
+        if isinstance(x, Literal):
+            self.emit(format_literal(x), "literal")
+        else:
+            self.emit(self.name(x))
+
+    def binder(self, v, used=True):
+        self.emit(self.name(v) if used else "_")
+        self.emit(":" + v.aval.str_short(), "type")
+
+    def ir(self, ir, indent):
+        pad = " " * indent
+        self.emit("{ ")
+        self.emit("lambda", "keyword")
+        for v in ir.constvars:
+            self.emit(" ")
+            self.binder(v)
+        self.emit(" ;")
+        for v in ir.invars:
+            self.emit(" ")
+            self.binder(v)
+        self.emit(". ")
+        self.emit("let", "keyword")
+        used = _used_vars(ir)
+        for eqn in ir.eqns:
+            self.emit("\n" + pad + "    ")
+            self.eqn(eqn, used, indent + 4)
+        self.emit("\n" + pad + "  ")
+        self.emit("in", "keyword")
+        self.emit(" (")
+        for i, x in enumerate(ir.outvars):
+            self.emit(", " if i else "")
+            self.atom(x)
+        self.emit(",)" if len(ir.outvars) == 1 else ")")
+        self.emit(" }")
+
+    def eqn(self, eqn, used, indent):
+        for i, v in enumerate(eqn.outvars):
+            self.emit(" " if i else "")
+            self.binder(v, v in used)
+        self.emit(" = ")
+        self.emit(eqn.prim.name, "prim")
+        params = sorted(eqn.params.items())
+        nested = any(True for _ in sub_irs(eqn))
+        if params and not nested and len(_param_text(params)) + indent < 100:
+            self.emit("[" + _param_text(params) + "]")
+        elif params:
+            self.emit("[")
+            for k, v in params:
+                self.emit("\n" + " " * (indent + 2) + k + "=")
+                self.param(v, indent + 2)
+            self.emit("\n" + " " * indent + "]")
+        for x in eqn.inputs:
+            self.emit(" ")
+            self.atom(x)
+
+    def param(self, value, indent):
+        if isinstance(value, (IR, ClosedIR)):
+            self.ir(value.ir if isinstance(value, ClosedIR) else value, indent)
+        elif isinstance(value, tuple) and value and all(isinstance(v, (IR, ClosedIR)) for v in value):
+            self.emit("(")
+            for v in value:
+                self.emit("\n" + " " * (indent + 2))
+                self.param(v, indent + 2)
+            self.emit("\n" + " " * indent + ")")
+        else:
+            self.emit(_format_param(value))
+
+
+def _format_param(value):
+    if isinstance(value, np.dtype):
+        return str(value)
+    if isinstance(value, tuple):
+        inner = ", ".join(_format_param(v) for v in value)
+        return f"({inner},)" if len(value) == 1 else f"({inner})"
+    if isinstance(value, ShapedArray):
+        return value.str_short()
+    if callable(value) and hasattr(value, "__name__"):
+        return value.__name__
+    return str(value)
+
+
+def _param_text(params):
+    return " ".join(f"{k}={_format_param(v)}" for k, v in params)
+
+
+def _used_vars(ir):
+    used = {x for e in ir.eqns for x in e.inputs if isinstance(x, Var)}
+    return used | {x for x in ir.outvars if isinstance(x, Var)}
+
+
+def print_ir(ir, rich=False):
+    printer = _Printer()
+    printer.ir(ir, 0)
+    if not rich:
+        return "".join(text for text, _ in printer.segments)
+    from rich.text import Text
+    out = Text()
+    for text, style in printer.segments:
+        out.append(text, style=STYLES.get(style))
+    return out
+
+
+def print_eqn_one_line(eqn):
+    printer = _Printer()
+    printer.eqn(eqn, set(eqn.outvars), 0)
+    return " ".join("".join(t for t, _ in printer.segments).split())
+

@@ -1,0 +1,285 @@
+"""Primitives, tracers and the one door through which every operation goes: `bind`.
+
+Outside a trace `bind` runs the primitive's NumPy impl. Inside one it checks types with the shape rule and
+appends an equation to the innermost builder among its arguments. Tracers of an enclosing (outer) trace that
+meet an inner trace become constants of the inner IR, so nested traces never confuse their values.
+"""
+import contextlib
+import threading
+
+import numpy as np
+
+from .avals import ShapedArray, aval_of
+from .errors import ConcretizationError, EscapedTracerError
+from .ir import IR, ClosedIR, Eqn, Literal, Var
+
+RULES = ("jvp", "transpose", "batch", "lower")
+FLAGS = ("elementwise", "commutative", "idempotent", "effectful", "linear")
+
+
+class Primitive:
+    """One primitive, one record: name, shape rule, NumPy impl, and the transformation rules and flags.
+
+    shape_rule(*avals, **params) -> ShapedArray (or a list when multiple_results)
+    impl(*arrays, **params) -> ndarray (or a list)
+    Rules (jvp, transpose, batch, lower) are filled in next to the primitive's definition.
+    Flags tell passes what they may do without naming the primitive.
+    """
+
+    def __init__(self, name, shape_rule, impl, multiple_results=False, **rules_and_flags):
+        self.name, self.shape_rule, self.impl = name, shape_rule, impl
+        self.multiple_results = multiple_results
+        for key in RULES:
+            setattr(self, key, None)
+        for key in FLAGS:
+            setattr(self, key, False)
+        self.set(**rules_and_flags)
+
+    def set(self, **rules_and_flags):
+        for key, value in rules_and_flags.items():
+            if key not in RULES + FLAGS:
+                raise TypeError(f"{self.name}: unknown rule or flag {key!r}")
+            setattr(self, key, value)
+        return self
+
+    def abstract_eval(self, *avals, **params):
+        out = self.shape_rule(*avals, **params)
+        return list(out) if self.multiple_results else [out]
+
+    def bind(self, *args, **params):
+        return bind(self, *args, **params)
+
+    def __repr__(self):
+        return self.name
+
+
+# ------------------------------------------------------------------------------------------- tracing
+
+class _TraceStack(threading.local):
+    def __init__(self):
+        self.builders = []
+
+
+_stack = _TraceStack()
+
+
+class Tracer:
+    """A value during tracing: a variable of one builder. Operators are attached by tracejit.numpy."""
+
+    __slots__ = ("builder", "irvar", "sources")
+    __array_priority__ = 1000
+    __array_ufunc__ = None  # numpy defers `ndarray + tracer` to Tracer.__radd__
+
+    def __init__(self, builder, var, sources):
+        self.builder, self.irvar, self.sources = builder, var, sources
+
+    aval = property(lambda self: self.irvar.aval)
+    shape = property(lambda self: self.irvar.aval.shape)
+    dtype = property(lambda self: self.irvar.aval.dtype)
+    ndim = property(lambda self: self.irvar.aval.ndim)
+    size = property(lambda self: self.irvar.aval.size)
+    weak_type = property(lambda self: self.irvar.aval.weak_type)
+
+    def __len__(self):
+        if not self.shape:
+            raise TypeError("len() of a 0-d array")
+        return self.shape[0]
+
+    def __iter__(self):
+        if not self.shape:
+            raise TypeError("iteration over a 0-d array")
+        return (self[i] for i in range(self.shape[0]))
+
+    def _concretize(self, what):
+        raise ConcretizationError(
+            f"{what} needs a concrete value, but this is a traced {self.aval.str_short()} "
+            f"{_describe_sources(self.sources)}. Its value is not known while "
+            f"`{self.builder.name}` is traced. Use tj.lax.cond / tj.lax.select / tnp.where for "
+            f"data-dependent choices, or mark the argument static (static_argnums / static_argnames).")
+
+    def __bool__(self):
+        self._concretize("Python control flow (if/while/and/or/bool())")
+
+    def __float__(self):
+        self._concretize("float()")
+
+    def __int__(self):
+        self._concretize("int()")
+
+    def __index__(self):
+        self._concretize("Using an array as a Python index (__index__)")
+
+    def __complex__(self):
+        self._concretize("complex()")
+
+    def __array__(self, dtype=None, copy=None):
+        self._concretize("Converting to a NumPy array (np.asarray / np.array)")
+
+    def tolist(self):
+        self._concretize("tolist()")
+
+    item = tolist
+
+    def __repr__(self):
+        return f"Traced<{self.aval.str_short()}>"
+
+    __hash__ = None
+
+
+def _describe_sources(sources):
+    if not sources:
+        return "that does not depend on any argument"
+    names = ", ".join(f"'{s}'" for s in sorted(sources))
+    return f"derived from argument{'s' if len(sources) > 1 else ''} {names}"
+
+
+class Builder:
+    """Collects the equations of one trace. Its tracers are only valid while it is alive."""
+
+    def __init__(self, name):
+        self.name, self.level = name, len(_stack.builders)
+        self.invars, self.eqns, self.alive = [], [], True
+        self.consts = {}  # id(value) -> (Var, value): arrays and captured outer tracers
+
+    def new_input(self, aval, source):
+        return Tracer(self, Var(aval), frozenset([source]) if source is not None else frozenset())
+
+    def atom(self, x):
+        """The IR operand for x: our tracer's var, an inline literal, or a constant binder."""
+        if isinstance(x, Tracer):
+            if x.builder is self:
+                return x.irvar
+            _check_alive(x)
+        elif isinstance(x, Literal):
+            return x
+        else:
+            aval = aval_of(x)
+            if aval.ndim == 0:
+                return Literal(x, aval)
+        key = id(x)
+        if key not in self.consts:
+            aval = x.aval if isinstance(x, Tracer) else aval_of(x)
+            self.consts[key] = (Var(aval), x)
+        return self.consts[key][0]
+
+    def emit(self, prim, args, params):
+        atoms = [self.atom(x) for x in args]
+        out_avals = prim.abstract_eval(*[a.aval for a in atoms], **params)
+        outvars = [Var(a) for a in out_avals]
+        self.eqns.append(Eqn(prim, atoms, params, outvars))
+        sources = frozenset().union(*(x.sources for x in args if isinstance(x, Tracer)))
+        outs = [Tracer(self, v, sources) for v in outvars]
+        return outs if prim.multiple_results else outs[0]
+
+    def build(self, outputs, inputs):
+        outvars = [self.atom(x) for x in outputs]
+        constvars = [v for v, _ in self.consts.values()]
+        ir = IR(constvars, [t.irvar for t in inputs], self.eqns, outvars)
+        return ClosedIR(ir, [value for _, value in self.consts.values()])
+
+
+def _check_alive(tracer):
+    if not tracer.builder.alive:
+        raise EscapedTracerError(
+            f"A traced {tracer.aval.str_short()} {_describe_sources(tracer.sources)} escaped the trace of "
+            f"`{tracer.builder.name}` that made it (kept in a global, an attribute or a closure) and was "
+            f"used after that trace ended. Return the value from the function instead.")
+
+
+def innermost_builder(args):
+    builder = None
+    for x in args:
+        if isinstance(x, Tracer):
+            _check_alive(x)
+            if builder is None or x.builder.level > builder.level:
+                builder = x.builder
+    return builder
+
+
+def current_builder(args):
+    """The builder an operation goes to: the innermost of its tracers' traces and the active trace.
+    Staging everything inside a trace (even ops on constants) keeps zeros and iotas in the IR."""
+    builder = innermost_builder(args)
+    top = _stack.builders[-1] if _stack.builders else None
+    if top is not None and (builder is None or top.level > builder.level):
+        return top
+    return builder
+
+
+@contextlib.contextmanager
+def eager():
+    """Compute with NumPy inside this block even while a trace is active (constant folding)."""
+    _stack.builders.append(None)
+    try:
+        yield
+    finally:
+        _stack.builders.pop()
+
+
+def bind(prim, *args, **params):
+    """Apply a primitive: compute with NumPy, or record an equation in the current trace."""
+    builder = current_builder(args)
+    if builder is not None:
+        return builder.emit(prim, args, params)
+    arrays = [x.value if isinstance(x, Literal) else x for x in args]
+    out_avals = prim.abstract_eval(*[aval_of(x) for x in arrays], **params)
+    outs = prim.impl(*arrays, **params)
+    outs = [np.asarray(o, dtype=a.dtype) for o, a in zip(outs if prim.multiple_results else [outs], out_avals)]
+    return outs if prim.multiple_results else outs[0]
+
+
+def trace_flat(fun, in_avals, names=None, fun_name=None):
+    """Trace fun(*flat_args) -> list of flat outputs into a ClosedIR."""
+    names = names or [None] * len(in_avals)
+    builder = Builder(fun_name or getattr(fun, "__name__", "function"))
+    _stack.builders.append(builder)
+    try:
+        inputs = [builder.new_input(a, n) for a, n in zip(in_avals, names)]
+        outputs = fun(*inputs)
+        return builder.build(outputs, inputs)
+    finally:
+        builder.alive = False
+        _stack.builders.pop()
+
+
+def eval_ir(closed, *args):
+    """The reference interpreter: bind each equation. With arrays it computes (NumPy); with tracers of an
+    enclosing trace it re-emits the IR there (inlining)."""
+    ir = closed.ir
+    env = dict(zip(ir.constvars, closed.consts))
+    if len(args) != len(ir.invars):
+        raise TypeError(f"eval_ir: the IR takes {len(ir.invars)} inputs, got {len(args)}")
+    env.update(zip(ir.invars, args))
+
+    def read(x):
+        return x if isinstance(x, Literal) else env[x]
+
+    for eqn in ir.eqns:
+        outs = bind(eqn.prim, *[read(x) for x in eqn.inputs], **eqn.params)
+        env.update(zip(eqn.outvars, outs if eqn.prim.multiple_results else [outs]))
+    return [np.asarray(x.value) if isinstance(x, Literal) else env[x] for x in ir.outvars]
+
+
+def is_tracer(x):
+    return isinstance(x, Tracer)
+
+
+def concrete_aval(x):
+    """The aval of a tracer or a concrete value."""
+    return x.aval if isinstance(x, Tracer) else aval_of(x)
+
+
+def canonicalize_input(x, path):
+    """A user argument as an array, or a TypeError naming its pytree path."""
+    if isinstance(x, (Tracer, ShapedArray)):
+        return x
+    if isinstance(x, (bool, int, float)) and not isinstance(x, np.generic):
+        return x
+    if isinstance(x, (np.ndarray, np.generic)):
+        if x.dtype not in (np.float32, np.float64, np.int32, np.int64, np.bool_):
+            raise TypeError(f"argument {path} has dtype {x.dtype}; tracejit supports "
+                            "float32, float64, int32, int64 and bool")
+        return x
+    raise TypeError(f"argument {path} of type {type(x).__name__} is not an array or a scalar "
+                    "(expected a numpy array, a numpy scalar or a Python bool/int/float)")
+

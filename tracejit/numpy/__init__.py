@@ -1,0 +1,160 @@
+"""tracejit.numpy: NumPy's API on tracers and arrays. Outside a trace it computes with NumPy and returns
+numpy arrays; inside one it records IR. It also gives tracers their operators and methods."""
+import numpy as _np
+
+from ..core.trace import Tracer as _Tracer
+from ._base import array, asarray, astype
+from ._base import full as _full
+from .indexing import _AtIndexer, getitem, take
+from .linalg_ops import dot, einsum, matmul, outer
+from .shape_ops import (
+    all,
+    amax,
+    amin,
+    any,
+    arange,
+    argmax,
+    argmin,
+    broadcast_to,
+    concatenate,
+    cumsum,
+    expand_dims,
+    eye,
+    full_like,
+    linspace,
+    max,
+    mean,
+    min,
+    moveaxis,
+    ones,
+    ones_like,
+    prod,
+    ravel,
+    reshape,
+    squeeze,
+    stack,
+    std,
+    sum,
+    swapaxes,
+    transpose,
+    tril,
+    triu,
+    var,
+    zeros,
+    zeros_like,
+)
+from .ufuncs import (
+    abs,
+    absolute,
+    add,
+    around,
+    bitwise_and,
+    bitwise_not,
+    bitwise_or,
+    bitwise_xor,
+    ceil,
+    clip,
+    cos,
+    divide,
+    equal,
+    exp,
+    expm1,
+    floor,
+    floor_divide,
+    greater,
+    greater_equal,
+    invert,
+    isfinite,
+    isnan,
+    less,
+    less_equal,
+    log,
+    log1p,
+    logaddexp,
+    logical_and,
+    logical_not,
+    logical_or,
+    maximum,
+    minimum,
+    mod,
+    multiply,
+    negative,
+    not_equal,
+    positive,
+    power,
+    remainder,
+    round,
+    sign,
+    sin,
+    sqrt,
+    square,
+    subtract,
+    tan,
+    tanh,
+    true_divide,
+)
+from .ufuncs import where_ as _where
+
+float32, float64, int32, int64, bool_ = _np.float32, _np.float64, _np.int32, _np.int64, _np.bool_
+dtype, ndarray = _np.dtype, _np.ndarray
+pi, e, inf, nan, newaxis = _np.pi, _np.e, _np.inf, _np.nan, None
+
+
+def full(shape, fill_value, dtype=None):
+    return _full(shape, fill_value, dtype)
+
+
+def where(condition, x=None, y=None):
+    if x is None and y is None:
+        if isinstance(condition, _Tracer):
+            raise TypeError("tnp.where(condition) with one argument has a data-dependent shape; "
+                            "use tnp.where(condition, x, y)")
+        return _np.nonzero(condition)
+    return _where(condition, x, y)
+
+
+def shape(a):
+    return asarray(a).shape if isinstance(asarray(a), _Tracer) else _np.shape(a)
+
+
+def ndim(a):
+    return len(shape(a))
+
+
+def size(a):
+    return int(_np.prod(shape(a)))
+
+
+def _reshape_method(self, *shape, order="C"):
+    return reshape(self, shape[0] if len(shape) == 1 else shape, order)
+
+
+def _transpose_method(self, *axes):
+    return transpose(self, axes[0] if len(axes) == 1 and not isinstance(axes[0], int) else (axes or None))
+
+
+def _swap(f):
+    return lambda self, other: f(other, self)
+
+
+_METHODS = {
+    "__add__": add, "__radd__": _swap(add), "__sub__": subtract, "__rsub__": _swap(subtract),
+    "__mul__": multiply, "__rmul__": _swap(multiply), "__truediv__": divide, "__rtruediv__": _swap(divide),
+    "__floordiv__": floor_divide, "__rfloordiv__": _swap(floor_divide), "__mod__": remainder,
+    "__rmod__": _swap(remainder), "__pow__": power, "__rpow__": _swap(power), "__matmul__": matmul,
+    "__rmatmul__": _swap(matmul), "__and__": bitwise_and, "__rand__": _swap(bitwise_and), "__or__": bitwise_or,
+    "__ror__": _swap(bitwise_or), "__xor__": bitwise_xor, "__rxor__": _swap(bitwise_xor),
+    "__neg__": negative, "__pos__": positive, "__abs__": absolute, "__invert__": invert,
+    "__eq__": equal, "__ne__": not_equal, "__lt__": less, "__le__": less_equal, "__gt__": greater,
+    "__ge__": greater_equal, "__getitem__": getitem,
+    "reshape": _reshape_method, "transpose": _transpose_method, "astype": astype, "sum": sum, "mean": mean,
+    "max": max, "min": min, "prod": prod, "argmax": argmax, "argmin": argmin, "dot": dot, "ravel": ravel,
+    "flatten": ravel, "squeeze": squeeze, "cumsum": cumsum, "var": var, "std": std, "any": any, "all": all,
+    "clip": clip, "round": round, "swapaxes": swapaxes, "take": take,
+    "T": property(lambda self: transpose(self)),
+    "at": property(lambda self: _AtIndexer(self)),
+}
+for _name, _fn in _METHODS.items():
+    setattr(_Tracer, _name, _fn)
+
+__all__ = [n for n in dir() if not n.startswith("_")]

@@ -1,0 +1,120 @@
+"""Conversion, promotion and broadcasting: how NumPy's implicit rules become explicit IR."""
+import numpy as np
+
+from ..core.avals import DEFAULT_FLOAT, DEFAULT_INT, aval_of, broadcast_shapes, canonical_dtype, result_dtype
+from ..core.errors import ShapeError
+from ..core.trace import Tracer, bind
+from ..primitives import elementwise as ew
+from ..primitives import shapes as sh
+
+ArrayLike = (Tracer, np.ndarray, np.generic, bool, int, float)
+
+
+def aval(x):
+    return x.aval if isinstance(x, Tracer) else aval_of(x)
+
+
+def asarray(x, dtype=None):
+    """A tracer stays a tracer; anything else becomes a numpy array (or a typed scalar)."""
+    if isinstance(x, Tracer):
+        return x if dtype is None else astype(x, dtype)
+    if isinstance(x, (list, tuple)):
+        return array(x, dtype)
+    if isinstance(x, (bool, int, float)) and dtype is None:
+        return x
+    if isinstance(x, complex) or (isinstance(x, (np.ndarray, np.generic)) and x.dtype.kind not in "fiub"):
+        raise TypeError(f"tracejit does not support values of type {type(x).__name__}"
+                        + (f" with dtype {x.dtype}" if hasattr(x, "dtype") else ""))
+    if not isinstance(x, (np.ndarray, np.generic, bool, int, float)):
+        raise TypeError(f"cannot convert a {type(x).__name__} to an array")
+    out = np.asarray(x)
+    if dtype is not None:
+        return out.astype(canonical_dtype(dtype))
+    return out if out.dtype in _KEEP else out.astype(_NATIVE[out.dtype.kind])
+
+
+_KEEP = {np.dtype(t) for t in ("float32", "float64", "int32", "int64", "bool")}
+_NATIVE = {"f": DEFAULT_FLOAT, "i": DEFAULT_INT, "u": DEFAULT_INT, "b": np.dtype(bool)}
+
+
+def array(obj, dtype=None):
+    """Like np.array; nested lists may hold tracers, which are stacked."""
+    if isinstance(obj, (list, tuple)):
+        if any(isinstance(x, Tracer) for x in _flat_items(obj)):
+            from .shape_ops import stack
+            return stack([array(x, dtype) for x in obj])
+        try:
+            out = np.array(obj)
+        except ValueError as e:
+            raise TypeError(f"cannot make an array from a ragged nested sequence: {e}") from None
+        if out.dtype == object:
+            raise TypeError("cannot make an array from a ragged nested sequence or from objects")
+        return asarray(out, dtype)
+    out = asarray(obj, dtype)
+    return np.array(out) if isinstance(out, (bool, int, float)) else out
+
+
+def _flat_items(obj):
+    for x in obj:
+        if isinstance(x, (list, tuple)):
+            yield from _flat_items(x)
+        else:
+            yield x
+
+
+def astype(x, dtype):
+    dtype = canonical_dtype(dtype)
+    if isinstance(x, Tracer):
+        if x.dtype == dtype and not x.weak_type:
+            return x
+        return bind(ew.convert_element_type_p, x, new_dtype=dtype, weak_type=False)
+    return np.asarray(x).astype(dtype)
+
+
+def _to_dtype(x, dtype):
+    """Convert one operand to the promoted dtype; Python scalars become typed scalars (IR literals)."""
+    if isinstance(x, Tracer):
+        if x.dtype == dtype:
+            return x
+        return bind(ew.convert_element_type_p, x, new_dtype=dtype, weak_type=False)
+    out = np.asarray(x)
+    return out.astype(dtype) if out.dtype != dtype else out
+
+
+def promote(*xs, to_float=False):
+    xs = [asarray(x) for x in xs]
+    dtype, _ = result_dtype(*[aval(x) for x in xs])
+    if to_float and dtype.kind != "f":
+        dtype = DEFAULT_FLOAT
+    return [_to_dtype(x, dtype) for x in xs]
+
+
+def broadcast_to_shape(x, shape):
+    """Explicit broadcast_in_dim (numpy trailing-axis alignment); no-op when the shape already fits."""
+    a = aval(x)
+    if a.shape == tuple(shape):
+        return x
+    broadcast_shapes(a.shape, shape, op="broadcast_to")
+    if len(a.shape) > len(shape) or any(d not in (1, s) for d, s in zip(a.shape[::-1], shape[::-1])):
+        raise ShapeError(f"broadcast_to: cannot broadcast shape {a.shape} to {tuple(shape)}")
+    lead = len(shape) - a.ndim
+    return bind(sh.broadcast_in_dim_p, x, shape=tuple(shape), broadcast_dimensions=tuple(range(lead, len(shape))))
+
+
+def broadcast_operands(*xs, op):
+    """Broadcast to a common shape; scalar constants stay scalars (they print as literals)."""
+    shape = broadcast_shapes(*[aval(x).shape for x in xs], op=op)
+    return [x if (not isinstance(x, Tracer) and np.ndim(x) == 0) else broadcast_to_shape(x, shape) for x in xs]
+
+
+def normalize_shape(shape):
+    if isinstance(shape, (int, np.integer)):
+        return (int(shape),)
+    return tuple(int(d) for d in shape)
+
+
+def full(shape, fill_value, dtype=None):
+    fill = asarray(fill_value, dtype)
+    if not isinstance(fill, Tracer):
+        fill = np.asarray(fill)
+    return broadcast_to_shape(fill, normalize_shape(shape))

@@ -1,0 +1,243 @@
+"""NumPy indexing on traced arrays: basic indexing becomes slice/rev/squeeze/dynamic_slice, advanced
+(integer-array) indexing becomes one gather, and x.at[idx] updates become scatter_add."""
+import numpy as np
+
+from ..core.avals import DEFAULT_INT, broadcast_shapes, normalize_axis
+from ..core.errors import ConcretizationError
+from ..core.trace import Tracer, bind
+from ..primitives import indexing as ix
+from ..primitives import shapes as sh
+from ._base import asarray, astype, aval, broadcast_to_shape
+from .shape_ops import concatenate, expand_dims, ravel, reshape, transpose, zeros_like
+from .ufuncs import add, divide, greater, less, multiply, where_
+
+
+def _is_int_scalar(i):
+    return isinstance(i, (int, np.integer)) and not isinstance(i, (bool, np.bool_))
+
+
+def _expand(idx, ndim):
+    """A tuple of per-axis indices: Ellipsis expanded, None turned into inserted axes, masks made integer."""
+    idx = idx if isinstance(idx, tuple) else (idx,)
+    idx = tuple(np.asarray(i) if isinstance(i, list) else i for i in idx)
+    for i in idx:
+        if isinstance(i, Tracer) and i.dtype == np.bool_:
+            raise ConcretizationError(
+                f"Boolean mask indexing with a traced mask ({i.aval.str_short()}) has a result shape that depends "
+                "on the data. Use tnp.where(mask, x, 0) or a concrete (numpy) mask.")
+        if not (i is None or i is Ellipsis or isinstance(i, (slice, Tracer, np.ndarray)) or _is_int_scalar(i)
+                or isinstance(i, (bool, np.bool_))):
+            raise TypeError(f"index {i!r} of type {type(i).__name__} is not supported (ints, slices, None, "
+                            "Ellipsis, integer arrays and concrete boolean masks are)")
+    used = sum(np.ndim(i) if isinstance(i, np.ndarray) and i.dtype == np.bool_ else 1
+               for i in idx if i is not None and i is not Ellipsis)
+    if sum(i is Ellipsis for i in idx) > 1:
+        raise IndexError("an index can only have a single ellipsis ('...')")
+    if used > ndim:
+        raise IndexError(f"too many indices for an array of rank {ndim}: {used} were given")
+    out = []
+    for i in idx:
+        if i is Ellipsis:
+            out.extend([slice(None)] * (ndim - used))
+        elif isinstance(i, (bool, np.bool_)) or (isinstance(i, np.ndarray) and i.dtype == np.bool_):
+            out.append(("mask", np.asarray(i)))
+        else:
+            out.append(i)
+    if Ellipsis not in idx:
+        out.extend([slice(None)] * (ndim - used))
+    return out
+
+
+def getitem(x, idx, mode="clip"):
+    x = asarray(x)
+    if not isinstance(x, Tracer):
+        x = np.asarray(x)
+    entries = _expand(idx, aval(x).ndim)
+    # None: insert a size-1 axis and index it with a full slice
+    none_axes = [k for k, e in enumerate(entries) if e is None]
+    if none_axes:
+        x = bind(sh.expand_dims_p, x, dimensions=tuple(none_axes))
+        entries = [slice(None) if e is None else e for e in entries]
+    # masks become integer arrays, one per mask axis
+    flat = []
+    for e in entries:
+        if isinstance(e, tuple) and e[0] == "mask":
+            mask = e[1]
+            flat.extend(np.nonzero(mask) if mask.ndim else [np.zeros(int(mask), DEFAULT_INT)])
+            if mask.ndim == 0:
+                x = bind(sh.expand_dims_p, x, dimensions=(len(flat) - 1,))
+        else:
+            flat.append(e)
+    advanced = [k for k, e in enumerate(flat) if isinstance(e, (Tracer, np.ndarray))]
+    if mode == "fill":
+        advanced = [k for k, e in enumerate(flat) if not isinstance(e, slice)]
+    if advanced:
+        return _advanced(x, flat, advanced, mode)
+    return _basic(x, flat)
+
+
+def _basic(x, entries):
+    shape = aval(x).shape
+    starts, limits, strides, flips, drop = [], [], [], [], []
+    dynamic = {}
+    for axis, (e, d) in enumerate(zip(entries, shape)):
+        if isinstance(e, slice):
+            start, stop, step = e.indices(d)
+            if step > 0:
+                n = len(range(start, stop, step))
+                starts.append(start), limits.append(start + max(n - 1, 0) * step + (1 if n else 0))
+                strides.append(step)
+            else:  # negative step: take the mirrored positive slice, then reverse it
+                n = len(range(start, stop, step))
+                lo = start + (n - 1) * step if n else 0
+                starts.append(lo), limits.append(lo + (n - 1) * (-step) + 1 if n else lo), strides.append(-step)
+                flips.append(axis)
+        elif isinstance(e, Tracer):
+            dynamic[axis] = e
+            starts.append(0), limits.append(1), strides.append(1), drop.append(axis)
+        else:
+            i = int(e)
+            if not -d <= i < d:
+                raise IndexError(f"index {i} is out of bounds for axis {axis} with size {d}")
+            i %= d
+            starts.append(i), limits.append(i + 1), strides.append(1), drop.append(axis)
+    if dynamic:
+        x = _dynamic_part(x, dynamic)
+    if (starts, limits) != ([0] * len(shape), list(shape)) or any(s != 1 for s in strides):
+        limits = [lim if axis not in dynamic else aval(x).shape[axis] for axis, lim in enumerate(limits)]
+        x = bind(sh.slice_p, x, start_indices=tuple(starts), limit_indices=tuple(limits),
+                 strides=None if all(s == 1 for s in strides) else tuple(strides))
+    if flips:
+        x = bind(sh.rev_p, x, dimensions=tuple(flips))
+    return bind(sh.squeeze_p, x, dimensions=tuple(drop)) if drop else x
+
+
+def _normalized_index(i, size):
+    """Integer index with negative values counted from the end, as an int64 value."""
+    i = astype(i, DEFAULT_INT) if isinstance(i, Tracer) else np.asarray(i).astype(DEFAULT_INT)
+    if not isinstance(i, Tracer):
+        return np.where(i < 0, i + size, i)
+    return where_(less(i, 0), add(i, size), i)
+
+
+def _dynamic_part(x, dynamic):
+    """Traced scalar indices: a dynamic_slice of size 1 on those axes (clamped, as in JAX)."""
+    shape = aval(x).shape
+    for axis, i in dynamic.items():
+        if i.ndim or i.dtype.kind not in "iu":
+            raise TypeError(f"index for axis {axis} must be an integer scalar, got {i.aval.str_short()}")
+    starts = [_normalized_index(dynamic[a], d) if a in dynamic else np.asarray(0, DEFAULT_INT)
+              for a, d in enumerate(shape)]
+    sizes = tuple(1 if a in dynamic else d for a, d in enumerate(shape))
+    return bind(ix.dynamic_slice_p, x, *starts, slice_sizes=sizes)
+
+
+def _advanced(x, entries, advanced, mode):
+    shape = aval(x).shape
+    # slices on the other axes first (they keep their axes), then one gather over the advanced axes
+    x = _basic(x, [e if k not in advanced else slice(None) for k, e in enumerate(entries)])
+    shape = aval(x).shape
+    arrays = []
+    for k in advanced:
+        e = entries[k]
+        if not _is_int_scalar(e) and aval(e).dtype.kind not in "iu":
+            raise IndexError(f"arrays used as indices must be of integer (or boolean) type, got {aval(e).str_short()}")
+        arrays.append(_normalized_index(e, shape[k]))
+    batch = broadcast_shapes(*[aval(a).shape for a in arrays], op="indexing")
+    columns = [expand_dims(broadcast_to_shape(a, batch), -1) for a in arrays]
+    indices = columns[0] if len(columns) == 1 else concatenate(columns, axis=-1)
+    out = bind(ix.gather_p, x, indices, axes=tuple(advanced), mode=mode)
+    contiguous = advanced == list(range(advanced[0], advanced[-1] + 1))
+    if contiguous and advanced[0] > 0:  # numpy puts the index dims where the indexed axes were
+        nb, first = len(batch), advanced[0]
+        rest = list(range(nb, aval(out).ndim))
+        out = transpose(out, rest[:first] + list(range(nb)) + rest[first:])
+    return out
+
+
+def take(a, indices, axis=None):
+    a = asarray(a)
+    if axis is None:
+        a, axis = ravel(a), 0
+    axis = normalize_axis(axis, aval(a).ndim)
+    return getitem(a, (slice(None),) * axis + (asarray(indices),))
+
+
+# -------------------------------------------------------------------------------------- x.at[idx]
+
+class _AtIndexer:
+    """x.at[idx].set(v) / .add(v) / .multiply(v) / .get(): functional updates, as in JAX. Out-of-range
+    indices are dropped from updates; with repeated indices, add accumulates, set keeps the last value
+    for concrete indices (the mean of the values for traced ones) and multiply needs concrete indices."""
+
+    def __init__(self, x):
+        self.x = x
+
+    def __getitem__(self, idx):
+        return _AtUpdate(self.x, idx)
+
+
+class _AtUpdate:
+    def __init__(self, x, idx):
+        self.x, self.idx = asarray(x), idx
+
+    def get(self):
+        return getitem(self.x, self.idx)
+
+    def _positions(self):
+        """Flat positions of the selected elements (-1 for out of range) and the flattened operand."""
+        shape = aval(self.x).shape
+        size = int(np.prod(shape))
+        numbered = np.arange(1, size + 1, dtype=DEFAULT_INT).reshape(shape)
+        positions = getitem(numbered, self.idx, mode="fill")
+        return add(positions, -1), ravel(self.x)
+
+    def _scatter(self, positions, flat, values):
+        values = broadcast_to_shape(astype(asarray(values), aval(flat).dtype), aval(positions).shape)
+        indices = expand_dims(positions, -1)
+        return bind(ix.scatter_add_p, zeros_like(flat), indices, values, axes=(0,), mode="drop")
+
+    def add(self, values):
+        positions, flat = self._positions()
+        return reshape(add(flat, self._scatter(positions, flat, values)), aval(self.x).shape)
+
+    def set(self, values):
+        positions, flat = self._positions()
+        if not isinstance(positions, Tracer):
+            positions, values = _resolve_repeats(positions, values)
+        count = self._scatter(positions, flat, np.ones((), aval(flat).dtype))
+        total = self._scatter(positions, flat, values)
+        hit = greater(count, 0)
+        mean = divide(total, where_(hit, count, 1)) if aval(flat).dtype.kind == "f" else _int_mean(total, count)
+        return reshape(where_(hit, astype(mean, aval(flat).dtype), flat), aval(self.x).shape)
+
+    def multiply(self, values):
+        positions, flat = self._positions()
+        if isinstance(positions, Tracer):
+            raise TypeError("x.at[idx].multiply needs concrete indices (numpy arrays, ints or slices); "
+                            "with traced indices use x * tnp.where(mask, factor, 1)")
+        positions, values = _resolve_repeats(positions, values, combine=np.multiply)
+        factor = self._scatter(positions, flat, values)
+        hit = greater(self._scatter(positions, flat, np.ones((), aval(flat).dtype)), 0)
+        return reshape(where_(hit, multiply(flat, factor), flat), aval(self.x).shape)
+
+
+def _int_mean(total, count):
+    from .ufuncs import floor_divide
+    return floor_divide(total, where_(greater(count, 0), count, 1))
+
+
+def _resolve_repeats(positions, values, combine=None):
+    """Concrete positions may repeat: keep the last value (combine=None) or combine the values."""
+    positions = np.asarray(positions)
+    in_range = positions[positions >= 0]
+    if len(np.unique(in_range)) == in_range.size:
+        return positions, values
+    if isinstance(values, Tracer):
+        raise TypeError("x.at[idx].set/multiply with repeated indices needs concrete values")
+    resolved = {}
+    for p, v in zip(positions.ravel(), np.broadcast_to(np.asarray(values), positions.shape).ravel()):
+        if p >= 0:
+            resolved[p] = combine(resolved[p], v) if combine is not None and p in resolved else v
+    keys = np.fromiter(resolved, dtype=DEFAULT_INT, count=len(resolved))
+    return keys, np.asarray([resolved[k] for k in keys])

@@ -1,0 +1,110 @@
+"""dot, matmul, einsum and outer, all lowered to one dot_general (plus transposes and reductions)."""
+from ..core.avals import broadcast_shapes
+from ..core.errors import ShapeError
+from ..core.trace import bind
+from ..primitives import linalg
+from ._base import aval, broadcast_to_shape, promote
+from .shape_ops import expand_dims, ravel, reshape, squeeze, sum, transpose
+from .ufuncs import multiply
+
+
+def _dot_general(a, b, contract, batch=((), ())):
+    return bind(linalg.dot_general_p, a, b, dimension_numbers=(contract, batch))
+
+
+def _as_numeric(a, b):
+    a, b = promote(a, b)
+    if aval(a).dtype.kind == "b":
+        from ._base import astype
+        a, b = astype(a, "int64"), astype(b, "int64")
+    return a, b
+
+
+def dot(a, b):
+    a, b = _as_numeric(a, b)
+    sa, sb = aval(a).shape, aval(b).shape
+    if not sa or not sb:
+        return multiply(a, b)
+    b_axis = max(len(sb) - 2, 0)
+    if sa[-1] != sb[b_axis]:
+        raise ShapeError(f"dot: shapes {sa} and {sb} are not aligned: {sa[-1]} (last axis of the first) "
+                         f"!= {sb[b_axis]} (axis {b_axis} of the second)")
+    return _dot_general(a, b, ((len(sa) - 1,), (b_axis,)))
+
+
+def matmul(a, b):
+    a, b = _as_numeric(a, b)
+    sa, sb = aval(a).shape, aval(b).shape
+    if not sa or not sb:
+        raise ShapeError(f"matmul: operands must not be scalars, got shapes {sa} and {sb}")
+    if sa[-1] != sb[-2 if len(sb) > 1 else 0]:
+        raise ShapeError(f"matmul: shapes {sa} and {sb} do not match: {sa[-1]} (last axis of the first) != "
+                         f"{sb[-2 if len(sb) > 1 else 0]} (the contracted axis of the second)")
+    a2 = expand_dims(a, 0) if len(sa) == 1 else a
+    b2 = expand_dims(b, 1) if len(sb) == 1 else b
+    out = _batched_matmul(a2, b2)
+    if len(sb) == 1:
+        out = squeeze(out, -1)
+    if len(sa) == 1:
+        out = squeeze(out, -2 if len(sb) > 1 else -1)
+    return out
+
+
+def _batched_matmul(a, b):
+    sa, sb = aval(a).shape, aval(b).shape
+    if len(sb) == 2:  # (..., n, k) @ (k, m): no batch dims needed
+        return _dot_general(a, b, ((len(sa) - 1,), (0,)))
+    if len(sa) == 2:  # (n, k) @ (..., k, m): contract, then move n next to m
+        out = _dot_general(a, b, ((1,), (len(sb) - 2,)))  # (n, ..., m)
+        nb = len(sb) - 2
+        return transpose(out, list(range(1, nb + 1)) + [0, nb + 1])
+    batch = broadcast_shapes(sa[:-2], sb[:-2], op="matmul")
+    a = broadcast_to_shape(a, batch + sa[-2:])
+    b = broadcast_to_shape(b, batch + sb[-2:])
+    nb = len(batch)
+    return _dot_general(a, b, ((nb + 1,), (nb,)), (tuple(range(nb)), tuple(range(nb))))
+
+
+def outer(a, b):
+    a, b = ravel(a), ravel(b)
+    return multiply(reshape(a, (-1, 1)), reshape(b, (1, -1)))
+
+
+def einsum(subscripts, *operands):
+    """Explicit-output einsum of one or two operands, as one dot_general."""
+    if "->" not in subscripts:
+        raise ValueError(f"einsum: only explicit subscripts ('ij,jk->ik') are supported, got {subscripts!r}")
+    inputs, output = subscripts.replace(" ", "").split("->")
+    specs = inputs.split(",")
+    if len(specs) != len(operands) or len(specs) not in (1, 2):
+        raise ValueError(f"einsum: {subscripts!r} names {len(specs)} operands, got {len(operands)} "
+                         "(one or two are supported)")
+    operands = promote(*operands)
+    for spec, x in zip(specs, operands):
+        if len(spec) != aval(x).ndim or len(set(spec)) != len(spec):
+            raise ShapeError(f"einsum: subscripts {spec!r} do not fit an operand of shape {aval(x).shape} "
+                             "(repeated indices are not supported)")
+    # sum out indices that appear in one operand only and not in the output
+    reduced = []
+    for k, (spec, x) in enumerate(zip(specs, operands)):
+        others = "".join(s for j, s in enumerate(specs) if j != k) + output
+        drop = [i for i, c in enumerate(spec) if c not in others]
+        reduced.append((("".join(c for c in spec if c in others)), sum(x, tuple(drop)) if drop else x))
+    if len(reduced) == 1:
+        spec, x = reduced[0]
+        return transpose(x, [spec.index(c) for c in output])
+    (sa, a), (sb, b) = reduced
+    sizes = {c: d for s, x in reduced for c, d in zip(s, aval(x).shape)}
+    for c in set(sa) & set(sb):
+        if aval(a).shape[sa.index(c)] != aval(b).shape[sb.index(c)]:
+            raise ShapeError(f"einsum: index {c!r} has size {aval(a).shape[sa.index(c)]} in the first operand "
+                             f"and {aval(b).shape[sb.index(c)]} in the second")
+    batch = [c for c in sa if c in sb and c in output]
+    contract = [c for c in sa if c in sb and c not in output]
+    out = _dot_general(a, b, (tuple(sa.index(c) for c in contract), tuple(sb.index(c) for c in contract)),
+                       (tuple(sa.index(c) for c in batch), tuple(sb.index(c) for c in batch)))
+    produced = batch + [c for c in sa if c not in sb] + [c for c in sb if c not in sa]
+    if set(produced) != set(output):
+        raise ShapeError(f"einsum: output {output!r} does not match the indices {''.join(produced)!r} "
+                         f"(sizes {sizes})")
+    return transpose(out, [produced.index(c) for c in output])

@@ -1,0 +1,297 @@
+"""Shape manipulation, creation and reductions in NumPy's spelling."""
+import numpy as np
+
+from ..core.avals import DEFAULT_FLOAT, DEFAULT_INT, canonical_dtype, normalize_axes, normalize_axis
+from ..core.errors import ShapeError
+from ..core.trace import Tracer, bind
+from ..primitives import reductions as rd
+from ..primitives import shapes as sh
+from ._base import asarray, astype, aval, broadcast_to_shape, full, normalize_shape, promote
+from .ufuncs import add, divide, equal, greater_equal, multiply, sqrt, square, subtract, where_
+
+# ------------------------------------------------------------------------------------------- creation
+
+
+def zeros(shape, dtype=None):
+    return full(shape, 0, dtype or DEFAULT_FLOAT)
+
+
+def ones(shape, dtype=None):
+    return full(shape, 1, dtype or DEFAULT_FLOAT)
+
+
+def zeros_like(a, dtype=None):
+    return full(aval(asarray(a)).shape, 0, dtype or aval(asarray(a)).dtype)
+
+
+def ones_like(a, dtype=None):
+    return full(aval(asarray(a)).shape, 1, dtype or aval(asarray(a)).dtype)
+
+
+def full_like(a, fill_value, dtype=None):
+    return full(aval(asarray(a)).shape, fill_value, dtype or aval(asarray(a)).dtype)
+
+
+def _iota(dtype, shape, dimension):
+    return bind(sh.iota_p, dtype=canonical_dtype(dtype), shape=tuple(shape), dimension=dimension)
+
+
+def arange(start, stop=None, step=1, dtype=None):
+    if stop is None:
+        start, stop = 0, start
+    start, stop, step = (s.item() if isinstance(s, np.generic) else s for s in (start, stop, step))
+    if any(isinstance(s, Tracer) for s in (start, stop, step)):
+        raise TypeError("arange: start, stop and step must be concrete; the length of the result must be "
+                        "known when tracing (use static_argnums for them)")
+    length = len(range(int(np.ceil((stop - start) / step)))) if step else 0
+    dtype = canonical_dtype(dtype or np.arange(start, stop, step).dtype)
+    index = _iota(dtype, (length,), 0) if length else np.zeros(0, dtype)
+    if start == 0 and step == 1:
+        return index
+    return astype(add(multiply(index, step), start), dtype)
+
+
+def linspace(start, stop, num=50, endpoint=True, dtype=None):
+    dtype = canonical_dtype(dtype or DEFAULT_FLOAT)
+    if not isinstance(start, Tracer) and not isinstance(stop, Tracer):
+        return asarray(np.linspace(start, stop, num, endpoint=endpoint), dtype)
+    div = (num - 1) if endpoint else num
+    step = divide(subtract(stop, start), max(div, 1))
+    out = add(multiply(_iota(DEFAULT_FLOAT, (num,), 0), step), start)
+    return astype(out, dtype)
+
+
+def eye(N, M=None, k=0, dtype=None):
+    M = N if M is None else M
+    rows, cols = _iota(DEFAULT_INT, (N, M), 0), _iota(DEFAULT_INT, (N, M), 1)
+    return astype(equal(add(rows, k), cols), dtype or DEFAULT_FLOAT)
+
+
+def _triangle(m, k, lower):
+    m = asarray(m)
+    shape = aval(m).shape
+    if len(shape) < 2:
+        raise ShapeError(f"{'tril' if lower else 'triu'}: needs an array of rank 2 or more, got shape {shape}")
+    rows = _iota(DEFAULT_INT, shape[-2:], 0)
+    cols = _iota(DEFAULT_INT, shape[-2:], 1)
+    keep = greater_equal(add(rows, k), cols) if lower else greater_equal(cols, add(rows, k))
+    return where_(keep, m, zeros((), aval(m).dtype))
+
+
+def tril(m, k=0):
+    return _triangle(m, k, lower=True)
+
+
+def triu(m, k=0):
+    return _triangle(m, k, lower=False)
+
+# -------------------------------------------------------------------------------------------- shapes
+
+
+def reshape(a, newshape, order="C"):
+    if order != "C":
+        raise NotImplementedError("reshape: only order='C' is supported")
+    a = asarray(a)
+    shape = aval(a).shape
+    newshape = normalize_shape(newshape)
+    if newshape.count(-1) > 1:
+        raise ShapeError(f"reshape: can only infer one dimension, got {newshape}")
+    if -1 in newshape:
+        known = int(np.prod([d for d in newshape if d != -1]))
+        size = int(np.prod(shape))
+        if known == 0 or size % known:
+            raise ShapeError(f"reshape: cannot reshape an array of shape {shape} ({size} elements) into {newshape}")
+        newshape = tuple(size // known if d == -1 else d for d in newshape)
+    if newshape == shape:
+        return a
+    return bind(sh.reshape_p, a, new_sizes=newshape)
+
+
+def ravel(a):
+    return reshape(a, (-1,))
+
+
+def transpose(a, axes=None):
+    a = asarray(a)
+    ndim = aval(a).ndim
+    perm = tuple(range(ndim))[::-1] if axes is None else tuple(normalize_axis(x, ndim) for x in axes)
+    if sorted(perm) != list(range(ndim)):
+        raise ShapeError(f"transpose: axes {axes} are not a permutation of the {ndim} axes of {aval(a).shape}")
+    return a if perm == tuple(range(ndim)) else bind(sh.transpose_p, a, permutation=perm)
+
+
+def swapaxes(a, axis1, axis2):
+    a = asarray(a)
+    perm = list(range(aval(a).ndim))
+    i, j = normalize_axis(axis1, len(perm)), normalize_axis(axis2, len(perm))
+    perm[i], perm[j] = perm[j], perm[i]
+    return transpose(a, perm)
+
+
+def moveaxis(a, source, destination):
+    a = asarray(a)
+    ndim = aval(a).ndim
+    src = [normalize_axis(s, ndim) for s in np.atleast_1d(source)]
+    dst = [normalize_axis(d, ndim) for d in np.atleast_1d(destination)]
+    order = [i for i in range(ndim) if i not in src]
+    for d, s in sorted(zip(dst, src)):
+        order.insert(d, s)
+    return transpose(a, order)
+
+
+def expand_dims(a, axis):
+    a = asarray(a)
+    ndim = aval(a).ndim + len(np.atleast_1d(axis))
+    return bind(sh.expand_dims_p, a, dimensions=normalize_axes(axis, ndim))
+
+
+def squeeze(a, axis=None):
+    a = asarray(a)
+    shape = aval(a).shape
+    axes = tuple(i for i, d in enumerate(shape) if d == 1) if axis is None else normalize_axes(axis, len(shape))
+    if any(shape[i] != 1 for i in axes):
+        raise ShapeError(f"squeeze: cannot squeeze axes {axes} of shape {shape}: they are not of size 1")
+    return bind(sh.squeeze_p, a, dimensions=axes) if axes else a
+
+
+def broadcast_to(a, shape):
+    return broadcast_to_shape(asarray(a), normalize_shape(shape))
+
+
+def concatenate(arrays, axis=0):
+    arrays = promote(*arrays)
+    if axis is None:
+        arrays, axis = [ravel(a) for a in arrays], 0
+    arrays = [asarray(np.asarray(a)) if not isinstance(a, Tracer) else a for a in arrays]
+    ndim = aval(arrays[0]).ndim
+    if ndim == 0:
+        raise ShapeError("concatenate: zero-dimensional arrays cannot be concatenated")
+    if any(aval(a).ndim != ndim for a in arrays):
+        shapes = ", ".join(str(aval(a).shape) for a in arrays)
+        raise ShapeError(f"concatenate: all arrays must have the same rank, got shapes {shapes}")
+    axis = normalize_axis(axis, ndim)
+    if len(arrays) == 1:
+        return arrays[0]
+    return bind(sh.concatenate_p, *arrays, dimension=axis)
+
+
+def stack(arrays, axis=0):
+    arrays = [asarray(a) for a in arrays]
+    if not arrays:
+        raise ValueError("stack: need at least one array")
+    shapes = {aval(a).shape for a in arrays}
+    if len(shapes) > 1:
+        raise ShapeError(f"stack: all arrays must have the same shape, got {sorted(shapes)}")
+    axis = normalize_axis(axis, aval(arrays[0]).ndim + 1)
+    return concatenate([expand_dims(a, axis) for a in arrays], axis)
+
+
+# ------------------------------------------------------------------------------------------ reductions
+
+
+def _reduce(prim, a, axis, keepdims, dtype=None):
+    a = asarray(a)
+    if isinstance(a, (bool, int, float)):
+        a = np.asarray(a)
+    shape = aval(a).shape
+    axes = normalize_axes(axis, len(shape))
+    if dtype is not None:
+        a = astype(a, dtype)
+    out = bind(prim, a, axes=axes) if axes else a
+    if keepdims:
+        out = reshape(out, tuple(1 if i in axes else d for i, d in enumerate(shape)))
+    return out
+
+
+def _accumulator_dtype(a, dtype):
+    """NumPy sums bool and int32 in the platform integer (int64)."""
+    if dtype is not None:
+        return canonical_dtype(dtype)
+    kind = aval(asarray(a)).dtype.kind
+    return DEFAULT_INT if kind in "biu" else None
+
+
+def sum(a, axis=None, dtype=None, keepdims=False):
+    return _reduce(rd.reduce_sum_p, a, axis, keepdims, _accumulator_dtype(a, dtype))
+
+
+def prod(a, axis=None, dtype=None, keepdims=False):
+    return _reduce(rd.reduce_prod_p, a, axis, keepdims, _accumulator_dtype(a, dtype))
+
+
+def _extremum(prim, name, a, axis, keepdims):
+    a = asarray(a)
+    shape = aval(a).shape if isinstance(a, Tracer) else np.shape(a)
+    axes = normalize_axes(axis, len(shape))
+    if any(shape[i] == 0 for i in axes):
+        raise ShapeError(f"{name}: zero-size reduction over axes {axes} of shape {shape} has no identity")
+    return _reduce(prim, a, axis, keepdims)
+
+
+def max(a, axis=None, keepdims=False):
+    return _extremum(rd.reduce_max_p, "max", a, axis, keepdims)
+
+
+def min(a, axis=None, keepdims=False):
+    return _extremum(rd.reduce_min_p, "min", a, axis, keepdims)
+
+
+amax, amin = max, min
+
+
+def any(a, axis=None, keepdims=False):
+    return _reduce(rd.reduce_max_p, asarray(a, np.bool_), axis, keepdims)
+
+
+def all(a, axis=None, keepdims=False):
+    return _reduce(rd.reduce_min_p, asarray(a, np.bool_), axis, keepdims)
+
+
+def mean(a, axis=None, dtype=None, keepdims=False):
+    a = asarray(a)
+    (a,) = promote(a, to_float=True) if dtype is None else (astype(a, dtype),)
+    shape = aval(a).shape
+    count = int(np.prod([shape[i] for i in normalize_axes(axis, len(shape))]))
+    return divide(sum(a, axis, keepdims=keepdims), np.asarray(count, aval(a).dtype) if count else np.nan)
+
+
+def var(a, axis=None, dtype=None, ddof=0, keepdims=False):
+    a = asarray(a)
+    (a,) = promote(a, to_float=True) if dtype is None else (astype(a, dtype),)
+    shape = aval(a).shape
+    count = int(np.prod([shape[i] for i in normalize_axes(axis, len(shape))]))
+    centered = subtract(a, mean(a, axis, keepdims=True))
+    return divide(sum(square(centered), axis, keepdims=keepdims), np.asarray(count - ddof, aval(a).dtype))
+
+
+def std(a, axis=None, dtype=None, ddof=0, keepdims=False):
+    return sqrt(var(a, axis, dtype, ddof, keepdims))
+
+
+def _arg(prim, a, axis, keepdims):
+    a = asarray(a)
+    if axis is None:
+        a, axis = ravel(a), 0
+    shape = aval(a).shape
+    axis = normalize_axis(axis, len(shape))
+    out = bind(prim, a, axes=(axis,), index_dtype=DEFAULT_INT)
+    return expand_dims(out, axis) if keepdims else out
+
+
+def argmax(a, axis=None, keepdims=False):
+    return _arg(rd.argmax_p, a, axis, keepdims)
+
+
+def argmin(a, axis=None, keepdims=False):
+    return _arg(rd.argmin_p, a, axis, keepdims)
+
+
+def cumsum(a, axis=None, dtype=None):
+    a = asarray(a)
+    if axis is None:
+        a, axis = ravel(a), 0
+    acc = _accumulator_dtype(a, dtype)
+    if acc is not None:
+        a = astype(a, acc)
+    return bind(rd.cumsum_p, a, axis=normalize_axis(axis, aval(a).ndim), reverse=False)
+

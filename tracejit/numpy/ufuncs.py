@@ -1,0 +1,167 @@
+"""Elementwise NumPy functions: promote, broadcast explicitly, then bind one primitive."""
+import numpy as np
+
+from ..core.avals import broadcast_shapes
+from ..core.trace import bind
+from ..primitives import elementwise as ew
+from ._base import asarray, astype, aval, broadcast_operands, broadcast_to_shape, promote
+
+
+def _binary(prim, name, to_float=False):
+    def fn(x, y):
+        x, y = promote(x, y, to_float=to_float)
+        return bind(prim, *broadcast_operands(x, y, op=name))
+    fn.__name__ = name
+    return fn
+
+
+def _unary(prim, name, to_float=False):
+    def fn(x):
+        (x,) = promote(x, to_float=to_float)
+        return bind(prim, x)
+    fn.__name__ = name
+    return fn
+
+
+add = _binary(ew.add_p, "add")
+subtract = _binary(ew.sub_p, "subtract")
+multiply = _binary(ew.mul_p, "multiply")
+true_divide = divide = _binary(ew.div_p, "divide", to_float=True)
+maximum = _binary(ew.max_p, "maximum")
+minimum = _binary(ew.min_p, "minimum")
+equal = _binary(ew.eq_p, "equal")
+not_equal = _binary(ew.ne_p, "not_equal")
+less = _binary(ew.lt_p, "less")
+less_equal = _binary(ew.le_p, "less_equal")
+greater = _binary(ew.gt_p, "greater")
+greater_equal = _binary(ew.ge_p, "greater_equal")
+bitwise_and = _binary(ew.and_p, "bitwise_and")
+bitwise_or = _binary(ew.or_p, "bitwise_or")
+bitwise_xor = _binary(ew.xor_p, "bitwise_xor")
+
+negative = _unary(ew.neg_p, "negative")
+exp = _unary(ew.exp_p, "exp", to_float=True)
+log = _unary(ew.log_p, "log", to_float=True)
+log1p = _unary(ew.log1p_p, "log1p", to_float=True)
+expm1 = _unary(ew.expm1_p, "expm1", to_float=True)
+sin = _unary(ew.sin_p, "sin", to_float=True)
+cos = _unary(ew.cos_p, "cos", to_float=True)
+tan = _unary(ew.tan_p, "tan", to_float=True)
+tanh = _unary(ew.tanh_p, "tanh", to_float=True)
+sqrt = _unary(ew.sqrt_p, "sqrt", to_float=True)
+floor = _unary(ew.floor_p, "floor", to_float=True)
+ceil = _unary(ew.ceil_p, "ceil", to_float=True)
+sign = _unary(ew.sign_p, "sign")
+isfinite = _unary(ew.is_finite_p, "isfinite", to_float=True)
+invert = bitwise_not = _unary(ew.not_p, "invert")
+
+
+def absolute(x):
+    (x,) = promote(x)
+    return x if aval(x).dtype == np.bool_ else bind(ew.abs_p, x)
+
+
+abs = absolute
+
+
+def positive(x):
+    return asarray(x)
+
+
+def round(x, decimals=0):
+    (x,) = promote(x)
+    if aval(x).dtype.kind != "f":
+        return x
+    if decimals == 0:
+        return bind(ew.round_p, x, rounding_method=1)
+    scale = 10.0 ** decimals
+    return divide(bind(ew.round_p, multiply(x, scale), rounding_method=1), scale)
+
+
+around = round
+
+
+def logical_not(x):
+    return invert(asarray(x, np.bool_))
+
+
+def logical_and(x, y):
+    return bitwise_and(asarray(x, np.bool_), asarray(y, np.bool_))
+
+
+def logical_or(x, y):
+    return bitwise_or(asarray(x, np.bool_), asarray(y, np.bool_))
+
+
+def square(x):
+    (x,) = promote(x)
+    return bind(ew.integer_pow_p, x, y=2)
+
+
+def power(x, y):
+    if isinstance(y, (int, np.integer)) and not isinstance(y, bool) and (aval(x).dtype.kind == "f" or y >= 0):
+        (x,) = promote(x)
+        return bind(ew.integer_pow_p, x, y=int(y))
+    x, y = promote(x, y)
+    return bind(ew.pow_p, *broadcast_operands(x, y, op="power"))
+
+
+def floor_divide(x, y):
+    """NumPy's floor division: rounds toward -inf (integer x // 0 is 0; float follows IEEE)."""
+    x, y = broadcast_operands(*promote(x, y), op="floor_divide")
+    if aval(x).dtype.kind != "f":
+        q = bind(ew.div_p, x, y)
+        r = bind(ew.rem_p, x, y)
+        adjust = bitwise_and(not_equal(r, 0), not_equal(less(r, 0), less(y, 0)))
+        return subtract(q, astype_like(adjust, q))
+    mod = bind(ew.rem_p, x, y)
+    quotient = divide(subtract(x, mod), y)
+    adjust = bitwise_and(not_equal(mod, 0), not_equal(less(y, 0), less(mod, 0)))
+    quotient = where_(adjust, subtract(quotient, 1.0), quotient)
+    floored = floor(quotient)
+    floored = where_(greater(subtract(quotient, floored), 0.5), add(floored, 1.0), floored)
+    return where_(equal(y, 0), divide(x, y), floored)
+
+
+def remainder(x, y):
+    """NumPy's modulo: the result has the sign of the divisor (integer x % 0 is 0)."""
+    x, y = broadcast_operands(*promote(x, y), op="remainder")
+    r = bind(ew.rem_p, x, y)
+    wrong_sign = bitwise_and(not_equal(r, 0), not_equal(less(r, 0), less(y, 0)))
+    return where_(wrong_sign, add(r, y), r)
+
+
+mod = remainder
+
+
+def astype_like(x, like):
+    return astype(x, aval(like).dtype)
+
+
+def where_(cond, x, y):
+    cond = asarray(cond, np.bool_)
+    x, y = promote(x, y)
+    shape = broadcast_shapes(aval(cond).shape, aval(x).shape, aval(y).shape, op="where")
+    return bind(ew.select_n_p, *[broadcast_to_shape(v, shape) for v in (cond, y, x)])
+
+
+def logaddexp(x, y):
+    x, y = broadcast_operands(*promote(x, y, to_float=True), op="logaddexp")
+    biggest = maximum(x, y)
+    delta = subtract(x, y)
+    finite = add(biggest, log1p(exp(negative(absolute(delta)))))
+    return where_(bind(ew.ne_p, delta, delta), add(x, y), finite)
+
+
+def clip(a, a_min=None, a_max=None):
+    out = asarray(a)
+    if a_min is not None:
+        out = maximum(out, a_min)
+    if a_max is not None:
+        out = minimum(out, a_max)
+    return out
+
+
+def isnan(x):
+    x = asarray(x)
+    return not_equal(x, x)

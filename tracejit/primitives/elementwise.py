@@ -1,0 +1,323 @@
+"""Elementwise primitives, one table row each: NumPy impl, accepted dtype kinds, derivative.
+
+Operands share one dtype; their shapes are equal or rank 0 (a scalar literal broadcasts implicitly,
+every other broadcast is an explicit broadcast_in_dim). Derivative rules are written with the same
+primitives, so the transforms trace them into IR.
+"""
+import numpy as np
+
+from ..core.avals import ShapedArray, bool_
+from ..core.errors import ShapeError
+from ..core.trace import Primitive, bind
+from .base import UndefinedPrimal, Zero, aval, instantiate, linear_jvp, partials_jvp, scalar, unbroadcast, zero_jvp
+
+FLOAT, INT, BOOL = "f", "iu", "b"
+NUMERIC = FLOAT + INT
+
+
+def elementwise_shape(name, kinds, out_dtype=None):
+    def rule(*avals, **params):
+        dtypes = {a.dtype for a in avals}
+        if len(dtypes) != 1:
+            raise TypeError(f"{name}: operands must share one dtype, got "
+                            f"{', '.join(a.str_short() for a in avals)}")
+        dtype = dtypes.pop()
+        if dtype.kind not in kinds:
+            raise TypeError(f"{name}: does not accept {dtype} operands")
+        shapes = {a.shape for a in avals if a.ndim}
+        if len(shapes) > 1:
+            raise ShapeError(f"{name}: operand shapes {' and '.join(str(s) for s in shapes)} differ "
+                             "(broadcast them explicitly)")
+        shape = shapes.pop() if shapes else ()
+        return ShapedArray(shape, out_dtype or dtype, weak_type=all(a.weak_type for a in avals))
+    return rule
+
+
+def elementwise(name, impl, kinds=NUMERIC, out_dtype=None, **rules_and_flags):
+    return Primitive(name, elementwise_shape(name, kinds, out_dtype), impl, elementwise=True,
+                     **rules_and_flags)
+
+
+def _silent(f):
+    """NumPy impl with the IEEE results (inf, nan) and no warnings."""
+    def impl(*args, **params):
+        with np.errstate(all="ignore"):
+            return f(*args, **params)
+    impl.__name__ = getattr(f, "__name__", "impl")
+    return impl
+
+
+# ------------------------------------------------------------------------------------- integer helpers
+
+def _int_div(x, y):
+    """Truncating integer division; x // 0 is 0 (NumPy also gives 0, with a warning)."""
+    safe = np.where(y == 0, 1, y)
+    q = np.floor_divide(x, safe)
+    q = q + ((np.remainder(x, safe) != 0) & ((x < 0) != (safe < 0)))
+    return np.where(y == 0, 0, q)
+
+
+def _div_impl(x, y):
+    return np.divide(x, y) if np.asarray(x).dtype.kind == "f" else _int_div(x, y)
+
+
+def _rem_impl(x, y):
+    if np.asarray(x).dtype.kind == "f":
+        return np.fmod(x, y)
+    return np.where(y == 0, 0, np.fmod(x, np.where(y == 0, 1, y)))
+
+
+def _pow_impl(x, y):
+    if np.asarray(x).dtype.kind == "f":
+        return np.power(x, y)
+    negative = y < 0   # integer powers with negative exponents truncate: only 1 and -1 survive
+    odd_sign = np.where(np.remainder(y, 2) == 0, 1, -1)
+    small = np.where(x == 1, 1, np.where(x == -1, odd_sign, 0))
+    return np.where(negative, small, np.power(x, np.where(negative, 0, y)))
+
+
+def _round_impl(x, rounding_method=1):
+    if rounding_method == 1:
+        return np.round(x)
+    t = np.trunc(x)
+    return np.where(np.abs(x - t) >= 0.5, t + np.sign(x), t)
+
+
+def _logistic_impl(x):
+    return np.exp(-np.logaddexp(0, -x)).astype(x.dtype)
+
+
+def _integer_pow_impl(x, y):
+    return _pow_impl(x, np.asarray(y, dtype=x.dtype)) if x.dtype.kind != "f" else np.power(x, x.dtype.type(y))
+
+
+# ------------------------------------------------------------------------------------ derivative bits
+
+def _p(prim, *args, **params):
+    return bind(prim, *args, **params)
+
+
+def _mul(a, b):
+    return _p(mul_p, a, b)
+
+
+def _div(a, b):
+    return _p(div_p, a, b)
+
+
+def _select(pred, on_false, on_true):
+    return _p(select_n_p, pred, on_false, on_true)
+
+
+def _trunc(z):
+    return _select(_p(lt_p, z, scalar(0, z)), _p(floor_p, z), _p(ceil_p, z))
+
+
+def _one_minus_square(y):
+    return _p(sub_p, scalar(1, y), _mul(y, y))
+
+
+# ------------------------------------------------------------------------------------------- unary ops
+
+neg_p = elementwise("neg", np.negative, linear=True)
+exp_p = elementwise("exp", _silent(np.exp), FLOAT)
+log_p = elementwise("log", _silent(np.log), FLOAT)
+log1p_p = elementwise("log1p", _silent(np.log1p), FLOAT)
+expm1_p = elementwise("expm1", _silent(np.expm1), FLOAT)
+sin_p = elementwise("sin", _silent(np.sin), FLOAT)
+cos_p = elementwise("cos", _silent(np.cos), FLOAT)
+tan_p = elementwise("tan", _silent(np.tan), FLOAT)
+tanh_p = elementwise("tanh", _silent(np.tanh), FLOAT)
+logistic_p = elementwise("logistic", _silent(_logistic_impl), FLOAT)
+sqrt_p = elementwise("sqrt", _silent(np.sqrt), FLOAT)
+rsqrt_p = elementwise("rsqrt", _silent(lambda x: 1 / np.sqrt(x)), FLOAT)
+abs_p = elementwise("abs", np.abs, idempotent=True)
+sign_p = elementwise("sign", np.sign, idempotent=True)
+floor_p = elementwise("floor", np.floor, FLOAT, idempotent=True)
+ceil_p = elementwise("ceil", np.ceil, FLOAT, idempotent=True)
+round_p = elementwise("round", _round_impl, FLOAT, idempotent=True)
+not_p = elementwise("not", lambda x: np.logical_not(x) if x.dtype == bool_ else np.invert(x), INT + BOOL)
+is_finite_p = elementwise("is_finite", np.isfinite, FLOAT, out_dtype=bool_)
+stop_gradient_p = elementwise("stop_gradient", lambda x: np.array(x), NUMERIC + BOOL)
+integer_pow_p = elementwise("integer_pow", _silent(_integer_pow_impl))
+
+neg_p.set(jvp=linear_jvp(neg_p), transpose=lambda ct, x: [_p(neg_p, ct)])
+exp_p.set(jvp=partials_jvp(exp_p, lambda t, x, out: _mul(t, out)))
+log_p.set(jvp=partials_jvp(log_p, lambda t, x, out: _div(t, x)))
+log1p_p.set(jvp=partials_jvp(log1p_p, lambda t, x, out: _div(t, _p(add_p, x, scalar(1, x)))))
+expm1_p.set(jvp=partials_jvp(expm1_p, lambda t, x, out: _mul(t, _p(add_p, out, scalar(1, out)))))
+sin_p.set(jvp=partials_jvp(sin_p, lambda t, x, out: _mul(t, _p(cos_p, x))))
+cos_p.set(jvp=partials_jvp(cos_p, lambda t, x, out: _p(neg_p, _mul(t, _p(sin_p, x)))))
+tan_p.set(jvp=partials_jvp(tan_p, lambda t, x, out: _mul(t, _p(add_p, scalar(1, out), _mul(out, out)))))
+tanh_p.set(jvp=partials_jvp(tanh_p, lambda t, x, out: _mul(t, _one_minus_square(out))))
+logistic_p.set(jvp=partials_jvp(logistic_p, lambda t, x, out: _mul(t, _mul(out, _p(sub_p, scalar(1, out), out)))))
+sqrt_p.set(jvp=partials_jvp(sqrt_p, lambda t, x, out: _div(t, _mul(scalar(2, out), out))))
+rsqrt_p.set(jvp=partials_jvp(rsqrt_p, lambda t, x, out: _mul(t, _div(_mul(scalar(-0.5, out), out), x))))
+abs_p.set(jvp=partials_jvp(abs_p, lambda t, x, out: _mul(t, _p(sign_p, x))))
+integer_pow_p.set(jvp=partials_jvp(integer_pow_p, lambda t, x, out, y: (
+    t if y == 1 else _mul(t, _mul(scalar(y, x), _p(integer_pow_p, x, y=y - 1) if y != 2 else x)))))
+for _prim in (sign_p, floor_p, ceil_p, round_p, not_p, is_finite_p, stop_gradient_p):
+    _prim.set(jvp=zero_jvp(_prim))
+
+# ------------------------------------------------------------------------------------------ binary ops
+
+add_p = elementwise("add", np.add, commutative=True, linear=True)
+sub_p = elementwise("sub", np.subtract, linear=True)
+mul_p = elementwise("mul", np.multiply, commutative=True)
+div_p = elementwise("div", _silent(_div_impl))
+rem_p = elementwise("rem", _silent(_rem_impl))
+pow_p = elementwise("pow", _silent(_pow_impl))
+max_p = elementwise("max", np.maximum, NUMERIC + BOOL, commutative=True, idempotent=True)
+min_p = elementwise("min", np.minimum, NUMERIC + BOOL, commutative=True, idempotent=True)
+and_p = elementwise("and", lambda x, y: np.logical_and(x, y) if x.dtype == bool_ else np.bitwise_and(x, y),
+                    INT + BOOL, commutative=True, idempotent=True)
+or_p = elementwise("or", lambda x, y: np.logical_or(x, y) if x.dtype == bool_ else np.bitwise_or(x, y),
+                   INT + BOOL, commutative=True, idempotent=True)
+xor_p = elementwise("xor", lambda x, y: np.logical_xor(x, y) if x.dtype == bool_ else np.bitwise_xor(x, y),
+                    INT + BOOL, commutative=True)
+eq_p = elementwise("eq", np.equal, NUMERIC + BOOL, bool_, commutative=True)
+ne_p = elementwise("ne", np.not_equal, NUMERIC + BOOL, bool_, commutative=True)
+lt_p = elementwise("lt", np.less, NUMERIC + BOOL, bool_)
+le_p = elementwise("le", np.less_equal, NUMERIC + BOOL, bool_)
+gt_p = elementwise("gt", np.greater, NUMERIC + BOOL, bool_)
+ge_p = elementwise("ge", np.greater_equal, NUMERIC + BOOL, bool_)
+
+
+def _transpose_add(ct, x, y):
+    return [unbroadcast(ct, x) if isinstance(x, UndefinedPrimal) else None,
+            unbroadcast(ct, y) if isinstance(y, UndefinedPrimal) else None]
+
+
+def _transpose_sub(ct, x, y):
+    return [unbroadcast(ct, x) if isinstance(x, UndefinedPrimal) else None,
+            unbroadcast(_p(neg_p, ct), y) if isinstance(y, UndefinedPrimal) else None]
+
+
+def _transpose_mul(ct, x, y):
+    if isinstance(x, UndefinedPrimal):
+        return [unbroadcast(_mul(ct, y), x), None]
+    return [None, unbroadcast(_mul(x, ct), y)]
+
+
+def _transpose_div(ct, x, y):
+    return [unbroadcast(_div(ct, y), x), None]
+
+
+def _max_weight(x, y, out):
+    """d max(x, y) / dx: 1 where x wins, 1/2 at ties (as JAX), 0 where y wins."""
+    one, half, zero = scalar(1, x), scalar(0.5, x), scalar(0, x)
+    return _select(_p(gt_p, x, y), _select(_p(eq_p, x, y), zero, half), one)
+
+
+def _safe_log(x):
+    return _p(log_p, _select(_p(eq_p, x, scalar(0, x)), x, scalar(1, x)))
+
+
+add_p.set(jvp=linear_jvp(add_p), transpose=_transpose_add)
+sub_p.set(jvp=linear_jvp(sub_p), transpose=_transpose_sub)
+mul_p.set(jvp=partials_jvp(mul_p, lambda t, x, y, out: _mul(t, y), lambda t, x, y, out: _mul(x, t)),
+          transpose=_transpose_mul)
+div_p.set(jvp=partials_jvp(div_p, lambda t, x, y, out: _div(t, y),
+                           lambda t, x, y, out: _p(neg_p, _mul(t, _div(out, y)))),
+          transpose=_transpose_div)
+rem_p.set(jvp=partials_jvp(rem_p, lambda t, x, y, out: t,
+                           lambda t, x, y, out: _p(neg_p, _mul(t, _trunc(_div(x, y))))))
+pow_p.set(jvp=partials_jvp(
+    pow_p,
+    lambda t, x, y, out: _mul(t, _mul(y, _p(pow_p, x, _p(sub_p, y, scalar(1, y))))),
+    lambda t, x, y, out: _mul(t, _mul(_safe_log(x), out))))
+max_p.set(jvp=partials_jvp(max_p, lambda t, x, y, out: _mul(t, _max_weight(x, y, out)),
+                           lambda t, x, y, out: _mul(t, _max_weight(y, x, out))))
+min_p.set(jvp=partials_jvp(min_p, lambda t, x, y, out: _mul(t, _max_weight(y, x, out)),
+                           lambda t, x, y, out: _mul(t, _max_weight(x, y, out))))
+for _prim in (and_p, or_p, xor_p, eq_p, ne_p, lt_p, le_p, gt_p, ge_p):
+    _prim.set(jvp=zero_jvp(_prim))
+
+# --------------------------------------------------------------------------- select, clamp, conversion
+
+
+def _select_n_shape(pred, *cases):
+    if not cases:
+        raise TypeError("select_n: needs at least one case")
+    if pred.dtype != bool_ and pred.dtype.kind != "i":
+        raise TypeError(f"select_n: the predicate must be bool or int32, got {pred.str_short()}")
+    if pred.dtype == bool_ and len(cases) > 2:
+        raise TypeError(f"select_n: a bool predicate selects between 2 cases, got {len(cases)}")
+    out = elementwise_shape("select_n", NUMERIC + BOOL)(*cases)
+    if pred.ndim and pred.shape != out.shape:
+        raise ShapeError(f"select_n: predicate shape {pred.shape} does not match case shape {out.shape}")
+    return out
+
+
+def _select_n_impl(pred, *cases):
+    return np.choose(np.asarray(pred, dtype=np.int64), np.broadcast_arrays(*cases))
+
+
+def _select_n_jvp(primals, tangents):
+    pred, cases = primals[0], primals[1:]
+    out = _p(select_n_p, pred, *cases)
+    if all(isinstance(t, Zero) for t in tangents[1:]) or aval(out).dtype.kind != "f":
+        return out, Zero(aval(out))
+    return out, _p(select_n_p, pred, *[instantiate(t) for t in tangents[1:]])
+
+
+def _select_n_transpose(ct, pred, *cases):
+    zero = scalar(0, ct)
+    return [None] + [_p(select_n_p, pred, *[ct if j == i else zero for j in range(len(cases))])
+                     if isinstance(c, UndefinedPrimal) else None for i, c in enumerate(cases)]
+
+
+select_n_p = Primitive("select_n", _select_n_shape, _select_n_impl,
+                       jvp=_select_n_jvp, transpose=_select_n_transpose, elementwise=True)
+
+
+def _clamp_shape(lo, x, hi):
+    for bound, which in ((lo, "min"), (hi, "max")):
+        if bound.dtype != x.dtype or (bound.ndim and bound.shape != x.shape):
+            raise TypeError(f"clamp: {which} {bound.str_short()} must be a scalar or match operand "
+                            f"{x.str_short()}")
+    return x
+
+
+def _in_range(lo, x, hi):
+    return _p(and_p, _p(ge_p, x, lo), _p(le_p, x, hi))
+
+
+clamp_p = Primitive("clamp", _clamp_shape, lambda lo, x, hi: np.minimum(np.maximum(x, lo), hi), elementwise=True)
+clamp_p.set(jvp=partials_jvp(
+    clamp_p,
+    lambda t, lo, x, hi, out: _select(_p(lt_p, x, lo), scalar(0, t), t),
+    lambda t, lo, x, hi, out: _select(_in_range(lo, x, hi), scalar(0, t), t),
+    lambda t, lo, x, hi, out: _select(_p(gt_p, x, hi), scalar(0, t), t)))
+
+
+def _convert_shape(x, new_dtype, weak_type=False):
+    return ShapedArray(x.shape, new_dtype, weak_type)
+
+
+def _convert_impl(x, new_dtype, weak_type=False):
+    """Float to int saturates and maps NaN to 0, so compiled code and this oracle agree."""
+    x = np.asarray(x)
+    if x.dtype.kind == "f" and new_dtype.kind == "i":
+        info = np.iinfo(new_dtype)
+        hi = np.nextafter(x.dtype.type(info.max), x.dtype.type(0))
+        with np.errstate(invalid="ignore"):
+            clipped = np.clip(np.trunc(np.where(np.isnan(x), 0, x)), info.min, hi)
+        return clipped.astype(new_dtype)
+    return x.astype(new_dtype)
+
+
+def _convert_jvp(primals, tangents, new_dtype, weak_type=False):
+    (x,), (t,) = primals, tangents
+    out = _p(convert_element_type_p, x, new_dtype=new_dtype, weak_type=weak_type)
+    if isinstance(t, Zero) or new_dtype.kind != "f" or aval(x).dtype.kind != "f":
+        return out, Zero(aval(out))
+    return out, _p(convert_element_type_p, t, new_dtype=new_dtype, weak_type=weak_type)
+
+
+def _convert_transpose(ct, x, new_dtype, weak_type=False):
+    return [_p(convert_element_type_p, ct, new_dtype=x.aval.dtype, weak_type=x.aval.weak_type)]
+
+
+convert_element_type_p = Primitive("convert_element_type", _convert_shape, _convert_impl, elementwise=True,
+                                   jvp=_convert_jvp, transpose=_convert_transpose, linear=True)

@@ -1,0 +1,167 @@
+"""Indexing primitives. Start indices of dynamic slices are clamped so the slice fits, as in JAX.
+
+gather(x, indices, axes, mode) reads x[indices[..., 0], indices[..., 1], ...] along `axes` (the other axes
+of x are kept whole, after the batch axes of `indices`). mode="clip" clamps out-of-range indices;
+mode="fill" reads zero there. scatter_add is its transpose: mode="clip" clamps, mode="drop" ignores
+out-of-range updates (what x.at[i].add does in JAX)."""
+import numpy as np
+
+from ..core.avals import ShapedArray
+from ..core.errors import ShapeError
+from ..core.trace import Primitive, bind
+from .base import UndefinedPrimal, aval, linear_jvp, zeros
+
+
+def _p(prim, *args, **params):
+    return bind(prim, *args, **params)
+
+
+def _check_starts(name, x, starts):
+    if len(starts) != x.ndim or any(s.ndim or s.dtype.kind not in "iu" for s in starts):
+        raise TypeError(f"{name}: needs {x.ndim} scalar integer start indices for shape {x.shape}, got "
+                        f"{', '.join(s.str_short() for s in starts) or 'none'}")
+
+
+def _clamped_starts(starts, shape, sizes):
+    return tuple(int(np.clip(int(s), 0, d - n)) for s, d, n in zip(starts, shape, sizes))
+
+# -------------------------------------------------------------------------------------- dynamic_slice
+
+
+def _dynamic_slice_shape(x, *starts, slice_sizes):
+    _check_starts("dynamic_slice", x, starts)
+    if len(slice_sizes) != x.ndim or any(not 0 <= n <= d for n, d in zip(slice_sizes, x.shape)):
+        raise ShapeError(f"dynamic_slice: slice_sizes {slice_sizes} do not fit operand shape {x.shape}")
+    return ShapedArray(slice_sizes, x.dtype, x.weak_type)
+
+
+def _dynamic_slice_impl(x, *starts, slice_sizes):
+    lo = _clamped_starts(starts, np.shape(x), slice_sizes)
+    return np.asarray(x)[tuple(slice(s, s + n) for s, n in zip(lo, slice_sizes))].copy()
+
+
+def _dynamic_slice_transpose(ct, x, *starts, slice_sizes):
+    return [_p(dynamic_update_slice_p, zeros(x.aval), ct, *starts)] + [None] * len(starts)
+
+
+dynamic_slice_p = Primitive("dynamic_slice", _dynamic_slice_shape, _dynamic_slice_impl,
+                            transpose=_dynamic_slice_transpose, linear=True)
+dynamic_slice_p.set(jvp=linear_jvp(dynamic_slice_p, (0,)))
+
+# ------------------------------------------------------------------------------- dynamic_update_slice
+
+
+def _dynamic_update_slice_shape(x, update, *starts):
+    _check_starts("dynamic_update_slice", x, starts)
+    if update.dtype != x.dtype or update.ndim != x.ndim or any(u > d for u, d in zip(update.shape, x.shape)):
+        raise ShapeError(f"dynamic_update_slice: update {update.str_short()} does not fit in operand "
+                         f"{x.str_short()}")
+    return x.strip_weak() if not update.weak_type else x
+
+
+def _dynamic_update_slice_impl(x, update, *starts):
+    out = np.array(x)
+    lo = _clamped_starts(starts, out.shape, np.shape(update))
+    out[tuple(slice(s, s + n) for s, n in zip(lo, np.shape(update)))] = update
+    return out
+
+
+def _dynamic_update_slice_transpose(ct, x, update, *starts):
+    u_aval = aval(update)
+    ct_x = _p(dynamic_update_slice_p, ct, zeros(u_aval), *starts) if isinstance(x, UndefinedPrimal) else None
+    ct_u = (_p(dynamic_slice_p, ct, *starts, slice_sizes=u_aval.shape)
+            if isinstance(update, UndefinedPrimal) else None)
+    return [ct_x, ct_u] + [None] * len(starts)
+
+
+dynamic_update_slice_p = Primitive("dynamic_update_slice", _dynamic_update_slice_shape,
+                                   _dynamic_update_slice_impl, transpose=_dynamic_update_slice_transpose,
+                                   linear=True)
+dynamic_update_slice_p.set(jvp=linear_jvp(dynamic_update_slice_p, (0, 1)))
+
+# ---------------------------------------------------------------------------------- gather / scatter
+
+
+def _gather_out_shape(x, indices, axes):
+    if indices.dtype.kind not in "iu" or indices.ndim < 1 or indices.shape[-1] != len(axes):
+        raise TypeError(f"gather: indices must be an integer array of shape (..., {len(axes)}), got "
+                        f"{indices.str_short()}")
+    if len(set(axes)) != len(axes) or any(not 0 <= a < x.ndim for a in axes):
+        raise ShapeError(f"gather: axes {axes} out of range for operand shape {x.shape}")
+    return tuple(indices.shape[:-1]) + tuple(d for i, d in enumerate(x.shape) if i not in axes)
+
+
+def _gather_shape(x, indices, axes, mode):
+    if mode not in ("clip", "fill"):
+        raise ValueError(f"gather: mode must be 'clip' or 'fill', got {mode!r}")
+    return ShapedArray(_gather_out_shape(x, indices, axes), x.dtype, x.weak_type)
+
+
+def _index_tuple(shape, indices, axes):
+    """Clipped index arrays for the `axes` of `shape`, and a mask of the in-range positions."""
+    indices = np.asarray(indices)
+    columns, in_range = [], np.ones(indices.shape[:-1], dtype=bool)
+    for k, a in enumerate(axes):
+        col = indices[..., k].astype(np.int64)
+        in_range &= (col >= 0) & (col < shape[a])
+        columns.append(np.clip(col, 0, max(shape[a] - 1, 0)))
+    return tuple(columns), in_range
+
+
+def _front(x, axes):
+    """x with the indexed axes moved to the front, so x[columns] lays out batch + kept axes."""
+    return np.moveaxis(np.asarray(x), axes, range(len(axes)))
+
+
+def _gather_impl(x, indices, axes, mode):
+    x = _front(x, axes)
+    columns, in_range = _index_tuple(np.shape(x)[:len(axes)], indices, range(len(axes)))
+    if x.size == 0:
+        return np.zeros(np.shape(in_range) + x.shape[len(axes):], x.dtype)
+    out = x[columns]
+    if mode == "fill":
+        out = np.where(in_range.reshape(in_range.shape + (1,) * (out.ndim - in_range.ndim)), out, 0)
+    return out
+
+
+def _gather_transpose(ct, x, indices, axes, mode):
+    return [_p(scatter_add_p, zeros(x.aval), indices, ct, axes=axes, mode="clip" if mode == "clip" else "drop"),
+            None]
+
+
+gather_p = Primitive("gather", _gather_shape, _gather_impl, transpose=_gather_transpose, linear=True)
+gather_p.set(jvp=linear_jvp(gather_p, (0,)))
+
+
+def _scatter_add_shape(x, indices, updates, axes, mode):
+    if mode not in ("clip", "drop"):
+        raise ValueError(f"scatter_add: mode must be 'clip' or 'drop', got {mode!r}")
+    expected = _gather_out_shape(x, indices, axes)
+    if updates.shape != expected or updates.dtype != x.dtype:
+        raise ShapeError(f"scatter_add: updates {updates.str_short()} must have shape {expected} and dtype "
+                         f"{x.dtype} for operand {x.shape} and indices {indices.shape}")
+    return x
+
+
+def _scatter_add_impl(x, indices, updates, axes, mode):
+    out = _front(np.array(x), axes).copy()
+    columns, in_range = _index_tuple(out.shape[:len(axes)], indices, range(len(axes)))
+    updates = np.asarray(updates)
+    if mode == "drop":
+        columns = tuple(c[in_range] for c in columns)
+        updates = updates[in_range]
+    if out.size:
+        np.add.at(out, columns, updates)
+    return np.moveaxis(out, range(len(axes)), axes)
+
+
+def _scatter_add_transpose(ct, x, indices, updates, axes, mode):
+    ct_x = ct if isinstance(x, UndefinedPrimal) else None
+    ct_u = (_p(gather_p, ct, indices, axes=axes, mode="clip" if mode == "clip" else "fill")
+            if isinstance(updates, UndefinedPrimal) else None)
+    return [ct_x, None, ct_u]
+
+
+scatter_add_p = Primitive("scatter_add", _scatter_add_shape, _scatter_add_impl, transpose=_scatter_add_transpose,
+                          linear=True)
+scatter_add_p.set(jvp=linear_jvp(scatter_add_p, (0, 2)))

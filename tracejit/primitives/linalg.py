@@ -1,0 +1,84 @@
+"""dot_general: contraction with batch dimensions, the one primitive behind dot, matmul and einsum."""
+import numpy as np
+
+from ..core.avals import ShapedArray
+from ..core.errors import ShapeError
+from ..core.trace import Primitive, bind
+from .base import UndefinedPrimal, aval, partials_jvp
+from .shapes import transpose_p
+
+
+def _free_axes(ndim, contract, batch):
+    return [i for i in range(ndim) if i not in contract and i not in batch]
+
+
+def _dot_general_shape(lhs, rhs, dimension_numbers):
+    (lc, rc), (lb, rb) = dimension_numbers
+    if lhs.dtype != rhs.dtype or lhs.dtype.kind == "b":
+        raise TypeError(f"dot_general: operands must share a numeric dtype, got {lhs.str_short()} and "
+                        f"{rhs.str_short()}")
+    if (len(lc) != len(rc) or len(lb) != len(rb)
+            or any(not 0 <= a < lhs.ndim for a in lc + lb) or any(not 0 <= a < rhs.ndim for a in rc + rb)
+            or any(lhs.shape[a] != rhs.shape[b] for a, b in zip(lc + lb, rc + rb))):
+        raise ShapeError(f"dot_general: shapes {lhs.shape} and {rhs.shape} do not agree on contracting "
+                         f"dimensions {lc}/{rc} and batch dimensions {lb}/{rb}")
+    shape = ([lhs.shape[a] for a in lb] + [lhs.shape[a] for a in _free_axes(lhs.ndim, lc, lb)]
+             + [rhs.shape[a] for a in _free_axes(rhs.ndim, rc, rb)])
+    return ShapedArray(shape, lhs.dtype, lhs.weak_type and rhs.weak_type)
+
+
+def _dot_general_impl(lhs, rhs, dimension_numbers):
+    (lc, rc), (lb, rb) = dimension_numbers
+    lhs, rhs = np.asarray(lhs), np.asarray(rhs)
+    letters = iter("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")
+    lhs_sub = [next(letters) for _ in range(lhs.ndim)]
+    rhs_sub = [next(letters) for _ in range(rhs.ndim)]
+    for a, b in zip(lc + lb, rc + rb):
+        rhs_sub[b] = lhs_sub[a]
+    out = ([lhs_sub[a] for a in lb] + [lhs_sub[a] for a in _free_axes(lhs.ndim, lc, lb)]
+           + [rhs_sub[a] for a in _free_axes(rhs.ndim, rc, rb)])
+    spec = f"{''.join(lhs_sub)},{''.join(rhs_sub)}->{''.join(out)}"
+    return np.einsum(spec, lhs, rhs, optimize=lhs.dtype.kind == "f").astype(lhs.dtype, copy=False)
+
+
+def _dot(lhs, rhs, dimension_numbers):
+    return bind(dot_general_p, lhs, rhs, dimension_numbers=dimension_numbers)
+
+
+def _transpose_lhs(ct, lhs_aval, rhs, dimension_numbers, ans_lhs_first=True):
+    """Cotangent of the lhs: contract ct with rhs over rhs's free axes, then put lhs's axes back in order.
+    The output of dot_general is (batch, lhs free, rhs free); ans_lhs_first=False when lhs and rhs were
+    swapped to transpose the rhs, so the output holds (batch, other free, our free)."""
+    (lc, rc), (lb, rb) = dimension_numbers
+    rhs_ndim = aval(rhs).ndim
+    lhs_free = _free_axes(lhs_aval.ndim, lc, lb)
+    rhs_free = _free_axes(rhs_ndim, rc, rb)
+    nb = len(lb)
+    if ans_lhs_first:
+        ct_rhs_free = list(range(nb + len(lhs_free), nb + len(lhs_free) + len(rhs_free)))
+    else:
+        ct_rhs_free = list(range(nb, nb + len(rhs_free)))
+    dims = ((tuple(ct_rhs_free), tuple(rhs_free)), (tuple(range(nb)), tuple(rb)))
+    # result axes: (batch, ct's remaining = lhs free, rhs's remaining = rhs contract in sorted order)
+    contract_in_rhs_order = [lc[i] for i in np.argsort(rc)]
+    permutation = tuple(np.argsort(list(lb) + lhs_free + contract_in_rhs_order).tolist())
+    out = _dot(ct, rhs, dims)
+    return out if permutation == tuple(range(len(permutation))) else bind(
+        transpose_p, out, permutation=permutation)
+
+
+
+
+def _dot_general_transpose(ct, lhs, rhs, dimension_numbers):
+    (lc, rc), (lb, rb) = dimension_numbers
+    if isinstance(lhs, UndefinedPrimal):
+        return [_transpose_lhs(ct, lhs.aval, rhs, dimension_numbers), None]
+    swapped = ((rc, lc), (rb, lb))
+    return [None, _transpose_lhs(ct, rhs.aval, lhs, swapped, ans_lhs_first=False)]
+
+
+dot_general_p = Primitive("dot_general", _dot_general_shape, _dot_general_impl, transpose=_dot_general_transpose)
+dot_general_p.set(jvp=partials_jvp(
+    dot_general_p,
+    lambda t, x, y, out, dimension_numbers: _dot(t, y, dimension_numbers),
+    lambda t, x, y, out, dimension_numbers: _dot(x, t, dimension_numbers)))

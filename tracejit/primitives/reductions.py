@@ -1,0 +1,122 @@
+"""Reductions over axes (sum, max, min, prod, argmax, argmin) and cumsum. Results keep the operand dtype."""
+import numpy as np
+
+from ..core.avals import ShapedArray, bool_
+from ..core.errors import ShapeError
+from ..core.trace import Primitive, bind
+from .base import aval, linear_jvp, partials_jvp, scalar, zero_jvp
+from .elementwise import and_p, convert_element_type_p, div_p, eq_p, mul_p, select_n_p
+from .shapes import broadcast_in_dim_p
+
+
+def _p(prim, *args, **params):
+    return bind(prim, *args, **params)
+
+
+def _reduce_shape(name, kinds):
+    def rule(x, axes):
+        if any(not 0 <= a < x.ndim for a in axes) or len(set(axes)) != len(axes):
+            raise ShapeError(f"{name}: axes {axes} out of range for shape {x.shape}")
+        if x.dtype.kind not in kinds:
+            raise TypeError(f"{name}: does not accept {x.dtype} operands")
+        return ShapedArray([d for i, d in enumerate(x.shape) if i not in axes], x.dtype, x.weak_type)
+    return rule
+
+
+def _identity(dtype, largest):
+    if dtype == bool_:
+        return largest
+    if dtype.kind == "f":
+        return np.inf if largest else -np.inf
+    info = np.iinfo(dtype)
+    return info.max if largest else info.min
+
+
+def _expand(y, x_aval, axes):
+    """Broadcast a reduced value back to the operand's shape."""
+    kept = tuple(i for i in range(x_aval.ndim) if i not in axes)
+    return _p(broadcast_in_dim_p, y, shape=x_aval.shape, broadcast_dimensions=kept)
+
+
+def _sum(x, axes):
+    return _p(reduce_sum_p, x, axes=axes)
+
+
+reduce_sum_p = Primitive("reduce_sum", _reduce_shape("reduce_sum", "fiu"),
+                         lambda x, axes: np.sum(x, axis=axes, dtype=np.asarray(x).dtype), linear=True)
+reduce_sum_p.set(jvp=linear_jvp(reduce_sum_p),
+                 transpose=lambda ct, x, axes: [_expand(ct, x.aval, axes)])
+
+reduce_max_p = Primitive("reduce_max", _reduce_shape("reduce_max", "fiub"),
+                         lambda x, axes: np.max(x, axis=axes, initial=_identity(np.asarray(x).dtype, False)))
+reduce_min_p = Primitive("reduce_min", _reduce_shape("reduce_min", "fiub"),
+                         lambda x, axes: np.min(x, axis=axes, initial=_identity(np.asarray(x).dtype, True)))
+reduce_prod_p = Primitive("reduce_prod", _reduce_shape("reduce_prod", "fiu"),
+                          lambda x, axes: np.prod(x, axis=axes, dtype=np.asarray(x).dtype))
+
+
+def _chosen_location_jvp(t, x, out, axes):
+    """Tangent of max/min: the mean of the tangents at the positions that attain the extremum."""
+    hit = _p(convert_element_type_p, _p(eq_p, x, _expand(out, aval(x), axes)), new_dtype=aval(x).dtype,
+             weak_type=False)
+    return _p(div_p, _sum(_p(mul_p, t, hit), axes), _sum(hit, axes))
+
+
+def _prod_partial(x, out, axes):
+    """d prod / dx_i = product of the others, computed without dividing by zero."""
+    x_aval = aval(x)
+    zero, one = scalar(0, x), scalar(1, x)
+    is_zero = _p(eq_p, x, zero)
+    nonzero_prod = _expand(_p(reduce_prod_p, _p(select_n_p, is_zero, x, one), axes=axes), x_aval, axes)
+    zeros_count = _expand(_sum(_p(convert_element_type_p, is_zero, new_dtype=x_aval.dtype, weak_type=False),
+                               axes), x_aval, axes)
+    no_zero = _p(eq_p, zeros_count, zero)
+    the_only_zero = _p(and_p, _p(eq_p, zeros_count, one), is_zero)
+    at_one_zero = _p(select_n_p, the_only_zero, zero, nonzero_prod)
+    return _p(select_n_p, no_zero, at_one_zero, _p(div_p, _expand(out, x_aval, axes), x))
+
+
+reduce_max_p.set(jvp=partials_jvp(reduce_max_p, lambda t, x, out, axes: _chosen_location_jvp(t, x, out, axes)))
+reduce_min_p.set(jvp=partials_jvp(reduce_min_p, lambda t, x, out, axes: _chosen_location_jvp(t, x, out, axes)))
+reduce_prod_p.set(jvp=partials_jvp(reduce_prod_p, lambda t, x, out, axes: _sum(
+    _p(mul_p, t, _prod_partial(x, out, axes)), axes)))
+
+
+def _arg_shape(name):
+    def rule(x, axes, index_dtype):
+        if len(axes) != 1 or not 0 <= axes[0] < x.ndim:
+            raise ShapeError(f"{name}: needs one axis in range for shape {x.shape}, got {axes}")
+        if x.shape[axes[0]] == 0:
+            raise ShapeError(f"{name}: axis {axes[0]} of shape {x.shape} is empty")
+        return ShapedArray([d for i, d in enumerate(x.shape) if i != axes[0]], index_dtype)
+    return rule
+
+
+argmax_p = Primitive("argmax", _arg_shape("argmax"),
+                     lambda x, axes, index_dtype: np.argmax(x, axis=axes[0]).astype(index_dtype))
+argmin_p = Primitive("argmin", _arg_shape("argmin"),
+                     lambda x, axes, index_dtype: np.argmin(x, axis=axes[0]).astype(index_dtype))
+argmax_p.set(jvp=zero_jvp(argmax_p))
+argmin_p.set(jvp=zero_jvp(argmin_p))
+
+
+def _cumsum_shape(x, axis, reverse=False):
+    if not 0 <= axis < x.ndim:
+        raise ShapeError(f"cumsum: axis {axis} out of range for shape {x.shape}")
+    if x.dtype.kind not in "fiu":
+        raise TypeError(f"cumsum: does not accept {x.dtype} operands")
+    return x
+
+
+def _cumsum_impl(x, axis, reverse=False):
+    x = np.asarray(x)
+    if reverse:
+        return np.flip(np.cumsum(np.flip(x, axis), axis=axis, dtype=x.dtype), axis)
+    return np.cumsum(x, axis=axis, dtype=x.dtype)
+
+
+cumsum_p = Primitive("cumsum", _cumsum_shape, _cumsum_impl, linear=True)
+cumsum_p.set(jvp=linear_jvp(cumsum_p),
+             transpose=lambda ct, x, axis, reverse=False: [_p(cumsum_p, ct, axis=axis, reverse=not reverse)])
+
+

@@ -1,0 +1,240 @@
+"""Structural primitives: broadcast, reshape, transpose, squeeze, expand_dims, rev, slice, pad,
+concatenate, iota. All but iota are linear; their transposes move cotangents back into place."""
+import numpy as np
+
+from ..core.avals import ShapedArray, shape_size
+from ..core.errors import ShapeError
+from ..core.trace import Primitive, bind
+from .base import UndefinedPrimal, Zero, aval, linear_jvp, scalar, zeros
+from .elementwise import sub_p
+
+
+def _p(prim, *args, **params):
+    return bind(prim, *args, **params)
+
+
+def _sum(x, axes):
+    from .reductions import reduce_sum_p
+    return _p(reduce_sum_p, x, axes=tuple(axes)) if axes else x
+
+
+def _linear(prim, transpose, linear_args=None):
+    return prim.set(jvp=linear_jvp(prim, linear_args), transpose=transpose, linear=True)
+
+
+# ------------------------------------------------------------------------------------ broadcast_in_dim
+
+def _broadcast_in_dim_shape(x, shape, broadcast_dimensions):
+    dims = broadcast_dimensions
+    if len(dims) != x.ndim or any(d >= len(shape) for d in dims) or list(dims) != sorted(set(dims)):
+        raise ShapeError(f"broadcast_in_dim: broadcast_dimensions {dims} do not place operand {x.shape} "
+                         f"in shape {shape}")
+    for i, d in enumerate(dims):
+        if x.shape[i] not in (1, shape[d]):
+            raise ShapeError(f"broadcast_in_dim: operand shape {x.shape} cannot broadcast to {shape}")
+    return ShapedArray(shape, x.dtype, x.weak_type)
+
+
+def _broadcast_in_dim_impl(x, shape, broadcast_dimensions):
+    x = np.asarray(x)
+    expanded = x.reshape([x.shape[broadcast_dimensions.index(d)] if d in broadcast_dimensions else 1
+                          for d in range(len(shape))])
+    return np.broadcast_to(expanded, shape).copy()
+
+
+def _broadcast_in_dim_transpose(ct, x, shape, broadcast_dimensions):
+    new_axes = [d for d in range(len(shape)) if d not in broadcast_dimensions]
+    stretched = [d for i, d in enumerate(broadcast_dimensions) if x.aval.shape[i] == 1 and shape[d] != 1]
+    summed = _sum(ct, sorted(new_axes + stretched))
+    if summed is not ct and aval(summed).shape != x.aval.shape:
+        summed = _p(reshape_p, summed, new_sizes=x.aval.shape)
+    return [summed]
+
+
+broadcast_in_dim_p = _linear(Primitive("broadcast_in_dim", _broadcast_in_dim_shape, _broadcast_in_dim_impl),
+                             _broadcast_in_dim_transpose)
+
+# --------------------------------------------------------------------------------------------- reshape
+
+
+def _reshape_shape(x, new_sizes):
+    if shape_size(new_sizes) != x.size or any(d < 0 for d in new_sizes):
+        raise ShapeError(f"reshape: cannot reshape an array of shape {x.shape} ({x.size} elements) "
+                         f"into shape {tuple(new_sizes)}")
+    return ShapedArray(new_sizes, x.dtype, x.weak_type)
+
+
+reshape_p = _linear(Primitive("reshape", _reshape_shape, lambda x, new_sizes: np.reshape(x, new_sizes).copy()),
+                    lambda ct, x, new_sizes: [_p(reshape_p, ct, new_sizes=x.aval.shape)])
+
+# ------------------------------------------------------------------------------------------- transpose
+
+
+def _transpose_shape(x, permutation):
+    if sorted(permutation) != list(range(x.ndim)):
+        raise ShapeError(f"transpose: permutation {permutation} is not a permutation of the axes of {x.shape}")
+    return ShapedArray([x.shape[p] for p in permutation], x.dtype, x.weak_type)
+
+
+transpose_p = _linear(
+    Primitive("transpose", _transpose_shape, lambda x, permutation: np.transpose(x, permutation).copy()),
+    lambda ct, x, permutation: [_p(transpose_p, ct, permutation=tuple(np.argsort(permutation).tolist()))])
+
+# ------------------------------------------------------------------------------------ squeeze / expand
+
+
+def _squeeze_shape(x, dimensions):
+    if any(d >= x.ndim or x.shape[d] != 1 for d in dimensions):
+        raise ShapeError(f"squeeze: dimensions {dimensions} of shape {x.shape} are not all of size 1")
+    return ShapedArray([s for i, s in enumerate(x.shape) if i not in dimensions], x.dtype, x.weak_type)
+
+
+def _expand_dims_shape(x, dimensions):
+    ndim = x.ndim + len(dimensions)
+    if any(d >= ndim for d in dimensions) or len(set(dimensions)) != len(dimensions):
+        raise ShapeError(f"expand_dims: dimensions {dimensions} out of range for a result of rank {ndim}")
+    sizes = iter(x.shape)
+    return ShapedArray([1 if d in dimensions else next(sizes) for d in range(ndim)], x.dtype, x.weak_type)
+
+
+squeeze_p = _linear(Primitive("squeeze", _squeeze_shape, lambda x, dimensions: np.squeeze(x, dimensions).copy()),
+                    lambda ct, x, dimensions: [_p(expand_dims_p, ct, dimensions=dimensions)])
+expand_dims_p = _linear(
+    Primitive("expand_dims", _expand_dims_shape, lambda x, dimensions: np.expand_dims(x, dimensions).copy()),
+    lambda ct, x, dimensions: [_p(squeeze_p, ct, dimensions=dimensions)])
+
+# ------------------------------------------------------------------------------------------------- rev
+
+
+def _rev_shape(x, dimensions):
+    if any(d >= x.ndim for d in dimensions):
+        raise ShapeError(f"rev: dimensions {dimensions} out of range for shape {x.shape}")
+    return x
+
+
+rev_p = _linear(Primitive("rev", _rev_shape, lambda x, dimensions: np.flip(x, dimensions).copy()),
+                lambda ct, x, dimensions: [_p(rev_p, ct, dimensions=dimensions)])
+
+# ----------------------------------------------------------------------------------------------- slice
+
+
+def _slice_shape(x, start_indices, limit_indices, strides=None):
+    strides = strides or (1,) * x.ndim
+    if not (len(start_indices) == len(limit_indices) == len(strides) == x.ndim) or any(
+            not 0 <= s <= lim <= d or st < 1
+            for s, lim, d, st in zip(start_indices, limit_indices, x.shape, strides)):
+        raise ShapeError(f"slice: start {start_indices}, limit {limit_indices}, strides {strides} do not fit "
+                         f"operand shape {x.shape}")
+    return ShapedArray([-(-(lim - s) // st) for s, lim, st in zip(start_indices, limit_indices, strides)],
+                       x.dtype, x.weak_type)
+
+
+def _slice_impl(x, start_indices, limit_indices, strides=None):
+    strides = strides or (1,) * len(start_indices)
+    return np.asarray(x)[tuple(slice(s, lim, st) for s, lim, st in zip(start_indices, limit_indices, strides))].copy()
+
+
+def _slice_transpose(ct, x, start_indices, limit_indices, strides=None):
+    strides = strides or (1,) * len(start_indices)
+    out_shape = aval(ct).shape
+    config = tuple((s, d - (s + (n - 1) * st + 1) if n else d - s, st - 1)
+                   for s, d, n, st in zip(start_indices, x.aval.shape, out_shape, strides))
+    if any(n == 0 for n in out_shape):
+        return [zeros(x.aval)]
+    return [_p(pad_p, ct, scalar(0, ct), padding_config=config)]
+
+
+slice_p = _linear(Primitive("slice", _slice_shape, _slice_impl), _slice_transpose)
+
+# ------------------------------------------------------------------------------------------------- pad
+
+
+def _pad_shape(x, padding_value, padding_config):
+    if padding_value.ndim or padding_value.dtype != x.dtype or len(padding_config) != x.ndim:
+        raise ShapeError(f"pad: needs a scalar padding value of dtype {x.dtype} and one (low, high, interior) "
+                         f"triple per axis of {x.shape}; got {padding_value.str_short()} and {padding_config}")
+    shape = [lo + hi + d + max(d - 1, 0) * interior for d, (lo, hi, interior) in zip(x.shape, padding_config)]
+    if any(s < 0 for s in shape) or any(interior < 0 for _, _, interior in padding_config):
+        raise ShapeError(f"pad: padding {padding_config} gives a negative size for shape {x.shape}")
+    return ShapedArray(shape, x.dtype, x.weak_type)
+
+
+def _pad_impl(x, padding_value, padding_config):
+    x = np.asarray(x)
+    grown = [max(d + max(d - 1, 0) * i, 0) for d, (_, _, i) in zip(x.shape, padding_config)]
+    interior = np.full(grown, padding_value, dtype=x.dtype)
+    interior[tuple(slice(None, None, i + 1) for _, _, i in padding_config)] = x
+    lows = [max(lo, 0) for lo, _, _ in padding_config]
+    highs = [max(hi, 0) for _, hi, _ in padding_config]
+    out = np.pad(interior, list(zip(lows, highs)), constant_values=padding_value)
+    crop = tuple(slice(max(-lo, 0), out.shape[k] - max(-hi, 0))
+                 for k, (lo, hi, _) in enumerate(padding_config))
+    return out[crop].copy()
+
+
+def _pad_transpose(ct, x, padding_value, padding_config):
+    from .reductions import reduce_sum_p
+    unpadded = _p(pad_p, ct, scalar(0, ct), padding_config=tuple((-lo, -hi, 0) for lo, hi, _ in padding_config))
+    shape = aval(unpadded).shape
+    t_x = _p(slice_p, unpadded, start_indices=(0,) * len(shape), limit_indices=shape,
+             strides=tuple(i + 1 for _, _, i in padding_config))
+    cts = [t_x if isinstance(x, UndefinedPrimal) else None, None]
+    if isinstance(padding_value, UndefinedPrimal):
+        everything = tuple(range(len(shape)))
+        cts[1] = _p(sub_p, _p(reduce_sum_p, ct, axes=everything), _p(reduce_sum_p, t_x, axes=everything))
+    return cts
+
+
+pad_p = _linear(Primitive("pad", _pad_shape, _pad_impl), _pad_transpose)
+
+# ----------------------------------------------------------------------------------------- concatenate
+
+
+def _concatenate_shape(*xs, dimension):
+    first = xs[0]
+    for x in xs:
+        if x.dtype != first.dtype or x.ndim != first.ndim or any(
+                a != b for k, (a, b) in enumerate(zip(x.shape, first.shape)) if k != dimension):
+            raise ShapeError(f"concatenate: operands {', '.join(str(y.shape) for y in xs)} ({first.dtype}) must "
+                             f"agree in dtype and in every axis but {dimension}")
+    if not 0 <= dimension < first.ndim:
+        raise ShapeError(f"concatenate: dimension {dimension} is out of range for rank {first.ndim}")
+    shape = list(first.shape)
+    shape[dimension] = sum(x.shape[dimension] for x in xs)
+    return ShapedArray(shape, first.dtype, all(x.weak_type for x in xs))
+
+
+def _concatenate_transpose(ct, *xs, dimension):
+    shape, start, cts = aval(ct).shape, 0, []
+    for x in xs:
+        size = aval(x).shape[dimension]
+        if isinstance(x, UndefinedPrimal):
+            lo = tuple(start if k == dimension else 0 for k in range(len(shape)))
+            hi = tuple(start + size if k == dimension else d for k, d in enumerate(shape))
+            cts.append(_p(slice_p, ct, start_indices=lo, limit_indices=hi, strides=None))
+        else:
+            cts.append(None)
+        start += size
+    return cts
+
+
+concatenate_p = _linear(
+    Primitive("concatenate", _concatenate_shape, lambda *xs, dimension: np.concatenate(xs, axis=dimension)),
+    _concatenate_transpose)
+
+# ------------------------------------------------------------------------------------------------ iota
+
+
+def _iota_shape(dtype, shape, dimension):
+    if not 0 <= dimension < len(shape):
+        raise ShapeError(f"iota: dimension {dimension} is out of range for shape {shape}")
+    return ShapedArray(shape, dtype)
+
+
+def _iota_impl(dtype, shape, dimension):
+    index = np.arange(shape[dimension], dtype=dtype)
+    return np.broadcast_to(index.reshape([-1 if k == dimension else 1 for k in range(len(shape))]), shape).copy()
+
+
+iota_p = Primitive("iota", _iota_shape, _iota_impl)
+iota_p.set(jvp=lambda primals, tangents, **params: (_p(iota_p, **params), Zero(_iota_shape(**params))))
