@@ -1,5 +1,6 @@
 """Neural-network helpers written with tracejit.numpy (so they trace, differentiate and batch)."""
 from . import numpy as tnp
+from .core.avals import is_python_scalar
 from .core.trace import bind
 from .primitives import elementwise as ew
 
@@ -35,4 +36,4 @@ def softmax(x, axis=-1):
 
 def stop_gradient(x):
     x = tnp.asarray(x)
-    return bind(ew.stop_gradient_p, x) if not isinstance(x, (bool, int, float)) else x
+    return bind(ew.stop_gradient_p, x) if not is_python_scalar(x) else x

@@ -125,16 +125,21 @@ def broadcast_shapes(*shapes, op="broadcast"):
     return tuple(result)
 
 
+def is_python_scalar(x):
+    """bool, int or float but not a numpy scalar (np.float64 subclasses float, yet is strongly typed)."""
+    return isinstance(x, (bool, int, float)) and not isinstance(x, np.generic)
+
+
 def aval_of(x):
     """The abstract value of a concrete argument: arrays keep their dtype, Python scalars are weak."""
+    if isinstance(x, (np.ndarray, np.generic)):  # before the Python types: np.float64 subclasses float
+        return ShapedArray(x.shape, canonical_dtype(x.dtype))
     if isinstance(x, bool):
         return ShapedArray((), bool_, weak_type=False)
     if isinstance(x, int):
         return ShapedArray((), DEFAULT_INT, weak_type=True)
     if isinstance(x, float):
         return ShapedArray((), DEFAULT_FLOAT, weak_type=True)
-    if isinstance(x, (np.ndarray, np.generic)):
-        return ShapedArray(x.shape, canonical_dtype(x.dtype))
     if isinstance(x, ShapedArray):
         return x
     raise TypeError(f"value of type {type(x).__name__} is not an array or a scalar")

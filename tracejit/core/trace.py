@@ -9,7 +9,7 @@ import threading
 
 import numpy as np
 
-from .avals import ShapedArray, aval_of
+from .avals import ShapedArray, aval_of, is_python_scalar
 from .errors import ConcretizationError, EscapedTracerError
 from .ir import IR, ClosedIR, Eqn, Literal, Var
 
@@ -273,7 +273,7 @@ def canonicalize_input(x, path):
     """A user argument as an array, or a TypeError naming its pytree path."""
     if isinstance(x, (Tracer, ShapedArray)):
         return x
-    if isinstance(x, (bool, int, float)) and not isinstance(x, np.generic):
+    if is_python_scalar(x):
         return x
     if isinstance(x, (np.ndarray, np.generic)):
         if x.dtype not in (np.float32, np.float64, np.int32, np.int64, np.bool_):

@@ -1,7 +1,8 @@
 """Conversion, promotion and broadcasting: how NumPy's implicit rules become explicit IR."""
 import numpy as np
 
-from ..core.avals import DEFAULT_FLOAT, DEFAULT_INT, aval_of, broadcast_shapes, canonical_dtype, result_dtype
+from ..core.avals import (DEFAULT_FLOAT, DEFAULT_INT, aval_of, broadcast_shapes, canonical_dtype, is_python_scalar,
+                          result_dtype)
 from ..core.errors import ShapeError
 from ..core.trace import Tracer, bind
 from ..primitives import elementwise as ew
@@ -20,7 +21,7 @@ def asarray(x, dtype=None):
         return x if dtype is None else astype(x, dtype)
     if isinstance(x, (list, tuple)):
         return array(x, dtype)
-    if isinstance(x, (bool, int, float)) and dtype is None:
+    if is_python_scalar(x) and dtype is None:
         return x
     if isinstance(x, complex) or (isinstance(x, (np.ndarray, np.generic)) and x.dtype.kind not in "fiub"):
         raise TypeError(f"tracejit does not support values of type {type(x).__name__}"

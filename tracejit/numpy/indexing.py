@@ -4,7 +4,7 @@ import numpy as np
 
 from ..core.avals import DEFAULT_INT, broadcast_shapes, normalize_axis
 from ..core.errors import ConcretizationError
-from ..core.trace import Tracer, bind
+from ..core.trace import Tracer, bind, eager
 from ..primitives import indexing as ix
 from ..primitives import shapes as sh
 from ._base import asarray, astype, aval, broadcast_to_shape
@@ -43,7 +43,7 @@ def _expand(idx, ndim):
             out.append(("mask", np.asarray(i)))
         else:
             out.append(i)
-    if Ellipsis not in idx:
+    if not any(i is Ellipsis for i in idx):
         out.extend([slice(None)] * (ndim - used))
     return out
 
@@ -68,9 +68,11 @@ def getitem(x, idx, mode="clip"):
                 x = bind(sh.expand_dims_p, x, dimensions=(len(flat) - 1,))
         else:
             flat.append(e)
-    advanced = [k for k, e in enumerate(flat) if isinstance(e, (Tracer, np.ndarray))]
-    if mode == "fill":
+    arrays = [k for k, e in enumerate(flat) if isinstance(e, np.ndarray) or isinstance(e, Tracer) and e.ndim]
+    if arrays or mode == "fill":  # with an index array present, integer scalars index like arrays (NumPy)
         advanced = [k for k, e in enumerate(flat) if not isinstance(e, slice)]
+    else:
+        advanced = []
     if advanced:
         return _advanced(x, flat, advanced, mode)
     return _basic(x, flat)
@@ -189,8 +191,12 @@ class _AtUpdate:
         shape = aval(self.x).shape
         size = int(np.prod(shape))
         numbered = np.arange(1, size + 1, dtype=DEFAULT_INT).reshape(shape)
-        positions = getitem(numbered, self.idx, mode="fill")
-        return add(positions, -1), ravel(self.x)
+        idx = self.idx if isinstance(self.idx, tuple) else (self.idx,)
+        if any(isinstance(i, Tracer) for i in idx):
+            return add(getitem(numbered, self.idx, mode="fill"), -1), ravel(self.x)
+        with eager():  # concrete indices: positions are known now, so repeats can be resolved when tracing
+            positions = add(getitem(numbered, self.idx, mode="fill"), -1)
+        return positions, ravel(self.x)
 
     def _scatter(self, positions, flat, values):
         values = broadcast_to_shape(astype(asarray(values), aval(flat).dtype), aval(positions).shape)

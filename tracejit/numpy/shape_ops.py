@@ -1,4 +1,6 @@
-"""Shape manipulation, creation and reductions in NumPy's spelling."""
+"""Shape manipulation, creation and reductions in NumPy's spelling (which shadows builtins: any, sum...)."""
+import builtins
+
 import numpy as np
 
 from ..core.avals import DEFAULT_FLOAT, DEFAULT_INT, canonical_dtype, normalize_axes, normalize_axis
@@ -40,7 +42,7 @@ def arange(start, stop=None, step=1, dtype=None):
     if stop is None:
         start, stop = 0, start
     start, stop, step = (s.item() if isinstance(s, np.generic) else s for s in (start, stop, step))
-    if any(isinstance(s, Tracer) for s in (start, stop, step)):
+    if builtins.any(isinstance(s, Tracer) for s in (start, stop, step)):
         raise TypeError("arange: start, stop and step must be concrete; the length of the result must be "
                         "known when tracing (use static_argnums for them)")
     length = len(range(int(np.ceil((stop - start) / step)))) if step else 0
@@ -56,7 +58,7 @@ def linspace(start, stop, num=50, endpoint=True, dtype=None):
     if not isinstance(start, Tracer) and not isinstance(stop, Tracer):
         return asarray(np.linspace(start, stop, num, endpoint=endpoint), dtype)
     div = (num - 1) if endpoint else num
-    step = divide(subtract(stop, start), max(div, 1))
+    step = divide(subtract(stop, start), builtins.max(div, 1))
     out = add(multiply(_iota(DEFAULT_FLOAT, (num,), 0), step), start)
     return astype(out, dtype)
 
@@ -149,7 +151,7 @@ def squeeze(a, axis=None):
     a = asarray(a)
     shape = aval(a).shape
     axes = tuple(i for i, d in enumerate(shape) if d == 1) if axis is None else normalize_axes(axis, len(shape))
-    if any(shape[i] != 1 for i in axes):
+    if builtins.any(shape[i] != 1 for i in axes):
         raise ShapeError(f"squeeze: cannot squeeze axes {axes} of shape {shape}: they are not of size 1")
     return bind(sh.squeeze_p, a, dimensions=axes) if axes else a
 
@@ -166,7 +168,7 @@ def concatenate(arrays, axis=0):
     ndim = aval(arrays[0]).ndim
     if ndim == 0:
         raise ShapeError("concatenate: zero-dimensional arrays cannot be concatenated")
-    if any(aval(a).ndim != ndim for a in arrays):
+    if builtins.any(aval(a).ndim != ndim for a in arrays):
         shapes = ", ".join(str(aval(a).shape) for a in arrays)
         raise ShapeError(f"concatenate: all arrays must have the same rank, got shapes {shapes}")
     axis = normalize_axis(axis, ndim)
@@ -223,7 +225,7 @@ def _extremum(prim, name, a, axis, keepdims):
     a = asarray(a)
     shape = aval(a).shape if isinstance(a, Tracer) else np.shape(a)
     axes = normalize_axes(axis, len(shape))
-    if any(shape[i] == 0 for i in axes):
+    if builtins.any(shape[i] == 0 for i in axes):
         raise ShapeError(f"{name}: zero-size reduction over axes {axes} of shape {shape} has no identity")
     return _reduce(prim, a, axis, keepdims)
 

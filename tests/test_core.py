@@ -1,0 +1,326 @@
+"""Tracing, pytrees, static arguments, the printer (golden IR), the checker, jit's cache and the errors."""
+import collections
+import re
+import threading
+
+import numpy as np
+import pytest
+
+import tracejit as tj
+import tracejit.numpy as tnp
+from tracejit.core.ir import IRCheckError, Var
+from tracejit.tree_util import register_pytree_node, tree_flatten, tree_map, tree_unflatten
+
+f32 = np.float32
+
+
+def ir_text(fun, *args, **kwargs):
+    closed = tj.make_ir(fun, **kwargs)(*args)
+    tj.check_ir(closed)
+    return str(closed)
+
+
+GOLDEN = [
+    ("design_example",
+     lambda x, y: x * y + tnp.sum(x), (np.ones(3, f32), np.ones(3, f32)), {},
+     """{ lambda ; a:f32[3] b:f32[3]. let
+    c:f32[3] = mul a b
+    d:f32[] = reduce_sum[axes=(0,)] a
+    e:f32[3] = broadcast_in_dim[broadcast_dimensions=() shape=(3,)] d
+    f:f32[3] = add c e
+  in (f,) }"""),
+    ("weak_scalar_literal",
+     lambda x: x * 2.0 + 1, (np.ones(3, f32),), {},
+     """{ lambda ; a:f32[3]. let
+    b:f32[3] = mul a 2.0:f32[]
+    c:f32[3] = add b 1.0:f32[]
+  in (c,) }"""),
+    ("closure_constant",
+     (lambda W: lambda x: tnp.tanh(x @ W))(np.ones((3, 2), f32)), (np.ones((4, 3), f32),), {},
+     """{ lambda a:f32[3,2] ; b:f32[4,3]. let
+    c:f32[4,2] = dot_general[dimension_numbers=(((1,), (0,)), ((), ()))] b a
+    d:f32[4,2] = tanh c
+  in (d,) }"""),
+    ("pytree_in_and_out",
+     lambda p, x: {"out": x * p["scale"], "norm": tnp.sum(p["bias"])},
+     ({"scale": np.ones(2, f32), "bias": np.ones(2, f32)}, np.ones(2, f32)), {},
+     """{ lambda ; a:f32[2] b:f32[2] c:f32[2]. let
+    d:f32[2] = mul c b
+    e:f32[] = reduce_sum[axes=(0,)] a
+  in (e, d) }"""),
+    ("static_argnums_unrolls",
+     lambda x, n: x * n + n, (np.ones(2, f32), 3), {"static_argnums": (1,)},
+     """{ lambda ; a:f32[2]. let
+    b:f32[2] = mul a 3.0:f32[]
+    c:f32[2] = add b 3.0:f32[]
+  in (c,) }"""),
+    ("broadcasting_is_explicit",
+     lambda x, y: x + y, (np.ones((2, 1), f32), np.ones(3, f32)), {},
+     """{ lambda ; a:f32[2,1] b:f32[3]. let
+    c:f32[2,3] = broadcast_in_dim[broadcast_dimensions=(0, 1) shape=(2, 3)] a
+    d:f32[2,3] = broadcast_in_dim[broadcast_dimensions=(1,) shape=(2, 3)] b
+    e:f32[2,3] = add c d
+  in (e,) }"""),
+    ("promotion_is_explicit",
+     lambda x, i: x * i, (np.ones(2, f32), np.ones(2, np.int32)), {},
+     """{ lambda ; a:f32[2] b:i32[2]. let
+    c:f64[2] = convert_element_type[new_dtype=float64 weak_type=False] a
+    d:f64[2] = convert_element_type[new_dtype=float64 weak_type=False] b
+    e:f64[2] = mul c d
+  in (e,) }"""),
+    ("indexing",
+     lambda x: x[::-1, 1] + x[0, :2].sum(), (np.ones((3, 4), f32),), {},
+     """{ lambda ; a:f32[3,4]. let
+    b:f32[3,1] = slice[limit_indices=(3, 2) start_indices=(0, 1) strides=None] a
+    c:f32[3,1] = rev[dimensions=(0,)] b
+    d:f32[3] = squeeze[dimensions=(1,)] c
+    e:f32[1,2] = slice[limit_indices=(1, 2) start_indices=(0, 0) strides=None] a
+    f:f32[2] = squeeze[dimensions=(0,)] e
+    g:f32[] = reduce_sum[axes=(0,)] f
+    h:f32[3] = broadcast_in_dim[broadcast_dimensions=() shape=(3,)] g
+    i:f32[3] = add d h
+  in (i,) }"""),
+    ("comparisons_and_where",
+     lambda x: tnp.where(x > 0, x, 0.0), (np.ones(2, np.float64),), {},
+     """{ lambda ; a:f64[2]. let
+    b:bool[2] = gt a 0.0:f64[]
+    c:f64[2] = broadcast_in_dim[broadcast_dimensions=() shape=(2,)] 0.0:f64[]
+    d:f64[2] = select_n b c a
+  in (d,) }"""),
+    ("unused_output_prints_underscore",
+     lambda x: (tnp.sum(x), x)[1], (np.ones(2, f32),), {},
+     """{ lambda ; a:f32[2]. let
+    _:f32[] = reduce_sum[axes=(0,)] a
+  in (a,) }"""),
+    ("mixed_outputs_with_literal",
+     lambda x: (x, 1.5, x.astype(np.int32)), (np.ones(2, f32),), {},
+     """{ lambda ; a:f32[2]. let
+    b:i32[2] = convert_element_type[new_dtype=int32 weak_type=False] a
+  in (a, 1.5:f64[], b) }"""),
+]
+
+
+@pytest.mark.parametrize("name,fun,args,kwargs,expected", GOLDEN, ids=[g[0] for g in GOLDEN])
+def test_golden_ir(name, fun, args, kwargs, expected):
+    assert ir_text(fun, *args, **kwargs) == expected
+    assert ir_text(fun, *args, **kwargs) == expected  # deterministic
+
+
+def test_printed_ir_follows_the_grammar():
+    text = ir_text(lambda x, y: tnp.tanh(x @ y).sum(axis=0) * 2.0, np.ones((3, 4), f32), np.ones((4, 5), f32))
+    lines = text.splitlines()
+    assert re.fullmatch(r"\{ lambda (\w+:\w+\[[\d,]*\] ?)*; (\w+:\w+\[[\d,]*\] ?)+\. let", lines[0])
+    for line in lines[1:-1]:
+        assert re.fullmatch(r"    (\w+|_):\w+\[[\d,]*\] = [a-z_]+(\[.*\])?( (\w+|[-\d.e]+:\w+\[\]))+", line), line
+    assert re.fullmatch(r"  in \((\w+, )*\w+,?\) \}", lines[-1])
+
+
+def test_variable_names_continue_past_z():
+    def long_chain(x):
+        for _ in range(30):
+            x = x + 1.0
+        return x
+    text = ir_text(long_chain, np.ones(2, f32))
+    assert "ba:f32[2] = add z 1.0:f32[]" in text and "in (be,)" in text
+
+
+def test_rich_rendering_colours_primitives_types_and_literals():
+    from rich.console import Console
+    closed = tj.make_ir(lambda x: x * 2.0)(np.ones(2, f32))
+    console = Console(record=True, force_terminal=True, color_system="truecolor", width=120)
+    console.print(closed)
+    assert console.export_text() == str(closed) + "\n"
+    styles = {str(span.style) for span in closed.__rich__().spans}
+    assert {"bold cyan", "green", "magenta"} <= styles
+
+
+def test_checker_rejects_wrong_types_and_scoping():
+    closed = tj.make_ir(lambda x: tnp.sin(x) * 2.0)(np.ones(3, f32))
+    tj.check_ir(closed)
+    eqn = closed.ir.eqns[0]
+    eqn.outvars[0].aval = eqn.outvars[0].aval.update(shape=(4,))
+    with pytest.raises(IRCheckError, match="rule gives f32\\[3\\]"):
+        tj.check_ir(closed)
+    closed = tj.make_ir(lambda x: tnp.sin(x) * 2.0)(np.ones(3, f32))
+    closed.ir.eqns.reverse()
+    with pytest.raises(IRCheckError, match="used before it is bound"):
+        tj.check_ir(closed)
+    closed = tj.make_ir(lambda x: x + 1.0)(np.ones(3, f32))
+    closed.ir.outvars = [Var(closed.ir.invars[0].aval)]
+    with pytest.raises(IRCheckError):
+        tj.check_ir(closed)
+
+
+PROGRAMS = [
+    (lambda x, y: tnp.tanh(x * y + 1) * 0.5 + tnp.exp(-x * x), ((4, 5), (4, 5))),
+    (lambda x, y: tj.nn.softmax(x @ y.T, axis=-1), ((3, 4), (5, 4))),
+    (lambda x, y: tnp.mean((x - y) ** 2), ((6,), (6,))),
+    (lambda x, y: tnp.concatenate([x, y])[::2].cumsum(), ((5,), (3,))),
+    (lambda x, y: tnp.where(x > y, x, y).max(axis=0), ((2, 3), (3,))),
+    (lambda x, y: tnp.einsum("ij,kj->ik", x, y) + tj.nn.logsumexp(x, axis=1, keepdims=True), ((2, 3), (4, 3))),
+    (lambda x, y: (x[:, None] * y[None, :]).reshape(-1)[np.array([0, 3, 5])], ((2,), (3,))),
+]
+
+
+@pytest.mark.parametrize("program,shapes", PROGRAMS)
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_eval_ir_of_make_ir_equals_function(rng, program, shapes, dtype):
+    args = [rng.normal(size=s).astype(dtype) for s in shapes]
+    closed = tj.make_ir(program)(*args)
+    tj.check_ir(closed)
+    expected = program(*args)
+    got = tj.eval_ir(closed, *args)[0]
+    assert got.dtype == expected.dtype == dtype
+    np.testing.assert_allclose(got, expected, rtol=1e-5 if dtype == np.float32 else 1e-12)
+
+
+def test_make_ir_accepts_shape_dtype_structs():
+    text = ir_text(lambda x: x + 1.0, tj.ShapeDtypeStruct((2, 3), np.float32))
+    assert text.startswith("{ lambda ; a:f32[2,3]. let")
+
+
+def test_pytrees_in_and_out():
+    Point = collections.namedtuple("Point", "x y")
+
+    class Box:
+        def __init__(self, value):
+            self.value = value
+
+    register_pytree_node(Box, lambda b: ((b.value,), None), lambda _, c: Box(*c))
+
+    def f(p, box, items, nothing):
+        return {"sum": p.x + p.y, "box": Box(box.value * 2), "list": [items[0], (items[1], None)]}
+
+    out = tj.jit(f)(Point(np.ones(2), np.ones(2)), Box(np.arange(3.0)), [1.0, np.float32(2)], None)
+    np.testing.assert_array_equal(out["sum"], [2, 2])
+    np.testing.assert_array_equal(out["box"].value, [0, 2, 4])
+    assert out["list"][1][1] is None and isinstance(out["list"][0], np.ndarray)
+    leaves, tree = tree_flatten({"b": 1, "a": (2, Point(3, 4))})
+    assert leaves == [2, 3, 4, 1]
+    assert tree_unflatten(tree, leaves) == {"b": 1, "a": (2, Point(3, 4))}
+    assert tree_map(lambda a, b: a + b, [1, (2,)], [10, (20,)]) == [11, (22,)]
+
+
+def test_results_are_fresh_numpy_arrays():
+    x = np.ones(3)
+    out = tj.jit(lambda x: (x, x * 2, 3.0))(x)
+    assert all(isinstance(o, np.ndarray) for o in out)
+    assert out[0] is not x and not np.shares_memory(out[0], x)
+    assert out[2].shape == () and out[2].dtype == np.float64
+
+
+def test_jit_caches_per_signature_and_static_args():
+    calls = []
+
+    def f(x, n, scale=1.0):
+        calls.append(1)
+        return x * n * scale
+
+    jf = tj.jit(f, static_argnums=1, static_argnames="scale")
+    for x, n in [(np.ones(2), 2), (np.ones(2) * 3, 2), (np.ones(3), 2), (np.ones(2), 3), (np.ones(2, f32), 2)]:
+        np.testing.assert_allclose(jf(x, n), x * n)
+    assert jf(np.ones(2), 2, scale=2.0)[0] == 4.0
+    info = jf.cache_info()
+    assert (info["entries"], info["hits"], info["misses"], len(calls)) == (5, 1, 5, 5)
+    jf(1.0, 2)  # a weak Python scalar has its own signature
+    jf(np.float64(1.0), 2)
+    assert jf.cache_info()["misses"] == 7
+    with pytest.raises(TypeError, match="unhashable"):
+        jf(np.ones(2), [1, 2])
+
+
+def test_jit_is_thread_safe():
+    jf = tj.jit(lambda x: tnp.sin(x) * 2)
+    results, errors = [], []
+
+    def work(i):
+        try:
+            x = np.full(4, float(i))
+            results.append(np.allclose(jf(x), np.sin(x) * 2))
+        except Exception as e:  # noqa: BLE001 - reported by the assertion below
+            errors.append(e)
+
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors and all(results) and len(results) == 8
+    assert jf.cache_info()["entries"] == 1
+
+
+def test_nested_traces_and_closures_over_outer_tracers():
+    def outer(x):
+        inner = tj.jit(lambda y: y * x)  # closes over the outer tracer
+        return inner(x + 1) + tj.jit(lambda y: y.sum())(x)
+
+    x = np.arange(3.0)
+    expected = (x + 1) * x + x.sum()
+    np.testing.assert_allclose(tj.jit(outer)(x), expected)
+    np.testing.assert_allclose(outer(x), expected)
+    text = ir_text(outer, x)
+    assert "mul" in text and text.count("lambda") == 1  # the inner jit was inlined
+
+
+# ----------------------------------------------------------------------------------------------- errors
+
+@pytest.mark.parametrize("body,what", [
+    (lambda x: x if x > 0 else -x, "Python control flow"),
+    (lambda x: float(x), "float()"),
+    (lambda x: int(x), "int()"),
+    (lambda x: bool(x), "Python control flow"),
+    (lambda x: np.asarray(x), "np.asarray"),
+    (lambda x: [0, 1][x], "index"),
+])
+def test_concretization_errors_name_the_argument(body, what):
+    def f(weights, x):
+        return body(x)
+    with pytest.raises(tj.ConcretizationError) as info:
+        tj.jit(f)(np.ones(2), np.int32(1))
+    message = str(info.value)
+    assert what in message and "argument 'x'" in message and "lax.cond" in message and "static_argnums" in message
+
+
+def test_concretization_error_names_pytree_path():
+    with pytest.raises(tj.ConcretizationError, match=r"argument 'params\['b'\]'"):
+        tj.jit(lambda params: 1 if params["b"] > 0 else 0)({"a": np.ones(2), "b": np.float32(1)})
+
+
+@pytest.mark.parametrize("body,pattern", [
+    (lambda x, y: x + y, r"add: shapes \(3,\) and \(4,\) cannot be broadcast"),
+    (lambda x, y: x @ y, r"matmul: shapes \(3,\) and \(4,\)"),
+    (lambda x, y: x.reshape(5), r"reshape: cannot reshape an array of shape \(3,\)"),
+    (lambda x, y: tnp.concatenate([x[None], y[None, None]]), r"concatenate: .*\(1, 3\), \(1, 1, 4\)"),
+])
+def test_shape_errors_name_operation_shapes_and_line(body, pattern):
+    with pytest.raises(ValueError, match=pattern) as info:
+        tj.jit(body)(np.ones(3), np.ones(4))
+    assert "test_core.py:" in str(info.value)
+
+
+@pytest.mark.parametrize("arg,path", [
+    ({"w": "text"}, r"x\['w'\]"), ([np.ones(2), object()], r"x\[1\]"), (np.ones(2, np.complex64), "x has dtype complex64"),
+    (1 + 2j, "x of type complex"),
+])
+def test_unsupported_arguments_name_their_path(arg, path):
+    with pytest.raises(TypeError, match=path):
+        tj.jit(lambda x: x)(arg)
+
+
+def test_ragged_lists_are_rejected():
+    with pytest.raises(TypeError, match="ragged"):
+        tnp.array([[1, 2], [3]])
+
+
+def test_escaped_tracer_is_an_error_not_a_wrong_result():
+    leaked = []
+    tj.jit(lambda x: leaked.append(x) or x)(np.ones(2))
+    with pytest.raises(tj.EscapedTracerError, match="escaped the trace"):
+        tj.jit(lambda y: y + leaked[0])(np.ones(2))
+    with pytest.raises(tj.EscapedTracerError):
+        leaked[0] * 2
+
+
+def test_traced_boolean_mask_is_a_clear_error():
+    with pytest.raises(tj.ConcretizationError, match="tnp.where"):
+        tj.jit(lambda x: x[x > 0])(np.ones(3))

@@ -1,0 +1,234 @@
+"""The vectorizable math library against NumPy: accuracy, special values, and that loops vectorize.
+
+f64 results are measured in ulp against long-double references, f32 results as relative error
+against float64 NumPy.
+"""
+
+import ctypes
+import functools
+import re
+
+import llvmlite.binding as llvm
+import numpy as np
+import pytest
+
+from tracejit.backend import mathlib
+from tracejit.backend.mathlib import FUNCS
+
+_DTYPE = {"float": np.float32, "double": np.float64}
+
+# Bounds asserted by the accuracy tests: max f64 error in ulp (measured values are in the
+# mathlib docstring) and max f32 relative error (one f32 ulp; measured about half of it).
+_F64_ULP = {"exp": 1.0, "expm1": 1.5, "log": 1.0, "log1p": 1.5, "tanh": 2.5, "logistic": 2.0,
+            "sin": 1.0, "cos": 1.0, "tan": 2.0, "pow": 1.5}
+_F32_REL = 2.0**-23
+
+
+@functools.cache
+def _llvm():
+    """One MCJIT engine per process, plus a separate TargetMachine for passes and assembly."""
+    llvm.initialize_native_target()
+    llvm.initialize_native_asmprinter()
+    target = llvm.Target.from_default_triple()
+
+    def machine():
+        return target.create_target_machine(
+            cpu=llvm.get_host_cpu_name(), features=llvm.get_host_cpu_features().flatten(), opt=3)
+
+    return llvm.create_mcjit_compiler(llvm.parse_assembly(""), machine()), machine()
+
+
+def _kernel_ir(name, ty):
+    """`void kernel(ty* in[, ty* in2], ty* out, i64 n)` applying the function elementwise."""
+    ins = ["a", "b"] if name == "pow" else ["a"]
+    params = ", ".join(f"ptr noalias %{v}" for v in ins)
+    loads = "".join(f"  %p{v} = getelementptr inbounds {ty}, ptr %{v}, i64 %i\n"
+                    f"  %x{v} = load {ty}, ptr %p{v}\n" for v in ins)
+    args = ", ".join(f"{ty} %x{v}" for v in ins)
+    return mathlib.math_module_ir({(name, ty)}) + f"""
+define void @kernel_{name}_{ty}({params}, ptr noalias %out, i64 %n) {{
+entry:
+  %nonempty = icmp sgt i64 %n, 0
+  br i1 %nonempty, label %loop, label %done
+loop:
+  %i = phi i64 [ 0, %entry ], [ %next, %loop ]
+{loads}  %y = call {ty} {mathlib.math_symbol(name, ty)}({args})
+  %po = getelementptr inbounds {ty}, ptr %out, i64 %i
+  store {ty} %y, ptr %po
+  %next = add nuw nsw i64 %i, 1
+  %more = icmp slt i64 %next, %n
+  br i1 %more, label %loop, label %done
+done:
+  ret void
+}}
+"""
+
+
+@functools.cache
+def _compiled(name, ty):
+    """(ctypes function, optimised assembly) of the kernel for one math function."""
+    engine, tm = _llvm()
+    mod = llvm.parse_assembly(_kernel_ir(name, ty))
+    mod.triple = tm.triple
+    mod.data_layout = str(tm.target_data)
+    mod.verify()
+    pb = llvm.create_pass_builder(tm, llvm.create_pipeline_tuning_options(speed_level=3))
+    pb.getModulePassManager().run(mod, pb)
+    asm = tm.emit_assembly(mod)
+    engine.add_module(mod)
+    engine.finalize_object()
+    nargs = 4 if name == "pow" else 3
+    proto = ctypes.CFUNCTYPE(None, *[ctypes.c_void_p] * (nargs - 1), ctypes.c_int64)
+    return proto(engine.get_function_address(f"kernel_{name}_{ty}")), asm
+
+
+def _apply(name, ty, *xs):
+    xs = [np.ascontiguousarray(x, dtype=_DTYPE[ty]) for x in xs]
+    out = np.empty_like(xs[0])
+    _compiled(name, ty)[0](*[x.ctypes.data for x in xs], out.ctypes.data, out.size)
+    return out
+
+
+def _reference(name, *xs):
+    """NumPy in the inputs' precision (long double for the f64 accuracy tests)."""
+    with np.errstate(all="ignore"):
+        if name == "logistic":
+            (x,) = xs
+            e = np.exp(-np.abs(x))
+            return np.where(x < 0, e, 1) / (1 + e)
+        return getattr(np, {"pow": "power"}.get(name, name))(*xs)
+
+
+def _signed(rng, lo, hi, n):
+    """+-10**u, u uniform in [lo, hi): magnitudes over many binades."""
+    return rng.choice([-1.0, 1.0], n) * 10.0 ** rng.uniform(lo, hi, n)
+
+
+def _inputs(name, ty, rng, n=40_000):
+    """Wide random inputs per function; f32 ranges are the f64 ones cut to float32."""
+    big = 38 if ty == "float" else 308
+    tiny = -45 if ty == "float" else -323
+    u = rng.uniform
+    trig = [u(-10, 10, n), _signed(rng, tiny, 12.9, n)]
+    table = {
+        "exp": [u(-746, 710, n), _signed(rng, tiny, 2.9, n)],
+        "expm1": [u(-50, 710, n), _signed(rng, tiny, 0.5, n)],
+        "log": [10.0 ** u(tiny, big, n), 1 + u(-0.3, 0.42, n)],
+        "log1p": [_signed(rng, tiny, 0, n), u(-1, 1, n), 10.0 ** u(0, big, n)],
+        "tanh": [u(-22, 22, n), _signed(rng, tiny, 0.5, n)],
+        "logistic": [u(-760, 40, n), _signed(rng, tiny, 0.5, n)],
+        "sin": trig, "cos": trig, "tan": trig,
+    }
+    if ty == "double":
+        table["sin"] = table["cos"] = table["tan"] = trig + [u(-1e9, 1e9, n)]
+    if name == "pow":
+        ylim = 12 if ty == "float" else 100
+        x = np.concatenate([_signed(rng, -3, 3, n), -np.floor(u(1, 5, n)), 1 + u(-1e-6, 1e-6, n),
+                            10.0 ** u(tiny, big, n)])
+        y = np.concatenate([u(-ylim, ylim, n), np.floor(u(-ylim, ylim, n)), u(-1e7, 1e7, n), u(-2.5, 2.5, n)])
+        return [x.astype(_DTYPE[ty]), y.astype(_DTYPE[ty])]
+    with np.errstate(over="ignore"):
+        return [np.concatenate(table[name]).astype(_DTYPE[ty])]
+
+
+def _ulp_error(y, ref):
+    """|y - ref| in units of the f64 spacing at ref; infinities and NaN must match exactly."""
+    ref64 = ref.astype(np.float64)
+    with np.errstate(all="ignore"):
+        err = np.abs(y.astype(np.longdouble) - ref) / np.spacing(np.abs(ref64)).astype(np.longdouble)
+    same = (y == ref64) | (np.isnan(y) & np.isnan(ref64))
+    special = ~np.isfinite(ref64) | ~np.isfinite(y)
+    return np.where(special, np.where(same, 0, np.inf), err)
+
+
+def _f32_error(y, ref):
+    """Relative error where ref is a normal float32; elsewhere in float32 ulp of the rounded ref."""
+    ref32 = ref.astype(np.float32)
+    info = np.finfo(np.float32)
+    with np.errstate(all="ignore"):
+        normal = (np.abs(ref) >= info.tiny) & (np.abs(ref) <= info.max)
+        rel = np.abs(y - ref) / np.abs(ref)
+        ulps = np.abs(y.astype(np.float64) - ref32) / np.spacing(np.abs(ref32)).astype(np.float64)
+    same = (y == ref32) | (np.isnan(y) & np.isnan(ref32))
+    other = np.where(same, 0, np.where(np.isfinite(ulps), ulps * info.eps, np.inf))
+    return np.where(normal, rel, other)
+
+
+@pytest.mark.skipif(np.finfo(np.longdouble).nmant < 63, reason="needs x87 long double references")
+@pytest.mark.parametrize("name", FUNCS)
+def test_f64_accuracy(name):
+    xs = _inputs(name, "double", np.random.default_rng(0))
+    err = _ulp_error(_apply(name, "double", *xs), _reference(name, *[x.astype(np.longdouble) for x in xs]))
+    worst = np.argmax(err)
+    assert err[worst] <= _F64_ULP[name], (name, [x[worst] for x in xs], err[worst])
+
+
+@pytest.mark.parametrize("name", FUNCS)
+def test_f32_accuracy(name):
+    xs = _inputs(name, "float", np.random.default_rng(1))
+    err = _f32_error(_apply(name, "float", *xs), _reference(name, *[x.astype(np.float64) for x in xs]))
+    worst = np.argmax(err)
+    assert err[worst] <= _F32_REL, (name, [x[worst] for x in xs], err[worst])
+
+
+def _assert_matches(y, ref, rtol):
+    """Same NaNs, same infinities and signed zeros, finite values within rtol."""
+    assert np.array_equal(np.isnan(y), np.isnan(ref))
+    exact = np.isinf(ref) | (ref == 0)
+    assert np.array_equal(y[exact], ref[exact])
+    assert np.array_equal(np.signbit(y[exact]), np.signbit(ref[exact]))
+    np.testing.assert_allclose(y[~exact], ref[~exact], rtol=rtol)
+
+
+_RTOL = {"float": 1e-6, "double": 1e-14}
+
+
+@pytest.mark.parametrize("ty", ["float", "double"])
+@pytest.mark.parametrize("name", [n for n in FUNCS if n != "pow"])
+def test_special_values(name, ty):
+    info = np.finfo(_DTYPE[ty])
+    small = [0.0, -0.0, np.inf, -np.inf, np.nan, 1.0, -1.0, 0.5, -0.5, 2.0, -2.0, 30.0, -30.0, 100.0, -100.0,
+             1000.0, -1000.0, info.smallest_subnormal, -info.smallest_subnormal, info.tiny, -info.tiny]
+    x = np.array(small + ([] if name in ("sin", "cos", "tan") else [info.max, -info.max]), _DTYPE[ty])
+    ref = _reference(name, x.astype(np.longdouble)).astype(_DTYPE[ty])
+    _assert_matches(_apply(name, ty, x), ref, _RTOL[ty])
+
+
+@pytest.mark.parametrize("ty", ["float", "double"])
+def test_pow_special_values(ty):
+    info = np.finfo(_DTYPE[ty])
+    vals = [0.0, -0.0, np.inf, -np.inf, np.nan, 1.0, -1.0, 0.5, -0.5, 2.0, -2.0, 3.0, -3.0, 2.5, -2.5,
+            info.smallest_subnormal, -info.smallest_subnormal, info.max, -info.max]
+    x, y = (a.ravel().astype(_DTYPE[ty]) for a in np.meshgrid(vals, vals))
+    with np.errstate(all="ignore"):
+        ref = np.power(x, y)
+    _assert_matches(_apply("pow", ty, x, y), ref, _RTOL[ty])
+
+
+@pytest.mark.parametrize("ty", ["float", "double"])
+def test_trig_beyond_accurate_range_stays_bounded(ty):
+    info = np.finfo(_DTYPE[ty])
+    x = np.array([2.0**44, -(2.0**60), 1e20, info.max, -info.max], _DTYPE[ty])
+    for name in ("sin", "cos"):
+        y = _apply(name, ty, x)
+        assert np.all(np.abs(y) <= 1), (name, y)
+    assert np.all(np.isfinite(_apply("tan", ty, x)))
+
+
+def test_functions_paste_into_one_module():
+    """All definitions together, next to the caller's own intrinsic declaration, form a valid module."""
+    _llvm()
+    text = mathlib.math_module_ir({(n, t) for n in FUNCS for t in ("float", "double")} | {("exp", "float")})
+    mod = llvm.parse_assembly(text + "declare double @llvm.fma.f64(double, double, double)\n")
+    mod.verify()
+    assert len(re.findall(r"^define ", text, re.M)) == 2 * len(FUNCS)
+    with pytest.raises(ValueError):
+        mathlib.math_function_ir("erf", "double")
+
+
+@pytest.mark.parametrize("ty", ["float", "double"])
+@pytest.mark.parametrize("name", FUNCS)
+def test_loop_vectorizes(name, ty):
+    asm = _compiled(name, ty)[1]
+    assert re.search(r"\bzmm\d+|\bymm\d+", asm), name
+    assert not re.search(r"^\s*call", asm, re.M), name

@@ -1,0 +1,307 @@
+"""Every tnp function against NumPy: eagerly, traced and run through jit, with the IR checked."""
+import numpy as np
+import pytest
+
+import tracejit as tj
+import tracejit.numpy as tnp
+
+SHAPES = [(), (0,), (5,), (3, 4), (2, 0, 3)]
+FLOATS = [np.float32, np.float64]
+
+
+def rand(rng, shape, dtype, low=-2.0, high=2.0):
+    if np.dtype(dtype).kind == "f":
+        return rng.uniform(low, high, shape).astype(dtype)
+    if np.dtype(dtype) == np.bool_:
+        return rng.integers(0, 2, shape).astype(bool)
+    return rng.integers(-5, 6, shape).astype(dtype)
+
+
+def check(fn, ref, *args, rtol=None, eager=True):
+    """fn eagerly, fn under jit and eval_ir(make_ir(fn)) all match ref (NumPy) in value, shape and dtype.
+    eager=False for code that needs tracer-only syntax (x.at[...] does not exist on numpy arrays)."""
+    with np.errstate(all="ignore"):
+        expected = ref(*args)
+    ir = tj.make_ir(fn)(*args)
+    tj.check_ir(ir)
+    for got in ([fn(*args)] if eager else []) + [tj.jit(fn)(*args), tj.eval_ir(ir, *args)[0]]:
+        got = np.asarray(got)
+        assert got.shape == np.shape(expected)
+        assert got.dtype == np.asarray(expected).dtype, (got.dtype, np.asarray(expected).dtype)
+        tol = rtol or (2e-6 if got.dtype == np.float32 else 1e-12)
+        np.testing.assert_allclose(got, expected, rtol=tol, atol=tol)
+
+
+UNARY = {
+    "negative": np.negative, "exp": np.exp, "log1p": np.log1p, "expm1": np.expm1, "sin": np.sin,
+    "cos": np.cos, "tan": np.tan, "tanh": np.tanh, "abs": np.abs, "sign": np.sign, "square": np.square,
+    "floor": np.floor, "ceil": np.ceil, "round": np.round, "isfinite": np.isfinite,
+}
+POSITIVE_UNARY = {"log": np.log, "sqrt": np.sqrt}
+
+
+@pytest.mark.parametrize("name", sorted(UNARY))
+@pytest.mark.parametrize("shape", SHAPES)
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_unary(rng, name, shape, dtype):
+    check(getattr(tnp, name), UNARY[name], rand(rng, shape, dtype, -1.5, 1.5))
+
+
+@pytest.mark.parametrize("name", sorted(POSITIVE_UNARY))
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_positive_unary(rng, name, dtype):
+    check(getattr(tnp, name), POSITIVE_UNARY[name], rand(rng, (4, 3), dtype, 0.1, 3))
+
+
+BINARY = {
+    "add": np.add, "subtract": np.subtract, "multiply": np.multiply, "divide": np.divide,
+    "maximum": np.maximum, "minimum": np.minimum, "equal": np.equal, "not_equal": np.not_equal,
+    "less": np.less, "less_equal": np.less_equal, "greater": np.greater, "greater_equal": np.greater_equal,
+    "floor_divide": np.floor_divide, "remainder": np.remainder, "logaddexp": np.logaddexp,
+}
+
+
+@pytest.mark.parametrize("name,dtype", [(n, d) for n in sorted(BINARY) for d in FLOATS + [np.int32, np.int64]
+                                        if n != "logaddexp" or np.dtype(d).kind == "f"])
+@pytest.mark.parametrize("shapes", [((3, 4), (3, 4)), ((3, 1), (1, 4)), ((), (5,)), ((0, 2), (2,))])
+def test_binary(rng, name, shapes, dtype):
+    x, y = rand(rng, shapes[0], dtype), rand(rng, shapes[1], dtype)
+    if name in ("floor_divide", "remainder") and np.dtype(dtype).kind == "f":
+        y = np.where(y == 0, 1, y).astype(dtype)
+    check(getattr(tnp, name), BINARY[name], x, y)
+
+
+def test_integer_division_by_zero_is_zero():
+    x = np.array([7, -7, 0, 5], np.int32)
+    y = np.array([0, 2, 0, -2], np.int32)
+    with np.errstate(divide="ignore"):
+        check(tnp.floor_divide, np.floor_divide, x, y)
+        check(tnp.remainder, np.remainder, x, y)
+
+
+def test_power(rng):
+    x = rand(rng, (3, 4), np.float64, 0.1, 2)
+    check(lambda x: tnp.power(x, 3), lambda x: np.power(x, 3), x)
+    check(lambda x: tnp.power(x, -2), lambda x: np.power(x, -2), x)
+    check(lambda x, y: tnp.power(x, y), np.power, x, x[::-1].copy())
+    check(lambda x: x ** 0.5, lambda x: x ** 0.5, x)
+    i = np.array([2, 3, -1], np.int64)
+    check(lambda i: i ** 2, lambda i: i ** 2, i)
+
+
+def test_mixed_dtypes_promote_like_numpy(rng):
+    f32, f64 = rand(rng, (3,), np.float32), rand(rng, (3,), np.float64)
+    i32, i64 = rand(rng, (3,), np.int32), rand(rng, (3,), np.int64)
+    b = rand(rng, (3,), np.bool_)
+    for x, y in [(f32, f64), (f32, i32), (i32, i64), (i64, f32), (b, i32), (b, f32)]:
+        check(tnp.add, np.add, x, y)
+        check(tnp.multiply, np.multiply, x, y)
+
+
+def test_python_scalars_are_weak(rng):
+    x = rand(rng, (3,), np.float32)
+    check(lambda x: x * 2.0 + 1, lambda x: x * np.float32(2.0) + np.float32(1), x)
+    i = rand(rng, (3,), np.int32)
+    check(lambda i: i * 2 + 1, lambda i: i * np.int32(2) + np.int32(1), i)
+    check(lambda i: i * 2.5, lambda i: i * 2.5, i)  # a float scalar makes an int array float64, as in NumPy 2
+
+
+REDUCTIONS = ["sum", "mean", "max", "min", "prod", "var", "std"]
+
+
+@pytest.mark.parametrize("name", REDUCTIONS)
+@pytest.mark.parametrize("axis", [None, 0, 1, -1, (0, 1)])
+@pytest.mark.parametrize("keepdims", [False, True])
+@pytest.mark.parametrize("dtype", FLOATS + [np.int32])
+def test_reductions(rng, name, axis, keepdims, dtype):
+    x = rand(rng, (3, 4), dtype)
+    check(lambda x: getattr(tnp, name)(x, axis=axis, keepdims=keepdims),
+          lambda x: getattr(np, name)(x, axis=axis, keepdims=keepdims), x)
+
+
+@pytest.mark.parametrize("name", ["argmax", "argmin", "cumsum"])
+@pytest.mark.parametrize("axis", [None, 0, 1])
+@pytest.mark.parametrize("dtype", FLOATS + [np.int32])
+def test_arg_and_cumulative(rng, name, axis, dtype):
+    x = rand(rng, (3, 4), dtype)
+    check(lambda x: getattr(tnp, name)(x, axis=axis), lambda x: getattr(np, name)(x, axis=axis), x)
+
+
+def test_reductions_of_empty_and_bool(rng):
+    check(lambda x: tnp.sum(x, axis=0), lambda x: np.sum(x, axis=0), np.zeros((0, 3), np.float32))
+    check(tnp.sum, np.sum, rand(rng, (4,), np.bool_))
+    check(lambda x: tnp.mean(x, axis=1), lambda x: np.mean(x, axis=1), rand(rng, (2, 3), np.int64))
+    check(lambda x: tnp.var(x, ddof=1), lambda x: np.var(x, ddof=1), rand(rng, (5,), np.float64))
+    with pytest.raises(ValueError, match="zero-size"):
+        tnp.max(np.zeros((0,)))
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_linear_algebra(rng, dtype):
+    a, b = rand(rng, (3, 4), dtype), rand(rng, (4, 5), dtype)
+    v, w = rand(rng, (4,), dtype), rand(rng, (3,), dtype)
+    tol = 1e-5 if dtype == np.float32 else None
+    check(tnp.dot, np.dot, a, b, rtol=tol)
+    check(tnp.dot, np.dot, a, v, rtol=tol)
+    check(tnp.dot, np.dot, v, v, rtol=tol)
+    check(tnp.matmul, np.matmul, a, b, rtol=tol)
+    check(tnp.matmul, np.matmul, w, a, rtol=tol)
+    check(lambda a, b: a @ b, np.matmul, rand(rng, (2, 3, 4), dtype), b, rtol=tol)
+    check(lambda a, b: a @ b, np.matmul, a, rand(rng, (2, 4, 5), dtype), rtol=tol)
+    check(lambda a, b: a @ b, np.matmul, rand(rng, (2, 1, 3, 4), dtype), rand(rng, (3, 4, 2), dtype), rtol=tol)
+    check(tnp.outer, np.outer, v, w, rtol=tol)
+    for spec, x, y in [("ij,jk->ik", a, b), ("ij,kj->ki", a, a), ("bij,bjk->bik", rand(rng, (2, 3, 4), dtype),
+                                                                      rand(rng, (2, 4, 2), dtype)),
+                       ("ij,j->i", a, v), ("i,j->ij", v, w), ("ij,ij->", a, a), ("ij,k->ik", a, w)]:
+        check(lambda x, y, spec=spec: tnp.einsum(spec, x, y), lambda x, y, spec=spec: np.einsum(spec, x, y),
+              x, y, rtol=tol)
+    check(lambda x: tnp.einsum("ij->ji", x), lambda x: np.einsum("ij->ji", x), a)
+    check(lambda x: x.dot(b), lambda x: x.dot(b), a, rtol=tol)
+
+
+def test_shape_functions(rng):
+    x = rand(rng, (2, 3, 4), np.float32)
+    check(lambda x: tnp.reshape(x, (6, -1)), lambda x: np.reshape(x, (6, -1)), x)
+    check(lambda x: x.reshape(4, 6), lambda x: x.reshape(4, 6), x)
+    check(tnp.transpose, np.transpose, x)
+    check(lambda x: x.T, lambda x: x.T, x)
+    check(lambda x: tnp.transpose(x, (1, 0, 2)), lambda x: np.transpose(x, (1, 0, 2)), x)
+    check(lambda x: tnp.swapaxes(x, 0, 2), lambda x: np.swapaxes(x, 0, 2), x)
+    check(lambda x: tnp.moveaxis(x, 0, -1), lambda x: np.moveaxis(x, 0, -1), x)
+    check(lambda x: tnp.moveaxis(x, [0, 1], [2, 0]), lambda x: np.moveaxis(x, [0, 1], [2, 0]), x)
+    check(lambda x: tnp.expand_dims(x, (0, 2)), lambda x: np.expand_dims(x, (0, 2)), x)
+    check(lambda x: tnp.squeeze(x[:, :1]), lambda x: np.squeeze(x[:, :1]), x)
+    check(tnp.ravel, np.ravel, x)
+    check(lambda x: tnp.concatenate([x, x * 2], axis=1), lambda x: np.concatenate([x, x * 2], axis=1), x)
+    check(lambda x: tnp.concatenate([x, x], axis=None), lambda x: np.concatenate([x, x], axis=None), x)
+    check(lambda x: tnp.stack([x, x + 1], axis=-1), lambda x: np.stack([x, x + 1], axis=-1), x)
+    check(lambda x: tnp.broadcast_to(x[0, 0], (5, 4)), lambda x: np.broadcast_to(x[0, 0], (5, 4)), x)
+    check(lambda x: tnp.take(x, np.array([2, 0])), lambda x: np.take(x, np.array([2, 0])), x)
+    check(lambda x: tnp.take(x, np.array([[2, 0]]), axis=2), lambda x: np.take(x, np.array([[2, 0]]), axis=2), x)
+    m = rand(rng, (4, 5), np.float64)
+    for k in (-1, 0, 2):
+        check(lambda m, k=k: tnp.tril(m, k), lambda m, k=k: np.tril(m, k), m)
+        check(lambda m, k=k: tnp.triu(m, k), lambda m, k=k: np.triu(m, k), m)
+
+
+def test_where_clip_and_logical(rng):
+    x, y = rand(rng, (3, 4), np.float64), rand(rng, (4,), np.float32)
+    check(lambda x, y: tnp.where(x > 0, x, y), lambda x, y: np.where(x > 0, x, y), x, y)
+    check(lambda x: tnp.where(x > 0, x, 0.0), lambda x: np.where(x > 0, x, 0.0), x)
+    check(lambda x: tnp.clip(x, -0.5, 0.5), lambda x: np.clip(x, -0.5, 0.5), x)
+    check(lambda x: (x > 0) & (x < 1), lambda x: (x > 0) & (x < 1), x)
+    check(lambda x: ~(x > 0) | (x > 1), lambda x: ~(x > 0) | (x > 1), x)
+    check(lambda x: tnp.logical_not(x), np.logical_not, x)
+
+
+def test_creation_functions():
+    for fn, ref in [(lambda: tnp.zeros((2, 3)), lambda: np.zeros((2, 3))),
+                    (lambda: tnp.ones(4, np.int32), lambda: np.ones(4, np.int32)),
+                    (lambda: tnp.full((2,), 7.5), lambda: np.full((2,), 7.5)),
+                    (lambda: tnp.arange(5), lambda: np.arange(5)),
+                    (lambda: tnp.arange(1.0, 2.0, 0.25), lambda: np.arange(1.0, 2.0, 0.25)),
+                    (lambda: tnp.arange(10, 0, -3), lambda: np.arange(10, 0, -3)),
+                    (lambda: tnp.linspace(0, 1, 7), lambda: np.linspace(0, 1, 7)),
+                    (lambda: tnp.linspace(0, 1, 4, endpoint=False), lambda: np.linspace(0, 1, 4, endpoint=False)),
+                    (lambda: tnp.eye(3), lambda: np.eye(3)), (lambda: tnp.eye(3, 4, k=1), lambda: np.eye(3, 4, k=1)),
+                    (lambda: tnp.array([[1, 2], [3, 4]]), lambda: np.array([[1, 2], [3, 4]]))]:
+        check(fn, ref)
+    x = np.arange(6.0).reshape(2, 3).astype(np.float32)
+    for fn, ref in [(tnp.zeros_like, np.zeros_like), (tnp.ones_like, np.ones_like),
+                    (lambda x: tnp.full_like(x, 3), lambda x: np.full_like(x, 3)),
+                    (lambda x: tnp.array([x[0], x[1] * 2]), lambda x: np.array([x[0], x[1] * 2])),
+                    (lambda x: tnp.asarray(x, tnp.float64), lambda x: np.asarray(x, np.float64)),
+                    (lambda x: x.astype(tnp.int32), lambda x: x.astype(np.int32))]:
+        check(fn, ref, x)
+    assert isinstance(tnp.zeros(3), np.ndarray)
+
+
+INDICES = [1, -1, slice(None, None, -1), slice(1, None, 2), slice(-1, 0, -2), (Ellipsis, 1), (None, 0),
+           (slice(None), None, 2), np.array([0, 2, -1]), (np.array([[0], [1]]), np.array([1, 2])),
+           (slice(None), np.array([3, 0])), (0, slice(None), np.array([1, 1])),
+           (np.array([0, 1]), slice(None), np.array([2, 3])), np.array([True, False, True]),
+           (slice(None), np.array([True, False, True, False]))]
+
+
+@pytest.mark.parametrize("index", INDICES, ids=repr)
+def test_indexing(rng, index):
+    x = rand(rng, (3, 4, 5), np.float32)
+    check(lambda x: x[index], lambda x: x[index], x)
+
+
+def test_indexing_with_traced_integers(rng):
+    x = rand(rng, (4, 5), np.float64)
+    for i in (0, 3, -1, -4):
+        check(lambda x, i: x[i], lambda x, i: x[i], x, np.int32(i))
+        check(lambda x, i: x[1:, i], lambda x, i: x[1:, i], x, np.int64(i))
+    idx = np.array([3, -1, 0])
+    check(lambda x, i: x[i], lambda x, i: x[i], x, idx)
+    check(lambda x, i: x[:, i], lambda x, i: x[:, i], x, idx)
+
+
+def test_out_of_range_traced_indices_are_clamped():
+    x = np.arange(5.0)
+    assert tj.jit(lambda x, i: x[i])(x, np.int32(9)) == 4.0
+    np.testing.assert_array_equal(tj.jit(lambda x, i: x[i])(x, np.array([7, -9])), [4.0, 0.0])
+
+
+def test_at_updates(rng):
+    x = rand(rng, (4, 3), np.float64)
+
+    def ref_set(x, idx, v):
+        y = x.copy()
+        y[idx] = v
+        return y
+
+    def ref_add(x, idx, v):
+        y = x.copy()
+        np.add.at(y, idx, v)
+        return y
+
+    def ref_mul(x, idx, v):
+        y = x.copy()
+        np.multiply.at(y, idx, v)
+        return y
+
+    for idx in [1, (slice(None), 0), np.array([0, 0, 2]), (np.array([1, 3]), np.array([2, 0])), (Ellipsis, -1)]:
+        check(lambda x, idx=idx: x.at[idx].set(7.0), lambda x, idx=idx: ref_set(x, idx, 7.0), x, eager=False)
+        check(lambda x, idx=idx: x.at[idx].add(2.0), lambda x, idx=idx: ref_add(x, idx, 2.0), x, eager=False)
+        check(lambda x, idx=idx: x.at[idx].multiply(3.0), lambda x, idx=idx: ref_mul(x, idx, 3.0), x, eager=False)
+    check(lambda x, v: x.at[1].set(v), lambda x, v: ref_set(x, 1, v), x, rand(rng, (3,), np.float64), eager=False)
+    check(lambda x, i: x.at[i].add(1.0), lambda x, i: ref_add(x, i, 1.0), x, np.array([0, 2, 2]), eager=False)
+    np.testing.assert_array_equal(tj.jit(lambda x, i: x.at[i].add(1.0))(np.zeros(3), np.array([5, 1])), [0, 1, 0])
+    assert np.array_equal(tj.jit(lambda x: x.at[1].get())(x), x[1])
+
+
+def test_methods(rng):
+    x = rand(rng, (3, 4), np.float32)
+    for name in ["sum", "mean", "max", "min", "prod", "argmax", "argmin", "ravel", "cumsum", "var", "std"]:
+        check(lambda x, name=name: getattr(x, name)(), lambda x, name=name: getattr(x, name)(), x)
+    check(lambda x: x.sum(axis=0), lambda x: x.sum(axis=0), x)
+    check(lambda x: x.max(1), lambda x: x.max(1), x)
+
+
+def test_tracer_attributes():
+    def f(x):
+        assert x.shape == (2, 3) and x.ndim == 2 and x.size == 6 and x.dtype == np.float32
+        assert len(x) == 2 and x.T.shape == (3, 2)
+        return sum(row for row in x)
+    check(f, lambda x: x[0] + x[1], np.ones((2, 3), np.float32))
+
+
+def test_nn(rng):
+    x = rand(rng, (3, 5), np.float64)
+
+    def ref_logsumexp(x, axis=None, keepdims=False):
+        m = np.max(x, axis=axis, keepdims=True)
+        out = np.log(np.sum(np.exp(x - m), axis=axis, keepdims=True)) + m
+        return out if keepdims else (np.squeeze(out, axis) if axis is not None else out.reshape(()))
+
+    check(tj.nn.relu, lambda x: np.maximum(x, 0), x)
+    check(tj.nn.sigmoid, lambda x: 1 / (1 + np.exp(-x)), x)
+    check(lambda x: tj.nn.softmax(x), lambda x: np.exp(x) / np.exp(x).sum(-1, keepdims=True), x)
+    check(lambda x: tj.nn.log_softmax(x, axis=0), lambda x: x - ref_logsumexp(x, 0, True), x)
+    check(tj.nn.logsumexp, ref_logsumexp, x)
+    check(lambda x: tj.nn.logsumexp(x, axis=1), lambda x: ref_logsumexp(x, 1), x)
+    big = np.array([1000.0, 1000.0, -np.inf])
+    np.testing.assert_allclose(tj.nn.logsumexp(big), 1000 + np.log(2))
