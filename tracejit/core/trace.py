@@ -13,8 +13,12 @@ from .avals import ShapedArray, aval_of, is_python_scalar
 from .errors import ConcretizationError, EscapedTracerError
 from .ir import IR, ClosedIR, Eqn, Literal, Var
 
-RULES = ("jvp", "transpose", "batch", "lower")
-FLAGS = ("elementwise", "commutative", "idempotent", "effectful", "linear")
+# simplify(eqn, producer) -> None | atom | (prim, inputs, params): a rewrite of one equation (tracejit.passes).
+# Flags read by the passes: involution f(f(x)) = x; identity = (left, right) identity elements of a binary op,
+# None where there is none; rearranges: every output element is a copy of an element of the first operand.
+RULES = ("jvp", "transpose", "batch", "lower", "simplify")
+FLAGS = ("elementwise", "commutative", "idempotent", "effectful", "linear", "involution", "identity",
+         "rearranges")
 
 
 class Primitive:

@@ -121,3 +121,27 @@ def unbroadcast(ct, target):
         return ct
     from .reductions import reduce_sum_p
     return bind(reduce_sum_p, ct, axes=tuple(range(aval(ct).ndim)))
+
+
+# --------------------------------------------------------------------------------- batching helpers
+# batch(batched_args, batch_dims, **params) -> (out, out_batch_dim); a batch dim is an int, or None for an
+# argument that is the same for every example.
+
+def batched_axis(axis, bdim):
+    """Where axis `axis` of one example lies in a value whose batch axis is `bdim`."""
+    return axis + (axis >= bdim)
+
+
+def move_batch_axis(x, bdim, dst, size):
+    """x with its batch axis at `dst`: transposed there, or broadcast along it when x is unbatched."""
+    from .shapes import broadcast_in_dim_p, transpose_p
+    shape = aval(x).shape
+    if bdim is None:
+        out_shape = shape[:dst] + (size,) + shape[dst:]
+        return bind(broadcast_in_dim_p, x, shape=out_shape,
+                    broadcast_dimensions=tuple(i for i in range(len(out_shape)) if i != dst))
+    if bdim == dst:
+        return x
+    permutation = [i for i in range(len(shape)) if i != bdim]
+    permutation.insert(dst, bdim)
+    return bind(transpose_p, x, permutation=tuple(permutation))

@@ -9,7 +9,8 @@ import numpy as np
 from ..core.avals import ShapedArray, bool_
 from ..core.errors import ShapeError
 from ..core.trace import Primitive, bind
-from .base import UndefinedPrimal, Zero, aval, instantiate, linear_jvp, partials_jvp, scalar, unbroadcast, zero_jvp
+from .base import (UndefinedPrimal, Zero, aval, instantiate, linear_jvp, move_batch_axis, partials_jvp, scalar,
+                   unbroadcast, zero_jvp)
 
 FLOAT, INT, BOOL = "f", "iu", "b"
 NUMERIC = FLOAT + INT
@@ -34,8 +35,33 @@ def elementwise_shape(name, kinds, out_dtype=None):
 
 
 def elementwise(name, impl, kinds=NUMERIC, out_dtype=None, **rules_and_flags):
-    return Primitive(name, elementwise_shape(name, kinds, out_dtype), impl, elementwise=True,
-                     **rules_and_flags)
+    prim = Primitive(name, elementwise_shape(name, kinds, out_dtype), impl, elementwise=True, **rules_and_flags)
+    return prim.set(batch=elementwise_batch(prim))
+
+
+def elementwise_batch(prim):
+    """Batching rule of an elementwise op. Batched operands meet at the batch axis of the first full-rank one
+    (a lone batched operand is not moved); unbatched rank-0 operands stay as they are (they broadcast
+    implicitly); other operands are broadcast to the batched shape."""
+    def batch(args, dims, **params):
+        from .shapes import broadcast_in_dim_p
+        avals = [aval(x) for x in args]
+        size = next(a.shape[d] for a, d in zip(avals, dims) if d is not None)
+        rank = max(a.ndim - (d is not None) for a, d in zip(avals, dims))
+        out_dim = next((d for a, d in zip(avals, dims) if d is not None and a.ndim == rank + 1), 0)
+        example = next(a.shape[:d] + a.shape[d + 1:] if d is not None else a.shape
+                       for a, d in zip(avals, dims) if a.ndim - (d is not None) == rank)
+        out_shape = example[:out_dim] + (size,) + example[out_dim:]
+
+        def fit(x, a, d):
+            if d is None and a.ndim == 0:
+                return x
+            if d is not None and a.ndim == 1 and rank:
+                return bind(broadcast_in_dim_p, x, shape=out_shape, broadcast_dimensions=(out_dim,))
+            return move_batch_axis(x, d, out_dim, size)
+
+        return bind(prim, *[fit(x, a, d) for x, a, d in zip(args, avals, dims)], **params), out_dim
+    return batch
 
 
 def _silent(f):
@@ -119,7 +145,7 @@ def _one_minus_square(y):
 
 # ------------------------------------------------------------------------------------------- unary ops
 
-neg_p = elementwise("neg", np.negative, linear=True)
+neg_p = elementwise("neg", np.negative, linear=True, involution=True)
 exp_p = elementwise("exp", _silent(np.exp), FLOAT)
 log_p = elementwise("log", _silent(np.log), FLOAT)
 log1p_p = elementwise("log1p", _silent(np.log1p), FLOAT)
@@ -136,7 +162,8 @@ sign_p = elementwise("sign", np.sign, idempotent=True)
 floor_p = elementwise("floor", np.floor, FLOAT, idempotent=True)
 ceil_p = elementwise("ceil", np.ceil, FLOAT, idempotent=True)
 round_p = elementwise("round", _round_impl, FLOAT, idempotent=True)
-not_p = elementwise("not", lambda x: np.logical_not(x) if x.dtype == bool_ else np.invert(x), INT + BOOL)
+not_p = elementwise("not", lambda x: np.logical_not(x) if x.dtype == bool_ else np.invert(x), INT + BOOL,
+                    involution=True)
 is_finite_p = elementwise("is_finite", np.isfinite, FLOAT, out_dtype=bool_)
 stop_gradient_p = elementwise("stop_gradient", lambda x: np.array(x), NUMERIC + BOOL)
 integer_pow_p = elementwise("integer_pow", _silent(_integer_pow_impl))
@@ -161,20 +188,21 @@ for _prim in (sign_p, floor_p, ceil_p, round_p, not_p, is_finite_p, stop_gradien
 
 # ------------------------------------------------------------------------------------------ binary ops
 
-add_p = elementwise("add", np.add, commutative=True, linear=True)
-sub_p = elementwise("sub", np.subtract, linear=True)
-mul_p = elementwise("mul", np.multiply, commutative=True)
-div_p = elementwise("div", _silent(_div_impl))
+# identity = (left, right) identity elements; +0.0 counts as the identity of add (x + 0.0 -> x, as XLA does)
+add_p = elementwise("add", np.add, commutative=True, linear=True, identity=(0, 0))
+sub_p = elementwise("sub", np.subtract, linear=True, identity=(None, 0))
+mul_p = elementwise("mul", np.multiply, commutative=True, identity=(1, 1))
+div_p = elementwise("div", _silent(_div_impl), identity=(None, 1))
 rem_p = elementwise("rem", _silent(_rem_impl))
-pow_p = elementwise("pow", _silent(_pow_impl))
+pow_p = elementwise("pow", _silent(_pow_impl), identity=(None, 1))
 max_p = elementwise("max", np.maximum, NUMERIC + BOOL, commutative=True, idempotent=True)
 min_p = elementwise("min", np.minimum, NUMERIC + BOOL, commutative=True, idempotent=True)
 and_p = elementwise("and", lambda x, y: np.logical_and(x, y) if x.dtype == bool_ else np.bitwise_and(x, y),
-                    INT + BOOL, commutative=True, idempotent=True)
+                    INT + BOOL, commutative=True, idempotent=True, identity=(-1, -1))
 or_p = elementwise("or", lambda x, y: np.logical_or(x, y) if x.dtype == bool_ else np.bitwise_or(x, y),
-                   INT + BOOL, commutative=True, idempotent=True)
+                   INT + BOOL, commutative=True, idempotent=True, identity=(0, 0))
 xor_p = elementwise("xor", lambda x, y: np.logical_xor(x, y) if x.dtype == bool_ else np.bitwise_xor(x, y),
-                    INT + BOOL, commutative=True)
+                    INT + BOOL, commutative=True, identity=(0, 0))
 eq_p = elementwise("eq", np.equal, NUMERIC + BOOL, bool_, commutative=True)
 ne_p = elementwise("ne", np.not_equal, NUMERIC + BOOL, bool_, commutative=True)
 lt_p = elementwise("lt", np.less, NUMERIC + BOOL, bool_)
@@ -300,10 +328,9 @@ def _convert_impl(x, new_dtype, weak_type=False):
     x = np.asarray(x)
     if x.dtype.kind == "f" and new_dtype.kind == "i":
         info = np.iinfo(new_dtype)
-        hi = np.nextafter(x.dtype.type(info.max), x.dtype.type(0))
-        with np.errstate(invalid="ignore"):
-            clipped = np.clip(np.trunc(np.where(np.isnan(x), 0, x)), info.min, hi)
-        return clipped.astype(new_dtype)
+        limit = 2.0 ** (info.bits - 1)  # exact in every float type: values at or beyond it saturate
+        safe = np.where(np.isnan(x) | (x >= limit) | (x < -limit), 0, x)
+        return np.where(x >= limit, info.max, np.where(x < -limit, info.min, np.trunc(safe).astype(new_dtype)))
     return x.astype(new_dtype)
 
 

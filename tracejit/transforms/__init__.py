@@ -1,0 +1,1 @@
+"""Transformations from IR to IR: forward and reverse differentiation (ad), batching (vmap)."""
