@@ -12,6 +12,7 @@ from tracejit.core.ir import IRCheckError, Var
 from tracejit.tree_util import register_pytree_node, tree_flatten, tree_map, tree_unflatten
 
 f32 = np.float32
+W_CLOSED = np.ones((3, 2), f32)
 
 
 def ir_text(fun, *args, **kwargs):
@@ -36,7 +37,7 @@ GOLDEN = [
     c:f32[3] = add b 1.0:f32[]
   in (c,) }"""),
     ("closure_constant",
-     (lambda W: lambda x: tnp.tanh(x @ W))(np.ones((3, 2), f32)), (np.ones((4, 3), f32),), {},
+     lambda x: tnp.tanh(x @ W_CLOSED), (np.ones((4, 3), f32),), {},
      """{ lambda a:f32[3,2] ; b:f32[4,3]. let
     c:f32[4,2] = dot_general[dimension_numbers=(((1,), (0,)), ((), ()))] b a
     d:f32[4,2] = tanh c

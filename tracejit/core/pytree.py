@@ -1,4 +1,5 @@
 """Pytrees: nested tuples, lists, dicts, namedtuples, None and registered classes, flattened to leaves."""
+import functools
 from collections import namedtuple
 
 _Node = namedtuple("_Node", "flatten unflatten")
@@ -15,10 +16,14 @@ def register_pytree_node(nodetype, flatten_func, unflatten_func):
     _registry[nodetype] = _Node(flatten_func, unflatten_func)
 
 
+def _make_namedtuple(cls, _, children):
+    return cls(*children)
+
+
 def _node_of(x):
     node = _registry.get(type(x))
     if node is None and isinstance(x, tuple) and hasattr(type(x), "_fields"):
-        return _Node(lambda t: (tuple(t), None), lambda _, c, cls=type(x): cls(*c))
+        return _Node(lambda t: (tuple(t), None), functools.partial(_make_namedtuple, type(x)))
     return node
 
 
@@ -79,7 +84,7 @@ def tree_unflatten(treedef, leaves):
 def _node_of_type(nodetype):
     node = _registry.get(nodetype)
     if node is None:  # a namedtuple class
-        return _Node(None, lambda _, c: nodetype(*c))
+        return _Node(None, functools.partial(_make_namedtuple, nodetype))
     return node
 
 

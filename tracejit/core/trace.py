@@ -101,7 +101,7 @@ class Tracer:
             f"`{self.builder.name}` is traced. Use tj.lax.cond / tj.lax.select / tnp.where for "
             f"data-dependent choices, or mark the argument static (static_argnums / static_argnames).")
 
-    def __bool__(self):
+    def __bool__(self):  # noqa: PLE0304 - always raises
         self._concretize("Python control flow (if/while/and/or/bool())")
 
     def __float__(self):
@@ -110,7 +110,7 @@ class Tracer:
     def __int__(self):
         self._concretize("int()")
 
-    def __index__(self):
+    def __index__(self):  # noqa: PLE0305 - always raises
         self._concretize("Using an array as a Python index (__index__)")
 
     def __complex__(self):

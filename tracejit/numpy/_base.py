@@ -1,8 +1,15 @@
 """Conversion, promotion and broadcasting: how NumPy's implicit rules become explicit IR."""
 import numpy as np
 
-from ..core.avals import (DEFAULT_FLOAT, DEFAULT_INT, aval_of, broadcast_shapes, canonical_dtype, is_python_scalar,
-                          result_dtype)
+from ..core.avals import (
+    DEFAULT_FLOAT,
+    DEFAULT_INT,
+    aval_of,
+    broadcast_shapes,
+    canonical_dtype,
+    is_python_scalar,
+    result_dtype,
+)
 from ..core.errors import ShapeError
 from ..core.trace import Tracer, bind
 from ..primitives import elementwise as ew

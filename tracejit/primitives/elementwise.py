@@ -9,8 +9,18 @@ import numpy as np
 from ..core.avals import ShapedArray, bool_
 from ..core.errors import ShapeError
 from ..core.trace import Primitive, bind
-from .base import (UndefinedPrimal, Zero, aval, instantiate, linear_jvp, move_batch_axis, partials_jvp, scalar,
-                   unbroadcast, zero_jvp)
+from .base import (
+    UndefinedPrimal,
+    Zero,
+    aval,
+    instantiate,
+    linear_jvp,
+    move_batch_axis,
+    partials_jvp,
+    scalar,
+    unbroadcast,
+    zero_jvp,
+)
 
 FLOAT, INT, BOOL = "f", "iu", "b"
 NUMERIC = FLOAT + INT
@@ -183,6 +193,7 @@ rsqrt_p.set(jvp=partials_jvp(rsqrt_p, lambda t, x, out: _mul(t, _div(_mul(scalar
 abs_p.set(jvp=partials_jvp(abs_p, lambda t, x, out: _mul(t, _p(sign_p, x))))
 integer_pow_p.set(jvp=partials_jvp(integer_pow_p, lambda t, x, out, y: (
     t if y == 1 else _mul(t, _mul(scalar(y, x), _p(integer_pow_p, x, y=y - 1) if y != 2 else x)))))
+integer_pow_p.set(simplify=lambda eqn, producer: eqn.inputs[0] if eqn.params["y"] == 1 else None)
 for _prim in (sign_p, floor_p, ceil_p, round_p, not_p, is_finite_p, stop_gradient_p):
     _prim.set(jvp=zero_jvp(_prim))
 
@@ -297,6 +308,7 @@ def _select_n_transpose(ct, pred, *cases):
 
 select_n_p = Primitive("select_n", _select_n_shape, _select_n_impl,
                        jvp=_select_n_jvp, transpose=_select_n_transpose, elementwise=True)
+select_n_p.set(batch=elementwise_batch(select_n_p))
 
 
 def _clamp_shape(lo, x, hi):
@@ -312,6 +324,7 @@ def _in_range(lo, x, hi):
 
 
 clamp_p = Primitive("clamp", _clamp_shape, lambda lo, x, hi: np.minimum(np.maximum(x, lo), hi), elementwise=True)
+clamp_p.set(batch=elementwise_batch(clamp_p))
 clamp_p.set(jvp=partials_jvp(
     clamp_p,
     lambda t, lo, x, hi, out: _select(_p(lt_p, x, lo), scalar(0, t), t),
@@ -346,5 +359,29 @@ def _convert_transpose(ct, x, new_dtype, weak_type=False):
     return [_p(convert_element_type_p, ct, new_dtype=x.aval.dtype, weak_type=x.aval.weak_type)]
 
 
+def _widens(a, b):
+    """Every value of dtype a is exactly representable in dtype b."""
+    if a == bool_:
+        return True
+    if a.kind == b.kind:
+        return b.itemsize >= a.itemsize
+    return a.kind in INT and b.kind == "f" and np.finfo(b).nmant + 1 >= 8 * a.itemsize
+
+
+def _convert_simplify(eqn, producer):
+    """Converting to the same dtype is a no-op, and so is a round trip through a wider dtype."""
+    x, new_dtype = eqn.inputs[0], eqn.params["new_dtype"]
+    if x.aval.dtype == new_dtype:
+        return x
+    inner = producer(x)
+    if inner is not None and inner.prim is convert_element_type_p:
+        source = inner.inputs[0]
+        if source.aval.dtype == new_dtype and _widens(source.aval.dtype, x.aval.dtype):
+            return source
+    return None
+
+
 convert_element_type_p = Primitive("convert_element_type", _convert_shape, _convert_impl, elementwise=True,
                                    jvp=_convert_jvp, transpose=_convert_transpose, linear=True)
+convert_element_type_p.set(simplify=_convert_simplify)
+convert_element_type_p.set(batch=elementwise_batch(convert_element_type_p))

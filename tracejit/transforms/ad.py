@@ -1,0 +1,361 @@
+"""Automatic differentiation as IR-to-IR transformations.
+
+Forward mode: `jvp_ir` walks an IR and calls each primitive's jvp rule; the rules are traced into a new IR
+taking (primals, tangents) and returning (outputs, output tangents). Tangents that are symbolically zero
+(`Zero`) cost nothing; they become arrays only at the output boundary.
+
+Reverse mode is linearize + transpose, as in JAX: the jvp IR is split by dependence on the tangents
+(partial_eval.partition) into a primal IR, which also returns the residuals, and a linear IR, which
+`transpose_ir` runs backwards through each primitive's transpose rule.
+
+The public functions (grad, jvp, vjp, ...) trace the user function to IR, transform it, and evaluate the
+result with eval_ir on the arguments that arrived: numpy arrays compute, tracers of an enclosing trace
+(jit, another grad) re-emit the IR there, which is how every transformation nests.
+"""
+import functools
+
+import numpy as np
+
+from ..core.api_util import flatten_args, leaf_aval, trace_pytree
+from ..core.ir import Literal, Var
+from ..core.pytree import tree_flatten, tree_unflatten
+from ..core.trace import Tracer, bind, eval_ir, trace_flat
+from ..primitives.base import UndefinedPrimal, Zero, add_tangents, instantiate
+from .partial_eval import partition
+
+# ------------------------------------------------------------------------------------------ forward mode
+
+
+def _as_list(prim, outs):
+    return list(outs) if prim.multiple_results else [outs]
+
+
+def jvp_eval(closed, primals, tangents):
+    """Interpret closed on (primal, tangent) pairs with the jvp rules; returns (outputs, output tangents).
+    Constants and literals have Zero tangents; an equation whose tangents are all Zero is just re-bound."""
+    ir = closed.ir
+    env = {v: (c, Zero(v.aval)) for v, c in zip(ir.constvars, closed.consts)}
+    env.update({v: (p, t) for v, p, t in zip(ir.invars, primals, tangents)})
+
+    def read(x):
+        return (x.value, Zero(x.aval)) if isinstance(x, Literal) else env[x]
+
+    for eqn in ir.eqns:
+        pairs = [read(x) for x in eqn.inputs]
+        ps, ts = [p for p, _ in pairs], [t for _, t in pairs]
+        if all(isinstance(t, Zero) for t in ts):
+            outs = _as_list(eqn.prim, bind(eqn.prim, *ps, **eqn.params))
+            out_ts = [Zero(v.aval) for v in eqn.outvars]
+        else:
+            if eqn.prim.jvp is None:
+                raise NotImplementedError(f"differentiation rule (jvp) for '{eqn.prim.name}' is not implemented")
+            outs, out_ts = eqn.prim.jvp(ps, ts, **eqn.params)
+            outs, out_ts = _as_list(eqn.prim, outs), _as_list(eqn.prim, out_ts)
+        env.update((v, (p, t)) for v, p, t in zip(eqn.outvars, outs, out_ts))
+    results = [read(x) for x in ir.outvars]
+    return [p for p, _ in results], [t for _, t in results]
+
+
+def tangent_aval(aval):
+    return aval.strip_weak()
+
+
+def jvp_ir(closed, which):
+    """The forward-mode IR of closed: (primals..., tangents of the inputs where `which`) -> (outs..., tangent
+    outs...). Inputs without a tangent are held constant."""
+    in_avals = closed.in_avals
+    n = len(in_avals)
+
+    def fun(*args):
+        given = iter(args[n:])
+        tangents = [next(given) if w else Zero(a) for a, w in zip(in_avals, which)]
+        outs, out_tangents = jvp_eval(closed, args[:n], tangents)
+        return outs + [instantiate(t) for t in out_tangents]
+
+    tangent_avals = [tangent_aval(a) for a, w in zip(in_avals, which) if w]
+    return trace_flat(fun, in_avals + tangent_avals, fun_name="jvp")
+
+
+# ------------------------------------------------------------------------------------------ reverse mode
+
+
+def backward_pass(linear, residuals, cotangents):
+    """Run the linear IR backwards: each equation's transpose rule turns the cotangent of its outputs into
+    cotangents of its linear inputs (UndefinedPrimal); a value used twice gets the sum. Zero (or None)
+    cotangents stay symbolic and skip their equations. Returns the cotangents of the linear inputs."""
+    ir = linear.ir
+    num_res = len(residuals)
+    env = dict(zip(ir.constvars, linear.consts))
+    env.update(zip(ir.invars[:num_res], residuals))
+    linear_vars = set(ir.invars[num_res:])
+    linear_eqns = []
+    for eqn in ir.eqns:  # equations that do not read the linear inputs (zeros, iotas) are evaluated forward
+        if any(isinstance(x, Var) and x in linear_vars for x in eqn.inputs):
+            linear_eqns.append(eqn)
+            linear_vars.update(eqn.outvars)
+        else:
+            outs = bind(eqn.prim, *[_read(env, x) for x in eqn.inputs], **eqn.params)
+            env.update(zip(eqn.outvars, _as_list(eqn.prim, outs)))
+
+    cts = {}
+
+    def accumulate(x, ct):
+        if isinstance(x, Var) and x in linear_vars and ct is not None and not isinstance(ct, Zero):
+            cts[x] = add_tangents(cts[x], ct) if x in cts else ct
+
+    for x, ct in zip(ir.outvars, cotangents):
+        accumulate(x, ct)
+    for eqn in reversed(linear_eqns):
+        out_cts = [cts.pop(v, None) for v in eqn.outvars]
+        if all(c is None for c in out_cts):
+            continue
+        if eqn.prim.transpose is None:
+            raise NotImplementedError(f"transpose rule for '{eqn.prim.name}' is not implemented, so it cannot "
+                                      "be differentiated in reverse mode")
+        args = [UndefinedPrimal(x.aval) if isinstance(x, Var) and x in linear_vars else _read(env, x)
+                for x in eqn.inputs]
+        if eqn.prim.multiple_results:
+            ct = [c if c is not None else Zero(v.aval) for c, v in zip(out_cts, eqn.outvars)]
+        else:
+            ct = out_cts[0]
+        for x, c in zip(eqn.inputs, eqn.prim.transpose(ct, *args, **eqn.params)):
+            accumulate(x, c)
+    return [cts.get(v, Zero(v.aval)) for v in ir.invars[num_res:]]
+
+
+def _read(env, x):
+    return x.value if isinstance(x, Literal) else env[x]
+
+
+def transpose_ir(linear, num_res, has_cotangent=None):
+    """The transpose of a linear IR (residuals..., tangents...) -> tangent outs: an IR
+    (residuals..., cotangents of the outputs where has_cotangent...) -> cotangents of the tangents."""
+    out_avals = [tangent_aval(a) for a in linear.out_avals]
+    has_cotangent = has_cotangent or [True] * len(out_avals)
+
+    def fun(*args):
+        given = iter(args[num_res:])
+        cts = [next(given) if h else Zero(a) for a, h in zip(out_avals, has_cotangent)]
+        return [instantiate(c) for c in backward_pass(linear, args[:num_res], cts)]
+
+    ct_avals = [a for a, h in zip(out_avals, has_cotangent) if h]
+    return trace_flat(fun, linear.in_avals[:num_res] + ct_avals, fun_name="transpose")
+
+
+def linearize_ir(closed, which):
+    """(primal IR: primals -> (outs, residuals), linear IR: (residuals, tangents) -> tangent outs, #residuals)."""
+    return partition(jvp_ir(closed, which), len(closed.in_avals), len(closed.out_avals))
+
+
+# ------------------------------------------------------------------------------------------------- API
+
+
+def _name(fun):
+    return getattr(fun, "__name__", type(fun).__name__)
+
+
+def _is_float(aval):
+    return aval.dtype.kind == "f"
+
+
+def _concrete(leaves):
+    """Concrete leaves as arrays of their traced dtype (tracers of an enclosing trace stay as they are)."""
+    return [x if isinstance(x, Tracer) else np.asarray(x, dtype=leaf_aval(x).dtype) for x in leaves]
+
+
+def _results(values):
+    """Outside a trace results are fresh numpy arrays owned by the caller; tracers stay tracers."""
+    return [x if isinstance(x, Tracer) else np.array(x) for x in values]
+
+
+def _argnums(argnums, num_args, fun):
+    nums = (argnums,) if isinstance(argnums, int) else tuple(argnums)
+    for i in nums:
+        if not isinstance(i, int) or not -num_args <= i < num_args:
+            raise ValueError(f"argnums {argnums!r} is out of range: {_name(fun)} was called with {num_args} "
+                             f"positional argument{'s' if num_args != 1 else ''}")
+    return tuple(i % num_args for i in nums)
+
+
+def _arg_slices(args):
+    """The range of flat leaves of each positional argument."""
+    slices, start = [], 0
+    for arg in args:
+        count = len(tree_flatten(arg)[0])
+        slices.append(range(start, start + count))
+        start += count
+    return slices
+
+
+def _trace(fun, args, kwargs):
+    leaves, names, in_tree = flatten_args(fun, args, kwargs)
+    closed, out_tree = trace_pytree(fun, leaves, names, in_tree, fun_name=_name(fun))
+    return _concrete(leaves), names, closed, out_tree
+
+
+def _differentiable(leaves, names, args, nums, what):
+    """`which` mask over the flat leaves for positional arguments `nums`; integer inputs are an error."""
+    slices, which = _arg_slices(args), [False] * len(leaves)
+    for i in nums:
+        for j in slices[i]:
+            aval = leaf_aval(leaves[j])
+            if not _is_float(aval):
+                raise TypeError(f"{what} requires real-valued (float) inputs, but argument '{names[j]}' has dtype "
+                                f"{aval.dtype} ({aval.str_short()}); differentiate only with respect to float "
+                                "arguments (see argnums), or convert it with .astype(float)")
+            which[j] = True
+    return which, slices
+
+
+def _vjp_flat(closed, primals, which):
+    """Run the forward pass now; return (outputs, backward) where backward(cts, has_ct) gives the cotangents
+    of the inputs marked in `which`."""
+    primal, linear, num_res = linearize_ir(closed, which)
+    values = eval_ir(primal, *primals)
+    num_outs = len(closed.out_avals)
+    outs, residuals = values[:num_outs], values[num_outs:]
+
+    def backward(cts, has_cotangent=None):
+        return eval_ir(transpose_ir(linear, num_res, has_cotangent), *residuals, *cts)
+
+    return outs, backward
+
+
+def _with_aux(fun, has_aux, box):
+    """fun's output as a flat list [out, *aux leaves]; the aux tree goes into box."""
+    @functools.wraps(fun)
+    def flat(*args, **kwargs):
+        result = fun(*args, **kwargs)
+        if has_aux:
+            if not isinstance(result, (tuple, list)) or len(result) != 2:
+                got = (f"a {type(result).__name__} of length {len(result)}" if isinstance(result, (tuple, list))
+                       else f"a {type(result).__name__}")
+                raise TypeError(f"{_name(fun)} was differentiated with has_aux=True, so it must return a pair "
+                                f"(output, auxiliary data), but it returned {got}")
+            result, aux = result
+        else:
+            aux = None
+        aux_leaves, box["aux_tree"] = tree_flatten(aux)
+        return [result] + aux_leaves
+    return flat
+
+
+def _scalar_output(fun, out, what):
+    leaves = tree_flatten(out)[0]
+    if len(leaves) != 1 or isinstance(leaves[0], (list, tuple, dict)):
+        raise TypeError(f"{what} requires a scalar output, but {_name(fun)} returned a "
+                        f"{type(out).__name__} with {len(leaves)} leaves")
+    aval = leaf_aval(leaves[0])
+    if aval.shape != ():
+        raise TypeError(f"{what} requires a scalar output (shape ()), but {_name(fun)} returned an array of "
+                        f"shape {aval.shape} ({aval.str_short()}); reduce it (e.g. .sum()) or use vjp/jacrev")
+    if not _is_float(aval):
+        raise TypeError(f"{what} requires a real-valued (float) output, but {_name(fun)} returned "
+                        f"{aval.str_short()}")
+    return leaves[0]
+
+
+def value_and_grad(fun, argnums=0, has_aux=False):
+    """A function returning (fun(*args), gradient of fun with respect to args[argnums]); with has_aux,
+    fun returns (output, aux) and this returns ((output, aux), gradient), as in JAX."""
+    what = "grad"
+
+    @functools.wraps(fun)
+    def value_and_grad_f(*args, **kwargs):
+        nums = _argnums(argnums, len(args), fun)
+        box = {}
+        with_aux = _with_aux(fun, has_aux, box)
+
+        @functools.wraps(fun)
+        def checked(*a, **k):
+            out, *aux = with_aux(*a, **k)
+            return [_scalar_output(fun, out, what)] + aux
+
+        leaves, names, closed, _ = _trace(checked, args, kwargs)
+        which, slices = _differentiable(leaves, names, args, nums, what)
+        outs, backward = _vjp_flat(closed, leaves, which)
+        num_aux = len(outs) - 1
+        ones = np.ones((), closed.out_avals[0].dtype)
+        cts = iter(_results(backward([ones], [True] + [False] * num_aux)))
+        grads = [tree_unflatten(tree_flatten(args[i])[1], [next(cts) for _ in slices[i]]) for i in nums]
+        outs = _results(outs)
+        value = outs[0]
+        if has_aux:
+            value = (value, tree_unflatten(box["aux_tree"], outs[1:]))
+        return value, grads[0] if isinstance(argnums, int) else tuple(grads)
+
+    return value_and_grad_f
+
+
+def grad(fun, argnums=0, has_aux=False):
+    """The gradient of a scalar function with respect to args[argnums] (same pytree structure); with
+    has_aux, returns (gradient, aux)."""
+    vg = value_and_grad(fun, argnums, has_aux)
+
+    @functools.wraps(fun)
+    def grad_f(*args, **kwargs):
+        value, g = vg(*args, **kwargs)
+        return (g, value[1]) if has_aux else g
+
+    return grad_f
+
+
+def _check_tangents(fun, leaves, names, tangents, tree, t_tree, what):
+    if tree != t_tree:
+        raise TypeError(f"{what}: the tangents of {_name(fun)} must have the structure of the primals, "
+                        f"{tree}, but have {t_tree}")
+    out = []
+    for x, t, name in zip(leaves, tangents, names):
+        p_aval, t_aval = leaf_aval(x), leaf_aval(t)
+        if not _is_float(p_aval):
+            continue
+        if t_aval.shape != p_aval.shape or t_aval.dtype != p_aval.dtype and not t_aval.weak_type:
+            raise TypeError(f"{what}: primal '{name}' is {p_aval.str_short()} but its tangent is "
+                            f"{t_aval.str_short()}; they must have the same shape and dtype")
+        out.append(t if isinstance(t, Tracer) else np.asarray(t, dtype=p_aval.dtype))
+    return out
+
+
+def jvp(fun, primals, tangents):
+    """(fun(*primals), directional derivative of fun at primals along tangents), as jax.jvp."""
+    if not isinstance(primals, (tuple, list)) or not isinstance(tangents, (tuple, list)):
+        raise TypeError(f"jvp: primals and tangents must be tuples or lists of arguments, got "
+                        f"{type(primals).__name__} and {type(tangents).__name__}")
+    leaves, names, closed, out_tree = _trace(fun, primals, {})
+    t_leaves, t_tree = tree_flatten(tuple(tangents))
+    which = [_is_float(leaf_aval(x)) for x in leaves]
+    t_leaves = _check_tangents(fun, leaves, names, t_leaves, tree_flatten(tuple(primals))[1], t_tree, "jvp")
+    values = _results(eval_ir(jvp_ir(closed, which), *leaves, *t_leaves))
+    num_outs = len(closed.out_avals)
+    return tree_unflatten(out_tree, values[:num_outs]), tree_unflatten(out_tree, values[num_outs:])
+
+
+def linearize(fun, *primals):
+    """(fun(*primals), jvp_fun) where jvp_fun(*tangents) evaluates only the linear part, as jax.linearize."""
+    leaves, names, closed, out_tree = _trace(fun, primals, {})
+    which = [_is_float(leaf_aval(x)) for x in leaves]
+    primal, linear, num_res = linearize_ir(closed, which)
+    values = eval_ir(primal, *leaves)
+    num_outs = len(closed.out_avals)
+    outs, residuals = values[:num_outs], values[num_outs:]
+    in_tree = tree_flatten(tuple(primals))[1]
+
+    def jvp_fun(*tangents):
+        t_leaves, t_tree = tree_flatten(tuple(tangents))
+        t_leaves = _check_tangents(fun, leaves, names, t_leaves, in_tree, t_tree, "linearize")
+        return tree_unflatten(out_tree, _results(eval_ir(linear, *residuals, *t_leaves)))
+
+    return tree_unflatten(out_tree, _results(outs)), jvp_fun
+
+
+def vjp(fun, *primals, has_aux=False):
+    """(fun(*primals), vjp_fun) where vjp_fun(cotangent) returns one cotangent per primal, as jax.vjp;
+    with has_aux, (out, vjp_fun, aux). Integer primals get zero cotangents."""
+    box = {}
+    leaves, names, closed, _ = _trace(_with_aux(fun, has_aux, box), primals, {})
+    which = [_is_float(leaf_aval(x)) for x in leaves]
+    outs, backward = _vjp_flat(closed, leaves, which)
+    num_aux = len(box["aux_tree"].children) and len(tree_flatten(None)[0])
+    out_value = outs[0] if False else None
+    del num_aux, out_value
+    raise NotImplementedError
