@@ -325,3 +325,36 @@ def test_escaped_tracer_is_an_error_not_a_wrong_result():
 def test_traced_boolean_mask_is_a_clear_error():
     with pytest.raises(tj.ConcretizationError, match="tnp.where"):
         tj.jit(lambda x: x[x > 0])(np.ones(3))
+
+
+def test_long_params_break_over_indented_lines():
+    text = ir_text(lambda x: tj.lax.pad(x, 0.0, [(1, 2, 0), (3, 4, 1), (0, 0, 0), (1, 1, 1), (2, 2, 2)]),
+                   np.ones((2, 3, 4, 5, 6), f32))
+    assert text == """{ lambda ; a:f32[2,3,4,5,6]. let
+    b:f32[5,12,4,11,20] = pad[
+      padding_config=((1, 2, 0), (3, 4, 1), (0, 0, 0), (1, 1, 1), (2, 2, 2))
+    ] a 0.0:f32[]
+  in (b,) }"""
+
+
+def test_sub_irs_print_nested_and_are_checked():
+    from tracejit.core.ir import ClosedIR
+    from tracejit.core.trace import Primitive, eval_ir
+
+    call_p = Primitive("call", lambda *avals, body: body.out_avals, lambda *xs, body: eval_ir(body, *xs),
+                       multiple_results=True)
+    body = tj.make_ir(lambda y: tnp.sin(y) * 2.0)(np.ones(2, f32))
+    text = ir_text(lambda x: call_p.bind(x + 1.0, body=body)[0], np.ones(2, f32))
+    assert text == """{ lambda ; a:f32[2]. let
+    b:f32[2] = add a 1.0:f32[]
+    c:f32[2] = call[
+      body={ lambda ; d:f32[2]. let
+          e:f32[2] = sin d
+          f:f32[2] = mul e 2.0:f32[]
+        in (f,) }
+    ] b
+  in (c,) }"""
+    assert isinstance(body, ClosedIR)
+    body.ir.eqns[1].outvars[0].aval = body.ir.eqns[1].outvars[0].aval.update(dtype=np.float64)
+    with pytest.raises(IRCheckError):
+        tj.check_ir(tj.make_ir(lambda x: call_p.bind(x, body=body)[0])(np.ones(2, f32)))

@@ -35,10 +35,6 @@ def _split_static(fun, args, kwargs, static_argnums, static_argnames):
     return dynamic_fun, dyn_args, dyn_kwargs, statics
 
 
-def _input_names(fun, args, nums):
-    return fun, args
-
-
 class CacheEntry:
     __slots__ = ("closed", "hits", "out_tree", "run", "times")
 

@@ -247,30 +247,33 @@ def _scale(f, v, n):
     return f.mul(f.mul(v, _pow2(f, n1)), _pow2(f, f.int("sub", n, n1)))
 
 
-def _exp_reduce(f, x, prec, lo=None, bounds=(-750.0, 750.0)):
-    """(expm1(r), n) with exp(x + lo) = 2**n * (1 + expm1(r)); x is first clamped to bounds
+def _exp_reduce(f, x, lo=None, bounds=(-750.0, 750.0)):
+    """(r, c, n) with x + lo = n*ln2 + r - c, r exact and |c| < 2**-33; x is first clamped to bounds
     (NaN to the upper bound), which already saturates the result."""
     x = f.max(f.min(x, bounds[1]), bounds[0])
     k = f.fma(x, _LOG2E, _MAGIC)
     n = f.sub(k, _MAGIC)
-    r = f.fma(n, -_LN2_LO, f.fma(n, -_LN2_HI, x))
-    if lo is not None:
-        r = f.add(r, lo)
-    em = f.fma(f.mul(r, r), f.poly(r, _POLY["expm1", prec]), r)
-    return em, f.int("sub", f.bits(k), _MAGIC_BITS)
+    r = f.fma(n, -_LN2_HI, x)
+    c = f.mul(n, _LN2_LO) if lo is None else f.fma(n, _LN2_LO, f.neg(lo))
+    return r, c, f.int("sub", f.bits(k), _MAGIC_BITS)
 
 
 def _exp(f, x, prec, lo=None):
-    em, n = _exp_reduce(f, x, prec, lo)
+    r, c, n = _exp_reduce(f, x, lo)
+    r = f.sub(r, c)
+    em = f.fma(f.mul(r, r), f.poly(r, _POLY["expm1", prec]), r)
     return f.sel(f.cmp("uno", x, x), x, _scale(f, f.add(em, 1.0), n))
 
 
 def _expm1_value(f, x, prec):
-    """expm1 for non-NaN x; 2**n*em + (2**n - 1) is evaluated as 2*(h*em + (h - 1/2)), h = 2**(n-1),
-    so that h stays finite at n = 1024."""
-    em, n = _exp_reduce(f, x, prec, bounds=(-60.0, 710.0))
+    """expm1 for non-NaN x: 2**n * expm1(r - c) + 2**n - 1 evaluated as 2*((h - 1/2) + h*r + h*b),
+    h = 2**(n-1) (finite at n = 1024), with the first sum exact so only the small b rounds."""
+    r, c, n = _exp_reduce(f, x, bounds=(-60.0, 710.0))
+    q = f.mul(f.mul(r, r), f.poly(r, _POLY["expm1", prec]))  # expm1(r) = r + q
+    b = f.fma(f.neg(c), f.add(r, q), f.sub(q, c))  # expm1(r - c) = r + b, to first order in c
     h = _pow2(f, f.int("sub", n, 1))
-    return f.mul(f.fma(h, em, f.sub(h, 0.5)), 2.0)
+    hi, lo = f.two_sum(f.sub(h, 0.5), f.mul(h, r))
+    return f.mul(f.add(hi, f.fma(h, b, lo)), 2.0)
 
 
 def _expm1(f, x, prec):

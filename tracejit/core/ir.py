@@ -218,7 +218,7 @@ class _Printer:
         self.emit(eqn.prim.name, "prim")
         params = sorted(eqn.params.items())
         nested = any(True for _ in sub_irs(eqn))
-        if params and not nested and len(_param_text(params)) + indent < 100:
+        if params and not nested and self._line_length(eqn, params, indent) <= 100:
             self.emit("[" + _param_text(params) + "]")
         elif params:
             self.emit("[")
@@ -229,6 +229,12 @@ class _Printer:
         for x in eqn.inputs:
             self.emit(" ")
             self.atom(x)
+
+    def _line_length(self, eqn, params, indent):
+        """Length of the equation on one line (its binders were just named, its inputs are named)."""
+        binders = sum(len(self.names.get(v, "_")) + 1 + len(v.aval.str_short()) + 1 for v in eqn.outvars)
+        inputs = sum(1 + len(format_literal(x) if isinstance(x, Literal) else self.name(x)) for x in eqn.inputs)
+        return indent + binders + 2 + len(eqn.prim.name) + len(_param_text(params)) + 2 + inputs
 
     def param(self, value, indent):
         if isinstance(value, (IR, ClosedIR)):

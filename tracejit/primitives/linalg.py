@@ -4,7 +4,7 @@ import numpy as np
 from ..core.avals import ShapedArray
 from ..core.errors import ShapeError
 from ..core.trace import Primitive, bind
-from .base import UndefinedPrimal, aval, partials_jvp
+from .base import UndefinedPrimal, aval, batched_axis, partials_jvp
 from .shapes import transpose_p
 
 
@@ -82,3 +82,25 @@ dot_general_p.set(jvp=partials_jvp(
     dot_general_p,
     lambda t, x, y, out, dimension_numbers: _dot(t, y, dimension_numbers),
     lambda t, x, y, out, dimension_numbers: _dot(x, t, dimension_numbers)))
+
+
+def _dot_general_batch(args, dims, dimension_numbers):
+    """Both operands batched: one more batch dimension. One batched: its batch axis is one more free axis of
+    that side, so nothing is broadcast or moved."""
+    (lhs, rhs), (ld, rd) = args, dims
+    (lc, rc), (lb, rb) = dimension_numbers
+
+    def shift(axes, d):
+        return tuple(batched_axis(a, d) for a in axes) if d is not None else axes
+
+    lc2, rc2, lb2, rb2 = shift(lc, ld), shift(rc, rd), shift(lb, ld), shift(rb, rd)
+    if ld is not None and rd is not None:
+        return _dot(lhs, rhs, ((lc2, rc2), ((ld,) + lb2, (rd,) + rb2))), 0
+    if ld is not None:
+        out_dim = len(lb) + _free_axes(aval(lhs).ndim, lc2, lb2).index(ld)
+    else:
+        out_dim = len(lb) + len(_free_axes(aval(lhs).ndim, lc, lb)) + _free_axes(aval(rhs).ndim, rc2, rb2).index(rd)
+    return _dot(lhs, rhs, ((lc2, rc2), (lb2, rb2))), out_dim
+
+
+dot_general_p.set(batch=_dot_general_batch)

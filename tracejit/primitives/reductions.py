@@ -4,7 +4,7 @@ import numpy as np
 from ..core.avals import ShapedArray, bool_
 from ..core.errors import ShapeError
 from ..core.trace import Primitive, bind
-from .base import aval, linear_jvp, partials_jvp, scalar, zero_jvp
+from .base import aval, batched_axis, linear_jvp, partials_jvp, scalar, zero_jvp
 from .elementwise import and_p, convert_element_type_p, div_p, eq_p, mul_p, select_n_p
 from .shapes import broadcast_in_dim_p
 
@@ -40,6 +40,15 @@ def _expand(y, x_aval, axes):
 
 def _sum(x, axes):
     return _p(reduce_sum_p, x, axes=axes)
+
+
+def _reduce_batch(prim):
+    """Reduce the same axes of every example; the batch axis moves left past the reduced axes before it."""
+    def batch(args, dims, axes, **params):
+        (x,), (d,) = args, dims
+        return (_p(prim, x, axes=tuple(batched_axis(a, d) for a in axes), **params),
+                d - sum(a < d for a in axes))
+    return batch
 
 
 reduce_sum_p = Primitive("reduce_sum", _reduce_shape("reduce_sum", "fiu"),
@@ -80,6 +89,8 @@ reduce_max_p.set(jvp=partials_jvp(reduce_max_p, lambda t, x, out, axes: _chosen_
 reduce_min_p.set(jvp=partials_jvp(reduce_min_p, lambda t, x, out, axes: _chosen_location_jvp(t, x, out, axes)))
 reduce_prod_p.set(jvp=partials_jvp(reduce_prod_p, lambda t, x, out, axes: _sum(
     _p(mul_p, t, _prod_partial(x, out, axes)), axes)))
+for _prim in (reduce_sum_p, reduce_max_p, reduce_min_p, reduce_prod_p):
+    _prim.set(simplify=lambda eqn, producer: None if eqn.params["axes"] else eqn.inputs[0])  # no axes: no-op
 
 
 def _arg_shape(name):
@@ -98,6 +109,8 @@ argmin_p = Primitive("argmin", _arg_shape("argmin"),
                      lambda x, axes, index_dtype: np.argmin(x, axis=axes[0]).astype(index_dtype))
 argmax_p.set(jvp=zero_jvp(argmax_p))
 argmin_p.set(jvp=zero_jvp(argmin_p))
+for _prim in (reduce_sum_p, reduce_max_p, reduce_min_p, reduce_prod_p, argmax_p, argmin_p):
+    _prim.set(batch=_reduce_batch(_prim))
 
 
 def _cumsum_shape(x, axis, reverse=False):
@@ -117,6 +130,8 @@ def _cumsum_impl(x, axis, reverse=False):
 
 cumsum_p = Primitive("cumsum", _cumsum_shape, _cumsum_impl, linear=True)
 cumsum_p.set(jvp=linear_jvp(cumsum_p),
-             transpose=lambda ct, x, axis, reverse=False: [_p(cumsum_p, ct, axis=axis, reverse=not reverse)])
+             transpose=lambda ct, x, axis, reverse=False: [_p(cumsum_p, ct, axis=axis, reverse=not reverse)],
+             batch=lambda args, dims, axis, reverse=False: (
+                 _p(cumsum_p, args[0], axis=batched_axis(axis, dims[0]), reverse=reverse), dims[0]))
 
 

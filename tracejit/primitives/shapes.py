@@ -5,8 +5,8 @@ import numpy as np
 from ..core.avals import ShapedArray, shape_size
 from ..core.errors import ShapeError
 from ..core.trace import Primitive, bind
-from .base import UndefinedPrimal, Zero, aval, linear_jvp, scalar, zeros
-from .elementwise import sub_p
+from .base import UndefinedPrimal, Zero, aval, batched_axis, full, linear_jvp, move_batch_axis, scalar, zeros
+from .elementwise import select_n_p, sub_p
 
 
 def _p(prim, *args, **params):
@@ -54,6 +54,33 @@ def _broadcast_in_dim_transpose(ct, x, shape, broadcast_dimensions):
 broadcast_in_dim_p = _linear(Primitive("broadcast_in_dim", _broadcast_in_dim_shape, _broadcast_in_dim_impl),
                              _broadcast_in_dim_transpose)
 
+
+def _broadcast_in_dim_simplify(eqn, producer):
+    """A broadcast to the operand's own shape is a no-op; a broadcast of a broadcast is one broadcast."""
+    x, shape, dims = eqn.inputs[0], eqn.params["shape"], eqn.params["broadcast_dimensions"]
+    if x.aval.shape == tuple(shape):
+        return x
+    inner = producer(x)
+    if inner is not None and inner.prim is broadcast_in_dim_p:
+        composed = tuple(dims[d] for d in inner.params["broadcast_dimensions"])
+        return broadcast_in_dim_p, inner.inputs, dict(shape=shape, broadcast_dimensions=composed)
+    return None
+
+
+broadcast_in_dim_p.set(simplify=_broadcast_in_dim_simplify, rearranges=True)
+
+
+def _broadcast_in_dim_batch(args, dims, shape, broadcast_dimensions):
+    """The batch axis goes right after the output axis of the operand axis before it: no transpose."""
+    (x,), (d,) = args, dims
+    at = broadcast_dimensions[d - 1] + 1 if d else 0
+    moved = tuple(b + (b >= at) for b in broadcast_dimensions)
+    return _p(broadcast_in_dim_p, x, shape=shape[:at] + (aval(x).shape[d],) + shape[at:],
+              broadcast_dimensions=moved[:d] + (at,) + moved[d:]), at
+
+
+broadcast_in_dim_p.set(batch=_broadcast_in_dim_batch)
+
 # --------------------------------------------------------------------------------------------- reshape
 
 
@@ -67,6 +94,28 @@ def _reshape_shape(x, new_sizes):
 reshape_p = _linear(Primitive("reshape", _reshape_shape, lambda x, new_sizes: np.reshape(x, new_sizes).copy()),
                     lambda ct, x, new_sizes: [_p(reshape_p, ct, new_sizes=x.aval.shape)])
 
+
+def _reshape_simplify(eqn, producer):
+    """A reshape to the operand's own shape is a no-op; a reshape of a reshape is one reshape."""
+    x, new_sizes = eqn.inputs[0], eqn.params["new_sizes"]
+    if x.aval.shape == tuple(new_sizes):
+        return x
+    inner = producer(x)
+    if inner is not None and inner.prim is reshape_p:
+        return reshape_p, inner.inputs, eqn.params
+    return None
+
+
+reshape_p.set(simplify=_reshape_simplify, rearranges=True)
+
+
+def _reshape_batch(args, dims, new_sizes):
+    x = move_batch_axis(args[0], dims[0], 0, None)
+    return _p(reshape_p, x, new_sizes=(aval(x).shape[0],) + tuple(new_sizes)), 0
+
+
+reshape_p.set(batch=_reshape_batch)
+
 # ------------------------------------------------------------------------------------------- transpose
 
 
@@ -79,6 +128,23 @@ def _transpose_shape(x, permutation):
 transpose_p = _linear(
     Primitive("transpose", _transpose_shape, lambda x, permutation: np.transpose(x, permutation).copy()),
     lambda ct, x, permutation: [_p(transpose_p, ct, permutation=tuple(np.argsort(permutation).tolist()))])
+
+
+def _transpose_simplify(eqn, producer):
+    """The identity permutation is a no-op; a transpose of a transpose is one (composed) transpose."""
+    x, perm = eqn.inputs[0], tuple(eqn.params["permutation"])
+    inner = producer(x)
+    composed = inner is not None and inner.prim is transpose_p
+    if composed:
+        x, perm = inner.inputs[0], tuple(inner.params["permutation"][p] for p in perm)
+    if perm == tuple(range(len(perm))):
+        return x
+    return (transpose_p, [x], dict(permutation=perm)) if composed else None
+
+
+transpose_p.set(simplify=_transpose_simplify, rearranges=True)
+transpose_p.set(batch=lambda args, dims, permutation: (_p(transpose_p, args[0], permutation=(dims[0],) + tuple(
+    batched_axis(p, dims[0]) for p in permutation)), 0))
 
 # ------------------------------------------------------------------------------------ squeeze / expand
 
@@ -102,6 +168,13 @@ squeeze_p = _linear(Primitive("squeeze", _squeeze_shape, lambda x, dimensions: n
 expand_dims_p = _linear(
     Primitive("expand_dims", _expand_dims_shape, lambda x, dimensions: np.expand_dims(x, dimensions).copy()),
     lambda ct, x, dimensions: [_p(squeeze_p, ct, dimensions=dimensions)])
+squeeze_p.set(rearranges=True)
+expand_dims_p.set(rearranges=True)
+squeeze_p.set(batch=lambda args, dims, dimensions: (
+    _p(squeeze_p, args[0], dimensions=tuple(batched_axis(a, dims[0]) for a in dimensions)),
+    dims[0] - sum(a < dims[0] for a in dimensions)))
+expand_dims_p.set(batch=lambda args, dims, dimensions: (
+    _p(expand_dims_p, move_batch_axis(args[0], dims[0], 0, None), dimensions=tuple(a + 1 for a in dimensions)), 0))
 
 # ------------------------------------------------------------------------------------------------- rev
 
@@ -114,6 +187,9 @@ def _rev_shape(x, dimensions):
 
 rev_p = _linear(Primitive("rev", _rev_shape, lambda x, dimensions: np.flip(x, dimensions).copy()),
                 lambda ct, x, dimensions: [_p(rev_p, ct, dimensions=dimensions)])
+rev_p.set(rearranges=True, involution=True)
+rev_p.set(batch=lambda args, dims, dimensions: (
+    _p(rev_p, args[0], dimensions=tuple(batched_axis(a, dims[0]) for a in dimensions)), dims[0]))
 
 # ----------------------------------------------------------------------------------------------- slice
 
@@ -145,6 +221,17 @@ def _slice_transpose(ct, x, start_indices, limit_indices, strides=None):
 
 
 slice_p = _linear(Primitive("slice", _slice_shape, _slice_impl), _slice_transpose)
+slice_p.set(rearranges=True)
+
+
+def _slice_batch(args, dims, start_indices, limit_indices, strides=None):
+    (x,), (d,) = args, dims
+    return _p(slice_p, x, start_indices=start_indices[:d] + (0,) + start_indices[d:],
+              limit_indices=limit_indices[:d] + (aval(x).shape[d],) + limit_indices[d:],
+              strides=None if strides is None else strides[:d] + (1,) + strides[d:]), d
+
+
+slice_p.set(batch=_slice_batch)
 
 # ------------------------------------------------------------------------------------------------- pad
 
@@ -187,6 +274,23 @@ def _pad_transpose(ct, x, padding_value, padding_config):
 
 pad_p = _linear(Primitive("pad", _pad_shape, _pad_impl), _pad_transpose)
 
+
+def _pad_batch(args, dims, padding_config):
+    """A batched padding value: pad with zero, then select the value where a padded mask says so."""
+    (x, value), (d, value_dim) = args, dims
+    if value_dim is None:
+        return _p(pad_p, x, value, padding_config=padding_config[:d] + ((0, 0, 0),) + padding_config[d:]), d
+    size = aval(value).shape[value_dim]
+    x = move_batch_axis(x, d, 0, size)
+    config = ((0, 0, 0),) + tuple(padding_config)
+    padded = _p(pad_p, x, scalar(0, x), padding_config=config)
+    mask = _p(pad_p, full(aval(x).update(dtype=np.bool_), False), np.True_, padding_config=config)
+    value = _p(broadcast_in_dim_p, value, shape=aval(padded).shape, broadcast_dimensions=(0,))
+    return _p(select_n_p, mask, padded, value), 0
+
+
+pad_p.set(batch=_pad_batch)
+
 # ----------------------------------------------------------------------------------------- concatenate
 
 
@@ -222,6 +326,15 @@ concatenate_p = _linear(
     Primitive("concatenate", _concatenate_shape, lambda *xs, dimension: np.concatenate(xs, axis=dimension)),
     _concatenate_transpose)
 
+
+def _concatenate_batch(args, dims, dimension):
+    size = next(aval(x).shape[d] for x, d in zip(args, dims) if d is not None)
+    return _p(concatenate_p, *[move_batch_axis(x, d, 0, size) for x, d in zip(args, dims)],
+              dimension=dimension + 1), 0
+
+
+concatenate_p.set(batch=_concatenate_batch)
+
 # ------------------------------------------------------------------------------------------------ iota
 
 
@@ -237,4 +350,5 @@ def _iota_impl(dtype, shape, dimension):
 
 
 iota_p = Primitive("iota", _iota_shape, _iota_impl)
-iota_p.set(jvp=lambda primals, tangents, **params: (_p(iota_p, **params), Zero(_iota_shape(**params))))
+iota_p.set(jvp=lambda primals, tangents, **params: (_p(iota_p, **params), Zero(_iota_shape(**params))),
+           batch=lambda args, dims, **params: (_p(iota_p, **params), None))

@@ -221,11 +221,11 @@ def _vjp_flat(closed, primals, which):
     return outs, backward
 
 
-def _with_aux(fun, has_aux, box):
-    """fun's output as a flat list [out, *aux leaves]; the aux tree goes into box."""
+def _flat_output(fun, has_aux, box, check=None):
+    """fun with its output flattened to [out leaves..., aux leaves...]; the trees and counts go into box."""
     @functools.wraps(fun)
     def flat(*args, **kwargs):
-        result = fun(*args, **kwargs)
+        result, aux = fun(*args, **kwargs), None
         if has_aux:
             if not isinstance(result, (tuple, list)) or len(result) != 2:
                 got = (f"a {type(result).__name__} of length {len(result)}" if isinstance(result, (tuple, list))
@@ -233,55 +233,49 @@ def _with_aux(fun, has_aux, box):
                 raise TypeError(f"{_name(fun)} was differentiated with has_aux=True, so it must return a pair "
                                 f"(output, auxiliary data), but it returned {got}")
             result, aux = result
-        else:
-            aux = None
+        if check is not None:
+            result = check(result)
+        out_leaves, box["out_tree"] = tree_flatten(result)
         aux_leaves, box["aux_tree"] = tree_flatten(aux)
-        return [result] + aux_leaves
+        box["num_out"] = len(out_leaves)
+        return out_leaves + aux_leaves
     return flat
 
 
-def _scalar_output(fun, out, what):
-    leaves = tree_flatten(out)[0]
-    if len(leaves) != 1 or isinstance(leaves[0], (list, tuple, dict)):
-        raise TypeError(f"{what} requires a scalar output, but {_name(fun)} returned a "
-                        f"{type(out).__name__} with {len(leaves)} leaves")
-    aval = leaf_aval(leaves[0])
-    if aval.shape != ():
-        raise TypeError(f"{what} requires a scalar output (shape ()), but {_name(fun)} returned an array of "
-                        f"shape {aval.shape} ({aval.str_short()}); reduce it (e.g. .sum()) or use vjp/jacrev")
-    if not _is_float(aval):
-        raise TypeError(f"{what} requires a real-valued (float) output, but {_name(fun)} returned "
-                        f"{aval.str_short()}")
-    return leaves[0]
+def _scalar_output(fun, what):
+    def check(out):
+        leaves = tree_flatten(out)[0]
+        if len(leaves) != 1:
+            raise TypeError(f"{what} requires a scalar output, but {_name(fun)} returned a "
+                            f"{type(out).__name__} with {len(leaves)} leaves")
+        aval = leaf_aval(leaves[0])
+        if aval.shape != ():
+            raise TypeError(f"{what} requires a scalar output (shape ()), but {_name(fun)} returned an array of "
+                            f"shape {aval.shape} ({aval.str_short()}); reduce it (e.g. .sum()) or use vjp/jacrev")
+        if not _is_float(aval):
+            raise TypeError(f"{what} requires a real-valued (float) output, but {_name(fun)} returned "
+                            f"{aval.str_short()}")
+        return leaves[0]
+    return check
 
 
 def value_and_grad(fun, argnums=0, has_aux=False):
     """A function returning (fun(*args), gradient of fun with respect to args[argnums]); with has_aux,
     fun returns (output, aux) and this returns ((output, aux), gradient), as in JAX."""
-    what = "grad"
 
     @functools.wraps(fun)
     def value_and_grad_f(*args, **kwargs):
         nums = _argnums(argnums, len(args), fun)
         box = {}
-        with_aux = _with_aux(fun, has_aux, box)
-
-        @functools.wraps(fun)
-        def checked(*a, **k):
-            out, *aux = with_aux(*a, **k)
-            return [_scalar_output(fun, out, what)] + aux
-
-        leaves, names, closed, _ = _trace(checked, args, kwargs)
-        which, slices = _differentiable(leaves, names, args, nums, what)
+        flat = _flat_output(fun, has_aux, box, _scalar_output(fun, "grad"))
+        leaves, names, closed, _ = _trace(flat, args, kwargs)
+        which, slices = _differentiable(leaves, names, args, nums, "grad")
         outs, backward = _vjp_flat(closed, leaves, which)
-        num_aux = len(outs) - 1
         ones = np.ones((), closed.out_avals[0].dtype)
-        cts = iter(_results(backward([ones], [True] + [False] * num_aux)))
+        cts = iter(_results(backward([ones], [True] + [False] * (len(outs) - 1))))
         grads = [tree_unflatten(tree_flatten(args[i])[1], [next(cts) for _ in slices[i]]) for i in nums]
         outs = _results(outs)
-        value = outs[0]
-        if has_aux:
-            value = (value, tree_unflatten(box["aux_tree"], outs[1:]))
+        value = (outs[0], tree_unflatten(box["aux_tree"], outs[1:])) if has_aux else outs[0]
         return value, grads[0] if isinstance(argnums, int) else tuple(grads)
 
     return value_and_grad_f
@@ -300,19 +294,20 @@ def grad(fun, argnums=0, has_aux=False):
     return grad_f
 
 
-def _check_tangents(fun, leaves, names, tangents, tree, t_tree, what):
-    if tree != t_tree:
-        raise TypeError(f"{what}: the tangents of {_name(fun)} must have the structure of the primals, "
-                        f"{tree}, but have {t_tree}")
+def _matching(fun, what, reference, values, tree, v_tree, kind):
+    """values (tangents or cotangents) checked against the reference leaves (primals or outputs) and cast
+    to their dtypes; only float references are kept."""
+    if tree != v_tree:
+        raise TypeError(f"{what}: the {kind}s for {_name(fun)} must have the structure {tree}, got {v_tree}")
     out = []
-    for x, t, name in zip(leaves, tangents, names):
-        p_aval, t_aval = leaf_aval(x), leaf_aval(t)
-        if not _is_float(p_aval):
+    for i, (x, t) in enumerate(zip(reference, values)):
+        ref, got = leaf_aval(x), leaf_aval(t)
+        if not _is_float(ref):
             continue
-        if t_aval.shape != p_aval.shape or t_aval.dtype != p_aval.dtype and not t_aval.weak_type:
-            raise TypeError(f"{what}: primal '{name}' is {p_aval.str_short()} but its tangent is "
-                            f"{t_aval.str_short()}; they must have the same shape and dtype")
-        out.append(t if isinstance(t, Tracer) else np.asarray(t, dtype=p_aval.dtype))
+        if got.shape != ref.shape or (got.dtype != ref.dtype and not got.weak_type):
+            raise TypeError(f"{what}: {kind} {i} is {got.str_short()} but must match {ref.str_short()} in shape "
+                            "and dtype")
+        out.append(t if isinstance(t, Tracer) else np.asarray(t, dtype=ref.dtype))
     return out
 
 
@@ -321,10 +316,10 @@ def jvp(fun, primals, tangents):
     if not isinstance(primals, (tuple, list)) or not isinstance(tangents, (tuple, list)):
         raise TypeError(f"jvp: primals and tangents must be tuples or lists of arguments, got "
                         f"{type(primals).__name__} and {type(tangents).__name__}")
-    leaves, names, closed, out_tree = _trace(fun, primals, {})
+    leaves, _, closed, out_tree = _trace(fun, primals, {})
     t_leaves, t_tree = tree_flatten(tuple(tangents))
+    t_leaves = _matching(fun, "jvp", leaves, t_leaves, tree_flatten(tuple(primals))[1], t_tree, "tangent")
     which = [_is_float(leaf_aval(x)) for x in leaves]
-    t_leaves = _check_tangents(fun, leaves, names, t_leaves, tree_flatten(tuple(primals))[1], t_tree, "jvp")
     values = _results(eval_ir(jvp_ir(closed, which), *leaves, *t_leaves))
     num_outs = len(closed.out_avals)
     return tree_unflatten(out_tree, values[:num_outs]), tree_unflatten(out_tree, values[num_outs:])
@@ -332,9 +327,9 @@ def jvp(fun, primals, tangents):
 
 def linearize(fun, *primals):
     """(fun(*primals), jvp_fun) where jvp_fun(*tangents) evaluates only the linear part, as jax.linearize."""
-    leaves, names, closed, out_tree = _trace(fun, primals, {})
+    leaves, _, closed, out_tree = _trace(fun, primals, {})
     which = [_is_float(leaf_aval(x)) for x in leaves]
-    primal, linear, num_res = linearize_ir(closed, which)
+    primal, linear, _ = linearize_ir(closed, which)
     values = eval_ir(primal, *leaves)
     num_outs = len(closed.out_avals)
     outs, residuals = values[:num_outs], values[num_outs:]
@@ -342,20 +337,32 @@ def linearize(fun, *primals):
 
     def jvp_fun(*tangents):
         t_leaves, t_tree = tree_flatten(tuple(tangents))
-        t_leaves = _check_tangents(fun, leaves, names, t_leaves, in_tree, t_tree, "linearize")
+        t_leaves = _matching(fun, "linearize", leaves, t_leaves, in_tree, t_tree, "tangent")
         return tree_unflatten(out_tree, _results(eval_ir(linear, *residuals, *t_leaves)))
 
     return tree_unflatten(out_tree, _results(outs)), jvp_fun
 
 
 def vjp(fun, *primals, has_aux=False):
-    """(fun(*primals), vjp_fun) where vjp_fun(cotangent) returns one cotangent per primal, as jax.vjp;
-    with has_aux, (out, vjp_fun, aux). Integer primals get zero cotangents."""
+    """(fun(*primals), vjp_fun) where vjp_fun(cotangent) returns a tuple with one cotangent per primal, as
+    jax.vjp; with has_aux, (out, vjp_fun, aux). Integer primals get zero cotangents."""
     box = {}
-    leaves, names, closed, _ = _trace(_with_aux(fun, has_aux, box), primals, {})
+    leaves, _, closed, _ = _trace(_flat_output(fun, has_aux, box), primals, {})
     which = [_is_float(leaf_aval(x)) for x in leaves]
     outs, backward = _vjp_flat(closed, leaves, which)
-    num_aux = len(box["aux_tree"].children) and len(tree_flatten(None)[0])
-    out_value = outs[0] if False else None
-    del num_aux, out_value
-    raise NotImplementedError
+    num_out, in_tree = box["num_out"], tree_flatten(tuple(primals))[1]
+
+    def vjp_fun(cotangent):
+        ct_leaves, ct_tree = tree_flatten(cotangent)
+        out_leaves = outs[:num_out]
+        has_ct = [_is_float(leaf_aval(x)) for x in out_leaves]
+        cts = _matching(fun, "vjp", out_leaves, ct_leaves, box["out_tree"], ct_tree, "cotangent")
+        in_cts = iter(backward(cts, has_ct + [False] * (len(outs) - num_out)))
+        full = [next(in_cts) if w else np.zeros(leaf_aval(x).shape, leaf_aval(x).dtype)
+                for x, w in zip(leaves, which)]
+        return tree_unflatten(in_tree, _results(full))
+
+    out = tree_unflatten(box["out_tree"], _results(outs[:num_out]))
+    if has_aux:
+        return out, vjp_fun, tree_unflatten(box["aux_tree"], _results(outs[num_out:]))
+    return out, vjp_fun
