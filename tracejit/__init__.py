@@ -1,11 +1,13 @@
 """tracejit: a tracing JIT for numerical Python (see DESIGN.md)."""
-from . import lax, nn, numpy, tree_util
+from . import lax, nn, numpy, test_util, tree_util
 from .api import jit, make_ir
 from .core.api_util import ShapeDtypeStruct
 from .core.errors import ConcretizationError, EscapedTracerError, ShapeError
 from .core.ir import check_ir
 from .core.trace import eval_ir as _eval_ir
+from .custom_derivatives import custom_jvp, custom_vjp
 from .nn import stop_gradient
+from .transforms.ad import grad, hessian, jacfwd, jacrev, jvp, linearize, value_and_grad, vjp
 
 make_jaxpr = make_ir
 

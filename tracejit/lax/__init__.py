@@ -11,6 +11,7 @@ from ..primitives import indexing as ix
 from ..primitives import linalg
 from ..primitives import reductions as rd
 from ..primitives import shapes as sh
+from .control_flow import cond, fori_loop, scan, switch, while_loop
 
 
 def _typed(*args):

@@ -6,10 +6,12 @@ mode="fill" reads zero there. scatter_add is its transpose: mode="clip" clamps, 
 out-of-range updates (what x.at[i].add does in JAX)."""
 import numpy as np
 
-from ..core.avals import ShapedArray
+from ..core.avals import DEFAULT_INT, ShapedArray
 from ..core.errors import ShapeError
 from ..core.trace import Primitive, bind
-from .base import UndefinedPrimal, aval, linear_jvp, zeros
+from .base import UndefinedPrimal, aval, batched_axis, linear_jvp, move_batch_axis, zeros
+from .elementwise import add_p, and_p, clamp_p, convert_element_type_p, ge_p, lt_p, select_n_p, sub_p
+from .shapes import broadcast_in_dim_p, concatenate_p, expand_dims_p, iota_p
 
 
 def _p(prim, *args, **params):
@@ -24,6 +26,41 @@ def _check_starts(name, x, starts):
 
 def _clamped_starts(starts, shape, sizes):
     return tuple(int(np.clip(int(s), 0, d - n)) for s, d, n in zip(starts, shape, sizes))
+
+# ------------------------------------------------------------------------------------- batching helpers
+
+
+def _with_batch_column(indices):
+    """Indices (batch, ..., k) -> (batch, ..., k + 1) whose first column is the example number."""
+    a = aval(indices)
+    column = _p(iota_p, dtype=a.dtype, shape=a.shape[:-1] + (1,), dimension=0)
+    return _p(concatenate_p, column, indices, dimension=a.ndim - 1)
+
+
+def _stack_columns(columns):
+    """Index arrays of one shape -> one array with a last axis of index columns."""
+    ndim = aval(columns[0]).ndim
+    columns = [_p(expand_dims_p, c, dimensions=(ndim,)) for c in columns]
+    return columns[0] if len(columns) == 1 else _p(concatenate_p, *columns, dimension=ndim)
+
+
+def _window_grid(starts, start_dims, shape, sizes, grid, size):
+    """Per axis j of an example of `shape`: the start clamped so a window of `sizes` fits, per example and
+    broadcast to (batch,) + grid, and the iota along axis j of that grid."""
+    grid_shape, index = (size,) + tuple(grid), np.dtype(DEFAULT_INT)
+    out = []
+    for j, (s, d, dim, n) in enumerate(zip(starts, start_dims, shape, sizes)):
+        if aval(s).dtype != index:
+            s = _p(convert_element_type_p, s, new_dtype=index, weak_type=False)
+        s = _p(clamp_p, index.type(0), s, index.type(dim - n))
+        s = _p(broadcast_in_dim_p, s, shape=grid_shape, broadcast_dimensions=() if d is None else (0,))
+        out.append((s, _p(iota_p, dtype=index, shape=grid_shape, dimension=j + 1)))
+    return out
+
+
+def _unbatched_shape(x, d):
+    shape = aval(x).shape
+    return shape if d is None else shape[:d] + shape[d + 1:]
 
 # -------------------------------------------------------------------------------------- dynamic_slice
 
@@ -47,6 +84,21 @@ def _dynamic_slice_transpose(ct, x, *starts, slice_sizes):
 dynamic_slice_p = Primitive("dynamic_slice", _dynamic_slice_shape, _dynamic_slice_impl,
                             transpose=_dynamic_slice_transpose, linear=True)
 dynamic_slice_p.set(jvp=linear_jvp(dynamic_slice_p, (0,)))
+
+
+def _dynamic_slice_batch(args, dims, slice_sizes):
+    """Unbatched starts: slice the whole batch axis too. Batched starts: a gather of each example's window."""
+    (x, *starts), (xd, *start_dims) = args, dims
+    size = next(aval(v).shape[d] for v, d in zip(args, dims) if d is not None)
+    if all(d is None for d in start_dims):
+        return _p(dynamic_slice_p, x, *starts[:xd], np.int64(0), *starts[xd:],
+                  slice_sizes=slice_sizes[:xd] + (size,) + slice_sizes[xd:]), xd
+    grid = _window_grid(starts, start_dims, _unbatched_shape(x, xd), slice_sizes, slice_sizes, size)
+    indices = _stack_columns([_p(add_p, s, i) for s, i in grid])
+    return _gather_batch([x, indices], [xd, 0], axes=tuple(range(len(starts))), mode="clip")
+
+
+dynamic_slice_p.set(batch=_dynamic_slice_batch)
 
 # ------------------------------------------------------------------------------- dynamic_update_slice
 
@@ -78,6 +130,31 @@ dynamic_update_slice_p = Primitive("dynamic_update_slice", _dynamic_update_slice
                                    _dynamic_update_slice_impl, transpose=_dynamic_update_slice_transpose,
                                    linear=True)
 dynamic_update_slice_p.set(jvp=linear_jvp(dynamic_update_slice_p, (0, 1)))
+
+
+def _dynamic_update_slice_batch(args, dims):
+    """Unbatched starts: update the whole batch axis too. Batched starts: select, at each position of each
+    example, the update element it falls on (a gather) inside the window and the operand outside it."""
+    (x, update, *starts), (xd, ud, *start_dims) = args, dims
+    size = next(aval(v).shape[d] for v, d in zip(args, dims) if d is not None)
+    if all(d is None for d in start_dims):
+        at = 0 if xd is None else xd
+        x, update = move_batch_axis(x, xd, at, size), move_batch_axis(update, ud, at, size)
+        return _p(dynamic_update_slice_p, x, update, *starts[:at], np.int64(0), *starts[at:]), at
+    x = move_batch_axis(x, xd, 0, size)
+    u_shape, shape = _unbatched_shape(update, ud), aval(x).shape[1:]
+    relative, inside = [], None
+    for (s, i), n in zip(_window_grid(starts, start_dims, shape, u_shape, shape, size), u_shape):
+        r = _p(sub_p, i, s)
+        fits = _p(and_p, _p(ge_p, r, np.int64(0)), _p(lt_p, r, np.int64(n)))
+        inside = fits if inside is None else _p(and_p, inside, fits)
+        relative.append(r)
+    values, _ = _gather_batch([update, _stack_columns(relative)], [ud, 0], axes=tuple(range(len(shape))),
+                              mode="clip")
+    return _p(select_n_p, inside, x, values), 0
+
+
+dynamic_update_slice_p.set(batch=_dynamic_update_slice_batch)
 
 # ---------------------------------------------------------------------------------- gather / scatter
 
@@ -133,6 +210,23 @@ gather_p = Primitive("gather", _gather_shape, _gather_impl, transpose=_gather_tr
 gather_p.set(jvp=linear_jvp(gather_p, (0,)))
 
 
+def _gather_batch(args, dims, axes, mode):
+    """Operand batched only: its batch axis is one more kept axis. Indices batched: each example's indices
+    get a first column naming the example, so one gather reads every example."""
+    (x, indices), (xd, idd) = args, dims
+    moved = axes if xd is None else tuple(batched_axis(a, xd) for a in axes)
+    if idd is None:
+        kept_before = sum(k not in moved for k in range(xd))
+        return _p(gather_p, x, indices, axes=moved, mode=mode), aval(indices).ndim - 1 + kept_before
+    indices = move_batch_axis(indices, idd, 0, None)
+    if xd is None:
+        return _p(gather_p, x, indices, axes=axes, mode=mode), 0
+    return _p(gather_p, x, _with_batch_column(indices), axes=(xd,) + moved, mode=mode), 0
+
+
+gather_p.set(batch=_gather_batch)
+
+
 def _scatter_add_shape(x, indices, updates, axes, mode):
     if mode not in ("clip", "drop"):
         raise ValueError(f"scatter_add: mode must be 'clip' or 'drop', got {mode!r}")
@@ -165,3 +259,21 @@ def _scatter_add_transpose(ct, x, indices, updates, axes, mode):
 scatter_add_p = Primitive("scatter_add", _scatter_add_shape, _scatter_add_impl, transpose=_scatter_add_transpose,
                           linear=True)
 scatter_add_p.set(jvp=linear_jvp(scatter_add_p, (0, 2)))
+
+
+def _scatter_add_batch(args, dims, axes, mode):
+    """The operand is batched (broadcast if need be); indices as in gather's rule; updates follow."""
+    (x, indices, updates), (xd, idd, ud) = args, dims
+    size = next(aval(v).shape[d] for v, d in zip(args, dims) if d is not None)
+    at = 0 if xd is None else xd
+    x = move_batch_axis(x, xd, at, size)
+    moved = tuple(batched_axis(a, at) for a in axes)
+    if idd is None:
+        u_at = aval(indices).ndim - 1 + sum(k not in moved for k in range(at))
+        return _p(scatter_add_p, x, indices, move_batch_axis(updates, ud, u_at, size), axes=moved, mode=mode), at
+    indices = _with_batch_column(move_batch_axis(indices, idd, 0, size))
+    return _p(scatter_add_p, x, indices, move_batch_axis(updates, ud, 0, size), axes=(at,) + moved,
+              mode=mode), at
+
+
+scatter_add_p.set(batch=_scatter_add_batch)

@@ -366,3 +366,116 @@ def vjp(fun, *primals, has_aux=False):
     if has_aux:
         return out, vjp_fun, tree_unflatten(box["aux_tree"], _results(outs[num_out:]))
     return out, vjp_fun
+
+
+# -------------------------------------------------------------------------------------------- jacobians
+
+
+def _std_basis(leaves):
+    """The identity over all elements of `leaves`, one array per leaf of shape (total, *leaf.shape)."""
+    avals = [leaf_aval(x) for x in leaves]
+    sizes = [a.size for a in avals]
+    eye = np.eye(sum(sizes), dtype=np.result_type(*[a.dtype for a in avals]))
+    starts = np.cumsum([0] + sizes)
+    return [eye[:, s:s + a.size].reshape((eye.shape[0],) + a.shape).astype(a.dtype) for s, a in zip(starts, avals)]
+
+
+def _unstack_rows(stacked, avals):
+    """Split axis 0 of `stacked` (one row per element of the values `avals`) into one piece per value,
+    shaped (*value.shape, *rest)."""
+    from .. import numpy as tnp
+    pieces, start = [], 0
+    for a in avals:
+        piece = stacked[start:start + a.size]
+        pieces.append(tnp.reshape(piece, a.shape + tuple(piece.shape[1:])))
+        start += a.size
+    return pieces
+
+
+def _dyn_fun(fun, args, kwargs, nums):
+    """fun as a function of args[nums] only, the other arguments fixed."""
+    def partial_fun(*dyn):
+        full = list(args)
+        for i, a in zip(nums, dyn):
+            full[i] = a
+        return fun(*full, **kwargs)
+    partial_fun.__name__ = _name(fun)
+    return partial_fun
+
+
+def _checked_float_args(fun, args, nums, what):
+    leaves, names, _ = flatten_args(fun, args)
+    _differentiable(leaves, names, args, nums, what)
+
+
+def jacfwd(fun, argnums=0):
+    """The Jacobian of fun with respect to args[argnums] by forward mode: vmap of jvp over the standard
+    basis (one batched IR). Each output leaf holds (*out.shape, *in.shape) arrays in the arguments' tree."""
+
+    @functools.wraps(fun)
+    def jacfwd_f(*args, **kwargs):
+        from .vmap import vmap
+        nums = _argnums(argnums, len(args), fun)
+        _checked_float_args(fun, args, nums, "jacfwd")
+        dyn = tuple(args[i] for i in nums)
+        dyn_leaves, dyn_tree = tree_flatten(dyn)
+        partial_fun = _dyn_fun(fun, args, kwargs, nums)
+
+        def pushfwd(*tangent_leaves):
+            return jvp(partial_fun, dyn, tree_unflatten(dyn_tree, tangent_leaves))[1]
+
+        columns, out_tree = tree_flatten(vmap(pushfwd)(*_std_basis(dyn_leaves)))
+        in_avals = [leaf_aval(x) for x in dyn_leaves]
+        jac = []
+        for col in columns:  # col: (inputs, *out.shape) -> per input (*out.shape, *in.shape)
+            out_ndim = leaf_aval(col).ndim - 1
+            pieces = [_move_front_axes_back(p, a.ndim, out_ndim) for p, a in zip(_unstack_rows(col, in_avals), in_avals)]
+            jac.append(_select_args(tree_unflatten(dyn_tree, pieces), argnums))
+        return tree_unflatten(out_tree, jac)
+
+    return jacfwd_f
+
+
+def _move_front_axes_back(x, front, back):
+    """(*front axes, *back axes) -> (*back axes, *front axes)."""
+    from .. import numpy as tnp
+    return tnp.transpose(x, tuple(range(front, front + back)) + tuple(range(front)))
+
+
+def _select_args(dyn, argnums):
+    return dyn[0] if isinstance(argnums, int) else dyn
+
+
+def jacrev(fun, argnums=0):
+    """The Jacobian of fun with respect to args[argnums] by reverse mode: one vjp, then vmap of its backward
+    pass over the standard basis of the outputs."""
+
+    @functools.wraps(fun)
+    def jacrev_f(*args, **kwargs):
+        from .vmap import vmap
+        nums = _argnums(argnums, len(args), fun)
+        _checked_float_args(fun, args, nums, "jacrev")
+        dyn = tuple(args[i] for i in nums)
+        out, vjp_fun = vjp(_dyn_fun(fun, args, kwargs, nums), *dyn)
+        out_leaves, out_tree = tree_flatten(out)
+        out_avals = [leaf_aval(x) for x in out_leaves]
+        for a in out_avals:
+            if not _is_float(a):
+                raise TypeError(f"jacrev requires real-valued (float) outputs, but {_name(fun)} returned "
+                                f"{a.str_short()}")
+
+        def pullback(*ct_leaves):
+            return vjp_fun(tree_unflatten(out_tree, ct_leaves))
+
+        rows, dyn_tree = tree_flatten(vmap(pullback)(*_std_basis(out_leaves)))
+        per_input = [_unstack_rows(r, out_avals) for r in rows]  # [input][output] -> (*out.shape, *in.shape)
+        jac = [_select_args(tree_unflatten(dyn_tree, [pieces[k] for pieces in per_input]), argnums)
+               for k in range(len(out_avals))]
+        return tree_unflatten(out_tree, jac)
+
+    return jacrev_f
+
+
+def hessian(fun, argnums=0):
+    """The Hessian of a scalar function: jacfwd of jacrev, as in JAX."""
+    return jacfwd(jacrev(fun, argnums), argnums)

@@ -1,0 +1,61 @@
+"""LLVM for the host: one MCJIT engine per process (a second engine made from the same TargetMachine
+segfaulted), modules optimised at O3 with loop and SLP vectorization for the host CPU and its features."""
+import functools
+import threading
+
+import llvmlite.binding as llvm
+
+_lock = threading.RLock()
+
+
+def _target_machine():
+    target = llvm.Target.from_default_triple()
+    return target.create_target_machine(cpu=llvm.get_host_cpu_name(),
+                                        features=llvm.get_host_cpu_features().flatten(),
+                                        opt=3, reloc="default", codemodel="jitdefault")
+
+
+@functools.cache
+def _jit():
+    """(engine, target machine for passes and assembly). The engine owns its own TargetMachine."""
+    llvm.initialize_native_target()
+    llvm.initialize_native_asmprinter()
+    tm = _target_machine()
+    engine = llvm.create_mcjit_compiler(llvm.parse_assembly(""), _target_machine())
+    return engine, tm
+
+
+def module_header():
+    _, tm = _jit()
+    return f'target triple = "{tm.triple}"\ntarget datalayout = "{tm.target_data}"\n'
+
+
+def optimize(text):
+    """Parse and optimise LLVM IR text; returns the llvmlite module."""
+    _, tm = _jit()
+    with _lock:
+        mod = llvm.parse_assembly(text)
+        mod.verify()
+        pto = llvm.create_pipeline_tuning_options(speed_level=3)
+        pto.loop_vectorization = True
+        pto.slp_vectorization = True
+        pto.loop_unrolling = True
+        pb = llvm.create_pass_builder(tm, pto)
+        pb.getModulePassManager().run(mod, pb)
+        return mod
+
+
+def load(mod, names):
+    """Add an optimised module to the engine; returns the addresses of the named functions."""
+    engine, _ = _jit()
+    with _lock:
+        engine.add_module(mod)
+        engine.finalize_object()
+        return [engine.get_function_address(n) for n in names]
+
+
+def assembly(llvm_text):
+    """Machine code for optimised LLVM IR text, as assembly."""
+    _, tm = _jit()
+    with _lock:
+        return tm.emit_assembly(llvm.parse_assembly(llvm_text))

@@ -1,0 +1,222 @@
+"""The lowering-rule interface: what a primitive's `lower=` rule is, and the emitter rules write with.
+
+A rule is one of four small kinds; the backend reads the kind, never the primitive's name:
+
+- `Elementwise(fn)`: fn(b, *xs, **params) -> x. One scalar LLVM instruction sequence from the operands'
+  SSA values (rank-0 operands broadcast). Fused freely into loop nests.
+- `IndexMap(fn)`: fn(b, idx, read, **params) -> x. The value at output index `idx` (a list of i64 SSA
+  names or Python ints) from `read(i, in_idx)`, the value of operand i at an index. Structural ops
+  (broadcast, transpose, slice, pad, gather...) are index maps, which is what lets them fuse.
+- `Reduce(init, update, result)`: a loop accumulator. init(b, **params) -> accs, update(b, accs, x, pos,
+  **params) -> accs (pos: i64 position along the reduced axes), result(b, accs, **params) -> x. The operand
+  fuses into the reduction loop. `combine` (accs, accs) -> accs, when given, merges partial results, which
+  lets the backend split a full reduction over threads.
+- `Kernel(fn)`: fn(k, outs, ins, **params) emits a whole kernel over buffers (dot_general, cumsum,
+  scatter_add). ins/outs are `Buffer`s; k offers loops, loads, stores and the emitter `k.b`.
+
+Scalar values are LLVM SSA names or constants; bool values are i1 in registers (i8 in memory).
+"""
+import struct
+
+import numpy as np
+
+
+class Elementwise:
+    def __init__(self, fn):
+        self.fn = fn
+
+
+class IndexMap:
+    def __init__(self, fn):
+        self.fn = fn
+
+
+class Reduce:
+    def __init__(self, init, update, result=None, combine=None):
+        self.init, self.update, self.combine = init, update, combine
+        self.result = result or (lambda b, accs, **params: accs[0])
+
+
+class Kernel:
+    def __init__(self, fn):
+        self.fn = fn
+
+
+LLVM_TYPES = {np.dtype("float32"): "float", np.dtype("float64"): "double", np.dtype("int32"): "i32",
+              np.dtype("int64"): "i64", np.dtype("bool"): "i1"}
+
+
+def llvm_type(dtype):
+    return LLVM_TYPES[np.dtype(dtype)]
+
+
+def memory_type(dtype):
+    """How a dtype is stored: bool is a byte."""
+    return "i8" if np.dtype(dtype) == np.bool_ else llvm_type(dtype)
+
+
+def const_text(value, dtype):
+    """An exactly representable LLVM constant of `dtype` (f32 written as the hex of its double)."""
+    dtype = np.dtype(dtype)
+    value = np.asarray(value).astype(dtype)[()]
+    if dtype.kind == "f":
+        return "0x%016X" % struct.unpack("<Q", struct.pack("<d", float(value)))[0]
+    if dtype == np.bool_:
+        return "true" if value else "false"
+    return str(int(value))
+
+
+_CMP = {"f": {"eq": "fcmp oeq", "ne": "fcmp une", "lt": "fcmp olt", "le": "fcmp ole", "gt": "fcmp ogt",
+              "ge": "fcmp oge"},
+        "i": {"eq": "icmp eq", "ne": "icmp ne", "lt": "icmp slt", "le": "icmp sle", "gt": "icmp sgt",
+              "ge": "icmp sge"},
+        "b": {"eq": "icmp eq", "ne": "icmp ne", "lt": "icmp ult", "le": "icmp ule", "gt": "icmp ugt",
+              "ge": "icmp uge"}}
+
+
+class Emitter:
+    """Appends SSA instructions to a function body. `in_avals` / `out_aval` describe the equation being
+    lowered; the default dtype of every helper is the first operand's."""
+
+    def __init__(self, func):
+        self.func = func
+        self.in_avals, self.out_aval = [], None
+
+    def __call__(self, rhs):
+        return self.func.emit(rhs)
+
+    # ----------------------------------------------------------------------------- types and constants
+    def dtype(self, dtype=None):
+        return np.dtype(dtype) if dtype is not None else self.in_avals[0].dtype
+
+    def kind(self, dtype=None):
+        d = self.dtype(dtype)
+        return "b" if d == np.bool_ else ("f" if d.kind == "f" else "i")
+
+    def ty(self, dtype=None):
+        return llvm_type(self.dtype(dtype))
+
+    def const(self, value, dtype=None):
+        return const_text(value, self.dtype(dtype))
+
+    # ------------------------------------------------------------------------------------ arithmetic
+    def binop(self, fop, iop, x, y, dtype=None):
+        op = fop if self.kind(dtype) == "f" else iop
+        return self(f"{op} {self.ty(dtype)} {x}, {y}")
+
+    def cmp(self, pred, x, y, dtype=None):
+        return self(f"{_CMP[self.kind(dtype)][pred]} {self.ty(dtype)} {x}, {y}")
+
+    def select(self, c, x, y, dtype=None):
+        return self(f"select i1 {c}, {self.ty(dtype)} {x}, {self.ty(dtype)} {y}")
+
+    def intrinsic(self, name, *args, dtype=None, extra=""):
+        ty = self.ty(dtype)
+        suffix = {"float": "f32", "double": "f64"}.get(ty, ty)
+        operands = ", ".join(f"{ty} {a}" for a in args) + extra
+        return self(f"call {ty} @llvm.{name}.{suffix}({operands})")
+
+    def math(self, name, *args, dtype=None):
+        """A vectorizable math function (tracejit.backend.mathlib)."""
+        ty = self.ty(dtype)
+        self.func.module.math.add((name, ty))
+        operands = ", ".join(f"{ty} {a}" for a in args)
+        return self(f"call {ty} @tj_{name}_{ty}({operands})")
+
+    def maximum(self, x, y, dtype=None):
+        """NumPy's maximum: NaN propagates."""
+        kind = self.kind(dtype)
+        if kind == "f":
+            return self.intrinsic("maximum", x, y, dtype=dtype)
+        return self.intrinsic("umax" if kind == "b" else "smax", x, y, dtype=dtype)
+
+    def minimum(self, x, y, dtype=None):
+        kind = self.kind(dtype)
+        if kind == "f":
+            return self.intrinsic("minimum", x, y, dtype=dtype)
+        return self.intrinsic("umin" if kind == "b" else "smin", x, y, dtype=dtype)
+
+    def convert(self, x, src, dst):
+        """astype, except that float -> int saturates (NaN -> 0) as the reference impl does."""
+        src, dst = np.dtype(src), np.dtype(dst)
+        ks, kd, ts, td = self.kind(src), self.kind(dst), self.ty(src), self.ty(dst)
+        if src == dst:
+            return x
+        if kd == "b":
+            return self(f"{'fcmp une' if ks == 'f' else 'icmp ne'} {ts} {x}, {self.const(0, src)}")
+        if ks == "b":
+            return self(f"{'uitofp' if kd == 'f' else 'zext'} i1 {x} to {td}")
+        if ks == "f" and kd == "f":
+            return self(f"{'fpext' if src.itemsize < dst.itemsize else 'fptrunc'} {ts} {x} to {td}")
+        if kd == "f":
+            return self(f"sitofp {ts} {x} to {td}")
+        if ks == "i":
+            return self(f"{'sext' if src.itemsize < dst.itemsize else 'trunc'} {ts} {x} to {td}")
+        info = np.iinfo(dst)
+        hi = np.nextafter(src.type(info.max), src.type(0))
+        nan = self(f"fcmp uno {ts} {x}, {x}")
+        x = self.select(nan, self.const(0, src), x, src)
+        x = self.intrinsic("maxnum", x, self.const(info.min, src), dtype=src)
+        x = self.intrinsic("minnum", x, self.const(hi, src), dtype=src)
+        return self(f"fptosi {ts} {x} to {td}")
+
+    # ------------------------------------------------------------------------- index arithmetic (i64)
+    def iop(self, op, a, c):
+        """i64 arithmetic folding Python ints: op in add, sub, mul, sdiv, srem."""
+        if isinstance(a, int) and isinstance(c, int):
+            return {"add": a + c, "sub": a - c, "mul": a * c, "sdiv": int(a / c) if c else 0,
+                    "srem": int(np.fmod(a, c)) if c else 0}[op]
+        if op in ("add", "sub") and c == 0 or op in ("mul", "sdiv") and c == 1:
+            return a
+        if op == "add" and a == 0:
+            return c
+        if op == "mul" and (a == 0 or c == 0):
+            return 0
+        if op == "mul" and a == 1:
+            return c
+        return self(f"{op} i64 {a}, {c}")
+
+    def index(self, x, dtype):
+        """An integer value of `dtype` as i64."""
+        return x if self.ty(dtype) == "i64" else self.convert(x, dtype, np.int64)
+
+    def clamp_index(self, i, lo, hi):
+        """min(max(i, lo), hi) on i64 (lo <= hi)."""
+        if isinstance(i, int):
+            return min(max(i, lo), hi)
+        return self.intrinsic("smin", self.intrinsic("smax", i, lo, dtype=np.int64), hi, dtype=np.int64)
+
+    def in_range(self, i, lo, hi):
+        """lo <= i < hi as i1 (or a Python bool)."""
+        if isinstance(i, int):
+            return lo <= i < hi
+        return self(f"icmp ult i64 {self.iop('sub', i, lo)}, {hi - lo}")
+
+    def all_of(self, conds):
+        """The conjunction of i1 values and Python bools (True when empty)."""
+        if any(c is False for c in conds):
+            return False
+        conds = [c for c in conds if c is not True]
+        out = True
+        for c in conds:
+            out = c if out is True else self(f"and i1 {out}, {c}")
+        return out
+
+    def reindex(self, idx, src_shape, dst_shape):
+        """The index into an array of dst_shape holding the same flat (row-major) element as idx does
+        into src_shape. Dimensions of size 1 are mapped directly when the other dimensions agree."""
+        src_big = [(i, d) for i, d in enumerate(src_shape) if d != 1]
+        dst_big = [(i, d) for i, d in enumerate(dst_shape) if d != 1]
+        if [d for _, d in src_big] == [d for _, d in dst_big]:
+            out = [0] * len(dst_shape)
+            for (i, _), (j, _) in zip(src_big, dst_big):
+                out[j] = idx[i]
+            return out
+        flat = 0
+        for i, d in zip(idx, src_shape):
+            flat = self.iop("add", self.iop("mul", flat, d), i)
+        out = []
+        for d in reversed(dst_shape):
+            out.append(self.iop("srem", flat, d) if d != 1 else 0)
+            flat = self.iop("sdiv", flat, d)
+        return out[::-1]

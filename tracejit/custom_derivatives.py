@@ -1,0 +1,215 @@
+"""custom_jvp and custom_vjp: functions with user-written derivative rules, with JAX semantics.
+
+A call traces the function to an IR and binds a call primitive whose params hold that IR and the rules:
+`custom_jvp_call` (its jvp calls the user's jvp rule) and `custom_vjp_call` (its jvp runs the user's fwd and
+emits `custom_lin`, a linear primitive whose transpose calls the user's bwd). Values the function closes over
+become explicit operands (the first `num_consts`), so the equation survives jit and nested traces.
+Evaluating a call primitive evaluates its IR. Batching rules for these primitives belong to the vmap
+transform (set with `prim.set(batch=...)`, as for every other primitive).
+"""
+import functools
+import inspect
+
+from .core.api_util import leaf_aval
+from .core.ir import IR, ClosedIR
+from .core.pytree import tree_flatten, tree_unflatten, treedef_flatten_up_to
+from .core.trace import Primitive, bind, canonicalize_input, eval_ir, trace_flat
+from .numpy._base import astype
+from .primitives.base import Zero, aval, instantiate, zeros
+
+
+def _closure_convert(closed):
+    """The IR with its constants turned into leading inputs: (consts..., args...) -> outs."""
+    ir = closed.ir
+    return ClosedIR(IR([], ir.constvars + ir.invars, ir.eqns, ir.outvars), []), closed.consts
+
+
+def _call_shape(*avals, call, num_consts, **rules):
+    expected = call.in_avals
+    if len(avals) != len(expected) or any((a.shape, a.dtype) != (e.shape, e.dtype) for a, e in zip(avals, expected)):
+        raise TypeError(f"custom call: operands {[a.str_short() for a in avals]} do not match the function's "
+                        f"inputs {[e.str_short() for e in expected]}")
+    return call.out_avals
+
+
+def _call_impl(*args, call, num_consts, **rules):
+    return eval_ir(call, *args)
+
+
+def _no_closed_over_tangents(kind, rule, tangents, num_consts):
+    if any(not isinstance(t, Zero) for t in tangents[:num_consts]):
+        raise TypeError(f"a {kind} function ({rule.__name__}) was differentiated with respect to a value it closes "
+                        "over; pass that value as an argument instead")
+
+
+def _custom_jvp_call_jvp(primals, tangents, call, jvp, num_consts):
+    _no_closed_over_tangents("custom_jvp", jvp, tangents, num_consts)
+    return jvp(primals[num_consts:], [instantiate(t) for t in tangents[num_consts:]])
+
+
+custom_jvp_call_p = Primitive("custom_jvp_call", _call_shape, _call_impl, multiple_results=True,
+                              jvp=_custom_jvp_call_jvp)
+
+
+def _custom_vjp_call_jvp(primals, tangents, call, fwd, bwd, num_consts):
+    _no_closed_over_tangents("custom_vjp", fwd, tangents, num_consts)
+    outs, residuals = fwd(primals[num_consts:])
+    out_avals = tuple(aval(o).strip_weak() for o in outs)
+    tangents_in = [instantiate(t) for t in tangents[num_consts:]]
+    return outs, bind(custom_lin_p, *residuals, *tangents_in, num_res=len(residuals), bwd=bwd, out_avals=out_avals)
+
+
+custom_vjp_call_p = Primitive("custom_vjp_call", _call_shape, _call_impl, multiple_results=True,
+                              jvp=_custom_vjp_call_jvp)
+
+
+def _forward_mode_error(*args, bwd, **params):
+    raise TypeError(f"cannot apply forward-mode differentiation (jvp) to a custom_vjp function (its bwd is "
+                    f"{bwd.__name__}); use grad/vjp, or give the function a custom_jvp rule instead")
+
+
+def _custom_lin_transpose(cts, *args, num_res, bwd, out_avals):
+    cts = [instantiate(c) for c in cts]
+    return [None] * num_res + list(bwd(args[:num_res], cts))
+
+
+custom_lin_p = Primitive("custom_lin", lambda *avals, num_res, bwd, out_avals: list(out_avals), _forward_mode_error,
+                         multiple_results=True, jvp=_forward_mode_error, transpose=_custom_lin_transpose,
+                         linear=True)
+
+# ------------------------------------------------------------------------------------------- decorators
+
+
+def _positional(fun, args, kwargs):
+    if not kwargs:
+        return tuple(args)
+    bound = inspect.signature(fun).bind(*args, **kwargs)
+    bound.apply_defaults()
+    return bound.args
+
+
+class _CustomFunction:
+    """What custom_jvp and custom_vjp share: splitting off nondiff_argnums and tracing the function."""
+
+    kind = "custom"
+
+    def __init__(self, fun, nondiff_argnums=()):
+        functools.update_wrapper(self, fun)
+        self.fun, self.nondiff_argnums = fun, tuple(nondiff_argnums)
+
+    def _split(self, args):
+        nondiff = [args[i] for i in self.nondiff_argnums]
+        diff = tuple(a for i, a in enumerate(args) if i not in self.nondiff_argnums)
+        return nondiff, diff
+
+    def _merge(self, nondiff, diff):
+        count, nondiff, diff = len(nondiff) + len(diff), iter(nondiff), iter(diff)
+        return [next(nondiff) if i in self.nondiff_argnums else next(diff) for i in range(count)]
+
+    def _bind(self, prim, args, kwargs, **rules):
+        args = _positional(self.fun, args, kwargs)
+        nondiff, diff = self._split(args)
+        leaves, in_tree = tree_flatten(diff)
+        leaves = [canonicalize_input(x, f"{self.__name__} argument leaf {i}") for i, x in enumerate(leaves)]
+        box = {"in_avals": [leaf_aval(x) for x in leaves]}
+
+        def flat_fun(*xs):
+            out_leaves, box["out_tree"] = tree_flatten(self.fun(*self._merge(nondiff, tree_unflatten(in_tree, xs))))
+            return out_leaves
+
+        call, consts = _closure_convert(trace_flat(flat_fun, box["in_avals"],
+                                                   fun_name=self.__name__))
+        make_rules = {name: make(nondiff, in_tree, box) for name, make in rules.items()}
+        outs = bind(prim, *consts, *leaves, call=call, num_consts=len(consts), **make_rules)
+        return tree_unflatten(box["out_tree"], outs)
+
+    def _check_out(self, what, value, box):
+        leaves, tree = tree_flatten(value)
+        if tree != box["out_tree"]:
+            raise TypeError(f"{self.kind} {self.__name__}: the {what} must have the structure of the function's "
+                            f"output, {box['out_tree']}, got {tree}")
+        return leaves
+
+
+class custom_jvp(_CustomFunction):
+    """A function with a custom jvp rule: @custom_jvp def f(x): ...; @f.defjvp def f_jvp(primals, tangents):
+    return f(*primals), tangent_out. Arguments in nondiff_argnums come first in the rule's arguments."""
+
+    kind = "custom_jvp"
+    jvp = None
+
+    def defjvp(self, jvp):
+        self.jvp = jvp
+        return jvp
+
+    def __call__(self, *args, **kwargs):
+        if self.jvp is None:
+            raise AttributeError(f"custom_jvp function {self.__name__} has no jvp rule; define one with .defjvp")
+        return self._bind(custom_jvp_call_p, args, kwargs, jvp=self._jvp_rule)
+
+    def _jvp_rule(self, nondiff, in_tree, box):
+        def rule(primals, tangents):
+            result = self.jvp(*nondiff, tree_unflatten(in_tree, primals), tree_unflatten(in_tree, tangents))
+            if not isinstance(result, (tuple, list)) or len(result) != 2:
+                raise TypeError(f"the jvp rule of {self.__name__} must return a pair (primal_out, tangent_out), "
+                                f"got {type(result).__name__}")
+            outs = self._check_out("primal output of the jvp rule", result[0], box)
+            out_tangents = self._check_out("tangent output of the jvp rule", result[1], box)
+            return outs, [_like(t, o) for t, o in zip(out_tangents, outs)]
+        rule.__name__ = getattr(self.jvp, "__name__", "jvp")
+        return rule
+
+
+def _like(t, ref):
+    """A tangent or cotangent from a user rule as a value of its reference's type (None means zero)."""
+    ref_aval = aval(ref).strip_weak()
+    if t is None or isinstance(t, Zero):
+        return zeros(ref_aval)
+    if aval(t).shape != ref_aval.shape:
+        raise TypeError(f"a custom rule returned a {aval(t).str_short()} where a {ref_aval.str_short()} was "
+                        "expected")
+    return astype(t, ref_aval.dtype)
+
+
+class custom_vjp(_CustomFunction):
+    """A function with a custom reverse-mode rule: f.defvjp(fwd, bwd), fwd(*args) -> (out, residuals),
+    bwd(*nondiff_args, residuals, out_cotangent) -> tuple of cotangents, one per differentiable argument
+    (None for zero)."""
+
+    kind = "custom_vjp"
+    fwd = bwd = None
+
+    def defvjp(self, fwd, bwd):
+        self.fwd, self.bwd = fwd, bwd
+
+    def __call__(self, *args, **kwargs):
+        if self.fwd is None:
+            raise AttributeError(f"custom_vjp function {self.__name__} has no rules; define them with .defvjp")
+        return self._bind(custom_vjp_call_p, args, kwargs, fwd=self._fwd_rule, bwd=self._bwd_rule)
+
+    def _fwd_rule(self, nondiff, in_tree, box):
+        def fwd(primals):
+            result = self.fwd(*self._merge(nondiff, tree_unflatten(in_tree, primals)))
+            if not isinstance(result, (tuple, list)) or len(result) != 2:
+                raise TypeError(f"the fwd rule of {self.__name__} must return a pair (output, residuals), "
+                                f"got {type(result).__name__}")
+            residuals, box["res_tree"] = tree_flatten(result[1])
+            return self._check_out("output of the fwd rule", result[0], box), residuals
+        fwd.__name__ = getattr(self.fwd, "__name__", "fwd")
+        return fwd
+
+    def _bwd_rule(self, nondiff, in_tree, box):
+        def bwd(residuals, cts):
+            result = self.bwd(*nondiff, tree_unflatten(box["res_tree"], residuals),
+                              tree_unflatten(box["out_tree"], cts))
+            arg_trees = in_tree.children
+            if not isinstance(result, (tuple, list)) or len(result) != len(arg_trees):
+                raise TypeError(f"the bwd rule of {self.__name__} must return a tuple with one cotangent per "
+                                f"differentiable argument ({len(arg_trees)}), got {type(result).__name__}"
+                                + (f" of length {len(result)}" if isinstance(result, (tuple, list)) else ""))
+            leaves = []
+            for ct, tree in zip(result, arg_trees):
+                leaves += [None] * tree.num_leaves if ct is None else treedef_flatten_up_to(tree, ct)
+            return [_like(ct, a) for ct, a in zip(leaves, box["in_avals"])]
+        bwd.__name__ = getattr(self.bwd, "__name__", "bwd")
+        return bwd

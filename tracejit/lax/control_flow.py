@@ -1,0 +1,194 @@
+"""cond, switch, while_loop, fori_loop and scan with jax.lax's signatures. Bodies are traced once into
+sub-IRs; values they close over become explicit operands of the control-flow equation."""
+import numpy as np
+
+from ..core.api_util import leaf_aval, trace_pytree
+from ..core.avals import ShapedArray, is_python_scalar
+from ..core.errors import ShapeError
+from ..core.ir import IR, ClosedIR, Var
+from ..core.pytree import tree_flatten, tree_flatten_with_path, tree_unflatten
+from ..core.trace import Tracer, bind
+from ..numpy._base import asarray
+from ..primitives import control_flow as cf
+from ..primitives import elementwise as ew
+
+
+def _leaves(tree):
+    leaves, treedef = tree_flatten(tree)
+    return [_array(x) for x in leaves], treedef
+
+
+def _array(x):
+    """Tracers and weakly typed Python scalars stay as they are; anything else becomes an array."""
+    x = asarray(x)
+    return x if isinstance(x, Tracer) or is_python_scalar(x) else np.asarray(x)
+
+
+def _trace(fun, in_avals, in_tree, name):
+    """Trace fun on abstract leaves; returns (constant-free ClosedIR, its constants, output tree)."""
+    closed, out_tree = trace_pytree(fun, [None] * len(in_avals), [None] * len(in_avals), in_tree, avals=in_avals,
+                                    fun_name=name)
+    body, consts = cf.hoist_consts(closed)
+    return body, consts, out_tree
+
+
+def _describe(tree, avals):
+    paths = [p for p, _ in tree_flatten_with_path(tree_unflatten(tree, avals))[0]]
+    return ", ".join(f"{p or 'output'}: {a.str_short()}" for p, a in zip(paths, avals))
+
+# ------------------------------------------------------------------------------------------ cond/switch
+
+
+def switch(index, branches, *operands):
+    """Apply branches[index](*operands); index is clamped to the valid range, as in JAX."""
+    return _switch(index, branches, operands, [f"branch {k} ({_name(b)})" for k, b in enumerate(branches)])
+
+
+def cond(pred, true_fun, false_fun, *operands):
+    return _switch(pred, [false_fun, true_fun], operands, ["false_fun", "true_fun"])
+
+
+def _switch(index, branches, operands, labels):
+    index = asarray(index)
+    shape = index.shape if isinstance(index, Tracer) else np.shape(index)
+    dtype = index.dtype if isinstance(index, Tracer) else np.asarray(index).dtype
+    if shape != () or dtype.kind not in "iub":
+        raise TypeError(f"switch/cond: the index or predicate must be a scalar bool or integer, got "
+                        f"{ShapedArray(shape, dtype).str_short()}")
+    if not branches:
+        raise ValueError("switch: needs at least one branch")
+    leaves, in_tree = tree_flatten((tuple(operands), {}))
+    leaves = [_array(x) for x in leaves]
+    avals = [leaf_aval(x).strip_weak() for x in leaves]
+    traced = [_trace(b, avals, in_tree, getattr(b, "__name__", f"branch {k}")) for k, b in enumerate(branches)]
+    first_body, _, first_tree = traced[0]
+    for k, (body, _, tree) in enumerate(traced[1:], 1):
+        if tree != first_tree or [(a.shape, a.dtype) for a in body.out_avals] != [
+                (a.shape, a.dtype) for a in first_body.out_avals]:
+            raise TypeError(
+                f"cond/switch branches must return the same structure, shapes and dtypes: {labels[0]} returns "
+                f"{_describe(first_tree, first_body.out_avals)}; {labels[k]} returns "
+                f"{_describe(tree, body.out_avals)}")
+    all_consts = [c for _, consts, _ in traced for c in consts]
+    bodies, offset = [], 0
+    for body, consts, _ in traced:  # every branch takes every branch's constants, then the operands
+        bodies.append(_pad_inputs(body, all_consts, offset, len(consts)))
+        offset += len(consts)
+    index = bind(ew.convert_element_type_p, index, new_dtype=np.dtype(np.int32), weak_type=False)
+    outs = bind(cf.cond_p, index, *all_consts, *leaves, branches=tuple(bodies))
+    return tree_unflatten(first_tree, outs)
+
+
+def _name(fun):
+    return getattr(fun, "__name__", repr(fun))
+
+
+def _pad_inputs(body, all_consts, offset, count):
+    """body takes (its consts, operands); give it leading inputs for all branches' consts."""
+    ir = body.ir
+    own = ir.invars[:count]
+    invars = [Var(leaf_aval(c)) for c in all_consts[:offset]] + own + [
+        Var(leaf_aval(c)) for c in all_consts[offset + count:]] + ir.invars[count:]
+    return ClosedIR(IR([], invars, ir.eqns, ir.outvars), [])
+
+# ------------------------------------------------------------------------------------------- while/fori
+
+
+def _carry_fixed_point(fun, init_avals, in_tree, name, extra_avals=()):
+    """Trace a loop body; if it turns a weakly typed carry leaf into a strong dtype, retrace with that dtype."""
+    body, consts, out_tree = _trace(fun, list(init_avals) + list(extra_avals), in_tree, name)
+    carry_out = body.out_avals[:len(init_avals)]
+    if any(a.weak_type and (a.shape, a.dtype) != (b.shape, b.dtype) and a.shape == b.shape
+           for a, b in zip(init_avals, carry_out)):
+        init_avals = [b.strip_weak() if a.weak_type and a.shape == b.shape else a
+                      for a, b in zip(init_avals, carry_out)]
+        body, consts, out_tree = _trace(fun, list(init_avals) + list(extra_avals), in_tree, name)
+    return body, consts, out_tree, list(init_avals)
+
+
+def _check_carry(name, init_tree, init_avals, out_tree, out_avals):
+    if out_tree != init_tree:
+        raise TypeError(f"{name}: the body must return a carry with the structure of the initial value: "
+                        f"{init_tree} before, {out_tree} after")
+    init_leaves = tree_flatten_with_path(tree_unflatten(init_tree, init_avals), "carry")[0]
+    for (path, before), after in zip(init_leaves, out_avals):
+        if (before.shape, before.dtype) != (after.shape, after.dtype):
+            raise TypeError(f"{name}: the carry leaf {path} changes type across an iteration: "
+                            f"{before.str_short()} before, {after.str_short()} after")
+
+
+def _convert_to(leaves, avals):
+    """Initial carry leaves in the dtype the body settled on (weak scalars take the body's dtype)."""
+    return [x if leaf_aval(x).dtype == a.dtype else
+            bind(ew.convert_element_type_p, x, new_dtype=a.dtype, weak_type=False) if isinstance(x, Tracer) else
+            np.asarray(x, a.dtype) for x, a in zip(leaves, avals)]
+
+
+def while_loop(cond_fun, body_fun, init_val):
+    leaves, init_tree = _leaves(init_val)
+    init_avals = [leaf_aval(x) for x in leaves]
+    call_tree = tree_flatten(((init_val,), {}))[1]
+    body, body_consts, out_tree, init_avals = _carry_fixed_point(
+        body_fun, init_avals, call_tree, _name(body_fun))
+    _check_carry("while_loop", init_tree, init_avals, out_tree, body.out_avals)
+    cond_body, cond_consts, _ = _trace(cond_fun, init_avals, call_tree, _name(cond_fun))
+    out = cond_body.out_avals
+    if len(out) != 1 or out[0].shape != () or out[0].dtype != np.bool_:
+        raise TypeError(f"while_loop: cond_fun must return a scalar bool, got {_types_of(out)}")
+    outs = bind(cf.while_p, *cond_consts, *body_consts, *_convert_to(leaves, init_avals), body=body,
+                cond=cond_body, body_nconsts=len(body_consts), cond_nconsts=len(cond_consts))
+    return tree_unflatten(init_tree, outs)
+
+
+def _types_of(avals):
+    return "(" + ", ".join(a.str_short() for a in avals) + ")"
+
+
+def fori_loop(lower, upper, body_fun, init_val):
+    """A scan over a static trip count when lower and upper are concrete (so it is reverse-differentiable),
+    a while loop otherwise."""
+    concrete = not isinstance(lower, Tracer) and not isinstance(upper, Tracer)
+    if concrete:
+        lower, upper = int(lower), int(upper)
+        carry, _ = scan(lambda c, _: ((c[0] + 1, body_fun(c[0], c[1])), None),
+                        (np.int64(lower), init_val), None, length=max(upper - lower, 0))
+        return carry[1]
+    lower, upper = asarray(lower), asarray(upper)
+    _, state = while_loop(lambda c: c[0] < upper, lambda c: (c[0] + 1, body_fun(c[0], c[1])), (lower, init_val))
+    return state
+
+# ------------------------------------------------------------------------------------------------- scan
+
+
+def scan(f, init, xs=None, length=None, reverse=False, unroll=1):
+    """carry, ys = scan(f, init, xs): f(carry, x) -> (carry, y) over the leading axis of xs."""
+    x_leaves, _ = _leaves(xs)
+    lengths = {leaf_aval(x).shape[0] if leaf_aval(x).shape else None for x in x_leaves}
+    if None in lengths:
+        raise ShapeError("scan: every leaf of xs needs a leading axis to scan over; got a scalar")
+    if length is not None:
+        lengths.add(int(length))
+    if not lengths:
+        raise ValueError("scan: with xs=None, pass length")
+    if len(lengths) != 1:
+        paths = [p for p, _ in tree_flatten_with_path(xs, "xs")[0]]
+        sizes = ", ".join(f"{p}: {leaf_aval(x).shape[0]}" for p, x in zip(paths, x_leaves))
+        raise ShapeError(f"scan: the leading axes of xs disagree ({sizes}; length={length})")
+    length = lengths.pop()
+    carry_leaves, carry_tree = _leaves(init)
+    carry_avals = [leaf_aval(x) for x in carry_leaves]
+    x_avals = [leaf_aval(x).update(shape=leaf_aval(x).shape[1:]) for x in x_leaves]
+    call_tree = tree_flatten(((init, xs), {}))[1]
+
+    def body_fun(*leaves):
+        (carry, x), _ = tree_unflatten(call_tree, leaves)
+        new_carry, y = f(carry, x)
+        return (new_carry, y)
+
+    flat_tree = tree_flatten((tuple(range(len(carry_avals) + len(x_avals))), {}))[1]
+    body, consts, out_tree, carry_avals = _carry_fixed_point(body_fun, carry_avals, flat_tree, _name(f), x_avals)
+    carry_out_tree, y_tree = out_tree.children
+    _check_carry("scan", carry_tree, carry_avals, carry_out_tree, body.out_avals[:len(carry_avals)])
+    outs = bind(cf.scan_p, *consts, *_convert_to(carry_leaves, carry_avals), *x_leaves, body=body, length=length,
+                reverse=bool(reverse), num_consts=len(consts), num_carry=len(carry_avals))
+    return tree_unflatten(carry_tree, outs[:len(carry_avals)]), tree_unflatten(y_tree, outs[len(carry_avals):])

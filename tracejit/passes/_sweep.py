@@ -1,0 +1,87 @@
+"""What the passes share: a forward sweep that renames variables and rebuilds the IR, recursion into the
+sub-IRs that control-flow equations carry, and hashable keys for params."""
+import numpy as np
+
+from ..core.ir import IR, ClosedIR, Eqn, Literal, Var, sub_irs
+
+
+def same_type(x, y):
+    """Whether atom x may stand for variable y: same shape and dtype (weak types do not change values)."""
+    return x.aval.shape == y.aval.shape and x.aval.dtype == y.aval.dtype
+
+
+def effectful(eqn):
+    """An equation with an effect, here or in one of its sub-IRs: never removed, merged or folded."""
+    return eqn.prim.effectful or any(effectful(e) for sub in sub_irs(eqn) for e in sub.eqns)
+
+
+def map_sub_irs(eqn, fn):
+    """The equation with each ClosedIR in its params replaced by fn(closed_ir)."""
+    def visit(value):
+        if isinstance(value, ClosedIR):
+            return fn(value)
+        if isinstance(value, tuple):
+            return tuple(visit(v) for v in value)
+        return value
+
+    if not any(True for _ in sub_irs(eqn)):
+        return eqn
+    return Eqn(eqn.prim, eqn.inputs, {k: visit(v) for k, v in eqn.params.items()}, eqn.outvars)
+
+
+def freeze(value):
+    """A hashable key for a param value; typed, so that 1, 1.0, True, 0.0 and -0.0 stay distinct.
+    IRs in params compare by identity."""
+    if isinstance(value, (list, tuple)):
+        return (type(value).__name__, tuple(freeze(v) for v in value))
+    if isinstance(value, dict):
+        return ("dict", tuple(sorted((k, freeze(v)) for k, v in value.items())))
+    if isinstance(value, np.ndarray):
+        return ("array", value.dtype.str, value.shape, value.tobytes())
+    if isinstance(value, (bool, int, float, np.number, np.bool_)):
+        return (type(value).__name__, repr(value))
+    return value
+
+
+def params_key(params):
+    return freeze(dict(params))
+
+
+def concrete(value):
+    """The value of a constant when it is a concrete array (not a tracer of an enclosing trace), else None."""
+    return np.asarray(value) if isinstance(value, (np.ndarray, np.generic)) else None
+
+
+class Sweep:
+    """A forward walk over a ClosedIR: renames variables (var -> atom), collects the equations to keep, and
+    adds constants; `finish` builds the new ClosedIR. Invars are never changed."""
+
+    def __init__(self, closed):
+        self.closed = closed
+        self.constvars, self.consts = list(closed.ir.constvars), list(closed.consts)
+        self.env, self.eqns = {}, []
+
+    def read(self, x):
+        return self.env.get(x, x) if isinstance(x, Var) else x
+
+    def replace(self, var, atom):
+        assert same_type(atom, var), (atom, var)
+        self.env[var] = self.read(atom)
+
+    def renamed(self, eqn, sub_pass):
+        """eqn with its inputs renamed and its sub-IRs transformed by sub_pass."""
+        eqn = Eqn(eqn.prim, [self.read(x) for x in eqn.inputs], eqn.params, eqn.outvars)
+        return map_sub_irs(eqn, sub_pass)
+
+    def add_const(self, value, aval):
+        """A folded value: a literal when it is a scalar, else a new constant."""
+        if aval.ndim == 0:
+            return Literal(value, aval)
+        var = Var(aval)
+        self.constvars.append(var)
+        self.consts.append(value)
+        return var
+
+    def finish(self):
+        ir = self.closed.ir
+        return ClosedIR(IR(self.constvars, ir.invars, self.eqns, [self.read(x) for x in ir.outvars]), self.consts)

@@ -1,0 +1,20 @@
+"""Dead code elimination: drop equations none of whose outputs is used (unless effectful), and unused
+constants, also inside sub-IRs. A multi-output equation stays whole when any output is live (the printer
+shows the dead ones as `_`). Inputs are never removed: they are the IR's signature."""
+from ..core.ir import IR, ClosedIR, Var
+from ._sweep import effectful, map_sub_irs
+
+
+def dce(closed):
+    ir = closed.ir
+    live = {x for x in ir.outvars if isinstance(x, Var)}
+    kept = []
+    for eqn in reversed(ir.eqns):
+        if not effectful(eqn) and not any(v in live for v in eqn.outvars):
+            continue
+        eqn = map_sub_irs(eqn, dce)
+        kept.append(eqn)
+        live.update(x for x in eqn.inputs if isinstance(x, Var))
+    used = [i for i, v in enumerate(ir.constvars) if v in live]
+    return ClosedIR(IR([ir.constvars[i] for i in used], ir.invars, kept[::-1], ir.outvars),
+                    [closed.consts[i] for i in used])

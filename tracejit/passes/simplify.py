@@ -1,0 +1,124 @@
+"""Algebraic simplification, driven by what each primitive declares (see tracejit.core.trace.FLAGS):
+
+- uniform operands: an operand of an elementwise equation whose elements all hold one known scalar (a
+  literal moved by `rearranges` primitives such as a broadcast, or a constant array of equal elements)
+  becomes that scalar literal, when the equation's type stays the same (elementwise ops take rank-0
+  operands);
+- identity elements (`identity`): x*1, 1*x, x+0, x-0, x/1, x**1, ... -> x, when x has the result's shape and
+  dtype (a rank-0 x added to a shaped zero is not x). +0.0 and -0.0 both count as the zero of add and sub:
+  x + 0.0 -> x turns a result of +0.0 back into -0.0 when x is -0.0, as XLA's simplifier does; all other
+  values are unchanged. Absorbing elements are not used: x*0 is not 0 (NaN, inf) and x-x is not 0;
+- involutions (`involution`): f(f(x)) -> x for equal params (neg, not, rev);
+- idempotence (`idempotent`): f(f(x)) -> f(x) for unary f; f(x, x) -> x for binary f (max, min, and, or);
+- the primitive's own `simplify` rule (reshape of reshape, transpose of transpose, no-op conversions...).
+
+Each rewrite is checked against the shape rule; a rewritten equation is simplified again (bounded).
+"""
+import numpy as np
+
+from ..core.avals import ShapedArray
+from ..core.ir import Eqn, Literal, Var
+from ._sweep import Sweep, concrete, effectful, params_key, same_type
+
+MAX_REWRITES_PER_EQN = 16
+
+
+def simplify(closed):
+    sweep = Sweep(closed)
+    producers, uniform = {}, {}
+    for var, value in zip(closed.ir.constvars, closed.consts):
+        uniform[var] = _uniform_array(concrete(value))
+
+    def uniform_value(x):
+        return x.value if isinstance(x, Literal) else uniform.get(x)
+
+    for eqn in closed.ir.eqns:
+        eqn = sweep.renamed(eqn, simplify)
+        if not eqn.prim.multiple_results and not effectful(eqn):
+            result = _rewrite(eqn, producers.get, uniform_value)
+            if not isinstance(result, Eqn):
+                sweep.replace(eqn.outvars[0], result)
+                continue
+            eqn = result
+        sweep.eqns.append(eqn)
+        for var in eqn.outvars:
+            producers[var] = eqn
+        if eqn.prim.rearranges:
+            uniform[eqn.outvars[0]] = uniform_value(eqn.inputs[0])
+    return sweep.finish()
+
+
+def _uniform_array(array):
+    """The one value all elements of a concrete array hold (bit for bit), or None."""
+    if array is None or array.size == 0:
+        return None
+    flat = np.ascontiguousarray(array).reshape(-1)
+    bits = flat.view(np.uint8).reshape(flat.size, -1)
+    return flat[0] if (bits == bits[0]).all() else None
+
+
+def _rewrite(eqn, producer, uniform_value):
+    """The simplest form of a single-output equation: an atom that replaces its output, or an equation."""
+    for _ in range(MAX_REWRITES_PER_EQN):
+        result = (_scalar_operands(eqn, uniform_value) or _algebra(eqn, producer, uniform_value)
+                  or (eqn.prim.simplify and eqn.prim.simplify(eqn, producer)))
+        if not result:
+            return eqn
+        if isinstance(result, (Var, Literal)):
+            return result if same_type(result, eqn.outvars[0]) else eqn
+        prim, inputs, params = result
+        rewritten = Eqn(prim, inputs, params, eqn.outvars)
+        if not _well_typed(rewritten):
+            return eqn
+        eqn = rewritten
+    return eqn
+
+
+def _well_typed(eqn):
+    try:
+        avals = eqn.prim.abstract_eval(*[x.aval for x in eqn.inputs], **eqn.params)
+    except (TypeError, ValueError):
+        return False
+    return len(avals) == len(eqn.outvars) and all(
+        (a.shape, a.dtype) == (v.aval.shape, v.aval.dtype) for a, v in zip(avals, eqn.outvars))
+
+
+def _scalar_operands(eqn, uniform_value):
+    """Shaped operands of an elementwise equation that hold one repeated value, as scalar literals."""
+    if not eqn.prim.elementwise:
+        return None
+    inputs = list(eqn.inputs)
+    for i, x in enumerate(inputs):
+        value = uniform_value(x) if isinstance(x, Var) and x.aval.ndim else None
+        if value is not None:
+            inputs[i] = Literal(value, ShapedArray((), x.aval.dtype, x.aval.weak_type))
+    if inputs == eqn.inputs or not _well_typed(Eqn(eqn.prim, inputs, eqn.params, eqn.outvars)):
+        return None
+    return eqn.prim, inputs, eqn.params
+
+
+def _is(value, constant):
+    return value is not None and bool(value == np.asarray(constant).astype(value.dtype))
+
+
+def _algebra(eqn, producer, uniform_value):
+    """Identity elements, involutions and idempotence, from the primitive's flags."""
+    prim, inputs, out = eqn.prim, eqn.inputs, eqn.outvars[0]
+    if prim.identity and len(inputs) == 2:
+        for i, identity in enumerate(prim.identity):
+            other = inputs[1 - i]
+            if identity is not None and _is(uniform_value(inputs[i]), identity) and same_type(other, out):
+                return other
+    if len(inputs) == 1 and (prim.involution or prim.idempotent):
+        inner = producer(inputs[0])
+        if inner is not None and inner.prim is prim and params_key(inner.params) == params_key(eqn.params):
+            return inner.inputs[0] if prim.involution else inputs[0]
+    if len(inputs) == 2 and prim.idempotent and _same_atom(*inputs) and same_type(inputs[0], out):
+        return inputs[0]
+    return None
+
+
+def _same_atom(x, y):
+    if isinstance(x, Literal) and isinstance(y, Literal):
+        return x._key() == y._key()
+    return x is y
