@@ -19,8 +19,8 @@ _DTYPE = {"float": np.float32, "double": np.float64}
 
 # Bounds asserted by the accuracy tests: max f64 error in ulp (measured values are in the
 # mathlib docstring) and max f32 relative error (one f32 ulp; measured about half of it).
-_F64_ULP = {"exp": 1.0, "expm1": 1.5, "log": 1.0, "log1p": 1.5, "tanh": 2.5, "logistic": 2.0,
-            "sin": 1.0, "cos": 1.0, "tan": 2.0, "pow": 1.5}
+_F64_ULP = {"exp": 1.5, "expm1": 1.5, "log": 1.0, "log1p": 1.0, "tanh": 2.0, "logistic": 2.0,
+            "sin": 1.0, "cos": 1.0, "tan": 2.5, "pow": 1.5}
 _F32_REL = 2.0**-23
 
 
@@ -109,7 +109,7 @@ def _inputs(name, ty, rng, n=40_000):
     big = 38 if ty == "float" else 308
     tiny = -45 if ty == "float" else -323
     u = rng.uniform
-    trig = [u(-10, 10, n), _signed(rng, tiny, 12.9, n)]
+    trig = [u(-10, 10, n), _signed(rng, tiny, 12.9, n), np.floor(u(1, 2**20, n)) * (np.pi / 2)]  # near zeros
     table = {
         "exp": [u(-746, 710, n), _signed(rng, tiny, 2.9, n)],
         "expm1": [u(-50, 710, n), _signed(rng, tiny, 0.5, n)],
@@ -120,7 +120,7 @@ def _inputs(name, ty, rng, n=40_000):
         "sin": trig, "cos": trig, "tan": trig,
     }
     if ty == "double":
-        table["sin"] = table["cos"] = table["tan"] = trig + [u(-1e9, 1e9, n)]
+        table["sin"] = table["cos"] = table["tan"] = trig + [u(-1e9, 1e9, n), np.floor(u(1, 2**30, n)) * (np.pi / 2)]
     if name == "pow":
         ylim = 12 if ty == "float" else 100
         x = np.concatenate([_signed(rng, -3, 3, n), -np.floor(u(1, 5, n)), 1 + u(-1e-6, 1e-6, n),
@@ -133,8 +133,8 @@ def _inputs(name, ty, rng, n=40_000):
 
 def _ulp_error(y, ref):
     """|y - ref| in units of the f64 spacing at ref; infinities and NaN must match exactly."""
-    ref64 = ref.astype(np.float64)
     with np.errstate(all="ignore"):
+        ref64 = ref.astype(np.float64)
         err = np.abs(y.astype(np.longdouble) - ref) / np.spacing(np.abs(ref64)).astype(np.longdouble)
     same = (y == ref64) | (np.isnan(y) & np.isnan(ref64))
     special = ~np.isfinite(ref64) | ~np.isfinite(y)
@@ -142,10 +142,11 @@ def _ulp_error(y, ref):
 
 
 def _f32_error(y, ref):
-    """Relative error where ref is a normal float32; elsewhere in float32 ulp of the rounded ref."""
-    ref32 = ref.astype(np.float32)
+    """Relative error where ref is a normal float32; elsewhere (subnormal or overflowing ref) the
+    distance to the rounded ref in f32 ulps, times eps so that both read as relative errors."""
     info = np.finfo(np.float32)
     with np.errstate(all="ignore"):
+        ref32 = ref.astype(np.float32)
         normal = (np.abs(ref) >= info.tiny) & (np.abs(ref) <= info.max)
         rel = np.abs(y - ref) / np.abs(ref)
         ulps = np.abs(y.astype(np.float64) - ref32) / np.spacing(np.abs(ref32)).astype(np.float64)
@@ -190,7 +191,8 @@ def test_special_values(name, ty):
     small = [0.0, -0.0, np.inf, -np.inf, np.nan, 1.0, -1.0, 0.5, -0.5, 2.0, -2.0, 30.0, -30.0, 100.0, -100.0,
              1000.0, -1000.0, info.smallest_subnormal, -info.smallest_subnormal, info.tiny, -info.tiny]
     x = np.array(small + ([] if name in ("sin", "cos", "tan") else [info.max, -info.max]), _DTYPE[ty])
-    ref = _reference(name, x.astype(np.longdouble)).astype(_DTYPE[ty])
+    with np.errstate(over="ignore"):
+        ref = _reference(name, x.astype(np.longdouble)).astype(_DTYPE[ty])
     _assert_matches(_apply(name, ty, x), ref, _RTOL[ty])
 
 
@@ -221,7 +223,7 @@ def test_functions_paste_into_one_module():
     text = mathlib.math_module_ir({(n, t) for n in FUNCS for t in ("float", "double")} | {("exp", "float")})
     mod = llvm.parse_assembly(text + "declare double @llvm.fma.f64(double, double, double)\n")
     mod.verify()
-    assert len(re.findall(r"^define ", text, re.M)) == 2 * len(FUNCS)
+    assert len(re.findall(r"^define ", text, re.MULTILINE)) == 2 * len(FUNCS)
     with pytest.raises(ValueError):
         mathlib.math_function_ir("erf", "double")
 
@@ -229,6 +231,9 @@ def test_functions_paste_into_one_module():
 @pytest.mark.parametrize("ty", ["float", "double"])
 @pytest.mark.parametrize("name", FUNCS)
 def test_loop_vectorizes(name, ty):
+    _llvm()
+    if not llvm.get_host_cpu_features().get("avx"):
+        pytest.skip("checks x86 AVX vector registers")
     asm = _compiled(name, ty)[1]
     assert re.search(r"\bzmm\d+|\bymm\d+", asm), name
-    assert not re.search(r"^\s*call", asm, re.M), name
+    assert not re.search(r"^\s*call", asm, re.MULTILINE), name

@@ -8,6 +8,7 @@ from .core.trace import eval_ir as _eval_ir
 from .custom_derivatives import custom_jvp, custom_vjp
 from .nn import stop_gradient
 from .transforms.ad import grad, hessian, jacfwd, jacrev, jvp, linearize, value_and_grad, vjp
+from .transforms.vmap import vmap
 
 make_jaxpr = make_ir
 

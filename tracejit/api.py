@@ -6,7 +6,8 @@ import time
 import numpy as np
 
 from .core.api_util import flatten_args, leaf_aval, trace_pytree
-from .core.pytree import tree_unflatten
+from .backend.executable import MISS
+from .core.pytree import LEAF, tree_unflatten
 from .core.trace import Tracer, _stack, eval_ir
 
 
@@ -36,21 +37,40 @@ def _split_static(fun, args, kwargs, static_argnums, static_argnames):
 
 
 class CacheEntry:
-    __slots__ = ("closed", "hits", "out_tree", "run", "times")
+    __slots__ = ("closed", "executable", "fast", "hits", "out_tree", "run", "times")
 
-    def __init__(self, closed, out_tree, run, times):
+    def __init__(self, closed, out_tree, run, times, executable=None):
         self.closed, self.out_tree, self.run, self.hits, self.times = closed, out_tree, run, 0, times
+        self.executable, self.fast = executable, None
+
+
+def _flat_args_tree(n):
+    """The input tree of n positional array arguments and no keywords."""
+    from .core.pytree import tree_flatten
+    return tree_flatten(((0,) * n, {}))[1]
+
+
+def _optimize(closed):
+    try:
+        from .passes import optimize
+    except ImportError:
+        return closed
+    return optimize(closed)
 
 
 class Jitted:
     """A function traced once per input signature, optimised, compiled and cached."""
 
-    def __init__(self, fun, static_argnums=(), static_argnames=()):
+    def __init__(self, fun, static_argnums=(), static_argnames=(), backend="llvm"):
         functools.update_wrapper(self, fun)
         self.fun = fun
         self.static_argnums = (static_argnums,) if isinstance(static_argnums, int) else tuple(static_argnums)
         self.static_argnames = (static_argnames,) if isinstance(static_argnames, str) else tuple(static_argnames)
-        self._cache, self._lock, self.misses = {}, threading.Lock(), 0
+        if backend not in ("llvm", "reference"):
+            raise ValueError(f"jit: backend must be 'llvm' or 'reference', got {backend!r}")
+        self.backend = backend
+        self._cache, self._lock, self.misses = {}, threading.RLock(), 0
+        self._fast = None   # the dispatch fast path of the signature called last (plain array arguments)
 
     def _prepare(self, args, kwargs):
         dyn_fun, dyn_args, dyn_kwargs, statics = _split_static(self.fun, args, kwargs, self.static_argnums,
@@ -63,17 +83,38 @@ class Jitted:
         return trace_pytree(dyn_fun, leaves, names, in_tree, fun_name=self.__name__)
 
     def __call__(self, *args, **kwargs):
+        fast = self._fast
+        if fast is not None and not kwargs:
+            outs = fast[0](args)
+            if outs is not MISS:
+                fast[1].hits += 1
+                return outs[0] if fast[2] else tree_unflatten(fast[1].out_tree, outs)
         dyn_fun, leaves, names, in_tree, statics = self._prepare(args, kwargs)
         if _stack.builders or any(isinstance(x, Tracer) for x in leaves):
             closed, out_tree = trace_pytree(dyn_fun, leaves, names, in_tree, fun_name=self.__name__)
             return tree_unflatten(out_tree, eval_ir(closed, *leaves))
+        entry = self._entry(dyn_fun, leaves, names, in_tree, statics)
+        if entry.fast is not None and not statics:
+            self._fast = (entry.fast, entry, entry.out_tree == LEAF)
+        return tree_unflatten(entry.out_tree, entry.run(leaves))
+
+    def _entry(self, dyn_fun, leaves, names, in_tree, statics):
         key = (in_tree, tuple(leaf_aval(x) for x in leaves), statics)
         entry = self._cache.get(key)
         if entry is None:
             entry = self._compile(key, dyn_fun, leaves, names, in_tree)
         else:
             entry.hits += 1
-        return tree_unflatten(entry.out_tree, entry.run(leaves))
+        return entry
+
+    def lower(self, *args, **kwargs):
+        """The compiled signature of these arguments: .as_text() (optimised IR), .as_llvm(), .compile()."""
+        from .backend import Lowered
+        dyn_fun, leaves, names, in_tree, statics = self._prepare(args, kwargs)
+        entry = self._entry(dyn_fun, leaves, names, in_tree, statics)
+        if entry.executable is None:
+            raise ValueError("lower() needs the llvm backend")
+        return Lowered(self, entry)
 
     def _compile(self, key, dyn_fun, leaves, names, in_tree):
         with self._lock:
@@ -83,7 +124,18 @@ class Jitted:
             t0 = time.perf_counter()
             closed, out_tree = trace_pytree(dyn_fun, leaves, names, in_tree, fun_name=self.__name__)
             t1 = time.perf_counter()
-            entry = CacheEntry(closed, out_tree, _reference_executable(closed), {"trace": t1 - t0})
+            if self.backend == "reference":
+                entry = CacheEntry(closed, out_tree, _reference_executable(closed), {"trace": t1 - t0})
+            else:
+                from .backend import compile_ir
+                closed = _optimize(closed)
+                t2 = time.perf_counter()
+                exe = compile_ir(closed)
+                t3 = time.perf_counter()
+                times = {"trace": t1 - t0, "passes": t2 - t1, **exe.times, "total": t3 - t0}
+                entry = CacheEntry(closed, out_tree, exe.run, times, exe)
+                if in_tree == _flat_args_tree(len(leaves)):
+                    entry.fast = exe.fast_call(len(leaves))
             self._cache[key] = entry
             self.misses += 1
             return entry
@@ -109,10 +161,12 @@ def _reference_executable(closed):
     return run
 
 
-def jit(fun=None, *, static_argnums=(), static_argnames=()):
+def jit(fun=None, *, static_argnums=(), static_argnames=(), backend="llvm"):
+    """Compile fun per input signature. backend="reference" runs the IR with the NumPy interpreter."""
     if fun is None:
-        return functools.partial(jit, static_argnums=static_argnums, static_argnames=static_argnames)
-    return Jitted(fun, static_argnums, static_argnames)
+        return functools.partial(jit, static_argnums=static_argnums, static_argnames=static_argnames,
+                                 backend=backend)
+    return Jitted(fun, static_argnums, static_argnames, backend)
 
 
 def make_ir(fun, *, static_argnums=(), static_argnames=(), optimize=False):

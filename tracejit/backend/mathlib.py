@@ -5,12 +5,15 @@ vectorizer. The functions here use only arithmetic, bit casts, compares, selects
 map to single vector instructions (``llvm.fma``, ``llvm.fabs``, ``llvm.floor``, ``llvm.copysign``), with no
 branches, so a fused loop calling them still vectorizes (zmm code on AVX-512).
 
-Each ``@tj_<name>_<ty>`` is a self-contained ``internal alwaysinline`` definition; its intrinsics are not
-declared because the IR parser of the pinned LLVM declares them itself, so any set of these functions
-can be pasted into one module next to the caller's own code and declarations.
+Each ``@tj_<name>_<ty>`` is a self-contained ``internal alwaysinline`` definition. Its intrinsics are not
+declared (LLVM's IR parser declares used intrinsics itself since LLVM 18), so any set of these
+functions can be pasted into a module next to the caller's own code and declarations::
 
-Algorithms (branch-free, no tables; f32 is computed in double and rounded once, which gives
-nearly correctly rounded f32 results and handles f32 overflow and subnormals for free):
+    text = math_module_ir({("exp", "float"), ("tanh", "double")}) + loops
+    # in a loop body:  %y = call float @tj_exp_float(float %x)
+
+Algorithms (branch-free, no tables). f32 is computed in double and rounded once, which gives
+nearly correctly rounded f32 results and handles f32 overflow and subnormals for free:
 
 - exp, expm1: x = n*ln2 + r (Cody-Waite, ln2 in two parts), expm1(r) by a minimax polynomial,
   2**n applied in two factors so that results near overflow and in the subnormal range are exact.
@@ -18,34 +21,38 @@ nearly correctly rounded f32 results and handles f32 overflow and subnormals for
   log1p carries the rounding error of 1 + x as a first-order correction.
 - tanh = copysign(u / (u + 2), x) with u = expm1(2|x|); logistic from exp(-|x|) (never overflows).
 - sin, cos, tan: x = n*pi/2 + r with pi/2 in three parts and r kept as a double-double.
-- pow = exp(y * log|x|); for f64 log|x| and the product are double-double (about 2**-64 relative).
+- pow = exp(y * log|x|); for f64, log|x| and the product are double-doubles (about 2**-64 relative).
 
-Measured max error against NumPy on long-double references (f64, in ulp) and on float64 references
-(f32, relative), over wide random ranges plus special values:
+Max error measured against long-double NumPy (f64, in ulp) and float64 NumPy (f32, relative) over
+about 10**7 random arguments per function, from wide ranges (subnormal to overflow, trig arguments
+up to 2**43, pow up to the overflow and underflow edges and with x near 1):
 
 ==========  =========  ===========
 function    f64 (ulp)  f32 (rel)
 ==========  =========  ===========
-exp         0.90       6.0e-8
-expm1       1.34       6.0e-8
-log         0.80       6.0e-8
-log1p       1.04       6.0e-8
-tanh        2.10       6.0e-8
-logistic    1.50       6.0e-8
-sin         0.80       6.0e-8
-cos         0.81       6.0e-8
-tan         1.69       6.0e-8
-pow         1.04       6.0e-8
+exp         0.97       6.0e-8
+expm1       1.08       6.0e-8
+log         0.84       6.0e-8
+log1p       0.85       6.0e-8
+tanh        1.48       6.0e-8
+logistic    1.45       6.0e-8
+sin         0.78       6.0e-8
+cos         0.78       6.0e-8
+tan         2.26       6.0e-8
+pow         0.98       6.0e-8
 ==========  =========  ===========
+
+(6.0e-8 = 2**-24: f32 results are within half an f32 ulp, i.e. correctly rounded but for rare ties.)
 
 Special values follow NumPy: exp/expm1 overflow to inf and underflow through the subnormals to 0,
 log(0) = -inf, log(x<0) = nan, log1p(-1) = -inf, tanh(+-large) = +-1, NaN propagates, signed
 zeros are kept where NumPy keeps them, and pow follows C99 ``pow`` (pow(x, 0) = 1, pow(1, y) = 1,
 pow(negative, non-integer) = nan, pow(+-0, negative) = inf with the sign for odd y, ...).
 
-sin, cos and tan are accurate for |x| <= 2**43 (about 8.8e12) in both types. Beyond that an f64 or
-f32 ulp already exceeds pi/2**10 and no cheap reduction is exact; such arguments are treated as
-+-0 (sin = tan = +-0, cos = 1), so results stay finite and in [-1, 1]; +-inf gives nan.
+sin, cos and tan are accurate for |x| <= 2**43 (about 8.8e12) in both types. Beyond that the
+branch-free reduction can no longer keep |r| <= pi/4 (that needs Payne-Hanek; the f64 spacing there
+is already 2**-9), so such arguments are treated as +-0: sin = tan = +-0, cos = 1, finite and in
+[-1, 1]; +-inf gives nan.
 
 Do not put fast-math flags on these bodies: they rely on NaN compares, signed zeros and the exact
 order of the error-compensation steps.
@@ -57,8 +64,8 @@ FUNCS = ("exp", "log", "log1p", "expm1", "tanh", "logistic", "sin", "cos", "tan"
 
 _TYPES = ("float", "double")
 
-# Minimax polynomial coefficients (lowest degree first), per target precision. The f32 sets are
-# evaluated in double and are only accurate enough for f32 (about 2**-31 relative or better).
+# Minimax polynomial coefficients (lowest degree first) per target precision, from a Remez exchange in
+# 60-digit arithmetic. The f32 sets are evaluated in double too; they are only accurate to about 2**-31.
 _POLY = {
     # expm1(r) = r + r**2 * P(r), |r| <= ln2/2
     ("expm1", "double"): (
@@ -117,11 +124,7 @@ def math_function_ir(name: str, ty: str) -> str:
     params = ("x", "y") if name == "pow" else ("x",)
     f = _Body()
     args = [f.ext(f"%{p}", ty) for p in params]
-    if name == "pow":
-        result = _pow(f, *args, ty)
-    else:
-        result = _KERNELS[name](f, *args, ty)
-    f.ret(result, ty)
+    f.ret(_KERNELS[name](f, *args, ty), ty)
     header = ", ".join(f"{ty} %{p}" for p in params)
     body = "\n".join(f.lines)
     return f"define internal {ty} {math_symbol(name, ty)}({header}) alwaysinline nounwind {{\n{body}\n}}\n"
@@ -176,7 +179,7 @@ class _Body:
         return self._bin("fdiv", a, b)
 
     def neg(self, a):
-        return self._emit(f"fneg double {a}")
+        return self._emit(f"fneg double {self._d(a)}")
 
     def call(self, fn, *args):
         operands = ", ".join(f"double {self._d(a)}" for a in args)
@@ -195,10 +198,11 @@ class _Body:
         return self._emit(f"select i1 {cond}, double {self._d(a)}, double {self._d(b)}")
 
     def min(self, a, c):
-        """min(a, c); a NaN gives c (callers restore NaN at the end)."""
+        """min(a, c), one vminpd; a NaN gives c (callers restore NaN at the end)."""
         return self.sel(self.cmp("olt", a, c), a, c)
 
     def max(self, a, c):
+        """max(a, c); a NaN gives c."""
         return self.sel(self.cmp("ogt", a, c), a, c)
 
     def bits(self, a):
@@ -212,6 +216,9 @@ class _Body:
 
     def to_double(self, i):
         return self._emit(f"sitofp i64 {i} to double")
+
+    def icmp(self, pred, a, b):
+        return self._emit(f"icmp {pred} i64 {a}, {b}")
 
     def both(self, c1, c2):
         return self._emit(f"and i1 {c1}, {c2}")
@@ -248,8 +255,8 @@ def _scale(f, v, n):
 
 
 def _exp_reduce(f, x, lo=None, bounds=(-750.0, 750.0)):
-    """(r, c, n) with x + lo = n*ln2 + r - c, r exact and |c| < 2**-33; x is first clamped to bounds
-    (NaN to the upper bound), which already saturates the result."""
+    """(r, c, n) with x + lo = n*ln2 + r - c, r exact, |c| < 2**-33 if |lo| is that small too; x is
+    first clamped to bounds (NaN to the upper bound), which already saturates the result."""
     x = f.max(f.min(x, bounds[1]), bounds[0])
     k = f.fma(x, _LOG2E, _MAGIC)
     n = f.sub(k, _MAGIC)
@@ -259,6 +266,7 @@ def _exp_reduce(f, x, lo=None, bounds=(-750.0, 750.0)):
 
 
 def _exp(f, x, prec, lo=None):
+    """exp(x + lo) = 2**n * (1 + expm1(r - c)); NaN x passes through."""
     r, c, n = _exp_reduce(f, x, lo)
     r = f.sub(r, c)
     em = f.fma(f.mul(r, r), f.poly(r, _POLY["expm1", prec]), r)
@@ -267,12 +275,15 @@ def _exp(f, x, prec, lo=None):
 
 def _expm1_value(f, x, prec):
     """expm1 for non-NaN x: 2**n * expm1(r - c) + 2**n - 1 evaluated as 2*((h - 1/2) + h*r + h*b),
-    h = 2**(n-1) (finite at n = 1024), with the first sum exact so only the small b rounds."""
+    h = 2**(n-1) (finite at n = 1024); for f64 the first sum is exact, so only the small b rounds."""
     r, c, n = _exp_reduce(f, x, bounds=(-60.0, 710.0))
     q = f.mul(f.mul(r, r), f.poly(r, _POLY["expm1", prec]))  # expm1(r) = r + q
     b = f.fma(f.neg(c), f.add(r, q), f.sub(q, c))  # expm1(r - c) = r + b, to first order in c
     h = _pow2(f, f.int("sub", n, 1))
-    hi, lo = f.two_sum(f.sub(h, 0.5), f.mul(h, r))
+    if prec == "double":
+        hi, lo = f.two_sum(f.sub(h, 0.5), f.mul(h, r))
+    else:
+        hi, lo = f.fma(h, r, f.sub(h, 0.5)), 0.0
     return f.mul(f.add(hi, f.fma(h, b, lo)), 2.0)
 
 
@@ -281,17 +292,29 @@ def _expm1(f, x, prec):
     return f.sel(tiny, x, _expm1_value(f, x, prec))
 
 
+def _divide_by_sum(f, num, a, b, prec):
+    """num / (a + b). For f64 the sum is kept exact and q = num * (1/d) gets one correction step on
+    the remainder, so the division adds only about half an ulp; f32 needs none of that."""
+    if prec == "float":
+        return f.div(num, f.add(a, b))
+    d, e = f.two_sum(a, b)
+    p = f.div(1.0, d)
+    q = f.mul(num, p)
+    rem = f.fma(f.neg(q), e, f.fma(f.neg(q), d, num))
+    return f.fma(rem, p, q)
+
+
 def _tanh(f, x, prec):
     """u / (u + 2) with u = expm1(2|x|) >= 0 has no cancellation; tanh(20) already rounds to 1."""
     u = _expm1_value(f, f.mul(f.min(f.abs(x), 20.0), 2.0), prec)
-    y = f.call("copysign", f.div(u, f.add(u, 2.0)), x)
+    y = f.call("copysign", _divide_by_sum(f, u, u, 2.0, prec), x)
     return f.sel(f.cmp("uno", x, x), x, y)
 
 
 def _logistic(f, x, prec):
     """1/(1+e) for x >= 0 and e/(1+e) for x < 0 with e = exp(-|x|): stable, subnormal tail kept."""
     e = _exp(f, f.neg(f.abs(x)), prec)
-    return f.div(f.sel(f.cmp("olt", x, 0.0), e, 1.0), f.add(e, 1.0))
+    return _divide_by_sum(f, f.sel(f.cmp("olt", x, 0.0), e, 1.0), e, 1.0, prec)
 
 
 def _log_parts(f, x):
@@ -304,14 +327,15 @@ def _log_parts(f, x):
 
 
 def _log_core(f, k, fr, c, prec):
-    """log(2**k * (1 + fr)) + c for small c, as fr - fr**2/2 + s*(fr**2/2 + R) with the exact fr
-    leading: log(1+fr) = 2*atanh(s), s = fr/(2+fr), R = 2*(atanh(s)/s - 1) - ... (fdlibm's form)."""
+    """log(2**k * (1 + fr)) + c for a small correction c. With s = fr/(2+fr), z = s**2,
+    log(1+fr) = 2*atanh(s) = fr - h + s*(h + R), h = fr**2/2, R = 2*atanh(s)/s - 2 = z*(2/3 + 2z*P(z)):
+    the exact fr leads and only small terms round (fdlibm's arrangement)."""
     s = f.div(fr, f.add(fr, 2.0))
     z = f.mul(s, s)
     r = f.mul(z, f.fma(f.mul(z, 2.0), f.poly(z, _POLY["atanh", prec]), 2 / 3))
-    hfsq = f.mul(f.mul(fr, fr), 0.5)
-    tail = f.fma(s, f.add(hfsq, r), f.fma(k, _LN2_LO, c))
-    return f.sub(f.mul(k, _LN2_HI), f.sub(f.sub(hfsq, tail), fr))
+    h = f.mul(f.mul(fr, fr), 0.5)
+    tail = f.fma(s, f.add(h, r), f.fma(k, _LN2_LO, c))
+    return f.sub(f.mul(k, _LN2_HI), f.sub(f.sub(h, tail), fr))
 
 
 def _log(f, x, prec):
@@ -363,7 +387,7 @@ def _sin_or_cos(f, x, prec, shift):
     """sin(x) for shift 0, cos(x) = sin(x + pi/2) for shift 1."""
     rh, rl, q = _reduce_pio2(f, x)
     q = f.int("add", q, shift)
-    odd = f._emit(f"trunc i64 {q} to i1")
+    odd = f.icmp("ne", f.int("and", q, 1), 0)
     y = f.sel(odd, _cos_kernel(f, rh, rl, prec), _sin_kernel(f, rh, rl, prec))
     return f.from_bits(f.int("xor", f.bits(y), f.int("shl", f.int("and", q, 2), 62)))  # negate if q&2
 
@@ -380,7 +404,7 @@ def _tan(f, x, prec):
     """sin(r)/cos(r), or -cos(r)/sin(r) in odd quadrants."""
     rh, rl, q = _reduce_pio2(f, x)
     s, c = _sin_kernel(f, rh, rl, prec), _cos_kernel(f, rh, rl, prec)
-    odd = f._emit(f"trunc i64 {q} to i1")
+    odd = f.icmp("ne", f.int("and", q, 1), 0)
     y = f.div(f.sel(odd, f.neg(c), s), f.sel(odd, s, c))
     return f.sel(f.cmp("oeq", x, 0.0), x, y)  # keep -0
 
@@ -394,10 +418,11 @@ def _log_dd(f, x):
     sl = f.div(f.fma(f.neg(sh), fr, f.fma(sh, -2.0, fr)), d)  # exact residual fr - sh*(2 + fr)
     zh, zl = f.two_prod(sh, sh)
     zl = f.fma(f.mul(sh, 2.0), sl, zl)
-    th, tl = f.two_prod(zh, _THIRD[0])  # t = z/3 + z**2 * P(z)
+    th, tl = f.two_prod(zh, _THIRD[0])  # t = z/3 + z**2 * P(z), z = zh + zl
     tl = f.fma(zh, _THIRD[1], f.fma(zl, _THIRD[0], tl))
-    tl = f.fma(f.mul(zh, zh), f.poly(zh, _POLY["atanh", "double"]), tl)
-    oh = f.add(th, 1.0)  # o = 1 + t
+    z2 = f.fma(zh, zh, f.mul(f.mul(zh, 2.0), zl))
+    tl = f.fma(z2, f.poly(zh, _POLY["atanh", "double"]), tl)
+    oh = f.add(f.add(th, tl), 1.0)  # o = 1 + t
     ol = f.add(f.add(f.sub(1.0, oh), th), tl)
     ph, pl = f.two_prod(sh, oh)  # log(m) = 2*s*o
     pl = f.fma(sl, oh, f.fma(sh, ol, pl))
@@ -407,10 +432,10 @@ def _log_dd(f, x):
     return f.sel(f.cmp("ueq", x, _INF), x, hi), lo  # inf and NaN
 
 
-def _pow(f, x, y, ty):
+def _pow(f, x, y, prec):
     """C99 pow. f64: exp of the double-double y*log|x|; f32: everything in double is exact enough."""
     ax = f.abs(x)
-    if ty == "double":
+    if prec == "double":
         lh, ll = _log_dd(f, ax)
         th, tl = f.two_prod(y, lh)
         tl = f.fma(y, ll, tl)
@@ -422,7 +447,7 @@ def _pow(f, x, y, ty):
     fy = f.call("floor", y)
     half = f.mul(y, 0.5)
     odd = f.both(f.cmp("oeq", fy, y), f.cmp("une", f.call("floor", half), half))
-    negx = f._emit(f"icmp slt i64 {f.bits(x)}, 0")  # sign bit, so -0 counts
+    negx = f.icmp("slt", f.bits(x), 0)  # sign bit, so -0 counts
     r = f.sel(f.both(negx, odd), f.neg(mag), mag)
     finite_neg = f.both(f.cmp("olt", x, 0.0), f.cmp("ogt", x, -_INF))
     r = f.sel(f.both(finite_neg, f.cmp("une", fy, y)), _NAN, r)  # non-integer (or NaN) exponent
@@ -431,5 +456,5 @@ def _pow(f, x, y, ty):
 
 _KERNELS = {
     "exp": _exp, "expm1": _expm1, "log": _log, "log1p": _log1p, "tanh": _tanh,
-    "logistic": _logistic, "sin": _sin, "cos": _cos, "tan": _tan,
+    "logistic": _logistic, "sin": _sin, "cos": _cos, "tan": _tan, "pow": _pow,
 }

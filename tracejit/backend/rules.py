@@ -120,6 +120,7 @@ class Emitter:
         """A vectorizable math function (tracejit.backend.mathlib)."""
         ty = self.ty(dtype)
         self.func.module.math.add((name, ty))
+        self.func.math_calls += 1
         operands = ", ".join(f"{ty} {a}" for a in args)
         return self(f"call {ty} @tj_{name}_{ty}({operands})")
 
@@ -152,13 +153,7 @@ class Emitter:
             return self(f"sitofp {ts} {x} to {td}")
         if ks == "i":
             return self(f"{'sext' if src.itemsize < dst.itemsize else 'trunc'} {ts} {x} to {td}")
-        info = np.iinfo(dst)
-        hi = np.nextafter(src.type(info.max), src.type(0))
-        nan = self(f"fcmp uno {ts} {x}, {x}")
-        x = self.select(nan, self.const(0, src), x, src)
-        x = self.intrinsic("maxnum", x, self.const(info.min, src), dtype=src)
-        x = self.intrinsic("minnum", x, self.const(hi, src), dtype=src)
-        return self(f"fptosi {ts} {x} to {td}")
+        return self(f"call {td} @llvm.fptosi.sat.{td}.{'f32' if ts == 'float' else 'f64'}({ts} {x})")
 
     # ------------------------------------------------------------------------- index arithmetic (i64)
     def iop(self, op, a, c):

@@ -3,6 +3,7 @@
 Passes never name a primitive; they read what the primitive declares (tracejit.core.trace.FLAGS and its
 `simplify` rule). Every pass is idempotent, keeps the IR's inputs, and recurses into ClosedIR params.
 """
+from ._sweep import fingerprint
 from .cse import cse
 from .dce import dce
 from .fold import MAX_FOLD_ELEMENTS, fold
@@ -14,13 +15,13 @@ MAX_ROUNDS = 10
 
 def optimize(closed):
     """Run the passes in turn until a round changes nothing (at most MAX_ROUNDS rounds)."""
-    text = str(closed)
+    key = fingerprint(closed.ir)
     for _ in range(MAX_ROUNDS):
         for run in PIPELINE:
             closed = run(closed)
-        if str(closed) == text:
+        key, previous = fingerprint(closed.ir), key
+        if key == previous:
             break
-        text = str(closed)
     return closed
 
 

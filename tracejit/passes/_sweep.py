@@ -1,5 +1,5 @@
 """What the passes share: a forward sweep that renames variables and rebuilds the IR, recursion into the
-sub-IRs that control-flow equations carry, and hashable keys for params."""
+sub-IRs that control-flow equations carry, hashable keys for params, and a fingerprint of an IR."""
 import numpy as np
 
 from ..core.ir import IR, ClosedIR, Eqn, Literal, Var, sub_irs
@@ -10,9 +10,22 @@ def same_type(x, y):
     return x.aval.shape == y.aval.shape and x.aval.dtype == y.aval.dtype
 
 
+def _is_ir(value):
+    return isinstance(value, (IR, ClosedIR))
+
+
+def _holds_ir(value):
+    return _is_ir(value) or (type(value) is tuple and any(map(_is_ir, value)))
+
+
+def has_sub_irs(eqn):
+    """Whether the equation carries IRs in its params (where core.ir.sub_irs finds them), cheaply."""
+    return any(map(_holds_ir, eqn.params.values()))
+
+
 def effectful(eqn):
     """An equation with an effect, here or in one of its sub-IRs: never removed, merged or folded."""
-    return eqn.prim.effectful or any(effectful(e) for sub in sub_irs(eqn) for e in sub.eqns)
+    return eqn.prim.effectful or (has_sub_irs(eqn) and any(effectful(e) for sub in sub_irs(eqn) for e in sub.eqns))
 
 
 def map_sub_irs(eqn, fn):
@@ -20,11 +33,11 @@ def map_sub_irs(eqn, fn):
     def visit(value):
         if isinstance(value, ClosedIR):
             return fn(value)
-        if isinstance(value, tuple):
+        if type(value) is tuple:
             return tuple(visit(v) for v in value)
         return value
 
-    if not any(True for _ in sub_irs(eqn)):
+    if not has_sub_irs(eqn):
         return eqn
     return Eqn(eqn.prim, eqn.inputs, {k: visit(v) for k, v in eqn.params.items()}, eqn.outvars)
 
@@ -45,6 +58,20 @@ def freeze(value):
 
 def params_key(params):
     return freeze(dict(params))
+
+
+def fingerprint(ir):
+    """A cheap key that changes whenever a pass changes the IR: passes keep the objects they do not change
+    (variables, literals, primitives), so identities and plain params suffice."""
+    def atom(x):
+        return ("literal", *x._key()) if isinstance(x, Literal) else id(x)
+
+    def eqn_key(eqn):
+        plain = {k: v for k, v in eqn.params.items() if not _holds_ir(v)}
+        return (id(eqn.prim), params_key(plain), tuple(map(atom, eqn.inputs)), tuple(map(id, eqn.outvars)),
+                tuple(map(fingerprint, sub_irs(eqn))))
+
+    return (tuple(map(id, ir.constvars)), tuple(map(atom, ir.outvars)), tuple(map(eqn_key, ir.eqns)))
 
 
 def concrete(value):

@@ -4,6 +4,8 @@
   literal moved by `rearranges` primitives such as a broadcast, or a constant array of equal elements)
   becomes that scalar literal, when the equation's type stays the same (elementwise ops take rank-0
   operands);
+- uniform results: an elementwise equation of such operands holds one value too; it becomes the
+  rearrangement (e.g. the broadcast) of a literal that built one of its operands, applied to that value;
 - identity elements (`identity`): x*1, 1*x, x+0, x-0, x/1, x**1, ... -> x, when x has the result's shape and
   dtype (a rank-0 x added to a shaped zero is not x). +0.0 and -0.0 both count as the zero of add and sub:
   x + 0.0 -> x turns a result of +0.0 back into -0.0 when x is -0.0, as XLA's simplifier does; all other
@@ -18,6 +20,7 @@ import numpy as np
 
 from ..core.avals import ShapedArray
 from ..core.ir import Eqn, Literal, Var
+from ..core.trace import bind, eager
 from ._sweep import Sweep, concrete, effectful, params_key, same_type
 
 MAX_REWRITES_PER_EQN = 16
@@ -60,7 +63,8 @@ def _uniform_array(array):
 def _rewrite(eqn, producer, uniform_value):
     """The simplest form of a single-output equation: an atom that replaces its output, or an equation."""
     for _ in range(MAX_REWRITES_PER_EQN):
-        result = (_scalar_operands(eqn, uniform_value) or _algebra(eqn, producer, uniform_value)
+        result = (_scalar_operands(eqn, uniform_value) or _uniform_result(eqn, producer, uniform_value)
+                  or _algebra(eqn, producer, uniform_value)
                   or (eqn.prim.simplify and eqn.prim.simplify(eqn, producer)))
         if not result:
             return eqn
@@ -88,13 +92,28 @@ def _scalar_operands(eqn, uniform_value):
     if not eqn.prim.elementwise:
         return None
     inputs = list(eqn.inputs)
-    for i, x in enumerate(inputs):
+    for i, x in enumerate(eqn.inputs):
         value = uniform_value(x) if isinstance(x, Var) and x.aval.ndim else None
         if value is not None:
-            inputs[i] = Literal(value, ShapedArray((), x.aval.dtype, x.aval.weak_type))
-    if inputs == eqn.inputs or not _well_typed(Eqn(eqn.prim, inputs, eqn.params, eqn.outvars)):
+            trial = [*inputs[:i], Literal(value, ShapedArray((), x.aval.dtype, x.aval.weak_type)), *inputs[i + 1:]]
+            if _well_typed(Eqn(eqn.prim, trial, eqn.params, eqn.outvars)):
+                inputs = trial
+    return (eqn.prim, inputs, eqn.params) if inputs != eqn.inputs else None
+
+
+def _uniform_result(eqn, producer, uniform_value):
+    values = [uniform_value(x) for x in eqn.inputs]
+    out = eqn.outvars[0].aval
+    if not eqn.prim.elementwise or not out.ndim or any(v is None for v in values):
         return None
-    return eqn.prim, inputs, eqn.params
+    for x in eqn.inputs:
+        source = producer(x) if isinstance(x, Var) else None
+        if source and source.prim.rearranges and isinstance(source.inputs[0], Literal) and x.aval.shape == out.shape:
+            with eager(), np.errstate(all="ignore"):
+                value = bind(eqn.prim, *values, **eqn.params)
+            literal = Literal(value, ShapedArray((), out.dtype, out.weak_type))
+            return source.prim, [literal, *source.inputs[1:]], source.params
+    return None
 
 
 def _is(value, constant):

@@ -8,7 +8,9 @@ import numpy as np
 
 from ..core.avals import ShapedArray, bool_
 from ..core.errors import ShapeError
+from ..core.ir import Literal
 from ..core.trace import Primitive, bind
+from ..backend.rules import Elementwise
 from .base import (
     UndefinedPrimal,
     Zero,
@@ -49,10 +51,12 @@ def elementwise(name, impl, kinds=NUMERIC, out_dtype=None, **rules_and_flags):
     return prim.set(batch=elementwise_batch(prim))
 
 
-def elementwise_batch(prim):
+def elementwise_batch(prim, shaped_by=None):
     """Batching rule of an elementwise op. Batched operands meet at the batch axis of the first full-rank one
     (a lone batched operand is not moved); unbatched rank-0 operands stay as they are (they broadcast
-    implicitly); other operands are broadcast to the batched shape."""
+    implicitly); other operands are broadcast to the batched shape. `shaped_by` (a slice) names the operands
+    that give the output its shape when others may not (select_n's cases, clamp's operand): if all of them
+    are scalars, the first is broadcast, so a batched predicate or bound meets an operand of its shape."""
     def batch(args, dims, **params):
         from .shapes import broadcast_in_dim_p
         avals = [aval(x) for x in args]
@@ -70,7 +74,12 @@ def elementwise_batch(prim):
                 return bind(broadcast_in_dim_p, x, shape=out_shape, broadcast_dimensions=(out_dim,))
             return move_batch_axis(x, d, out_dim, size)
 
-        return bind(prim, *[fit(x, a, d) for x, a, d in zip(args, avals, dims)], **params), out_dim
+        fitted = [fit(x, a, d) for x, a, d in zip(args, avals, dims)]
+        positions = range(len(args))[shaped_by] if shaped_by else ()
+        if positions and all(aval(fitted[i]).ndim == 0 for i in positions):
+            fitted[positions[0]] = bind(broadcast_in_dim_p, fitted[positions[0]], shape=out_shape,
+                                        broadcast_dimensions=())
+        return bind(prim, *fitted, **params), out_dim
     return batch
 
 
@@ -193,7 +202,21 @@ rsqrt_p.set(jvp=partials_jvp(rsqrt_p, lambda t, x, out: _mul(t, _div(_mul(scalar
 abs_p.set(jvp=partials_jvp(abs_p, lambda t, x, out: _mul(t, _p(sign_p, x))))
 integer_pow_p.set(jvp=partials_jvp(integer_pow_p, lambda t, x, out, y: (
     t if y == 1 else _mul(t, _mul(scalar(y, x), _p(integer_pow_p, x, y=y - 1) if y != 2 else x)))))
-integer_pow_p.set(simplify=lambda eqn, producer: eqn.inputs[0] if eqn.params["y"] == 1 else None)
+
+
+def _integer_pow_simplify(eqn, producer):
+    """x ** 1 is x; x ** 0 is 1 everywhere (NaN and inf included, as IEEE pow)."""
+    x, y = eqn.inputs[0], eqn.params["y"]
+    if y == 1:
+        return x
+    if y != 0:
+        return None
+    one = Literal(1, ShapedArray((), x.aval.dtype, x.aval.weak_type))
+    from .shapes import broadcast_in_dim_p
+    return (broadcast_in_dim_p, [one], {"shape": x.aval.shape, "broadcast_dimensions": ()}) if x.aval.ndim else one
+
+
+integer_pow_p.set(simplify=_integer_pow_simplify)
 for _prim in (sign_p, floor_p, ceil_p, round_p, not_p, is_finite_p, stop_gradient_p):
     _prim.set(jvp=zero_jvp(_prim))
 
@@ -244,8 +267,9 @@ def _transpose_div(ct, x, y):
 
 def _max_weight(x, y, out):
     """d max(x, y) / dx: 1 where x wins, 1/2 at ties (as JAX), 0 where y wins."""
-    one, half, zero = scalar(1, x), scalar(0.5, x), scalar(0, x)
-    return _select(_p(gt_p, x, y), _select(_p(eq_p, x, y), zero, half), one)
+    def as_float(pred):
+        return _p(convert_element_type_p, pred, new_dtype=aval(x).dtype, weak_type=False)
+    return _p(add_p, as_float(_p(gt_p, x, y)), _mul(scalar(0.5, x), as_float(_p(eq_p, x, y))))
 
 
 def _safe_log(x):
@@ -308,7 +332,7 @@ def _select_n_transpose(ct, pred, *cases):
 
 select_n_p = Primitive("select_n", _select_n_shape, _select_n_impl,
                        jvp=_select_n_jvp, transpose=_select_n_transpose, elementwise=True)
-select_n_p.set(batch=elementwise_batch(select_n_p))
+select_n_p.set(batch=elementwise_batch(select_n_p, shaped_by=slice(1, None)))
 
 
 def _clamp_shape(lo, x, hi):
@@ -324,7 +348,7 @@ def _in_range(lo, x, hi):
 
 
 clamp_p = Primitive("clamp", _clamp_shape, lambda lo, x, hi: np.minimum(np.maximum(x, lo), hi), elementwise=True)
-clamp_p.set(batch=elementwise_batch(clamp_p))
+clamp_p.set(batch=elementwise_batch(clamp_p, shaped_by=slice(1, 2)))
 clamp_p.set(jvp=partials_jvp(
     clamp_p,
     lambda t, lo, x, hi, out: _select(_p(lt_p, x, lo), scalar(0, t), t),
@@ -385,3 +409,123 @@ convert_element_type_p = Primitive("convert_element_type", _convert_shape, _conv
                                    jvp=_convert_jvp, transpose=_convert_transpose, linear=True)
 convert_element_type_p.set(simplify=_convert_simplify)
 convert_element_type_p.set(batch=elementwise_batch(convert_element_type_p))
+
+
+# ------------------------------------------------------------------------------------------- lowering
+# One scalar LLVM instruction sequence per op (tracejit.backend.rules); b.ty() is the operand type.
+
+def _lower_math(name):
+    return Elementwise(lambda b, *xs: b.math(name, *xs))
+
+
+def _lower_intrinsic(name):
+    return Elementwise(lambda b, x: b.intrinsic(name, x))
+
+
+def _lower_binop(fop, iop):
+    return Elementwise(lambda b, x, y: b.binop(fop, iop, x, y))
+
+
+def _lower_neg(b, x):
+    return b(f"fneg {b.ty()} {x}") if b.kind() == "f" else b(f"sub {b.ty()} 0, {x}")
+
+
+def _lower_abs(b, x):
+    return b.intrinsic("fabs", x) if b.kind() == "f" else b.intrinsic("abs", x, extra=", i1 false")
+
+
+def _lower_sign(b, x):
+    zero = b.const(0)
+    pos = b.select(b.cmp("gt", x, zero), b.const(1), zero if b.kind() != "f" else x)
+    return b.select(b.cmp("lt", x, zero), b.const(-1), pos)
+
+
+def _lower_int_div(b, x, y):
+    """Truncating division; x / 0 is 0 and x / -1 is -x (wrapping), never a trap."""
+    zero, minus_one = b.cmp("eq", y, b.const(0)), b.cmp("eq", y, b.const(-1))
+    safe = b.select(b(f"or i1 {zero}, {minus_one}"), b.const(1), y)
+    q = b.select(minus_one, b(f"sub {b.ty()} 0, {x}"), b(f"sdiv {b.ty()} {x}, {safe}"))
+    return b.select(zero, b.const(0), q)
+
+
+def _lower_int_rem(b, x, y):
+    """Remainder with the dividend's sign; x % 0 and x % -1 are 0."""
+    bad = b(f"or i1 {b.cmp('eq', y, b.const(0))}, {b.cmp('eq', y, b.const(-1))}")
+    return b.select(bad, b.const(0), b(f"srem {b.ty()} {x}, {b.select(bad, b.const(1), y)}"))
+
+
+def _lower_int_power(b, x, y):
+    """x**y by squaring over every bit of y (branch-free); negative y truncates as _pow_impl."""
+    ty, bits = b.ty(), b.dtype().itemsize * 8
+    negative = b.cmp("lt", y, b.const(0))
+    e = b.select(negative, b.const(0), y)
+    result, base = b.const(1), x
+    for bit in range(bits - 1):
+        on = b(f"trunc {ty} {b(f'lshr {ty} {e}, {bit}')} to i1")
+        result = b.select(on, b(f"mul {ty} {result}, {base}"), result)
+        base = b(f"mul {ty} {base}, {base}")
+    odd = b(f"trunc {ty} {y} to i1")
+    small = b.select(b.cmp("eq", x, b.const(1)), b.const(1),
+                     b.select(b.cmp("eq", x, b.const(-1)), b.select(odd, b.const(-1), b.const(1)), b.const(0)))
+    return b.select(negative, small, result)
+
+
+def _lower_integer_pow(b, x, y):
+    if b.kind() != "f" and y < 0:
+        return _lower_int_power(b, x, b.const(y))
+    result, base, n = None, x, abs(y)
+    while n:
+        if n & 1:
+            result = base if result is None else b.binop("fmul", "mul", result, base)
+        n >>= 1
+        if n:
+            base = b.binop("fmul", "mul", base, base)
+    result = result or b.const(1)
+    return b(f"fdiv {b.ty()} {b.const(1)}, {result}") if y < 0 else result
+
+
+for _prim, _name in ((exp_p, "exp"), (log_p, "log"), (log1p_p, "log1p"), (expm1_p, "expm1"), (sin_p, "sin"),
+                     (cos_p, "cos"), (tan_p, "tan"), (tanh_p, "tanh"), (logistic_p, "logistic")):
+    _prim.set(lower=_lower_math(_name))
+for _prim, _name in ((sqrt_p, "sqrt"), (floor_p, "floor"), (ceil_p, "ceil")):
+    _prim.set(lower=_lower_intrinsic(_name))
+neg_p.set(lower=Elementwise(_lower_neg))
+rsqrt_p.set(lower=Elementwise(lambda b, x: b(f"fdiv {b.ty()} {b.const(1)}, {b.intrinsic('sqrt', x)}")))
+abs_p.set(lower=Elementwise(_lower_abs))
+sign_p.set(lower=Elementwise(_lower_sign))
+round_p.set(lower=Elementwise(lambda b, x, rounding_method=1: b.intrinsic(
+    "roundeven" if rounding_method == 1 else "round", x)))
+not_p.set(lower=Elementwise(lambda b, x: b(f"xor {b.ty()} {x}, {'true' if b.kind() == 'b' else -1}")))
+is_finite_p.set(lower=Elementwise(lambda b, x: b(f"fcmp olt {b.ty()} {b.intrinsic('fabs', x)}, 0x7FF0000000000000")))
+stop_gradient_p.set(lower=Elementwise(lambda b, x: x))
+integer_pow_p.set(lower=Elementwise(_lower_integer_pow))
+add_p.set(lower=_lower_binop("fadd", "add"))
+sub_p.set(lower=_lower_binop("fsub", "sub"))
+mul_p.set(lower=_lower_binop("fmul", "mul"))
+div_p.set(lower=Elementwise(lambda b, x, y: b(f"fdiv {b.ty()} {x}, {y}") if b.kind() == "f"
+                            else _lower_int_div(b, x, y)))
+rem_p.set(lower=Elementwise(lambda b, x, y: b(f"frem {b.ty()} {x}, {y}") if b.kind() == "f"
+                            else _lower_int_rem(b, x, y)))
+pow_p.set(lower=Elementwise(lambda b, x, y: b.math("pow", x, y) if b.kind() == "f" else _lower_int_power(b, x, y)))
+max_p.set(lower=Elementwise(lambda b, x, y: b.maximum(x, y)))
+min_p.set(lower=Elementwise(lambda b, x, y: b.minimum(x, y)))
+for _prim, _op in ((and_p, "and"), (or_p, "or"), (xor_p, "xor")):
+    _prim.set(lower=_lower_binop(_op, _op))
+for _prim in (eq_p, ne_p, lt_p, le_p, gt_p, ge_p):
+    _prim.set(lower=Elementwise(lambda b, x, y, _pred=_prim.name: b.cmp(_pred, x, y)))
+
+
+def _lower_select_n(b, pred, *cases):
+    dtype = b.in_avals[1].dtype
+    if b.kind(b.in_avals[0].dtype) == "b":
+        return b.select(pred, cases[1], cases[0], dtype)
+    out = cases[0]
+    for i, case in enumerate(cases[1:], 1):
+        out = b.select(b.cmp("eq", pred, b.const(i, b.in_avals[0].dtype), b.in_avals[0].dtype), case, out, dtype)
+    return out
+
+
+select_n_p.set(lower=Elementwise(_lower_select_n))
+clamp_p.set(lower=Elementwise(lambda b, lo, x, hi: b.minimum(b.maximum(x, lo), hi)))
+convert_element_type_p.set(lower=Elementwise(
+    lambda b, x, new_dtype, weak_type=False: b.convert(x, b.dtype(), new_dtype)))

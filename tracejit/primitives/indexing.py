@@ -6,6 +6,7 @@ mode="fill" reads zero there. scatter_add is its transpose: mode="clip" clamps, 
 out-of-range updates (what x.at[i].add does in JAX)."""
 import numpy as np
 
+from ..backend.rules import IndexMap, Kernel
 from ..core.avals import DEFAULT_INT, ShapedArray
 from ..core.errors import ShapeError
 from ..core.trace import Primitive, bind
@@ -277,3 +278,81 @@ def _scatter_add_batch(args, dims, axes, mode):
 
 
 scatter_add_p.set(batch=_scatter_add_batch)
+
+
+# ------------------------------------------------------------------------------------------- lowering
+# dynamic_slice, dynamic_update_slice and gather are index maps (they fuse); starts and indices are
+# clamped exactly as the impls do, so generated code never reads outside a buffer.
+
+def _start(b, read, k, dim, size):
+    return b.clamp_index(b.index(read(k, []), b.in_avals[k].dtype), 0, dim - size)
+
+
+def _lower_dynamic_slice(b, idx, read, slice_sizes):
+    shape = b.in_avals[0].shape
+    starts = [_start(b, read, k + 1, d, n) for k, (d, n) in enumerate(zip(shape, slice_sizes))]
+    return read(0, [b.iop("add", s, i) for s, i in zip(starts, idx)])
+
+
+def _lower_dynamic_update_slice(b, idx, read):
+    x, u = b.in_avals[0], b.in_avals[1]
+    conds, src = [], []
+    for k, (i, d, n) in enumerate(zip(idx, x.shape, u.shape)):
+        t = b.iop("sub", i, _start(b, read, k + 2, d, n))
+        conds.append(b.in_range(t, 0, n))
+        src.append(b.clamp_index(t, 0, max(n - 1, 0)))
+    inside = b.all_of(conds)
+    if inside is False or 0 in u.shape:
+        return read(0, idx)
+    if inside is True:
+        return read(1, src)
+    new, old = read(1, src), read(0, idx)
+    return b.select(inside, new, old, x.dtype)
+
+
+def _gathered_index(b, x_shape, axes, column, batch, rest):
+    """The clamped operand index for one gather/scatter element, and whether it was in range."""
+    src, conds = [None] * len(x_shape), []
+    for k, a in enumerate(axes):
+        c = column(batch + [k])
+        conds.append(b.in_range(c, 0, x_shape[a]))
+        src[a] = b.clamp_index(c, 0, x_shape[a] - 1)
+    rest = iter(rest)
+    return [next(rest) if s is None else s for s in src], b.all_of(conds)
+
+
+def _lower_gather(b, idx, read, axes, mode):
+    x, ind = b.in_avals[0], b.in_avals[1]
+    if x.size == 0:
+        return b.const(0, x.dtype)
+    nb = ind.ndim - 1
+    src, inside = _gathered_index(b, x.shape, axes, lambda j: b.index(read(1, j), ind.dtype), idx[:nb], idx[nb:])
+    value = read(0, src)
+    if mode == "clip" or inside is True:
+        return value
+    return b.select(inside, value, b.const(0, x.dtype), x.dtype) if inside is not False else b.const(0, x.dtype)
+
+
+def _lower_scatter_add(k, outs, ins, axes, mode):
+    """out = x; then out[clamped index] += update, in order (mode drop skips out-of-range updates)."""
+    (out,), (x, ind, upd) = outs, ins
+    b, shape = k.b, x.aval.shape
+    with k.loop_nest(shape) as i:
+        k.store(out, i, k.load(x, i))
+    if upd.aval.size == 0 or x.aval.size == 0:
+        return
+    nb = ind.aval.ndim - 1
+    with k.loop_nest(upd.aval.shape) as j:
+        dst, inside = _gathered_index(b, shape, axes, lambda c: b.index(k.load(ind, c), ind.aval.dtype),
+                                      j[:nb], j[nb:])
+        old = k.load(out, dst)
+        new = b.binop("fadd", "add", old, k.load(upd, j), x.aval.dtype)
+        if mode == "drop" and inside is not True:
+            new = b.select(inside, new, old, x.aval.dtype) if inside is not False else old
+        k.store(out, dst, new)
+
+
+dynamic_slice_p.set(lower=IndexMap(_lower_dynamic_slice))
+dynamic_update_slice_p.set(lower=IndexMap(_lower_dynamic_update_slice))
+gather_p.set(lower=IndexMap(_lower_gather))
+scatter_add_p.set(lower=Kernel(_lower_scatter_add))

@@ -1,6 +1,7 @@
 """dot_general: contraction with batch dimensions, the one primitive behind dot, matmul and einsum."""
 import numpy as np
 
+from ..backend.rules import Kernel
 from ..core.avals import ShapedArray
 from ..core.errors import ShapeError
 from ..core.trace import Primitive, bind
@@ -104,3 +105,61 @@ def _dot_general_batch(args, dims, dimension_numbers):
 
 
 dot_general_p.set(batch=_dot_general_batch)
+
+
+# ------------------------------------------------------------------------------------------- lowering
+
+def _gemm_trans(ndim, batch, rows, cols):
+    """NoTrans/Trans when an operand's axes are laid out as (batch, rows, cols) / (batch, cols, rows)."""
+    from ..backend.blas import NO_TRANS, TRANS
+    order = list(range(ndim))
+    return NO_TRANS if order == [*batch, *rows, *cols] else TRANS if order == [*batch, *cols, *rows] else None
+
+
+def _lower_dot_general(k, outs, ins, dimension_numbers):
+    """The BLAS numpy ships (cblas gemm per batch element) when both operands are row-major or
+    transposed matrices per batch element; otherwise loops (any dtype) ordered for the innermost
+    axis to be the rhs's free axis."""
+    from ..backend.blas import ROW_MAJOR, gemm_address, gemm_int_bits
+    (out,), (lhs, rhs) = outs, ins
+    (lc, rc), (lb, rb) = dimension_numbers
+    ls, rs, dtype = lhs.aval.shape, rhs.aval.shape, out.aval.dtype
+    lf, rf = _free_axes(len(ls), lc, lb), _free_axes(len(rs), rc, rb)
+    m, n, kk = (int(np.prod([shape[a] for a in axes])) for shape, axes in ((ls, lf), (rs, rf), (ls, lc)))
+    batch = int(np.prod([ls[a] for a in lb]))
+    b = k.b
+    if out.aval.size == 0:
+        return
+    ta, tb = _gemm_trans(len(ls), lb, lf, lc), _gemm_trans(len(rs), rb, rc, rf)
+    address = gemm_address(dtype) if dtype.kind == "f" and kk > 0 else None
+    if address is not None and ta is not None and tb is not None:
+        it = f"i{gemm_int_bits()}"
+        ty = b.ty(dtype)
+        lda, ldb = (kk if ta == 111 else m), (n if tb == 111 else kk)
+        with k.loop(0, batch) as i:
+            a, bm, c = (k.f.emit(f"getelementptr {ty}, ptr {buf.ptr}, i64 {b.iop('mul', i, size)}")
+                        for buf, size in ((lhs, m * kk), (rhs, kk * n), (out, m * n)))
+            k.line(f"call void inttoptr (i64 {address} to ptr)(i32 {ROW_MAJOR}, i32 {ta}, i32 {tb}, "
+                   f"{it} {m}, {it} {n}, {it} {kk}, {ty} {b.const(1, dtype)}, ptr {a}, {it} {lda}, "
+                   f"ptr {bm}, {it} {ldb}, {ty} {b.const(0, dtype)}, ptr {c}, {it} {n})")
+        return
+    with k.loop_nest(out.aval.shape) as i:
+        k.store(out, i, b.const(0, dtype))
+    if kk == 0:
+        return
+    with k.loop_nest([ls[a] for a in lb] + [ls[a] for a in lf] + [ls[a] for a in lc] + [rs[a] for a in rf]) as i:
+        nb, nl, nc = len(lb), len(lf), len(lc)
+        ib, il, ic, ir = i[:nb], i[nb:nb + nl], i[nb + nl:nb + nl + nc], i[nb + nl + nc:]
+        li, ri = [0] * len(ls), [0] * len(rs)
+        for axes, values in ((lb, ib), (lf, il), (lc, ic)):
+            for a, v in zip(axes, values):
+                li[a] = v
+        for axes, values in ((rb, ib), (rf, ir), (rc, ic)):
+            for a, v in zip(axes, values):
+                ri[a] = v
+        oi = ib + il + ir
+        product = b.binop("fmul", "mul", k.load(lhs, li), k.load(rhs, ri), dtype)
+        k.store(out, oi, b.binop("fadd", "add", k.load(out, oi), product, dtype))
+
+
+dot_general_p.set(lower=Kernel(_lower_dot_general))

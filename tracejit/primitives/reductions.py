@@ -1,6 +1,7 @@
 """Reductions over axes (sum, max, min, prod, argmax, argmin) and cumsum. Results keep the operand dtype."""
 import numpy as np
 
+from ..backend.rules import Kernel, Reduce
 from ..core.avals import ShapedArray, bool_
 from ..core.errors import ShapeError
 from ..core.trace import Primitive, bind
@@ -135,3 +136,58 @@ cumsum_p.set(jvp=linear_jvp(cumsum_p),
                  _p(cumsum_p, args[0], axis=batched_axis(axis, dims[0]), reverse=reverse), dims[0]))
 
 
+# ------------------------------------------------------------------------------------------- lowering
+# Loop accumulators (tracejit.backend.rules.Reduce); the operand is computed inside the reduction loop.
+# reassoc lets LLVM vectorize float sums and products (the order differs from NumPy's pairwise sum).
+
+def _lower_reduce(identity, fop, iop=None):
+    def update(b, accs, x, pos, axes):
+        if fop in ("max", "min"):
+            return [b.maximum(accs[0], x) if fop == "max" else b.minimum(accs[0], x)]
+        return [b.binop(f"{fop} reassoc", iop, accs[0], x)]
+
+    def combine(b, accs, others, axes):
+        return update(b, accs, others[0], 0, axes)
+
+    return Reduce(lambda b, axes: [(b.const(identity(b.dtype())), b.dtype())], update, combine=combine)
+
+
+def _lower_arg(better, largest):
+    """First position of the extremum; a NaN wins over numbers (NumPy's argmax/argmin)."""
+    def update(b, accs, x, pos, axes, index_dtype):
+        best, at = accs
+        take = b.cmp(better, x, best)
+        if b.kind() == "f":
+            nan_first = b(f"and i1 {b(f'fcmp uno {b.ty()} {x}, {x}')}, {b(f'fcmp ord {b.ty()} {best}, {best}')}")
+            take = b(f"or i1 {take}, {nan_first}")
+        return [b.select(take, x, best), b.select(take, pos, at, np.int64)]
+
+    return Reduce(lambda b, axes, index_dtype: [(b.const(_identity(b.dtype(), largest)), b.dtype()),
+                                                ("0", np.dtype(np.int64))],
+                  update, lambda b, accs, axes, index_dtype: b.convert(accs[1], np.int64, index_dtype))
+
+
+reduce_sum_p.set(lower=_lower_reduce(lambda dtype: 0, "fadd", "add"))
+reduce_prod_p.set(lower=_lower_reduce(lambda dtype: 1, "fmul", "mul"))
+reduce_max_p.set(lower=_lower_reduce(lambda dtype: _identity(dtype, False), "max"))
+reduce_min_p.set(lower=_lower_reduce(lambda dtype: _identity(dtype, True), "min"))
+argmax_p.set(lower=_lower_arg("gt", False))
+argmin_p.set(lower=_lower_arg("lt", True))
+
+
+def _lower_cumsum(k, outs, ins, axis, reverse=False):
+    """A running sum along `axis`, in NumPy's sequential order."""
+    (out,), (x,) = outs, ins
+    b, shape = k.b, x.aval.shape
+    n, ty = shape[axis], k.b.ty()
+    acc = k.alloca(ty)
+    with k.loop_nest([d for a, d in enumerate(shape) if a != axis]) as others:
+        k.store_var(acc, ty, b.const(0))
+        with k.loop(0, n) as i:
+            idx = others[:axis] + [b.iop("sub", n - 1, i) if reverse else i] + others[axis:]
+            total = b.binop("fadd", "add", k.load_var(acc, ty), k.load(x, idx))
+            k.store_var(acc, ty, total)
+            k.store(out, idx, total)
+
+
+cumsum_p.set(lower=Kernel(_lower_cumsum))

@@ -2,6 +2,7 @@
 concatenate, iota. All but iota are linear; their transposes move cotangents back into place."""
 import numpy as np
 
+from ..backend.rules import IndexMap
 from ..core.avals import ShapedArray, shape_size
 from ..core.errors import ShapeError
 from ..core.trace import Primitive, bind
@@ -63,7 +64,7 @@ def _broadcast_in_dim_simplify(eqn, producer):
     inner = producer(x)
     if inner is not None and inner.prim is broadcast_in_dim_p:
         composed = tuple(dims[d] for d in inner.params["broadcast_dimensions"])
-        return broadcast_in_dim_p, inner.inputs, dict(shape=shape, broadcast_dimensions=composed)
+        return broadcast_in_dim_p, inner.inputs, {"shape": shape, "broadcast_dimensions": composed}
     return None
 
 
@@ -139,7 +140,7 @@ def _transpose_simplify(eqn, producer):
         x, perm = inner.inputs[0], tuple(inner.params["permutation"][p] for p in perm)
     if perm == tuple(range(len(perm))):
         return x
-    return (transpose_p, [x], dict(permutation=perm)) if composed else None
+    return (transpose_p, [x], {"permutation": perm}) if composed else None
 
 
 transpose_p.set(simplify=_transpose_simplify, rearranges=True)
@@ -352,3 +353,83 @@ def _iota_impl(dtype, shape, dimension):
 iota_p = Primitive("iota", _iota_shape, _iota_impl)
 iota_p.set(jvp=lambda primals, tangents, **params: (_p(iota_p, **params), Zero(_iota_shape(**params))),
            batch=lambda args, dims, **params: (_p(iota_p, **params), None))
+
+
+# ------------------------------------------------------------------------------------------- lowering
+# Index maps (tracejit.backend.rules.IndexMap): the operand index an output index reads, so that these
+# ops fuse into the loops around them. Indices are i64 SSA names or Python ints.
+
+def _lower_broadcast_in_dim(b, idx, read, shape, broadcast_dimensions):
+    x_shape = b.in_avals[0].shape
+    return read(0, [0 if x_shape[i] == 1 else idx[d] for i, d in enumerate(broadcast_dimensions)])
+
+
+def _lower_transpose(b, idx, read, permutation):
+    src = [0] * len(permutation)
+    for k, p in enumerate(permutation):
+        src[p] = idx[k]
+    return read(0, src)
+
+
+def _lower_squeeze(b, idx, read, dimensions):
+    rest = iter(idx)
+    return read(0, [0 if d in dimensions else next(rest) for d in range(b.in_avals[0].ndim)])
+
+
+def _lower_slice(b, idx, read, start_indices, limit_indices, strides=None):
+    strides = strides or (1,) * len(idx)
+    return read(0, [b.iop("add", s, b.iop("mul", i, st)) for i, s, st in zip(idx, start_indices, strides)])
+
+
+def _lower_pad(b, idx, read, padding_config):
+    shape, dtype = b.in_avals[0].shape, b.in_avals[0].dtype
+    if 0 in shape:
+        return read(1, [])
+    conds, src = [], []
+    for o, d, (lo, _, interior) in zip(idx, shape, padding_config):
+        t, step = b.iop("sub", o, lo), interior + 1
+        conds.append(b.in_range(t, 0, (d - 1) * step + 1))
+        if step > 1:
+            r = b.iop("srem", t, step)
+            conds.append(r == 0 if isinstance(r, int) else b(f"icmp eq i64 {r}, 0"))
+            t = b.iop("sdiv", t, step)
+        src.append(b.clamp_index(t, 0, d - 1))
+    ok = b.all_of(conds)
+    if ok is True or ok is False:
+        return read(0, src) if ok else read(1, [])
+    value, pad = read(0, src), read(1, [])
+    return b.select(ok, value, pad, dtype)
+
+
+def _lower_concatenate(b, idx, read, dimension):
+    out, start, i = None, 0, idx[dimension]
+    for k, a in enumerate(list(b.in_avals)):
+        n = a.shape[dimension]
+        if n == 0:
+            continue
+        if isinstance(i, int) and not start <= i < start + n:
+            start += n
+            continue
+        j = list(idx)
+        j[dimension] = b.clamp_index(b.iop("sub", i, start), 0, n - 1)
+        value = read(k, j)
+        out = value if out is None or isinstance(i, int) else b.select(
+            b(f"icmp sge i64 {i}, {start}"), value, out, a.dtype)
+        start += n
+    return out
+
+
+broadcast_in_dim_p.set(lower=IndexMap(_lower_broadcast_in_dim))
+reshape_p.set(lower=IndexMap(lambda b, idx, read, new_sizes: read(0, b.reindex(idx, new_sizes,
+                                                                               b.in_avals[0].shape))))
+transpose_p.set(lower=IndexMap(_lower_transpose))
+squeeze_p.set(lower=IndexMap(_lower_squeeze))
+expand_dims_p.set(lower=IndexMap(lambda b, idx, read, dimensions: read(
+    0, [i for k, i in enumerate(idx) if k not in dimensions])))
+rev_p.set(lower=IndexMap(lambda b, idx, read, dimensions: read(0, [
+    b.iop("sub", n - 1, i) if k in dimensions else i for k, (i, n) in enumerate(zip(idx, b.in_avals[0].shape))])))
+slice_p.set(lower=IndexMap(_lower_slice))
+pad_p.set(lower=IndexMap(_lower_pad))
+concatenate_p.set(lower=IndexMap(_lower_concatenate))
+iota_p.set(lower=IndexMap(lambda b, idx, read, dtype, shape, dimension: b.convert(
+    idx[dimension], np.int64, dtype)))

@@ -1,0 +1,323 @@
+"""The benchmark harness: each workload with tracejit and NumPy (and JAX when importable) in one process.
+
+    python -m benchmarks [--only NAME[,NAME...]] [--json FILE] [--repeat N]
+
+Prints a table of medians, spreads (interquartile range as a percentage of the median) and the ratio
+NumPy time / tracejit time (above 1: tracejit is faster). Timings are medians of repeated runs, each
+run timing a loop of calls long enough to be measured. Workloads whose API is missing print a note.
+Compare numbers only within one run: the machine is shared and noisy. For a comparison with numpy's
+BLAS unset OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE (`env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE`).
+The standalone scripts benchmarks/bench_*.py (autodiff cost, IR sizes) run on their own.
+"""
+import argparse
+import json
+import time
+
+import numpy as np
+
+import tracejit as tj
+import tracejit.numpy as tnp
+
+try:
+    import jax
+    import jax.numpy as jnp
+except ImportError:
+    jax = jnp = None
+
+WORKLOADS = {}
+
+
+def workload(name):
+    def register(fn):
+        WORKLOADS[name] = fn
+        return fn
+    return register
+
+
+def timeit(fn, repeat=15, min_seconds=0.02):
+    """(median, iqr) seconds per call of fn(); calls are batched so each sample lasts >= min_seconds."""
+    fn()
+    t0 = time.perf_counter()
+    fn()
+    once = max(time.perf_counter() - t0, 1e-7)
+    number = max(1, int(min_seconds / once))
+    samples = []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        for _ in range(number):
+            fn()
+        samples.append((time.perf_counter() - t0) / number)
+    q1, med, q3 = np.percentile(samples, [25, 50, 75])
+    return float(med), float(q3 - q1)
+
+
+def first_call(make, *args):
+    """Seconds of the first call of a freshly made jitted function (trace + passes + compile + run)."""
+    f = make()
+    t0 = time.perf_counter()
+    f(*args)
+    return time.perf_counter() - t0, f
+
+
+def f32(*shape, seed=0):
+    return np.random.default_rng(seed).standard_normal(shape).astype(np.float32)
+
+
+def rows(name, impls, repeat, extra=None):
+    """Time each implementation; one result row per workload."""
+    row = {"workload": name}
+    for impl, fn in impls.items():
+        if fn is not None:
+            row[impl] = timeit(fn, repeat)
+    row.update(extra or {})
+    return [row]
+
+
+# --------------------------------------------------------------------------------------------- workloads
+
+@workload("dispatch")
+def dispatch(repeat):
+    x = np.arange(8, dtype=np.float32)
+    f = tj.jit(lambda x: x + 1)
+    impls = {"tracejit": lambda: f(x), "numpy": lambda: x + 1}
+    if jax:
+        jf = jax.jit(lambda x: x + 1)
+        jx = jnp.asarray(x)
+        impls["jax"] = lambda: jf(jx).block_until_ready()
+    return rows("dispatch x+1 (8 f32)", impls, repeat * 2)
+
+
+def _chain_np(x, y):
+    return np.sum(np.tanh(x * y + 1) * 0.5 + np.exp(-x * x))
+
+
+def _chain(x, y):
+    return tnp.sum(tnp.tanh(x * y + 1) * 0.5 + tnp.exp(-x * x))
+
+
+@workload("chain")
+def chain(repeat):
+    out = []
+    for n in (10**6, 10**7):
+        x, y = f32(n, seed=1), f32(n, seed=2)
+        f = tj.jit(_chain)
+        impls = {"tracejit": lambda: f(x, y), "numpy": lambda: _chain_np(x, y)}
+        if jax:
+            jf = jax.jit(lambda a, b: jnp.sum(jnp.tanh(a * b + 1) * 0.5 + jnp.exp(-a * a)))
+            ja, jb = jnp.asarray(x), jnp.asarray(y)
+            impls["jax"] = lambda: jf(ja, jb).block_until_ready()
+        out += rows(f"fused chain {n:.0e} f32", impls, max(5, repeat // 2))
+    return out
+
+
+@workload("matmul")
+def matmul(repeat):
+    out = []
+    for dtype in (np.float32, np.float64):
+        for n in (256, 512, 1024):
+            a, b = f32(n, n, seed=3).astype(dtype), f32(n, n, seed=4).astype(dtype)
+            f = tj.jit(lambda a, b: a @ b)
+            impls = {"tracejit": lambda: f(a, b), "numpy": lambda: a @ b}
+            if jax:
+                jf = jax.jit(lambda a, b: a @ b)
+                ja, jb = jnp.asarray(a), jnp.asarray(b)
+                impls["jax"] = lambda: jf(ja, jb).block_until_ready()
+            r = rows(f"matmul {n} {np.dtype(dtype).name}", impls, max(5, repeat // 2))
+            for impl in ("tracejit", "numpy", "jax"):
+                if impl in r[0]:
+                    r[0][f"{impl} GFLOP/s"] = 2 * n**3 / r[0][impl][0] / 1e9
+            out += r
+    return out
+
+
+def _mlp_loss(params, x, labels):
+    w1, b1, w2, b2 = params
+    h = tnp.tanh(x @ w1 + b1)
+    logits = h @ w2 + b2
+    logp = logits - tj.nn.logsumexp(logits, axis=1, keepdims=True)
+    return -tnp.mean(tnp.sum(logp * labels, axis=1))
+
+
+def _mlp_numpy_step(params, x, labels, lr=0.1):
+    w1, b1, w2, b2 = params
+    h = np.tanh(x @ w1 + b1)
+    logits = h @ w2 + b2
+    logits = logits - logits.max(axis=1, keepdims=True)
+    p = np.exp(logits)
+    p /= p.sum(axis=1, keepdims=True)
+    loss = -np.mean(np.sum((logits - np.log(np.sum(np.exp(logits), axis=1, keepdims=True))) * labels, axis=1))
+    d_logits = (p - labels) / x.shape[0]
+    g_w2, g_b2 = h.T @ d_logits, d_logits.sum(axis=0)
+    d_h = (d_logits @ w2.T) * (1 - h * h)
+    g_w1, g_b1 = x.T @ d_h, d_h.sum(axis=0)
+    return loss, [w1 - lr * g_w1, b1 - lr * g_b1, w2 - lr * g_w2, b2 - lr * g_b2]
+
+
+@workload("mlp")
+def mlp(repeat):
+    if not hasattr(tj, "value_and_grad"):
+        print("note: mlp skipped (tracejit.value_and_grad is missing)")
+        return []
+    params = [f32(784, 512, seed=5) * 0.05, np.zeros(512, np.float32), f32(512, 10, seed=6) * 0.05,
+              np.zeros(10, np.float32)]
+    x = f32(128, 784, seed=7)
+    labels = np.eye(10, dtype=np.float32)[np.random.default_rng(8).integers(0, 10, 128)]
+
+    def step(params, x, labels):
+        loss, grads = tj.value_and_grad(_mlp_loss)(params, x, labels)
+        return loss, [p - 0.1 * g for p, g in zip(params, grads)]
+
+    first, f = first_call(lambda: tj.jit(step), params, x, labels)
+    loss_tj, _ = f(params, x, labels)
+    loss_np, _ = _mlp_numpy_step(params, x, labels)
+    assert np.allclose(loss_tj, loss_np, rtol=1e-4), (loss_tj, loss_np)
+    impls = {"tracejit": lambda: f(params, x, labels), "numpy": lambda: _mlp_numpy_step(params, x, labels)}
+    return rows("MLP 784-512-10 SGD step b128", impls, repeat, {"first call ms": first * 1e3})
+
+
+@workload("logsumexp")
+def logsumexp(repeat):
+    x = f32(1024, 1024, seed=9)
+    f = tj.jit(lambda x: tj.nn.logsumexp(x, axis=1))
+
+    def np_lse(x):
+        m = x.max(axis=1, keepdims=True)
+        return np.log(np.sum(np.exp(x - m), axis=1)) + m[:, 0]
+
+    np.testing.assert_allclose(f(x), np_lse(x), rtol=1e-5)
+    impls = {"tracejit": lambda: f(x), "numpy": lambda: np_lse(x)}
+    if jax:
+        jf = jax.jit(lambda x: jax.nn.logsumexp(x, axis=1))
+        jx = jnp.asarray(x)
+        impls["jax"] = lambda: jf(jx).block_until_ready()
+    return rows("logsumexp rows 1024x1024 f32", impls, repeat)
+
+
+@workload("per_example_grads")
+def per_example_grads(repeat):
+    if not (hasattr(tj, "vmap") and hasattr(tj, "grad")):
+        print("note: per_example_grads skipped (tracejit.vmap or tracejit.grad is missing)")
+        return []
+    w, xs = f32(1000, seed=10), f32(256, 1000, seed=11)
+    ys = f32(256, seed=12)
+
+    def loss(w, x, y):
+        return (tnp.dot(x, w) - y) ** 2
+
+    f = tj.jit(tj.vmap(tj.grad(loss), in_axes=(None, 0, 0)))
+
+    def np_grads(w, xs, ys):
+        return 2 * (xs @ w - ys)[:, None] * xs
+
+    np.testing.assert_allclose(f(w, xs, ys), np_grads(w, xs, ys), rtol=1e-4, atol=1e-3)
+    impls = {"tracejit": lambda: f(w, xs, ys), "numpy": lambda: np_grads(w, xs, ys)}
+    return rows("per-example grads 256x1000 (vmap(grad))", impls, repeat)
+
+
+@workload("compile")
+def compile_time(repeat):
+    out = []
+    x = f32(16, seed=13)
+    for n_ops in (10, 100, 1000, 3000):
+        def chain(x, n_ops=n_ops):
+            for i in range(n_ops):
+                x = tnp.sin(x) if i % 3 == 0 else x * 1.0001 + 0.5 if i % 3 == 1 else x - 0.25
+            return x
+        times = [first_call(lambda: tj.jit(chain), x) for _ in range(3)]
+        seconds = sorted(t for t, _ in times)[1]
+        split = times[0][1].cache_info()["signatures"][0]["seconds"]
+        row = {"workload": f"compile {n_ops}-op chain (first call)", "tracejit": (seconds, 0.0)}
+        row.update({f"{k} ms": v * 1e3 for k, v in split.items()})
+        out.append(row)
+    return out
+
+
+@workload("shape_storm")
+def shape_storm(repeat):
+    w = f32(64, 64, seed=14)
+    xs = [f32(b, 64, seed=b) for b in range(1, 33)]
+
+    def storm():
+        f = tj.jit(lambda x, w: tnp.tanh(x) @ w)
+        for x in xs:
+            f(x, w)
+
+    def np_storm():
+        for x in xs:
+            np.tanh(x) @ w
+
+    t0 = time.perf_counter()
+    storm()
+    seconds = time.perf_counter() - t0
+    return [{"workload": "shape storm: 32 batch sizes, each called once", "tracejit": (seconds, 0.0),
+             "numpy": timeit(np_storm, 5)}]
+
+
+@workload("hessian")
+def hessian(repeat):
+    if not hasattr(tj, "hessian"):
+        print("note: hessian skipped (tracejit.hessian is missing)")
+        return []
+    x = f32(100, seed=15).astype(np.float64)
+
+    def fn(x):
+        return tnp.sum(tnp.sin(x) * x ** 3)
+
+    first, f = first_call(lambda: tj.jit(tj.hessian(fn)), x)
+    d = -np.sin(x) * x**3 + 6 * np.cos(x) * x**2 + 6 * x * np.sin(x)
+    np.testing.assert_allclose(f(x), np.diag(d), rtol=1e-8, atol=1e-8)
+    return rows("hessian sum(sin(x)*x**3) n=100", {"tracejit": lambda: f(x)}, repeat,
+                {"first call ms": first * 1e3})
+
+
+# ------------------------------------------------------------------------------------------------ report
+
+def _fmt_time(t):
+    if t is None:
+        return "-"
+    med, iqr = t
+    unit, scale = (("s", 1), ("ms", 1e3), ("us", 1e6))[0 if med >= 1 else 1 if med >= 1e-3 else 2]
+    return f"{med * scale:.3g} {unit} ±{100 * iqr / med:.0f}%" if med else "-"
+
+
+def report(results):
+    from rich.console import Console
+    from rich.table import Table
+    impls = ["tracejit", "numpy"] + (["jax"] if any("jax" in r for r in results) else [])
+    table = Table(title="tracejit benchmarks (median ± IQR; ratio = other / tracejit, > 1: tracejit faster)")
+    table.add_column("workload")
+    for impl in impls:
+        table.add_column(impl, justify="right")
+    table.add_column("numpy/tracejit", justify="right")
+    if "jax" in impls:
+        table.add_column("jax/tracejit", justify="right")
+    table.add_column("notes")
+    for r in results:
+        cells = [r["workload"]] + [_fmt_time(r.get(i)) for i in impls]
+        for other in impls[1:]:
+            ok = other in r and "tracejit" in r and r["tracejit"][0]
+            cells.append(f"{r[other][0] / r['tracejit'][0]:.2f}x" if ok else "-")
+        notes = [f"{k} {v:.1f}" for k, v in r.items() if isinstance(v, float)]
+        cells.append(", ".join(notes))
+        table.add_row(*cells)
+    Console(width=200).print(table)
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(prog="python -m benchmarks", description=__doc__.split("\n")[0])
+    parser.add_argument("--only", help="comma-separated workloads: " + ", ".join(WORKLOADS))
+    parser.add_argument("--json", help="write the results to this file")
+    parser.add_argument("--repeat", type=int, default=15)
+    args = parser.parse_args(argv)
+    names = args.only.split(",") if args.only else list(WORKLOADS)
+    unknown = [n for n in names if n not in WORKLOADS]
+    if unknown:
+        parser.error(f"unknown workloads {unknown}; choose from {list(WORKLOADS)}")
+    results = []
+    for name in names:
+        results += WORKLOADS[name](args.repeat)
+    report(results)
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(results, f, indent=1)
+    return results

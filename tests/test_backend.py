@@ -1,0 +1,368 @@
+"""The LLVM backend against the NumPy reference interpreter (eval_ir): every primitive in every dtype it
+accepts, programs fused and unfused, edge cases (size 0, 0-d, views, division by zero, out-of-range
+indices), threads, and the introspection API."""
+import threading
+
+import numpy as np
+import pytest
+
+import tracejit as tj
+import tracejit.numpy as tnp
+from tracejit.backend import compile_ir
+from tracejit.core.api_util import flatten_args, trace_pytree
+from tracejit.core.trace import bind, eval_ir
+from tracejit.primitives import ALL
+
+DTYPES = [np.float32, np.float64, np.int32, np.int64, np.bool_]
+P = ALL
+
+
+def sample(dtype, shape=(23,), seed=0):
+    rng = np.random.default_rng(seed)
+    dtype = np.dtype(dtype)
+    n = int(np.prod(shape))
+    if dtype.kind == "f":
+        special = [0.0, -0.0, 1.0, -1.0, 0.5, -0.5, 2.5, -2.5, np.inf, -np.inf, np.nan, 1e30, -1e30, 88.5, -100.0]
+        x = np.concatenate([special, rng.normal(size=n) * 3])[:n] if n >= len(special) else rng.normal(size=n)
+        return rng.permutation(x).astype(dtype).reshape(shape) if n else x.astype(dtype).reshape(shape)
+    if dtype == np.bool_:
+        return rng.random(n).reshape(shape) < 0.5
+    info = np.iinfo(dtype)
+    special = [0, -1, 1, 2, -2, 7, info.max, info.min]
+    x = np.concatenate([special, rng.integers(-20, 20, size=n)])[:n] if n >= len(special) else rng.integers(-5, 5, n)
+    return rng.permutation(x).astype(dtype).reshape(shape)
+
+
+def assert_same(got, want, rtol=None):
+    got, want = np.asarray(got), np.asarray(want)
+    assert got.shape == want.shape and got.dtype == want.dtype, (got.shape, got.dtype, want.shape, want.dtype)
+    if want.dtype.kind == "f":
+        tol = rtol or (3e-6 if want.dtype == np.float32 else 1e-13)
+        tiny = np.finfo(want.dtype).tiny
+        np.testing.assert_allclose(got, want, rtol=tol, atol=tiny * 4, equal_nan=True)
+    else:
+        np.testing.assert_array_equal(got, want)
+
+
+def compiled_and_reference(f, *args, fuse=True):
+    leaves, names, in_tree = flatten_args(f, args)
+    closed, _ = trace_pytree(f, leaves, names, in_tree)
+    want = eval_ir(closed, *leaves)
+    got = compile_ir(closed, fuse=fuse).run(leaves)
+    return got, want
+
+
+def check(f, *args, rtol=None, fuse=(True, False)):
+    for fu in fuse:
+        got, want = compiled_and_reference(f, *args, fuse=fu)
+        assert len(got) == len(want)
+        for g, w in zip(got, want):
+            assert_same(g, w, rtol)
+
+
+def accepts(prim, *avals, **params):
+    try:
+        prim.shape_rule(*avals, **params)
+        return True
+    except (TypeError, ValueError, tj.ShapeError):
+        return False
+
+
+# ------------------------------------------------------------------------------------------ elementwise
+
+UNARY = ["neg", "exp", "log", "log1p", "expm1", "sin", "cos", "tan", "tanh", "logistic", "sqrt", "rsqrt", "abs",
+         "sign", "floor", "ceil", "not", "is_finite", "stop_gradient"]
+BINARY = ["add", "sub", "mul", "div", "rem", "pow", "max", "min", "and", "or", "xor", "eq", "ne", "lt", "le", "gt",
+          "ge"]
+
+
+@pytest.mark.parametrize("name", UNARY)
+def test_unary(name):
+    prim = P[name]
+    for dtype in DTYPES:
+        x = sample(dtype)
+        if name in ("sin", "cos", "tan"):   # mathlib reduces arguments exactly up to 2**43 only
+            x = np.where(np.abs(x) > 1e10, 3.0, x).astype(dtype)
+        if accepts(prim, tj.ShapeDtypeStruct(x.shape, x.dtype)):
+            check(lambda a: bind(prim, a), x, fuse=(True,))
+
+
+def test_round_and_integer_pow():
+    for dtype in (np.float32, np.float64):
+        check(lambda a: bind(P["round"], a, rounding_method=1), sample(dtype), fuse=(True,))
+        check(lambda a: bind(P["round"], a, rounding_method=0), sample(dtype), fuse=(True,))
+    for dtype in DTYPES[:4]:
+        for y in (0, 1, 2, 3, 5, -1, -2):
+            check(lambda a: bind(P["integer_pow"], a, y=y), sample(dtype), fuse=(True,))
+
+
+@pytest.mark.parametrize("name", BINARY)
+def test_binary(name):
+    prim = P[name]
+    for dtype in DTYPES:
+        x, y = sample(dtype, seed=1), sample(dtype, seed=2)
+        if dtype == np.float32 and name == "pow":
+            y = np.where(np.abs(y) > 30, 2.0, y).astype(dtype)
+        if accepts(prim, tj.ShapeDtypeStruct(x.shape, x.dtype), tj.ShapeDtypeStruct(y.shape, y.dtype)):
+            check(lambda a, b: bind(prim, a, b), x, y, fuse=(True,))
+            check(lambda a: bind(prim, a, y[3]), x, fuse=(True,))   # a rank-0 operand
+
+
+def test_integer_division_and_remainder_by_zero():
+    for dtype in (np.int32, np.int64):
+        info = np.iinfo(dtype)
+        x = np.array([7, -7, 7, -7, 0, 5, info.min, info.min, info.max], dtype)
+        y = np.array([2, 2, -2, -2, 0, 0, -1, 1, -1], dtype)
+        check(lambda a, b: bind(P["div"], a, b), x, y)
+        check(lambda a, b: bind(P["rem"], a, b), x, y)
+        got = tj.jit(lambda a, b: bind(P["div"], a, b))(x, y)
+        assert got[4] == 0 and got[5] == 0
+
+
+def test_select_clamp_convert():
+    for dtype in DTYPES:
+        x, y = sample(dtype, seed=3), sample(dtype, seed=4)
+        pred = sample(np.bool_, seed=5)
+        check(lambda p, a, b: bind(P["select_n"], p, a, b), pred, x, y, fuse=(True,))
+        which = (np.arange(23) % 3).astype(np.int32)
+        check(lambda p, a, b: bind(P["select_n"], p, a, b, a), which, x, y, fuse=(True,))
+        if dtype != np.bool_:
+            check(lambda a: bind(P["clamp"], dtype(-2).astype(dtype)[()] if False else np.asarray(-2, dtype)[()], a,
+                                 np.asarray(5, dtype)[()]), x, fuse=(True,))
+        for new in DTYPES:
+            check(lambda a: bind(P["convert_element_type"], a, new_dtype=np.dtype(new), weak_type=False), x,
+                  fuse=(True,))
+
+
+def test_float_to_int_saturates():
+    x = np.array([np.nan, np.inf, -np.inf, 3e9, -3e9, 2.9, -2.9, 2147483520.0, 1e20], np.float32)
+    for new in (np.int32, np.int64):
+        check(lambda a: bind(P["convert_element_type"], a, new_dtype=np.dtype(new), weak_type=False), x)
+        check(lambda a: bind(P["convert_element_type"], a, new_dtype=np.dtype(new), weak_type=False),
+              x.astype(np.float64))
+
+
+# ------------------------------------------------------------------------------------------- structural
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_structural(dtype):
+    x = sample(dtype, (3, 4, 5), seed=7)
+    pad_value = np.asarray(sample(dtype, (1,), seed=8)[0])[()]
+    progs = [
+        lambda a: bind(P["broadcast_in_dim"], a[0], shape=(2, 4, 5, 3), broadcast_dimensions=(1, 2)),
+        lambda a: bind(P["broadcast_in_dim"], bind(P["slice"], a, start_indices=(0, 0, 0), limit_indices=(3, 1, 5)),
+                       shape=(3, 6, 5), broadcast_dimensions=(0, 1, 2)),
+        lambda a: bind(P["reshape"], a, new_sizes=(6, 10)),
+        lambda a: bind(P["reshape"], a, new_sizes=(3, 1, 20, 1)),
+        lambda a: bind(P["transpose"], a, permutation=(2, 0, 1)),
+        lambda a: bind(P["squeeze"], a[:, :1], dimensions=(1,)),
+        lambda a: bind(P["expand_dims"], a, dimensions=(0, 3)),
+        lambda a: bind(P["rev"], a, dimensions=(0, 2)),
+        lambda a: bind(P["slice"], a, start_indices=(1, 0, 1), limit_indices=(3, 4, 5), strides=(1, 2, 3)),
+        lambda a: bind(P["pad"], a, pad_value, padding_config=((1, 2, 0), (-1, 1, 1), (0, 0, 2))),
+        lambda a: bind(P["concatenate"], a, a[:, :2], a[:, :0], dimension=1),
+        lambda a: bind(P["iota"], dtype=np.dtype(np.int32 if dtype == np.bool_ else dtype), shape=(3, 4),
+                       dimension=1),
+    ]
+    for f in progs:
+        check(f, x)
+
+
+def test_dynamic_slice_and_update_clamp():
+    x = sample(np.float32, (6, 7), seed=9)
+    u = sample(np.float32, (2, 3), seed=10)
+    for i, j in [(0, 0), (3, 2), (5, 6), (-4, 100), (100, -100)]:
+        i, j = np.int32(i), np.int64(j)
+        check(lambda a, s, t: bind(P["dynamic_slice"], a, s, t, slice_sizes=(2, 3)), x, i, j)
+        check(lambda a, b, s, t: bind(P["dynamic_update_slice"], a, b, s, t), x, u, i, j)
+
+
+def test_gather_scatter_out_of_range():
+    x = sample(np.float64, (5, 4), seed=11)
+    idx = np.array([[0], [4], [7], [-3], [2]], np.int32)
+    idx2 = np.array([[0, 1], [9, 9], [-1, 3], [4, 0]], np.int64)
+    for mode in ("clip", "fill"):
+        check(lambda a, i: bind(P["gather"], a, i, axes=(0,), mode=mode), x, idx)
+        check(lambda a, i: bind(P["gather"], a, i, axes=(1,), mode=mode), x, idx)
+        check(lambda a, i: bind(P["gather"], a, i, axes=(0, 1), mode=mode), x, idx2)
+    upd = sample(np.float64, (5, 4), seed=12)
+    for mode in ("clip", "drop"):
+        check(lambda a, i, u: bind(P["scatter_add"], a, i, u, axes=(0,), mode=mode), x, idx, upd)
+        check(lambda a, i, u: bind(P["scatter_add"], a, i, u, axes=(0, 1), mode=mode), x, idx2, upd[0])
+    xi = sample(np.int32, (5, 4))
+    check(lambda a, i: bind(P["gather"], a, i, axes=(0,), mode="fill"), xi, idx)
+
+
+# ------------------------------------------------------------------------------------------- reductions
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_reductions(dtype):
+    x = sample(dtype, (4, 5, 6), seed=13)
+    if dtype in (np.int32, np.int64):
+        x = (x % 5).astype(dtype)
+    for name in ("reduce_sum", "reduce_max", "reduce_min", "reduce_prod"):
+        for axes in [(0,), (1,), (2,), (0, 2), (0, 1, 2), ()]:
+            if accepts(P[name], tj.ShapeDtypeStruct(x.shape, x.dtype), axes=axes):
+                check(lambda a: bind(P[name], a, axes=axes), x, rtol=1e-5 if dtype == np.float32 else 1e-12)
+    for name in ("argmax", "argmin"):
+        for axis in range(3):
+            for index_dtype in (np.int32, np.int64):
+                if accepts(P[name], tj.ShapeDtypeStruct(x.shape, x.dtype), axes=(axis,),
+                           index_dtype=np.dtype(index_dtype)):
+                    check(lambda a: bind(P[name], a, axes=(axis,), index_dtype=np.dtype(index_dtype)), x)
+    if dtype != np.bool_:
+        for axis in range(3):
+            for reverse in (False, True):
+                check(lambda a: bind(P["cumsum"], a, axis=axis, reverse=reverse), x,
+                      rtol=1e-5 if dtype == np.float32 else 1e-12)
+
+
+# -------------------------------------------------------------------------------------------------- dot
+
+@pytest.mark.parametrize("dtype", DTYPES[:4])
+def test_dot_general(dtype):
+    rng = np.random.default_rng(14)
+    a = (rng.normal(size=(3, 4, 5)) * 3).astype(dtype)
+    b = (rng.normal(size=(3, 5, 6)) * 3).astype(dtype)
+    rtol = 1e-5 if dtype == np.float32 else 1e-12
+    cases = [
+        (a[0], b[0], (((1,), (0,)), ((), ()))),          # plain matmul
+        (a[0].T, b[0], (((0,), (0,)), ((), ()))),        # transposed lhs
+        (a[0], b[0].T, (((1,), (1,)), ((), ()))),        # transposed rhs
+        (a, b, (((2,), (1,)), ((0,), (0,)))),            # batched
+        (a, b, (((2, 0), (1, 0)), ((), ()))),            # two contracting axes
+        (a[0, 0], b[0], (((0,), (0,)), ((), ()))),       # vector-matrix
+        (a[0], b[0, :, 0], (((1,), (0,)), ((), ()))),    # matrix-vector
+        (a[0, 0], b[0, :, 0], (((0,), (0,)), ((), ()))),  # dot product
+        (a, b, (((), ()), ((0,), (0,)))),                # batched outer product
+        (a[:, :, :0], b[:, :0], (((2,), (1,)), ((0,), (0,)))),  # empty contraction
+    ]
+    for lhs, rhs, dims in cases:
+        check(lambda x, y: bind(P["dot_general"], x, y, dimension_numbers=dims), np.ascontiguousarray(lhs),
+              np.ascontiguousarray(rhs), rtol=rtol)
+
+
+# ------------------------------------------------------------------------------------------------ programs
+
+def softmax(x):
+    e = tnp.exp(x - tnp.max(x, axis=-1, keepdims=True))
+    return e / tnp.sum(e, axis=-1, keepdims=True)
+
+
+def logsumexp(x):
+    m = tnp.max(x, axis=1, keepdims=True)
+    return tnp.log(tnp.sum(tnp.exp(x - m), axis=1)) + m[:, 0]
+
+
+def mlp(w1, b1, w2, x):
+    h = tnp.tanh(x @ w1 + b1)
+    return tnp.sum(softmax(h @ w2) ** 2, axis=0), h
+
+
+def chain(x, y):
+    return tnp.sum(tnp.tanh(x * y + 1) * 0.5 + tnp.exp(-x * x))
+
+
+def mixed(x, y):
+    z = tnp.where(x > 0, tnp.sqrt(tnp.abs(x)), tnp.sin(y))
+    return z.T @ y, tnp.cumsum(z, axis=0)[::-1], tnp.argmax(z, axis=1), tnp.mean(z), z[1:3, ::2] * 2
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_programs(dtype):
+    rng = np.random.default_rng(15)
+    x = rng.normal(size=(8, 16)).astype(dtype)
+    y = rng.normal(size=(8, 16)).astype(dtype)
+    rtol = 1e-5 if dtype == np.float32 else 1e-12
+    check(softmax, x, rtol=rtol)
+    check(logsumexp, x, rtol=rtol)
+    check(chain, x, y, rtol=rtol)
+    check(mixed, x, y, rtol=rtol)
+    w1, b1, w2 = (rng.normal(size=s).astype(dtype) for s in [(16, 32), (32,), (32, 10)])
+    check(mlp, w1, b1, w2, x, rtol=rtol)
+
+
+def test_jit_end_to_end_and_cache():
+    f = tj.jit(lambda x, y: {"s": tnp.sum(x * y), "p": x + y})
+    x, y = np.arange(6.0).reshape(2, 3), np.ones((2, 3))
+    out = f(x, y)
+    assert out["s"] == 15.0 and np.array_equal(out["p"], x + 1)
+    f(x, y)
+    info = f.cache_info()
+    assert info["entries"] == 1 and info["hits"] == 1
+    assert {"trace", "passes", "codegen", "llvm"} <= set(info["signatures"][0]["seconds"])
+
+
+def test_fusion_makes_one_loop():
+    lowered = tj.jit(chain).lower(np.ones(100, np.float32), np.ones(100, np.float32))
+    llvm_ir = lowered.compile()._entry.executable.llvm_text
+    assert llvm_ir.count("define internal void @g") == 1   # one kernel: elementwise chain + reduction
+
+
+# ------------------------------------------------------------------------------------------------ edges
+
+def test_size_zero_and_zero_d():
+    check(lambda a: (tnp.exp(a) + 1, tnp.sum(a), tnp.max(a, initial=-np.inf) if False else a * 2),
+          np.zeros((0, 3), np.float32))
+    check(lambda a: (a * 2, tnp.sum(a)), np.float64(3.0))
+    check(lambda a, b: a + b, np.array(2.0), np.array(3.0))
+    f = tj.jit(lambda a: a + 1)
+    assert f(np.array(1.5)).shape == () and f(np.array(1.5)) == 2.5
+
+
+def test_non_contiguous_inputs():
+    f = tj.jit(lambda a, b: tnp.exp(a) * b + 1)
+    base = np.random.default_rng(16).normal(size=(6, 8))
+    for a, b in [(base.T, base.T), (base[::2, 1::3], base[1::2, ::3]), (np.asfortranarray(base), base)]:
+        want = np.exp(a) * b + 1
+        np.testing.assert_allclose(f(a, b), want, rtol=1e-13)
+        np.testing.assert_allclose(f(np.ascontiguousarray(a), b), want, rtol=1e-13)
+
+
+def test_outputs_are_fresh():
+    x = np.arange(4.0)
+    f = tj.jit(lambda a: (a, a, 2.0, a + 1))
+    a, b, c, d = f(x)
+    assert a is not x and b is not a and not np.shares_memory(a, x) and c == 2.0
+    a[0] = 99
+    assert x[0] == 0 and b[0] == 0
+
+
+def test_threads_share_one_function():
+    f = tj.jit(lambda a, b: tnp.sum(tnp.tanh(a * b), axis=1) + tnp.max(a, axis=1))
+    rng = np.random.default_rng(17)
+    inputs = [(rng.normal(size=(50, 40)), rng.normal(size=(50, 40))) for _ in range(8)]
+    errors = []
+
+    def work(k):
+        for _ in range(30):
+            a, b = inputs[k]
+            if not np.allclose(f(a, b), np.sum(np.tanh(a * b), axis=1) + np.max(a, axis=1), rtol=1e-12):
+                errors.append(k)
+
+    threads = [threading.Thread(target=work, args=(k,)) for k in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors and f.cache_info()["entries"] == 1
+
+
+def test_introspection():
+    lowered = tj.jit(chain).lower(np.ones(10, np.float32), np.ones(10, np.float32))
+    assert "reduce_sum" in lowered.as_text() and "tanh" in lowered.as_text()
+    assert "define" in lowered.as_llvm() and "@fast" in lowered.as_llvm()
+    asm = lowered.compile().as_asm()
+    assert "step0" in asm and ("zmm" in asm or "ymm" in asm or "xmm" in asm)
+
+
+def test_large_parallel_kernels():
+    rng = np.random.default_rng(18)
+    x = rng.random(3_000_000).astype(np.float32)
+    f = tj.jit(lambda a: tnp.tanh(a) * 2 + tnp.exp(-a))
+    np.testing.assert_allclose(f(x), np.tanh(x) * 2 + np.exp(-x), rtol=3e-6)
+    m = rng.random((2000, 1500))
+    g = tj.jit(lambda a: tnp.sum(tnp.exp(a), axis=1))
+    np.testing.assert_allclose(g(m), np.sum(np.exp(m), axis=1), rtol=1e-12)
+    h = tj.jit(lambda a: tnp.sum(tnp.exp(a)))
+    np.testing.assert_allclose(h(x), np.sum(np.exp(x.astype(np.float64))), rtol=1e-5)

@@ -1,0 +1,370 @@
+"""Optimisation passes: each preserves semantics (vs eval_ir of the unoptimised IR, bit for bit), is
+idempotent, keeps the IR well typed; golden texts of simplified programs; random programs (hypothesis)."""
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import tracejit as tj
+import tracejit.numpy as tnp
+from tracejit.core.avals import ShapedArray
+from tracejit.core.ir import IR, ClosedIR, Eqn, Var, check_ir
+from tracejit.core.trace import Primitive, eval_ir, trace_flat
+from tracejit.passes import MAX_FOLD_ELEMENTS, cse, dce, fold, optimize, simplify
+
+PASSES = {"dce": dce, "cse": cse, "fold": fold, "simplify": simplify, "optimize": optimize}
+RNG = np.random.default_rng(0)
+F32 = np.float32
+C3 = np.array([1.0, 2.0, 3.0], F32)
+
+
+def ir_of(f, *args):
+    return tj.make_ir(f)(*args)
+
+
+def random_inputs(closed, rng, special=False):
+    out = []
+    for aval in closed.in_avals:
+        if aval.dtype.kind == "f":
+            x = rng.standard_normal(aval.shape).astype(aval.dtype)
+            if special and x.size >= 4:
+                x.reshape(-1)[:4] = [-0.0, np.nan, np.inf, -np.inf]
+        elif aval.dtype.kind == "b":
+            x = rng.random(aval.shape) < 0.5
+        else:
+            x = rng.integers(-5, 6, aval.shape).astype(aval.dtype)
+        out.append(x)
+    return out
+
+
+def assert_same_results(before, after, args):
+    with np.errstate(all="ignore"):
+        want, got = eval_ir(before, *args), eval_ir(after, *args)
+    assert len(want) == len(got)
+    for w, g in zip(want, got):
+        assert np.shape(w) == np.shape(g) and np.asarray(w).dtype == np.asarray(g).dtype
+        np.testing.assert_array_equal(np.asarray(g), np.asarray(w))
+
+
+def check_passes(closed, rng, special=False):
+    """Every pass: well typed, same results, idempotent; the pipeline is deterministic."""
+    args = random_inputs(closed, rng, special)
+    for name, run in PASSES.items():
+        once = run(closed)
+        check_ir(once)
+        assert_same_results(closed, once, args)
+        assert str(run(once)) == str(once), f"{name} is not idempotent"
+        assert once.in_avals == closed.in_avals and [a.shape for a in once.out_avals] == [
+            a.shape for a in closed.out_avals]
+    optimized = optimize(closed)
+    assert len(optimized.eqns) <= len(closed.eqns)
+    return optimized
+
+
+# ------------------------------------------------------------------------------------------- the suite
+
+def _x(*shape, dtype=F32):
+    return np.linspace(-1.5, 2.0, int(np.prod(shape))).astype(dtype).reshape(shape)
+
+
+def _control_flow(x):
+    lax = tj.lax
+    y = lax.cond(tnp.sum(x) > 0, lambda v: (v * 1.0, tnp.sin(v))[0], lambda v: tnp.negative(-v) * tnp.ones(3, F32), x)
+    c, ys = lax.scan(lambda c, xi: (c + xi * 1.0, (tnp.exp(xi), c * 0.0 + c * 0.0)[1]), 0.0 * x[0], x)
+    w = lax.while_loop(lambda s: s[0] < 3, lambda s: (s[0] + 1, s[1] * 1.0 + tnp.cos(s[1]) * 0.5), (0, x))
+    return y, c, ys, w[1]
+
+
+SUITE = {
+    "control_flow": (_control_flow, (_x(3),)),
+    "identities": (lambda x: (x * 1.0 + 0.0 - 0.0) / 1.0, (_x(3),)),
+    "mul_broadcast_one": (lambda x: x * tnp.ones(3, F32) + tnp.zeros(3, F32), (_x(3),)),
+    "neg_neg_pow1": (lambda x: tnp.negative(-x) + x ** 1, (_x(3),)),
+    "pow0": (lambda x, s: (x ** 0 * 3.0 + x, s ** 0), (_x(3), F32(np.nan))),
+    "reshapes": (lambda x: x.reshape(6).reshape(3, 2).reshape(2, 3) * 2.0, (_x(2, 3),)),
+    "transposes": (lambda x: tnp.transpose(tnp.transpose(x, (1, 2, 0)), (2, 0, 1)) + x.T.T, (_x(2, 3, 4),)),
+    "conversions": (lambda x: x.astype(np.float64).astype(F32) + x.astype(F32), (_x(3),)),
+    "int_round_trip": (lambda i: i.astype(np.float64).astype(np.int32) * 3, (np.arange(5, dtype=np.int32),)),
+    "cse": (lambda x, y: tnp.sin(x) * y + y * tnp.sin(x), (_x(3), _x(3))),
+    "dead_code": (lambda x: (tnp.exp(x), tnp.sum(x) * 2.0)[0], (_x(4),)),
+    "constant_arrays": (lambda x: x + tnp.sum(C3 * 2.0) + C3 * C3, (_x(3),)),
+    "uniform_constant": (lambda x: x * np.full(3, 1.0, F32) + np.full(3, 2.0, F32), (_x(3),)),
+    "ieee": (lambda x: (x * 0.0, x - x, x * tnp.zeros(3, F32)), (_x(3),)),
+    "scalar_plus_shaped_zero": (lambda s: s + tnp.zeros(3, F32), (F32(2.0),)),
+    "bool_and_int": (lambda b, i: ((b & True) | False, (i + 0) * 1 - 0, ~~i), (np.array([True, False]),
+                                                                             np.arange(2, dtype=np.int64))),
+    "idempotent": (lambda x: tnp.abs(tnp.abs(x)) + tnp.maximum(x, x), (_x(3),)),
+    "broadcasts": (lambda x: tnp.broadcast_to(tnp.broadcast_to(x, (2, 3)), (4, 2, 3)) * 3.0, (_x(3),)),
+    "where_const": (lambda x: tnp.where(x > 0, tnp.zeros(3, F32), tnp.ones(3, F32) * 2.0), (_x(3),)),
+    "matmul": (lambda w, x: tnp.tanh(x @ w) @ w.T, (_x(4, 4), _x(2, 4))),
+    "reductions": (lambda x: tnp.mean(x, axis=0) + tnp.max(x, axis=1).sum(), (_x(3, 4),)),
+    "sum_of_zeros": (lambda x: x + (tnp.zeros(3, F32) + tnp.zeros(3, F32)) * x, (_x(3),)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(SUITE))
+def test_suite_programs(name):
+    f, args = SUITE[name]
+    closed = ir_of(f, *args)
+    optimized = check_passes(closed, np.random.default_rng(1), special=True)
+    assert len(optimized.eqns) <= len(closed.eqns)
+    np.testing.assert_array_equal(np.asarray(eval_ir(optimized, *args)[0]), np.asarray(eval_ir(closed, *args)[0]))
+
+
+@pytest.mark.parametrize("which", ["grad", "value_and_grad", "hessian", "vmap_grad"])
+def test_transformed_programs(which):
+    def loss(w, x):
+        return tnp.mean(tnp.tanh(x @ w) ** 2)
+    needed = {"vmap_grad": ("vmap", "grad")}.get(which, (which,))
+    if not all(hasattr(tj, name) for name in needed):
+        pytest.skip(f"tj.{' / tj.'.join(needed)} not available yet")
+    w, x = _x(3, 2), _x(4, 3)
+    f = {"grad": lambda: tj.grad(loss), "value_and_grad": lambda: tj.value_and_grad(loss),
+         "hessian": lambda: tj.hessian(lambda v: tnp.sum(tnp.sin(v) ** 3)),
+         "vmap_grad": lambda: tj.vmap(tj.grad(loss), in_axes=(None, 0))}[which]()
+    args = {"hessian": (_x(3),), "vmap_grad": (w, x[:, None, :])}.get(which, (w, x))
+    closed = ir_of(f, *args)
+    optimized = check_passes(closed, np.random.default_rng(2))
+    assert len(optimized.eqns) < len(closed.eqns)
+
+
+# ---------------------------------------------------------------------------------------- golden texts
+
+GOLDEN = {
+    "pow0": """\
+{ lambda ; a:f32[3] b:f32[]. let
+    c:f32[3] = add 3.0:f32[] a
+  in (c, 1.0:f32[]) }""",
+    "identities": """\
+{ lambda ; a:f32[3]. let
+  in (a,) }""",
+    "mul_broadcast_one": """\
+{ lambda ; a:f32[3]. let
+  in (a,) }""",
+    "reshapes": """\
+{ lambda ; a:f32[2,3]. let
+    b:f32[2,3] = mul a 2.0:f32[]
+  in (b,) }""",
+    "transposes": """\
+{ lambda ; a:f32[2,3,4]. let
+    b:f32[2,3,4] = add a a
+  in (b,) }""",
+    "cse": """\
+{ lambda ; a:f32[3] b:f32[3]. let
+    c:f32[3] = sin a
+    d:f32[3] = mul c b
+    e:f32[3] = add d d
+  in (e,) }""",
+    "constant_arrays": """\
+{ lambda a:f32[3] ; b:f32[3]. let
+    c:f32[3] = add b 12.0:f32[]
+    d:f32[3] = add c a
+  in (d,) }""",
+    "ieee": """\
+{ lambda ; a:f32[3]. let
+    b:f32[3] = mul a 0.0:f32[]
+    c:f32[3] = sub a a
+  in (b, c, b) }""",
+    "scalar_plus_shaped_zero": """\
+{ lambda ; a:f32[]. let
+    b:f32[3] = broadcast_in_dim[broadcast_dimensions=() shape=(3,)] a
+  in (b,) }""",
+    "broadcasts": """\
+{ lambda ; a:f32[3]. let
+    b:f32[4,2,3] = broadcast_in_dim[broadcast_dimensions=(2,) shape=(4, 2, 3)] a
+    c:f32[4,2,3] = mul b 3.0:f32[]
+  in (c,) }""",
+    "where_const": """\
+{ lambda ; a:f32[3]. let
+    b:bool[3] = gt a 0.0:f32[]
+    c:f32[3] = broadcast_in_dim[broadcast_dimensions=() shape=(3,)] 0.0:f32[]
+    d:f32[3] = select_n b 2.0:f32[] c
+  in (d,) }""",
+}
+
+
+@pytest.mark.parametrize("name", sorted(GOLDEN))
+def test_golden(name):
+    f, args = SUITE[name]
+    assert str(tj.make_ir(f, optimize=True)(*args)) == GOLDEN[name]
+
+
+def test_grad_golden():
+    if not hasattr(tj, "grad"):
+        pytest.skip("tj.grad is not available yet")
+    text = str(tj.make_ir(tj.grad(lambda x: tnp.sum(tnp.tanh(x) ** 2)), optimize=True)(_x(3)))
+    assert text == """\
+{ lambda ; a:f32[3]. let
+    b:f32[3] = tanh a
+    c:f32[3] = mul b b
+    d:f32[3] = sub 1.0:f32[] c
+    e:f32[3] = mul 2.0:f32[] b
+    f:f32[3] = mul e d
+  in (f,) }"""
+
+
+def test_stable_text():
+    f, args = SUITE["matmul"]
+    texts = {str(tj.make_ir(f, optimize=True)(*args)) for _ in range(3)}
+    assert len(texts) == 1
+
+
+# ------------------------------------------------------------------------------------ individual passes
+
+def test_cse_commutative_and_literals():
+    closed = ir_of(lambda x, y: (x * y + y * x, x + 1.0, x + 1.0, x + 0.5, x + -0.0, x + 0.0), _x(3), _x(3))
+    text = str(cse(dce(closed)))
+    assert text.count("mul") == 1 and text.count("add a 1.0") == 1 and "add a -0.0" in text
+    assert_same_results(closed, cse(closed), [_x(3), _x(3)])
+
+
+def test_fold_scalars_to_literals_and_arrays_to_consts():
+    closed = ir_of(lambda x: x * tnp.sum(C3) + C3 * 2.0, _x(3))
+    folded = dce(simplify(fold(closed)))
+    assert [e.prim.name for e in folded.eqns] == ["mul", "add"]
+    np.testing.assert_array_equal(folded.consts[0], C3 * 2.0)
+    assert "6.0:f32[]" in str(folded)
+
+
+def test_fold_size_cap():
+    big = np.arange(MAX_FOLD_ELEMENTS + 1, dtype=np.float64)
+    closed = ir_of(lambda x: x + tnp.sum(tnp.multiply(big, 2.0)), 1.0)
+    assert len(fold(closed).eqns) == len(closed.eqns)
+    small = big[:1000]
+    assert [e.prim.name for e in dce(fold(ir_of(lambda x: x + tnp.sum(tnp.multiply(small, 2.0)), 1.0))).eqns] == [
+        "add"]
+
+
+def test_fold_leaves_broadcasts_of_literals_and_iotas():
+    closed = ir_of(lambda x: x + tnp.arange(3.0) + tnp.ones(3), np.zeros(3))
+    assert str(fold(closed)) == str(closed)
+
+
+def test_fold_skips_tracer_constants():
+    seen = {}
+
+    def outer(x):
+        inner = trace_flat(lambda y: [y + x * 2.0 + C3 * 2.0], [ShapedArray((3,), F32)])
+        seen["folded"] = fold(inner)
+        return eval_ir(seen["folded"], x)[0]
+
+    assert_same_results(ir_of(outer, _x(3)), ir_of(lambda x: x + x * 2.0 + C3 * 2.0, _x(3)), [_x(3)])
+    names = [e.prim.name for e in dce(seen["folded"]).eqns]
+    assert names == ["mul", "add", "add"]   # x * 2.0 stays (x is a tracer), C3 * 2.0 is folded
+
+
+def test_simplify_keeps_ieee():
+    closed = ir_of(lambda x: (x * 0.0, x - x, x / x, 0.0 * x), _x(3))
+    assert [e.prim.name for e in simplify(closed).eqns] == ["mul", "sub", "div", "mul"]
+
+
+def test_negative_zero_choice():
+    # x + 0.0 -> x: documented choice (as XLA): -0.0 + 0.0 is +0.0, the simplified program returns -0.0
+    closed = ir_of(lambda x: x + 0.0, _x(2))
+    (out,) = eval_ir(optimize(closed), np.array([-0.0, 1.0], F32))
+    assert np.signbit(out[0]) and out[1] == 1.0
+
+
+def test_integer_pow_and_conversion():
+    closed = ir_of(lambda x: (x ** 1, tnp.square(x).astype(F32), x.astype(np.float64).astype(F32)), _x(3))
+    simplified = dce(simplify(closed))
+    assert [e.prim.name for e in simplified.eqns] == ["integer_pow"]
+    lossy = ir_of(lambda x: x.astype(np.int32).astype(F32), _x(3))
+    assert len(dce(simplify(lossy)).eqns) == 2
+
+
+# ------------------------------------------------------------------------------ sub-IRs and effects
+
+def _call_shape(*avals, body):
+    return body.out_avals
+
+
+call_p = Primitive("test_call", _call_shape, lambda *args, body: eval_ir(body, *args), multiple_results=True)
+effect_p = Primitive("test_effect", lambda x: x, lambda x: x, effectful=True)
+
+
+def _body():
+    return ir_of(lambda x: (tnp.sin(x) * 1.0, tnp.exp(x), tnp.cos(x) + tnp.cos(x))[::2], _x(3))
+
+
+def _outer(body, use_both):
+    x = Var(ShapedArray((3,), F32))
+    y, z = Var(ShapedArray((3,), F32)), Var(ShapedArray((3,), F32))
+    dead = Var(ShapedArray((3,), F32))
+    eqns = [Eqn(call_p, [x], {"body": body}, [y, z]), Eqn(effect_p, [x], {}, [dead])]
+    return ClosedIR(IR([], [x], eqns, [y, z] if use_both else [y]), [])
+
+
+def test_dce_inside_sub_irs_and_multiple_outputs():
+    body = _body()
+    assert "exp" in str(body)
+    closed = _outer(body, use_both=False)
+    check_ir(closed)
+    cleaned = dce(closed)
+    check_ir(cleaned)
+    sub = cleaned.eqns[0].params["body"]
+    assert [e.prim.name for e in sub.eqns] == ["sin", "mul", "cos", "cos", "add"]
+    assert [e.prim.name for e in cleaned.eqns] == ["test_call", "test_effect"]   # effects stay
+    text = str(cleaned)
+    assert "b:f32[3] _:f32[3] = test_call" in text and "_:f32[3] = test_effect" in text
+    assert_same_results(closed, cleaned, [_x(3)])
+    optimized = optimize(_outer(_body(), use_both=True))
+    check_ir(optimized)
+    assert [e.prim.name for e in optimized.eqns[0].params["body"].eqns] == ["sin", "cos", "add"]
+    assert str(dce(cleaned)) == str(cleaned)
+
+
+# ------------------------------------------------------------------------------------ random programs
+
+SHAPE = (2, 3)
+CONSTANTS = [0.0, 1.0, -0.0, 2.0, "zeros", "ones", "array", "uniform"]
+
+
+def _constant(kind):
+    if kind == "zeros":
+        return tnp.zeros(SHAPE, F32)
+    if kind == "ones":
+        return tnp.ones(SHAPE, F32)
+    if kind == "array":
+        return np.arange(6, dtype=F32).reshape(SHAPE) - 2.5
+    if kind == "uniform":
+        return np.full(SHAPE, 1.0, F32)
+    return F32(kind)
+
+
+UNARY = [tnp.negative, tnp.sin, tnp.tanh, tnp.abs, tnp.square, lambda v: v ** 1,
+         lambda v: v.reshape(-1).reshape(SHAPE), lambda v: v.T.T, lambda v: v.astype(np.float64).astype(F32),
+         lambda v: tnp.broadcast_to(tnp.sum(v, axis=0), SHAPE), lambda v: tnp.transpose(v) .reshape(SHAPE)]
+BINARY = [tnp.add, tnp.subtract, tnp.multiply, tnp.maximum, lambda a, b: tnp.where(a > b, a, b)]
+
+step = st.one_of(
+    st.tuples(st.just("unary"), st.integers(0, len(UNARY) - 1), st.integers(0, 99)),
+    st.tuples(st.just("binary"), st.integers(0, len(BINARY) - 1), st.integers(0, 99), st.integers(0, 99)),
+    st.tuples(st.just("const"), st.integers(0, len(BINARY) - 1), st.integers(0, 99),
+              st.sampled_from(CONSTANTS), st.booleans()),
+)
+
+
+def _program(steps, outputs):
+    def f(x, y):
+        values = [x, y]
+        for s in steps:
+            pick = values[s[2] % len(values)]
+            if s[0] == "unary":
+                values.append(UNARY[s[1]](pick))
+            elif s[0] == "binary":
+                values.append(BINARY[s[1]](pick, values[s[3] % len(values)]))
+            else:
+                c = _constant(s[3])
+                values.append(BINARY[s[1]](c, pick) if s[4] else BINARY[s[1]](pick, c))
+        return [values[i % len(values)] for i in outputs]
+    return f
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(step, min_size=1, max_size=12), st.lists(st.integers(0, 99), min_size=1, max_size=3),
+       st.integers(0, 2**31))
+def test_random_programs(steps, outputs, seed):
+    closed = ir_of(_program(steps, outputs), np.zeros(SHAPE, F32), np.zeros(SHAPE, F32))
+    optimized = check_passes(closed, np.random.default_rng(seed), special=True)
+    assert str(optimize(optimized)) == str(optimized)
