@@ -232,3 +232,28 @@ def test_stop_gradient_in_lax_and_nn():
     assert tj.lax.stop_gradient is tj.stop_gradient
     g = tj.grad(lambda x: tnp.sum(tj.nn.softmax(x) * np.arange(3.0)))(np.zeros(3))
     np.testing.assert_allclose(g, np.array([-1.0, 0.0, 1.0]) / 3, atol=1e-12)
+
+
+def test_vmap_of_custom_rules_and_of_their_gradients():
+    @tj.custom_jvp
+    def f(x, y):
+        return tnp.sin(x) * y
+
+    @f.defjvp
+    def f_jvp(primals, tangents):
+        (x, y), (tx, ty) = primals, tangents
+        return f(x, y), tnp.cos(x) * tx * y + tnp.sin(x) * ty
+
+    @tj.custom_vjp
+    def g(x):
+        return tnp.exp(x)
+
+    g.defvjp(lambda x: (tnp.exp(x), tnp.exp(x)), lambda r, ct: (2 * r * ct,))  # deliberately not the true vjp
+    xs = np.linspace(0, 1, 5)
+    np.testing.assert_allclose(tj.vmap(f, in_axes=(0, None))(xs, 2.0), np.sin(xs) * 2)
+    np.testing.assert_allclose(tj.vmap(tj.grad(f), in_axes=(0, None))(xs, 2.0), np.cos(xs) * 2)
+    np.testing.assert_allclose(tj.vmap(tj.grad(lambda x: g(x).sum()))(xs[:, None]).ravel(), 2 * np.exp(xs))
+    np.testing.assert_allclose(tj.jacfwd(lambda x: f(x, 3.0))(xs), np.diag(3 * np.cos(xs)))
+    np.testing.assert_allclose(tj.jacrev(g)(xs), np.diag(2 * np.exp(xs)))
+    np.testing.assert_allclose(tj.jit(tj.vmap(tj.grad(lambda x, y: f(x, y) + g(x))))(xs, xs),
+                               np.cos(xs) * xs + 2 * np.exp(xs))

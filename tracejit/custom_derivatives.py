@@ -15,7 +15,7 @@ from .core.ir import IR, ClosedIR
 from .core.pytree import tree_flatten, tree_unflatten, treedef_flatten_up_to
 from .core.trace import Primitive, bind, canonicalize_input, eval_ir, trace_flat
 from .numpy._base import astype
-from .primitives.base import Zero, aval, instantiate, zeros
+from .primitives.base import Zero, aval, instantiate, move_batch_axis, zeros
 
 
 def _closure_convert(closed):
@@ -213,3 +213,40 @@ class custom_vjp(_CustomFunction):
             return [_like(ct, a) for ct, a in zip(leaves, box["in_avals"])]
         bwd.__name__ = getattr(self.bwd, "__name__", "bwd")
         return bwd
+
+# --------------------------------------------------------------------------------------------- batching
+# Every operand is moved to (or broadcast along) axis 0, so the user's rules, vmapped, see one layout.
+
+
+def _batched_rule(rule):
+    """The user's rule (a function of lists of arrays) mapped over axis 0 of all its arguments."""
+    from .transforms.vmap import vmap
+    return functools.wraps(rule)(lambda *lists: vmap(lambda *xs: rule(*xs))(*lists))
+
+
+def _operands_at_axis_0(args, dims):
+    size = next(aval(a).shape[d] for a, d in zip(args, dims) if d is not None)
+    return [move_batch_axis(a, d, 0, size) for a, d in zip(args, dims)], size
+
+
+def _call_batch(prim, rule_names):
+    def batch(args, dims, call, num_consts, **rules):
+        from .transforms.vmap import vmap_ir
+        args, size = _operands_at_axis_0(args, dims)
+        batched_call, _ = vmap_ir(call, [0] * len(args), size, out_dims=[0] * len(call.out_avals))
+        rules = {k: _batched_rule(v) if k in rule_names else v for k, v in rules.items()}
+        outs = bind(prim, *args, call=batched_call, num_consts=num_consts, **rules)
+        return outs, [0] * len(outs)
+    return batch
+
+
+def _custom_lin_batch(args, dims, num_res, bwd, out_avals):
+    args, size = _operands_at_axis_0(args, dims)
+    batched_avals = tuple(a.update(shape=(size,) + a.shape) for a in out_avals)
+    outs = bind(custom_lin_p, *args, num_res=num_res, bwd=_batched_rule(bwd), out_avals=batched_avals)
+    return outs, [0] * len(outs)
+
+
+custom_jvp_call_p.set(batch=_call_batch(custom_jvp_call_p, ("jvp",)))
+custom_vjp_call_p.set(batch=_call_batch(custom_vjp_call_p, ("fwd", "bwd")))
+custom_lin_p.set(batch=_custom_lin_batch)

@@ -35,7 +35,6 @@ bitwise_and, bitwise_or, bitwise_xor, bitwise_not = map(_op, (ew.and_p, ew.or_p,
 neg, exp, log, log1p, expm1, sin, cos, tan, tanh, logistic, sqrt, rsqrt, abs, sign, floor, ceil, is_finite = map(
     _op, (ew.neg_p, ew.exp_p, ew.log_p, ew.log1p_p, ew.expm1_p, ew.sin_p, ew.cos_p, ew.tan_p, ew.tanh_p,
           ew.logistic_p, ew.sqrt_p, ew.rsqrt_p, ew.abs_p, ew.sign_p, ew.floor_p, ew.ceil_p, ew.is_finite_p))
-select_n = _op(ew.select_n_p)
 
 
 def round(x, rounding_method=0):
@@ -44,6 +43,11 @@ def round(x, rounding_method=0):
 
 def integer_pow(x, y):
     return bind(ew.integer_pow_p, asarray(x), y=int(y))
+
+
+def select_n(which, *cases):
+    """Python scalar cases take the dtype of the array cases (not of the predicate)."""
+    return bind(ew.select_n_p, asarray(which), *_typed(*cases))
 
 
 def select(pred, on_true, on_false):
