@@ -1,4 +1,6 @@
 """Reductions over axes (sum, max, min, prod, argmax, argmin) and cumsum. Results keep the operand dtype."""
+import math
+
 import numpy as np
 
 from ..backend.rules import Kernel, Reduce
@@ -6,8 +8,8 @@ from ..core.avals import ShapedArray, bool_
 from ..core.errors import ShapeError
 from ..core.trace import Primitive, bind
 from .base import aval, batched_axis, linear_jvp, partials_jvp, scalar, zero_jvp
-from .elementwise import and_p, convert_element_type_p, div_p, eq_p, mul_p, select_n_p
-from .shapes import broadcast_in_dim_p
+from .elementwise import convert_element_type_p, div_p, eq_p, mul_p
+from .shapes import broadcast_in_dim_p, pad_p, reshape_p, rev_p, transpose_p
 
 
 def _p(prim, *args, **params):
@@ -72,24 +74,39 @@ def _chosen_location_jvp(t, x, out, axes):
     return _p(div_p, _sum(_p(mul_p, t, hit), axes), _sum(hit, axes))
 
 
-def _prod_partial(x, out, axes):
-    """d prod / dx_i = product of the others, computed without dividing by zero."""
-    x_aval = aval(x)
-    zero, one = scalar(0, x), scalar(1, x)
-    is_zero = _p(eq_p, x, zero)
-    nonzero_prod = _expand(_p(reduce_prod_p, _p(select_n_p, is_zero, x, one), axes=axes), x_aval, axes)
-    zeros_count = _expand(_sum(_p(convert_element_type_p, is_zero, new_dtype=x_aval.dtype, weak_type=False),
-                               axes), x_aval, axes)
-    no_zero = _p(eq_p, zeros_count, zero)
-    the_only_zero = _p(and_p, _p(eq_p, zeros_count, one), is_zero)
-    at_one_zero = _p(select_n_p, the_only_zero, zero, nonzero_prod)
-    return _p(select_n_p, no_zero, at_one_zero, _p(div_p, _expand(out, x_aval, axes), x))
+def _shift_in_ones(v, by):
+    """v moved `by` places along its last axis, ones filling in: [1, v0, v1, ...] for by=1."""
+    config = ((0, 0, 0),) * (aval(v).ndim - 1) + ((by, -by, 0),)
+    return _p(pad_p, v, scalar(1, v), padding_config=config)
+
+
+def _exclusive_products(v):
+    """Products of the elements before each position along the last axis, by log-depth doubling."""
+    v = _shift_in_ones(v, 1)
+    step = 1
+    while step < aval(v).shape[-1]:
+        v = _p(mul_p, v, _shift_in_ones(v, step))
+        step *= 2
+    return v
+
+
+def _prod_partial(x, axes):
+    """d prod / dx_i = the product of the other elements: exclusive prefix times exclusive suffix products.
+    Only multiplications, so it is exact at zeros and differentiates again."""
+    shape = aval(x).shape
+    kept = [i for i in range(len(shape)) if i not in axes]
+    moved = _p(transpose_p, x, permutation=tuple(kept + list(axes)))
+    flat = _p(reshape_p, moved, new_sizes=tuple(shape[i] for i in kept) + (math.prod(shape[i] for i in axes),))
+    last = (aval(flat).ndim - 1,)
+    suffix = _p(rev_p, _exclusive_products(_p(rev_p, flat, dimensions=last)), dimensions=last)
+    others = _p(reshape_p, _p(mul_p, _exclusive_products(flat), suffix), new_sizes=aval(moved).shape)
+    return _p(transpose_p, others, permutation=tuple(np.argsort(kept + list(axes)).tolist()))
 
 
 reduce_max_p.set(jvp=partials_jvp(reduce_max_p, lambda t, x, out, axes: _chosen_location_jvp(t, x, out, axes)))
 reduce_min_p.set(jvp=partials_jvp(reduce_min_p, lambda t, x, out, axes: _chosen_location_jvp(t, x, out, axes)))
 reduce_prod_p.set(jvp=partials_jvp(reduce_prod_p, lambda t, x, out, axes: _sum(
-    _p(mul_p, t, _prod_partial(x, out, axes)), axes)))
+    _p(mul_p, t, _prod_partial(x, axes)), axes)))
 for _prim in (reduce_sum_p, reduce_max_p, reduce_min_p, reduce_prod_p):
     _prim.set(simplify=lambda eqn, producer: None if eqn.params["axes"] else eqn.inputs[0])  # no axes: no-op
 
