@@ -434,3 +434,11 @@ def test_cheap_gradient_principle(name, f, make_args):
     reverse = dce(tj.make_ir(tj.value_and_grad(f, argnums=argnums))(*args))
     check_ir(reverse)
     assert len(reverse.eqns) <= 4 * len(forward.eqns), (len(forward.eqns), len(reverse.eqns), str(reverse))
+
+
+@pytest.mark.parametrize("x", [np.array([0.5, 0.0, 2.0]), np.array([[0.0, 0.0, 3.0], [1.0, 2.0, 3.0]])])
+def test_prod_is_exact_at_zeros_to_second_order(x):
+    check_grads(lambda x: tnp.prod(x), (x,), order=2)
+    check_grads(lambda x: tnp.prod(x, axis=0), (x,), order=2)
+    if x.ndim == 1:
+        np.testing.assert_allclose(tj.hessian(lambda x: tnp.prod(x))(x), [[0, 2, 0], [2, 0, 0.5], [0, 0.5, 0]])
