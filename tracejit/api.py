@@ -5,8 +5,8 @@ import time
 
 import numpy as np
 
-from .core.api_util import flatten_args, leaf_aval, trace_pytree
 from .backend.executable import MISS
+from .core.api_util import flatten_args, leaf_aval, trace_pytree
 from .core.pytree import LEAF, tree_unflatten
 from .core.trace import Tracer, _stack, eval_ir
 
@@ -85,17 +85,16 @@ class Jitted:
     def __call__(self, *args, **kwargs):
         fast = self._fast
         if fast is not None and not kwargs:
-            outs = fast[0](args)
-            if outs is not MISS:
-                fast[1].hits += 1
-                return outs[0] if fast[2] else tree_unflatten(fast[1].out_tree, outs)
+            out = fast(args)
+            if out is not MISS:
+                return out
         dyn_fun, leaves, names, in_tree, statics = self._prepare(args, kwargs)
         if _stack.builders or any(isinstance(x, Tracer) for x in leaves):
             closed, out_tree = trace_pytree(dyn_fun, leaves, names, in_tree, fun_name=self.__name__)
             return tree_unflatten(out_tree, eval_ir(closed, *leaves))
         entry = self._entry(dyn_fun, leaves, names, in_tree, statics)
-        if entry.fast is not None and not statics:
-            self._fast = (entry.fast, entry, entry.out_tree == LEAF)
+        if entry.fast is not None and not (self.static_argnums or self.static_argnames):
+            self._fast = entry.fast
         return tree_unflatten(entry.out_tree, entry.run(leaves))
 
     def _entry(self, dyn_fun, leaves, names, in_tree, statics):
@@ -135,7 +134,12 @@ class Jitted:
                 times = {"trace": t1 - t0, "passes": t2 - t1, **exe.times, "total": t3 - t0}
                 entry = CacheEntry(closed, out_tree, exe.run, times, exe)
                 if in_tree == _flat_args_tree(len(leaves)):
-                    entry.fast = exe.fast_call(len(leaves))
+                    fast = exe.fast_call(len(leaves), entry, out_tree == LEAF)
+                    if fast is not None and out_tree != LEAF:
+                        entry.fast = lambda args, fast=fast, tree=out_tree: (
+                            outs if (outs := fast(args)) is MISS else tree_unflatten(tree, outs))
+                    else:
+                        entry.fast = fast
             self._cache[key] = entry
             self.misses += 1
             return entry

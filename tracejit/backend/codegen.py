@@ -27,6 +27,8 @@ from .rules import Elementwise, Emitter, IndexMap, Kernel, Reduce, const_text, l
 
 ALIGN = 64
 PARALLEL_NS = 150_000     # estimated serial time above which a loop is split over the cores
+MAX_FUSED = 1024          # equations per loop nest
+VECTORIZE_LIMIT = 800     # body size (instructions, a math call counting 100) above which loops stay scalar
 
 
 class Func:
@@ -114,7 +116,7 @@ class Group:
         axes = eqn.params["axes"] if isinstance(rule, Reduce) else ()
         self.loop_order = ([a for a in range(len(self.domain)) if a not in axes] + list(axes)
                            if self.fusible else [])
-        self.eqns, self.reads = None, None    # members in program order; buffers read (set by the plan)
+        self.eqns, self.reads = [eqn], None    # members (in program order once planned); buffers read
 
 
 def _domain_size(shape):
@@ -138,10 +140,11 @@ def plan_groups(ir, fuse=True):
         if fuse and isinstance(eqn.prim.lower, (Elementwise, IndexMap)) and not eqn.prim.multiple_results:
             v = eqn.outvars[0]
             g = users[0] if users else None
-            if (g is not None and g.fusible and all(u is g for u in users)
+            if (g is not None and g.fusible and all(u is g for u in users) and len(g.eqns) < MAX_FUSED
                     and (id(v) not in outputs or v.aval.shape == g.domain)
                     and (v.aval.size >= _domain_size(g.domain) or isinstance(eqn.prim.lower, IndexMap))):
                 group_of[id(eqn)] = g
+                g.eqns.append(eqn)
                 if id(v) in outputs:
                     g.stores.append(v)
                 continue
@@ -151,10 +154,7 @@ def plan_groups(ir, fuse=True):
     order = {id(e): i for i, e in enumerate(ir.eqns)}
     groups.sort(key=lambda g: order[id(g.root)])
     for g in groups:
-        g.eqns = []
-    for e in ir.eqns:
-        if id(e) in group_of:
-            group_of[id(e)].eqns.append(e)
+        g.eqns.reverse()
     return groups, group_of
 
 
@@ -261,8 +261,20 @@ class Program:
         else:
             LoopBuilder(self, f, g, eqns).emit()
         f.line("ret void")
+        if f.count + 100 * f.math_calls > VECTORIZE_LIMIT:
+            self._no_vectorize(f)
         self.funcs.append(f.text())
         return name, bufs, 0.5 + 0.05 * f.count + 2.0 * f.math_calls
+
+    def _no_vectorize(self, f):
+        """Loop metadata that keeps LLVM's loop vectorizer off a huge loop body: it takes time quadratic
+        in the body size (0.25 s at 1,000 ops), and such a body is compute-bound anyway."""
+        for k, line in enumerate(f.lines):
+            if line.startswith("  br label %head"):
+                self.n_meta += 1
+                node = f"!{self.n_meta}"
+                f.lines[k] = f"{line}, !llvm.loop {node}"
+                self.metadata.append(f"{node} = distinct !{{{node}, !0}}")
 
     def _as_buffer(self, x):
         if isinstance(x, Literal):
@@ -275,14 +287,14 @@ class Program:
 
     def build(self):
         """LLVM module text; fills self.steps with ("step", name) | ("par", name, n) | ("py", eqn)."""
-        self.literal_arrays, self.steps = [], []
+        self.literal_arrays, self.steps, self.metadata, self.n_meta = [], [], [], 0
         n_threads = runtime.NUM_THREADS
-        serial, step_calls = [], []
+        serial = []
 
         def flush():
             if serial:
                 name = f"step{len(self.steps)}"
-                f = Func(self, f"define void @{name}(ptr %table) nounwind")
+                f = Func(self, f"define void @{name}(ptr %table) nounwind noinline")
                 for kname, bufs in serial:
                     f.line(f"call void {kname}({self._args(f, bufs)}, i64 0, i64 {self._outer(kname)})")
                 f.line("ret void")
@@ -298,21 +310,12 @@ class Program:
                 continue
             kname, bufs, cost = self.kernel(g)
             self.outer[kname] = g.domain[g.loop_order[0]] if g.fusible and g.domain else 1
-            est = _domain_size(g.domain) * cost
             chunks = min(n_threads, self.outer[kname])
-            if (g.fusible and g.domain and chunks > 1 and est > PARALLEL_NS
-                    and (not isinstance(g.rule, Reduce) or g.loop_order[0] not in g.root.params["axes"])):
+            split_reduction = isinstance(g.rule, Reduce) and g.loop_order[0] in g.root.params["axes"]
+            if (g.fusible and chunks > 1 and _domain_size(g.domain) * cost > PARALLEL_NS
+                    and (not split_reduction or g.rule.combine is not None)):
                 flush()
-                name = f"par{len(self.steps)}"
-                f = Func(self, f"define void @{name}(ptr %table, i64 %c, i64 %n) nounwind")
-                d = self.outer[kname]
-                lo = f.emit(f"sdiv i64 {f.emit(f'mul i64 %c, {d}')}, %n")
-                c1 = f.emit("add i64 %c, 1")
-                hi = f.emit(f"sdiv i64 {f.emit(f'mul i64 {c1}, {d}')}, %n")
-                f.line(f"call void {kname}({self._args(f, bufs)}, i64 {lo}, i64 {hi})")
-                f.line("ret void")
-                self.funcs.append(f.text())
-                self.steps.append(("par", name, chunks))
+                self._parallel(g, kname, bufs, chunks, split_reduction)
             else:
                 serial.append((kname, bufs))
         flush()
@@ -321,13 +324,54 @@ class Program:
             self.fast = self._fast_entry(self.steps[0][1])
         math_defs = mathlib.math_module_ir(self.math)
         from .llvm import module_header
-        return "\n\n".join([module_header(), *self.funcs, math_defs])
+        if self.metadata:
+            self.metadata.insert(0, '!0 = !{!"llvm.loop.vectorize.enable", i1 false}')
+        return "\n\n".join([module_header(), *self.funcs, math_defs, "\n".join(self.metadata)])
+
+    def _parallel(self, g, kname, bufs, chunks, split_reduction):
+        """par<j>(table, c, n) runs chunk c of n of the outermost loop. A reduction split along a reduced
+        axis writes one partial result per chunk into the arena, and a serial step combines them."""
+        name = f"par{len(self.steps)}"
+        f = Func(self, f"define void @{name}(ptr %table, i64 %c, i64 %n) nounwind")
+        d = self.outer[kname]
+        lo = f.emit(f"sdiv i64 {f.emit(f'mul i64 %c, {d}')}, %n")
+        c1 = f.emit("add i64 %c, 1")
+        hi = f.emit(f"sdiv i64 {f.emit(f'mul i64 {c1}, {d}')}, %n")
+        override = {}
+        if split_reduction:
+            out = self.buffers[id(g.root.outvars[0])]
+            partials = Buffer("tmp", out.aval)
+            partials.offset, self.arena_bytes = self.arena_bytes, self.arena_bytes + chunks * ALIGN
+            base = self._pointer(f, partials)
+            override[out] = f.emit(f"getelementptr i8, ptr {base}, i64 {f.emit(f'mul i64 %c, {ALIGN}')}")
+        f.line(f"call void {kname}({self._args(f, bufs, override)}, i64 {lo}, i64 {hi})")
+        f.line("ret void")
+        self.funcs.append(f.text())
+        self.steps.append(("par", name, chunks))
+        if split_reduction:
+            name = f"step{len(self.steps)}"
+            f = Func(self, f"define void @{name}(ptr %table) nounwind")
+            k = KernelBuilder(f)
+            k.b.in_avals, k.b.out_aval = [g.root.inputs[0].aval], out.aval
+            base = self._pointer(f, partials)
+            parts = []
+            for c in range(chunks):
+                partials.ptr = f.emit(f"getelementptr i8, ptr {base}, i64 {c * ALIGN}")
+                parts.append(k.load(partials, []))
+            accs = [parts[0]]
+            for p in parts[1:]:
+                accs = g.rule.combine(k.b, accs, [p], **g.root.params)
+            out.ptr = self._pointer(f, out)
+            k.store(out, [], accs[0])
+            f.line("ret void")
+            self.funcs.append(f.text())
+            self.steps.append(("step", name))
 
     def _outer(self, kname):
         return self.outer[kname]
 
-    def _args(self, f, bufs):
-        return ", ".join(f"ptr {self._pointer(f, b)}" for b in bufs)
+    def _args(self, f, bufs, override=None):
+        return ", ".join(f"ptr {(override or {}).get(b) or self._pointer(f, b)}" for b in bufs)
 
     def _pointer(self, f, b, table="%table"):
         if b.kind == "const":
@@ -345,7 +389,7 @@ class Program:
             return None
         off = runtime.ARRAY_OFFSETS
         n_in, n_out = len(self.inputs), len(self.outputs)
-        names = [f"%o{i}" for i in range(n_in + n_out + 1)]
+        names = [f"%o{i}" for i in range(n_in + n_out + (self.arena_bytes > 0))]
         f = Func(self, f"define i32 @fast({', '.join('ptr ' + n for n in names)}) nounwind")
         fail = "fail"
 
@@ -370,10 +414,10 @@ class Program:
                 for k, d in enumerate(b.aval.shape):
                     dk = f.emit(f"load i64, ptr {f.emit(f'getelementptr i64, ptr {dims}, i64 {k}')}")
                     check(f.emit(f"icmp eq i64 {dk}, {d}"))
-        table = f.alloca(f"[{len(names)} x ptr]")
+        table = f.alloca(f"[{n_in + n_out + 1} x ptr]")
         for i, obj in enumerate(names):
             data = field(obj, off.data, "ptr")
-            if i == len(names) - 1:
+            if i == n_in + n_out:
                 base = f.emit(f"ptrtoint ptr {data} to i64")
                 aligned = f.emit(f"and i64 {f.emit(f'add i64 {base}, {ALIGN - 1}')}, {-ALIGN}")
                 data = f.emit(f"inttoptr i64 {aligned} to ptr")

@@ -41,9 +41,11 @@ class Executable:
         self.out_avals = [v.aval for v in closed.ir.outvars]
         self.arena_bytes = prog.arena_bytes
         self._arenas = []           # a pool, so that threads calling at once each get their own
-        n_obj = len(prog.inputs) + len(prog.outputs) + 1
-        self._fast = (ctypes.CFUNCTYPE(ctypes.c_int, *[ctypes.py_object] * n_obj)(addrs["fast"])
-                      if prog.fast else None)
+        n_obj = len(prog.inputs) + len(prog.outputs) + (self.arena_bytes > 0)
+        # Small programs keep the GIL (a cheaper call); others release it so that threads run at once.
+        small = sum(a.size for a in self.out_avals) + sum(b.aval.size for b in prog.inputs) < 4096
+        kind = ctypes.PYFUNCTYPE if small else ctypes.CFUNCTYPE
+        self._fast = kind(ctypes.c_int, *[ctypes.py_object] * n_obj)(addrs["fast"]) if prog.fast else None
 
     def optimized_llvm(self):
         return str(llvm.optimize(self.llvm_text))
@@ -84,8 +86,7 @@ class Executable:
             if step[0] == "step":
                 step[1](address)
             elif step[0] == "par":
-                fn, n = step[1], step[2]
-                runtime.parallel_for(lambda c: fn(address, c, n), n)
+                runtime.parallel_for(lambda c, fn=step[1], n=step[2]: fn(address, c, n), step[2])
             else:
                 self._python_step(step[1], ins, outs, arena)
         for j, (kind, v) in enumerate(prog.outputs):
@@ -108,37 +109,46 @@ class Executable:
                 np.copyto(self._view(b, ins, outs, arena), r)
 
     # ------------------------------------------------------------------------------------ fast path
-    def fast_call(self, n_args):
-        """f(args) -> list of outputs, or MISS when an argument is not a C-contiguous aligned ndarray of
-        the compiled shape and dtype object. The checks run in the generated code."""
+    def fast_call(self, n_args, entry, single):
+        """f(args) -> the output (single) or the list of outputs, or MISS when an argument is not a
+        C-contiguous aligned ndarray of the compiled shape and dtype object (checked by the generated
+        code). Counts hits on `entry`."""
         if self._fast is None or n_args != len(self.in_dtypes):
             return None
         cfunc, empty = self._fast, np.empty
         specs = [(a.shape, a.dtype) for a in self.out_avals]
-        if self.arena_bytes == 0 and len(specs) == 1:
+        if self.arena_bytes == 0 and len(specs) == 1 and single:
             (shape, dtype), = specs
             if n_args == 1:
                 def fast(args):
                     out = empty(shape, dtype)
-                    if len(args) != 1 or cfunc(args[0], out, out):
+                    if len(args) != 1 or cfunc(args[0], out):
                         return MISS
-                    return [out]
+                    entry.hits += 1
+                    return out
                 return fast
 
             def fast(args):
                 out = empty(shape, dtype)
-                if len(args) != n_args or cfunc(*args, out, out):
+                if len(args) != n_args or cfunc(*args, out):
                     return MISS
-                return [out]
+                entry.hits += 1
+                return out
             return fast
-        arenas, make_arena = self._arenas, self._arena
+        arenas, make_arena, with_arena = self._arenas, self._arena, self.arena_bytes > 0
 
         def fast(args):
             if len(args) != n_args:
                 return MISS
             outs = [empty(s, d) for s, d in specs]
-            arena = make_arena()
-            failed = cfunc(*args, *outs, arena)
-            arenas.append(arena)
-            return MISS if failed else outs
+            if with_arena:
+                arena = make_arena()
+                failed = cfunc(*args, *outs, arena)
+                arenas.append(arena)
+            else:
+                failed = cfunc(*args, *outs)
+            if failed:
+                return MISS
+            entry.hits += 1
+            return outs[0] if single else outs
         return fast

@@ -60,7 +60,7 @@ def const_text(value, dtype):
     dtype = np.dtype(dtype)
     value = np.asarray(value).astype(dtype)[()]
     if dtype.kind == "f":
-        return "0x%016X" % struct.unpack("<Q", struct.pack("<d", float(value)))[0]
+        return f"0x{struct.unpack('<Q', struct.pack('<d', float(value)))[0]:016X}"
     if dtype == np.bool_:
         return "true" if value else "false"
     return str(int(value))

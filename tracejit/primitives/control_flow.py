@@ -9,9 +9,9 @@ import numpy as np
 
 from ..core.avals import ShapedArray
 from ..core.errors import ShapeError
-from ..core.ir import IR, ClosedIR
+from ..core.ir import IR, ClosedIR, Eqn, Var
 from ..core.trace import Primitive, bind, eval_ir, trace_flat
-from .base import aval, move_batch_axis
+from .base import UndefinedPrimal, Zero, add_tangents, aval, instantiate, is_float_aval, move_batch_axis, zeros
 
 
 def hoist_consts(closed):
@@ -27,6 +27,79 @@ def _same_types(avals, expected):
 
 def _types(avals):
     return ", ".join(a.str_short() for a in avals)
+
+# --------------------------------------------------------------------------- helpers of the autodiff rules
+
+
+def _nonzeros(primals, tangents):
+    """Which inputs carry a tangent: float values whose tangent is not a symbolic Zero."""
+    return [not isinstance(t, Zero) and is_float_aval(aval(p)) for p, t in zip(primals, tangents)]
+
+
+def _given(tangents, nonzeros):
+    return [instantiate(t) for t, nz in zip(tangents, nonzeros) if nz]
+
+
+def _fill(values, nonzeros, like):
+    """One tangent per value of `like`: the next of `values` where nonzero, a symbolic Zero elsewhere."""
+    values = iter(values)
+    return [next(values) if nz else Zero(aval(x)) for x, nz in zip(like, nonzeros)]
+
+
+def _split(xs, sizes):
+    out, start = [], 0
+    for n in sizes:
+        out.append(list(xs[start:start + n]))
+        start += n
+    return out + [list(xs[start:])]
+
+
+def _blocks(sizes, order):
+    """Indices that reorder consecutive blocks of the given sizes into the block order `order`."""
+    starts = np.cumsum([0, *sizes])
+    return [i for b in order for i in range(starts[b], starts[b + 1])]
+
+
+def _reorder(closed, in_order=None, out_order=None):
+    """closed with inputs (outputs) permuted: new position k is old position order[k]."""
+    ir = closed.ir
+    invars = ir.invars if in_order is None else [ir.invars[i] for i in in_order]
+    outvars = ir.outvars if out_order is None else [ir.outvars[i] for i in out_order]
+    return ClosedIR(IR(ir.constvars, invars, ir.eqns, outvars), closed.consts)
+
+
+def _shared_consts(closeds):
+    """Transformed bodies may close over arrays: make all their constants leading inputs of every one of
+    them (cond branches take the same operands). Returns (constant-free ClosedIRs, constant values)."""
+    consts = [c for closed in closeds for c in closed.consts]
+    out = []
+    for k, closed in enumerate(closeds):
+        lead = [v if j == k else Var(v.aval) for j, other in enumerate(closeds) for v in other.ir.constvars]
+        out.append(ClosedIR(IR([], lead + closed.ir.invars, closed.ir.eqns, closed.ir.outvars), []))
+    return out, consts
+
+
+def _grow(flags, step):
+    """The smallest superset of the carry flags that `step` (carry flags -> body output flags, carries first)
+    maps into itself: which carries get a tangent (or are unknown) on some iteration."""
+    while True:
+        grown = [a or b for a, b in zip(flags, step(flags))]
+        if grown == flags:
+            return flags
+        flags = grown
+
+
+def _transposed(closed, linear, has_cotangent):
+    """transpose_ir of closed with the inputs where `linear` as the linear ones (the others are residuals):
+    (residual inputs..., cotangents where has_cotangent...) -> cotangents of the linear inputs."""
+    from ..transforms.ad import transpose_ir
+    order = [i for i, lin in enumerate(linear) if not lin] + [i for i, lin in enumerate(linear) if lin]
+    return transpose_ir(_reorder(closed, order), linear.count(False), has_cotangent)
+
+
+def _constant_free(closed):
+    assert not closed.consts, "partial evaluation of a body that closes over constants"
+    return closed
 
 # ------------------------------------------------------------------------------------------------ cond
 
@@ -75,6 +148,69 @@ def _cond_batch(args, dims, branches):
 
 
 cond_p.set(batch=_cond_batch)
+
+
+def _cond_jvp(primals, tangents, branches):
+    """One cond of the jvp'd branches; only operands with tangents get them, and only output tangents that
+    are nonzero in some branch are computed."""
+    from ..transforms.ad import jvp_ir_nonzeros
+    index, *operands = primals
+    nz = _nonzeros(operands, tangents[1:])
+    out_nz = [any(z) for z in zip(*[jvp_ir_nonzeros(b, nz, False)[1] for b in branches])]
+    new, consts = _shared_consts([jvp_ir_nonzeros(b, nz, out_nz)[0] for b in branches])
+    outs = bind(cond_p, index, *consts, *operands, *_given(tangents[1:], nz), branches=tuple(new))
+    n = len(branches[0].out_avals)
+    return outs[:n], _fill(outs[n:], out_nz, outs[:n])
+
+
+def _eqn(prim, inputs, params, outvars):
+    return Eqn(prim, inputs, params, outvars) if outvars else None
+
+
+def _cond_partial_eval(eqn, unknowns):
+    """Known cond: the known part of each branch, returning every branch's residuals (zeros for the other
+    branches' slots). Unknown cond: the unknown part of each branch, reading its own residuals."""
+    from ..transforms.partial_eval import partial_eval_ir
+    if unknowns[0]:
+        return None, eqn
+    branches, ops_unknown = eqn.params["branches"], unknowns[1:]
+    out_unknown = [any(u) for u in zip(*[partial_eval_ir(b, ops_unknown, [False] * len(eqn.outvars))[2]
+                                         for b in branches])]
+    splits = [partial_eval_ir(b, ops_unknown, out_unknown) for b in branches]
+    n_known = out_unknown.count(False)
+    res_avals = [a.strip_weak() for known, *_ in splits for a in known.out_avals[n_known:]]
+    known_branches, unknown_branches, offset = [], [], 0
+    for known, unknown, _, n_res in splits:
+        def padded(*ops, known=known, offset=offset, n_res=n_res):
+            outs = eval_ir(known, *ops)
+            return (outs[:n_known] + [zeros(a) for a in res_avals[:offset]] + outs[n_known:]
+                    + [zeros(a) for a in res_avals[offset + n_res:]])
+        known_branches.append(_constant_free(trace_flat(padded, known.in_avals, fun_name="branch")))
+        ir = _constant_free(unknown).ir
+        lead = [Var(a) for a in res_avals[:offset]] + ir.invars[:n_res] + [Var(a) for a in res_avals[offset + n_res:]]
+        unknown_branches.append(ClosedIR(IR([], lead + ir.invars[n_res:], ir.eqns, ir.outvars), []))
+        offset += n_res
+    index, ops = eqn.inputs[0], eqn.inputs[1:]
+    res_vars = [Var(a) for a in res_avals]
+    known_eqn = _eqn(cond_p, [index] + [x for x, u in zip(ops, ops_unknown) if not u],
+                     dict(branches=tuple(known_branches)),
+                     [v for v, u in zip(eqn.outvars, out_unknown) if not u] + res_vars)
+    unknown_eqn = _eqn(cond_p, [index] + res_vars + [x for x, u in zip(ops, ops_unknown) if u],
+                       dict(branches=tuple(unknown_branches)), [v for v, u in zip(eqn.outvars, out_unknown) if u])
+    return known_eqn, unknown_eqn
+
+
+def _cond_transpose(cts, index, *operands, branches):
+    """A cond of the transposed branches; the index and the residual operands are not linear."""
+    linear = [isinstance(x, UndefinedPrimal) for x in operands]
+    has_ct = [not isinstance(c, Zero) for c in cts]
+    new, consts = _shared_consts([_transposed(b, linear, has_ct) for b in branches])
+    res = [x for x, lin in zip(operands, linear) if not lin]
+    outs = iter(bind(cond_p, index, *consts, *res, *[c for c, h in zip(cts, has_ct) if h], branches=tuple(new)))
+    return [None] + [next(outs) if lin else None for lin in linear]
+
+
+cond_p.set(jvp=_cond_jvp, partial_eval=_cond_partial_eval, transpose=_cond_transpose)
 
 # ----------------------------------------------------------------------------------------------- while
 
@@ -156,6 +292,57 @@ def _while_batch(args, dims, body, cond, body_nconsts, cond_nconsts):
 
 while_p.set(batch=_while_batch)
 
+
+def _while_jvp(primals, tangents, body, cond, body_nconsts, cond_nconsts):
+    """A while over the jvp'd body with the tangents as extra consts and carries; a carry gets a tangent only
+    if it may be perturbed on some iteration."""
+    from ..transforms.ad import jvp_ir_nonzeros
+    n_consts = cond_nconsts + body_nconsts
+    consts, carry = primals[cond_nconsts:n_consts], primals[n_consts:]
+    const_nz = _nonzeros(consts, tangents[cond_nconsts:n_consts])
+    carry_nz = _grow(_nonzeros(carry, tangents[n_consts:]),
+                     lambda c: jvp_ir_nonzeros(body, const_nz + c, False)[1])
+    body_jvp, _ = jvp_ir_nonzeros(body, const_nz + carry_nz, carry_nz)
+    order = _blocks([body_nconsts, len(carry), sum(const_nz), sum(carry_nz)], [0, 2, 1, 3])
+    (body_jvp,), hoisted = _shared_consts([_reorder(body_jvp, order)])
+    const_t, carry_t = _given(tangents[cond_nconsts:n_consts], const_nz), _given(tangents[n_consts:], carry_nz)
+    ir = cond.ir
+    cond_jvp = ClosedIR(IR([], ir.invars + [Var(aval(t)) for t in carry_t], ir.eqns, ir.outvars), [])
+    outs = bind(while_p, *primals[:cond_nconsts], *hoisted, *consts, *const_t, *carry, *carry_t, body=body_jvp,
+                cond=cond_jvp, body_nconsts=len(hoisted) + body_nconsts + len(const_t), cond_nconsts=cond_nconsts)
+    return outs[:len(carry)], _fill(outs[len(carry):], carry_nz, carry)
+
+
+def _while_partial_eval(eqn, unknowns):
+    """The known carries come from a loop over the known part of the body; the whole loop runs again for
+    the unknown ones. So linearize works, and reverse mode stops at the transpose rule, as in JAX."""
+    from ..transforms.partial_eval import live_eqns, partial_eval_ir
+    p = eqn.params
+    n_cond, n_consts = p["cond_nconsts"], p["cond_nconsts"] + p["body_nconsts"]
+    body_unknown = unknowns[p["cond_nconsts"]:n_consts]
+    carry_unknown = _grow(unknowns[n_consts:], lambda c: partial_eval_ir(p["body"], body_unknown + c,
+                                                                         [False] * len(c))[2])
+    known_cond, _, (pred_unknown,), _ = partial_eval_ir(p["cond"], unknowns[:n_cond] + carry_unknown, [False])
+    if pred_unknown:
+        return None, eqn
+    known, _, _, _ = partial_eval_ir(p["body"], body_unknown + carry_unknown, carry_unknown)
+    outs = [v for v, u in zip(eqn.outvars, carry_unknown) if not u]
+    ir = _constant_free(known).ir
+    known_body = ClosedIR(IR([], ir.invars, live_eqns(ir.eqns, ir.outvars[:len(outs)]), ir.outvars[:len(outs)]), [])
+    inputs = [x for x, u in zip(eqn.inputs, unknowns[:n_consts] + carry_unknown) if not u]
+    known_eqn = _eqn(while_p, inputs, dict(body=known_body, cond=_constant_free(known_cond), cond_nconsts=n_cond,
+                                           body_nconsts=p["body_nconsts"] - sum(body_unknown)), outs)
+    unknown_eqn = Eqn(while_p, eqn.inputs, p, [v if u else Var(v.aval) for v, u in zip(eqn.outvars, carry_unknown)])
+    return known_eqn, unknown_eqn
+
+
+def _while_transpose(cts, *args, **params):
+    raise ValueError("Reverse-mode differentiation does not work for lax.while_loop or lax.fori_loop with dynamic "
+                     "start/stop values. Try using lax.scan, or lax.fori_loop with static start/stop.")
+
+
+while_p.set(jvp=_while_jvp, partial_eval=_while_partial_eval, transpose=_while_transpose)
+
 # ------------------------------------------------------------------------------------------------ scan
 
 
@@ -209,3 +396,103 @@ def _scan_batch(args, dims, body, length, reverse, num_consts, num_carry):
 
 
 scan_p.set(batch=_scan_batch)
+
+
+def _scan_jvp(primals, tangents, body, length, reverse, num_consts, num_carry):
+    """A scan of the jvp'd body: tangents of consts are consts, of carries carries, of xs xs. A carry gets a
+    tangent only if it may be perturbed on some iteration."""
+    from ..transforms.ad import jvp_ir_nonzeros
+    nc, nk = num_consts, num_carry
+    nz = _nonzeros(primals, tangents)
+    const_nz, xs_nz = nz[:nc], nz[nc + nk:]
+    carry_nz = _grow(nz[nc:nc + nk], lambda c: jvp_ir_nonzeros(body, const_nz + c + xs_nz, False)[1])
+    ny = len(body.out_avals) - nk
+    body_jvp, out_nz = jvp_ir_nonzeros(body, const_nz + carry_nz + xs_nz, carry_nz + [False] * ny)
+    y_nz = out_nz[nk:]
+    in_order = _blocks([nc, nk, len(xs_nz), sum(const_nz), sum(carry_nz), sum(xs_nz)], [0, 3, 1, 4, 2, 5])
+    out_order = _blocks([nk, ny, sum(carry_nz), sum(y_nz)], [0, 2, 1, 3])
+    (body_jvp,), hoisted = _shared_consts([_reorder(body_jvp, in_order, out_order)])
+    consts, carry, xs = _split(primals, [nc, nk])
+    const_t, carry_t, xs_t = _split(tangents, [nc, nk])
+    const_t, carry_t, xs_t = _given(const_t, const_nz), _given(carry_t, carry_nz), _given(xs_t, xs_nz)
+    outs = bind(scan_p, *hoisted, *consts, *const_t, *carry, *carry_t, *xs, *xs_t, body=body_jvp, length=length,
+                reverse=reverse, num_consts=len(hoisted) + nc + len(const_t), num_carry=nk + len(carry_t))
+    carry_out, carry_out_t, ys, ys_t = _split(outs, [nk, len(carry_t), ny])
+    return carry_out + ys, _fill(carry_out_t, carry_nz, carry_out) + _fill(ys_t, y_nz, ys)
+
+
+def _scan_partial_eval(eqn, unknowns):
+    """Known scan: the known part of the body, which also returns the residuals of each iteration, stacked
+    along the scan axis. Unknown scan: the unknown part, reading them as xs. Residuals that are known consts
+    or xs of the scan are passed to the unknown scan as they are, not stacked."""
+    from ..transforms.partial_eval import partial_eval_ir
+    p = eqn.params
+    body, nc, nk = p["body"], p["num_consts"], p["num_carry"]
+    n_out = len(eqn.outvars)
+    const_unknown, xs_unknown = unknowns[:nc], unknowns[nc + nk:]
+    carry_unknown = _grow(unknowns[nc:nc + nk], lambda c: partial_eval_ir(
+        body, const_unknown + c + xs_unknown, [False] * n_out)[2])
+    in_unknown = const_unknown + carry_unknown + xs_unknown
+    known, unknown, out_unknown, n_res = partial_eval_ir(body, in_unknown, carry_unknown + [False] * (n_out - nk))
+    kir, uir = _constant_free(known).ir, _constant_free(unknown).ir
+    n_known_out = out_unknown.count(False)
+    n_kc, n_kk = const_unknown.count(False), carry_unknown.count(False)
+    known_inputs = [x for x, u in zip(eqn.inputs, in_unknown) if not u]
+    source = {v: (j, x) for j, (v, x) in enumerate(zip(kir.invars, known_inputs))}  # known body input -> operand
+    res = kir.outvars[n_known_out:]
+    const_res = [j for j, r in enumerate(res) if r in source and source[r][0] < n_kc]
+    xs_res = [j for j, r in enumerate(res) if r in source and source[r][0] >= n_kc + n_kk]
+    stacked = [j for j in range(n_res) if j not in const_res and j not in xs_res]
+    known_body = ClosedIR(IR([], kir.invars, kir.eqns, kir.outvars[:n_known_out] + [res[j] for j in stacked]), [])
+    stacked_vars = [Var(res[j].aval.update(shape=(p["length"],) + res[j].aval.shape, weak_type=False))
+                    for j in stacked]
+    known_eqn = _eqn(scan_p, known_inputs, dict(p, body=known_body, num_consts=n_kc, num_carry=n_kk),
+                     [v for v, u in zip(eqn.outvars, out_unknown) if not u] + stacked_vars)
+    u_consts, u_carry, u_xs = _split(list(range(n_res, len(uir.invars))), [sum(const_unknown), sum(carry_unknown)])
+    order = const_res + u_consts + u_carry + stacked + xs_res + u_xs
+    unknown_body = ClosedIR(IR([], [uir.invars[i] for i in order], uir.eqns, uir.outvars), [])
+    operands = [x for x, u in zip(eqn.inputs, in_unknown) if u]
+    unknown_eqn = _eqn(scan_p, [source[res[j]][1] for j in const_res] + operands[:len(u_consts) + len(u_carry)]
+                       + stacked_vars + [source[res[j]][1] for j in xs_res] + operands[len(u_consts) + len(u_carry):],
+                       dict(p, body=unknown_body, num_consts=len(const_res) + len(u_consts), num_carry=len(u_carry)),
+                       [v for v, u in zip(eqn.outvars, out_unknown) if u])
+    return known_eqn, unknown_eqn
+
+
+def _scan_transpose(cts, *args, body, length, reverse, num_consts, num_carry):
+    """A scan in the other direction over the transposed body: the carry is the cotangent of the carry plus
+    accumulators for the cotangents of the linear consts; the xs are the residual xs and the cotangents of
+    the ys; the ys are the cotangents of the linear xs. Every carry is linear."""
+    nc, nk = num_consts, num_carry
+    consts, carry, xs = _split(args, [nc, nk])
+    const_lin = [isinstance(x, UndefinedPrimal) for x in consts]
+    xs_lin = [isinstance(x, UndefinedPrimal) for x in xs]
+    ct_carry, ct_ys = cts[:nk], cts[nk:]
+    ys_ct = [not isinstance(c, Zero) for c in ct_ys]
+    body_t = _transposed(body, const_lin + [True] * nk + xs_lin, [True] * nk + ys_ct)
+    res_consts = [x for x, lin in zip(consts, const_lin) if not lin]
+    res_xs = [x for x, lin in zip(xs, xs_lin) if not lin]
+    acc_avals = [x.aval.strip_weak() for x, lin in zip(consts, const_lin) if lin]
+    n_rc, n_acc, n_rx = len(res_consts), len(acc_avals), len(res_xs)
+
+    def step(*a):
+        res_c, acc, ct_k, res_x, ct_y = _split(a, [n_rc, n_acc, nk, n_rx])
+        outs = eval_ir(body_t, *res_c, *res_x, *ct_k, *ct_y)
+        return [add_tangents(s, c) for s, c in zip(acc, outs[:n_acc])] + outs[n_acc:]
+
+    carry_avals = [a.strip_weak() for a in body.in_avals[nc:nc + nk]]
+    x_avals = [a for a, lin in zip(body.in_avals[nc + nk:], xs_lin) if not lin]
+    ct_y_avals = [a.strip_weak() for a, h in zip(body.out_avals[nk:], ys_ct) if h]
+    step_ir = trace_flat(step, [aval(x) for x in res_consts] + acc_avals + carry_avals + x_avals + ct_y_avals,
+                         fun_name="transpose")
+    (step_ir,), hoisted = _shared_consts([step_ir])
+    outs = bind(scan_p, *hoisted, *res_consts, *[zeros(a) for a in acc_avals], *[instantiate(c) for c in ct_carry],
+                *res_xs, *[c for c, h in zip(ct_ys, ys_ct) if h], body=step_ir, length=length,
+                reverse=not reverse, num_consts=len(hoisted) + n_rc, num_carry=n_acc + nk)
+    ct_consts, ct_init, ct_xs = (iter(part) for part in _split(outs, [n_acc, nk]))
+    return ([next(ct_consts) if lin else None for lin in const_lin]
+            + [c if isinstance(x, UndefinedPrimal) else None for x, c in zip(carry, ct_init)]
+            + [next(ct_xs) if lin else None for lin in xs_lin])
+
+
+scan_p.set(jvp=_scan_jvp, partial_eval=_scan_partial_eval, transpose=_scan_transpose)

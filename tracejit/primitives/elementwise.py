@@ -6,11 +6,11 @@ primitives, so the transforms trace them into IR.
 """
 import numpy as np
 
+from ..backend.rules import Elementwise
 from ..core.avals import ShapedArray, bool_
 from ..core.errors import ShapeError
 from ..core.ir import Literal
 from ..core.trace import Primitive, bind
-from ..backend.rules import Elementwise
 from .base import (
     UndefinedPrimal,
     Zero,

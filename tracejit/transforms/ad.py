@@ -63,17 +63,27 @@ def tangent_aval(aval):
 def jvp_ir(closed, which):
     """The forward-mode IR of closed: (primals..., tangents of the inputs where `which`) -> (outs..., tangent
     outs...). Inputs without a tangent are held constant."""
+    return jvp_ir_nonzeros(closed, which, True)[0]
+
+
+def jvp_ir_nonzeros(closed, which, keep):
+    """jvp_ir returning only the output tangents that are not symbolically zero or are kept (`keep`: a bool
+    or one per output); returns (IR, which output tangents it returns). Control-flow rules use it so that
+    zero tangents cost nothing inside their bodies."""
     in_avals = closed.in_avals
     n = len(in_avals)
+    keep = [keep] * len(closed.out_avals) if isinstance(keep, bool) else list(keep)
+    out_nonzeros = []
 
     def fun(*args):
         given = iter(args[n:])
         tangents = [next(given) if w else Zero(a) for a, w in zip(in_avals, which)]
         outs, out_tangents = jvp_eval(closed, args[:n], tangents)
-        return outs + [instantiate(t) for t in out_tangents]
+        out_nonzeros[:] = [k or not isinstance(t, Zero) for t, k in zip(out_tangents, keep)]
+        return outs + [instantiate(t) for t, nz in zip(out_tangents, out_nonzeros) if nz]
 
     tangent_avals = [tangent_aval(a) for a, w in zip(in_avals, which) if w]
-    return trace_flat(fun, in_avals + tangent_avals, fun_name="jvp")
+    return trace_flat(fun, in_avals + tangent_avals, fun_name="jvp"), out_nonzeros
 
 
 # ------------------------------------------------------------------------------------------ reverse mode

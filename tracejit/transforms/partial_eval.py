@@ -22,40 +22,64 @@ def _uses(eqns, outvars):
     return list(dict.fromkeys(x for x in used if isinstance(x, Var)))
 
 
+def partial_eval_ir(closed, unknowns, instantiate):
+    """Split closed by which inputs are unknown (`unknowns`, one bool per input) into
+
+        known:   ClosedIR  known inputs -> (known outs..., residuals...)
+        unknown: ClosedIR  (residuals..., unknown inputs...) -> unknown outs
+
+    and return (known, unknown, out_unknowns, number of residuals). An output is unknown when it depends on an
+    unknown input or `instantiate` says so (one bool per output). An equation with unknown inputs goes to the
+    unknown side whole, unless its primitive has a `partial_eval(eqn, unknowns)` rule, which returns (known
+    equation or None, unknown equation or None): control flow splits its bodies that way. Equations without
+    variable inputs (zeros, iotas) that the unknown side reads are recomputed there instead of saved."""
+    ir = closed.ir
+    unknown_vars = {v for v, u in zip(ir.invars, unknowns) if u}
+    known_eqns, unknown_eqns = [], []
+    for eqn in live_eqns(ir.eqns, ir.outvars):
+        in_unknown = [isinstance(x, Var) and x in unknown_vars for x in eqn.inputs]
+        if not any(in_unknown):
+            known_eqns.append(eqn)
+            continue
+        known, unknown = eqn.prim.partial_eval(eqn, in_unknown) if eqn.prim.partial_eval else (None, eqn)
+        if known is not None:
+            known_eqns.append(known)
+        if unknown is not None:
+            unknown_eqns.append(unknown)
+            unknown_vars.update(unknown.outvars)
+    out_unknowns = [(isinstance(x, Var) and x in unknown_vars) or inst for x, inst in zip(ir.outvars, instantiate)]
+    known_outs = [x for x, u in zip(ir.outvars, out_unknowns) if not u]
+    unknown_outs = [x for x, u in zip(ir.outvars, out_unknowns) if u]
+    read_by_unknown = set(_uses(unknown_eqns, unknown_outs))
+    constant = [e for e in known_eqns
+                if not any(isinstance(x, Var) for x in e.inputs) and not e.prim.effectful
+                and any(v in read_by_unknown for v in e.outvars)]
+    unknown_eqns = live_eqns(constant + unknown_eqns, unknown_outs)
+    recomputed = {v for e in unknown_eqns for v in e.outvars}
+    const_values = dict(zip(ir.constvars, closed.consts))
+    residuals = [x for x in _uses(unknown_eqns, unknown_outs)
+                 if x not in unknown_vars and x not in recomputed and x not in const_values]
+    known_eqns = live_eqns(known_eqns, known_outs + residuals)
+
+    def closed_over(eqns, outvars, invars):
+        constvars = [v for v in _uses(eqns, outvars) if v in const_values]
+        return ClosedIR(IR(constvars, invars, eqns, outvars), [const_values[v] for v in constvars])
+
+    known = closed_over(known_eqns, known_outs + residuals, [v for v, u in zip(ir.invars, unknowns) if not u])
+    unknown = closed_over(unknown_eqns, unknown_outs, residuals + [v for v, u in zip(ir.invars, unknowns) if u])
+    return known, unknown, out_unknowns, len(residuals)
+
+
 def partition(closed, num_primals, num_outs):
     """Split closed: (primals, tangents) -> (outs, tangent outs), as jvp_ir makes it, into
 
         primal: ClosedIR  primals -> (outs..., residuals...)
         linear: ClosedIR  (residuals..., tangents...) -> tangent outs
 
-    and return (primal, linear, number of residuals). An equation is linear when an input depends on a
-    tangent. Equations without variable inputs (zeros, iotas) that the linear part reads are recomputed
-    there instead of being saved as residuals."""
-    ir = closed.ir
-    linear_vars = set(ir.invars[num_primals:])
-    primal_eqns, linear_eqns = [], []
-    for eqn in live_eqns(ir.eqns, ir.outvars):
-        if any(isinstance(x, Var) and x in linear_vars for x in eqn.inputs):
-            linear_eqns.append(eqn)
-            linear_vars.update(eqn.outvars)
-        else:
-            primal_eqns.append(eqn)
-    outs, tangent_outs = ir.outvars[:num_outs], ir.outvars[num_outs:]
-    read_by_linear = set(_uses(linear_eqns, tangent_outs))
-    constant = [e for e in primal_eqns
-                if not any(isinstance(x, Var) for x in e.inputs) and not e.prim.effectful
-                and any(v in read_by_linear for v in e.outvars)]
-    linear_eqns = live_eqns(constant + linear_eqns, tangent_outs)
-    recomputed = {v for e in linear_eqns for v in e.outvars}
-    const_values = dict(zip(ir.constvars, closed.consts))
-    residuals = [x for x in _uses(linear_eqns, tangent_outs)
-                 if x not in linear_vars and x not in recomputed and x not in const_values]
-    primal_eqns = live_eqns(primal_eqns, outs + residuals)
-
-    def closed_over(eqns, outvars, invars):
-        constvars = [v for v in _uses(eqns, outvars) if v in const_values]
-        return ClosedIR(IR(constvars, invars, eqns, outvars), [const_values[v] for v in constvars])
-
-    primal = closed_over(primal_eqns, outs + residuals, ir.invars[:num_primals])
-    linear = closed_over(linear_eqns, tangent_outs, residuals + ir.invars[num_primals:])
-    return primal, linear, len(residuals)
+    and return (primal, linear, number of residuals): partial_eval_ir with the tangents unknown."""
+    num_tangents = len(closed.in_avals) - num_primals
+    num_tangent_outs = len(closed.out_avals) - num_outs
+    primal, linear, out_unknowns, num_res = partial_eval_ir(
+        closed, [False] * num_primals + [True] * num_tangents, [False] * num_outs + [True] * num_tangent_outs)
+    assert not any(out_unknowns[:num_outs]), "a primal output depends on a tangent"
+    return primal, linear, num_res
