@@ -1,6 +1,6 @@
 """Neural-network helpers written with tracejit.numpy (so they trace, differentiate and batch)."""
 from . import numpy as tnp
-from .core.avals import is_python_scalar
+from .core.avals import is_python_scalar, normalize_axes
 from .core.trace import bind
 from .primitives import elementwise as ew
 
@@ -14,24 +14,38 @@ def sigmoid(x):
     return bind(ew.logistic_p, x)
 
 
+def _kept(reduced, x, axis):
+    """A reduction result with the reduced axes back as size 1, after its elementwise ops: the reshape then
+    merges with the broadcast that follows it."""
+    shape = tnp.shape(x)
+    axes = normalize_axes(axis, len(shape))
+    return tnp.reshape(reduced, tuple(1 if i in axes else d for i, d in enumerate(shape)))
+
+
+def _shift(x, axis):
+    """The gradient-stopped maximum along axis (reduced), 0 where it is not finite."""
+    shift = stop_gradient(tnp.max(x, axis=axis))
+    return tnp.where(tnp.isfinite(shift), shift, 0)
+
+
 def logsumexp(x, axis=None, keepdims=False):
     """Stable: subtract the (gradient-stopped) max first, as JAX does."""
     x = tnp.asarray(x)
-    shift = stop_gradient(tnp.max(x, axis=axis, keepdims=True))
-    shift = tnp.where(tnp.isfinite(shift), shift, 0)
-    out = tnp.log(tnp.sum(tnp.exp(x - shift), axis=axis, keepdims=True)) + shift
-    return out if keepdims else tnp.squeeze(out, axis) if axis is not None else tnp.reshape(out, ())
+    shift = _shift(x, axis)
+    out = tnp.log(tnp.sum(tnp.exp(x - _kept(shift, x, axis)), axis=axis)) + shift
+    return _kept(out, x, axis) if keepdims else out
 
 
 def log_softmax(x, axis=-1):
     x = tnp.asarray(x)
-    return x - logsumexp(x, axis=axis, keepdims=True)
+    shifted = x - _kept(stop_gradient(tnp.max(x, axis=axis)), x, axis)
+    return shifted - _kept(tnp.log(tnp.sum(tnp.exp(shifted), axis=axis)), x, axis)
 
 
 def softmax(x, axis=-1):
     x = tnp.asarray(x)
-    unnormalized = tnp.exp(x - stop_gradient(tnp.max(x, axis=axis, keepdims=True)))
-    return unnormalized / tnp.sum(unnormalized, axis=axis, keepdims=True)
+    unnormalized = tnp.exp(x - _kept(stop_gradient(tnp.max(x, axis=axis)), x, axis))
+    return unnormalized / _kept(tnp.sum(unnormalized, axis=axis), x, axis)
 
 
 def stop_gradient(x):

@@ -4,7 +4,7 @@ from ..core.errors import ShapeError
 from ..core.trace import bind
 from ..primitives import linalg
 from ._base import aval, broadcast_to_shape, promote
-from .shape_ops import expand_dims, ravel, reshape, squeeze, sum, transpose
+from .shape_ops import ravel, reshape, sum, transpose
 from .ufuncs import multiply
 
 
@@ -40,14 +40,11 @@ def matmul(a, b):
     if sa[-1] != sb[-2 if len(sb) > 1 else 0]:
         raise ShapeError(f"matmul: shapes {sa} and {sb} do not match: {sa[-1]} (last axis of the first) != "
                          f"{sb[-2 if len(sb) > 1 else 0]} (the contracted axis of the second)")
-    a2 = expand_dims(a, 0) if len(sa) == 1 else a
-    b2 = expand_dims(b, 1) if len(sb) == 1 else b
-    out = _batched_matmul(a2, b2)
-    if len(sb) == 1:
-        out = squeeze(out, -1)
-    if len(sa) == 1:
-        out = squeeze(out, -2 if len(sb) > 1 else -1)
-    return out
+    if len(sb) == 1:  # (..., n, k) @ (k,): contract directly, no unit axes
+        return _dot_general(a, b, ((len(sa) - 1,), (0,)))
+    if len(sa) == 1:  # (k,) @ (..., k, m)
+        return _dot_general(a, b, ((0,), (len(sb) - 2,)))
+    return _batched_matmul(a, b)
 
 
 def _batched_matmul(a, b):

@@ -193,10 +193,10 @@ def _cond_partial_eval(eqn, unknowns):
     index, ops = eqn.inputs[0], eqn.inputs[1:]
     res_vars = [Var(a) for a in res_avals]
     known_eqn = _eqn(cond_p, [index] + [x for x, u in zip(ops, ops_unknown) if not u],
-                     dict(branches=tuple(known_branches)),
+                     {"branches": tuple(known_branches)},
                      [v for v, u in zip(eqn.outvars, out_unknown) if not u] + res_vars)
     unknown_eqn = _eqn(cond_p, [index] + res_vars + [x for x, u in zip(ops, ops_unknown) if u],
-                       dict(branches=tuple(unknown_branches)), [v for v, u in zip(eqn.outvars, out_unknown) if u])
+                       {"branches": tuple(unknown_branches)}, [v for v, u in zip(eqn.outvars, out_unknown) if u])
     return known_eqn, unknown_eqn
 
 
@@ -330,8 +330,8 @@ def _while_partial_eval(eqn, unknowns):
     ir = _constant_free(known).ir
     known_body = ClosedIR(IR([], ir.invars, live_eqns(ir.eqns, ir.outvars[:len(outs)]), ir.outvars[:len(outs)]), [])
     inputs = [x for x, u in zip(eqn.inputs, unknowns[:n_consts] + carry_unknown) if not u]
-    known_eqn = _eqn(while_p, inputs, dict(body=known_body, cond=_constant_free(known_cond), cond_nconsts=n_cond,
-                                           body_nconsts=p["body_nconsts"] - sum(body_unknown)), outs)
+    known_eqn = _eqn(while_p, inputs, {"body": known_body, "cond": _constant_free(known_cond), "cond_nconsts": n_cond,
+                                           "body_nconsts": p["body_nconsts"] - sum(body_unknown)}, outs)
     unknown_eqn = Eqn(while_p, eqn.inputs, p, [v if u else Var(v.aval) for v, u in zip(eqn.outvars, carry_unknown)])
     return known_eqn, unknown_eqn
 

@@ -65,7 +65,24 @@ def _broadcast_in_dim_simplify(eqn, producer):
     if inner is not None and inner.prim is broadcast_in_dim_p:
         composed = tuple(dims[d] for d in inner.params["broadcast_dimensions"])
         return broadcast_in_dim_p, inner.inputs, {"shape": shape, "broadcast_dimensions": composed}
+    if inner is not None and inner.prim in (reshape_p, expand_dims_p):
+        placed = _unit_axes_inserted(inner.inputs[0].aval.shape, x.aval.shape)
+        if placed is not None:  # e.g. keepdims' reshape to (n, 1) and then a broadcast: one broadcast
+            composed = tuple(dims[i] for i in placed)
+            return broadcast_in_dim_p, inner.inputs[:1], {"shape": shape, "broadcast_dimensions": composed}
     return None
+
+
+def _unit_axes_inserted(before, after):
+    """Where each axis of `before` lands in `after` when `after` only adds size-1 axes (else None)."""
+    placed, j = [], 0
+    for i, d in enumerate(after):
+        if j < len(before) and before[j] == d:
+            placed.append(i)
+            j += 1
+        elif d != 1:
+            return None
+    return placed if j == len(before) else None
 
 
 broadcast_in_dim_p.set(simplify=_broadcast_in_dim_simplify, rearranges=True)
