@@ -53,7 +53,7 @@ def make_batch(rng, batch, length):
 def main(steps=200, batch=32, length=50, report=25):
     rng = np.random.default_rng(0)
     params = init_params(rng, hidden=16)
-    lr = np.float32(0.2)
+    lr = np.float32(0.1)
     test_x, test_y = make_batch(rng, 256, length)
     print(f"initial   test loss {float(loss(params, test_x, test_y)):.4f}")
     start = time.perf_counter()

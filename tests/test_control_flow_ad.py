@@ -195,6 +195,19 @@ def test_grad_of_scan_has_as_many_equations_for_any_length(rnn_args, rng):
     assert len(sizes) == 1
 
 
+def test_loop_invariant_residuals_are_computed_once_outside_the_loop(rng):
+    def f(log_w, xs):
+        h, _ = lax.scan(lambda h, x: (tnp.tanh(tnp.exp(log_w) * h + x), None), tnp.zeros(3), xs)
+        return tnp.sum(h)
+
+    args = (0.3 * rng.standard_normal(3), rng.standard_normal((5, 3)))
+    check_grads(f, args, order=2)
+    closed = checked_ir(tj.grad(f), *args)
+    assert [e.prim.name for e in closed.eqns].count("exp") == 1
+    scans = [e for e in closed.eqns if e.prim.name == "scan"]
+    assert not any(e.prim.name == "exp" for s in scans for e in s.params["body"].eqns)
+
+
 # --------------------------------------------------------------------------------------- fori / while
 
 

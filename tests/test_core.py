@@ -358,3 +358,21 @@ def test_sub_irs_print_nested_and_are_checked():
     body.ir.eqns[1].outvars[0].aval = body.ir.eqns[1].outvars[0].aval.update(dtype=np.float64)
     with pytest.raises(IRCheckError):
         tj.check_ir(tj.make_ir(lambda x: call_p.bind(x, body=body)[0])(np.ones(2, f32)))
+
+
+def test_results_are_freed_without_the_cycle_collector():
+    """A reference cycle in the call path would keep every result alive until gc runs (and make each
+    call page-fault fresh memory)."""
+    import gc
+    import weakref
+    f = tj.jit(lambda d: {"y": d["x"] * 2, "z": [d["x"] + 1]})
+    x = {"x": np.ones(1000)}
+    f(x)
+    gc.disable()
+    try:
+        out = f(x)
+        refs = [weakref.ref(out["y"]), weakref.ref(out["z"][0])]
+        del out
+        assert all(r() is None for r in refs)
+    finally:
+        gc.enable()

@@ -57,28 +57,27 @@ LEAF = PyTreeDef(None, None, ())
 
 def tree_flatten(tree, is_leaf=None):
     leaves = []
+    return leaves, _flatten(tree, is_leaf, leaves)
 
-    def walk(x):
-        node = None if is_leaf is not None and is_leaf(x) else _node_of(x)
-        if node is None:
-            leaves.append(x)
-            return LEAF
-        children, aux = node.flatten(x)
-        return PyTreeDef(type(x), aux, [walk(c) for c in children])
 
-    return leaves, walk(tree)
+def _flatten(x, is_leaf, leaves):
+    # module-level recursion: a recursive closure would form a reference cycle that keeps arrays alive
+    node = None if is_leaf is not None and is_leaf(x) else _node_of(x)
+    if node is None:
+        leaves.append(x)
+        return LEAF
+    children, aux = node.flatten(x)
+    return PyTreeDef(type(x), aux, [_flatten(c, is_leaf, leaves) for c in children])
 
 
 def tree_unflatten(treedef, leaves):
-    leaves = iter(leaves)
+    return _build(treedef, iter(leaves))
 
-    def build(td):
-        if td.nodetype is None:
-            return next(leaves)
-        node = _node_of_type(td.nodetype)
-        return node.unflatten(td.aux, [build(c) for c in td.children])
 
-    return build(treedef)
+def _build(td, leaves):
+    if td.nodetype is None:
+        return next(leaves)
+    return _node_of_type(td.nodetype).unflatten(td.aux, [_build(c, leaves) for c in td.children])
 
 
 def _node_of_type(nodetype):
@@ -105,45 +104,41 @@ def tree_map(f, tree, *rest, is_leaf=None):
 def treedef_flatten_up_to(treedef, tree):
     """The subtrees of `tree` at the leaf positions of `treedef` (for in_axes-style prefix trees)."""
     out = []
-
-    def walk(td, x):
-        if td.nodetype is None:
-            out.append(x)
-            return
-        node = _node_of(x)
-        if node is None or (type(x) is not td.nodetype and not _same_namedtuple(td.nodetype, x)):
-            raise ValueError(f"expected a {td.nodetype.__name__} matching the tree structure {td}, got {x!r}")
-        children, aux = node.flatten(x)
-        if aux != td.aux or len(children) != len(td.children):
-            raise ValueError(f"tree structure mismatch: expected {td}, got {tree_structure(x)}")
-        for c, ctd in zip(children, td.children):
-            walk(ctd, c)
-
-    walk(treedef, tree)
+    _up_to(treedef, tree, out)
     return out
 
 
-def _same_namedtuple(nodetype, x):
-    return isinstance(x, nodetype)
+def _up_to(td, x, out):
+    if td.nodetype is None:
+        out.append(x)
+        return
+    node = _node_of(x)
+    if node is None or not isinstance(x, td.nodetype):
+        raise ValueError(f"expected a {td.nodetype.__name__} matching the tree structure {td}, got {x!r}")
+    children, aux = node.flatten(x)
+    if aux != td.aux or len(children) != len(td.children):
+        raise ValueError(f"tree structure mismatch: expected {td}, got {tree_structure(x)}")
+    for c, ctd in zip(children, td.children):
+        _up_to(ctd, c, out)
 
 
 def tree_flatten_with_path(tree, prefix=""):
     """Leaves with their access paths (`[0]['w'].b`), for error messages that name an argument."""
     leaves, treedef = tree_flatten(tree)
     paths = []
-
-    def walk(td, path):
-        if td.nodetype is None:
-            paths.append(path)
-        elif td.nodetype is dict:
-            for k, c in zip(td.aux, td.children):
-                walk(c, f"{path}[{k!r}]")
-        elif hasattr(td.nodetype, "_fields"):
-            for f, c in zip(td.nodetype._fields, td.children):
-                walk(c, f"{path}.{f}")
-        else:
-            for i, c in enumerate(td.children):
-                walk(c, f"{path}[{i}]")
-
-    walk(treedef, prefix)
+    _paths(treedef, prefix, paths)
     return list(zip(paths, leaves)), treedef
+
+
+def _paths(td, path, paths):
+    if td.nodetype is None:
+        paths.append(path)
+    elif td.nodetype is dict:
+        for k, c in zip(td.aux, td.children):
+            _paths(c, f"{path}[{k!r}]", paths)
+    elif hasattr(td.nodetype, "_fields"):
+        for f, c in zip(td.nodetype._fields, td.children):
+            _paths(c, f"{path}.{f}", paths)
+    else:
+        for i, c in enumerate(td.children):
+            _paths(c, f"{path}[{i}]", paths)

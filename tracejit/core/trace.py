@@ -16,7 +16,7 @@ from .ir import IR, ClosedIR, Eqn, Literal, Var
 # simplify(eqn, producer) -> None | atom | (prim, inputs, params): a rewrite of one equation (tracejit.passes).
 # Flags read by the passes: involution f(f(x)) = x; identity = (left, right) identity elements of a binary op,
 # None where there is none; rearranges: every output element is a copy of an element of the first operand.
-# partial_eval(eqn, unknowns) -> (known eqn | None, unknown eqn | None): how reverse mode splits an equation
+# partial_eval(eqn, unknowns) -> (list of known eqns, unknown eqn | None): how reverse mode splits an equation
 # whose inputs are partly tangents (tracejit.transforms.partial_eval).
 RULES = ("jvp", "transpose", "batch", "lower", "simplify", "partial_eval")
 FLAGS = ("elementwise", "commutative", "idempotent", "effectful", "linear", "involution", "identity",

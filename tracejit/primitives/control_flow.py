@@ -97,6 +97,22 @@ def _transposed(closed, linear, has_cotangent):
     return transpose_ir(_reorder(closed, order), linear.count(False), has_cotangent)
 
 
+def _inlined(closed, inputs):
+    """The equations of closed with fresh variables, reading `inputs` (atoms of the enclosing IR); returns
+    (equations, output atoms). Partial evaluation uses it to move loop-invariant work out of a loop."""
+    env = dict(zip(closed.ir.invars, inputs))
+
+    def read(x):
+        return env.get(x, x)
+
+    eqns = []
+    for eqn in closed.ir.eqns:
+        outvars = [Var(v.aval) for v in eqn.outvars]
+        env.update(zip(eqn.outvars, outvars))
+        eqns.append(Eqn(eqn.prim, [read(x) for x in eqn.inputs], eqn.params, outvars))
+    return eqns, [read(x) for x in closed.ir.outvars]
+
+
 def _constant_free(closed):
     assert not closed.consts, "partial evaluation of a body that closes over constants"
     return closed
@@ -172,7 +188,7 @@ def _cond_partial_eval(eqn, unknowns):
     branches' slots). Unknown cond: the unknown part of each branch, reading its own residuals."""
     from ..transforms.partial_eval import partial_eval_ir
     if unknowns[0]:
-        return None, eqn
+        return [], eqn
     branches, ops_unknown = eqn.params["branches"], unknowns[1:]
     out_unknown = [any(u) for u in zip(*[partial_eval_ir(b, ops_unknown, [False] * len(eqn.outvars))[2]
                                          for b in branches])]
@@ -197,7 +213,7 @@ def _cond_partial_eval(eqn, unknowns):
                      [v for v, u in zip(eqn.outvars, out_unknown) if not u] + res_vars)
     unknown_eqn = _eqn(cond_p, [index] + res_vars + [x for x, u in zip(ops, ops_unknown) if u],
                        {"branches": tuple(unknown_branches)}, [v for v, u in zip(eqn.outvars, out_unknown) if u])
-    return known_eqn, unknown_eqn
+    return [known_eqn] if known_eqn else [], unknown_eqn
 
 
 def _cond_transpose(cts, index, *operands, branches):
@@ -324,7 +340,7 @@ def _while_partial_eval(eqn, unknowns):
                                                                          [False] * len(c))[2])
     known_cond, _, (pred_unknown,), _ = partial_eval_ir(p["cond"], unknowns[:n_cond] + carry_unknown, [False])
     if pred_unknown:
-        return None, eqn
+        return [], eqn
     known, _, _, _ = partial_eval_ir(p["body"], body_unknown + carry_unknown, carry_unknown)
     outs = [v for v, u in zip(eqn.outvars, carry_unknown) if not u]
     ir = _constant_free(known).ir
@@ -333,7 +349,7 @@ def _while_partial_eval(eqn, unknowns):
     known_eqn = _eqn(while_p, inputs, {"body": known_body, "cond": _constant_free(known_cond), "cond_nconsts": n_cond,
                                            "body_nconsts": p["body_nconsts"] - sum(body_unknown)}, outs)
     unknown_eqn = Eqn(while_p, eqn.inputs, p, [v if u else Var(v.aval) for v, u in zip(eqn.outvars, carry_unknown)])
-    return known_eqn, unknown_eqn
+    return [known_eqn] if known_eqn else [], unknown_eqn
 
 
 def _while_transpose(cts, *args, **params):
@@ -422,9 +438,10 @@ def _scan_jvp(primals, tangents, body, length, reverse, num_consts, num_carry):
 
 
 def _scan_partial_eval(eqn, unknowns):
-    """Known scan: the known part of the body, which also returns the residuals of each iteration, stacked
-    along the scan axis. Unknown scan: the unknown part, reading them as xs. Residuals that are known consts
-    or xs of the scan are passed to the unknown scan as they are, not stacked."""
+    """Known side: the loop-invariant part of the known body, inlined before the loop, and a scan of the rest,
+    which also returns the residuals of each iteration stacked along the scan axis. Unknown side: a scan of
+    the unknown part of the body, reading loop-invariant residuals as consts and stacked ones as xs. Residuals
+    that are xs of the scan are passed as they are."""
     from ..transforms.partial_eval import partial_eval_ir
     p = eqn.params
     body, nc, nk = p["body"], p["num_consts"], p["num_carry"]
@@ -434,29 +451,41 @@ def _scan_partial_eval(eqn, unknowns):
         body, const_unknown + c + xs_unknown, [False] * n_out)[2])
     in_unknown = const_unknown + carry_unknown + xs_unknown
     known, unknown, out_unknown, n_res = partial_eval_ir(body, in_unknown, carry_unknown + [False] * (n_out - nk))
-    kir, uir = _constant_free(known).ir, _constant_free(unknown).ir
     n_known_out = out_unknown.count(False)
     n_kc, n_kk = const_unknown.count(False), carry_unknown.count(False)
+    # The known body splits into its loop-invariant part (reading only consts) and the loop.
+    invariant, loop, variant, n_inv = partial_eval_ir(_constant_free(known), [False] * n_kc + [True] * (
+        len(known.in_avals) - n_kc), [True] * n_known_out + [False] * n_res)
     known_inputs = [x for x, u in zip(eqn.inputs, in_unknown) if not u]
-    source = {v: (j, x) for j, (v, x) in enumerate(zip(kir.invars, known_inputs))}  # known body input -> operand
-    res = kir.outvars[n_known_out:]
-    const_res = [j for j, r in enumerate(res) if r in source and source[r][0] < n_kc]
-    xs_res = [j for j, r in enumerate(res) if r in source and source[r][0] >= n_kc + n_kk]
-    stacked = [j for j in range(n_res) if j not in const_res and j not in xs_res]
-    known_body = ClosedIR(IR([], kir.invars, kir.eqns, kir.outvars[:n_known_out] + [res[j] for j in stacked]), [])
-    stacked_vars = [Var(res[j].aval.update(shape=(p["length"],) + res[j].aval.shape, weak_type=False))
-                    for j in stacked]
-    known_eqn = _eqn(scan_p, known_inputs, dict(p, body=known_body, num_consts=n_kc, num_carry=n_kk),
-                     [v for v, u in zip(eqn.outvars, out_unknown) if not u] + stacked_vars)
+    hoisted, inv_outs = _inlined(_constant_free(invariant), known_inputs[:n_kc])
+    inv_res, inv_outs = iter(inv_outs[:-n_inv or None]), inv_outs[len(inv_outs) - n_inv:]
+    lir, uir = _constant_free(loop).ir, _constant_free(unknown).ir
+    loop_res = iter(lir.outvars[n_known_out:])
+    x_operands = dict(zip(lir.invars[n_inv + n_kk:], known_inputs[n_kc + n_kk:]))
+    res_consts, res_xs, stacked = {}, {}, []  # residual index -> operand of the unknown scan
+    for j, is_variant in enumerate(variant[n_known_out:]):
+        if not is_variant:
+            res_consts[j] = next(inv_res)
+            continue
+        r = next(loop_res)
+        if r in x_operands:
+            res_xs[j] = x_operands[r]
+        else:
+            res_xs[j] = Var(r.aval.update(shape=(p["length"],) + r.aval.shape, weak_type=False))
+            stacked.append((r, res_xs[j]))
+    loop_body = ClosedIR(IR([], lir.invars, lir.eqns, lir.outvars[:n_known_out] + [r for r, _ in stacked]), [])
+    known_eqn = _eqn(scan_p, inv_outs + known_inputs[n_kc:],
+                     dict(p, body=loop_body, num_consts=n_inv, num_carry=n_kk),
+                     [v for v, u in zip(eqn.outvars, out_unknown) if not u] + [v for _, v in stacked])
     u_consts, u_carry, u_xs = _split(list(range(n_res, len(uir.invars))), [sum(const_unknown), sum(carry_unknown)])
-    order = const_res + u_consts + u_carry + stacked + xs_res + u_xs
+    order = list(res_consts) + u_consts + u_carry + list(res_xs) + u_xs
     unknown_body = ClosedIR(IR([], [uir.invars[i] for i in order], uir.eqns, uir.outvars), [])
     operands = [x for x, u in zip(eqn.inputs, in_unknown) if u]
-    unknown_eqn = _eqn(scan_p, [source[res[j]][1] for j in const_res] + operands[:len(u_consts) + len(u_carry)]
-                       + stacked_vars + [source[res[j]][1] for j in xs_res] + operands[len(u_consts) + len(u_carry):],
-                       dict(p, body=unknown_body, num_consts=len(const_res) + len(u_consts), num_carry=len(u_carry)),
+    n_lead = len(u_consts) + len(u_carry)
+    unknown_eqn = _eqn(scan_p, list(res_consts.values()) + operands[:n_lead] + list(res_xs.values()) + operands[n_lead:],
+                       dict(p, body=unknown_body, num_consts=len(res_consts) + len(u_consts), num_carry=len(u_carry)),
                        [v for v, u in zip(eqn.outvars, out_unknown) if u])
-    return known_eqn, unknown_eqn
+    return hoisted + ([known_eqn] if known_eqn else []), unknown_eqn
 
 
 def _scan_transpose(cts, *args, body, length, reverse, num_consts, num_carry):

@@ -31,7 +31,7 @@ def partial_eval_ir(closed, unknowns, instantiate):
     and return (known, unknown, out_unknowns, number of residuals). An output is unknown when it depends on an
     unknown input or `instantiate` says so (one bool per output). An equation with unknown inputs goes to the
     unknown side whole, unless its primitive has a `partial_eval(eqn, unknowns)` rule, which returns (known
-    equation or None, unknown equation or None): control flow splits its bodies that way. Equations without
+    equations, unknown equation or None): control flow splits its bodies that way. Equations without
     variable inputs (zeros, iotas) that the unknown side reads are recomputed there instead of saved."""
     ir = closed.ir
     unknown_vars = {v for v, u in zip(ir.invars, unknowns) if u}
@@ -41,9 +41,8 @@ def partial_eval_ir(closed, unknowns, instantiate):
         if not any(in_unknown):
             known_eqns.append(eqn)
             continue
-        known, unknown = eqn.prim.partial_eval(eqn, in_unknown) if eqn.prim.partial_eval else (None, eqn)
-        if known is not None:
-            known_eqns.append(known)
+        known, unknown = eqn.prim.partial_eval(eqn, in_unknown) if eqn.prim.partial_eval else ([], eqn)
+        known_eqns.extend(known)
         if unknown is not None:
             unknown_eqns.append(unknown)
             unknown_vars.update(unknown.outvars)
