@@ -156,3 +156,8 @@ def test_gather_and_scatter_add_modes(rng):
     np.add.at(dropped, [0, 3], 1.0)
     check(lambda a: scatter.bind(a, idx, updates, axes=(0,), mode="clip"), lambda a: clipped, x)
     check(lambda a: scatter.bind(a, idx, updates, axes=(0,), mode="drop"), lambda a: dropped, x)
+
+
+def test_eager_primitives_accept_python_scalars():
+    assert tj.lax.integer_pow(0.5, 3) == 0.125
+    assert tj.lax.exp(0.0) == 1.0 and tj.lax.add(1, 2) == 3

@@ -228,7 +228,9 @@ def bind(prim, *args, **params):
     if builder is not None:
         return builder.emit(prim, args, params)
     arrays = [x.value if isinstance(x, Literal) else x for x in args]
-    out_avals = prim.abstract_eval(*[aval_of(x) for x in arrays], **params)
+    in_avals = [aval_of(x) for x in arrays]
+    out_avals = prim.abstract_eval(*in_avals, **params)
+    arrays = [np.asarray(x, a.dtype) if is_python_scalar(x) else x for x, a in zip(arrays, in_avals)]
     outs = prim.impl(*arrays, **params)
     outs = [np.asarray(o, dtype=a.dtype) for o, a in zip(outs if prim.multiple_results else [outs], out_avals)]
     return outs if prim.multiple_results else outs[0]
