@@ -7,6 +7,7 @@ NumPy time / tracejit time (above 1: tracejit is faster). Timings are medians of
 run timing a loop of calls long enough to be measured. Workloads whose API is missing print a note.
 Compare numbers only within one run: the machine is shared and noisy. For a comparison with numpy's
 BLAS unset OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE (`env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE`).
+The persistent compile cache is off unless --disk-cache, so that first calls time real compiles.
 The standalone scripts benchmarks/bench_*.py (autodiff cost, IR sizes) run on their own.
 """
 # ruff: noqa: B023 -- each lambda is timed right away, inside its loop iteration
@@ -235,6 +236,35 @@ def compile_time(repeat):
     return out
 
 
+@workload("scan_compile")
+def scan_compile(repeat):
+    """A scan over a small carry (an RNN-like step): first-call time at length 10 and 100000 (compile time
+    must not depend on the trip count), and the run time against the NumPy impl (the reference backend)."""
+    w = f32(8, 8, seed=16) * 0.3
+
+    def rnn(h, xs):
+        return tj.lax.scan(lambda h, x: (tnp.tanh(h @ w + x), tnp.sum(h)), h, xs)
+
+    out = []
+    for n in (10, 100_000):
+        xs = f32(n, 8, seed=17) * 0.1
+        firsts = [first_call(lambda: tj.jit(rnn), xs[0], xs) for _ in range(3)]
+        first = sorted(t for t, _ in firsts)[1]
+        compile_ms = sorted(g.cache_info()["signatures"][0]["seconds"]["total"] for _, g in firsts)[1] * 1e3
+        f = firsts[0][1]
+        ref = tj.jit(rnn, backend="reference")
+        np.testing.assert_allclose(f(xs[0], xs)[1], ref(xs[0], xs)[1], rtol=1e-3, atol=1e-4)
+        impls = {"tracejit": lambda: f(xs[0], xs), "numpy": lambda: ref(xs[0], xs)}
+        if jax:
+            jw = jnp.asarray(w)
+            jf = jax.jit(lambda h, xs: jax.lax.scan(lambda h, x: (jnp.tanh(h @ jw + x), jnp.sum(h)), h, xs))
+            jx = jnp.asarray(xs)
+            impls["jax"] = lambda: jax.block_until_ready(jf(jx[0], jx))
+        out += rows(f"scan rnn-8 length {n} (numpy: reference impl)", impls, max(3, repeat // 5),
+                    {"first call ms": first * 1e3, "compile ms": compile_ms})
+    return out
+
+
 @workload("shape_storm")
 def shape_storm(repeat):
     w = f32(64, 64, seed=14)
@@ -311,11 +341,15 @@ def main(argv=None):
     parser.add_argument("--only", help="comma-separated workloads: " + ", ".join(WORKLOADS))
     parser.add_argument("--json", help="write the results to this file")
     parser.add_argument("--repeat", type=int, default=15)
+    parser.add_argument("--disk-cache", action="store_true",
+                        help="keep the persistent compile cache on (first calls then time cache loads)")
     args = parser.parse_args(argv)
+    tj.config.disk_cache = args.disk_cache
     names = args.only.split(",") if args.only else list(WORKLOADS)
     unknown = [n for n in names if n not in WORKLOADS]
     if unknown:
         parser.error(f"unknown workloads {unknown}; choose from {list(WORKLOADS)}")
+    tj.config.update("disk_cache", False)   # first calls here are cold compiles (see bench_cache.py)
     results = []
     for name in names:
         results += WORKLOADS[name](args.repeat)

@@ -1,5 +1,15 @@
+import atexit
+import os
+import shutil
+import tempfile
+
 import numpy as np
 import pytest
+
+# The persistent compile cache of the test run lives in a fresh folder, never in the user's home.
+_cache_dir = tempfile.mkdtemp(prefix="tracejit-test-cache-")
+atexit.register(shutil.rmtree, _cache_dir, ignore_errors=True)
+os.environ["TRACEJIT_CACHE_DIR"] = _cache_dir
 
 
 @pytest.fixture

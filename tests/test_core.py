@@ -376,3 +376,12 @@ def test_results_are_freed_without_the_cycle_collector():
         assert all(r() is None for r in refs)
     finally:
         gc.enable()
+
+
+def test_static_arguments_do_not_shift_argument_names():
+    def f(n, x, scale=1.0):
+        return x * n * scale if x > 0 else x
+    with pytest.raises(tj.ConcretizationError, match="argument 'x'"):
+        tj.jit(f, static_argnums=0)(3, np.float32(1))
+    with pytest.raises(tj.ConcretizationError, match="argument 'x'"):
+        tj.jit(f, static_argnums=0, static_argnames="scale")(3, np.float32(1), scale=2.0)

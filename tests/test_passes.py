@@ -368,3 +368,28 @@ def test_random_programs(steps, outputs, seed):
     closed = ir_of(_program(steps, outputs), np.zeros(SHAPE, F32), np.zeros(SHAPE, F32))
     optimized = check_passes(closed, np.random.default_rng(seed), special=True)
     assert str(optimize(optimized)) == str(optimized)
+
+
+def test_dce_prunes_unused_scan_ys_and_cond_results():
+    from tracejit import lax
+    from tracejit.passes import dce
+
+    def scan_program(w, xs):
+        def step(h, x):
+            h = tnp.tanh(h * w + x)
+            return h, (h * 2, tnp.exp(x))
+        h, (doubled, _) = lax.scan(step, 0.0, xs)
+        return h + doubled.sum()
+
+    def cond_program(x, p):
+        return lax.cond(p, lambda x: (x * 2, tnp.sin(x)), lambda x: (x + 1, tnp.cos(x)), x)[0]
+
+    for program, args in [(scan_program, (0.5, np.linspace(0, 1, 5))), (cond_program, (1.0, True)),
+                          (cond_program, (1.0, False))]:
+        closed = tj.make_ir(program)(*args)
+        pruned = dce(closed)
+        tj.check_ir(pruned)
+        np.testing.assert_allclose(tj.eval_ir(pruned, *args)[0], tj.eval_ir(closed, *args)[0])
+        text = str(pruned)
+        assert "exp" not in text and "sin" not in text and "cos" not in text
+        assert str(dce(pruned)) == text

@@ -1,5 +1,6 @@
 """tracejit: a tracing JIT for numerical Python (see DESIGN.md)."""
 from . import lax, nn, numpy, test_util, tree_util
+from ._config import config
 from .api import jit, make_ir
 from .core.api_util import ShapeDtypeStruct
 from .core.errors import ConcretizationError, EscapedTracerError, ShapeError

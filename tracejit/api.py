@@ -1,13 +1,20 @@
 """The public transformations, wired from the pieces: trace to IR, transform, evaluate or compile."""
+import contextlib
 import functools
+import gc
+import inspect
+import logging
 import threading
 import time
 
 import numpy as np
 
+from ._config import config
 from .backend.executable import MISS
+from .cache_info import CacheInfo, SignatureInfo, explain_miss
 from .core.api_util import flatten_args, leaf_aval, trace_pytree
 from .core.pytree import LEAF, tree_unflatten
+from .core.timing import recording
 from .core.trace import Tracer, _stack, eval_ir
 
 
@@ -33,15 +40,28 @@ def _split_static(fun, args, kwargs, static_argnums, static_argnames):
             full.append(args[i] if i in nums else next(it))
         return fun(*full, **dkwargs, **{k: kwargs[k] for k in static_argnames if k in kwargs})
 
+    try:  # the signature without the static parameters, so that argument names in errors stay right
+        sig = inspect.signature(fun)
+        params = list(sig.parameters.values())
+        dynamic_fun.__signature__ = sig.replace(parameters=[
+            p for i, p in enumerate(params) if not (i in nums and p.kind in _POSITIONAL) and p.name not in static_argnames])
+    except (TypeError, ValueError):
+        pass
     return dynamic_fun, dyn_args, dyn_kwargs, statics
 
 
-class CacheEntry:
-    __slots__ = ("closed", "executable", "fast", "hits", "out_tree", "run", "times")
+_POSITIONAL = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
 
-    def __init__(self, closed, out_tree, run, times, executable=None):
+
+log = logging.getLogger("tracejit")
+
+
+class CacheEntry:
+    __slots__ = ("closed", "executable", "fast", "hits", "names", "out_tree", "run", "times")
+
+    def __init__(self, closed, out_tree, run, times, names, executable=None):
         self.closed, self.out_tree, self.run, self.hits, self.times = closed, out_tree, run, 0, times
-        self.executable, self.fast = executable, None
+        self.names, self.executable, self.fast = names, executable, None
 
 
 def _flat_args_tree(n):
@@ -58,12 +78,25 @@ def _optimize(closed):
     return optimize(closed)
 
 
+@contextlib.contextmanager
+def _gc_paused():
+    """No garbage collection while compiling: tracing allocates many small objects, which triggers
+    collections that walk the whole heap (5-30 ms of a 1000-op compile); they resume afterwards."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
 class Jitted:
     """A function traced once per input signature, optimised, compiled and cached."""
 
-    def __init__(self, fun, static_argnums=(), static_argnames=(), backend="llvm"):
+    def __init__(self, fun, static_argnums=(), static_argnames=(), backend="llvm", cache=True):
         functools.update_wrapper(self, fun)
-        self.fun = fun
+        self.fun, self.cache = fun, cache
         self.static_argnums = (static_argnums,) if isinstance(static_argnums, int) else tuple(static_argnums)
         self.static_argnames = (static_argnames,) if isinstance(static_argnames, str) else tuple(static_argnames)
         if backend not in ("llvm", "reference"):
@@ -75,7 +108,7 @@ class Jitted:
     def _prepare(self, args, kwargs):
         dyn_fun, dyn_args, dyn_kwargs, statics = _split_static(self.fun, args, kwargs, self.static_argnums,
                                                                self.static_argnames)
-        leaves, names, in_tree = flatten_args(self.fun, dyn_args, dyn_kwargs)
+        leaves, names, in_tree = flatten_args(dyn_fun, dyn_args, dyn_kwargs)
         return dyn_fun, leaves, names, in_tree, statics
 
     def trace(self, *args, **kwargs):
@@ -116,23 +149,28 @@ class Jitted:
         return Lowered(self, entry)
 
     def _compile(self, key, dyn_fun, leaves, names, in_tree):
-        with self._lock:
+        with self._lock, _gc_paused():
             entry = self._cache.get(key)
             if entry is not None:
                 return entry
+            if config.log_compiles:
+                log.warning(explain_miss(self.__name__, key, names, [(k, e.names) for k, e in self._cache.items()]))
             t0 = time.perf_counter()
-            closed, out_tree = trace_pytree(dyn_fun, leaves, names, in_tree, fun_name=self.__name__)
+            with recording() as phases:
+                closed, out_tree = trace_pytree(dyn_fun, leaves, names, in_tree, fun_name=self.__name__)
             t1 = time.perf_counter()
+            transforms = phases.get("transforms", 0.0)
+            times = {"trace": t1 - t0 - transforms, "transforms": transforms}
             if self.backend == "reference":
-                entry = CacheEntry(closed, out_tree, _reference_executable(closed), {"trace": t1 - t0})
+                entry = CacheEntry(closed, out_tree, _reference_executable(closed), times, names)
             else:
                 from .backend import compile_ir
                 closed = _optimize(closed)
                 t2 = time.perf_counter()
-                exe = compile_ir(closed)
+                exe = compile_ir(closed, cache=self.cache)
                 t3 = time.perf_counter()
-                times = {"trace": t1 - t0, "passes": t2 - t1, **exe.times, "total": t3 - t0}
-                entry = CacheEntry(closed, out_tree, exe.run, times, exe)
+                times.update({"passes": t2 - t1, **exe.times, "total": t3 - t0})
+                entry = CacheEntry(closed, out_tree, exe.run, times, names, exe)
                 if in_tree == _flat_args_tree(len(leaves)):
                     fast = exe.fast_call(len(leaves), entry, out_tree == LEAF)
                     if fast is not None and out_tree != LEAF:
@@ -145,14 +183,13 @@ class Jitted:
             return entry
 
     def cache_info(self):
+        """A CacheInfo record (renders as a rich table): per signature its arguments, hits, compile time
+        split into phases, code size and whether the code came from the disk cache."""
         entries = list(self._cache.items())
-        return {
-            "entries": len(entries),
-            "hits": sum(e.hits for _, e in entries),
-            "misses": self.misses,
-            "signatures": [{"signature": [a.str_short() for a in key[1]], "statics": key[2], "hits": e.hits,
-                            "seconds": dict(e.times)} for key, e in entries],
-        }
+        rows = [SignatureInfo(tuple(zip(e.names, (a.str_short() for a in key[1]))), key[2], e.hits, dict(e.times),
+                              e.executable.code_size if e.executable else 0,
+                              bool(e.executable and e.executable.from_disk)) for key, e in entries]
+        return CacheInfo(self.__name__, len(entries), sum(e.hits for _, e in entries), self.misses, rows)
 
 
 def _reference_executable(closed):
@@ -165,12 +202,13 @@ def _reference_executable(closed):
     return run
 
 
-def jit(fun=None, *, static_argnums=(), static_argnames=(), backend="llvm"):
-    """Compile fun per input signature. backend="reference" runs the IR with the NumPy interpreter."""
+def jit(fun=None, *, static_argnums=(), static_argnames=(), backend="llvm", cache=True):
+    """Compile fun per input signature. backend="reference" runs the IR with the NumPy interpreter;
+    cache=False keeps its code out of the persistent disk cache (see tracejit.config)."""
     if fun is None:
         return functools.partial(jit, static_argnums=static_argnums, static_argnames=static_argnames,
-                                 backend=backend)
-    return Jitted(fun, static_argnums, static_argnames, backend)
+                                 backend=backend, cache=cache)
+    return Jitted(fun, static_argnums, static_argnames, backend, cache)
 
 
 def make_ir(fun, *, static_argnums=(), static_argnames=(), optimize=False):

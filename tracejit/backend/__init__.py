@@ -2,9 +2,10 @@
 from .executable import MISS, Executable
 
 
-def compile_ir(closed, fuse=True):
-    """An Executable for a ClosedIR whose constants are arrays (fuse=False: one loop per equation)."""
-    return Executable(closed, fuse)
+def compile_ir(closed, fuse=True, cache=True):
+    """An Executable for a ClosedIR whose constants are arrays (fuse=False: one loop per equation;
+    cache=False: never the disk cache)."""
+    return Executable(closed, fuse, cache)
 
 
 class Compiled:

@@ -4,26 +4,32 @@ Planning walks the equations backwards. An elementwise or index-map equation joi
 consumers when they all sit in one fusible group (a loop nest) and it is not evaluated more often than it
 has elements (a cheap index map may be, e.g. a broadcast); otherwise its value is materialised and it
 roots a group of its own. A reduction roots a group whose loop nest runs over its operand, so its
-producers are computed inside the reduction loop. Kernel rules (matmul, scans) and equations without a
-lowering rule (run by their NumPy impl) read and write materialised buffers.
+producers are computed inside the reduction loop. Kernel rules (matmul, cumsum) and equations without a
+lowering rule (run by their NumPy impl) read and write materialised buffers. Control rules (cond, while,
+scan) are kernels that call their sub-IRs: each sub-IR is planned by a nested Program whose functions go
+into the same module (`@c<k>_run(ptr table)`, no threads), its arena and the loop's spare carry buffers
+taking a region of the enclosing arena; so compile time does not depend on trip counts.
 
-Buffers are the inputs, the outputs (fresh arrays), constants (their addresses are baked into the code)
-and intermediates, which share one arena: offsets come from a first-fit liveness plan over the groups.
+Buffers are the inputs, the outputs (fresh arrays), constants and intermediates, which share one arena: offsets come from a first-fit liveness plan over the groups.
 
 The module has one function per group (`ptr noalias` buffer arguments and the [lo, hi) range of the
 outermost loop, so that a large loop can be split over threads), `step<j>(ptr table)` functions that run
 consecutive serial groups with buffer addresses read from a table, `par<j>(table, chunk, n_chunks)` for
 the groups split over threads, and, when the whole program is one step, `fast(PyObject*...)` that checks
 the argument arrays itself and reads their data pointers from the array objects.
+
+The module holds no address of this process: constants, numpy's type objects and the BLAS are named
+external symbols (`Program.symbols`: name -> address) that loading resolves, so that its object code can
+be cached on disk and loaded by another process.
 """
 import contextlib
 import math
 
 import numpy as np
 
-from ..core.ir import Literal
+from ..core.ir import Literal, sub_irs
 from . import mathlib, runtime
-from .rules import Elementwise, Emitter, IndexMap, Kernel, Reduce, const_text, llvm_type, memory_type
+from .rules import Control, Elementwise, Emitter, IndexMap, Kernel, Reduce, const_text, llvm_type, memory_type
 
 ALIGN = 64
 PARALLEL_NS = 150_000     # estimated serial time above which a loop is split over the cores
@@ -37,6 +43,7 @@ class Func:
     def __init__(self, module, header):
         self.module, self.header = module, header
         self.lines, self.allocas, self.n = [], [], 0
+        self.latches = []         # (line index of a loop's back edge, its hints)
         self.count = 0            # instructions emitted; with math_calls, a cost estimate
         self.math_calls = 0
 
@@ -64,8 +71,9 @@ class Func:
         return name
 
     @contextlib.contextmanager
-    def loop(self, lo, hi):
-        """for (i = lo; i < hi; i++): yields i."""
+    def loop(self, lo, hi, **hints):
+        """for (i = lo; i < hi; i++): yields i. hints become llvm.loop metadata of the loop (e.g.
+        interleave_count=4)."""
         iv = self.alloca("i64")
         head, body, done = self.label("head"), self.label("body"), self.label("done")
         self.line(f"store i64 {lo}, ptr {iv}")
@@ -76,6 +84,7 @@ class Func:
         self.block(body)
         yield i
         self.line(f"store i64 {self.emit(f'add nuw nsw i64 {i}, 1')}, ptr {iv}")
+        self.latches.append((len(self.lines), hints))
         self.line(f"br label %{head}")
         self.block(done)
 
@@ -108,6 +117,8 @@ class Group:
     def __init__(self, index, eqn):
         self.index, self.root = index, eqn
         rule = eqn.prim.lower
+        if isinstance(rule, Control) and not all(map(lowerable, sub_irs(eqn))):
+            rule = None
         self.rule = rule
         self.fusible = isinstance(rule, (Elementwise, IndexMap, Reduce))
         self.stores = list(eqn.outvars)
@@ -117,6 +128,11 @@ class Group:
         self.loop_order = ([a for a in range(len(self.domain)) if a not in axes] + list(axes)
                            if self.fusible else [])
         self.eqns, self.reads = [eqn], None    # members (in program order once planned); buffers read
+
+
+def lowerable(ir):
+    """Whether every equation of ir (and of its sub-IRs) has a lowering rule."""
+    return all(e.prim.lower is not None and all(map(lowerable, sub_irs(e))) for e in ir.eqns)
 
 
 def _domain_size(shape):
@@ -133,7 +149,7 @@ def plan_groups(ir, fuse=True):
                 consumers.setdefault(id(x), []).append(eqn)
     group_of, groups = {}, []
     for eqn in reversed(ir.eqns):
-        users = [group_of[id(c)] for v in eqn.outvars for c in consumers.get(id(v), ())]
+        users = [group_of[id(c)] for v in eqn.outvars for c in consumers.get(id(v), ()) if id(c) in group_of]
         live = users or any(id(v) in outputs for v in eqn.outvars) or eqn.prim.effectful
         if not live:
             continue
@@ -161,8 +177,15 @@ def plan_groups(ir, fuse=True):
 class Program:
     """The plan and the LLVM module text of one IR."""
 
-    def __init__(self, closed, fuse=True):
+    def __init__(self, closed, fuse=True, parent=None):
         ir = self.ir = closed.ir
+        self.fuse, self.prefix, self.n_subs = fuse, "", 0
+        if parent is not None:       # a sub-IR of a Control rule: its functions go into the parent's module
+            parent.n_subs += 1
+            self.prefix = f"{parent.prefix}c{parent.n_subs}_"
+            self.funcs, self.math, self.metadata = parent.funcs, parent.math, parent.metadata
+            self.literal_arrays, self.symbols, self._const_names = (parent.literal_arrays, parent.symbols,
+                                                                    parent._const_names)
         self.groups, self.group_of = plan_groups(ir, fuse)
         self.buffers = {}                  # id(var) -> Buffer
         self.inputs = [Buffer("in", v.aval, slot=i) for i, v in enumerate(ir.invars)]
@@ -187,8 +210,8 @@ class Program:
                 if id(v) not in self.buffers:
                     self.buffers[id(v)] = Buffer("tmp", v.aval)
         self._plan_arena()
-        self.math = set()
-        self.funcs = []
+        if parent is None:
+            self.math, self.funcs = set(), []
 
     # ------------------------------------------------------------------------------------------ arena
     def reads(self, g):
@@ -246,48 +269,65 @@ class Program:
             b = self.buffers[id(x)]
             if b not in bufs:
                 bufs.append(b)
-        name = f"@g{g.index}"
+        name = f"@{self.prefix}g{g.index}"
+        if isinstance(g.rule, Control):
+            scratch = Buffer("tmp", None)
+            scratch.offset = self.arena_bytes
+            bufs.append(scratch)
         params = ", ".join(f"ptr noalias %p{i}" for i in range(len(bufs)))
         f = Func(self, f"define internal void {name}({params}, i64 %lo, i64 %hi) nounwind")
         for i, b in enumerate(bufs):
             b.ptr = f"%p{i}"
         if isinstance(g.rule, Kernel):
-            k = KernelBuilder(f)
+            k = ControlBuilder(self, f, scratch) if isinstance(g.rule, Control) else KernelBuilder(f)
             b = k.b
             b.in_avals = [x.aval for x in g.root.inputs]
             b.out_aval = g.root.outvars[0].aval
             ins = [self._as_buffer(x) for x in g.root.inputs]
             g.rule.fn(k, [self.buffers[id(v)] for v in g.root.outvars], ins, **g.root.params)
+            if isinstance(g.rule, Control):
+                self.arena_bytes += k.used
         else:
             LoopBuilder(self, f, g, eqns).emit()
         f.line("ret void")
         if f.count + 100 * f.math_calls > VECTORIZE_LIMIT:
-            self._no_vectorize(f)
+            for _, hints in f.latches:
+                hints.update(vectorize_enable=False, interleave_count=1)
+        self._loop_metadata(f)
         self.funcs.append(f.text())
         return name, bufs, 0.5 + 0.05 * f.count + 2.0 * f.math_calls
 
-    def _no_vectorize(self, f):
-        """Loop metadata that keeps LLVM's loop vectorizer off a huge loop body: it takes time quadratic
-        in the body size (0.25 s at 1,000 ops), and such a body is compute-bound anyway."""
-        for k, line in enumerate(f.lines):
-            if line.startswith("  br label %head"):
-                self.n_meta += 1
-                node = f"!{self.n_meta}"
-                f.lines[k] = f"{line}, !llvm.loop {node}"
-                self.metadata.append(f"{node} = distinct !{{{node}, !0}}")
+    def _loop_metadata(self, f):
+        """Attach each loop's hints as llvm.loop metadata. The pipeline neither unrolls nor interleaves
+        unless a loop asks (reductions do, to hide the accumulator's latency): both multiply the code that
+        the later passes and instruction selection chew on, for little gain on memory-bound loops. Huge
+        bodies (above VECTORIZE_LIMIT) keep the vectorizer off: it takes time quadratic in the body size
+        (0.25 s at 1,000 ops), and such a body is compute-bound anyway."""
+        for k, hints in f.latches:
+            if hints:
+                node = f"!{len(self.metadata)}"
+                ops = []
+                for key, value in sorted(hints.items()):
+                    ops.append(f"!{len(self.metadata) + 1}")
+                    operand = ("" if value is None else f", i1 {str(value).lower()}" if isinstance(value, bool)
+                               else f", i32 {value}")
+                    self.metadata.append(f'{ops[-1]} = !{{!"llvm.loop.{key.replace("_", ".")}"{operand}}}')
+                self.metadata.append(f"{node} = distinct !{{{node}, {', '.join(ops)}}}")
+                f.lines[k] += f", !llvm.loop {node}"
 
     def _as_buffer(self, x):
         if isinstance(x, Literal):
             arr = np.asarray(x.value, dtype=x.aval.dtype)
             b = Buffer("const", x.aval, value=arr)
-            b.ptr = f"inttoptr (i64 {arr.ctypes.data} to ptr)"
+            b.ptr = self.symbol(arr.ctypes.data)
             self.literal_arrays.append(arr)
             return b
         return self.buffers[id(x)]
 
     def build(self):
         """LLVM module text; fills self.steps with ("step", name) | ("par", name, n) | ("py", eqn)."""
-        self.literal_arrays, self.steps, self.metadata, self.n_meta = [], [], [], 0
+        self.literal_arrays, self.steps, self.metadata = [], [], []
+        self.symbols, self._const_names = {}, {}
         n_threads = runtime.NUM_THREADS
         serial = []
 
@@ -324,9 +364,33 @@ class Program:
             self.fast = self._fast_entry(self.steps[0][1])
         math_defs = mathlib.math_module_ir(self.math)
         from .llvm import module_header
-        if self.metadata:
-            self.metadata.insert(0, '!0 = !{!"llvm.loop.vectorize.enable", i1 false}')
-        return "\n\n".join([module_header(), *self.funcs, math_defs, "\n".join(self.metadata)])
+        externals = "\n".join(f"@{name} = external global i8" for name in self.symbols)
+        return "\n\n".join([module_header(), externals, *self.funcs, math_defs, "\n".join(self.metadata)])
+
+    def symbol(self, address, name=None):
+        """`@name`: an external symbol that loading resolves to address (default name: tj_const<k>, k in
+        order of first use, so that the module text is the same in every process)."""
+        name = name or self._const_names.setdefault(address, f"tj_const{len(self._const_names)}")
+        self.symbols[name] = address
+        return f"@{name}"
+
+    def build_nested(self):
+        """The function `@<prefix>run(ptr table)` (table: inputs, outputs, arena) running every group in
+        order on this thread; outputs that are inputs, literals or repeated values are copied."""
+        f = Func(self, f"define internal void @{self.prefix}run(ptr %table) nounwind")
+        for g in self.groups:
+            kname, bufs, _ = self.kernel(g)
+            extent = g.domain[g.loop_order[0]] if g.fusible and g.domain else 1
+            f.line(f"call void {kname}({self._args(f, bufs)}, i64 0, i64 {extent})")
+        for j, (kind, v) in enumerate(self.outputs):
+            if kind == "copy":
+                src = self._as_buffer(v)
+                dst = Buffer("out", v.aval, slot=len(self.inputs) + j)
+                f.line(f"call void @llvm.memcpy.p0.p0.i64(ptr {self._pointer(f, dst)}, ptr "
+                       f"{src.ptr if isinstance(v, Literal) else self._pointer(f, src)}, i64 {dst.nbytes}, i1 false)")
+        f.line("ret void")
+        self.funcs.append(f.text())
+        return f"@{self.prefix}run"
 
     def _parallel(self, g, kname, bufs, chunks, split_reduction):
         """par<j>(table, c, n) runs chunk c of n of the outermost loop. A reduction split along a reduced
@@ -375,7 +439,7 @@ class Program:
 
     def _pointer(self, f, b, table="%table"):
         if b.kind == "const":
-            return f"inttoptr (i64 {b.value.ctypes.data} to ptr)"
+            return self.symbol(b.value.ctypes.data)
         slot = self.arena_slot if b.kind == "tmp" else b.slot
         p = f.emit(f"load ptr, ptr {f.emit(f'getelementptr ptr, ptr {table}, i64 {slot}')}")
         if b.kind == "tmp":
@@ -403,11 +467,12 @@ class Program:
 
         for i, b in enumerate(self.inputs):
             obj = names[i]
-            check(f.emit(f"icmp eq i64 {field(obj, 8, 'i64')}, {id(np.ndarray)}"))
+            check(f.emit(f"icmp eq ptr {field(obj, 8, 'ptr')}, {self.symbol(id(np.ndarray), 'tj_ndarray_type')}"))
             flags = field(obj, off.flags, "i32")
             want = runtime.NPY_C_CONTIGUOUS | runtime.NPY_ALIGNED
             check(f.emit(f"icmp eq i32 {f.emit(f'and i32 {flags}, {want}')}, {want}"))
-            check(f.emit(f"icmp eq i64 {field(obj, off.descr, 'i64')}, {id(b.aval.dtype)}"))
+            descr = self.symbol(id(b.aval.dtype), f"tj_dtype_{b.aval.dtype.name}")
+            check(f.emit(f"icmp eq ptr {field(obj, off.descr, 'ptr')}, {descr}"))
             check(f.emit(f"icmp eq i32 {field(obj, off.nd, 'i32')}, {b.aval.ndim}"))
             if b.aval.ndim:
                 dims = field(obj, off.dimensions, "ptr")
@@ -463,6 +528,100 @@ class KernelBuilder:
 
     def store_var(self, var_ptr, ty, value):
         self.f.line(f"store {ty} {value}, ptr {var_ptr}")
+
+
+class ControlBuilder(KernelBuilder):
+    """What a Control rule writes with: sub-IRs called as functions of the same module, a switch, and a
+    loop over double-buffered carries. Its scratch memory (carry buffers, the sub-IRs' arenas) is a region
+    of the arena after every planned buffer: `used` bytes from the `scratch` Buffer."""
+
+    def __init__(self, program, func, scratch):
+        super().__init__(func)
+        self.program, self.scratch, self.used = program, scratch, 0
+        self.subs, self.exits = {}, []
+
+    def _reserve(self, nbytes):
+        offset, self.used = self.used, self.used + -(-max(nbytes, 1) // ALIGN) * ALIGN
+        return offset
+
+    def _at(self, offset):
+        return self.f.emit(f"getelementptr i8, ptr {self.scratch.ptr}, i64 {offset}")
+
+    def call(self, closed, ins, outs):
+        """Run the sub-IR `closed` reading ins and writing outs (Buffers or pointers)."""
+        if id(closed) not in self.subs:
+            sub = Program(closed, self.program.fuse, parent=self.program)
+            self.subs[id(closed)] = sub.build_nested(), self._reserve(sub.arena_bytes)
+        name, offset = self.subs[id(closed)]
+        ptrs = [x.ptr if isinstance(x, Buffer) else x for x in [*ins, *outs]] + [self._at(offset)]
+        table = self.alloca(f"[{len(ptrs)} x ptr]")
+        for i, p in enumerate(ptrs):
+            self.line(f"store ptr {p}, ptr {self.f.emit(f'getelementptr ptr, ptr {table}, i64 {i}')}")
+        self.line(f"call void {name}(ptr {table})")
+
+    def cases(self, index, n):
+        """A switch on the integer Buffer `index` clamped to [0, n): yields k, emitting into case k."""
+        f, b = self.f, self.b
+        i = b.clamp_index(b.index(self.load(index, []), index.aval.dtype), 0, n - 1)
+        labels, end = [f.label("case") for _ in range(n)], f.label("endswitch")
+        targets = " ".join(f"i64 {k}, label %{label}" for k, label in enumerate(labels[1:], 1))
+        self.line(f"switch i64 {i}, label %{labels[0]} [{targets}]")
+        for k, label in enumerate(labels):
+            f.block(label)
+            yield k
+            self.line(f"br label %{end}")
+        f.block(end)
+
+    @contextlib.contextmanager
+    def carry_loop(self, init, outs, length=None):
+        """for i in range(length) (forever when None, until `exit_unless`), yielding (i, cur, new): the
+        pointers of the carry that iteration reads and of the buffers it writes. Each carry alternates
+        between its output buffer and a scratch one; the last value is copied to the output if needed."""
+        f = self.f
+        spare = [self._at(self._reserve(o.nbytes)) for o in outs]
+        slots = [self.alloca("ptr") for _ in outs]
+        for s, x in zip(slots, init):
+            self.line(f"store ptr {x.ptr if isinstance(x, Buffer) else x}, ptr {s}")
+        iv = self.alloca("i64")
+        self.line(f"store i64 0, ptr {iv}")
+        head, done = f.label("head"), f.label("done")
+        self.line(f"br label %{head}")
+        f.block(head)
+        i = f.emit(f"load i64, ptr {iv}")
+        self.exits.append(done)
+        if length is not None:
+            self.exit_unless(f.emit(f"icmp slt i64 {i}, {length}"))
+        cur = [f.emit(f"load ptr, ptr {s}") for s in slots]
+        new = [f.emit(f"select i1 {f.emit(f'icmp eq ptr {c}, {o.ptr}')}, ptr {p}, ptr {o.ptr}")
+               for c, o, p in zip(cur, outs, spare)]
+        yield i, cur, new
+        for s, n in zip(slots, new):
+            self.line(f"store ptr {n}, ptr {s}")
+        self.line(f"store i64 {f.emit(f'add nuw nsw i64 {i}, 1')}, ptr {iv}")
+        self.line(f"br label %{head}")
+        f.block(self.exits.pop())
+        for s, o in zip(slots, outs):
+            self.line(f"call void @llvm.memcpy.p0.p0.i64(ptr {o.ptr}, ptr {f.emit(f'load ptr, ptr {s}')}, "
+                      f"i64 {o.nbytes}, i1 false)")
+
+    def exit_unless(self, cond):
+        """Leave the innermost carry_loop unless the i1 cond holds."""
+        go = self.f.label("go")
+        self.line(f"br i1 {cond}, label %{go}, label %{self.exits[-1]}")
+        self.f.block(go)
+
+    def row(self, buf, i):
+        """The pointer to buf[i] (a slice along axis 0)."""
+        row_bytes = buf.nbytes // max(buf.aval.shape[0], 1)
+        return self.f.emit(f"getelementptr i8, ptr {buf.ptr}, i64 {self.b.iop('mul', i, row_bytes)}")
+
+    def value(self, closed, ins):
+        """Run a sub-IR with one scalar output (a loop condition); returns the value."""
+        (out,) = closed.ir.outvars
+        tmp = Buffer("tmp", out.aval)
+        tmp.ptr = self._at(self._reserve(tmp.nbytes))
+        self.call(closed, ins, [tmp])
+        return self.load(tmp, [])
 
 
 class LoopBuilder(KernelBuilder):
@@ -549,7 +708,10 @@ class LoopBuilder(KernelBuilder):
         with contextlib.ExitStack() as inner:
             for n, a in enumerate(axes):
                 lo, hi = ("%lo", "%hi") if first and n == 0 else (0, shape[a])
-                idx[a] = inner.enter_context(f.loop(lo, hi))
+                hints = {}
+                if n == len(axes) - 1:     # long: interleaved accumulators; short: in order, as before
+                    hints = {"interleave_count": 4} if shape[a] >= 256 else {"unroll_full": None} if shape[a] <= 16 else {}
+                idx[a] = inner.enter_context(f.loop(lo, hi, **hints))
             self.memo.clear()
             self._prefetch(idx)
             x = self.value(root.inputs[0], idx)

@@ -6,7 +6,7 @@ import numpy as np
 
 from ..core.ir import Literal
 from ..core.trace import bind, eager
-from . import llvm, runtime
+from . import disk_cache, llvm, runtime
 from .codegen import ALIGN, Program
 
 MISS = object()   # the fast path declined: take the general path
@@ -15,15 +15,16 @@ MISS = object()   # the fast path declined: take the general path
 class Executable:
     """run(leaves) -> list of fresh output arrays. `fast_call(n)` gives the dispatch fast path."""
 
-    def __init__(self, closed, fuse=True):
+    def __init__(self, closed, fuse=True, cache=True):
         t0 = time.perf_counter()
         self.closed = closed
         prog = self.program = Program(closed, fuse)
         self.llvm_text = prog.build()
         t1 = time.perf_counter()
-        mod = llvm.optimize(self.llvm_text)
         names = [s[1] for s in prog.steps if s[0] != "py"] + (["fast"] if prog.fast else [])
-        addrs = dict(zip(names, llvm.load(mod, names)))
+        addresses, self.from_disk, self.code_size = disk_cache.native_code(closed, self.llvm_text, names,
+                                                                           prog.symbols, cache)
+        addrs = dict(zip(names, addresses))
         t2 = time.perf_counter()
         self.times = {"codegen": t1 - t0, "llvm": t2 - t1}
         self._keep = (prog.literal_arrays, [b.value for b in prog.buffers.values() if b.kind == "const"])

@@ -13,6 +13,12 @@ A rule is one of four small kinds; the backend reads the kind, never the primiti
   lets the backend split a full reduction over threads.
 - `Kernel(fn)`: fn(k, outs, ins, **params) emits a whole kernel over buffers (dot_general, cumsum,
   scatter_add). ins/outs are `Buffer`s; k offers loops, loads, stores and the emitter `k.b`.
+- `Control(fn)`: fn(c, outs, ins, **params), a Kernel that runs sub-IRs (cond, while, scan). Besides what a
+  Kernel has, c offers `c.call(closed, ins, outs)` (the sub-IR compiled in the same module, planned and
+  fused like the top level, reading and writing the given buffers or pointers), `c.cases(index, n)` (a
+  switch), `c.carry_loop(init, outs, length)` (a loop over double-buffered carries) with `c.exit_unless`,
+  and `c.row(buf, i)` (the i-th slice along axis 0). An equation whose sub-IRs hold an equation without a
+  lowering rule runs its NumPy impl instead.
 
 Scalar values are LLVM SSA names or constants; bool values are i1 in registers (i8 in memory).
 """
@@ -40,6 +46,10 @@ class Reduce:
 class Kernel:
     def __init__(self, fn):
         self.fn = fn
+
+
+class Control(Kernel):
+    pass
 
 
 LLVM_TYPES = {np.dtype("float32"): "float", np.dtype("float64"): "double", np.dtype("int32"): "i32",

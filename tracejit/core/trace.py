@@ -18,7 +18,7 @@ from .ir import IR, ClosedIR, Eqn, Literal, Var
 # None where there is none; rearranges: every output element is a copy of an element of the first operand.
 # partial_eval(eqn, unknowns) -> (list of known eqns, unknown eqn | None): how reverse mode splits an equation
 # whose inputs are partly tangents (tracejit.transforms.partial_eval).
-RULES = ("jvp", "transpose", "batch", "lower", "simplify", "partial_eval")
+RULES = ("jvp", "transpose", "batch", "lower", "simplify", "partial_eval", "prune")
 FLAGS = ("elementwise", "commutative", "idempotent", "effectful", "linear", "involution", "identity",
          "rearranges")
 

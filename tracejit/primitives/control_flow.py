@@ -7,6 +7,7 @@ closed-over values are hoisted into explicit operands), so every transform sees 
 """
 import numpy as np
 
+from ..backend.rules import Control
 from ..core.avals import ShapedArray
 from ..core.errors import ShapeError
 from ..core.ir import IR, ClosedIR, Eqn, Var
@@ -136,7 +137,14 @@ def _cond_impl(index, *operands, branches):
     return eval_ir(branches[int(np.clip(index, 0, len(branches) - 1))], *operands)
 
 
-cond_p = Primitive("cond", _cond_shape, _cond_impl, multiple_results=True)
+def _cond_lower(c, outs, ins, branches):
+    """A switch whose case k runs branch k on the operands, writing the outputs."""
+    index, *operands = ins
+    for k in c.cases(index, len(branches)):
+        c.call(branches[k], operands, outs)
+
+
+cond_p = Primitive("cond", _cond_shape, _cond_impl, multiple_results=True, lower=Control(_cond_lower))
 
 
 def _batch_size(args, dims):
@@ -252,7 +260,15 @@ def _while_impl(*args, body, cond, body_nconsts, cond_nconsts):
     return carry
 
 
-while_p = Primitive("while", _while_shape, _while_impl, multiple_results=True)
+def _while_lower(c, outs, ins, body, cond, body_nconsts, cond_nconsts):
+    """A loop that evaluates cond on the carry, leaves when it is false, and runs the body."""
+    cond_consts, body_consts, init = _split(ins, [cond_nconsts, body_nconsts])
+    with c.carry_loop(init, outs) as (_, carry, new):
+        c.exit_unless(c.value(cond, cond_consts + carry))
+        c.call(body, body_consts + carry, new)
+
+
+while_p = Primitive("while", _while_shape, _while_impl, multiple_results=True, lower=Control(_while_lower))
 
 
 def _carry_dims(body, const_dims, carry_dims, rest_dims, size):
@@ -389,7 +405,16 @@ def _scan_impl(*args, body, length, reverse, num_consts, num_carry):
     return carry + ys
 
 
-scan_p = Primitive("scan", _scan_shape, _scan_impl, multiple_results=True)
+def _scan_lower(c, outs, ins, body, length, reverse, num_consts, num_carry):
+    """A loop of `length` body calls; iteration i reads row i of each xs and writes row i of each ys
+    (i counts down when reverse)."""
+    consts, init, xs = _split(ins, [num_consts, num_carry])
+    with c.carry_loop(init, outs[:num_carry], length) as (i, carry, new):
+        row = c.b.iop("sub", length - 1, i) if reverse else i
+        c.call(body, consts + carry + [c.row(x, row) for x in xs], new + [c.row(y, row) for y in outs[num_carry:]])
+
+
+scan_p = Primitive("scan", _scan_shape, _scan_impl, multiple_results=True, lower=Control(_scan_lower))
 
 
 def _scan_batch(args, dims, body, length, reverse, num_consts, num_carry):
@@ -525,3 +550,47 @@ def _scan_transpose(cts, *args, body, length, reverse, num_consts, num_carry):
 
 
 scan_p.set(jvp=_scan_jvp, partial_eval=_scan_partial_eval, transpose=_scan_transpose)
+
+# ------------------------------------------------------------------------- pruning dead outputs (DCE)
+# prune(eqn, live) -> an equation computing only what is needed, or None. Outputs that are not live go
+# (scan: only ys; a dead carry still feeds the next iteration), and so do operands no body reads.
+
+
+def _prune_bodies(bodies, keep_out, removable):
+    """The bodies with only the kept outputs, and which inputs (of the removable ones) any body still reads."""
+    from ..passes.dce import dce
+    pruned = [dce(ClosedIR(IR([], b.ir.invars, b.ir.eqns, [v for v, k in zip(b.ir.outvars, keep_out) if k]), []))
+              for b in bodies]
+    used = [set(p.ir.outvars) | {x for e in p.ir.eqns for x in e.inputs} for p in pruned]
+    keep_in = [not r or any(b.ir.invars[i] in u for b, u in zip(bodies, used)) for i, r in enumerate(removable)]
+    return [ClosedIR(IR([], [v for v, k in zip(p.ir.invars, keep_in) if k], p.ir.eqns, p.ir.outvars), [])
+            for p in pruned], keep_in
+
+
+def _pruned_eqn(eqn, keep_in, keep_out, params):
+    from ..core.ir import Eqn
+    return Eqn(eqn.prim, [x for x, k in zip(eqn.inputs, keep_in) if k], params,
+               [v for v, k in zip(eqn.outvars, keep_out) if k])
+
+
+def _cond_prune(eqn, live):
+    branches = eqn.params["branches"]
+    bodies, keep_ops = _prune_bodies(branches, live, [True] * len(branches[0].in_avals))
+    if all(live) and all(keep_ops):
+        return None
+    return _pruned_eqn(eqn, [True] + keep_ops, live, {**eqn.params, "branches": tuple(bodies)})
+
+
+def _scan_prune(eqn, live):
+    p = eqn.params
+    nc, ncarry = p["num_consts"], p["num_carry"]
+    keep_out = [True] * ncarry + list(live[ncarry:])
+    removable = [True] * nc + [False] * ncarry + [True] * (len(eqn.inputs) - nc - ncarry)
+    (body,), keep_in = _prune_bodies([p["body"]], keep_out, removable)
+    if all(keep_out) and all(keep_in):
+        return None
+    return _pruned_eqn(eqn, keep_in, keep_out, {**p, "body": body, "num_consts": sum(keep_in[:nc])})
+
+
+cond_p.set(prune=_cond_prune)
+scan_p.set(prune=_scan_prune)

@@ -139,7 +139,8 @@ def _lower_dot_general(k, outs, ins, dimension_numbers):
         with k.loop(0, batch) as i:
             a, bm, c = (k.f.emit(f"getelementptr {ty}, ptr {buf.ptr}, i64 {b.iop('mul', i, size)}")
                         for buf, size in ((lhs, m * kk), (rhs, kk * n), (out, m * n)))
-            k.line(f"call void inttoptr (i64 {address} to ptr)(i32 {ROW_MAJOR}, i32 {ta}, i32 {tb}, "
+            gemm = k.f.module.symbol(address, f"tj_gemm_{dtype.name}")
+            k.line(f"call void {gemm}(i32 {ROW_MAJOR}, i32 {ta}, i32 {tb}, "
                    f"{it} {m}, {it} {n}, {it} {kk}, {ty} {b.const(1, dtype)}, ptr {a}, {it} {lda}, "
                    f"ptr {bm}, {it} {ldb}, {ty} {b.const(0, dtype)}, ptr {c}, {it} {n})")
         return

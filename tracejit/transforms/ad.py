@@ -19,6 +19,7 @@ import numpy as np
 from ..core.api_util import flatten_args, leaf_aval, trace_pytree
 from ..core.ir import Literal, Var
 from ..core.pytree import tree_flatten, tree_unflatten
+from ..core.timing import timed
 from ..core.trace import Tracer, bind, eval_ir, trace_flat
 from ..primitives.base import UndefinedPrimal, Zero, add_tangents, instantiate
 from .partial_eval import partition
@@ -66,6 +67,7 @@ def jvp_ir(closed, which):
     return jvp_ir_nonzeros(closed, which, True)[0]
 
 
+@timed("transforms")
 def jvp_ir_nonzeros(closed, which, keep):
     """jvp_ir returning only the output tangents that are not symbolically zero or are kept (`keep`: a bool
     or one per output); returns (IR, which output tangents it returns). Control-flow rules use it so that
@@ -137,6 +139,7 @@ def _read(env, x):
     return x.value if isinstance(x, Literal) else env[x]
 
 
+@timed("transforms")
 def transpose_ir(linear, num_res, has_cotangent=None):
     """The transpose of a linear IR (residuals..., tangents...) -> tangent outs: an IR
     (residuals..., cotangents of the outputs where has_cotangent...) -> cotangents of the tangents."""
@@ -152,6 +155,7 @@ def transpose_ir(linear, num_res, has_cotangent=None):
     return trace_flat(fun, linear.in_avals[:num_res] + ct_avals, fun_name="transpose")
 
 
+@timed("transforms")
 def linearize_ir(closed, which):
     """(primal IR: primals -> (outs, residuals), linear IR: (residuals, tangents) -> tangent outs, #residuals)."""
     return partition(jvp_ir(closed, which), len(closed.in_avals), len(closed.out_avals))

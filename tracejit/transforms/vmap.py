@@ -12,10 +12,12 @@ import numpy as np
 from ..core.api_util import flatten_args, leaf_aval, trace_pytree
 from ..core.ir import Literal
 from ..core.pytree import tree_flatten, tree_flatten_with_path, tree_unflatten, treedef_flatten_up_to
+from ..core.timing import timed
 from ..core.trace import Tracer, bind, eval_ir, trace_flat
 from ..primitives.base import aval, move_batch_axis
 
 
+@timed("transforms")
 def vmap_ir(closed, in_dims, axis_size, out_dims=None, out_names=None):
     """Batch a ClosedIR: input i carries an extra axis of `axis_size` at in_dims[i] (None: not batched).
 

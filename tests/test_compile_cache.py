@@ -1,0 +1,247 @@
+"""The compile cache: persistent object code on disk, cache_info(), the miss log."""
+import ctypes
+import hashlib
+import json
+import logging
+import os
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+import rich.console
+
+import tracejit as tj
+import tracejit.numpy as tnp
+from tracejit.backend import disk_cache
+from tracejit.backend.llvm import module_header
+
+W = np.linspace(-1.0, 1.0, 12, dtype=np.float32).reshape(4, 3)   # a constant the code closes over
+
+
+def model(x, w):
+    return {"y": tnp.tanh(x @ w) * 2.0 + W[1], "s": tnp.sum(tnp.exp(-x * x), axis=1)}
+
+
+def expected(x, w):
+    return {"y": np.tanh(x @ w) * 2.0 + W[1], "s": np.exp(-x * x).sum(axis=1)}
+
+
+def inputs(rows=5):
+    rng = np.random.default_rng(rows)
+    return rng.normal(size=(rows, 4)).astype(np.float32), W
+
+
+@pytest.fixture
+def cache_dir(tmp_path, monkeypatch):
+    d = tmp_path / "cache"
+    monkeypatch.setattr(tj.config, "cache_dir", str(d))
+    monkeypatch.setattr(tj.config, "disk_cache", True)
+    return d
+
+
+def entries(d):
+    return sorted(p for p in d.iterdir() if p.suffix == ".tjc") if d.exists() else []
+
+
+def call(fun=model, rows=5, **kw):
+    """A fresh jit of fun called once: (outputs, whether its code came from disk)."""
+    f = tj.jit(fun, **kw)
+    x, w = inputs(rows)
+    out = f(x, w)
+    for k, v in expected(x, w).items():
+        np.testing.assert_allclose(out[k], v, rtol=1e-5, atol=1e-5)
+    return out, f.cache_info().signatures[0].from_disk
+
+
+SCRIPT = textwrap.dedent("""
+    import json, sys
+    sys.path.insert(0, {tests!r})
+    import numpy as np
+    import test_compile_cache as t
+    import tracejit as tj
+    f = tj.jit(t.model)
+    x, w = t.inputs()
+    out = f(x, w)
+    ok = all(np.allclose(out[k], v, rtol=1e-5, atol=1e-5) for k, v in t.expected(x, w).items())
+    s = f.cache_info().signatures[0]
+    print(json.dumps({{"ok": ok, "from_disk": s.from_disk, "llvm": s.seconds["llvm"]}}))
+""").format(tests=os.path.dirname(__file__))
+
+
+def run_script(cache, **env):
+    proc = subprocess.run([sys.executable, "-c", SCRIPT], check=False, capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "TRACEJIT_CACHE_DIR": str(cache), **env})
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def test_round_trip_through_disk_in_fresh_processes(tmp_path):
+    cache = tmp_path / "c"
+    first = run_script(cache)
+    assert first == {**first, "ok": True, "from_disk": False}
+    assert (cache.stat().st_mode & 0o777) == 0o700 and len(entries(cache)) == 1
+    assert all((p.stat().st_mode & 0o777) == 0o600 for p in entries(cache))
+    second = run_script(cache, PYTHONHASHSEED="7")      # another process, another hash seed
+    assert second == {**second, "ok": True, "from_disk": True}
+    assert len(entries(cache)) == 1
+
+
+def test_same_process_loads_its_own_entries(cache_dir):
+    assert not call()[1]
+    assert call()[1] and call()[1]                       # each load links the code with its own addresses
+    assert call(rows=7)[1] is False and len(entries(cache_dir)) == 2
+
+
+def _rewrite(path, fn):
+    path.write_bytes(fn(path.read_bytes()))
+
+
+def _foreign(data):
+    """The entry as another CPU would have written it, with a valid checksum."""
+    _, n_meta, _, _ = disk_cache.HEADER.unpack_from(data)
+    meta = json.loads(data[disk_cache.HEADER.size:disk_cache.HEADER.size + n_meta])
+    obj = data[disk_cache.HEADER.size + n_meta:]
+    meta["host"] = {**meta["host"], "cpu": "some-other-cpu"}
+    meta = json.dumps(meta).encode()
+    digest = hashlib.sha256(meta + obj).digest()
+    return disk_cache.HEADER.pack(disk_cache.MAGIC, len(meta), len(obj), digest) + meta + obj
+
+
+@pytest.mark.parametrize("damage", [
+    lambda d: d[:len(d) // 2],                                          # truncated
+    lambda d: d[:disk_cache.HEADER.size - 3],                           # truncated inside the header
+    lambda d: d[:-100] + bytes(b ^ 0xFF for b in d[-100:-99]) + d[-99:],  # a flipped byte in the code
+    lambda d: d[:disk_cache.HEADER.size + 5] + b"X" + d[disk_cache.HEADER.size + 6:],  # in the metadata
+    lambda d: b"garbage" * 10,
+    lambda d: b"",
+    _foreign,
+], ids=["truncated", "truncated-header", "corrupt-code", "corrupt-metadata", "garbage", "empty", "foreign-cpu"])
+def test_damaged_or_foreign_entries_are_recompiled(cache_dir, damage, caplog):
+    call()
+    (path,) = entries(cache_dir)
+    _rewrite(path, damage)
+    with caplog.at_level(logging.INFO, logger="tracejit"):
+        assert call()[1] is False                       # refused, compiled again, results right
+    assert "ignoring compile cache entry" in caplog.text
+    assert call()[1] is True                            # and the fresh entry replaced it
+
+
+def test_foreign_entry_is_refused_by_decode():
+    key, names, symbols = "k" * 64, ["step0"], {"tj_const0": 1}
+    good = disk_cache.encode(key, b"\x7fELF...", names, symbols)
+    assert disk_cache.decode(good, key, names, symbols) == (b"\x7fELF...", None)
+    assert "another key" in disk_cache.decode(good, "j" * 64, names, symbols)[1]
+    assert "another host" in disk_cache.decode(_foreign(good), key, names, symbols)[1]
+
+
+def test_two_processes_racing_to_write_the_same_entry(tmp_path):
+    cache = tmp_path / "race"
+    env = {**os.environ, "TRACEJIT_CACHE_DIR": str(cache)}
+    procs = [subprocess.Popen([sys.executable, "-c", SCRIPT], stdout=subprocess.PIPE, text=True, env=env)
+             for _ in range(3)]
+    results = [json.loads(p.communicate(timeout=120)[0].strip().splitlines()[-1]) for p in procs]
+    assert all(r["ok"] for r in results)
+    assert len(entries(cache)) == 1 and not [p for p in cache.iterdir() if p.name.startswith(".tmp")]
+    assert run_script(cache)["from_disk"]
+
+
+def test_lru_eviction(cache_dir, monkeypatch):
+    for rows, age in ((1, 400), (2, 300), (3, 200)):
+        call(rows=rows)
+        newest = max(entries(cache_dir), key=lambda p: p.stat().st_mtime_ns)
+        os.utime(newest, (newest.stat().st_atime - age, newest.stat().st_mtime - age))
+    assert call(rows=1)[1]                              # a hit makes rows=1 the most recently used
+    call(rows=4)
+    monkeypatch.setattr(tj.config, "cache_max_bytes", sum(p.stat().st_size for p in entries(cache_dir)) - 1)
+    disk_cache.evict(str(cache_dir))                    # one entry must go: the least recently used, rows=2
+    assert len(entries(cache_dir)) == 3
+    assert call(rows=1)[1] and call(rows=3)[1] and call(rows=4)[1]
+    assert not call(rows=2)[1]
+    monkeypatch.setattr(tj.config, "cache_max_bytes", 0)
+    call(rows=5)                                        # a write evicts; the entry just written stays
+    assert len(entries(cache_dir)) == 1 and call(rows=5)[1]
+
+
+def test_cache_off_by_argument_config_and_environment(cache_dir, monkeypatch, tmp_path):
+    assert call(cache=False)[1] is False and not entries(cache_dir)
+    monkeypatch.setattr(tj.config, "disk_cache", False)
+    assert call()[1] is False and not entries(cache_dir)
+    cache = tmp_path / "off"
+    assert run_script(cache, TRACEJIT_DISK_CACHE="0")["from_disk"] is False
+    assert not entries(cache)
+
+
+def test_unsafe_folder_is_not_used(tmp_path, monkeypatch, caplog):
+    d = tmp_path / "shared"
+    d.mkdir(mode=0o777)
+    os.chmod(d, 0o777)
+    monkeypatch.setattr(tj.config, "cache_dir", str(d))
+    with caplog.at_level(logging.WARNING, logger="tracejit"):
+        assert call()[1] is False
+    assert "writable by others" in caplog.text and not entries(d)
+
+
+def test_miss_log_names_the_argument(monkeypatch, caplog):
+    monkeypatch.setattr(tj.config, "log_compiles", True)
+    f = tj.jit(lambda params, x, n: tnp.sum(params["w"] * x) + params["b"] * n, static_argnums=2)
+    p = {"w": np.ones(3), "b": np.float64(1.0)}
+    with caplog.at_level(logging.WARNING, logger="tracejit"):
+        f(p, np.ones(3), 2)
+        f(p, np.ones(3), 2)                                          # a hit logs nothing
+        f(p, np.ones(3, np.float32), 2)
+        f({"w": np.ones(4), "b": np.float64(1.0)}, np.ones(4), 2)
+        f(p, np.ones(3), 5)
+    msgs = [r.getMessage() for r in caplog.records if r.name == "tracejit"]
+    assert len(msgs) == 4 and "first signature" in msgs[0]
+    assert "x: f64[3] -> f32[3]" in msgs[1] and "params" not in msgs[1]
+    assert "params['w']: f64[3] -> f64[4]" in msgs[2] and "x: f64[3] -> f64[4]" in msgs[2]
+    assert "static argument 2: 2 -> 5" in msgs[3]
+
+
+def test_cache_info_record_and_rich_table(cache_dir):
+    f = tj.jit(lambda x, scale: tj.grad(lambda v: tnp.sum(tnp.sin(v) * scale))(x), static_argnames="scale")
+    f(np.ones(3), scale=2.0)
+    f(np.ones(3), scale=2.0)
+    f(np.ones((2, 2), np.float32), scale=2.0)
+    info = f.cache_info()
+    assert (info.entries, info.hits, info.misses) == (2, 1, 2) and info["hits"] == 1
+    first = info.signatures[0]
+    assert first.args == (("x", "f64[3]"),) and first.statics == (("scale", 2.0),) and first.hits == 1
+    assert set(first.seconds) >= {"trace", "transforms", "passes", "codegen", "llvm", "total"}
+    assert first.seconds["transforms"] > 0 and first.code_bytes > 0 and first.from_disk is False
+    console = rich.console.Console(record=True, width=200)
+    console.print(info)
+    text = console.export_text()
+    for word in ("arguments", "hits", "transforms ms", "llvm ms", "code KiB", "from disk", "x: f32[2,2]",
+                 "scale=2.0"):
+        assert word in text
+    assert "x: f64[3]" in str(info)
+
+
+def test_module_text_holds_no_process_address(cache_dir):
+    text = tj.jit(model).lower(*inputs()).compile()._entry.executable.llvm_text
+    assert "inttoptr (i64 " not in text and str(id(np.ndarray)) not in text
+    assert "@tj_const0 = external global i8" in text and "@tj_ndarray_type" in text
+
+
+def test_module_with_a_baked_address_is_not_cached(cache_dir):
+    closed = tj.make_ir(lambda x: x)(np.ones(1))
+    text = module_header() + "define ptr @f() {\n  ret ptr inttoptr (i64 4096 to ptr)\n}\n"
+    (address,), from_disk, size = disk_cache.native_code(closed, text, ["f"], {})
+    assert ctypes.CFUNCTYPE(ctypes.c_void_p)(address)() == 4096 and size > 0 and not from_disk
+    assert not entries(cache_dir)
+
+
+def test_equal_code_with_other_constants_links_its_own(cache_dir):
+    def closure(c):
+        return lambda x: x * c + 1.0
+
+    x = np.arange(4.0)
+    results = []
+    for c in (np.array([1.0, 2.0, 3.0, 4.0]), np.array([-1.0, 0.5, 7.0, 2.0])):
+        f = tj.jit(closure(c))
+        results.append((f(x), f.cache_info().signatures[0].from_disk))
+        np.testing.assert_allclose(results[-1][0], x * c + 1.0)
+    assert [d for _, d in results] == [False, True]      # one module text, one entry: the constants are linked

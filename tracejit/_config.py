@@ -1,0 +1,43 @@
+"""User settings: `tracejit.config.update("log_compiles", True)` or `tracejit.config.log_compiles = True`.
+
+Each setting starts from an environment variable, read when tracejit is imported:
+
+    log_compiles     TRACEJIT_LOG_COMPILES=1    log every compile-cache miss and why (logger "tracejit")
+    disk_cache       TRACEJIT_DISK_CACHE=0      turns the persistent compile cache off (default on)
+    cache_dir        TRACEJIT_CACHE_DIR         where it lives (default $XDG_CACHE_HOME/tracejit or
+                                                ~/.cache/tracejit)
+    cache_max_bytes  TRACEJIT_CACHE_MAX_BYTES   its size cap; least recently used entries go first
+                                                (default 512 MiB)
+"""
+import os
+
+
+def _flag(name, default):
+    value = os.environ.get(name)
+    return default if value is None else value.strip().lower() not in ("0", "false", "no", "off", "")
+
+
+def _default_cache_dir():
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(base, "tracejit")
+
+
+class Config:
+    """The settings; `update(name, value)` refuses names that are not settings."""
+
+    def __init__(self):
+        self.log_compiles = _flag("TRACEJIT_LOG_COMPILES", False)
+        self.disk_cache = _flag("TRACEJIT_DISK_CACHE", True)
+        self.cache_dir = os.environ.get("TRACEJIT_CACHE_DIR") or _default_cache_dir()
+        self.cache_max_bytes = int(os.environ.get("TRACEJIT_CACHE_MAX_BYTES", str(512 << 20)))
+
+    def update(self, name, value):
+        if name not in vars(self):
+            raise AttributeError(f"tracejit.config has no setting {name!r}; settings: {', '.join(vars(self))}")
+        setattr(self, name, value)
+
+    def __repr__(self):
+        return "Config(" + ", ".join(f"{k}={v!r}" for k, v in vars(self).items()) + ")"
+
+
+config = Config()
