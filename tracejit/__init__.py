@@ -5,18 +5,13 @@ from .api import jit, make_ir
 from .core.api_util import ShapeDtypeStruct
 from .core.errors import ConcretizationError, EscapedTracerError, ShapeError
 from .core.ir import check_ir
-from .core.trace import eval_ir as _eval_ir
+from .core.trace import eval_ir
 from .custom_derivatives import custom_jvp, custom_vjp
 from .nn import stop_gradient
 from .transforms.ad import grad, hessian, jacfwd, jacrev, jvp, linearize, value_and_grad, vjp
 from .transforms.vmap import vmap
 
 make_jaxpr = make_ir
-
-
-def eval_ir(closed, *args):
-    """The NumPy reference interpreter: evaluate a ClosedIR on arrays (or re-emit it on tracers)."""
-    return _eval_ir(closed, *args)
 
 
 __version__ = "0.1.0"
