@@ -442,3 +442,19 @@ def test_prod_is_exact_at_zeros_to_second_order(x):
     check_grads(lambda x: tnp.prod(x, axis=0), (x,), order=2)
     if x.ndim == 1:
         np.testing.assert_allclose(tj.hessian(lambda x: tnp.prod(x))(x), [[0, 2, 0], [2, 0, 0.5], [0, 0.5, 0]])
+
+
+def test_jacobians_with_aux():
+    def f(x):
+        return tnp.sin(x) * x[0], {"norm": tnp.sum(x * x)}
+    x = np.array([0.3, -1.2, 2.0])
+    expected = np.diag(np.cos(x) * x[0]) + np.outer(np.sin(x), [1.0, 0.0, 0.0])
+    for jac in (tj.jacfwd, tj.jacrev):
+        j, aux = jac(f, has_aux=True)(x)
+        np.testing.assert_allclose(j, expected, rtol=1e-12)
+        np.testing.assert_allclose(aux["norm"], np.sum(x * x))
+    h, aux = tj.hessian(lambda x: (tnp.sum(x ** 3), x.max()), has_aux=True)(x)
+    np.testing.assert_allclose(h, np.diag(6 * x), rtol=1e-12)
+    assert aux == 2.0
+    with pytest.raises(TypeError, match="must return a pair"):
+        tj.jacfwd(lambda x: x, has_aux=True)(x)

@@ -235,18 +235,21 @@ def _vjp_flat(closed, primals, which):
     return outs, backward
 
 
+def _split_aux(fun, result):
+    """(output, aux) from a has_aux function's result, or a TypeError saying what it returned."""
+    if not isinstance(result, (tuple, list)) or len(result) != 2:
+        got = (f"a {type(result).__name__} of length {len(result)}" if isinstance(result, (tuple, list))
+               else f"a {type(result).__name__}")
+        raise TypeError(f"{_name(fun)} was differentiated with has_aux=True, so it must return a pair "
+                        f"(output, auxiliary data), but it returned {got}")
+    return result
+
+
 def _flat_output(fun, has_aux, box, check=None):
     """fun with its output flattened to [out leaves..., aux leaves...]; the trees and counts go into box."""
     @functools.wraps(fun)
     def flat(*args, **kwargs):
-        result, aux = fun(*args, **kwargs), None
-        if has_aux:
-            if not isinstance(result, (tuple, list)) or len(result) != 2:
-                got = (f"a {type(result).__name__} of length {len(result)}" if isinstance(result, (tuple, list))
-                       else f"a {type(result).__name__}")
-                raise TypeError(f"{_name(fun)} was differentiated with has_aux=True, so it must return a pair "
-                                f"(output, auxiliary data), but it returned {got}")
-            result, aux = result
+        result, aux = _split_aux(fun, fun(*args, **kwargs)) if has_aux else (fun(*args, **kwargs), None)
         if check is not None:
             result = check(result)
         out_leaves, box["out_tree"] = tree_flatten(result)
@@ -422,9 +425,10 @@ def _checked_float_args(fun, args, nums, what):
     _differentiable(leaves, names, args, nums, what)
 
 
-def jacfwd(fun, argnums=0):
+def jacfwd(fun, argnums=0, has_aux=False):
     """The Jacobian of fun with respect to args[argnums] by forward mode: vmap of jvp over the standard
-    basis (one batched IR). Each output leaf holds (*out.shape, *in.shape) arrays in the arguments' tree."""
+    basis (one batched IR). Each output leaf holds (*out.shape, *in.shape) arrays in the arguments' tree.
+    With has_aux, fun returns (output, aux) and this returns (jacobian, aux)."""
 
     @functools.wraps(fun)
     def jacfwd_f(*args, **kwargs):
@@ -434,9 +438,10 @@ def jacfwd(fun, argnums=0):
         dyn = tuple(args[i] for i in nums)
         dyn_leaves, dyn_tree = tree_flatten(dyn)
         partial_fun = _dyn_fun(fun, args, kwargs, nums)
+        main_fun = (lambda *a: _split_aux(fun, partial_fun(*a))[0]) if has_aux else partial_fun
 
         def pushfwd(*tangent_leaves):
-            return jvp(partial_fun, dyn, tree_unflatten(dyn_tree, tangent_leaves))[1]
+            return jvp(main_fun, dyn, tree_unflatten(dyn_tree, tangent_leaves))[1]
 
         columns, out_tree = tree_flatten(vmap(pushfwd)(*_std_basis(dyn_leaves)))
         in_avals = [leaf_aval(x) for x in dyn_leaves]
@@ -445,7 +450,8 @@ def jacfwd(fun, argnums=0):
             out_ndim = leaf_aval(col).ndim - 1
             pieces = [_move_front_axes_back(p, a.ndim, out_ndim) for p, a in zip(_unstack_rows(col, in_avals), in_avals)]
             jac.append(_select_args(tree_unflatten(dyn_tree, pieces), argnums))
-        return tree_unflatten(out_tree, jac)
+        jac = tree_unflatten(out_tree, jac)
+        return (jac, _split_aux(fun, partial_fun(*dyn))[1]) if has_aux else jac
 
     return jacfwd_f
 
@@ -460,9 +466,9 @@ def _select_args(dyn, argnums):
     return dyn[0] if isinstance(argnums, int) else dyn
 
 
-def jacrev(fun, argnums=0):
+def jacrev(fun, argnums=0, has_aux=False):
     """The Jacobian of fun with respect to args[argnums] by reverse mode: one vjp, then vmap of its backward
-    pass over the standard basis of the outputs."""
+    pass over the standard basis of the outputs. With has_aux, returns (jacobian, aux)."""
 
     @functools.wraps(fun)
     def jacrev_f(*args, **kwargs):
@@ -470,7 +476,7 @@ def jacrev(fun, argnums=0):
         nums = _argnums(argnums, len(args), fun)
         _checked_float_args(fun, args, nums, "jacrev")
         dyn = tuple(args[i] for i in nums)
-        out, vjp_fun = vjp(_dyn_fun(fun, args, kwargs, nums), *dyn)
+        out, vjp_fun, *aux = vjp(_dyn_fun(fun, args, kwargs, nums), *dyn, has_aux=has_aux)
         out_leaves, out_tree = tree_flatten(out)
         out_avals = [leaf_aval(x) for x in out_leaves]
         for a in out_avals:
@@ -485,11 +491,12 @@ def jacrev(fun, argnums=0):
         per_input = [_unstack_rows(r, out_avals) for r in rows]  # [input][output] -> (*out.shape, *in.shape)
         jac = [_select_args(tree_unflatten(dyn_tree, [pieces[k] for pieces in per_input]), argnums)
                for k in range(len(out_avals))]
-        return tree_unflatten(out_tree, jac)
+        jac = tree_unflatten(out_tree, jac)
+        return (jac, aux[0]) if has_aux else jac
 
     return jacrev_f
 
 
-def hessian(fun, argnums=0):
-    """The Hessian of a scalar function: jacfwd of jacrev, as in JAX."""
-    return jacfwd(jacrev(fun, argnums), argnums)
+def hessian(fun, argnums=0, has_aux=False):
+    """The Hessian of a scalar function: jacfwd of jacrev, as in JAX (with has_aux: (hessian, aux))."""
+    return jacfwd(jacrev(fun, argnums, has_aux=has_aux), argnums, has_aux=has_aux)
