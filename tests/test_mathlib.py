@@ -18,10 +18,13 @@ from tracejit.backend.mathlib import FUNCS
 _DTYPE = {"float": np.float32, "double": np.float64}
 
 # Bounds asserted by the accuracy tests: max f64 error in ulp (measured values are in the
-# mathlib docstring) and max f32 relative error (one f32 ulp; measured about half of it).
+# mathlib docstring) and max f32 relative error: one f32 ulp (2**-23) for the functions computed in
+# double (measured about half of it), a little more for those computed in f32 (mathlib.NATIVE_F32);
+# all well inside the documented bar of 2e-6.
 _F64_ULP = {"exp": 1.5, "expm1": 1.5, "log": 1.0, "log1p": 1.0, "tanh": 2.0, "logistic": 2.0,
             "sin": 1.0, "cos": 1.0, "tan": 2.5, "pow": 1.5}
-_F32_REL = 2.0**-23
+_F32_REL = {name: 2.0**-23 for name in FUNCS} | {"exp": 1.25 * 2.0**-23, "expm1": 1.25 * 2.0**-23,
+                                                  "tanh": 1.75 * 2.0**-23, "logistic": 1.75 * 2.0**-23}
 
 
 @functools.cache
@@ -169,7 +172,7 @@ def test_f32_accuracy(name):
     xs = _inputs(name, "float", np.random.default_rng(1))
     err = _f32_error(_apply(name, "float", *xs), _reference(name, *[x.astype(np.float64) for x in xs]))
     worst = np.argmax(err)
-    assert err[worst] <= _F32_REL, (name, [x[worst] for x in xs], err[worst])
+    assert err[worst] <= _F32_REL[name] <= 2e-6, (name, [x[worst] for x in xs], err[worst])
 
 
 def _assert_matches(y, ref, rtol):
@@ -237,3 +240,15 @@ def test_loop_vectorizes(name, ty):
     asm = _compiled(name, ty)[1]
     assert re.search(r"\bzmm\d+|\bymm\d+", asm), name
     assert not re.search(r"^\s*call", asm, re.MULTILINE), name
+
+
+@pytest.mark.parametrize("name", mathlib.NATIVE_F32)
+def test_native_f32_computes_in_f32(name):
+    """These f32 functions never widen to double, so a zmm register holds 16 lanes, not 8."""
+    assert "double" not in mathlib.math_function_ir(name, "float")
+    _llvm()
+    if not llvm.get_host_cpu_features().get("avx512f"):
+        pytest.skip("checks AVX-512 registers")
+    asm = _compiled(name, "float")[1]
+    assert re.search(r"\bv\w+ps\s.*\bzmm\d+", asm), name
+    assert not re.search(r"\bv\w+pd\s.*\bzmm\d+|vcvtps2pd", asm), name

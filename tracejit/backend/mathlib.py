@@ -12,8 +12,10 @@ functions can be pasted into a module next to the caller's own code and declarat
     text = math_module_ir({("exp", "float"), ("tanh", "double")}) + loops
     # in a loop body:  %y = call float @tj_exp_float(float %x)
 
-Algorithms (branch-free, no tables). f32 is computed in double and rounded once, which gives
-nearly correctly rounded f32 results and handles f32 overflow and subnormals for free:
+Algorithms (branch-free, no tables). exp, expm1, log, log1p, tanh and logistic (``NATIVE_F32``) are
+computed in f32 for f32, with the same algorithms, f32 constants and shorter polynomials, so that a zmm
+register holds 16 lanes instead of 8 (about twice the f32 throughput); their results are within about
+1.5 f32 ulp. sin, cos, tan and pow compute f32 in double and round once (nearly correctly rounded):
 
 - exp, expm1: x = n*ln2 + r (Cody-Waite, ln2 in two parts), expm1(r) by a minimax polynomial,
   2**n applied in two factors so that results near overflow and in the subnormal range are exact.
@@ -25,24 +27,27 @@ nearly correctly rounded f32 results and handles f32 overflow and subnormals for
 
 Max error measured against long-double NumPy (f64, in ulp) and float64 NumPy (f32, relative) over
 about 10**7 random arguments per function, from wide ranges (subnormal to overflow, trig arguments
-up to 2**43, pow up to the overflow and underflow edges and with x near 1):
+up to 2**43, pow up to the overflow and underflow edges and with x near 1); for the native f32
+functions also over every 251st f32 bit pattern (17 million arguments, all signs and binades):
 
 ==========  =========  ===========
 function    f64 (ulp)  f32 (rel)
 ==========  =========  ===========
-exp         0.97       6.0e-8
-expm1       1.08       6.0e-8
-log         0.84       6.0e-8
-log1p       0.85       6.0e-8
-tanh        1.48       6.0e-8
-logistic    1.45       6.0e-8
+exp         0.97       1.2e-7  (f32 arithmetic)
+expm1       1.08       1.2e-7  (f32 arithmetic)
+log         0.84       8.1e-8  (f32 arithmetic)
+log1p       0.85       8.0e-8  (f32 arithmetic)
+tanh        1.48       1.7e-7  (f32 arithmetic)
+logistic    1.45       1.7e-7  (f32 arithmetic)
 sin         0.78       6.0e-8
 cos         0.78       6.0e-8
 tan         2.26       6.0e-8
 pow         0.98       6.0e-8
 ==========  =========  ===========
 
-(6.0e-8 = 2**-24: f32 results are within half an f32 ulp, i.e. correctly rounded but for rare ties.)
+(6.0e-8 = 2**-24: half an f32 ulp, i.e. correctly rounded but for rare ties; 1.2e-7 = 2**-23. The
+documented bar for f32 is 2e-6 relative. Where the f32 result is subnormal the error is counted in
+f32 ulps times 2**-23.)
 
 Special values follow NumPy: exp/expm1 overflow to inf and underflow through the subnormals to 0,
 log(0) = -inf, log(x<0) = nan, log1p(-1) = -inf, tanh(+-large) = +-1, NaN propagates, signed
@@ -65,7 +70,9 @@ FUNCS = ("exp", "log", "log1p", "expm1", "tanh", "logistic", "sin", "cos", "tan"
 _TYPES = ("float", "double")
 
 # Minimax polynomial coefficients (lowest degree first) per target precision, from a Remez exchange in
-# 60-digit arithmetic. The f32 sets are evaluated in double too; they are only accurate to about 2**-31.
+# 60-digit arithmetic (the f32 exp, expm1 and atanh sets: Lawson's iteratively reweighted least squares
+# against mpmath, minimising the relative error of the function; about 2**-28, 2**-32 and 2**-29).
+# The f32 sin and cos sets are evaluated in double; they are accurate to about 2**-31.
 _POLY = {
     # expm1(r) = r + r**2 * P(r), |r| <= ln2/2
     ("expm1", "double"): (
@@ -74,15 +81,20 @@ _POLY = {
         2.5109288480573724e-08, 2.0875322866878028e-09,
     ),
     ("expm1", "float"): (
-        0.5000000082177201, 0.16666666757930126, 0.04166623588545382, 0.008333285490261941,
-        0.0013948918323563317, 0.0001990794632468635,
+        0.5000000044399758, 0.16666666368862015, 0.04166635981967446, 0.008333389571787265,
+        0.001394072004251088, 0.00019845885279637658,
+    ),
+    # exp(r) = 1 + r + r**2 * P(r): only relative to exp(r) ~ 1, so f32 needs one term less than expm1
+    ("exp", "float"): (
+        0.49999993412481125, 0.16666520107742402, 0.041668394215116755, 0.008368780418317713,
+        0.0013814466849420741,
     ),
     # atanh(s)/s = 1 + z/3 + z**2 * P(z), z = s**2 <= 0.0295
     ("atanh", "double"): (
         0.19999999999999998, 0.14285714285716494, 0.11111111110163169, 0.09090909275337217,
         0.07692288535701199, 0.066678004295093, 0.05844097558745316, 0.05943346458465653,
     ),
-    ("atanh", "float"): (0.20000046125922777, 0.14275857696317723, 0.11667320171535475),
+    ("atanh", "float"): (0.19994184948370292, 0.14812164330605143),
     # sin(r) = r + r**3 * P(r**2), |r| <= pi/4 (+2**-10 of slack for the reduction)
     ("sin", "double"): (
         -0.1666666666666664, 0.008333333333323551, -0.00019841269830042426, 2.7557313613613064e-06,
@@ -97,14 +109,38 @@ _POLY = {
     ("cos", "float"): (0.041666666647748006, -0.0013888885522545548, 2.4799903350862186e-05, -2.723637526521412e-07),
 }
 
+_POLY["exp", "double"] = _POLY["expm1", "double"]
+
+# Functions computed in f32 arithmetic for f32 (16 lanes per zmm); the others are computed in double.
+NATIVE_F32 = ("exp", "expm1", "log", "log1p", "tanh", "logistic")
+
 _INF = float("inf")
 _NAN = float("nan")
-_MAGIC = 1.5 * 2.0**52  # v + MAGIC rounds v to an integer and leaves it in the low mantissa bits
-_MAGIC_BITS = 0x4338000000000000
-_SQRT_HALF_BITS = 0x3FE6A09E667F3BCD
-_LOG2E = float.fromhex("0x1.71547652b82fep+0")
-_LN2_HI = float.fromhex("0x1.62e42fefa3800p-1")  # 42 bits: k * _LN2_HI is exact for |k| < 2**11
-_LN2_LO = float.fromhex("0x1.ef35793c76730p-45")
+
+
+class _Consts:
+    """What the kernels need to know about the type they compute in."""
+
+    def __init__(self, ity, mant, bias, sqrt_half_bits, log2e, ln2_hi, ln2_lo, exp_bounds, expm1_bounds):
+        self.ity, self.mant, self.bias = ity, mant, bias
+        self.magic = 1.5 * 2.0**mant  # v + magic rounds v to an integer and leaves it in the low mantissa bits
+        self.magic_bits = (bias + mant) << mant | 1 << (mant - 1)
+        self.sqrt_half_bits = sqrt_half_bits
+        self.log2e, self.ln2_hi, self.ln2_lo = log2e, ln2_hi, ln2_lo
+        self.exp_bounds, self.expm1_bounds = exp_bounds, expm1_bounds
+        self.expm1_tiny = 2.0 ** -(mant + 2)  # below it expm1(x) rounds to x
+        self.min_normal = 2.0 ** (1 - bias)
+
+
+_CONSTS = {
+    # ln2_hi has 42 bits: k * ln2_hi is exact for |k| < 2**11
+    "double": _Consts("i64", 52, 1023, 0x3FE6A09E667F3BCD, float.fromhex("0x1.71547652b82fep+0"),
+                      float.fromhex("0x1.62e42fefa3800p-1"), float.fromhex("0x1.ef35793c76730p-45"),
+                      (-750.0, 750.0), (-60.0, 710.0)),
+    # ln2_hi has 15 bits: k * ln2_hi is exact for |k| < 2**9; exp(-104) and expm1(-20) round to 0 and -1
+    "float": _Consts("i32", 23, 127, 0x3F3504F3, float.fromhex("0x1.715476p+0"), float.fromhex("0x1.62e4p-1"),
+                     float.fromhex("0x1.7f7d1cp-20"), (-104.0, 89.0), (-20.0, 89.0)),
+}
 _TWO_OVER_PI = float.fromhex("0x1.45f306dc9c883p-1")
 _PIO2 = (float.fromhex("0x1.921fb54442d18p+0"), float.fromhex("0x1.1a62633145c07p-54"),
          float.fromhex("-0x1.f1976b7ed8fbcp-110"))
@@ -122,7 +158,7 @@ def math_function_ir(name: str, ty: str) -> str:
     if name not in FUNCS or ty not in _TYPES:
         raise ValueError(f"no math function {name!r} for type {ty!r}")
     params = ("x", "y") if name == "pow" else ("x",)
-    f = _Body()
+    f = _Body(ty if name in NATIVE_F32 else "double")
     args = [f.ext(f"%{p}", ty) for p in params]
     f.ret(_KERNELS[name](f, *args, ty), ty)
     header = ", ".join(f"{ty} %{p}" for p in params)
@@ -135,36 +171,40 @@ def math_module_ir(needed) -> str:
     return "\n".join(math_function_ir(name, ty) for name, ty in sorted(set(needed)))
 
 
-def _hex(v: float) -> str:
-    """IR spelling of a double constant, exact by construction."""
+def _hex(v: float, ty: str = "double") -> str:
+    """IR spelling of a constant of type ty (a float is first rounded to f32), exact by construction."""
+    if ty == "float":
+        v = struct.unpack("<f", struct.pack("<f", v))[0]
     return f"0x{struct.unpack('<Q', struct.pack('<d', v))[0]:016X}"
 
 
 class _Body:
-    """Emits straight-line SSA in double precision; operands are SSA names or Python floats."""
+    """Emits straight-line SSA computing in ty (float or double); operands are SSA names or Python floats
+    (rounded to ty). `k` holds the type's constants."""
 
-    def __init__(self):
+    def __init__(self, ty):
         self.lines = []
+        self.ty, self.k = ty, _CONSTS[ty]
+        self.sfx = ".f32" if ty == "float" else ".f64"
 
     def _emit(self, rhs: str) -> str:
         name = f"%t{len(self.lines)}"
         self.lines.append(f"  {name} = {rhs}")
         return name
 
-    @staticmethod
-    def _d(a) -> str:
-        return _hex(a) if isinstance(a, float) else a
+    def _d(self, a) -> str:
+        return _hex(a, self.ty) if isinstance(a, float) else a
 
     def ext(self, arg: str, ty: str) -> str:
-        return arg if ty == "double" else self._emit(f"fpext float {arg} to double")
+        return arg if ty == self.ty else self._emit(f"fpext {ty} {arg} to {self.ty}")
 
     def ret(self, v: str, ty: str):
-        if ty == "float":
-            v = self._emit(f"fptrunc double {v} to float")
+        if ty != self.ty:
+            v = self._emit(f"fptrunc {self.ty} {v} to {ty}")
         self.lines.append(f"  ret {ty} {v}")
 
     def _bin(self, op, a, b):
-        return self._emit(f"{op} double {self._d(a)}, {self._d(b)}")
+        return self._emit(f"{op} {self.ty} {self._d(a)}, {self._d(b)}")
 
     def add(self, a, b):
         return self._bin("fadd", a, b)
@@ -179,11 +219,11 @@ class _Body:
         return self._bin("fdiv", a, b)
 
     def neg(self, a):
-        return self._emit(f"fneg double {self._d(a)}")
+        return self._emit(f"fneg {self.ty} {self._d(a)}")
 
     def call(self, fn, *args):
-        operands = ", ".join(f"double {self._d(a)}" for a in args)
-        return self._emit(f"call double @llvm.{fn}.f64({operands})")
+        operands = ", ".join(f"{self.ty} {self._d(a)}" for a in args)
+        return self._emit(f"call {self.ty} @llvm.{fn}{self.sfx}({operands})")
 
     def fma(self, a, b, c):
         return self.call("fma", a, b, c)
@@ -195,7 +235,7 @@ class _Body:
         return self._bin(f"fcmp {pred}", a, b)
 
     def sel(self, cond, a, b):
-        return self._emit(f"select i1 {cond}, double {self._d(a)}, double {self._d(b)}")
+        return self._emit(f"select i1 {cond}, {self.ty} {self._d(a)}, {self.ty} {self._d(b)}")
 
     def min(self, a, c):
         """min(a, c), one vminpd; a NaN gives c (callers restore NaN at the end)."""
@@ -206,19 +246,19 @@ class _Body:
         return self.sel(self.cmp("ogt", a, c), a, c)
 
     def bits(self, a):
-        return self._emit(f"bitcast double {a} to i64")
+        return self._emit(f"bitcast {self.ty} {a} to {self.k.ity}")
 
     def from_bits(self, i):
-        return self._emit(f"bitcast i64 {i} to double")
+        return self._emit(f"bitcast {self.k.ity} {i} to {self.ty}")
 
     def int(self, op, a, b):
-        return self._emit(f"{op} i64 {a}, {b}")
+        return self._emit(f"{op} {self.k.ity} {a}, {b}")
 
-    def to_double(self, i):
-        return self._emit(f"sitofp i64 {i} to double")
+    def to_fp(self, i):
+        return self._emit(f"sitofp {self.k.ity} {i} to {self.ty}")
 
     def icmp(self, pred, a, b):
-        return self._emit(f"icmp {pred} i64 {a}, {b}")
+        return self._emit(f"icmp {pred} {self.k.ity} {a}, {b}")
 
     def both(self, c1, c2):
         return self._emit(f"and i1 {c1}, {c2}")
@@ -243,40 +283,42 @@ class _Body:
 
 
 def _pow2(f, n):
-    """2**n as a double, for i64 n in [-1022, 1023]."""
-    return f.from_bits(f.int("shl", f.int("add", n, 1023), 52))
+    """2**n for an integer n of the normal range ([-1022, 1023] for double)."""
+    return f.from_bits(f.int("shl", f.int("add", n, f.k.bias), f.k.mant))
 
 
 def _scale(f, v, n):
-    """v * 2**n for n in [-2044, 2046], in two steps so that no factor overflows and a subnormal
+    """v * 2**n for n in twice the normal range, in two steps so that no factor overflows and a subnormal
     result is rounded once."""
     n1 = f.int("ashr", n, 1)
     return f.mul(f.mul(v, _pow2(f, n1)), _pow2(f, f.int("sub", n, n1)))
 
 
-def _exp_reduce(f, x, lo=None, bounds=(-750.0, 750.0)):
-    """(r, c, n) with x + lo = n*ln2 + r - c, r exact, |c| < 2**-33 if |lo| is that small too; x is
-    first clamped to bounds (NaN to the upper bound), which already saturates the result."""
+def _exp_reduce(f, x, lo=None, bounds=None):
+    """(r, c, n) with x + lo = n*ln2 + r - c, r exact, |c| < 2**-33 (f32: 2**-12) if |lo| is that small
+    too; x is first clamped to bounds (NaN to the upper bound), which already saturates the result."""
+    k_ = f.k
+    bounds = bounds or k_.exp_bounds
     x = f.max(f.min(x, bounds[1]), bounds[0])
-    k = f.fma(x, _LOG2E, _MAGIC)
-    n = f.sub(k, _MAGIC)
-    r = f.fma(n, -_LN2_HI, x)
-    c = f.mul(n, _LN2_LO) if lo is None else f.fma(n, _LN2_LO, f.neg(lo))
-    return r, c, f.int("sub", f.bits(k), _MAGIC_BITS)
+    k = f.fma(x, k_.log2e, k_.magic)
+    n = f.sub(k, k_.magic)
+    r = f.fma(n, -k_.ln2_hi, x)
+    c = f.mul(n, k_.ln2_lo) if lo is None else f.fma(n, k_.ln2_lo, f.neg(lo))
+    return r, c, f.int("sub", f.bits(k), k_.magic_bits)
 
 
 def _exp(f, x, prec, lo=None):
     """exp(x + lo) = 2**n * (1 + expm1(r - c)); NaN x passes through."""
     r, c, n = _exp_reduce(f, x, lo)
     r = f.sub(r, c)
-    em = f.fma(f.mul(r, r), f.poly(r, _POLY["expm1", prec]), r)
+    em = f.fma(f.mul(r, r), f.poly(r, _POLY["exp", prec]), r)
     return f.sel(f.cmp("uno", x, x), x, _scale(f, f.add(em, 1.0), n))
 
 
 def _expm1_value(f, x, prec):
     """expm1 for non-NaN x: 2**n * expm1(r - c) + 2**n - 1 evaluated as 2*((h - 1/2) + h*r + h*b),
     h = 2**(n-1) (finite at n = 1024); for f64 the first sum is exact, so only the small b rounds."""
-    r, c, n = _exp_reduce(f, x, bounds=(-60.0, 710.0))
+    r, c, n = _exp_reduce(f, x, bounds=f.k.expm1_bounds)
     q = f.mul(f.mul(r, r), f.poly(r, _POLY["expm1", prec]))  # expm1(r) = r + q
     b = f.fma(f.neg(c), f.add(r, q), f.sub(q, c))  # expm1(r - c) = r + b, to first order in c
     h = _pow2(f, f.int("sub", n, 1))
@@ -288,7 +330,7 @@ def _expm1_value(f, x, prec):
 
 
 def _expm1(f, x, prec):
-    tiny = f.cmp("ult", f.abs(x), 2.0**-54)  # expm1(x) rounds to x: keeps +-0, subnormals, NaN
+    tiny = f.cmp("ult", f.abs(x), f.k.expm1_tiny)  # expm1(x) rounds to x: keeps +-0, subnormals, NaN
     return f.sel(tiny, x, _expm1_value(f, x, prec))
 
 
@@ -319,11 +361,12 @@ def _logistic(f, x, prec):
 
 def _log_parts(f, x):
     """(k, fr) with x = 2**k * (1 + fr), 1 + fr in [sqrt(1/2), sqrt(2)), for finite x > 0."""
-    tiny = f.cmp("olt", x, 2.0**-1022)
-    x = f.sel(tiny, f.mul(x, 2.0**54), x)
-    k = f.int("ashr", f.int("sub", f.bits(x), _SQRT_HALF_BITS), 52)
-    m = f.from_bits(f.int("sub", f.bits(x), f.int("shl", k, 52)))
-    return f.add(f.to_double(k), f.sel(tiny, -54.0, 0.0)), f.sub(m, 1.0)
+    k_ = f.k
+    tiny = f.cmp("olt", x, k_.min_normal)
+    x = f.sel(tiny, f.mul(x, 2.0 ** (k_.mant + 2)), x)
+    k = f.int("ashr", f.int("sub", f.bits(x), k_.sqrt_half_bits), k_.mant)
+    m = f.from_bits(f.int("sub", f.bits(x), f.int("shl", k, k_.mant)))
+    return f.add(f.to_fp(k), f.sel(tiny, -(k_.mant + 2.0), 0.0)), f.sub(m, 1.0)
 
 
 def _log_core(f, k, fr, c, prec):
@@ -334,8 +377,8 @@ def _log_core(f, k, fr, c, prec):
     z = f.mul(s, s)
     r = f.mul(z, f.fma(f.mul(z, 2.0), f.poly(z, _POLY["atanh", prec]), 2 / 3))
     h = f.mul(f.mul(fr, fr), 0.5)
-    tail = f.fma(s, f.add(h, r), f.fma(k, _LN2_LO, c))
-    return f.sub(f.mul(k, _LN2_HI), f.sub(f.sub(h, tail), fr))
+    tail = f.fma(s, f.add(h, r), f.fma(k, f.k.ln2_lo, c))
+    return f.sub(f.mul(k, f.k.ln2_hi), f.sub(f.sub(h, tail), fr))
 
 
 def _log(f, x, prec):
@@ -358,8 +401,8 @@ def _reduce_pio2(f, x):
     """(rh, rl, q): x = n*pi/2 + rh + rl with |rh| <= pi/4 (+2**-10), q = n mod 4 as i64.
     n*P1 is exact in the fma, n*P2 is split exactly, so r keeps ~2**-105 absolute accuracy."""
     x = f.sel(f.cmp("ogt", f.abs(x), _TRIG_LIMIT), f.mul(x, 0.0), x)  # out of range: +-0, inf -> NaN
-    k = f.fma(x, _TWO_OVER_PI, _MAGIC)
-    n = f.sub(k, _MAGIC)
+    k = f.fma(x, _TWO_OVER_PI, f.k.magic)
+    n = f.sub(k, f.k.magic)
     r1 = f.fma(n, -_PIO2[0], x)
     p2, p2e = f.two_prod(n, _PIO2[1])
     rh, e = f.two_sum(r1, f.neg(p2))
@@ -426,8 +469,8 @@ def _log_dd(f, x):
     ol = f.add(f.add(f.sub(1.0, oh), th), tl)
     ph, pl = f.two_prod(sh, oh)  # log(m) = 2*s*o
     pl = f.fma(sl, oh, f.fma(sh, ol, pl))
-    hi, lo = f.two_sum(f.mul(k, _LN2_HI), f.mul(ph, 2.0))
-    lo = f.add(lo, f.fma(pl, 2.0, f.mul(k, _LN2_LO)))
+    hi, lo = f.two_sum(f.mul(k, f.k.ln2_hi), f.mul(ph, 2.0))
+    lo = f.add(lo, f.fma(pl, 2.0, f.mul(k, f.k.ln2_lo)))
     hi = f.sel(f.cmp("oeq", x, 0.0), -_INF, hi)
     return f.sel(f.cmp("ueq", x, _INF), x, hi), lo  # inf and NaN
 

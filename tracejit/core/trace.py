@@ -159,8 +159,8 @@ class Builder:
         elif isinstance(x, Literal):
             return x
         else:
-            aval = aval_of(x)
-            if aval.ndim == 0:
+            aval = _scalar_aval(x)
+            if aval is not None:
                 return Literal(x, aval)
         key = id(x)
         if key not in self.consts:
@@ -182,6 +182,30 @@ class Builder:
         constvars = [v for v, _ in self.consts.values()]
         ir = IR(constvars, [t.irvar for t in inputs], self.eqns, outvars)
         return ClosedIR(ir, [value for _, value in self.consts.values()])
+
+
+_scalar_avals = {}  # (type, dtype) -> the aval of a rank-0 constant of that kind
+
+
+def _scalar_aval(x):
+    """x's aval when it is a rank-0 constant (an IR literal), else None; memoised, since tracing meets
+    a literal in most operations and building an aval costs more than the rest of `atom`."""
+    if isinstance(x, np.ndarray):
+        if x.ndim:
+            return None
+        key = (np.ndarray, x.dtype)
+    elif isinstance(x, (np.generic, bool, int, float)):
+        key = (type(x), getattr(x, "dtype", None))
+    else:
+        aval = aval_of(x)
+        return aval if aval.ndim == 0 else None
+    aval = _scalar_avals.get(key)
+    if aval is None:
+        aval = aval_of(x)
+        if aval.ndim:
+            return None
+        _scalar_avals[key] = aval
+    return aval
 
 
 def _check_alive(tracer):

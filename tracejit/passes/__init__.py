@@ -3,7 +3,6 @@
 Passes never name a primitive; they read what the primitive declares (tracejit.core.trace.FLAGS and its
 `simplify` rule). Every pass is idempotent, keeps the IR's inputs, and recurses into ClosedIR params.
 """
-from ._sweep import fingerprint
 from .cse import cse
 from .dce import dce
 from .fold import MAX_FOLD_ELEMENTS, fold
@@ -14,13 +13,15 @@ MAX_ROUNDS = 10
 
 
 def optimize(closed):
-    """Run the passes in turn until a round changes nothing (at most MAX_ROUNDS rounds)."""
-    key = fingerprint(closed.ir)
-    for _ in range(MAX_ROUNDS):
-        for run in PIPELINE:
-            closed = run(closed)
-        key, previous = fingerprint(closed.ir), key
-        if key == previous:
+    """Run the passes in turn until each has found nothing to do since the last change (at most
+    MAX_ROUNDS rounds). A pass returns its input object when it changes nothing, and is idempotent, so
+    the one that made the last change need not run again: on an IR that no pass changes, each runs once."""
+    clean = 0   # passes in a row that have seen the current IR and left it as it is
+    for step in range(MAX_ROUNDS * len(PIPELINE)):
+        changed = PIPELINE[step % len(PIPELINE)](closed)
+        clean = clean + 1 if changed is closed else 1
+        closed = changed
+        if clean == len(PIPELINE):
             break
     return closed
 

@@ -1,5 +1,10 @@
 """What the passes share: a forward sweep that renames variables and rebuilds the IR, recursion into the
-sub-IRs that control-flow equations carry, hashable keys for params, and a fingerprint of an IR."""
+sub-IRs that control-flow equations carry, and hashable keys for params.
+
+A pass returns the very ClosedIR it was given when it changes nothing (and keeps every equation object
+it does not change), so that `optimize` sees a fixed point by identity, without comparing IRs."""
+import operator
+
 import numpy as np
 
 from ..core.ir import IR, ClosedIR, Eqn, Literal, Var, sub_irs
@@ -29,17 +34,22 @@ def effectful(eqn):
 
 
 def map_sub_irs(eqn, fn):
-    """The equation with each ClosedIR in its params replaced by fn(closed_ir)."""
+    """The equation with each ClosedIR in its params replaced by fn(closed_ir); eqn itself when fn
+    returns every ClosedIR unchanged."""
     def visit(value):
         if isinstance(value, ClosedIR):
             return fn(value)
         if type(value) is tuple:
-            return tuple(visit(v) for v in value)
+            new = tuple(visit(v) for v in value)
+            return value if all(map(operator.is_, new, value)) else new
         return value
 
     if not has_sub_irs(eqn):
         return eqn
-    return Eqn(eqn.prim, eqn.inputs, {k: visit(v) for k, v in eqn.params.items()}, eqn.outvars)
+    params = {k: visit(v) for k, v in eqn.params.items()}
+    if all(params[k] is v for k, v in eqn.params.items()):
+        return eqn
+    return Eqn(eqn.prim, eqn.inputs, params, eqn.outvars)
 
 
 def freeze(value):
@@ -58,20 +68,6 @@ def freeze(value):
 
 def params_key(params):
     return freeze(dict(params))
-
-
-def fingerprint(ir):
-    """A cheap key that changes whenever a pass changes the IR: passes keep the objects they do not change
-    (variables, literals, primitives), so identities and plain params suffice."""
-    def atom(x):
-        return ("literal", *x._key()) if isinstance(x, Literal) else id(x)
-
-    def eqn_key(eqn):
-        plain = {k: v for k, v in eqn.params.items() if not _holds_ir(v)}
-        return (id(eqn.prim), params_key(plain), tuple(map(atom, eqn.inputs)), tuple(map(id, eqn.outvars)),
-                tuple(map(fingerprint, sub_irs(eqn))))
-
-    return (tuple(map(id, ir.constvars)), tuple(map(atom, ir.outvars)), tuple(map(eqn_key, ir.eqns)))
 
 
 def concrete(value):
@@ -96,8 +92,12 @@ class Sweep:
         self.env[var] = self.read(atom)
 
     def renamed(self, eqn, sub_pass):
-        """eqn with its inputs renamed and its sub-IRs transformed by sub_pass."""
-        eqn = Eqn(eqn.prim, [self.read(x) for x in eqn.inputs], eqn.params, eqn.outvars)
+        """eqn with its inputs renamed and its sub-IRs transformed by sub_pass (eqn itself if neither
+        changes it)."""
+        if self.env:
+            inputs = [self.read(x) for x in eqn.inputs]
+            if not all(map(operator.is_, inputs, eqn.inputs)):
+                eqn = Eqn(eqn.prim, inputs, eqn.params, eqn.outvars)
         return map_sub_irs(eqn, sub_pass)
 
     def add_const(self, value, aval):
@@ -110,5 +110,14 @@ class Sweep:
         return var
 
     def finish(self):
+        """The new ClosedIR, or the old one when the sweep kept everything as it was."""
         ir = self.closed.ir
-        return ClosedIR(IR(self.constvars, ir.invars, self.eqns, [self.read(x) for x in ir.outvars]), self.consts)
+        outvars = [self.read(x) for x in ir.outvars]
+        if (same_objects(self.eqns, ir.eqns) and same_objects(self.constvars, ir.constvars)
+                and same_objects(outvars, ir.outvars)):
+            return self.closed
+        return ClosedIR(IR(self.constvars, ir.invars, self.eqns, outvars), self.consts)
+
+
+def same_objects(xs, ys):
+    return len(xs) == len(ys) and all(map(operator.is_, xs, ys))

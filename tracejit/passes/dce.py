@@ -3,7 +3,7 @@ constants, also inside sub-IRs. A multi-output equation stays whole when any out
 shows the dead ones as `_`), unless its primitive's `prune` rule can compute fewer outputs (a scan's
 unused ys, a cond's unused results). Inputs are never removed: they are the IR's signature."""
 from ..core.ir import IR, ClosedIR, Var
-from ._sweep import effectful, map_sub_irs
+from ._sweep import effectful, map_sub_irs, same_objects
 
 
 def dce(closed):
@@ -19,5 +19,8 @@ def dce(closed):
         kept.append(eqn)
         live.update(x for x in eqn.inputs if isinstance(x, Var))
     used = [i for i, v in enumerate(ir.constvars) if v in live]
-    return ClosedIR(IR([ir.constvars[i] for i in used], ir.invars, kept[::-1], ir.outvars),
+    kept.reverse()
+    if len(used) == len(ir.constvars) and same_objects(kept, ir.eqns):
+        return closed
+    return ClosedIR(IR([ir.constvars[i] for i in used], ir.invars, kept, ir.outvars),
                     [closed.consts[i] for i in used])
