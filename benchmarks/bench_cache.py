@@ -1,6 +1,11 @@
 """Compile cache: cold first call, in-memory hit, and first call in a fresh process that finds the code
 in the disk cache, for a few programs; medians of fresh processes, and the ratios warm / cold.
 
+Shape storm: `tanh(x) @ W` (W f32[64,64]) called once for each batch size 1..32, in one process whose
+LLVM has already started, with the disk cache off: shape-specialised (one compile per size) against
+the symbolic-dims policy (tracejit.config.symbolic_dims_after, default 2); total seconds and compiles,
+medians over runs, and the steady-state call time of specialised and symbolic code at a few sizes.
+
     python benchmarks/bench_cache.py [--runs N]
 
 Each first call is timed in its own fresh process (the one-time LLVM start-up counts in both cold and
@@ -89,13 +94,57 @@ def hit_seconds(name, repeat=200):
     return float(np.median(samples))
 
 
+def storm(symbolic_after, sizes=range(1, 33)):
+    """Seconds and compiles for one call per size of a fresh jitted tanh(x) @ W."""
+    tj.config.update("symbolic_dims_after", symbolic_after)
+    w, xs = _f32(64, 64), [_f32(n, 64, seed=n) for n in sizes]
+    f = tj.jit(lambda x, w: tnp.tanh(x) @ w, cache=False)
+    t0 = time.perf_counter()
+    for x in xs:
+        f(x, w)
+    return time.perf_counter() - t0, f.misses
+
+
+def call_seconds(f, args, repeat=2000):
+    f(*args)
+    samples = []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        f(*args)
+        samples.append(time.perf_counter() - t0)
+    return float(np.median(samples))
+
+
+def shape_storm(runs):
+    after = tj.config.symbolic_dims_after
+    tj.jit(small, cache=False)(_f32(10))                      # LLVM starts once, outside the timings
+    print(f"\nshape storm: tanh(x) @ W for batch sizes 1..32, one call each (median of {runs} runs)")
+    results = {}
+    for label, setting in (("specialised", 0), ("symbolic dims", 2)):
+        rs = [storm(setting) for _ in range(runs)]
+        results[label] = float(np.median([t for t, _ in rs]))
+        print(f"  {label:14} {results[label] * 1e3:8.1f} ms  {rs[0][1]:3d} compiles")
+    tj.config.update("symbolic_dims_after", after)
+    print(f"  specialised / symbolic: {results['specialised'] / results['symbolic dims']:.1f}x")
+    print("\nsteady state, us per call (median), symbolic / specialised")
+    fun, w = (lambda x, w: tnp.tanh(x) @ w), _f32(64, 64)
+    for n in (1, 8, 32, 256):
+        x = _f32(n, 64)
+        spec = call_seconds(tj.jit(fun, cache=False), (x, w))
+        sym = call_seconds(tj.jit(fun, cache=False, dynamic_dims={"x": {0: "n"}}), (x, w))
+        print(f"  n={n:4d}  specialised {spec * 1e6:7.2f}  symbolic {sym * 1e6:7.2f}  ratio {sym / spec:5.2f}")
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--child")
+    parser.add_argument("--storm-only", action="store_true")
     args = parser.parse_args()
     if args.child:
         return child(args.child)
+    if args.storm_only:
+        return shape_storm(args.runs)
     print(f"{'program':34} {'cold ms':>9} {'cold LLVM':>9} {'disk ms':>9} {'disk LLVM':>9} {'disk/cold':>9} "
           f"{'LLVM d/c':>9} {'hit us':>8} {'hit/cold':>9}")
     with tempfile.TemporaryDirectory(prefix="tracejit-bench-cache-") as cache_dir:
@@ -109,6 +158,7 @@ def main():
             hit = hit_seconds(name)
             print(f"{name:34} {c * 1e3:9.1f} {cl * 1e3:9.1f} {w * 1e3:9.1f} {wl * 1e3:9.2f} {w / c:9.3f} "
                   f"{wl / cl:9.3f} {hit * 1e6:8.1f} {hit / c:9.2e}")
+    shape_storm(args.runs)
 
 
 if __name__ == "__main__":

@@ -9,6 +9,7 @@ from tracejit.core.ir import check_ir
 from tracejit.core.trace import bind
 from tracejit.primitives import ALL
 from tracejit.primitives import indexing as ix
+from tracejit.primitives.shapes import dim_size_p
 from tracejit.transforms.vmap import vmap, vmap_ir
 
 B = 3
@@ -98,6 +99,7 @@ CASES = [
     ("pad_value", lambda x, v: lax.pad(x, v, ((1, 0, 0), (2, 1, 1))), [f64(2, 3), f64()]),
     ("concatenate", lambda x, y: tnp.concatenate([x, y, x], axis=1), [f64(2, 3), f64(2, 1)]),
     ("iota", lambda x: x + lax.broadcasted_iota(np.float64, (2, 3), 1), [f64(2, 3)]),
+    ("dim_size", lambda x: x * bind(dim_size_p, dim=3), [f64(2, 3)]),
     ("reduce_sum", lambda x: tnp.sum(x, axis=(0, 2)), [f64(2, 3, 4)]),
     ("reduce_max", lambda x: tnp.max(x, axis=1), [f64(2, 3, 4)]),
     ("reduce_min", lambda x: tnp.min(x, axis=0), [f64(2, 3)]),

@@ -8,6 +8,8 @@ Each setting starts from an environment variable, read when tracejit is imported
                                                 ~/.cache/tracejit)
     cache_max_bytes  TRACEJIT_CACHE_MAX_BYTES   its size cap; least recently used entries go first
                                                 (default 512 MiB)
+    symbolic_dims_after TRACEJIT_SYMBOLIC_DIMS_AFTER  compile an axis symbolically once it has been seen
+                                                with this many sizes (default 2; 0: never; see jit)
 """
 import os
 
@@ -30,6 +32,7 @@ class Config:
         self.disk_cache = _flag("TRACEJIT_DISK_CACHE", True)
         self.cache_dir = os.environ.get("TRACEJIT_CACHE_DIR") or _default_cache_dir()
         self.cache_max_bytes = int(os.environ.get("TRACEJIT_CACHE_MAX_BYTES", str(512 << 20)))
+        self.symbolic_dims_after = int(os.environ.get("TRACEJIT_SYMBOLIC_DIMS_AFTER", "2"))
 
     def update(self, name, value):
         if name not in vars(self):

@@ -3,6 +3,7 @@ import contextlib
 import functools
 import gc
 import inspect
+import itertools
 import logging
 import threading
 import time
@@ -13,6 +14,8 @@ from ._config import config
 from .backend.executable import MISS
 from .cache_info import CacheInfo, SignatureInfo, explain_miss
 from .core.api_util import flatten_args, leaf_aval, trace_pytree
+from .core.avals import Dim, SymbolicDimError, normalize_axis
+from .core.errors import ShapeError
 from .core.pytree import LEAF, tree_unflatten
 from .core.timing import recording
 from .core.trace import Tracer, _stack, eval_ir
@@ -94,9 +97,13 @@ def _gc_paused():
 class Jitted:
     """A function traced once per input signature, optimised, compiled and cached."""
 
-    def __init__(self, fun, static_argnums=(), static_argnames=(), backend="llvm", cache=True):
+    def __init__(self, fun, static_argnums=(), static_argnames=(), backend="llvm", cache=True, dynamic_dims=None):
         functools.update_wrapper(self, fun)
         self.fun, self.cache = fun, cache
+        self.dynamic_dims = {k: dict(v) for k, v in (dynamic_dims or {}).items()}
+        self._symbolic = []      # keys of the entries compiled with symbolic dimensions
+        self._history = {}       # per argument structure: the shapes it was called with (the policy)
+        self._no_symbolic = set()  # structures whose symbolic compile failed: they stay specialised
         self.static_argnums = (static_argnums,) if isinstance(static_argnums, int) else tuple(static_argnums)
         self.static_argnames = (static_argnames,) if isinstance(static_argnames, str) else tuple(static_argnames)
         if backend not in ("llvm", "reference"):
@@ -134,10 +141,55 @@ class Jitted:
         key = (in_tree, tuple(leaf_aval(x) for x in leaves), statics)
         entry = self._cache.get(key)
         if entry is None:
-            entry = self._compile(key, dyn_fun, leaves, names, in_tree)
-        else:
+            entry = next((self._cache[k] for k in self._symbolic if _fits(k, key)), None)
+        if entry is not None:
             entry.hits += 1
-        return entry
+            return entry
+        explicit = self._explicit_pattern(key, names)
+        pattern = explicit or self._policy_pattern(key, names)
+        if pattern is not None:
+            try:
+                entry = self._compile(pattern, dyn_fun, leaves, names, in_tree, key)
+                self._symbolic.append(pattern)
+                return entry
+            except SymbolicDimError:
+                if explicit:
+                    raise
+                self._no_symbolic.add(_structure(key))
+                log.info("tracejit: %s stays shape-specialised: it needs a concrete size", self.__name__)
+        return self._compile(key, dyn_fun, leaves, names, in_tree)
+
+    def _explicit_pattern(self, key, names):
+        """The signature with the dimensions named in dynamic_dims made symbolic, or None."""
+        marks = {}
+        for i, name in enumerate(names):
+            for spec_key, axes in self.dynamic_dims.items():
+                if name == spec_key or name.startswith((spec_key + "[", spec_key + ".")):
+                    for axis, dim in axes.items():
+                        marks[(i, normalize_axis(axis, key[1][i].ndim, f"dynamic_dims axis of {name}"))] = dim
+        return _pattern(key, names, marks) if marks else None
+
+    def _policy_pattern(self, key, names):
+        """The policy: an axis seen with config.symbolic_dims_after distinct sizes, the other axes of the
+        signature equal, turns symbolic (axes whose sizes were always equal share one dimension)."""
+        after, structure = config.symbolic_dims_after, _structure(key)
+        if not after or structure in self._no_symbolic:
+            return None
+        shapes = tuple(a.shape for a in key[1])
+        history = self._history.setdefault(structure, [])
+        if shapes not in history:
+            history.append(shapes)
+            del history[:-16]
+        axes = [(i, a) for i, shape in enumerate(shapes) for a in range(len(shape))]
+        varying = [p for p in axes if len({s[p[0]][p[1]] for s in history}) >= after]
+        same = [s for s in history if all(s[i][a] == shapes[i][a] for i, a in axes if (i, a) not in varying)]
+        varying = [p for p in varying if len({s[p[0]][p[1]] for s in same}) >= after]
+        classes = {}
+        for i, a in varying:
+            classes.setdefault(tuple(s[i][a] for s in same), []).append((i, a))
+        free = (f"n{k}" if k else "n" for k in itertools.count())
+        return _pattern(key, names, {p: name for members, name in zip(classes.values(), free) for p in members}) \
+            if classes else None
 
     def lower(self, *args, **kwargs):
         """The compiled signature of these arguments: .as_text() (optimised IR), .as_llvm(), .compile()."""
@@ -148,16 +200,21 @@ class Jitted:
             raise ValueError("lower() needs the llvm backend")
         return Lowered(self, entry)
 
-    def _compile(self, key, dyn_fun, leaves, names, in_tree):
+    def _compile(self, key, dyn_fun, leaves, names, in_tree, concrete=None):
+        """Trace and compile the signature key (symbolic where concrete, the call's own, differs)."""
         with self._lock, _gc_paused():
             entry = self._cache.get(key)
             if entry is not None:
                 return entry
             if config.log_compiles:
-                log.warning(explain_miss(self.__name__, key, names, [(k, e.names) for k, e in self._cache.items()]))
+                why = explain_miss(self.__name__, concrete or key, names, [(k, e.names) for k, e in self._cache.items()])
+                if concrete is not None:
+                    why += "; compiled for any size of " + ", ".join(
+                        f"{n}: {a.str_short()}" for n, a, c in zip(names, key[1], concrete[1]) if a != c)
+                log.warning(why)
             t0 = time.perf_counter()
             with recording() as phases:
-                closed, out_tree = trace_pytree(dyn_fun, leaves, names, in_tree, fun_name=self.__name__)
+                closed, out_tree = trace_pytree(dyn_fun, leaves, names, in_tree, list(key[1]), fun_name=self.__name__)
             t1 = time.perf_counter()
             transforms = phases.get("transforms", 0.0)
             times = {"trace": t1 - t0 - transforms, "transforms": transforms}
@@ -192,6 +249,41 @@ class Jitted:
         return CacheInfo(self.__name__, len(entries), sum(e.hits for _, e in entries), self.misses, rows)
 
 
+def _structure(key):
+    """What the policy compares signatures within: the tree, static args, ranks and dtypes."""
+    in_tree, avals, statics = key
+    return in_tree, statics, tuple((a.ndim, a.dtype, a.weak_type) for a in avals)
+
+
+def _pattern(key, names, marks):
+    """key with the axes in marks ({(leaf, axis): dimension name}) symbolic."""
+    in_tree, avals, statics = key
+    sizes, dims = {}, {}
+    for (i, a), name in marks.items():
+        n = avals[i].shape[a]
+        if sizes.setdefault(name, n) != n:
+            raise ShapeError(f"dynamic_dims: dimension {name} is {sizes[name]} in one argument and {n} in "
+                             f"{names[i]} (axis {a})")
+        dims.setdefault(name, Dim(name, f"argument {names[i]}"))
+    return in_tree, tuple(a.update(shape=tuple(dims[marks[(i, k)]] if (i, k) in marks else d
+                                               for k, d in enumerate(a.shape)))
+                          for i, a in enumerate(avals)), statics
+
+
+def _fits(pattern, key):
+    """Whether a concrete signature is an instance of a symbolic one."""
+    if pattern[0] != key[0] or pattern[2] != key[2] or len(pattern[1]) != len(key[1]):
+        return False
+    sizes = {}
+    for p, a in zip(pattern[1], key[1]):
+        if p.dtype != a.dtype or p.weak_type != a.weak_type or p.ndim != a.ndim:
+            return False
+        for d, n in zip(p.shape, a.shape):
+            if (sizes.setdefault(d, n) if isinstance(d, Dim) else d) != n:
+                return False
+    return True
+
+
 def _reference_executable(closed):
     """Run the IR with the NumPy interpreter; results are fresh arrays owned by the caller."""
     def run(leaves):
@@ -202,13 +294,28 @@ def _reference_executable(closed):
     return run
 
 
-def jit(fun=None, *, static_argnums=(), static_argnames=(), backend="llvm", cache=True):
+def jit(fun=None, *, static_argnums=(), static_argnames=(), backend="llvm", cache=True, dynamic_dims=None):
     """Compile fun per input signature. backend="reference" runs the IR with the NumPy interpreter;
-    cache=False keeps its code out of the persistent disk cache (see tracejit.config)."""
+    cache=False keeps its code out of the persistent disk cache (see tracejit.config).
+
+    Symbolic dimensions (no recompile per size): a symbolic dimension is compiled for any size, read from
+    the arguments at run time; the IR prints it by name (`f32[n,64]`).
+    - dynamic_dims={"x": {0: "n"}} makes axis 0 of argument x symbolic, named n, from the first call. Keys
+      are argument names or pytree paths as errors spell them ("batch", "batch['x']"); a key names every
+      leaf under it. Axes with the same name must have equal sizes (x and its labels y: {0: "n"} each).
+    - The policy, without dynamic_dims: when a call misses the cache and an axis of an argument has now
+      been seen with `tracejit.config.symbolic_dims_after` distinct sizes (default 2; 0 turns it off)
+      while the other axes kept theirs, that signature is compiled with the axis symbolic, and every later
+      size reuses it. So a size storm compiles twice: the first size specialised, then once symbolic.
+      Axes whose sizes always moved together (a batch of inputs and labels) share one dimension.
+    Specialised entries stay and are preferred when a call matches them exactly. Where an operation needs
+    a concrete size (a reshape mixing a symbolic dimension, a slice or pad of a symbolic axis, control
+    flow, gather) the policy keeps compiling specialised code, and dynamic_dims raises an error naming
+    the dimension and the operation."""
     if fun is None:
         return functools.partial(jit, static_argnums=static_argnums, static_argnames=static_argnames,
-                                 backend=backend, cache=cache)
-    return Jitted(fun, static_argnums, static_argnames, backend, cache)
+                                 backend=backend, cache=cache, dynamic_dims=dynamic_dims)
+    return Jitted(fun, static_argnums, static_argnames, backend, cache, dynamic_dims)
 
 
 def make_ir(fun, *, static_argnums=(), static_argnames=(), optimize=False):

@@ -40,13 +40,14 @@ class CacheInfo:
         return getattr(self, name)
 
     def __rich__(self):
+        from rich.markup import escape
         from rich.table import Table
         table = Table(title=f"{self.function}: {self.entries} signatures, {self.hits} hits, {self.misses} misses")
         for name in ("arguments", "static", "hits", *(f"{p} ms" for p in PHASES), "code KiB", "from disk"):
             table.add_column(name, justify="left" if name in ("arguments", "static") else "right")
         for s in self.signatures:
-            table.add_row("\n".join(f"{path}: {t}" for path, t in s.args) or "-",
-                          "\n".join(f"{where}={value!r}" for where, value in s.statics) or "-", str(s.hits),
+            table.add_row(escape("\n".join(f"{path}: {t}" for path, t in s.args) or "-"),
+                          escape("\n".join(f"{where}={value!r}" for where, value in s.statics) or "-"), str(s.hits),
                           *(f"{s.seconds[p] * 1e3:.2f}" if p in s.seconds else "-" for p in PHASES),
                           f"{s.code_bytes / 1024:.1f}", "yes" if s.from_disk else "no")
         return table

@@ -27,6 +27,7 @@ import math
 
 import numpy as np
 
+from ..core.avals import Dim
 from ..core.ir import Literal, sub_irs
 from . import mathlib, runtime
 from .rules import Control, Elementwise, Emitter, IndexMap, Kernel, Reduce, const_text, llvm_type, memory_type
@@ -35,6 +36,7 @@ ALIGN = 64
 PARALLEL_NS = 150_000     # estimated serial time above which a loop is split over the cores
 MAX_FUSED = 1024          # equations per loop nest
 VECTORIZE_LIMIT = 800     # body size (instructions, a math call counting 100) above which loops stay scalar
+SIZE_HINT = 1024          # what a symbolic dimension counts as where a heuristic needs a size
 
 
 class Func:
@@ -46,6 +48,18 @@ class Func:
         self.latches = []         # (line index of a loop's back edge, its hints)
         self.count = 0            # instructions emitted; with math_calls, a cost estimate
         self.math_calls = 0
+        self.dims = {}            # Dim -> its i64 SSA value, loaded from %table in the entry block
+
+    def size(self, d):
+        """An i64 operand for a size: the int itself, or a symbolic dimension's run-time value."""
+        if not isinstance(d, Dim):
+            return d
+        if d not in self.dims:
+            self.n += 1
+            self.allocas.append(f"  %dp{self.n} = getelementptr i64, ptr %table, i64 {self.module.dim_slot[d]}")
+            self.allocas.append(f"  %dim{self.n} = load i64, ptr %dp{self.n}")
+            self.dims[d] = f"%dim{self.n}"
+        return self.dims[d]
 
     def emit(self, rhs):
         self.n += 1
@@ -74,6 +88,7 @@ class Func:
     def loop(self, lo, hi, **hints):
         """for (i = lo; i < hi; i++): yields i. hints become llvm.loop metadata of the loop (e.g.
         interleave_count=4)."""
+        lo, hi = self.size(lo), self.size(hi)
         iv = self.alloca("i64")
         head, body, done = self.label("head"), self.label("body"), self.label("done")
         self.line(f"store i64 {lo}, ptr {iv}")
@@ -136,7 +151,8 @@ def lowerable(ir):
 
 
 def _domain_size(shape):
-    return math.prod(shape) if shape is not None else 0
+    """Elements of a loop domain, a symbolic dimension counting SIZE_HINT (a heuristic's estimate)."""
+    return math.prod(SIZE_HINT if isinstance(d, Dim) else d for d in shape) if shape is not None else 0
 
 
 def plan_groups(ir, fuse=True):
@@ -158,7 +174,8 @@ def plan_groups(ir, fuse=True):
             g = users[0] if users else None
             if (g is not None and g.fusible and all(u is g for u in users) and len(g.eqns) < MAX_FUSED
                     and (id(v) not in outputs or v.aval.shape == g.domain)
-                    and (v.aval.size >= _domain_size(g.domain) or isinstance(eqn.prim.lower, IndexMap))):
+                    and (_domain_size(v.aval.shape) >= _domain_size(g.domain)
+                         or isinstance(eqn.prim.lower, IndexMap))):
                 group_of[id(eqn)] = g
                 g.eqns.append(eqn)
                 if id(v) in outputs:
@@ -187,6 +204,10 @@ class Program:
             self.literal_arrays, self.symbols, self._const_names = (parent.literal_arrays, parent.symbols,
                                                                     parent._const_names)
         self.groups, self.group_of = plan_groups(ir, fuse)
+        self.dims = list(dict.fromkeys(d for v in ir.invars for d in v.aval.shape if isinstance(d, Dim)))
+        self.symbolic = bool(self.dims)
+        if self.symbolic:
+            self._check_symbolic(parent)
         self.buffers = {}                  # id(var) -> Buffer
         self.inputs = [Buffer("in", v.aval, slot=i) for i, v in enumerate(ir.invars)]
         for v, b in zip(ir.invars, self.inputs):
@@ -205,11 +226,21 @@ class Program:
             else:
                 self.outputs.append(("copy", v))
         self.arena_slot = n_in + len(ir.outvars)
+        self.dim_slot = {d: self.arena_slot + 1 + k for k, d in enumerate(self.dims)}
+        self.tmps = []
         for g in self.groups:
             for v in g.stores:
                 if id(v) not in self.buffers:
                     self.buffers[id(v)] = Buffer("tmp", v.aval)
-        self._plan_arena()
+                    self.tmps.append(self.buffers[id(v)])
+        if self.symbolic:     # arena offsets depend on the sizes: the caller plans them per call (table slots)
+            for j, b in enumerate(self.tmps):
+                b.slot = self.arena_slot + 1 + len(self.dims) + j
+            self.arena_bytes = None
+        else:
+            offsets, self.arena_bytes = self.arena_plan(lambda b: b.nbytes)
+            for b, offset in offsets.items():
+                b.offset = offset
         if parent is None:
             self.math, self.funcs = set(), []
 
@@ -226,8 +257,21 @@ class Program:
                         g.reads.append(x)
         return g.reads
 
-    def _plan_arena(self):
-        last_use = {}
+    def _check_symbolic(self, parent):
+        """Symbolic dimensions are compiled for plain loop nests and kernels; the rest needs sizes."""
+        what = ("a control-flow body" if parent is not None else
+                next((f"{g.root.prim.name} (no compiled form for symbolic shapes)" for g in self.groups
+                      if g.rule is None or isinstance(g.rule, Control)), None))
+        if what is not None:
+            self.dims[0].need(what)
+
+    @property
+    def has_arena(self):
+        return bool(self.tmps) if self.symbolic else self.arena_bytes > 0
+
+    def arena_plan(self, nbytes):
+        """First fit over the groups' liveness: ({tmp Buffer: offset}, arena bytes); nbytes(buffer)."""
+        last_use, offsets, extent = {}, {}, {}
         for k, g in enumerate(self.groups):
             for x in self.reads(g):
                 last_use[id(x)] = k
@@ -235,21 +279,21 @@ class Program:
         for k, g in enumerate(self.groups):
             for v in g.stores:
                 b = self.buffers[id(v)]
-                if b.kind != "tmp" or b.offset is not None:
+                if b.kind != "tmp" or b in offsets:
                     continue
-                need = -(-max(b.nbytes, 1) // ALIGN) * ALIGN
+                need = -(-max(nbytes(b), 1) // ALIGN) * ALIGN
                 for i, (off, n) in enumerate(free):
                     if n >= need:
-                        b.offset = off
+                        offsets[b] = off
                         free[i:i + 1] = [(off + need, n - need)] if n > need else []
                         break
                 else:
-                    b.offset, size = size, size + need
-                b.extent = need
+                    offsets[b], size = size, size + need
+                extent[b] = need
             for x in self.reads(g):
                 b = self.buffers.get(id(x))
                 if b is not None and b.kind == "tmp" and last_use.get(id(x)) == k:
-                    free.append((b.offset, b.extent))
+                    free.append((offsets[b], extent[b]))
                     free.sort()
                     merged = []
                     for off, n in free:
@@ -258,7 +302,7 @@ class Program:
                         else:
                             merged.append((off, n))
                     free = merged
-        self.arena_bytes = size
+        return offsets, size
 
     # -------------------------------------------------------------------------------------- codegen
     def kernel(self, g):
@@ -275,7 +319,8 @@ class Program:
             scratch.offset = self.arena_bytes
             bufs.append(scratch)
         params = ", ".join(f"ptr noalias %p{i}" for i in range(len(bufs)))
-        f = Func(self, f"define internal void {name}({params}, i64 %lo, i64 %hi) nounwind")
+        table = ", ptr noalias readonly %table" if self.symbolic else ""
+        f = Func(self, f"define internal void {name}({params}, i64 %lo, i64 %hi{table}) nounwind")
         for i, b in enumerate(bufs):
             b.ptr = f"%p{i}"
         if isinstance(g.rule, Kernel):
@@ -338,8 +383,9 @@ class Program:
             if serial:
                 name = f"step{len(self.steps)}"
                 f = Func(self, f"define void @{name}(ptr %table) nounwind noinline")
+                table = ", ptr %table" if self.symbolic else ""
                 for kname, bufs in serial:
-                    f.line(f"call void {kname}({self._args(f, bufs)}, i64 0, i64 {self._outer(kname)})")
+                    f.line(f"call void {kname}({self._args(f, bufs)}, i64 0, i64 {f.size(self._outer(kname))}{table})")
                 f.line("ret void")
                 self.funcs.append(f.text())
                 self.steps.append(("step", name))
@@ -353,7 +399,7 @@ class Program:
                 continue
             kname, bufs, cost = self.kernel(g)
             self.outer[kname] = g.domain[g.loop_order[0]] if g.fusible and g.domain else 1
-            chunks = min(n_threads, self.outer[kname])
+            chunks = 1 if self.symbolic else min(n_threads, self.outer[kname])
             split_reduction = isinstance(g.rule, Reduce) and g.loop_order[0] in g.root.params["axes"]
             if (g.fusible and chunks > 1 and _domain_size(g.domain) * cost > PARALLEL_NS
                     and (not split_reduction or g.rule.combine is not None)):
@@ -443,6 +489,10 @@ class Program:
     def _pointer(self, f, b, table="%table"):
         if b.kind == "const":
             return self.symbol(b.value.ctypes.data)
+        if b.kind == "tmp" and self.symbolic:
+            base = f.emit(f"load ptr, ptr {f.emit(f'getelementptr ptr, ptr {table}, i64 {self.arena_slot}')}")
+            offset = f.emit(f"load i64, ptr {f.emit(f'getelementptr i64, ptr {table}, i64 {b.slot}')}")
+            return f.emit(f"getelementptr i8, ptr {base}, i64 {offset}")
         slot = self.arena_slot if b.kind == "tmp" else b.slot
         p = f.emit(f"load ptr, ptr {f.emit(f'getelementptr ptr, ptr {table}, i64 {slot}')}")
         if b.kind == "tmp":
@@ -456,8 +506,10 @@ class Program:
             return None
         off = runtime.ARRAY_OFFSETS
         n_in, n_out = len(self.inputs), len(self.outputs)
-        names = [f"%o{i}" for i in range(n_in + n_out + (self.arena_bytes > 0))]
-        f = Func(self, f"define i32 @fast({', '.join('ptr ' + n for n in names)}) nounwind")
+        names = [f"%o{i}" for i in range(n_in + n_out + self.has_arena)]
+        n_extra = len(self.dims) + len(self.tmps) if self.symbolic else 0
+        extra = ", ptr %extra" if self.symbolic else ""
+        f = Func(self, f"define i32 @fast({', '.join('ptr ' + n for n in names)}{extra}) nounwind")
         fail = "fail"
 
         def field(obj, offset, ty):
@@ -468,6 +520,10 @@ class Program:
             f.line(f"br i1 {cond}, label %{ok}, label %{fail}")
             f.block(ok)
 
+        if self.symbolic:     # %extra: an int64 array of the sizes of self.dims, then the tmps' arena offsets
+            extra = field("%extra", off.data, "ptr")
+            extras = [f.emit(f"load i64, ptr {f.emit(f'getelementptr i64, ptr {extra}, i64 {j}')}")
+                      for j in range(n_extra)]
         for i, b in enumerate(self.inputs):
             obj = names[i]
             check(f.emit(f"icmp eq ptr {field(obj, 8, 'ptr')}, {self.symbol(id(np.ndarray), 'tj_ndarray_type')}"))
@@ -481,8 +537,9 @@ class Program:
                 dims = field(obj, off.dimensions, "ptr")
                 for k, d in enumerate(b.aval.shape):
                     dk = f.emit(f"load i64, ptr {f.emit(f'getelementptr i64, ptr {dims}, i64 {k}')}")
-                    check(f.emit(f"icmp eq i64 {dk}, {d}"))
-        table = f.alloca(f"[{n_in + n_out + 1} x ptr]")
+                    want = extras[self.dims.index(d)] if isinstance(d, Dim) else d
+                    check(f.emit(f"icmp eq i64 {dk}, {want}"))
+        table = f.alloca(f"[{n_in + n_out + 1 + n_extra} x ptr]")
         for i, obj in enumerate(names):
             data = field(obj, off.data, "ptr")
             if i == n_in + n_out:
@@ -490,6 +547,8 @@ class Program:
                 aligned = f.emit(f"and i64 {f.emit(f'add i64 {base}, {ALIGN - 1}')}, {-ALIGN}")
                 data = f.emit(f"inttoptr i64 {aligned} to ptr")
             f.line(f"store ptr {data}, ptr {f.emit(f'getelementptr ptr, ptr {table}, i64 {i}')}")
+        for j in range(n_extra):
+            f.line(f"store i64 {extras[j]}, ptr {f.emit(f'getelementptr ptr, ptr {table}, i64 {self.arena_slot + 1 + j}')}")
         f.line(f"call void @{step}(ptr {table})")
         f.line("ret i32 0")
         f.block(fail)
@@ -510,7 +569,7 @@ class KernelBuilder:
         flat, stride = 0, 1
         for i, d in reversed(list(zip(idx, buf.aval.shape))):
             flat = self.b.iop("add", flat, self.b.iop("mul", i, stride))
-            stride *= d
+            stride = self.b.iop("mul", stride, d)
         if flat == 0:
             return buf.ptr
         return self.f.emit(f"getelementptr inbounds {memory_type(buf.aval.dtype)}, ptr {buf.ptr}, i64 {flat}")
@@ -713,7 +772,8 @@ class LoopBuilder(KernelBuilder):
                 lo, hi = ("%lo", "%hi") if first and n == 0 else (0, shape[a])
                 hints = {}
                 if n == len(axes) - 1:     # long: interleaved accumulators; short: in order, as before
-                    hints = {"interleave_count": 4} if shape[a] >= 256 else {"unroll_full": None} if shape[a] <= 16 else {}
+                    size = _domain_size((shape[a],))
+                    hints = {"interleave_count": 4} if size >= 256 else {"unroll_full": None} if size <= 16 else {}
                 idx[a] = inner.enter_context(f.loop(lo, hi, **hints))
             self.memo.clear()
             self._prefetch(idx)

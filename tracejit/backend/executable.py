@@ -4,10 +4,12 @@ import time
 
 import numpy as np
 
+from ..core.avals import Dim, shape_size, substitute_dims
+from ..core.errors import ShapeError
 from ..core.ir import Literal
 from ..core.trace import bind, eager
 from . import disk_cache, llvm, runtime
-from .codegen import ALIGN, Program
+from .codegen import ALIGN, Program, _domain_size
 
 MISS = object()   # the fast path declined: take the general path
 
@@ -42,9 +44,18 @@ class Executable:
         self.out_avals = [v.aval for v in closed.ir.outvars]
         self.arena_bytes = prog.arena_bytes
         self._arenas = []           # a pool, so that threads calling at once each get their own
-        n_obj = len(prog.inputs) + len(prog.outputs) + (self.arena_bytes > 0)
+        # Symbolic dimensions: where each is read (its first input axis), and per sizes the plan of a call.
+        first = {}
+        for i, b in enumerate(prog.inputs):
+            for a, d in enumerate(b.aval.shape):
+                if isinstance(d, Dim):
+                    first.setdefault(d, (i, a))
+        self.dim_sources = [first[d] for d in prog.dims]
+        self._plans = {}
+        n_obj = len(prog.inputs) + len(prog.outputs) + prog.has_arena + prog.symbolic
         # Small programs keep the GIL (a cheaper call); others release it so that threads run at once.
-        small = sum(a.size for a in self.out_avals) + sum(b.aval.size for b in prog.inputs) < 4096
+        small = sum(_domain_size(a.shape) for a in self.out_avals) + sum(_domain_size(b.aval.shape)
+                                                                         for b in prog.inputs) < 4096
         kind = ctypes.PYFUNCTYPE if small else ctypes.CFUNCTYPE
         self._fast = kind(ctypes.c_int, *[ctypes.py_object] * n_obj)(addrs["fast"]) if prog.fast else None
 
@@ -52,21 +63,47 @@ class Executable:
         return str(llvm.optimize(self.llvm_text))
 
     # ------------------------------------------------------------------------------- general path
-    def _arena(self):
+    def _arena(self, nbytes):
         try:
-            return self._arenas.pop()
+            arena = self._arenas.pop()
         except IndexError:
-            return np.empty(self.arena_bytes + ALIGN, np.uint8)
+            arena = None
+        return arena if arena is not None and arena.nbytes >= nbytes + ALIGN else np.empty(nbytes + ALIGN, np.uint8)
 
-    def _view(self, b, ins, outs, arena):
+    def plan(self, sizes):
+        """For symbolic dimensions of these sizes: (output shapes and dtypes, arena bytes, the int64 array
+        of the sizes then the intermediates' arena offsets, {Dim: size}, {Buffer: offset}). Cached."""
+        plan = self._plans.get(sizes)
+        if plan is None:
+            prog, env = self.program, dict(zip(self.program.dims, sizes))
+            offsets, nbytes = prog.arena_plan(
+                lambda b: shape_size(substitute_dims(b.aval.shape, env)) * b.aval.dtype.itemsize)
+            extra = np.array(list(sizes) + [offsets[b] for b in prog.tmps], np.int64)
+            outs = [(substitute_dims(a.shape, env), a.dtype) for a in self.out_avals]
+            if len(self._plans) > 256:
+                self._plans.clear()
+            plan = self._plans[sizes] = (outs, nbytes, extra, env, offsets)
+        return plan
+
+    def _sizes(self, ins):
+        """The sizes of the symbolic dimensions, checked against every axis that has one."""
+        sizes = tuple(ins[i].shape[a] for i, a in self.dim_sources)
+        env = dict(zip(self.program.dims, sizes))
+        for x, b in zip(ins, self.program.inputs):
+            if np.ndim(x) != b.aval.ndim or any(n != env.get(d, d) for n, d in zip(np.shape(x), b.aval.shape)):
+                raise ShapeError(f"argument of shape {np.shape(x)} does not fit the compiled {b.aval.str_short()}")
+        return sizes
+
+    def _view(self, b, ins, outs, arena, plan=None):
         if b.kind == "in":
             return ins[b.slot]
         if b.kind == "out":
             return outs[b.slot - len(ins)]
         if b.kind == "const":
             return b.value
-        start = (-runtime.data_pointer(arena)) % ALIGN + b.offset
-        return arena[start:start + b.nbytes].view(b.aval.dtype).reshape(b.aval.shape)
+        offset, shape = (b.offset, b.aval.shape) if plan is None else (plan[4][b], substitute_dims(b.aval.shape, plan[3]))
+        start = (-runtime.data_pointer(arena)) % ALIGN + offset
+        return arena[start:start + shape_size(shape) * b.aval.dtype.itemsize].view(b.aval.dtype).reshape(shape)
 
     def run(self, leaves):
         prog = self.program
@@ -76,12 +113,18 @@ class Executable:
             if not (a.flags.c_contiguous and a.flags.aligned):
                 a = np.array(a, order="C")
             ins.append(a)
-        outs = [np.empty(b.aval.shape, b.aval.dtype) if kind == "buf" else None for kind, b in prog.outputs]
-        arena = self._arena()
-        table = np.empty(len(ins) + len(outs) + 1, np.uint64)
+        plan = self.plan(self._sizes(ins)) if prog.symbolic else None
+        shapes = [b.aval.shape for _, b in prog.outputs] if plan is None else [s for s, _ in plan[0]]
+        outs = [np.empty(shape, b.aval.dtype) if kind == "buf" else None
+                for shape, (kind, b) in zip(shapes, prog.outputs)]
+        arena = self._arena(self.arena_bytes if plan is None else plan[1])
+        n = len(ins) + len(outs)
+        table = np.empty(n + 1 + (0 if plan is None else len(plan[2])), np.uint64)
         table[:len(ins)] = [runtime.data_pointer(a) for a in ins]
-        table[len(ins):-1] = [runtime.data_pointer(a) if a is not None else 0 for a in outs]
-        table[-1] = -(-runtime.data_pointer(arena) // ALIGN) * ALIGN
+        table[len(ins):n] = [runtime.data_pointer(a) if a is not None else 0 for a in outs]
+        table[n] = -(-runtime.data_pointer(arena) // ALIGN) * ALIGN
+        if plan is not None:
+            table[n + 1:] = plan[2].view(np.uint64)
         address = runtime.data_pointer(table)
         for step in self.steps:
             if step[0] == "step":
@@ -93,7 +136,7 @@ class Executable:
         for j, (kind, v) in enumerate(prog.outputs):
             if kind == "copy":
                 outs[j] = (np.array(v.value, dtype=v.aval.dtype) if isinstance(v, Literal)
-                           else np.array(self._view(prog.buffers[id(v)], ins, outs, arena)))
+                           else np.array(self._view(prog.buffers[id(v)], ins, outs, arena, plan)))
         self._arenas.append(arena)
         return outs
 
@@ -116,6 +159,8 @@ class Executable:
         code). Counts hits on `entry`."""
         if self._fast is None or n_args != len(self.in_dtypes):
             return None
+        if self.program.symbolic:
+            return self._symbolic_fast_call(n_args, entry, single)
         cfunc, empty = self._fast, np.empty
         specs = [(a.shape, a.dtype) for a in self.out_avals]
         if self.arena_bytes == 0 and len(specs) == 1 and single:
@@ -136,18 +181,47 @@ class Executable:
                 entry.hits += 1
                 return out
             return fast
-        arenas, make_arena, with_arena = self._arenas, self._arena, self.arena_bytes > 0
+        arenas, make_arena, with_arena, arena_bytes = self._arenas, self._arena, self.arena_bytes > 0, self.arena_bytes
 
         def fast(args):
             if len(args) != n_args:
                 return MISS
             outs = [empty(s, d) for s, d in specs]
             if with_arena:
-                arena = make_arena()
+                arena = make_arena(arena_bytes)
                 failed = cfunc(*args, *outs, arena)
                 arenas.append(arena)
             else:
                 failed = cfunc(*args, *outs)
+            if failed:
+                return MISS
+            entry.hits += 1
+            return outs[0] if single else outs
+        return fast
+
+    def _symbolic_fast_call(self, n_args, entry, single):
+        """The fast path of code compiled for symbolic dimensions: their sizes come from the arguments'
+        shapes (the generated code checks every axis against them), the plan of a call per sizes."""
+        cfunc, empty, plans, plan, sources = self._fast, np.empty, self._plans, self.plan, self.dim_sources
+        arenas, make_arena, with_arena = self._arenas, self._arena, self.program.has_arena
+
+        (i0, a0), = sources if len(sources) == 1 else [(None, None)]
+
+        def fast(args):
+            if len(args) != n_args:
+                return MISS
+            try:
+                sizes = (args[i0].shape[a0],) if i0 is not None else tuple([args[i].shape[a] for i, a in sources])
+            except (AttributeError, IndexError):
+                return MISS
+            specs, nbytes, extra, _, _ = plans.get(sizes) or plan(sizes)
+            outs = [empty(s, d) for s, d in specs]
+            if with_arena:
+                arena = make_arena(nbytes)
+                failed = cfunc(*args, *outs, arena, extra)
+                arenas.append(arena)
+            else:
+                failed = cfunc(*args, *outs, extra)
             if failed:
                 return MISS
             entry.hits += 1

@@ -166,8 +166,14 @@ class Emitter:
         return self(f"call {td} @llvm.fptosi.sat.{td}.{'f32' if ts == 'float' else 'f64'}({ts} {x})")
 
     # ------------------------------------------------------------------------- index arithmetic (i64)
+    def size(self, d):
+        """A size as an i64 operand: an int, or the run-time value of a symbolic dimension."""
+        return self.func.size(d)
+
     def iop(self, op, a, c):
-        """i64 arithmetic folding Python ints: op in add, sub, mul, sdiv, srem."""
+        """i64 arithmetic folding Python ints: op in add, sub, mul, sdiv, srem. Operands may be symbolic
+        dimensions (their run-time values)."""
+        a, c = self.size(a), self.size(c)
         if isinstance(a, int) and isinstance(c, int):
             return {"add": a + c, "sub": a - c, "mul": a * c, "sdiv": int(a / c) if c else 0,
                     "srem": int(np.fmod(a, c)) if c else 0}[op]
@@ -187,15 +193,16 @@ class Emitter:
 
     def clamp_index(self, i, lo, hi):
         """min(max(i, lo), hi) on i64 (lo <= hi)."""
-        if isinstance(i, int):
+        i, lo, hi = self.size(i), self.size(lo), self.size(hi)
+        if isinstance(i, int) and isinstance(lo, int) and isinstance(hi, int):
             return min(max(i, lo), hi)
         return self.intrinsic("smin", self.intrinsic("smax", i, lo, dtype=np.int64), hi, dtype=np.int64)
 
     def in_range(self, i, lo, hi):
         """lo <= i < hi as i1 (or a Python bool)."""
-        if isinstance(i, int):
+        if isinstance(i, int) and isinstance(hi, int):
             return lo <= i < hi
-        return self(f"icmp ult i64 {self.iop('sub', i, lo)}, {hi - lo}")
+        return self(f"icmp ult i64 {self.iop('sub', i, lo)}, {self.iop('sub', hi, lo)}")
 
     def all_of(self, conds):
         """The conjunction of i1 values and Python bools (True when empty)."""

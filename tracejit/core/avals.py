@@ -33,18 +33,87 @@ def is_int(dtype):
     return np.dtype(dtype).kind in "iu"
 
 
+class SymbolicDimError(ShapeError):
+    """An operation needs the size of a dimension that is compiled symbolically."""
+
+    def __init__(self, message, dim=None, why=None):
+        super().__init__(message)
+        self.dim, self.why = dim, why
+
+
+class Dim:
+    """A symbolic dimension: a size known only at run time (compiled for any size), printed as its name.
+
+    Dims are equal when their names are; they broadcast against 1 and pass through every shape rule that
+    only compares or copies sizes. Anything that needs the number (arithmetic, int(), ordering) raises a
+    SymbolicDimError naming the dimension, where it came from and what needed it."""
+
+    __slots__ = ("name", "origin")
+
+    def __init__(self, name, origin=None):
+        self.name, self.origin = str(name), origin
+
+    def __eq__(self, other):
+        return isinstance(other, Dim) and other.name == self.name
+
+    def __hash__(self):
+        return hash(("Dim", self.name))
+
+    def __repr__(self):
+        return self.name
+
+    def need(self, why="this operation"):
+        """Raise the SymbolicDimError saying that `why` needs this dimension's size."""
+        where = f" of {self.origin}" if self.origin else ""
+        raise SymbolicDimError(f"dimension {self.name}{where} is symbolic (compiled for any size); {why} needs "
+                               f"its size. Leave this dimension out of dynamic_dims.", self, why)
+
+    def _arith(self, *_):
+        self.need()        # Builder.emit names the primitive whose shape rule got here
+
+    __int__ = __index__ = __float__ = _arith
+    __add__ = __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = _arith
+    __floordiv__ = __rfloordiv__ = __truediv__ = __mod__ = __neg__ = _arith
+    __lt__ = __le__ = __gt__ = __ge__ = _arith
+
+
+def is_symbolic(shape):
+    return any(isinstance(d, Dim) for d in shape)
+
+
+def symbolic_dims(shape):
+    return [d for d in shape if isinstance(d, Dim)]
+
+
+def substitute_dims(value, sizes):
+    """value (a shape, a param: tuples nest) with every Dim replaced by its size in `sizes`."""
+    if isinstance(value, Dim):
+        return sizes[value]
+    if isinstance(value, tuple):
+        return tuple(substitute_dims(v, sizes) for v in value)
+    if isinstance(value, list):
+        return [substitute_dims(v, sizes) for v in value]
+    if isinstance(value, dict):
+        return {k: substitute_dims(v, sizes) for k, v in value.items()}
+    return value
+
+
+def _dim(d):
+    return d if isinstance(d, Dim) else int(d)
+
+
 class ShapedArray:
     """What a tracer knows about a value: its shape and dtype, and whether it came from a Python scalar."""
 
     __slots__ = ("dtype", "shape", "weak_type")
 
     def __init__(self, shape, dtype, weak_type=False):
-        self.shape = tuple(int(d) for d in shape)
+        self.shape = tuple(map(_dim, shape))
         self.dtype = canonical_dtype(dtype)
         self.weak_type = bool(weak_type)
 
     ndim = property(lambda self: len(self.shape))
-    size = property(lambda self: math.prod(self.shape))
+    size = property(lambda self: shape_size(self.shape))
 
     def update(self, shape=None, dtype=None, weak_type=None):
         return ShapedArray(self.shape if shape is None else shape, self.dtype if dtype is None else dtype,
@@ -89,8 +158,35 @@ def result_dtype(*avals):
 
 # Shape helpers: every rule goes through these so that symbolic dimensions need changes in one place.
 
-def shape_size(shape):
+def shape_size(shape, why="this operation"):
+    """The number of elements; a SymbolicDimError when a dimension is symbolic."""
+    for d in symbolic_dims(shape):
+        d.need(why)
     return math.prod(shape)
+
+
+def same_size(old, new):
+    """Whether a reshape from old to new keeps the number of elements (no negative sizes). With symbolic
+    dims it must keep them in order with equal products of the fixed sizes between them; otherwise the
+    first symbolic dim raises, as the reshape needs its size."""
+    if any(not isinstance(d, Dim) and d < 0 for d in new):
+        return False
+    if not (is_symbolic(old) or is_symbolic(new)):
+        return math.prod(old) == math.prod(new)
+
+    def segments(shape):
+        segs, run = [], 1
+        for d in shape:
+            if isinstance(d, Dim):
+                segs.append((run, d))
+                run = 1
+            else:
+                run *= d
+        return segs + [(run, None)]
+
+    if segments(old) != segments(new):
+        (symbolic_dims(old) or symbolic_dims(new))[0].need(f"reshape from {tuple(old)} to {tuple(new)}")
+    return True
 
 
 def normalize_axis(axis, ndim, what="axis"):
@@ -119,6 +215,10 @@ def broadcast_shapes(*shapes, op="broadcast"):
     for i in range(ndim):
         sizes = {s[i - ndim + len(s)] for s in shapes if i - ndim + len(s) >= 0} - {1}
         if len(sizes) > 1:
+            sym = [d for d in sizes if isinstance(d, Dim)]
+            if sym:
+                fixed = sorted(str(d) for d in sizes if d is not sym[0])
+                sym[0].need(f"{op} against size {', '.join(fixed)} (shapes {' and '.join(map(str, shapes))})")
             listed = " and ".join(str(tuple(s)) for s in shapes)
             raise ShapeError(f"{op}: shapes {listed} cannot be broadcast together")
         result.append(sizes.pop() if sizes else 1)

@@ -165,13 +165,18 @@ class _Printer:
 
     def __init__(self):
         self.names, self.segments = {}, []
+        self.taken = set()        # names given, and those of symbolic dimensions, which variables skip
 
     def emit(self, text, style=None):
         self.segments.append((text, style))
 
     def name(self, v):
         if v not in self.names:
-            self.names[v] = var_name(len(self.names))
+            k = len(self.names)
+            while var_name(k) in self.taken:
+                k += 1
+            self.names[v] = var_name(k)
+            self.taken.add(self.names[v])
         return self.names[v]
 
     def atom(self, x):
@@ -186,6 +191,7 @@ class _Printer:
 
     def ir(self, ir, indent):
         pad = " " * indent
+        self.taken |= {str(d) for v in [*ir.constvars, *ir.invars] for d in v.aval.shape if not isinstance(d, int)}
         self.emit("{ ")
         self.emit("lambda", "keyword")
         for v in ir.constvars:

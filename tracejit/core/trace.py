@@ -9,8 +9,8 @@ import threading
 
 import numpy as np
 
-from .avals import ShapedArray, aval_of, is_python_scalar
-from .errors import ConcretizationError, EscapedTracerError
+from .avals import Dim, ShapedArray, SymbolicDimError, aval_of, is_python_scalar, substitute_dims
+from .errors import ConcretizationError, EscapedTracerError, ShapeError
 from .ir import IR, ClosedIR, Eqn, Literal, Var
 
 # simplify(eqn, producer) -> None | atom | (prim, inputs, params): a rewrite of one equation (tracejit.passes).
@@ -170,7 +170,12 @@ class Builder:
 
     def emit(self, prim, args, params):
         atoms = [self.atom(x) for x in args]
-        out_avals = prim.abstract_eval(*[a.aval for a in atoms], **params)
+        try:
+            out_avals = prim.abstract_eval(*[a.aval for a in atoms], **params)
+        except SymbolicDimError as e:
+            if e.why != "this operation":
+                raise
+            e.dim.need(prim.name)
         outvars = [Var(a) for a in out_avals]
         self.eqns.append(Eqn(prim, atoms, params, outvars))
         sources = frozenset().union(*(x.sources for x in args if isinstance(x, Tracer)))
@@ -286,10 +291,23 @@ def eval_ir(closed, *args):
     def read(x):
         return x if isinstance(x, Literal) else env[x]
 
+    sizes = _dim_sizes(ir.invars, args)
     for eqn in ir.eqns:
-        outs = bind(eqn.prim, *[read(x) for x in eqn.inputs], **eqn.params)
+        params = substitute_dims(eqn.params, sizes) if sizes else eqn.params
+        outs = bind(eqn.prim, *[read(x) for x in eqn.inputs], **params)
         env.update(zip(eqn.outvars, outs if eqn.prim.multiple_results else [outs]))
     return [np.asarray(x.value) if isinstance(x, Literal) else env[x] for x in ir.outvars]
+
+
+def _dim_sizes(invars, args):
+    """The size of each symbolic dimension of the inputs, taken from concrete arguments (none while
+    tracing: the enclosing trace keeps the symbols)."""
+    sizes = {}
+    for v, x in zip(invars, args):
+        for d, n in zip(v.aval.shape, np.shape(x) if not isinstance(x, Tracer) else ()):
+            if isinstance(d, Dim) and sizes.setdefault(d, n) != n:
+                raise ShapeError(f"dimension {d} is {sizes[d]} in one argument and {n} in another")
+    return sizes
 
 
 def is_tracer(x):

@@ -4,6 +4,7 @@ import numpy as np
 from ..core.avals import (
     DEFAULT_FLOAT,
     DEFAULT_INT,
+    Dim,
     aval_of,
     broadcast_shapes,
     canonical_dtype,
@@ -118,7 +119,7 @@ def broadcast_operands(*xs, op):
 def normalize_shape(shape):
     if isinstance(shape, (int, np.integer)):
         return (int(shape),)
-    return tuple(int(d) for d in shape)
+    return tuple(d if isinstance(d, Dim) else int(d) for d in shape)
 
 
 def full(shape, fill_value, dtype=None):

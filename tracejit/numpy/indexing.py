@@ -2,7 +2,7 @@
 (integer-array) indexing becomes one gather, and x.at[idx] updates become scatter_add."""
 import numpy as np
 
-from ..core.avals import DEFAULT_INT, broadcast_shapes, normalize_axis
+from ..core.avals import DEFAULT_INT, Dim, broadcast_shapes, normalize_axis
 from ..core.errors import ConcretizationError
 from ..core.trace import Tracer, bind, eager
 from ..primitives import indexing as ix
@@ -83,7 +83,11 @@ def _basic(x, entries):
     starts, limits, strides, flips, drop = [], [], [], [], []
     dynamic = {}
     for axis, (e, d) in enumerate(zip(entries, shape)):
-        if isinstance(e, slice):
+        if isinstance(d, Dim) and isinstance(e, slice) and e == slice(None):     # the whole symbolic axis: no size needed
+            starts.append(0), limits.append(d), strides.append(1)
+        elif isinstance(e, slice):
+            if isinstance(d, Dim):
+                d.need(f"the slice {e.start}:{e.stop}:{e.step} of an axis")
             start, stop, step = e.indices(d)
             if step > 0:
                 n = len(range(start, stop, step))

@@ -3,7 +3,7 @@ import builtins
 
 import numpy as np
 
-from ..core.avals import DEFAULT_FLOAT, DEFAULT_INT, canonical_dtype, normalize_axes, normalize_axis
+from ..core.avals import DEFAULT_FLOAT, DEFAULT_INT, Dim, canonical_dtype, normalize_axes, normalize_axis, shape_size
 from ..core.errors import ShapeError
 from ..core.trace import Tracer, bind
 from ..primitives import reductions as rd
@@ -99,8 +99,8 @@ def reshape(a, newshape, order="C"):
     if newshape.count(-1) > 1:
         raise ShapeError(f"reshape: can only infer one dimension, got {newshape}")
     if -1 in newshape:
-        known = int(np.prod([d for d in newshape if d != -1]))
-        size = int(np.prod(shape))
+        known = shape_size([d for d in newshape if d != -1], "reshape with -1")
+        size = shape_size(shape, "reshape with -1")
         if known == 0 or size % known:
             raise ShapeError(f"reshape: cannot reshape an array of shape {shape} ({size} elements) into {newshape}")
         newshape = tuple(size // known if d == -1 else d for d in newshape)
@@ -252,18 +252,34 @@ def all(a, axis=None, keepdims=False):
 def mean(a, axis=None, dtype=None, keepdims=False):
     a = asarray(a)
     (a,) = promote(a, to_float=True) if dtype is None else (astype(a, dtype),)
-    shape = aval(a).shape
-    count = int(np.prod([shape[i] for i in normalize_axes(axis, len(shape))]))
+    count = _count(a, axis)
+    if isinstance(count, Tracer):
+        return divide(sum(a, axis, keepdims=keepdims), count)
     return divide(sum(a, axis, keepdims=keepdims), np.asarray(count, aval(a).dtype) if count else np.nan)
+
+
+def _count(a, axis, ddof=0):
+    """How many elements a reduction over axis combines, less ddof: an int, or a traced scalar of a's
+    dtype when a reduced dimension is symbolic (its size is read at run time)."""
+    shape = aval(a).shape
+    axes = normalize_axes(axis, len(shape))
+    count = shape_size([shape[i] for i in axes if not isinstance(shape[i], Dim)])
+    symbolic = [i for i in axes if isinstance(shape[i], Dim)]
+    if not symbolic:
+        return count - ddof
+    for i in symbolic:
+        size = astype(bind(sh.dim_size_p, dim=shape[i]), aval(a).dtype)
+        count = size if count == 1 else multiply(count, size)
+    return subtract(count, ddof) if ddof else count
 
 
 def var(a, axis=None, dtype=None, ddof=0, keepdims=False):
     a = asarray(a)
     (a,) = promote(a, to_float=True) if dtype is None else (astype(a, dtype),)
-    shape = aval(a).shape
-    count = int(np.prod([shape[i] for i in normalize_axes(axis, len(shape))]))
+    count = _count(a, axis, ddof)
     centered = subtract(a, mean(a, axis, keepdims=True))
-    return divide(sum(square(centered), axis, keepdims=keepdims), np.asarray(count - ddof, aval(a).dtype))
+    return divide(sum(square(centered), axis, keepdims=keepdims),
+                  count if isinstance(count, Tracer) else np.asarray(count, aval(a).dtype))
 
 
 def std(a, axis=None, dtype=None, ddof=0, keepdims=False):

@@ -9,6 +9,7 @@ A scalar result becomes a literal; an array result becomes a new constant, but o
 """
 import numpy as np
 
+from ..core.avals import is_symbolic
 from ..core.ir import Literal
 from ..core.trace import bind, eager
 from ._sweep import Sweep, concrete, effectful
@@ -37,7 +38,7 @@ def _evaluate(eqn, known):
     """The equation's output values, or None when it must stay (see the module docstring)."""
     if effectful(eqn) or any(not isinstance(x, Literal) and x not in known for x in eqn.inputs):
         return None
-    if sum(v.aval.size for v in eqn.outvars) > MAX_FOLD_ELEMENTS:
+    if any(is_symbolic(v.aval.shape) for v in eqn.outvars) or sum(v.aval.size for v in eqn.outvars) > MAX_FOLD_ELEMENTS:
         return None
     if any(v.aval.ndim for v in eqn.outvars) and all(isinstance(x, Literal) for x in eqn.inputs):
         return None

@@ -1,4 +1,6 @@
 """dot_general: contraction with batch dimensions, the one primitive behind dot, matmul and einsum."""
+import functools
+
 import numpy as np
 
 from ..backend.rules import Kernel
@@ -116,6 +118,15 @@ def _gemm_trans(ndim, batch, rows, cols):
     return NO_TRANS if order == [*batch, *rows, *cols] else TRANS if order == [*batch, *cols, *rows] else None
 
 
+def _at_least_1(b, x):
+    return max(x, 1) if isinstance(x, int) else b.intrinsic("smax", x, 1, dtype=np.int64)
+
+
+def _blas_int(b, x, it):
+    """An i64 size as the BLAS integer type."""
+    return x if isinstance(x, int) or it == "i64" else b(f"trunc i64 {x} to {it}")
+
+
 def _lower_dot_general(k, outs, ins, dimension_numbers):
     """The BLAS numpy ships (cblas gemm per batch element) when both operands are row-major or
     transposed matrices per batch element; otherwise loops (any dtype) ordered for the innermost
@@ -125,24 +136,28 @@ def _lower_dot_general(k, outs, ins, dimension_numbers):
     (lc, rc), (lb, rb) = dimension_numbers
     ls, rs, dtype = lhs.aval.shape, rhs.aval.shape, out.aval.dtype
     lf, rf = _free_axes(len(ls), lc, lb), _free_axes(len(rs), rc, rb)
-    m, n, kk = (int(np.prod([shape[a] for a in axes])) for shape, axes in ((ls, lf), (rs, rf), (ls, lc)))
-    batch = int(np.prod([ls[a] for a in lb]))
     b = k.b
-    if out.aval.size == 0:
+    m, n, kk, batch = (functools.reduce(lambda x, y: b.iop("mul", x, y), [shape[a] for a in axes], 1)
+                       for shape, axes in ((ls, lf), (rs, rf), (ls, lc), (ls, lb)))
+    if m == 0 or n == 0 or batch == 0:
         return
     ta, tb = _gemm_trans(len(ls), lb, lf, lc), _gemm_trans(len(rs), rb, rc, rf)
-    address = gemm_address(dtype) if dtype.kind == "f" and kk > 0 else None
+    address = gemm_address(dtype) if dtype.kind == "f" and kk != 0 else None
     if address is not None and ta is not None and tb is not None:
+        # Symbolic sizes may be 0 at run time: the BLAS then zeroes C (beta 0), given leading dims >= 1.
         it = f"i{gemm_int_bits()}"
         ty = b.ty(dtype)
         lda, ldb = (kk if ta == 111 else m), (n if tb == 111 else kk)
+        sizes = [(lhs, b.iop("mul", m, kk)), (rhs, b.iop("mul", kk, n)), (out, b.iop("mul", m, n))]
+        m, n, kk, lda, ldb, ldc = (_blas_int(b, x, it) for x in (m, n, kk, _at_least_1(b, lda),
+                                                                 _at_least_1(b, ldb), _at_least_1(b, n)))
         with k.loop(0, batch) as i:
             a, bm, c = (k.f.emit(f"getelementptr {ty}, ptr {buf.ptr}, i64 {b.iop('mul', i, size)}")
-                        for buf, size in ((lhs, m * kk), (rhs, kk * n), (out, m * n)))
+                        for buf, size in sizes)
             gemm = k.f.module.symbol(address, f"tj_gemm_{dtype.name}")
             k.line(f"call void {gemm}(i32 {ROW_MAJOR}, i32 {ta}, i32 {tb}, "
                    f"{it} {m}, {it} {n}, {it} {kk}, {ty} {b.const(1, dtype)}, ptr {a}, {it} {lda}, "
-                   f"ptr {bm}, {it} {ldb}, {ty} {b.const(0, dtype)}, ptr {c}, {it} {n})")
+                   f"ptr {bm}, {it} {ldb}, {ty} {b.const(0, dtype)}, ptr {c}, {it} {ldc})")
         return
     with k.loop_nest(out.aval.shape) as i:
         k.store(out, i, b.const(0, dtype))

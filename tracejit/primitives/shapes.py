@@ -3,7 +3,7 @@ concatenate, iota. All but iota are linear; their transposes move cotangents bac
 import numpy as np
 
 from ..backend.rules import IndexMap
-from ..core.avals import ShapedArray, shape_size
+from ..core.avals import ShapedArray, same_size
 from ..core.errors import ShapeError
 from ..core.trace import Primitive, bind
 from .base import UndefinedPrimal, Zero, aval, batched_axis, full, linear_jvp, move_batch_axis, scalar, zeros
@@ -103,7 +103,7 @@ broadcast_in_dim_p.set(batch=_broadcast_in_dim_batch)
 
 
 def _reshape_shape(x, new_sizes):
-    if shape_size(new_sizes) != x.size or any(d < 0 for d in new_sizes):
+    if not same_size(x.shape, new_sizes):
         raise ShapeError(f"reshape: cannot reshape an array of shape {x.shape} ({x.size} elements) "
                          f"into shape {tuple(new_sizes)}")
     return ShapedArray(new_sizes, x.dtype, x.weak_type)
@@ -372,6 +372,16 @@ iota_p.set(jvp=lambda primals, tangents, **params: (_p(iota_p, **params), Zero(_
            batch=lambda args, dims, **params: (_p(iota_p, **params), None))
 
 
+# ------------------------------------------------------------------------------------------ dim_size
+# The size of a symbolic dimension as an int64 scalar, read at run time (tnp.mean over a symbolic axis
+# divides by it). No operand: it depends on no value, so nothing is kept alive for it.
+
+dim_size_p = Primitive("dim_size", lambda dim: ShapedArray((), np.int64),
+                       lambda dim: np.asarray(dim, np.int64))
+dim_size_p.set(jvp=lambda primals, tangents, dim: (_p(dim_size_p, dim=dim), Zero(ShapedArray((), np.int64))),
+               batch=lambda args, dims, dim: (_p(dim_size_p, dim=dim), None))
+
+
 # ------------------------------------------------------------------------------------------- lowering
 # Index maps (tracejit.backend.rules.IndexMap): the operand index an output index reads, so that these
 # ops fuse into the loops around them. Indices are i64 SSA names or Python ints.
@@ -448,5 +458,6 @@ rev_p.set(lower=IndexMap(lambda b, idx, read, dimensions: read(0, [
 slice_p.set(lower=IndexMap(_lower_slice))
 pad_p.set(lower=IndexMap(_lower_pad))
 concatenate_p.set(lower=IndexMap(_lower_concatenate))
+dim_size_p.set(lower=IndexMap(lambda b, idx, read, dim: str(b.size(dim))))
 iota_p.set(lower=IndexMap(lambda b, idx, read, dtype, shape, dimension: b.convert(
     idx[dimension], np.int64, dtype)))

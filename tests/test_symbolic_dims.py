@@ -1,0 +1,98 @@
+"""Symbolic dimensions: code compiled once for any size gives the results of shape-specialised code."""
+import numpy as np
+import pytest
+
+import tracejit as tj
+import tracejit.numpy as tnp
+from tracejit import nn
+from tracejit.core.avals import Dim, ShapedArray, SymbolicDimError
+
+SIZES = (0, 1, 2, 7, 100)
+rng = np.random.default_rng(0)
+
+
+def mlp_loss(params, x, y):
+    h = tnp.tanh(x @ params["w1"] + params["b1"])
+    return tnp.mean((h @ params["w2"] - y) ** 2)
+
+
+W = rng.standard_normal((16, 8)).astype(np.float32)
+PARAMS = {"w1": rng.standard_normal((16, 8)), "b1": rng.standard_normal(8), "w2": rng.standard_normal((8, 3))}
+SUITE = {
+    "elementwise": (lambda x: tnp.exp(-x * x) * 0.5 + tnp.tanh(x) / (1.0 + x * x), lambda n: [rng.random((n, 16))]),
+    "sum_over_n": (lambda x: tnp.sum(tnp.sin(x), axis=0), lambda n: [rng.random((n, 16))]),
+    "max_not_over_n": (lambda x: tnp.max(x * 2.0, axis=1), lambda n: [rng.random((n, 16))]),
+    "mean_all": (lambda x: tnp.mean(x), lambda n: [rng.random((n, 16))]),
+    "matmul": (lambda x, w: tnp.tanh(x) @ w, lambda n: [rng.random((n, 16)).astype(np.float32), W]),
+    "softmax": (lambda x: nn.softmax(x, axis=-1), lambda n: [rng.random((n, 16))]),
+    "broadcast_vector": (lambda x, v: x * v[:, None] + 1.0, lambda n: [rng.random((n, 16)), rng.random(n)]),
+    "mlp_grad": (tj.grad(mlp_loss), lambda n: [PARAMS, rng.standard_normal((n, 16)), rng.standard_normal((n, 3))]),
+}
+SPECS = {"elementwise": {"x": {0: "n"}}, "sum_over_n": {"x": {0: "n"}}, "max_not_over_n": {"x": {0: "n"}},
+         "mean_all": {"x": {0: "n"}}, "matmul": {"x": {0: "n"}}, "softmax": {"x": {0: "n"}},
+         "broadcast_vector": {"x": {0: "n"}, "v": {0: "n"}}, "mlp_grad": {"x": {0: "n"}, "y": {0: "n"}}}
+
+
+@pytest.mark.parametrize("name", list(SUITE))
+def test_symbolic_equals_specialised(name):
+    fun, make = SUITE[name]
+    symbolic = tj.jit(fun, dynamic_dims=SPECS[name], cache=False)
+    for n in SIZES:
+        args = make(n)
+        expected = tj.jit(fun, cache=False)(*args)
+        got = symbolic(*args)
+        for e, g in zip(tj.tree_util.tree_leaves(expected), tj.tree_util.tree_leaves(got)):
+            assert g.shape == e.shape and g.dtype == e.dtype
+            np.testing.assert_allclose(g, e, rtol=2e-5, atol=1e-6, equal_nan=True)
+    assert symbolic.misses == 1
+
+
+def test_reference_interpreter_runs_symbolic_ir():
+    fun, make = SUITE["mlp_grad"]
+    symbolic = tj.jit(fun, dynamic_dims=SPECS["mlp_grad"], backend="reference")
+    for n in (0, 3):
+        got, expected = symbolic(*make(n)), fun(*make(n))
+        assert set(got) == set(expected) and symbolic.misses == 1
+
+
+def test_policy_compiles_at_most_twice_for_32_sizes():
+    f = tj.jit(lambda x, w: tnp.tanh(x) @ w, cache=False)
+    for n in range(1, 33):
+        x = rng.random((n, 16)).astype(np.float32)
+        np.testing.assert_allclose(f(x, W), np.tanh(x) @ W, rtol=1e-5, atol=1e-5)
+    assert f.misses == 2
+    args = [a for row in f.cache_info().signatures for a in row.args]
+    assert ("x", "f32[n,16]") in args and ("x", "f32[1,16]") in args
+
+
+def test_policy_shares_a_dimension_between_arguments_that_move_together():
+    f = tj.jit(lambda x, y: tnp.sum(x * y[:, None]), cache=False)
+    for n in (2, 5, 9, 11):
+        x, y = rng.random((n, 4)), rng.random(n)
+        np.testing.assert_allclose(f(x, y), np.sum(x * y[:, None]))
+    assert f.misses == 2
+
+
+def test_policy_stays_specialised_where_a_size_is_needed():
+    f = tj.jit(lambda x: tnp.reshape(x, (-1,)), cache=False)
+    for n in (1, 2, 3):
+        np.testing.assert_array_equal(f(np.ones((n, 3))), np.ones(3 * n))
+    assert f.misses == 3
+
+
+def test_error_names_the_dimension_and_why():
+    f = tj.jit(lambda x: tnp.reshape(x, (-1,)), dynamic_dims={"x": {0: "n"}})
+    with pytest.raises(SymbolicDimError, match="dimension n of argument x is symbolic.*reshape"):
+        f(np.ones((3, 4)))
+    g = tj.jit(lambda x: x + tnp.ones(5), dynamic_dims={"x": {0: "n"}})
+    with pytest.raises(SymbolicDimError, match="dimension n of argument x.*add"):
+        g(np.ones(3))
+
+
+def test_ir_prints_symbolic_dims():
+    n = Dim("n")
+    text = str(tj.make_ir(lambda x, w: tnp.tanh(x) @ w)(ShapedArray((n, 64), "float32"),
+                                                           ShapedArray((64, 8), "float32")))
+    assert "a:f32[n,64]" in text and "f32[n,8] = dot_general" in text
+    lowered = tj.jit(lambda x: x * 2.0, dynamic_dims={"x": {0: "n"}}).lower(np.ones((3, 2), np.float32))
+    assert "f32[n,2]" in lowered.as_text()
