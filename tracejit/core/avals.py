@@ -25,14 +25,6 @@ def canonical_dtype(dtype):
     return d
 
 
-def is_float(dtype):
-    return np.dtype(dtype).kind == "f"
-
-
-def is_int(dtype):
-    return np.dtype(dtype).kind in "iu"
-
-
 class SymbolicDimError(ShapeError):
     """An operation needs the size of a dimension that is compiled symbolically."""
 

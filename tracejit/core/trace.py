@@ -310,14 +310,6 @@ def _dim_sizes(invars, args):
     return sizes
 
 
-def is_tracer(x):
-    return isinstance(x, Tracer)
-
-
-def concrete_aval(x):
-    """The aval of a tracer or a concrete value."""
-    return x.aval if isinstance(x, Tracer) else aval_of(x)
-
 
 def canonicalize_input(x, path):
     """A user argument as an array, or a TypeError naming its pytree path."""
