@@ -47,6 +47,19 @@ def test_symbolic_equals_specialised(name):
     assert symbolic.misses == 1
 
 
+@pytest.mark.parametrize("name", ["sum_over_n", "mean_all", "softmax", "mlp_grad"])
+def test_large_sizes_split_over_threads_and_spill_the_stack_arena(name):
+    """Sizes where a loop goes parallel (chosen per call) and the arena outgrows the native stack,
+    between small calls of the same compiled code."""
+    fun, make = SUITE[name]
+    symbolic = tj.jit(fun, dynamic_dims=SPECS[name], cache=False)
+    for n in (3, 60_000, 2, 60_000):
+        args = make(n)
+        for e, g in zip(tj.tree_util.tree_leaves(tj.jit(fun, cache=False)(*args)),
+                        tj.tree_util.tree_leaves(symbolic(*args))):
+            np.testing.assert_allclose(g, e, rtol=1e-4, atol=1e-6)
+    assert symbolic.misses == 1
+
 def test_reference_interpreter_runs_symbolic_ir():
     fun, make = SUITE["mlp_grad"]
     symbolic = tj.jit(fun, dynamic_dims=SPECS["mlp_grad"], backend="reference")

@@ -15,8 +15,16 @@ Buffers are the inputs, the outputs (fresh arrays), constants and intermediates,
 The module has one function per group (`ptr noalias` buffer arguments and the [lo, hi) range of the
 outermost loop, so that a large loop can be split over threads), `step<j>(ptr table)` functions that run
 consecutive serial groups with buffer addresses read from a table, `par<j>(table, chunk, n_chunks)` for
-the groups split over threads, and, when the whole program is one step, `fast(PyObject*...)` that checks
-the argument arrays itself and reads their data pointers from the array objects.
+the groups split over threads, and, when no group is split and none runs in Python, `fast(PyObject*...)`
+that checks the argument arrays itself, reads their data pointers from the array objects, takes its arena
+from the native stack (up to STACK_ARENA bytes) and calls the steps.
+
+Symbolic dimensions. Sizes are table slots after the arena; each intermediate's arena offset has a slot
+too, from `block_plan` (a plan valid for every size, which the fast entry evaluates from the sizes it reads
+from the arrays' dimensions). A group whose loop domain has a symbolic dimension and could be split over
+the threads gets both a serial step and its `par` entry: a `("split", ...)` step, resolved per call from
+the run-time domain size (`Split.parallel`); the fast entry returns 2 when a split should go parallel or
+the arena does not fit on the stack, and the caller then runs the steps itself.
 
 The module holds no address of this process: constants, numpy's type objects and the BLAS are named
 external symbols (`Program.symbols`: name -> address) that loading resolves, so that its object code can
@@ -34,6 +42,7 @@ from .rules import Control, Elementwise, Emitter, IndexMap, Kernel, Reduce, cons
 
 ALIGN = 64
 PARALLEL_NS = 150_000     # estimated serial time above which a loop is split over the cores
+STACK_ARENA = 128 << 10   # arena bytes up to which the fast entry takes its arena from the native stack
 MAX_FUSED = 1024          # equations per loop nest
 VECTORIZE_LIMIT = 800     # body size (instructions, a math call counting 100) above which loops stay scalar
 SIZE_HINT = 1024          # what a symbolic dimension counts as where a heuristic needs a size
@@ -155,6 +164,33 @@ def _domain_size(shape):
     return math.prod(SIZE_HINT if isinstance(d, Dim) else d for d in shape) if shape is not None else 0
 
 
+def _size_expression(aval):
+    """(constant factor, sorted dims): an array's bytes as a product that run-time sizes complete."""
+    dims = tuple(sorted((d for d in aval.shape if isinstance(d, Dim)), key=str))
+    return math.prod(d for d in aval.shape if not isinstance(d, Dim)) * aval.dtype.itemsize, dims
+
+
+def block_bytes(blocks, sizes):
+    """(offset of each block, arena bytes) for {Dim: size}: blocks of at least one byte, ALIGN-aligned."""
+    offsets, total = [], 0
+    for factor, dims in blocks:
+        offsets.append(total)
+        total += -(-max(factor * math.prod(sizes[d] for d in dims), 1) // ALIGN) * ALIGN
+    return offsets, total
+
+
+class Split:
+    """A group with a symbolic loop domain, run serially by `step` or over the threads by `par` (a list of
+    steps), chosen per call: parallel when the domain's symbolic sizes multiply to more than `limit`
+    (estimated serial time above PARALLEL_NS) and the outermost loop has more than one iteration."""
+
+    def __init__(self, step, par, dims, limit, outer):
+        self.step, self.par, self.dims, self.limit, self.outer = step, par, dims, limit, outer
+
+    def parallel(self, sizes):
+        return math.prod(sizes[d] for d in self.dims) > self.limit and sizes.get(self.outer, self.outer) > 1
+
+
 def plan_groups(ir, fuse=True):
     """Groups in execution order, dead equations dropped. fuse=False gives every equation its own."""
     outputs = {id(v) for v in ir.outvars if not isinstance(v, Literal)}
@@ -228,6 +264,7 @@ class Program:
         self.arena_slot = n_in + len(ir.outvars)
         self.dim_slot = {d: self.arena_slot + 1 + k for k, d in enumerate(self.dims)}
         self.tmps = []
+        self.partials = []                 # symbolic: per split reduction, its chunks' partial results
         for g in self.groups:
             for v in g.stores:
                 if id(v) not in self.buffers:
@@ -267,7 +304,35 @@ class Program:
 
     @property
     def has_arena(self):
-        return bool(self.tmps) if self.symbolic else self.arena_bytes > 0
+        return bool(self.tmps or self.partials) if self.symbolic else self.arena_bytes > 0
+
+    @property
+    def fast_takes_arena(self):
+        """Whether the fast entry takes an arena array from the caller (too large for the stack)."""
+        return not self.symbolic and self.arena_bytes > STACK_ARENA
+
+    def block_plan(self):
+        """The arena plan of symbolic code, valid for every size: a buffer reuses a freed block only when
+        its size has the same expression (the same constant factor times the same dims), so offsets are
+        sums of block sizes. Returns ([(bytes per unit, dims)] per block, {tmp Buffer: block index})."""
+        last_use = {id(x): k for k, g in enumerate(self.groups) for x in self.reads(g)}
+        blocks, block_of, free = [], {}, {}
+        for k, g in enumerate(self.groups):
+            for v in g.stores:
+                b = self.buffers[id(v)]
+                if b.kind == "tmp" and b not in block_of:
+                    key = _size_expression(b.aval)
+                    block_of[b] = free[key].pop() if free.get(key) else len(blocks)
+                    if block_of[b] == len(blocks):
+                        blocks.append(key)
+            for x in self.reads(g):
+                b = self.buffers.get(id(x))
+                if b is not None and b.kind == "tmp" and last_use[id(x)] == k:
+                    free.setdefault(blocks[block_of[b]], []).append(block_of[b])
+        for p in self.partials:
+            block_of[p] = len(blocks)
+            blocks.append((runtime.NUM_THREADS * ALIGN, ()))
+        return blocks, block_of
 
     def arena_plan(self, nbytes):
         """First fit over the groups' liveness: ({tmp Buffer: offset}, arena bytes); nbytes(buffer)."""
@@ -373,15 +438,16 @@ class Program:
         return self.buffers[id(x)]
 
     def build(self):
-        """LLVM module text; fills self.steps with ("step", name) | ("par", name, n) | ("py", eqn)."""
+        """LLVM module text; fills self.steps with ("step", name) | ("par", name, n) | ("py", eqn) |
+        ("split", Split) whose step and par are such steps."""
         self.literal_arrays, self.steps, self.metadata = [], [], []
-        self.symbols, self._const_names = {}, {}
+        self.symbols, self._const_names, self.n_entries = {}, {}, 0
         n_threads = runtime.NUM_THREADS
         serial = []
 
         def flush():
             if serial:
-                name = f"step{len(self.steps)}"
+                name = self._entry_name("step")
                 f = Func(self, f"define void @{name}(ptr %table) nounwind noinline")
                 table = ", ptr %table" if self.symbolic else ""
                 for kname, bufs in serial:
@@ -398,19 +464,29 @@ class Program:
                 self.steps.append(("py", g.root))
                 continue
             kname, bufs, cost = self.kernel(g)
-            self.outer[kname] = g.domain[g.loop_order[0]] if g.fusible and g.domain else 1
-            chunks = 1 if self.symbolic else min(n_threads, self.outer[kname])
+            outer = self.outer[kname] = g.domain[g.loop_order[0]] if g.fusible and g.domain else 1
             split_reduction = isinstance(g.rule, Reduce) and g.loop_order[0] in g.root.params["axes"]
-            if (g.fusible and chunks > 1 and _domain_size(g.domain) * cost > PARALLEL_NS
-                    and (not split_reduction or g.rule.combine is not None)):
+            splittable = (g.fusible and n_threads > 1 and outer != 1
+                          and (not split_reduction or g.rule.combine is not None))
+            dims = [d for d in g.domain if isinstance(d, Dim)] if splittable else []
+            if dims:           # the run-time size decides, per call
                 flush()
-                self._parallel(g, kname, bufs, chunks, split_reduction)
+                serial.append((kname, bufs))
+                flush()
+                step = self.steps.pop()
+                fixed = math.prod(d for d in g.domain if not isinstance(d, Dim))
+                limit = int(PARALLEL_NS // max(fixed * cost, 1e-9))
+                par = self._parallel(g, kname, bufs, n_threads, split_reduction)
+                self.steps.append(("split", Split(step, par, tuple(dims), limit, outer)))
+            elif splittable and outer > 1 and _domain_size(g.domain) * cost > PARALLEL_NS:
+                flush()
+                self.steps.extend(self._parallel(g, kname, bufs, min(n_threads, outer), split_reduction))
             else:
                 serial.append((kname, bufs))
         flush()
         self.fast = None
-        if len(self.steps) == 1 and self.steps[0][0] == "step" and all(k == "buf" for k, _ in self.outputs):
-            self.fast = self._fast_entry(self.steps[0][1])
+        if all(s[0] in ("step", "split") for s in self.steps) and all(k == "buf" for k, _ in self.outputs):
+            self.fast = self._fast_entry()
         math_defs = mathlib.math_module_ir(self.math)
         from .llvm import module_header
         externals = "\n".join(f"@{name} = external global i8" for name in self.symbols)
@@ -442,11 +518,12 @@ class Program:
         return f"@{self.prefix}run"
 
     def _parallel(self, g, kname, bufs, chunks, split_reduction):
-        """par<j>(table, c, n) runs chunk c of n of the outermost loop. A reduction split along a reduced
-        axis writes one partial result per chunk into the arena, and a serial step combines them."""
-        name = f"par{len(self.steps)}"
+        """The steps running group g over the threads: par<j>(table, c, n) runs chunk c of n of the
+        outermost loop. A reduction split along a reduced axis writes one partial result per chunk into
+        the arena, and a serial step combines them."""
+        name = self._entry_name("par")
         f = Func(self, f"define void @{name}(ptr %table, i64 %c, i64 %n) nounwind")
-        d = self.outer[kname]
+        d = f.size(self.outer[kname])
         lo = f.emit(f"sdiv i64 {f.emit(f'mul i64 %c, {d}')}, %n")
         c1 = f.emit("add i64 %c, 1")
         hi = f.emit(f"sdiv i64 {f.emit(f'mul i64 {c1}, {d}')}, %n")
@@ -454,15 +531,20 @@ class Program:
         if split_reduction:
             out = self.buffers[id(g.root.outvars[0])]
             partials = Buffer("tmp", out.aval)
-            partials.offset, self.arena_bytes = self.arena_bytes, self.arena_bytes + chunks * ALIGN
+            if self.symbolic:
+                partials.slot = self.arena_slot + 1 + len(self.dims) + len(self.tmps) + len(self.partials)
+                self.partials.append(partials)
+            else:
+                partials.offset, self.arena_bytes = self.arena_bytes, self.arena_bytes + chunks * ALIGN
             base = self._pointer(f, partials)
             override[out] = f.emit(f"getelementptr i8, ptr {base}, i64 {f.emit(f'mul i64 %c, {ALIGN}')}")
-        f.line(f"call void {kname}({self._args(f, bufs, override)}, i64 {lo}, i64 {hi})")
+        table = ", ptr %table" if self.symbolic else ""
+        f.line(f"call void {kname}({self._args(f, bufs, override)}, i64 {lo}, i64 {hi}{table})")
         f.line("ret void")
         self.funcs.append(f.text())
-        self.steps.append(("par", name, chunks))
+        steps = [("par", name, chunks)]
         if split_reduction:
-            name = f"step{len(self.steps)}"
+            name = self._entry_name("step")
             f = Func(self, f"define void @{name}(ptr %table) nounwind")
             k = KernelBuilder(f)
             k.b.in_avals, k.b.out_aval = [g.root.inputs[0].aval], out.aval
@@ -478,7 +560,13 @@ class Program:
             k.store(out, [], accs[0])
             f.line("ret void")
             self.funcs.append(f.text())
-            self.steps.append(("step", name))
+            steps.append(("step", name))
+        return steps
+
+    def _entry_name(self, stem):
+        """step0, par1, step2, ...: entry points numbered in the order they are made."""
+        self.n_entries += 1
+        return f"{stem}{self.n_entries - 1}"
 
     def _outer(self, kname):
         return self.outer[kname]
@@ -499,31 +587,29 @@ class Program:
             p = f.emit(f"getelementptr i8, ptr {p}, i64 {b.offset}")
         return p
 
-    def _fast_entry(self, step):
-        """i32 fast(PyObject *in..., PyObject *out..., PyObject *arena): 1 when an input is not a
-        C-contiguous aligned ndarray of the expected dtype object and shape (nothing is written then)."""
+    def _fast_entry(self):
+        """i32 fast(PyObject *in..., PyObject *out...[, PyObject *arena]) runs the steps: 1 when an input is
+        not a C-contiguous aligned ndarray of the expected dtype object and shape, 2 when a split group
+        should go parallel or the arena does not fit on the stack (nothing is written then; the caller
+        runs the steps). Symbolic sizes are read from the inputs' dimensions, the arena plan evaluated."""
         if not runtime.ARRAY_LAYOUT_OK:
             return None
         off = runtime.ARRAY_OFFSETS
         n_in, n_out = len(self.inputs), len(self.outputs)
-        names = [f"%o{i}" for i in range(n_in + n_out + self.has_arena)]
-        n_extra = len(self.dims) + len(self.tmps) if self.symbolic else 0
-        extra = ", ptr %extra" if self.symbolic else ""
-        f = Func(self, f"define i32 @fast({', '.join('ptr ' + n for n in names)}{extra}) nounwind")
-        fail = "fail"
+        names = [f"%o{i}" for i in range(n_in + n_out + self.fast_takes_arena)]
+        f = Func(self, f"define i32 @fast({', '.join('ptr ' + n for n in names)}) nounwind "
+                       f'"probe-stack"="inline-asm"')
+        fail, busy = "fail", "busy"
 
         def field(obj, offset, ty):
             return f.emit(f"load {ty}, ptr {f.emit(f'getelementptr i8, ptr {obj}, i64 {offset}')}")
 
-        def check(cond):
+        def check(cond, otherwise=fail):
             ok = f.label("ok")
-            f.line(f"br i1 {cond}, label %{ok}, label %{fail}")
+            f.line(f"br i1 {cond}, label %{ok}, label %{otherwise}")
             f.block(ok)
 
-        if self.symbolic:     # %extra: an int64 array of the sizes of self.dims, then the tmps' arena offsets
-            extra = field("%extra", off.data, "ptr")
-            extras = [f.emit(f"load i64, ptr {f.emit(f'getelementptr i64, ptr {extra}, i64 {j}')}")
-                      for j in range(n_extra)]
+        sizes = {}            # Dim -> its i64 value, from the first input axis that has it
         for i, b in enumerate(self.inputs):
             obj = names[i]
             check(f.emit(f"icmp eq ptr {field(obj, 8, 'ptr')}, {self.symbol(id(np.ndarray), 'tj_ndarray_type')}"))
@@ -537,22 +623,56 @@ class Program:
                 dims = field(obj, off.dimensions, "ptr")
                 for k, d in enumerate(b.aval.shape):
                     dk = f.emit(f"load i64, ptr {f.emit(f'getelementptr i64, ptr {dims}, i64 {k}')}")
-                    want = extras[self.dims.index(d)] if isinstance(d, Dim) else d
-                    check(f.emit(f"icmp eq i64 {dk}, {want}"))
-        table = f.alloca(f"[{n_in + n_out + 1 + n_extra} x ptr]")
-        for i, obj in enumerate(names):
-            data = field(obj, off.data, "ptr")
-            if i == n_in + n_out:
-                base = f.emit(f"ptrtoint ptr {data} to i64")
-                aligned = f.emit(f"and i64 {f.emit(f'add i64 {base}, {ALIGN - 1}')}, {-ALIGN}")
-                data = f.emit(f"inttoptr i64 {aligned} to ptr")
-            f.line(f"store ptr {data}, ptr {f.emit(f'getelementptr ptr, ptr {table}, i64 {i}')}")
-        for j in range(n_extra):
-            f.line(f"store i64 {extras[j]}, ptr {f.emit(f'getelementptr ptr, ptr {table}, i64 {self.arena_slot + 1 + j}')}")
-        f.line(f"call void @{step}(ptr {table})")
+                    if isinstance(d, Dim) and d not in sizes:
+                        sizes[d] = dk
+                    else:
+                        check(f.emit(f"icmp eq i64 {dk}, {sizes.get(d, d)}"))
+
+        def product(factor, dims):
+            x = factor
+            for d in dims:
+                x = f.emit(f"mul i64 {x}, {sizes[d]}")
+            return x
+
+        for step in self.steps:
+            if step[0] == "split":
+                check(f.emit(f"icmp sle i64 {product(1, step[1].dims)}, {step[1].limit}"), busy)
+        table = f.alloca(f"[{self.arena_slot + 1 + len(self.dims) + len(self.tmps) + len(self.partials)} x ptr]"
+                         if self.symbolic else f"[{n_in + n_out + 1} x ptr]")
+
+        def store(value, slot, ty="ptr"):
+            f.line(f"store {ty} {value}, ptr {f.emit(f'getelementptr ptr, ptr {table}, i64 {slot}')}")
+
+        for i, obj in enumerate(names[:n_in + n_out]):
+            store(field(obj, off.data, "ptr"), i)
+        if self.fast_takes_arena:
+            base = f.emit(f"ptrtoint ptr {field(names[-1], off.data, 'ptr')} to i64")
+            aligned = f.emit(f"and i64 {f.emit(f'add i64 {base}, {ALIGN - 1}')}, {-ALIGN}")
+            store(f.emit(f"inttoptr i64 {aligned} to ptr"), n_in + n_out)
+        elif self.symbolic and self.has_arena:
+            blocks, block_of = self.block_plan()
+            offsets, total = [], 0
+            for factor, dims in blocks:
+                x = product(factor, dims)                          # at least 1 byte, rounded up to ALIGN
+                at_least_1 = f.emit(f"select i1 {f.emit(f'icmp eq i64 {x}, 0')}, i64 1, i64 {x}")
+                rounded = f.emit(f"and i64 {f.emit(f'add i64 {at_least_1}, {ALIGN - 1}')}, {-ALIGN}")
+                offsets.append(total)
+                total = f.emit(f"add i64 {total}, {rounded}")
+            check(f.emit(f"icmp ule i64 {total}, {STACK_ARENA}"), busy)
+            store(f.emit(f"alloca i8, i64 {total}, align {ALIGN}"), n_in + n_out)
+            for b in self.tmps + self.partials:
+                store(offsets[block_of[b]], b.slot, "i64")
+        elif self.has_arena:
+            store(f.alloca(f"[{self.arena_bytes} x i8], align {ALIGN}"), n_in + n_out)
+        for d, slot in self.dim_slot.items():
+            store(sizes[d], slot, "i64")
+        for step in self.steps:
+            f.line(f"call void @{step[1] if step[0] == 'step' else step[1].step[1]}(ptr {table})")
         f.line("ret i32 0")
         f.block(fail)
         f.line("ret i32 1")
+        f.block(busy)
+        f.line("ret i32 2")
         self.funcs.append(f.text())
         return "fast"
 

@@ -1,4 +1,5 @@
 """A compiled IR: the native steps, the Python driver that runs them on numpy buffers, the fast path."""
+import collections
 import ctypes
 import time
 
@@ -9,9 +10,13 @@ from ..core.errors import ShapeError
 from ..core.ir import Literal
 from ..core.trace import bind, eager
 from . import disk_cache, llvm, runtime
-from .codegen import ALIGN, Program, _domain_size
+from .codegen import ALIGN, Program, _domain_size, block_bytes
 
 MISS = object()   # the fast path declined: take the general path
+
+# The plan of a call of symbolic code, per sizes: output (shape, dtype)s, arena bytes, the int64 table
+# slots (the sizes, then the intermediates' arena offsets), {Dim: size}, {Buffer: offset}, the steps.
+Plan = collections.namedtuple("Plan", "outs arena_bytes extra env offsets steps")
 
 
 class Executable:
@@ -23,7 +28,8 @@ class Executable:
         prog = self.program = Program(closed, fuse)
         self.llvm_text = prog.build()
         t1 = time.perf_counter()
-        names = [s[1] for s in prog.steps if s[0] != "py"] + (["fast"] if prog.fast else [])
+        flat = [t for s in prog.steps for t in ([s[1].step, *s[1].par] if s[0] == "split" else [s])]
+        names = [s[1] for s in flat if s[0] != "py"] + (["fast"] if prog.fast else [])
         addresses, self.from_disk, self.code_size = disk_cache.native_code(closed, self.llvm_text, names,
                                                                            prog.symbols, cache)
         addrs = dict(zip(names, addresses))
@@ -32,14 +38,16 @@ class Executable:
         self._keep = (prog.literal_arrays, [b.value for b in prog.buffers.values() if b.kind == "const"])
         step_type = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
         par_type = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64)
-        self.steps = []
-        for s in prog.steps:
+
+        def callable_step(s):
             if s[0] == "step":
-                self.steps.append(("step", step_type(addrs[s[1]])))
-            elif s[0] == "par":
-                self.steps.append(("par", par_type(addrs[s[1]]), s[2]))
-            else:
-                self.steps.append(s)
+                return "step", step_type(addrs[s[1]])
+            if s[0] == "par":
+                return "par", par_type(addrs[s[1]]), s[2]
+            if s[0] == "split":
+                return "split", s[1], callable_step(s[1].step), [callable_step(t) for t in s[1].par]
+            return s
+        self.steps = [callable_step(s) for s in prog.steps]
         self.in_dtypes = [v.aval.dtype for v in closed.ir.invars]
         self.out_avals = [v.aval for v in closed.ir.outvars]
         self.arena_bytes = prog.arena_bytes
@@ -52,7 +60,8 @@ class Executable:
                     first.setdefault(d, (i, a))
         self.dim_sources = [first[d] for d in prog.dims]
         self._plans = {}
-        n_obj = len(prog.inputs) + len(prog.outputs) + prog.has_arena + prog.symbolic
+        self._blocks = prog.block_plan() if prog.symbolic else None
+        n_obj = len(prog.inputs) + len(prog.outputs) + prog.fast_takes_arena
         # Small programs keep the GIL (a cheaper call); others release it so that threads run at once.
         small = sum(_domain_size(a.shape) for a in self.out_avals) + sum(_domain_size(b.aval.shape)
                                                                          for b in prog.inputs) < 4096
@@ -71,18 +80,21 @@ class Executable:
         return arena if arena is not None and arena.nbytes >= nbytes + ALIGN else np.empty(nbytes + ALIGN, np.uint8)
 
     def plan(self, sizes):
-        """For symbolic dimensions of these sizes: (output shapes and dtypes, arena bytes, the int64 array
-        of the sizes then the intermediates' arena offsets, {Dim: size}, {Buffer: offset}). Cached."""
+        """The Plan of a call of symbolic code for these sizes of its dimensions (cached): the arena plan
+        is the one the fast entry evaluates (codegen's block_plan), the split groups resolved."""
         plan = self._plans.get(sizes)
         if plan is None:
             prog, env = self.program, dict(zip(self.program.dims, sizes))
-            offsets, nbytes = prog.arena_plan(
-                lambda b: shape_size(substitute_dims(b.aval.shape, env)) * b.aval.dtype.itemsize)
-            extra = np.array(list(sizes) + [offsets[b] for b in prog.tmps], np.int64)
+            blocks, block_of = self._blocks
+            block_offsets, nbytes = block_bytes(blocks, env)
+            offsets = {b: block_offsets[k] for b, k in block_of.items()}
+            extra = np.array(list(sizes) + [offsets[b] for b in prog.tmps + prog.partials], np.int64)
             outs = [(substitute_dims(a.shape, env), a.dtype) for a in self.out_avals]
+            steps = [t for s in self.steps
+                     for t in ((s[3] if s[1].parallel(env) else [s[2]]) if s[0] == "split" else [s])]
             if len(self._plans) > 256:
                 self._plans.clear()
-            plan = self._plans[sizes] = (outs, nbytes, extra, env, offsets)
+            plan = self._plans[sizes] = Plan(outs, nbytes, extra, env, offsets, steps)
         return plan
 
     def _sizes(self, ins):
@@ -101,7 +113,8 @@ class Executable:
             return outs[b.slot - len(ins)]
         if b.kind == "const":
             return b.value
-        offset, shape = (b.offset, b.aval.shape) if plan is None else (plan[4][b], substitute_dims(b.aval.shape, plan[3]))
+        offset, shape = (b.offset, b.aval.shape) if plan is None else (plan.offsets[b],
+                                                                       substitute_dims(b.aval.shape, plan.env))
         start = (-runtime.data_pointer(arena)) % ALIGN + offset
         return arena[start:start + shape_size(shape) * b.aval.dtype.itemsize].view(b.aval.dtype).reshape(shape)
 
@@ -114,19 +127,24 @@ class Executable:
                 a = np.array(a, order="C")
             ins.append(a)
         plan = self.plan(self._sizes(ins)) if prog.symbolic else None
-        shapes = [b.aval.shape for _, b in prog.outputs] if plan is None else [s for s, _ in plan[0]]
+        shapes = [b.aval.shape for _, b in prog.outputs] if plan is None else [s for s, _ in plan.outs]
         outs = [np.empty(shape, b.aval.dtype) if kind == "buf" else None
                 for shape, (kind, b) in zip(shapes, prog.outputs)]
-        arena = self._arena(self.arena_bytes if plan is None else plan[1])
+        return self._execute(ins, outs, plan)
+
+    def _execute(self, ins, outs, plan):
+        """Run the steps on C-contiguous aligned inputs and the fresh `buf` outputs; returns the outputs."""
+        prog = self.program
+        arena = self._arena(self.arena_bytes if plan is None else plan.arena_bytes)
         n = len(ins) + len(outs)
-        table = np.empty(n + 1 + (0 if plan is None else len(plan[2])), np.uint64)
+        table = np.empty(n + 1 + (0 if plan is None else len(plan.extra)), np.uint64)
         table[:len(ins)] = [runtime.data_pointer(a) for a in ins]
         table[len(ins):n] = [runtime.data_pointer(a) if a is not None else 0 for a in outs]
         table[n] = -(-runtime.data_pointer(arena) // ALIGN) * ALIGN
         if plan is not None:
-            table[n + 1:] = plan[2].view(np.uint64)
+            table[n + 1:] = plan.extra.view(np.uint64)
         address = runtime.data_pointer(table)
-        for step in self.steps:
+        for step in self.steps if plan is None else plan.steps:
             if step[0] == "step":
                 step[1](address)
             elif step[0] == "par":
@@ -163,7 +181,7 @@ class Executable:
             return self._symbolic_fast_call(n_args, entry, single)
         cfunc, empty = self._fast, np.empty
         specs = [(a.shape, a.dtype) for a in self.out_avals]
-        if self.arena_bytes == 0 and len(specs) == 1 and single:
+        if not self.program.fast_takes_arena and len(specs) == 1 and single:
             (shape, dtype), = specs
             if n_args == 1:
                 def fast(args):
@@ -181,7 +199,8 @@ class Executable:
                 entry.hits += 1
                 return out
             return fast
-        arenas, make_arena, with_arena, arena_bytes = self._arenas, self._arena, self.arena_bytes > 0, self.arena_bytes
+        arenas, make_arena, arena_bytes = self._arenas, self._arena, self.arena_bytes
+        with_arena = self.program.fast_takes_arena
 
         def fast(args):
             if len(args) != n_args:
@@ -200,30 +219,57 @@ class Executable:
         return fast
 
     def _symbolic_fast_call(self, n_args, entry, single):
-        """The fast path of code compiled for symbolic dimensions: their sizes come from the arguments'
-        shapes (the generated code checks every axis against them), the plan of a call per sizes."""
-        cfunc, empty, plans, plan, sources = self._fast, np.empty, self._plans, self.plan, self.dim_sources
-        arenas, make_arena, with_arena = self._arenas, self._arena, self.program.has_arena
+        """The fast path of code compiled for symbolic dimensions: the generated code reads the sizes from
+        the arguments' dimensions, checks every axis and plans the arena on the stack; Python reads the
+        sizes only to allocate the outputs (shapes cached per sizes). When the generated code declines
+        with 2 (a split group goes parallel, or the arena is too large for the stack) the steps run here."""
+        cfunc, empty, plans, plan, execute, sources = (self._fast, np.empty, self._plans, self.plan,
+                                                       self._execute, self.dim_sources)
+        if single and len(self.out_avals) == 1 and sources == [(0, 0)]:
+            # The common case, kept lean: one dimension, the leading axis of the first argument (len() does
+            # not build the shape tuple), one output whose shape is cached per size.
+            dtype, shapes = self.out_avals[0].dtype, {}
 
-        (i0, a0), = sources if len(sources) == 1 else [(None, None)]
+            def shape_of(n):
+                if len(shapes) > 256:
+                    shapes.clear()
+                shape = shapes[n] = plan((n,)).outs[0][0]
+                return shape
+
+            def fast(args):
+                if len(args) != n_args:
+                    return MISS
+                try:
+                    n = len(args[0])
+                except TypeError:
+                    return MISS
+                shape = shapes.get(n)
+                if shape is None:
+                    shape = shape_of(n)
+                out = empty(shape, dtype)
+                failed = cfunc(*args, out)
+                if failed:
+                    if failed == 1:
+                        return MISS
+                    execute(list(args), [out], plan((n,)))
+                entry.hits += 1
+                return out
+            return fast
 
         def fast(args):
             if len(args) != n_args:
                 return MISS
             try:
-                sizes = (args[i0].shape[a0],) if i0 is not None else tuple([args[i].shape[a] for i, a in sources])
+                sizes = tuple([args[i].shape[a] for i, a in sources])
             except (AttributeError, IndexError):
                 return MISS
-            specs, nbytes, extra, _, _ = plans.get(sizes) or plan(sizes)
-            outs = [empty(s, d) for s, d in specs]
-            if with_arena:
-                arena = make_arena(nbytes)
-                failed = cfunc(*args, *outs, arena, extra)
-                arenas.append(arena)
-            else:
-                failed = cfunc(*args, *outs, extra)
+            p = plans.get(sizes) or plan(sizes)
+            outs = [empty(s, d) for s, d in p.outs]
+            failed = cfunc(*args, *outs)
             if failed:
-                return MISS
+                if failed == 1:
+                    return MISS
+                execute(list(args), outs, p)
             entry.hits += 1
             return outs[0] if single else outs
         return fast
