@@ -202,7 +202,7 @@ def test_reductions(dtype):
     if dtype in (np.int32, np.int64):
         x = (x % 5).astype(dtype)
     for name in ("reduce_sum", "reduce_max", "reduce_min", "reduce_prod"):
-        for axes in [(0,), (1,), (2,), (0, 2), (0, 1, 2), ()]:
+        for axes in [(0,), (1,), (2,), (0, 1), (0, 2), (1, 2), (0, 1, 2), ()]:
             if accepts(P[name], tj.ShapeDtypeStruct(x.shape, x.dtype), axes=axes):
                 check(lambda a: bind(P[name], a, axes=axes), x, rtol=1e-5 if dtype == np.float32 else 1e-12)
     for name in ("argmax", "argmin"):
@@ -217,6 +217,15 @@ def test_reductions(dtype):
                 check(lambda a: bind(P["cumsum"], a, axis=axis, reverse=reverse), x,
                       rtol=1e-5 if dtype == np.float32 else 1e-12)
 
+
+
+@pytest.mark.parametrize("shape,axes", [((20_000, 37), (0,)), ((64, 2_000, 9), (1,)), ((3, 70_000, 5), (0, 1))])
+def test_reductions_that_keep_the_last_axis_fuse_their_operand_at_large_sizes(shape, axes):
+    """Accumulated in place in memory order, split over the threads when the outer axis is kept; the
+    fused operand (also an output) and NaNs included."""
+    x = sample(np.float32, shape, seed=15)
+    for name in ("reduce_sum", "reduce_max", "reduce_min"):
+        check(lambda a: (bind(P[name], a * 0.5 + 1.0, axes=axes), a * 0.5 + 1.0), x, rtol=1e-4, fuse=(True,))
 
 # -------------------------------------------------------------------------------------------------- dot
 

@@ -149,7 +149,11 @@ class Group:
         domain = eqn.inputs[0].aval if isinstance(rule, Reduce) else eqn.outvars[0].aval
         self.domain = domain.shape if self.fusible else None
         axes = eqn.params["axes"] if isinstance(rule, Reduce) else ()
-        self.loop_order = ([a for a in range(len(self.domain)) if a not in axes] + list(axes)
+        # A reduction that keeps the last axis (a column sum) loops in memory order and accumulates in its
+        # output, so that the inner loop is contiguous and vectorizes; others keep the reduced axes inner.
+        self.in_place = bool(axes) and rule.combine is not None and len(self.domain) - 1 not in axes
+        self.loop_order = (list(range(len(self.domain))) if self.in_place else
+                           [a for a in range(len(self.domain)) if a not in axes] + list(axes)
                            if self.fusible else [])
         self.eqns, self.reads = [eqn], None    # members (in program order once planned); buffers read
 
@@ -467,7 +471,7 @@ class Program:
             outer = self.outer[kname] = g.domain[g.loop_order[0]] if g.fusible and g.domain else 1
             split_reduction = isinstance(g.rule, Reduce) and g.loop_order[0] in g.root.params["axes"]
             splittable = (g.fusible and n_threads > 1 and outer != 1
-                          and (not split_reduction or g.rule.combine is not None))
+                          and (not split_reduction or (g.rule.combine is not None and not g.in_place)))
             dims = [d for d in g.domain if isinstance(d, Dim)] if splittable else []
             if dims:           # the run-time size decides, per call
                 flush()
@@ -865,10 +869,11 @@ class LoopBuilder(KernelBuilder):
         shape = g.domain
         axes = g.root.params["axes"] if isinstance(g.rule, Reduce) else ()
         kept = [a for a in g.loop_order if a not in axes]
-        loop_order = g.loop_order
+        if g.in_place:
+            return self._reduce_in_place(axes, kept)
         idx = [None] * len(shape)
         with contextlib.ExitStack() as outer:
-            for n, a in enumerate(loop_order[:len(kept)]):
+            for n, a in enumerate(g.loop_order[:len(kept)]):
                 idx[a] = outer.enter_context(f.loop("%lo" if n == 0 else 0, "%hi" if n == 0 else shape[a]))
             if isinstance(g.rule, Reduce):
                 self._reduce(idx, axes, kept, first=not kept)
@@ -913,3 +918,27 @@ class LoopBuilder(KernelBuilder):
         result = g.rule.result(b, [self.load_var(a, t) for a, t in zip(accs, tys)], **params)
         self.store(self.program.buffers[id(root.outvars[0])], [idx[a] for a in kept], result)
 
+    def _reduce_in_place(self, axes, kept):
+        """out[kept] = init, then over the domain in memory order out[kept] = update(out[kept], x); the
+        outermost loop runs [lo, hi), and when it is a kept axis the initialisation is restricted to it."""
+        g, f, b = self.g, self.f, self.b
+        root, shape = g.root, g.domain
+        out = self.program.buffers[id(root.outvars[0])]
+        b.in_avals, b.out_aval = [root.inputs[0].aval], root.outvars[0].aval
+        (init, _), = g.rule.init(b, **root.params)
+        with contextlib.ExitStack() as loops:
+            kidx = [loops.enter_context(f.loop(*(("%lo", "%hi") if a == 0 else (0, shape[a])))) for a in kept]
+            self.store(out, kidx, init)
+        idx = [None] * len(shape)
+        with contextlib.ExitStack() as loops:
+            for a in range(len(shape)):
+                idx[a] = loops.enter_context(f.loop(*(("%lo", "%hi") if a == 0 else (0, shape[a]))))
+            self._prefetch(idx)
+            x = self.value(root.inputs[0], idx)
+            kidx = [idx[a] for a in kept]
+            b.in_avals, b.out_aval = [root.inputs[0].aval], root.outvars[0].aval
+            new, = g.rule.update(b, [self.load(out, kidx)], x, 0, **root.params)
+            self.store(out, kidx, new)
+            for v in g.stores[1:]:
+                self.store(self.program.buffers[id(v)], idx, self.value(v, idx))
+        self.memo.clear()

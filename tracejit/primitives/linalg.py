@@ -62,12 +62,17 @@ def _transpose_lhs(ct, lhs_aval, rhs, dimension_numbers, ans_lhs_first=True):
     else:
         ct_rhs_free = list(range(nb, nb + len(rhs_free)))
     dims = ((tuple(ct_rhs_free), tuple(rhs_free)), (tuple(range(nb)), tuple(rb)))
-    # result axes: (batch, ct's remaining = lhs free, rhs's remaining = rhs contract in sorted order)
+    # result axes: (batch, ct's remaining = lhs free, rhs's remaining = rhs contract in sorted order);
+    # with the operands swapped the two groups trade places, which spares a transpose when it puts lhs's
+    # axes in order (the weight gradient x.T @ ct of x @ w).
     contract_in_rhs_order = [lc[i] for i in np.argsort(rc)]
+    in_order = list(range(lhs_aval.ndim))
+    if list(lb) + lhs_free + contract_in_rhs_order == in_order:
+        return _dot(ct, rhs, dims)
+    if list(lb) + contract_in_rhs_order + lhs_free == in_order:
+        return _dot(rhs, ct, ((tuple(rhs_free), dims[0][0]), (tuple(rb), dims[1][0])))
     permutation = tuple(np.argsort(list(lb) + lhs_free + contract_in_rhs_order).tolist())
-    out = _dot(ct, rhs, dims)
-    return out if permutation == tuple(range(len(permutation))) else bind(
-        transpose_p, out, permutation=permutation)
+    return bind(transpose_p, _dot(ct, rhs, dims), permutation=permutation)
 
 
 
