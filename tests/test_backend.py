@@ -309,6 +309,28 @@ def test_fusion_makes_one_loop():
     assert llvm_ir.count("define internal void @g") == 1   # one kernel: elementwise chain + reduction
 
 
+
+def _kernels(f, *args):
+    return tj.jit(f).lower(*args).compile()._entry.executable.llvm_text.count("define internal void @g")
+
+
+def test_fusion_recomputes_cheap_values_and_stores_others_at_their_first_use():
+    """softmax cross-entropy: the cheap max-shift is recomputed in each consumer loop, exp(z) is computed
+    inside the sum that first needs it and stored there for the later product; results match eval_ir."""
+    def xent(logits, labels):
+        z = logits + 1.0
+        m = tnp.max(z, axis=1, keepdims=True)
+        e = tnp.exp(z - m)
+        s = tnp.sum(e, axis=1, keepdims=True)
+        return e / s * labels, tnp.sum(z * labels, axis=1)
+    x, y = sample(np.float32, (64, 10), seed=17), sample(np.float32, (64, 10), seed=18)
+    check(xent, x, y, rtol=1e-5)
+    # max (with z recomputed), sum (storing e), the product (recomputing z-free e/s), the sum of z * labels
+    assert _kernels(xent, x, y) == 4
+    dup = lambda a: (tnp.sum(a * 2.0, axis=0), tnp.max(a * 2.0, axis=1))   # one mul, two consumer loops
+    check(dup, x, fuse=(True,))
+    assert _kernels(dup, x) == 2
+
 # ------------------------------------------------------------------------------------------------ edges
 
 def test_size_zero_and_zero_d():

@@ -44,7 +44,10 @@ ALIGN = 64
 PARALLEL_NS = 150_000     # estimated serial time above which a loop is split over the cores
 STACK_ARENA = 128 << 10   # arena bytes up to which the fast entry takes its arena from the native stack
 MAX_FUSED = 1024          # equations per loop nest
+MAX_DUPLICATES = 4        # loop nests a cheap equation may be recomputed in
+RECOMPUTE = 16            # times a cheap equation may be recomputed over a larger domain
 VECTORIZE_LIMIT = 800     # body size (instructions, a math call counting 100) above which loops stay scalar
+SCALAR_BELOW = 2048       # elements of a (static) loop domain below which loops stay scalar
 SIZE_HINT = 1024          # what a symbolic dimension counts as where a heuristic needs a size
 
 
@@ -195,40 +198,62 @@ class Split:
         return math.prod(sizes[d] for d in self.dims) > self.limit and sizes.get(self.outer, self.outer) > 1
 
 
+def _fits(eqn, g, is_output):
+    """Whether the elementwise or index-map eqn can be computed inside the loop nest of group g."""
+    v, rule = eqn.outvars[0], eqn.prim.lower
+    size, domain = _domain_size(v.aval.shape), _domain_size(g.domain)
+    return (g.fusible and len(g.eqns) < MAX_FUSED and (not is_output or v.aval.shape == g.domain)
+            and (size >= domain or isinstance(rule, IndexMap) or rule.cheap and size * RECOMPUTE >= domain))
+
+
 def plan_groups(ir, fuse=True):
-    """Groups in execution order, dead equations dropped. fuse=False gives every equation its own."""
+    """Groups in execution order, dead equations dropped. fuse=False gives every equation its own.
+
+    An elementwise or index-map equation joins the group of its consumers, so that its value is computed
+    where it is used and never stored: the one consumer group; or, when it is cheap (no math call, no
+    division) and not an output, each of up to MAX_DUPLICATES consumer groups, recomputed in each. Index
+    maps, and cheap equations up to RECOMPUTE times, may also be recomputed over a larger domain (a
+    broadcast's). Otherwise, when the first of several consumer groups loops over exactly its shape, it joins
+    that one and is stored from there for the others (fewer kernels to compile, one pass less over memory)."""
     outputs = {id(v) for v in ir.outvars if not isinstance(v, Literal)}
     consumers = {}
     for eqn in ir.eqns:
         for x in eqn.inputs:
             if not isinstance(x, Literal):
                 consumers.setdefault(id(x), []).append(eqn)
-    group_of, groups = {}, []
+    groups_of, groups = {}, []
+    order = {id(e): i for i, e in enumerate(ir.eqns)}
     for eqn in reversed(ir.eqns):
-        users = [group_of[id(c)] for v in eqn.outvars for c in consumers.get(id(v), ()) if id(c) in group_of]
+        users = list(dict.fromkeys(g for v in eqn.outvars for c in consumers.get(id(v), ())
+                                   for g in groups_of.get(id(c), ())))
         live = users or any(id(v) in outputs for v in eqn.outvars) or eqn.prim.effectful
         if not live:
             continue
-        if fuse and isinstance(eqn.prim.lower, (Elementwise, IndexMap)) and not eqn.prim.multiple_results:
+        rule = eqn.prim.lower
+        if fuse and isinstance(rule, (Elementwise, IndexMap)) and not eqn.prim.multiple_results:
             v = eqn.outvars[0]
-            g = users[0] if users else None
-            if (g is not None and g.fusible and all(u is g for u in users) and len(g.eqns) < MAX_FUSED
-                    and (id(v) not in outputs or v.aval.shape == g.domain)
-                    and (_domain_size(v.aval.shape) >= _domain_size(g.domain)
-                         or isinstance(eqn.prim.lower, IndexMap))):
-                group_of[id(eqn)] = g
-                g.eqns.append(eqn)
+            first = min(users, key=lambda g: order[id(g.root)], default=None)
+            fits = [_fits(eqn, g, id(v) in outputs) for g in users]
+            if len(users) == 1 and fits[0] or (
+                    1 < len(users) <= MAX_DUPLICATES and rule.cheap and id(v) not in outputs and all(fits)):
+                groups_of[id(eqn)] = users
+                for g in users:
+                    g.eqns.append(eqn)
                 if id(v) in outputs:
-                    g.stores.append(v)
+                    first.stores.append(v)
+                continue
+            if len(users) > 1 and first.fusible and first.domain == v.aval.shape and len(first.eqns) < MAX_FUSED:
+                groups_of[id(eqn)] = [first]
+                first.eqns.append(eqn)
+                first.stores.append(v)
                 continue
         g = Group(len(groups), eqn)
         groups.append(g)
-        group_of[id(eqn)] = g
-    order = {id(e): i for i, e in enumerate(ir.eqns)}
+        groups_of[id(eqn)] = [g]
     groups.sort(key=lambda g: order[id(g.root)])
     for g in groups:
         g.eqns.reverse()
-    return groups, group_of
+    return groups
 
 
 class Program:
@@ -243,7 +268,7 @@ class Program:
             self.funcs, self.math, self.metadata = parent.funcs, parent.math, parent.metadata
             self.literal_arrays, self.symbols, self._const_names = (parent.literal_arrays, parent.symbols,
                                                                     parent._const_names)
-        self.groups, self.group_of = plan_groups(ir, fuse)
+        self.groups = plan_groups(ir, fuse)
         self.dims = list(dict.fromkeys(d for v in ir.invars for d in v.aval.shape if isinstance(d, Dim)))
         self.symbolic = bool(self.dims)
         if self.symbolic:
@@ -389,7 +414,7 @@ class Program:
             bufs.append(scratch)
         params = ", ".join(f"ptr noalias %p{i}" for i in range(len(bufs)))
         table = ", ptr noalias readonly %table" if self.symbolic else ""
-        f = Func(self, f"define internal void {name}({params}, i64 %lo, i64 %hi{table}) nounwind")
+        f = Func(self, f"define internal void {name}({params}, i64 %lo, i64 %hi{table}) nounwind alwaysinline")
         for i, b in enumerate(bufs):
             b.ptr = f"%p{i}"
         if isinstance(g.rule, Kernel):
@@ -404,12 +429,13 @@ class Program:
         else:
             LoopBuilder(self, f, g, eqns).emit()
         f.line("ret void")
-        if f.count + 100 * f.math_calls > VECTORIZE_LIMIT:
-            for _, hints in f.latches:
+        small = g.fusible and not any(isinstance(d, Dim) for d in g.domain) and _domain_size(g.domain) < SCALAR_BELOW
+        for _, hints in f.latches:
+            if small or f.count + 100 * f.math_calls > VECTORIZE_LIMIT:
                 hints.update(vectorize_enable=False, interleave_count=1)
-        elif f.math_calls:  # compute-bound: interleaving only multiplies the code (LLVM time -30%)
-            for _, hints in f.latches:
+            if f.math_calls:  # compute-bound: unrolling or interleaving only multiplies the code (LLVM time)
                 hints.pop("interleave_count", None)
+                hints.pop("unroll_full", None)
         self._loop_metadata(f)
         self.funcs.append(f.text())
         return name, bufs, 0.5 + 0.05 * f.count + 2.0 * f.math_calls

@@ -2,8 +2,9 @@
 
 A rule is one of four small kinds; the backend reads the kind, never the primitive's name:
 
-- `Elementwise(fn)`: fn(b, *xs, **params) -> x. One scalar LLVM instruction sequence from the operands'
-  SSA values (rank-0 operands broadcast). Fused freely into loop nests.
+- `Elementwise(fn, cheap=True)`: fn(b, *xs, **params) -> x. One scalar LLVM instruction sequence from the
+  operands' SSA values (rank-0 operands broadcast). Fused freely into loop nests; a cheap one (no math
+  call, no division) may be recomputed in several.
 - `IndexMap(fn)`: fn(b, idx, read, **params) -> x. The value at output index `idx` (a list of i64 SSA
   names or Python ints) from `read(i, in_idx)`, the value of operand i at an index. Structural ops
   (broadcast, transpose, slice, pad, gather...) are index maps, which is what lets them fuse.
@@ -28,11 +29,13 @@ import numpy as np
 
 
 class Elementwise:
-    def __init__(self, fn):
-        self.fn = fn
+    def __init__(self, fn, cheap=True):
+        self.fn, self.cheap = fn, cheap
 
 
 class IndexMap:
+    cheap = True
+
     def __init__(self, fn):
         self.fn = fn
 

@@ -415,7 +415,7 @@ convert_element_type_p.set(batch=elementwise_batch(convert_element_type_p))
 # One scalar LLVM instruction sequence per op (tracejit.backend.rules); b.ty() is the operand type.
 
 def _lower_math(name):
-    return Elementwise(lambda b, *xs: b.math(name, *xs))
+    return Elementwise(lambda b, *xs: b.math(name, *xs), cheap=False)
 
 
 def _lower_intrinsic(name):
@@ -490,7 +490,7 @@ for _prim, _name in ((exp_p, "exp"), (log_p, "log"), (log1p_p, "log1p"), (expm1_
 for _prim, _name in ((sqrt_p, "sqrt"), (floor_p, "floor"), (ceil_p, "ceil")):
     _prim.set(lower=_lower_intrinsic(_name))
 neg_p.set(lower=Elementwise(_lower_neg))
-rsqrt_p.set(lower=Elementwise(lambda b, x: b(f"fdiv {b.ty()} {b.const(1)}, {b.intrinsic('sqrt', x)}")))
+rsqrt_p.set(lower=Elementwise(lambda b, x: b(f"fdiv {b.ty()} {b.const(1)}, {b.intrinsic('sqrt', x)}"), cheap=False))
 abs_p.set(lower=Elementwise(_lower_abs))
 sign_p.set(lower=Elementwise(_lower_sign))
 round_p.set(lower=Elementwise(lambda b, x, rounding_method=1: b.intrinsic(
@@ -503,10 +503,11 @@ add_p.set(lower=_lower_binop("fadd", "add"))
 sub_p.set(lower=_lower_binop("fsub", "sub"))
 mul_p.set(lower=_lower_binop("fmul", "mul"))
 div_p.set(lower=Elementwise(lambda b, x, y: b(f"fdiv {b.ty()} {x}, {y}") if b.kind() == "f"
-                            else _lower_int_div(b, x, y)))
+                            else _lower_int_div(b, x, y), cheap=False))
 rem_p.set(lower=Elementwise(lambda b, x, y: b(f"frem {b.ty()} {x}, {y}") if b.kind() == "f"
-                            else _lower_int_rem(b, x, y)))
-pow_p.set(lower=Elementwise(lambda b, x, y: b.math("pow", x, y) if b.kind() == "f" else _lower_int_power(b, x, y)))
+                            else _lower_int_rem(b, x, y), cheap=False))
+pow_p.set(lower=Elementwise(lambda b, x, y: b.math("pow", x, y) if b.kind() == "f" else _lower_int_power(b, x, y),
+                            cheap=False))
 max_p.set(lower=Elementwise(lambda b, x, y: b.maximum(x, y)))
 min_p.set(lower=Elementwise(lambda b, x, y: b.minimum(x, y)))
 for _prim, _op in ((and_p, "and"), (or_p, "or"), (xor_p, "xor")):
