@@ -433,7 +433,7 @@ class Program:
         for _, hints in f.latches:
             if small or f.count + 100 * f.math_calls > VECTORIZE_LIMIT:
                 hints.update(vectorize_enable=False, interleave_count=1)
-            if f.math_calls:  # compute-bound: unrolling or interleaving only multiplies the code (LLVM time)
+            if small or f.math_calls:  # unrolling or interleaving there only multiplies the code (LLVM time)
                 hints.pop("interleave_count", None)
                 hints.pop("unroll_full", None)
         self._loop_metadata(f)
