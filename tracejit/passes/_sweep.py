@@ -25,7 +25,7 @@ def _holds_ir(value):
 
 def has_sub_irs(eqn):
     """Whether the equation carries IRs in its params (where core.ir.sub_irs finds them), cheaply."""
-    return any(map(_holds_ir, eqn.params.values()))
+    return bool(eqn.params) and any(map(_holds_ir, eqn.params.values()))
 
 
 def effectful(eqn):
