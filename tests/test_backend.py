@@ -6,6 +6,8 @@ import threading
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 import tracejit as tj
 import tracejit.numpy as tnp
@@ -330,6 +332,29 @@ def test_fusion_recomputes_cheap_values_and_stores_others_at_their_first_use():
     dup = lambda a: (tnp.sum(a * 2.0, axis=0), tnp.max(a * 2.0, axis=1))   # one mul, two consumer loops
     check(dup, x, fuse=(True,))
     assert _kernels(dup, x) == 2
+
+
+# Random programs on (5, 7) values and their reductions (keepdims, so that everything broadcasts), with
+# values used by several loop nests: what fusion planning decides (recompute, store at the first use,
+# epilogues, in-place column reductions) must never change a result.
+_UNARY = [lambda v: tnp.exp(tnp.tanh(v)), tnp.tanh, tnp.negative, lambda v: v * v, lambda v: v / (1.0 + v * v),
+          lambda v: tnp.sum(v, axis=0, keepdims=True), lambda v: tnp.max(v, axis=1, keepdims=True),
+          lambda v: tnp.sum(v, keepdims=True) * 0.5, lambda v: tnp.broadcast_to(v, (5, 7)) + 0.0]
+_BINARY = [tnp.add, tnp.subtract, tnp.multiply, tnp.maximum]
+
+
+@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.tuples(st.integers(0, len(_UNARY) + len(_BINARY) - 1), st.integers(0, 99), st.integers(0, 99)),
+                min_size=1, max_size=10), st.lists(st.integers(0, 99), min_size=1, max_size=3))
+def test_random_fused_programs_match_the_reference(steps, outputs):
+    def f(x, y):
+        values = [x, y]
+        for op, i, j in steps:
+            a, b = values[i % len(values)], values[j % len(values)]
+            values.append(_UNARY[op](a) if op < len(_UNARY) else _BINARY[op - len(_UNARY)](a, b))
+        return [values[k % len(values)] for k in outputs]
+    x = np.random.default_rng(len(steps)).normal(size=(5, 7))
+    check(f, x, x[::-1] * 0.5, rtol=1e-12, fuse=(True,))
 
 # ------------------------------------------------------------------------------------------------ edges
 
