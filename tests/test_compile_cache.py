@@ -4,18 +4,19 @@ import hashlib
 import json
 import logging
 import os
+import re
 import subprocess
 import sys
 import textwrap
 
+import llvmlite.binding as ll
 import numpy as np
 import pytest
 import rich.console
 
 import tracejit as tj
 import tracejit.numpy as tnp
-from tracejit.backend import disk_cache
-from tracejit.backend.llvm import module_header
+from tracejit.backend import disk_cache, llvm, runtime
 
 W = np.linspace(-1.0, 1.0, 12, dtype=np.float32).reshape(4, 3)   # a constant the code closes over
 
@@ -98,12 +99,12 @@ def _rewrite(path, fn):
     path.write_bytes(fn(path.read_bytes()))
 
 
-def _foreign(data):
-    """The entry as another CPU would have written it, with a valid checksum."""
+def _foreign(data, **changes):
+    """The entry as another CPU would have written it (or with other metadata), with a valid checksum."""
     _, n_meta, _, _ = disk_cache.HEADER.unpack_from(data)
     meta = json.loads(data[disk_cache.HEADER.size:disk_cache.HEADER.size + n_meta])
     obj = data[disk_cache.HEADER.size + n_meta:]
-    meta["host"] = {**meta["host"], "cpu": "some-other-cpu"}
+    meta.update(changes or {"host": {**meta["host"], "cpu": "some-other-cpu"}})
     meta = json.dumps(meta).encode()
     digest = hashlib.sha256(meta + obj).digest()
     return disk_cache.HEADER.pack(disk_cache.MAGIC, len(meta), len(obj), digest) + meta + obj
@@ -130,10 +131,12 @@ def test_damaged_or_foreign_entries_are_recompiled(cache_dir, damage, caplog):
 
 def test_foreign_entry_is_refused_by_decode():
     key, names, symbols = "k" * 64, ["step0"], {"tj_const0": 1}
-    good = disk_cache.encode(key, b"\x7fELF...", names, symbols)
-    assert disk_cache.decode(good, key, names, symbols) == (b"\x7fELF...", None)
+    objects = [b"\x7fELF one", b"\x7fELF part two"]     # a module compiled in two parts
+    good = disk_cache.encode(key, objects, names, symbols)
+    assert disk_cache.decode(good, key, names, symbols) == (objects, None)
     assert "another key" in disk_cache.decode(good, "j" * 64, names, symbols)[1]
     assert "another host" in disk_cache.decode(_foreign(good), key, names, symbols)[1]
+    assert "lengths" in disk_cache.decode(_foreign(good, objects=[9, 3]), key, names, symbols)[1]
 
 
 def test_two_processes_racing_to_write_the_same_entry(tmp_path):
@@ -228,7 +231,7 @@ def test_module_text_holds_no_process_address(cache_dir):
 
 def test_module_with_a_baked_address_is_not_cached(cache_dir):
     closed = tj.make_ir(lambda x: x)(np.ones(1))
-    text = module_header() + "define ptr @f() {\n  ret ptr inttoptr (i64 4096 to ptr)\n}\n"
+    text = llvm.module_header() + "define ptr @f() {\n  ret ptr inttoptr (i64 4096 to ptr)\n}\n"
     (address,), from_disk, size = disk_cache.native_code(closed, text, ["f"], {})
     assert ctypes.CFUNCTYPE(ctypes.c_void_p)(address)() == 4096 and size > 0 and not from_disk
     assert not entries(cache_dir)
@@ -245,3 +248,51 @@ def test_equal_code_with_other_constants_links_its_own(cache_dir):
         results.append((f(x), f.cache_info().signatures[0].from_disk))
         np.testing.assert_allclose(results[-1][0], x * c + 1.0)
     assert [d for _, d in results] == [False, True]      # one module text, one entry: the constants are linked
+
+
+def mlp_step(params, x, labels):
+    """Enough kernels for a module that compiles in parts (llvm.compile_objects)."""
+    def loss(params):
+        w1, b1, w2, b2 = params
+        logits = tnp.tanh(x @ w1 + b1) @ w2 + b2
+        return -tnp.mean(tnp.sum((logits - tj.nn.logsumexp(logits, axis=1, keepdims=True)) * labels, axis=1))
+    value, grads = tj.value_and_grad(loss)(params)
+    return value, [p - 0.1 * g for p, g in zip(params, grads)]
+
+
+def mlp_args():
+    rng = np.random.default_rng(3)
+    params = [rng.normal(size=s).astype(np.float32) * 0.1 for s in ((20, 16), (16,), (16, 5), (5,))]
+    return params, rng.normal(size=(8, 20)).astype(np.float32), np.eye(5, dtype=np.float32)[np.arange(8) % 5]
+
+
+def _module_text(fn, *args):
+    return tj.jit(fn, cache=False).lower(*args)._entry.executable.llvm_text    # as generated
+
+
+def test_split_module_defines_each_entry_point_once():
+    text = _module_text(mlp_step, *mlp_args())
+    parts = llvm.split_module(text, 2)
+    assert len(text) > llvm.PARALLEL_TEXT and len(parts) == 2
+    entries = re.findall(r"^define (?!internal)[^@]*@(\w+)\(", text, re.MULTILINE)
+    for name in entries:
+        assert sum(bool(re.search(rf"^define [^@]*@{name}\(", p, re.MULTILINE)) for p in parts) == 1
+    for p in parts:
+        ll.parse_assembly(p, context=ll.create_context()).verify()
+
+
+def test_module_compiled_in_parts_round_trips_through_disk(cache_dir):
+    args = mlp_args()
+    want = tj.jit(mlp_step, backend="reference")(*args)
+    for from_disk in (False, True):
+        f = tj.jit(mlp_step)
+        got = f(*args)
+        for g, w in zip(tj.tree_util.tree_leaves(got), tj.tree_util.tree_leaves(want)):
+            np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-6)
+        assert f.cache_info().signatures[0].from_disk is from_disk
+    (entry,) = entries(cache_dir)
+    data = entry.read_bytes()
+    _, n_meta, _, _ = disk_cache.HEADER.unpack_from(data)
+    meta = json.loads(data[disk_cache.HEADER.size:disk_cache.HEADER.size + n_meta])
+    parts = llvm.split_module(_module_text(mlp_step, *args), runtime.NUM_THREADS)
+    assert len(meta["objects"]) == len(parts) >= min(runtime.NUM_THREADS, 2)

@@ -48,6 +48,7 @@ MAX_DUPLICATES = 4        # loop nests a cheap equation may be recomputed in
 RECOMPUTE = 16            # times a cheap equation may be recomputed over a larger domain
 VECTORIZE_LIMIT = 800     # body size (instructions, a math call counting 100) above which loops stay scalar
 SCALAR_BELOW = 2048       # elements of a (static) loop domain below which loops stay scalar
+STEP_TEXT = 8000          # kernel text (characters) after which a run of serial kernels starts a new step
 SIZE_HINT = 1024          # what a symbolic dimension counts as where a heuristic needs a size
 
 
@@ -473,9 +474,11 @@ class Program:
         self.literal_arrays, self.steps, self.metadata = [], [], []
         self.symbols, self._const_names, self.n_entries = {}, {}, 0
         n_threads = runtime.NUM_THREADS
-        serial = []
+        serial, serial_text = [], 0
 
         def flush():
+            nonlocal serial_text
+            serial_text = 0
             if serial:
                 name = self._entry_name("step")
                 f = Func(self, f"define void @{name}(ptr %table) nounwind noinline")
@@ -513,6 +516,9 @@ class Program:
                 self.steps.extend(self._parallel(g, kname, bufs, min(n_threads, outer), split_reduction))
             else:
                 serial.append((kname, bufs))
+                serial_text += len(self.funcs[-1])
+                if serial_text > STEP_TEXT:    # parts for llvm.compile_objects to share among threads
+                    flush()
         flush()
         self.fast = None
         if all(s[0] in ("step", "split") for s in self.steps) and all(k == "buf" for k, _ in self.outputs):

@@ -8,9 +8,11 @@ which would add nothing to the key but its printing (5 ms for 1,000 equations, 8
 
 Entry `<key>.tjc` (no pickle, nothing executed but the object code itself):
 
-    magic b"TJCACHE\\x01" | u32 metadata length | u64 object length | SHA-256 of metadata + object
-    metadata: UTF-8 JSON {"key", "host", "names" (entry points), "symbols" (external names)}
-    object: the relocatable object code LLVM emitted, linked at load with this process's addresses
+    magic b"TJCACHE\\x02" | u32 metadata length | u64 objects' length | SHA-256 of metadata + objects
+    metadata: UTF-8 JSON {"key", "host", "names" (entry points), "symbols" (external names),
+              "objects" (the length of each object)}
+    objects: the relocatable object code LLVM emitted (one object per part of a module compiled in
+             parts), linked at load with this process's addresses
 
 An entry is used only when its length, checksum, key and host all match; anything else (truncated,
 corrupted, written on another CPU or by another version) is ignored and overwritten by a fresh compile.
@@ -34,7 +36,7 @@ from . import llvm
 
 log = logging.getLogger("tracejit")
 
-MAGIC = b"TJCACHE\x01"
+MAGIC = b"TJCACHE\x02"
 HEADER = struct.Struct("<8sIQ32s")
 SUFFIX = ".tjc"
 
@@ -82,29 +84,30 @@ def native_code(closed, llvm_text, names, symbols, use_disk=True):
     use_disk = use_disk and config.disk_cache and "inttoptr (i64 " not in llvm_text
     directory = _usable(os.path.abspath(config.cache_dir)) if use_disk else None
     if directory is None:
-        obj = llvm.emit_object(llvm.optimize(llvm_text))
-        return llvm.load_object(obj, names, symbols), False, len(obj)
+        objects = llvm.compile_objects(llvm_text)
+        return llvm.load_objects(objects, names, symbols), False, sum(map(len, objects))
     signature = " ".join(repr(v.aval) for v in closed.ir.invars)
     key = entry_key(signature, llvm_text)
     path = os.path.join(directory, key + SUFFIX)
-    obj = read_entry(path, key, names, symbols)
-    if obj is not None:
-        return llvm.load_object(obj, names, symbols), True, len(obj)
-    obj = llvm.emit_object(llvm.optimize(llvm_text))
-    addresses = llvm.load_object(obj, names, symbols)
-    write_entry(path, key, obj, names, symbols)
+    objects = read_entry(path, key, names, symbols)
+    if objects is not None:
+        return llvm.load_objects(objects, names, symbols), True, sum(map(len, objects))
+    objects = llvm.compile_objects(llvm_text)
+    addresses = llvm.load_objects(objects, names, symbols)
+    write_entry(path, key, objects, names, symbols)
     evict(directory, keep=path)
-    return addresses, False, len(obj)
+    return addresses, False, sum(map(len, objects))
 
 
-def encode(key, obj, names, symbols):
-    meta = json.dumps({"key": key, "host": host(), "names": list(names), "symbols": sorted(symbols)},
-                      sort_keys=True).encode()
-    return HEADER.pack(MAGIC, len(meta), len(obj), hashlib.sha256(meta + obj).digest()) + meta + obj
+def encode(key, objects, names, symbols):
+    meta = json.dumps({"key": key, "host": host(), "names": list(names), "symbols": sorted(symbols),
+                       "objects": [len(o) for o in objects]}, sort_keys=True).encode()
+    body = b"".join(objects)
+    return HEADER.pack(MAGIC, len(meta), len(body), hashlib.sha256(meta + body).digest()) + meta + body
 
 
 def decode(data, key, names, symbols):
-    """The object code of an entry, or None with the reason it was refused."""
+    """(The objects of an entry, None), or (None, the reason it was refused)."""
     if len(data) < HEADER.size:
         return None, "truncated header"
     magic, n_meta, n_obj, digest = HEADER.unpack_from(data)
@@ -125,7 +128,12 @@ def decode(data, key, names, symbols):
         return None, "written for another host, CPU or version"
     if meta.get("names") != list(names) or meta.get("symbols") != sorted(symbols):
         return None, "entry points or symbols differ"
-    return bytes(body[n_meta:]), None
+    lengths = meta.get("objects")
+    if (not isinstance(lengths, list) or not all(isinstance(n, int) and n > 0 for n in lengths)
+            or sum(lengths) != n_obj):
+        return None, "object lengths do not add up"
+    starts = [n_meta + sum(lengths[:k]) for k in range(len(lengths))]
+    return [bytes(body[a:a + n]) for a, n in zip(starts, lengths)], None
 
 
 def read_entry(path, key, names, symbols):
@@ -134,20 +142,20 @@ def read_entry(path, key, names, symbols):
             data = f.read()
     except OSError:
         return None
-    obj, why = decode(data, key, names, symbols)
-    if obj is None:
+    objects, why = decode(data, key, names, symbols)
+    if objects is None:
         log.info("tracejit: ignoring compile cache entry %s: %s", path, why)
         return None
     try:
         os.utime(path)
     except OSError:
         pass
-    return obj
+    return objects
 
 
-def write_entry(path, key, obj, names, symbols):
+def write_entry(path, key, objects, names, symbols):
     """Write atomically (temporary file + rename); failures only cost the cache."""
-    data = encode(key, obj, names, symbols)
+    data = encode(key, objects, names, symbols)
     try:
         fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path), prefix=".tmp-", suffix=SUFFIX)
         try:

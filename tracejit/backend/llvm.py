@@ -3,11 +3,26 @@ segfaulted), modules optimised at O3 with loop vectorization for the host CPU an
 vectorization is off: fused loops are vectorized by the loop vectorizer, and SLP cost 14 of 65 ms of a
 1,000-op chain's compile for nothing measurable at run time);
 loops are unrolled or interleaved only where their metadata asks (codegen.Program._loop_metadata), which
-halved LLVM's time on the MLP train step (230 -> 120 ms) at no measured cost in run time."""
+halved LLVM's time on the MLP train step (230 -> 120 ms) at no measured cost in run time.
+
+A large module is compiled in parts on several threads (`compile_objects`), as LLVM's own split code
+generation does: each part holds a share of the entry points and the internal functions they call, and
+is parsed, optimised and emitted in its own LLVMContext with its own TargetMachine. llvmlite serialises
+every call into LLVM behind one lock, so the two long calls (the pass pipeline and code emission) go
+through its ctypes functions directly; where that is not possible, the module compiles whole, as before.
+The parts' objects are linked together at load (`load_objects`)."""
+import concurrent.futures
+import ctypes
 import functools
+import re
 import threading
 
 import llvmlite.binding as llvm
+from llvmlite.binding import ffi
+
+from . import runtime
+
+PARALLEL_TEXT = 12_000    # module text (characters) above which the module is compiled in parts
 
 _lock = threading.RLock()
 
@@ -34,18 +49,22 @@ def module_header():
     return f'target triple = "{tm.triple}"\ntarget datalayout = "{tm.target_data}"\n'
 
 
+def _pass_builder(tm):
+    pto = llvm.create_pipeline_tuning_options(speed_level=3)
+    pto.loop_vectorization = True
+    pto.slp_vectorization = False   # loops vectorize whole; SLP took 20% of LLVM's time at 1000 ops
+    pto.loop_unrolling = False      # see codegen.Program._loop_metadata
+    pto.loop_interleaving = False
+    return llvm.create_pass_builder(tm, pto)
+
+
 def optimize(text):
     """Parse and optimise LLVM IR text; returns the llvmlite module."""
     _, tm = _jit()
     with _lock:
         mod = llvm.parse_assembly(text)
         mod.verify()
-        pto = llvm.create_pipeline_tuning_options(speed_level=3)
-        pto.loop_vectorization = True
-        pto.slp_vectorization = False   # loops vectorize whole; SLP took 20% of LLVM's time at 1000 ops
-        pto.loop_unrolling = False      # see codegen.Program._loop_metadata
-        pto.loop_interleaving = False
-        pb = llvm.create_pass_builder(tm, pto)
+        pb = _pass_builder(tm)
         pb.getModulePassManager().run(mod, pb)
         return mod
 
@@ -57,15 +76,103 @@ def emit_object(mod):
         return tm.emit_object(mod)
 
 
-def load_object(data, names, symbols):
+def _unlocked(name):
+    """llvmlite's ctypes function `name` without its global lock, or None."""
+    return getattr(getattr(ffi.lib, name, None), "_cfn", None)
+
+
+_RUN_PASSES, _EMIT = _unlocked("LLVMPY_RunNewModulePassManager"), _unlocked("LLVMPY_TargetMachineEmitToMemory")
+
+
+def compile_objects(text):
+    """Object code for a module's text: one object, or one per part when the module is large, the parts
+    compiled at once on runtime.NUM_THREADS threads."""
+    parts = split_module(text, runtime.NUM_THREADS) if len(text) > PARALLEL_TEXT and _RUN_PASSES and _EMIT else [text]
+    if len(parts) == 1:
+        return [emit_object(optimize(text))]
+    _jit()
+    with concurrent.futures.ThreadPoolExecutor(len(parts)) as pool:    # raises a part's error here
+        return list(pool.map(_compile_alone, parts))
+
+
+def _compile_alone(text):
+    """Parse, optimise and emit a module in a context and with a TargetMachine of its own, the pass
+    pipeline and emission outside llvmlite's lock (nothing else uses these objects)."""
+    context, tm = llvm.create_context(), _target_machine()
+    mod = llvm.parse_assembly(text, context=context)
+    mod.verify()
+    pb = _pass_builder(tm)
+    _RUN_PASSES(pb.getModulePassManager(), mod, pb)
+    with ffi.OutputString() as error:
+        buffer = _EMIT(tm, mod, 1, error)
+        if not buffer:
+            raise RuntimeError(str(error))
+    try:
+        return ctypes.string_at(ffi.lib.LLVMPY_GetBufferStart(buffer), ffi.lib.LLVMPY_GetBufferSize(buffer))
+    finally:
+        ffi.lib.LLVMPY_DisposeMemoryBuffer(buffer)
+
+
+_DEFINE = re.compile(r"^define (internal )?[^@]*@([\w.$]+)\((.*?)\)", re.MULTILINE)
+
+
+def split_module(text, n):
+    """At most n module texts that together define the module's external functions (its entry points),
+    balanced by size; each part holds, besides its entry points, the internal functions they call
+    (copied where parts share them), declarations of the entry points of other parts that it calls, and
+    the module's header, globals and metadata."""
+    chunks = re.split(r"\n(?=define )", text)
+    prelude, functions, trailer = chunks[0], {}, []
+    for chunk in chunks[1:]:
+        end = chunk.index("\n}") + 2
+        m = _DEFINE.match(chunk)
+        functions[m.group(2)] = (chunk[:end], bool(m.group(1)), m.group(3))
+        trailer.append(chunk[end:])
+
+    def closure(name, seen):
+        if name not in seen:
+            seen[name] = True
+            for callee in re.findall(r"@([\w.$]+)\(", functions[name][0]):
+                if callee in functions and functions[callee][1]:
+                    closure(callee, seen)
+        return seen
+
+    entries = [name for name, (_, internal, _) in functions.items() if not internal]
+    weight = {e: sum(len(functions[f][0]) for f in closure(e, {})) for e in entries}
+    bins = [[] for _ in range(min(n, len(entries)))]
+    for e in sorted(entries, key=lambda e: -weight[e]):
+        min(bins, key=lambda b: sum(weight[x] for x in b)).append(e)
+    parts = []
+    for b in (b for b in bins if b):
+        defined = {}
+        for e in b:
+            closure(e, defined)
+        body = "\n".join(functions[f][0] for f in functions if f in defined)
+        called = set(re.findall(r"@([\w.$]+)\(", body))
+        declares = [_declaration(name, functions[name]) for name in entries if name in called and name not in defined]
+        parts.append("\n".join([prelude, *declares, body, *trailer]))
+    return parts
+
+
+def _declaration(name, function):
+    """`declare` for a defined function: its return type and parameter types (names dropped)."""
+    header = function[0].split("\n", 1)[0]
+    result = header[len("define "):header.index("@")].strip()
+    params = ", ".join(p.rsplit(" ", 1)[0] if "%" in p else p for p in function[2].split(", ") if p)
+    return f"declare {result} @{name}({params})"
+
+
+def load_objects(objects, names, symbols):
     """Link object code into the engine, its external symbols resolved from symbols (name -> address);
-    returns the addresses of the named functions. Symbols are resolved when the object is finalized, so
-    every object may reuse the names with its own addresses."""
+    returns the addresses of the named functions. Symbols are resolved when the objects are finalized
+    (together, so that the parts of one module find each other), so every module may reuse the names
+    with its own addresses."""
     engine, _ = _jit()
     with _lock:
         for name, address in symbols.items():
             llvm.add_symbol(name, address)
-        engine.add_object_file(llvm.ObjectFileRef.from_data(data))
+        for data in objects:
+            engine.add_object_file(llvm.ObjectFileRef.from_data(data))
         engine.finalize_object()
         return [engine.get_function_address(n) for n in names]
 
