@@ -15,6 +15,8 @@ DEFAULT_FLOAT, DEFAULT_INT = float64, int64
 
 def canonical_dtype(dtype):
     """The np.dtype for any spelling of a supported dtype, or a TypeError naming the supported ones."""
+    if isinstance(dtype, np.dtype) and dtype in SHORT_NAMES:    # the common case, first
+        return dtype
     try:
         d = np.dtype(dtype)
     except TypeError:
@@ -130,6 +132,9 @@ class ShapedArray:
         return self.str_short() + ("{weak}" if self.weak_type else "")
 
 
+_BOOL_SCALAR, _WEAK_INT, _WEAK_FLOAT = ShapedArray((), bool_), ShapedArray((), DEFAULT_INT, True), ShapedArray(
+    (), DEFAULT_FLOAT, True)   # the avals of Python scalars (avals are never mutated)
+
 _KIND_ORDER = {"b": 0, "i": 1, "u": 1, "f": 2}
 _WEAK_DEFAULT = {0: bool_, 1: DEFAULT_INT, 2: DEFAULT_FLOAT}
 
@@ -142,7 +147,7 @@ def result_dtype(*avals):
     if not strong:
         weak = [a.dtype for a in avals if _KIND_ORDER[a.dtype.kind] == weak_kind]
         return np.result_type(*weak), True
-    dtype = np.result_type(*strong)
+    dtype = strong[0] if all(d is strong[0] for d in strong) else np.result_type(*strong)
     if weak_kind > _KIND_ORDER[dtype.kind]:
         dtype = _WEAK_DEFAULT[weak_kind]
     return dtype, False
@@ -202,6 +207,9 @@ def normalize_axes(axes, ndim, what="axis"):
 
 def broadcast_shapes(*shapes, op="broadcast"):
     """NumPy broadcasting of several shapes, or a ShapeError that names the operation and the shapes."""
+    ranked = {s for s in shapes if s}
+    if len(ranked) == 1:     # the common case: one shape, and scalars
+        return ranked.pop()
     ndim = max((len(s) for s in shapes), default=0)
     result = []
     for i in range(ndim):
@@ -227,11 +235,11 @@ def aval_of(x):
     if isinstance(x, (np.ndarray, np.generic)):  # before the Python types: np.float64 subclasses float
         return ShapedArray(x.shape, canonical_dtype(x.dtype))
     if isinstance(x, bool):
-        return ShapedArray((), bool_, weak_type=False)
+        return _BOOL_SCALAR
     if isinstance(x, int):
-        return ShapedArray((), DEFAULT_INT, weak_type=True)
+        return _WEAK_INT
     if isinstance(x, float):
-        return ShapedArray((), DEFAULT_FLOAT, weak_type=True)
+        return _WEAK_FLOAT
     if isinstance(x, ShapedArray):
         return x
     raise TypeError(f"value of type {type(x).__name__} is not an array or a scalar")

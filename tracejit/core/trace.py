@@ -178,7 +178,8 @@ class Builder:
             e.dim.need(prim.name)
         outvars = [Var(a) for a in out_avals]
         self.eqns.append(Eqn(prim, atoms, params, outvars))
-        sources = frozenset().union(*(x.sources for x in args if isinstance(x, Tracer)))
+        traced = [x.sources for x in args if isinstance(x, Tracer)]
+        sources = traced[0] if len(traced) == 1 else frozenset().union(*traced)
         outs = [Tracer(self, v, sources) for v in outvars]
         return outs if prim.multiple_results else outs[0]
 

@@ -112,8 +112,10 @@ def broadcast_to_shape(x, shape):
 
 def broadcast_operands(*xs, op):
     """Broadcast to a common shape; scalar constants stay scalars (they print as literals)."""
-    shape = broadcast_shapes(*[aval(x).shape for x in xs], op=op)
-    return [x if (not isinstance(x, Tracer) and np.ndim(x) == 0) else broadcast_to_shape(x, shape) for x in xs]
+    shapes = [aval(x).shape for x in xs]
+    shape = broadcast_shapes(*shapes, op=op)
+    return [x if s == shape or (not s and not isinstance(x, Tracer)) else broadcast_to_shape(x, shape)
+            for x, s in zip(xs, shapes)]
 
 
 def normalize_shape(shape):
