@@ -61,6 +61,16 @@ def test_fori_loop_static_and_dynamic_bounds():
     assert "while[" in str(tj.make_ir(lambda n: lax.fori_loop(0, n, lambda i, c: c + 1.0, 0.0))(3))
 
 
+def test_fori_loop_index_is_weakly_typed_as_in_jax():
+    """`c * 2 + i` keeps a float32 carry float32 (a strong int64 index would promote it to float64)."""
+    x = np.arange(3, dtype=np.float32)
+    out = both(lambda x: lax.fori_loop(0, 3, lambda i, c: c * 2 + i, x), x)
+    assert out.dtype == np.float32
+    np.testing.assert_allclose(out, ((x * 2 + 0) * 2 + 1) * 2 + 2)
+    ints = np.arange(4, dtype=np.int32)
+    assert both(lambda a: lax.fori_loop(0, 4, lambda i, c: c + i, a), ints).dtype == np.int32
+
+
 @pytest.mark.parametrize("reverse", [False, True])
 def test_scan_against_python_loop(rng, reverse):
     xs = {"u": rng.normal(size=(5, 3)), "v": rng.normal(size=5)}

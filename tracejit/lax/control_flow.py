@@ -148,10 +148,10 @@ def fori_loop(lower, upper, body_fun, init_val):
     """A scan over a static trip count when lower and upper are concrete (so it is reverse-differentiable),
     a while loop otherwise."""
     concrete = not isinstance(lower, Tracer) and not isinstance(upper, Tracer)
-    if concrete:
+    if concrete:   # the index is a weakly typed int, as in JAX: `carry * 2 + i` keeps the carry's dtype
         lower, upper = int(lower), int(upper)
         carry, _ = scan(lambda c, _: ((c[0] + 1, body_fun(c[0], c[1])), None),
-                        (np.int64(lower), init_val), None, length=max(upper - lower, 0))
+                        (lower, init_val), None, length=max(upper - lower, 0))
         return carry[1]
     lower, upper = asarray(lower), asarray(upper)
     _, state = while_loop(lambda c: c[0] < upper, lambda c: (c[0] + 1, body_fun(c[0], c[1])), (lower, init_val))
