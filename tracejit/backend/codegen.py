@@ -49,6 +49,7 @@ RECOMPUTE = 16            # times a cheap equation may be recomputed over a larg
 VECTORIZE_LIMIT = 800     # body size (instructions, a math call counting 100) above which loops stay scalar
 SCALAR_BELOW = 2048       # elements of a (static) loop domain below which loops stay scalar
 STEP_TEXT = 8000          # kernel text (characters) after which a run of serial kernels starts a new step
+REDUCE_BLOCK = 1024       # elements a float32 sum adds up in float32 before adding them to its float64 total
 SIZE_HINT = 1024          # what a symbolic dimension counts as where a heuristic needs a size
 
 
@@ -915,40 +916,83 @@ class LoopBuilder(KernelBuilder):
                     self.store(self.program.buffers[id(v)], idx, self.value(v, idx))
 
     def _reduce(self, idx, axes, kept, first):
+        """Accumulate over the reduced axes (innermost last). An accumulator wider than the operand (a float32
+        sum adds up in float64) takes the innermost loop a block at a time: the block accumulates in the
+        operand's type, so the loop vectorizes at full width, and is then added to the wide accumulator."""
         g, f, b = self.g, self.f, self.b
-        root, shape = g.root, g.domain
-        b.in_avals, b.out_aval = [root.inputs[0].aval], root.outvars[0].aval
-        params = root.params
+        root, shape, params = g.root, g.domain, g.root.params
+        in_aval = root.inputs[0].aval
+        b.in_avals, b.out_aval = [in_aval], root.outvars[0].aval
         inits = g.rule.init(b, **params)
         tys = [llvm_type(dtype) for _, dtype in inits]
         accs = [f.alloca(t) for t in tys]
         for a, t, (v, _) in zip(accs, tys, inits):
             self.store_var(a, t, v)
-        with contextlib.ExitStack() as inner:
-            for n, a in enumerate(axes):
-                lo, hi = ("%lo", "%hi") if first and n == 0 else (0, shape[a])
-                hints = {}
-                if n == len(axes) - 1:     # long: interleaved accumulators; short: in order, as before
-                    size = _domain_size((shape[a],))
-                    hints = {"interleave_count": 4} if size >= 256 else {"unroll_full": None} if size <= 16 else {}
-                idx[a] = inner.enter_context(f.loop(lo, hi, **hints))
-            self.memo.clear()
-            self._prefetch(idx)
-            x = self.value(root.inputs[0], idx)
-            pos = 0
-            for a in axes:
-                pos = b.iop("add", b.iop("mul", pos, shape[a]), idx[a])
-            b.in_avals, b.out_aval = [root.inputs[0].aval], root.outvars[0].aval
-            cur = [self.load_var(a, t) for a, t in zip(accs, tys)]
-            new = g.rule.update(b, cur, x, pos, **params)
-            for a, t, v in zip(accs, tys, new):
-                self.store_var(a, t, v)
-            for v in g.stores[1:]:
-                self.store(self.program.buffers[id(v)], idx, self.value(v, idx))
+        blocked = g.rule.combine is not None and tys != [llvm_type(in_aval.dtype)]
+        if blocked:
+            narrow_ty = llvm_type(in_aval.dtype)
+            narrow = f.alloca(narrow_ty)
+            narrow_init = g.rule.result(b, [v for v, _ in inits], **params)
+
+        def bounds(n):
+            return ("%lo", "%hi") if first and n == 0 else (0, shape[axes[n]])
+
+        with contextlib.ExitStack() as loops:
+            for n, a in enumerate(axes[:-1]):
+                idx[a] = loops.enter_context(f.loop(*bounds(n)))
+            innermost = contextlib.nullcontext()      # a reduction over no axes updates once
+            if axes:
+                (lo, hi), size = bounds(len(axes) - 1), _domain_size((shape[axes[-1]],))
+                # long: interleaved accumulators; short: in order
+                hints = {"interleave_count": 4} if size >= 256 else {"unroll_full": None} if size <= 16 else {}
+                if blocked:
+                    lo, hi = loops.enter_context(self._blocks(lo, hi, shape[axes[-1]]))
+                innermost = f.loop(lo, hi, **hints)
+            if blocked:
+                self.store_var(narrow, narrow_ty, narrow_init)
+            with innermost as i:
+                if axes:
+                    idx[axes[-1]] = i
+                self.memo.clear()
+                self._prefetch(idx)
+                x = self.value(root.inputs[0], idx)
+                pos = 0
+                for r in axes:
+                    pos = b.iop("add", b.iop("mul", pos, shape[r]), idx[r])
+                b.in_avals, b.out_aval = [in_aval], root.outvars[0].aval
+                if blocked:
+                    new, = g.rule.combine(b, [self.load_var(narrow, narrow_ty)], [x], **params)
+                    self.store_var(narrow, narrow_ty, new)
+                else:
+                    new = g.rule.update(b, [self.load_var(v, t) for v, t in zip(accs, tys)], x, pos, **params)
+                    for v, t, value in zip(accs, tys, new):
+                        self.store_var(v, t, value)
+                for v in g.stores[1:]:
+                    self.store(self.program.buffers[id(v)], idx, self.value(v, idx))
+            if blocked:
+                b.in_avals, b.out_aval = [in_aval], root.outvars[0].aval
+                new, = g.rule.update(b, [self.load_var(accs[0], tys[0])], self.load_var(narrow, narrow_ty), 0,
+                                     **params)
+                self.store_var(accs[0], tys[0], new)
         self.memo.clear()
-        b.in_avals, b.out_aval = [root.inputs[0].aval], root.outvars[0].aval
+        b.in_avals, b.out_aval = [in_aval], root.outvars[0].aval
         result = g.rule.result(b, [self.load_var(a, t) for a, t in zip(accs, tys)], **params)
         self.store(self.program.buffers[id(root.outvars[0])], [idx[a] for a in kept], result)
+
+    @contextlib.contextmanager
+    def _blocks(self, lo, hi, size):
+        """[lo, hi) in blocks of REDUCE_BLOCK: yields each block's bounds (one block when the axis is short)."""
+        if lo == 0 and not isinstance(size, Dim) and size <= 2 * REDUCE_BLOCK:
+            yield lo, hi
+            return
+        f = self.f
+        lo, hi = f.size(lo), f.size(hi)
+        length = f.emit(f"sub i64 {hi}, {lo}")
+        count = f.emit(f"sdiv i64 {f.emit(f'add i64 {length}, {REDUCE_BLOCK - 1}')}, {REDUCE_BLOCK}")
+        with f.loop(0, count) as k:
+            start = f.emit(f"add i64 {lo}, {f.emit(f'mul i64 {k}, {REDUCE_BLOCK}')}")
+            end = f.emit(f"add i64 {start}, {REDUCE_BLOCK}")
+            yield start, f.emit(f"select i1 {f.emit(f'icmp slt i64 {end}, {hi}')}, i64 {end}, i64 {hi}")
 
     def _reduce_in_place(self, axes, kept):
         """out[kept] = init, then over the domain in memory order out[kept] = update(out[kept], x); the
@@ -957,7 +1001,7 @@ class LoopBuilder(KernelBuilder):
         root, shape = g.root, g.domain
         out = self.program.buffers[id(root.outvars[0])]
         b.in_avals, b.out_aval = [root.inputs[0].aval], root.outvars[0].aval
-        (init, _), = g.rule.init(b, **root.params)
+        init = g.rule.result(b, [v for v, _ in g.rule.init(b, **root.params)], **root.params)
         with contextlib.ExitStack() as loops:
             kidx = [loops.enter_context(f.loop(*(("%lo", "%hi") if a == 0 else (0, shape[a])))) for a in kept]
             self.store(out, kidx, init)
@@ -969,7 +1013,7 @@ class LoopBuilder(KernelBuilder):
             x = self.value(root.inputs[0], idx)
             kidx = [idx[a] for a in kept]
             b.in_avals, b.out_aval = [root.inputs[0].aval], root.outvars[0].aval
-            new, = g.rule.update(b, [self.load(out, kidx)], x, 0, **root.params)
+            new, = g.rule.combine(b, [self.load(out, kidx)], [x], **root.params)
             self.store(out, kidx, new)
             for v in g.stores[1:]:
                 self.store(self.program.buffers[id(v)], idx, self.value(v, idx))
