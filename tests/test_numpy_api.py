@@ -98,6 +98,14 @@ def test_mixed_dtypes_promote_like_numpy(rng):
         check(tnp.multiply, np.multiply, x, y)
 
 
+def test_bool_arithmetic_is_logical_as_in_numpy(rng):
+    a, b = rand(rng, (6,), np.bool_), rand(rng, (6,), np.bool_)
+    for name in ("add", "multiply", "maximum", "minimum"):
+        check(getattr(tnp, name), getattr(np, name), a, b)
+    check(lambda a, b: a + b * True, lambda a, b: a + b * True, a, b)
+    check(lambda a: a + 1, lambda a: a + 1, a)     # a Python int makes it an integer sum
+
+
 def test_python_scalars_are_weak(rng):
     x = rand(rng, (3,), np.float32)
     check(lambda x: x * 2.0 + 1, lambda x: x * np.float32(2.0) + np.float32(1), x)

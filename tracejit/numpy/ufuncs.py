@@ -7,10 +7,12 @@ from ..primitives import elementwise as ew
 from ._base import asarray, astype, aval, broadcast_operands, broadcast_to_shape, promote
 
 
-def _binary(prim, name, to_float=False):
+def _binary(prim, name, to_float=False, on_bool=None):
+    """on_bool: the primitive for bool operands, as NumPy has them (True + True is True: a logical or)."""
     def fn(x, y):
         x, y = promote(x, y, to_float=to_float)
-        return bind(prim, *broadcast_operands(x, y, op=name))
+        use = on_bool if on_bool is not None and aval(x).dtype == np.bool_ else prim
+        return bind(use, *broadcast_operands(x, y, op=name))
     fn.__name__ = name
     return fn
 
@@ -23,12 +25,12 @@ def _unary(prim, name, to_float=False):
     return fn
 
 
-add = _binary(ew.add_p, "add")
+add = _binary(ew.add_p, "add", on_bool=ew.or_p)
 subtract = _binary(ew.sub_p, "subtract")
-multiply = _binary(ew.mul_p, "multiply")
+multiply = _binary(ew.mul_p, "multiply", on_bool=ew.and_p)
 true_divide = divide = _binary(ew.div_p, "divide", to_float=True)
-maximum = _binary(ew.max_p, "maximum")
-minimum = _binary(ew.min_p, "minimum")
+maximum = _binary(ew.max_p, "maximum", on_bool=ew.or_p)
+minimum = _binary(ew.min_p, "minimum", on_bool=ew.and_p)
 equal = _binary(ew.eq_p, "equal")
 not_equal = _binary(ew.ne_p, "not_equal")
 less = _binary(ew.lt_p, "less")
