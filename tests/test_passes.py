@@ -10,9 +10,9 @@ import tracejit.numpy as tnp
 from tracejit.core.avals import ShapedArray
 from tracejit.core.ir import IR, ClosedIR, Eqn, Var, check_ir
 from tracejit.core.trace import Primitive, eval_ir, trace_flat
-from tracejit.passes import MAX_FOLD_ELEMENTS, cse, dce, fold, optimize, simplify
+from tracejit.passes import MAX_FOLD_ELEMENTS, cse, dce, fold, inline, optimize, simplify
 
-PASSES = {"dce": dce, "cse": cse, "fold": fold, "simplify": simplify, "optimize": optimize}
+PASSES = {"dce": dce, "cse": cse, "fold": fold, "simplify": simplify, "inline": inline, "optimize": optimize}
 RNG = np.random.default_rng(0)
 F32 = np.float32
 C3 = np.array([1.0, 2.0, 3.0], F32)
@@ -403,3 +403,48 @@ def test_unchanged_ir_is_returned_itself():
     changed = ir_of(lambda x: x * 1.0 + 0.0, _x(3))
     once = optimize(changed)
     assert once is not changed and not once.eqns and optimize(once) is once
+
+
+@tj.custom_jvp
+def _clipped_log(x):
+    return tnp.log(tnp.maximum(x, 1e-3)) * 2.0
+
+
+_clipped_log.defjvp(lambda primals, tangents: (_clipped_log(primals[0]), tangents[0] / primals[0]))
+
+
+@tj.custom_vjp
+def _scaled(x, s):
+    return x * s
+
+
+_scaled.defvjp(lambda x, s: (x * s, (x, s)), lambda res, ct: (ct * res[1] * 10.0, tnp.sum(ct * res[0])))
+
+
+def test_inline_replaces_custom_calls_by_their_bodies_also_in_sub_irs():
+    """Compiled code needs no derivative rules: custom_jvp/custom_vjp calls (flag `inline`) become their
+    bodies, renamed (twice the same function: no variable bound twice), so they fuse with their neighbours."""
+    from tracejit import lax
+
+    def f(x):
+        y = _clipped_log(x) + _clipped_log(x * 3.0) + _scaled(x, 2.0)
+        return lax.scan(lambda c, r: (c + _clipped_log(r), None), tnp.zeros((), F32), y)[0]
+
+    closed = ir_of(f, _x(4) + 2.0)
+    inlined = inline(closed)
+    check_ir(inlined)
+    assert "custom_" in str(closed) and "custom_" not in str(inlined)
+    assert str(inlined).count(" log ") == 3
+    assert_same_results(closed, inlined, [_x(4) + 2.0])
+    assert inline(inlined) is inlined
+    # the rules still give the derivatives (the bodies' own would be 4/x + 1), also under jit
+    x = np.array([1.0, 2.0, 4.0])
+    g = tj.grad(lambda x: tnp.sum(_clipped_log(x) + _clipped_log(x * 3.0) + _scaled(x, 1.0)))
+    np.testing.assert_allclose(tj.jit(g)(x), 2.0 / x + 10.0, rtol=1e-12)
+
+
+def test_relu_has_jaxs_derivative_at_zero_and_compiles_to_a_max():
+    x = np.array([-1.0, 0.0, 2.0])
+    np.testing.assert_array_equal(tj.jit(tj.vmap(tj.grad(tj.nn.relu)))(x), [0.0, 0.0, 1.0])
+    text = tj.jit(lambda x: tj.nn.relu(x) * 2.0).lower(x).as_text()
+    assert "max" in text and "custom" not in text

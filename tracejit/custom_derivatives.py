@@ -48,7 +48,7 @@ def _custom_jvp_call_jvp(primals, tangents, call, jvp, num_consts):
 
 
 custom_jvp_call_p = Primitive("custom_jvp_call", _call_shape, _call_impl, multiple_results=True,
-                              jvp=_custom_jvp_call_jvp)
+                              jvp=_custom_jvp_call_jvp, inline=True)
 
 
 def _custom_vjp_call_jvp(primals, tangents, call, fwd, bwd, num_consts):
@@ -60,7 +60,7 @@ def _custom_vjp_call_jvp(primals, tangents, call, fwd, bwd, num_consts):
 
 
 custom_vjp_call_p = Primitive("custom_vjp_call", _call_shape, _call_impl, multiple_results=True,
-                              jvp=_custom_vjp_call_jvp)
+                              jvp=_custom_vjp_call_jvp, inline=True)
 
 
 def _forward_mode_error(*args, bwd, **params):

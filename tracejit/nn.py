@@ -2,11 +2,20 @@
 from . import numpy as tnp
 from .core.avals import is_python_scalar, normalize_axes
 from .core.trace import bind
+from .custom_derivatives import custom_jvp
 from .primitives import elementwise as ew
 
 
+@custom_jvp
 def relu(x):
     return tnp.maximum(x, 0)
+
+
+@relu.defjvp
+def _relu_jvp(primals, tangents):
+    """The derivative at 0 is 0, as in JAX (maximum's rule would split the tie: 0.5)."""
+    (x,), (t,) = primals, tangents
+    return relu(x), tnp.where(x > 0, t, tnp.zeros_like(t))
 
 
 def sigmoid(x):

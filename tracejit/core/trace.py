@@ -20,7 +20,7 @@ from .ir import IR, ClosedIR, Eqn, Literal, Var
 # whose inputs are partly tangents (tracejit.transforms.partial_eval).
 RULES = ("jvp", "transpose", "batch", "lower", "simplify", "partial_eval", "prune")
 FLAGS = ("elementwise", "commutative", "idempotent", "effectful", "linear", "involution", "identity",
-         "rearranges")
+         "rearranges", "inline")
 
 
 class Primitive:

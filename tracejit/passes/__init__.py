@@ -6,9 +6,10 @@ Passes never name a primitive; they read what the primitive declares (tracejit.c
 from .cse import cse
 from .dce import dce
 from .fold import MAX_FOLD_ELEMENTS, fold
+from .inline import inline
 from .simplify import simplify
 
-PIPELINE = (fold, simplify, cse, dce)
+PIPELINE = (inline, fold, simplify, cse, dce)
 MAX_ROUNDS = 10
 
 
@@ -26,4 +27,5 @@ def optimize(closed):
     return closed
 
 
-__all__ = ["MAX_FOLD_ELEMENTS", "MAX_ROUNDS", "PIPELINE", "cse", "dce", "fold", "optimize", "simplify"]
+__all__ = ["MAX_FOLD_ELEMENTS", "MAX_ROUNDS", "PIPELINE", "cse", "dce", "fold", "inline", "optimize",
+           "simplify"]
