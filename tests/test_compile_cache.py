@@ -296,3 +296,28 @@ def test_module_compiled_in_parts_round_trips_through_disk(cache_dir):
     meta = json.loads(data[disk_cache.HEADER.size:disk_cache.HEADER.size + n_meta])
     parts = llvm.split_module(_module_text(mlp_step, *args), runtime.NUM_THREADS)
     assert len(meta["objects"]) == len(parts) >= min(runtime.NUM_THREADS, 2)
+
+
+def test_modules_compiled_in_parts_call_their_own_entry_points(monkeypatch):
+    """Every module names its entry points alike (step0, ..., fast); the part whose `fast` calls the steps of
+    another part must get this module's steps, not those of a module loaded before (it once did: wrong
+    results, or a crash)."""
+    monkeypatch.setattr(runtime, "NUM_THREADS", 3)
+
+    def chain(scale):
+        def f(x):
+            for i in range(600):
+                x = tnp.tanh(x) if i % 100 == 99 else x * scale + 0.5 if i % 2 else tnp.maximum(x, -1.0)
+            return x
+        return f
+
+    x = np.linspace(-1.0, 1.0, 16, dtype=np.float32)
+    fs = [tj.jit(chain(s), cache=False) for s in (0.5, 0.25)]
+    for f, s in zip(fs, (0.5, 0.25)):
+        text = f.lower(x)._entry.executable.llvm_text
+        parts = llvm.split_module(text, runtime.NUM_THREADS)
+        assert len(parts) > 1 and "declare" in parts[-1] and all("declare void @step" not in p for p in parts[:-1])
+        np.testing.assert_allclose(f(x), tj.jit(chain(s), backend="reference")(x), rtol=1e-5)
+    for _ in range(3):
+        for f, s in zip(fs, (0.5, 0.25)):
+            np.testing.assert_allclose(f(x), tj.jit(chain(s), backend="reference")(x), rtol=1e-5)

@@ -120,7 +120,9 @@ def split_module(text, n):
     """At most n module texts that together define the module's external functions (its entry points),
     balanced by size; each part holds, besides its entry points, the internal functions they call
     (copied where parts share them), declarations of the entry points of other parts that it calls, and
-    the module's header, globals and metadata."""
+    the module's header, globals and metadata. Parts that call other parts come last: the engine binds a
+    call to the latest definition of its name when the object is added, and every module names its
+    entry points alike, so the callee's part must be added first (load_objects keeps this order)."""
     chunks = re.split(r"\n(?=define )", text)
     prelude, functions, trailer = chunks[0], {}, []
     for chunk in chunks[1:]:
@@ -142,7 +144,7 @@ def split_module(text, n):
     bins = [[] for _ in range(min(n, len(entries)))]
     for e in sorted(entries, key=lambda e: -weight[e]):
         min(bins, key=lambda b: sum(weight[x] for x in b)).append(e)
-    parts = []
+    parts, callers = [], []
     for b in (b for b in bins if b):
         defined = {}
         for e in b:
@@ -150,8 +152,8 @@ def split_module(text, n):
         body = "\n".join(functions[f][0] for f in functions if f in defined)
         called = set(re.findall(r"@([\w.$]+)\(", body))
         declares = [_declaration(name, functions[name]) for name in entries if name in called and name not in defined]
-        parts.append("\n".join([prelude, *declares, body, *trailer]))
-    return parts
+        (callers if declares else parts).append("\n".join([prelude, *declares, body, *trailer]))
+    return parts + callers
 
 
 def _declaration(name, function):
