@@ -43,7 +43,7 @@ from .rules import Control, Elementwise, Emitter, IndexMap, Kernel, Reduce, cons
 ALIGN = 64
 PARALLEL_NS = 150_000     # estimated serial time above which a loop is split over the cores
 STACK_ARENA = 128 << 10   # arena bytes up to which the fast entry takes its arena from the native stack
-MAX_FUSED = 1024          # equations per loop nest
+FUSED_COST = 800          # what the equations of one loop nest may cost (_cost), so that its body vectorizes
 MAX_DUPLICATES = 4        # loop nests a cheap equation may be recomputed in
 RECOMPUTE = 16            # times a cheap equation may be recomputed over a larger domain
 VECTORIZE_LIMIT = 800     # body size (instructions, a math call counting 100) above which loops stay scalar
@@ -161,6 +161,7 @@ class Group:
                            [a for a in range(len(self.domain)) if a not in axes] + list(axes)
                            if self.fusible else [])
         self.eqns, self.reads = [eqn], None    # members (in program order once planned); buffers read
+        self.cost = 2                           # of the members (_cost), the root counted as a cheap one
 
 
 def lowerable(ir):
@@ -204,8 +205,13 @@ def _fits(eqn, g, is_output):
     """Whether the elementwise or index-map eqn can be computed inside the loop nest of group g."""
     v, rule = eqn.outvars[0], eqn.prim.lower
     size, domain = _domain_size(v.aval.shape), _domain_size(g.domain)
-    return (g.fusible and len(g.eqns) < MAX_FUSED and (not is_output or v.aval.shape == g.domain)
+    return (g.fusible and g.cost + _cost(eqn) <= FUSED_COST and (not is_output or v.aval.shape == g.domain)
             and (size >= domain or isinstance(rule, IndexMap) or rule.cheap and size * RECOMPUTE >= domain))
+
+
+def _cost(eqn):
+    """A loop body's instructions for the equation, roughly (a math call expands to ~50)."""
+    return 2 if eqn.prim.lower.cheap else 50
 
 
 def plan_groups(ir, fuse=True):
@@ -241,12 +247,15 @@ def plan_groups(ir, fuse=True):
                 groups_of[id(eqn)] = users
                 for g in users:
                     g.eqns.append(eqn)
+                    g.cost += _cost(eqn)
                 if id(v) in outputs:
                     first.stores.append(v)
                 continue
-            if len(users) > 1 and first.fusible and first.domain == v.aval.shape and len(first.eqns) < MAX_FUSED:
+            if (len(users) > 1 and first.fusible and first.domain == v.aval.shape
+                    and first.cost + _cost(eqn) <= FUSED_COST):
                 groups_of[id(eqn)] = [first]
                 first.eqns.append(eqn)
+                first.cost += _cost(eqn)
                 first.stores.append(v)
                 continue
         g = Group(len(groups), eqn)
