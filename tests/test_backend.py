@@ -334,7 +334,7 @@ def _kernels(f, *args):
 def test_long_chains_fuse_into_loop_nests_small_enough_to_vectorize():
     """A loop body above VECTORIZE_LIMIT stays scalar (the vectorizer's time grows with its square), so a
     long chain is cut into loop nests of at most FUSED_COST: 1000 ops over 1e5 elements ran 47 ms in one
-    scalar loop, 3 ms in four vector loops."""
+    scalar loop, 3 ms in four vector loops. Small loops stay scalar only while their work is small."""
     def chain(x):
         for i in range(400):
             x = tnp.tanh(x) if i % 100 == 99 else x * 1.0001 if i % 2 else tnp.maximum(x, -1.0)
@@ -342,8 +342,10 @@ def test_long_chains_fuse_into_loop_nests_small_enough_to_vectorize():
     x = np.linspace(-1.0, 1.0, 10_000, dtype=np.float32)
     check(chain, x, fuse=(True,))
     assert 2 <= _kernels(chain, x) <= 4
-    optimized = tj.jit(chain).lower(x).as_llvm()
-    assert re.search(r"<\d+ x float>", optimized)     # vector loops
+    # vector loops; also over 1000 elements (below SCALAR_BELOW), as the body makes the work large
+    for n in (10_000, 1000):
+        assert re.search(r"<\d+ x float>", tj.jit(chain).lower(x[:n]).as_llvm())
+    assert not re.search(r"<\d+ x float>", tj.jit(lambda x: x * 2.0 + 1.0).lower(x[:1000]).as_llvm())
 
 
 def test_fusion_recomputes_cheap_values_and_stores_others_at_their_first_use():

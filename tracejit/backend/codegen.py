@@ -47,7 +47,8 @@ FUSED_COST = 800          # what the equations of one loop nest may cost (_cost)
 MAX_DUPLICATES = 4        # loop nests a cheap equation may be recomputed in
 RECOMPUTE = 16            # times a cheap equation may be recomputed over a larger domain
 VECTORIZE_LIMIT = 800     # body size (instructions, a math call counting 100) above which loops stay scalar
-SCALAR_BELOW = 2048       # elements of a (static) loop domain below which loops stay scalar
+SCALAR_BELOW = 2048       # elements of a (static) loop domain below which loops stay scalar, unless
+SCALAR_WORK = 100_000     # elements x body size reach this (vectorizing pays for its compile time)
 STEP_TEXT = 8000          # kernel text (characters) after which a run of serial kernels starts a new step
 REDUCE_BLOCK = 1024       # elements a float32 sum adds up in float32 before adding them to its float64 total
 SIZE_HINT = 1024          # what a symbolic dimension counts as where a heuristic needs a size
@@ -440,9 +441,11 @@ class Program:
         else:
             LoopBuilder(self, f, g, eqns).emit()
         f.line("ret void")
-        small = g.fusible and not any(isinstance(d, Dim) for d in g.domain) and _domain_size(g.domain) < SCALAR_BELOW
+        body = f.count + 100 * f.math_calls
+        small = (g.fusible and not any(isinstance(d, Dim) for d in g.domain)
+                 and _domain_size(g.domain) < SCALAR_BELOW and _domain_size(g.domain) * body < SCALAR_WORK)
         for _, hints in f.latches:
-            if small or f.count + 100 * f.math_calls > VECTORIZE_LIMIT:
+            if small or body > VECTORIZE_LIMIT:
                 hints.update(vectorize_enable=False, interleave_count=1)
             if small or f.math_calls:  # unrolling or interleaving there only multiplies the code (LLVM time)
                 hints.pop("interleave_count", None)
