@@ -5,6 +5,13 @@ import tempfile
 
 import numpy as np
 import pytest
+from hypothesis import settings
+
+# Property tests draw the same examples on every run, so that CI is reproducible; explore new ones with
+# TRACEJIT_HYPOTHESIS=explore (random examples, failures kept in .hypothesis/ and replayed).
+settings.register_profile("deterministic", derandomize=True, database=None)
+settings.register_profile("explore")
+settings.load_profile(os.environ.get("TRACEJIT_HYPOTHESIS", "deterministic"))
 
 # The persistent compile cache of the test run lives in a fresh folder, never in the user's home.
 _cache_dir = tempfile.mkdtemp(prefix="tracejit-test-cache-")
