@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 import tracejit as tj
 import tracejit.numpy as tnp
-from tracejit.backend import compile_ir
+from tracejit.backend import compile_ir, runtime
 from tracejit.core.api_util import flatten_args, trace_pytree
 from tracejit.core.trace import bind, eval_ir
 from tracejit.primitives import ALL
@@ -455,6 +455,11 @@ def test_large_parallel_kernels():
     np.testing.assert_allclose(g(m), np.sum(np.exp(m), axis=1), rtol=1e-12)
     h = tj.jit(lambda a: tnp.sum(tnp.exp(a)))
     np.testing.assert_allclose(h(x), np.sum(np.exp(x.astype(np.float64))), rtol=1e-5)
+    if runtime.NUM_THREADS > 1:     # each of them ran over the cores (the sum: partial sums, then one step)
+        for fn, arg in ((f, x), (g, m), (h, x)):
+            assert "par" in [s[0] for s in fn.lower(arg)._entry.executable.program.steps]
+    small = tj.jit(lambda a: a * 2.0 + 1.0)      # memory-bound: a second core would not pay for waking it
+    assert [s[0] for s in small.lower(x[:1_000_000])._entry.executable.program.steps] == ["step"]
 
 
 # ----------------------------------------------------------------------------------------- control flow

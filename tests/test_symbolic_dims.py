@@ -53,7 +53,7 @@ def test_large_sizes_split_over_threads_and_spill_the_stack_arena(name):
     between small calls of the same compiled code."""
     fun, make = SUITE[name]
     symbolic = tj.jit(fun, dynamic_dims=SPECS[name], cache=False)
-    for n in (3, 60_000, 2, 60_000):
+    for n in (3, 600_000, 2, 600_000):
         args = make(n)
         for e, g in zip(tj.tree_util.tree_leaves(tj.jit(fun, cache=False)(*args)),
                         tj.tree_util.tree_leaves(symbolic(*args))):

@@ -41,7 +41,9 @@ from . import mathlib, runtime
 from .rules import Control, Elementwise, Emitter, IndexMap, Kernel, Reduce, const_text, llvm_type, memory_type
 
 ALIGN = 64
-PARALLEL_NS = 150_000     # estimated serial time above which a loop is split over the cores
+PARALLEL_NS = 200_000     # estimated serial time above which a loop is split over the cores (waking the
+                          # pool costs tens of us, and memory-bound loops gain little from a second core)
+VECTOR_SPEEDUP = 8        # how much faster a vectorized loop runs than the scalar estimate (measured 7-25x)
 STACK_ARENA = 128 << 10   # arena bytes up to which the fast entry takes its arena from the native stack
 FUSED_COST = 800          # what the equations of one loop nest may cost (_cost), so that its body vectorizes
 MAX_DUPLICATES = 4        # loop nests a cheap equation may be recomputed in
@@ -444,15 +446,17 @@ class Program:
         body = f.count + 100 * f.math_calls
         small = (g.fusible and not any(isinstance(d, Dim) for d in g.domain)
                  and _domain_size(g.domain) < SCALAR_BELOW and _domain_size(g.domain) * body < SCALAR_WORK)
+        scalar = small or body > VECTORIZE_LIMIT
         for _, hints in f.latches:
-            if small or body > VECTORIZE_LIMIT:
+            if scalar:
                 hints.update(vectorize_enable=False, interleave_count=1)
             if small or f.math_calls:  # unrolling or interleaving there only multiplies the code (LLVM time)
                 hints.pop("interleave_count", None)
                 hints.pop("unroll_full", None)
         self._loop_metadata(f)
         self.funcs.append(f.text())
-        return name, bufs, 0.5 + 0.05 * f.count + 2.0 * f.math_calls
+        ns_per_element = 0.5 + 0.05 * f.count + 2.0 * f.math_calls
+        return name, bufs, ns_per_element if scalar or not g.fusible else ns_per_element / VECTOR_SPEEDUP
 
     def _loop_metadata(self, f):
         """Attach each loop's hints as llvm.loop metadata. The pipeline neither unrolls nor interleaves
