@@ -230,6 +230,21 @@ def test_jit_caches_per_signature_and_static_args():
         jf(np.ones(2), [1, 2])
 
 
+def test_cache_hits_of_pytree_arguments_take_the_short_path():
+    """A hit of a call that the dispatch fast path declines (a dict argument, a Python scalar) skips the
+    argument names and signature inspection; what it returns and counts is what the full path gives."""
+    jf = tj.jit(lambda d, s: {"y": d["x"] * s, "n": d["n"] + 1})
+    d = {"x": np.arange(3.0), "n": np.int32(4)}
+    for s in (2.0, 3.0, 3.0):
+        out = jf(d, s)
+        np.testing.assert_array_equal(out["y"], d["x"] * s)
+        assert out["n"] == 5 and out["n"].dtype == np.int32
+    assert (jf.cache_info()["hits"], jf.cache_info()["misses"]) == (2, 1)
+    with pytest.raises(TypeError, match="argument d\\['x'\\] of type str"):
+        jf({"x": "text", "n": np.int32(1)}, 2.0)
+    np.testing.assert_allclose(tj.grad(lambda x: jf({"x": x, "n": np.int32(0)}, 2.0)["y"].sum())(np.ones(3)), 2.0)
+
+
 def test_jit_is_thread_safe():
     jf = tj.jit(lambda x: tnp.sin(x) * 2)
     results, errors = [], []
