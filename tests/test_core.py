@@ -1,5 +1,6 @@
 """Tracing, pytrees, static arguments, the printer (golden IR), the checker, jit's cache and the errors."""
 import collections
+import functools
 import re
 import threading
 
@@ -400,3 +401,22 @@ def test_static_arguments_do_not_shift_argument_names():
         tj.jit(f, static_argnums=0)(3, np.float32(1))
     with pytest.raises(tj.ConcretizationError, match="argument 'x'"):
         tj.jit(f, static_argnums=0, static_argnames="scale")(3, np.float32(1), scale=2.0)
+
+
+def test_jitted_methods_get_their_instance_as_in_jax():
+    class Model:
+        def __init__(self, scale):
+            self.scale = scale
+
+        @functools.partial(tj.jit, static_argnums=0)
+        def apply(self, x):
+            return x * self.scale
+
+        @tj.jit
+        def plain(self, x):
+            return x
+
+    np.testing.assert_array_equal(Model(3.0).apply(np.ones(2)), [3.0, 3.0])
+    np.testing.assert_array_equal(Model(2.0).apply(np.ones(2)), [2.0, 2.0])   # another instance, another key
+    with pytest.raises(TypeError, match="argument self of type Model"):
+        Model(1.0).plain(np.ones(2))

@@ -122,6 +122,11 @@ class Jitted:
         dyn_fun, leaves, names, in_tree, _ = self._prepare(args, kwargs)
         return trace_pytree(dyn_fun, leaves, names, in_tree, fun_name=self.__name__)
 
+    def __get__(self, obj, objtype=None):
+        """A jitted method gets its instance as the first argument, as in JAX (mark it static, or make
+        the class a pytree, for the instance to be accepted)."""
+        return self if obj is None else functools.partial(self, obj)
+
     def __call__(self, *args, **kwargs):
         fast = self._fast
         if fast is not None and not kwargs:
