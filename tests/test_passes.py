@@ -448,3 +448,21 @@ def test_relu_has_jaxs_derivative_at_zero_and_compiles_to_a_max():
     np.testing.assert_array_equal(tj.jit(tj.vmap(tj.grad(tj.nn.relu)))(x), [0.0, 0.0, 1.0])
     text = tj.jit(lambda x: tj.nn.relu(x) * 2.0).lower(x).as_text()
     assert "max" in text and "custom" not in text
+
+
+def test_transposed_matmul_operands_fold_into_dot_general():
+    """a.T @ b becomes one dot_general that the BLAS runs with TransA (no transpose copy); a transpose the
+    BLAS cannot read in place (one that moves a batch axis), or of integers, stays."""
+    rng = np.random.default_rng(4)
+    a, b = rng.standard_normal((6, 4)).astype(F32), rng.standard_normal((6, 5)).astype(F32)
+    cases = [(lambda a, b: a.T @ b, (a, b), 0), (lambda a, b: (b.T @ a).T, (a, b), 1),
+             (lambda a, b: tnp.swapaxes(a, 1, 2) @ b, (a.reshape(2, 3, 4), b.reshape(2, 3, 5)), 0),
+             (lambda a, b: tnp.transpose(a, (1, 0, 2)) @ b, (a.reshape(3, 2, 4), rng.standard_normal((2, 4, 3)).astype(F32)), 1),
+             (lambda a, b: a.T @ b, (a.astype(np.int32), b.astype(np.int32)), 1)]
+    for f, args, transposes in cases:
+        closed = ir_of(f, *args)
+        optimized = optimize(closed)
+        check_ir(optimized)
+        assert str(optimized).count("transpose[") == transposes, str(optimized)
+        assert_same_results(closed, optimized, list(args))
+        np.testing.assert_allclose(tj.jit(f)(*args), f(*args), rtol=1e-5, atol=1e-5)

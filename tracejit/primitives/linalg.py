@@ -184,3 +184,29 @@ def _lower_dot_general(k, outs, ins, dimension_numbers):
 
 
 dot_general_p.set(lower=Kernel(_lower_dot_general))
+
+
+def _dot_general_simplify(eqn, producer):
+    """A transposed float operand folds into the dimension numbers when the BLAS can read the original
+    layout as it is (a.T @ b: a gemm with TransA, not a copy and a gemm), and the output order stays."""
+    (lc, rc), (lb, rb) = eqn.params["dimension_numbers"]
+    if eqn.outvars[0].aval.dtype.kind != "f":
+        return None
+    sides = [list(eqn.inputs), [lc, rc], [lb, rb]]
+    for side in (0, 1):
+        t = producer(eqn.inputs[side])
+        if t is None or t.prim is not transpose_p:
+            continue
+        perm, ndim = t.params["permutation"], len(t.params["permutation"])
+        contract, batch = sides[1][side], sides[2][side]
+        free = [perm[a] for a in _free_axes(ndim, contract, batch)]
+        contract, batch = tuple(perm[a] for a in contract), tuple(perm[a] for a in batch)
+        layout = (batch, free, contract) if side == 0 else (batch, contract, free)
+        if free == sorted(free) and _gemm_trans(ndim, *layout) is not None:
+            sides[0][side], sides[1][side], sides[2][side] = t.inputs[0], contract, batch
+    if sides[0] == list(eqn.inputs):
+        return None
+    return dot_general_p, sides[0], {"dimension_numbers": (tuple(sides[1]), tuple(sides[2]))}
+
+
+dot_general_p.set(simplify=_dot_general_simplify)
