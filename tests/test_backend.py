@@ -346,6 +346,9 @@ def test_long_chains_fuse_into_loop_nests_small_enough_to_vectorize():
     for n in (10_000, 1000):
         assert re.search(r"<\d+ x float>", tj.jit(chain).lower(x[:n]).as_llvm())
     assert not re.search(r"<\d+ x float>", tj.jit(lambda x: x * 2.0 + 1.0).lower(x[:1000]).as_llvm())
+    rows = x.reshape(1000, 10)       # the innermost loop (10) is too short to vectorize, however much work
+    assert not re.search(r"<\d+ x float>", tj.jit(chain).lower(rows).as_llvm())
+    check(chain, rows, fuse=(True,))
 
 
 def test_fusion_recomputes_cheap_values_and_stores_others_at_their_first_use():

@@ -51,6 +51,7 @@ RECOMPUTE = 16            # times a cheap equation may be recomputed over a larg
 VECTORIZE_LIMIT = 800     # body size (instructions, a math call counting 100) above which loops stay scalar
 SCALAR_BELOW = 2048       # elements of a (static) loop domain below which loops stay scalar, unless
 SCALAR_WORK = 100_000     # elements x body size reach this (vectorizing pays for its compile time)
+MIN_VECTOR_LOOP = 16      # a static innermost loop shorter than this stays scalar
 STEP_TEXT = 8000          # kernel text (characters) after which a run of serial kernels starts a new step
 REDUCE_BLOCK = 1024       # elements a float32 sum adds up in float32 before adding them to its float64 total
 SIZE_HINT = 1024          # what a symbolic dimension counts as where a heuristic needs a size
@@ -444,8 +445,11 @@ class Program:
             LoopBuilder(self, f, g, eqns).emit()
         f.line("ret void")
         body = f.count + 100 * f.math_calls
-        small = (g.fusible and not any(isinstance(d, Dim) for d in g.domain)
-                 and _domain_size(g.domain) < SCALAR_BELOW and _domain_size(g.domain) * body < SCALAR_WORK)
+        inner = g.domain[g.loop_order[-1]] if g.fusible and g.domain else 0
+        small = g.fusible and (
+            (isinstance(inner, int) and inner < MIN_VECTOR_LOOP)   # the vectorized loop is the innermost
+            or (not any(isinstance(d, Dim) for d in g.domain)
+                and _domain_size(g.domain) < SCALAR_BELOW and _domain_size(g.domain) * body < SCALAR_WORK))
         scalar = small or body > VECTORIZE_LIMIT
         for _, hints in f.latches:
             if scalar:
