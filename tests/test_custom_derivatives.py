@@ -257,3 +257,34 @@ def test_vmap_of_custom_rules_and_of_their_gradients():
     np.testing.assert_allclose(tj.jacrev(g)(xs), np.diag(2 * np.exp(xs)))
     np.testing.assert_allclose(tj.jit(tj.vmap(tj.grad(lambda x, y: f(x, y) + g(x))))(xs, xs),
                                np.cos(xs) * xs + 2 * np.exp(xs))
+
+
+def test_rules_may_close_over_tracers_of_the_enclosing_function():
+    """As in JAX, a custom_jvp function (and a custom_vjp's fwd) may close over values the enclosing function
+    traces; the rules run after that trace has ended, with those values standing in for its tracers."""
+    table = np.arange(3.0)
+
+    def with_jvp(x, w):
+        @tj.custom_jvp
+        def f(y):
+            return y * w + table
+        f.defjvp(lambda primals, tangents: (f(primals[0]), tangents[0] * 7.0 * w))
+        return tnp.sum(f(x))
+
+    def with_vjp(x, w):
+        @tj.custom_vjp
+        def g(y):
+            return tnp.sin(y) * w
+        g.defvjp(lambda y: (g(y), tnp.cos(y) * w), lambda res, ct: (ct * res * 3.0,))
+        return tnp.sum(g(x))
+
+    x, w = np.array([0.5, 1.0, 2.0]), np.array([2.0, 3.0, 4.0])
+    for grad in (tj.grad(with_jvp), tj.jit(tj.grad(with_jvp))):
+        np.testing.assert_allclose(grad(x, w), 7.0 * w)            # the rule's derivative, not the body's
+    for grad in (tj.grad(with_vjp), tj.jit(tj.grad(with_vjp))):
+        np.testing.assert_allclose(grad(x, w), np.cos(x) * w * 3.0)
+    np.testing.assert_allclose(tj.vmap(tj.grad(with_jvp))(np.stack([x, x]), np.stack([w, 2 * w])),
+                               np.stack([7.0 * w, 14.0 * w]))
+    np.testing.assert_allclose(tj.jit(with_jvp)(x, w), np.sum(x * w + table))
+    with pytest.raises(TypeError, match="closes over"):     # JAX refuses this too
+        tj.grad(with_jvp, argnums=1)(x, w)

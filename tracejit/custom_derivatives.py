@@ -13,7 +13,7 @@ import inspect
 from .core.api_util import leaf_aval
 from .core.ir import IR, ClosedIR
 from .core.pytree import tree_flatten, tree_unflatten, treedef_flatten_up_to
-from .core.trace import Primitive, bind, canonicalize_input, eval_ir, trace_flat
+from .core.trace import Primitive, bind, canonicalize_input, eval_ir, standing_in, trace_flat
 from .numpy._base import astype
 from .primitives.base import Zero, aval, instantiate, move_batch_axis, zeros
 
@@ -44,7 +44,7 @@ def _no_closed_over_tangents(kind, rule, tangents, num_consts):
 
 def _custom_jvp_call_jvp(primals, tangents, call, jvp, num_consts):
     _no_closed_over_tangents("custom_jvp", jvp, tangents, num_consts)
-    return jvp(primals[num_consts:], [instantiate(t) for t in tangents[num_consts:]])
+    return jvp(primals[num_consts:], [instantiate(t) for t in tangents[num_consts:]], primals[:num_consts])
 
 
 custom_jvp_call_p = Primitive("custom_jvp_call", _call_shape, _call_impl, multiple_results=True,
@@ -53,7 +53,7 @@ custom_jvp_call_p = Primitive("custom_jvp_call", _call_shape, _call_impl, multip
 
 def _custom_vjp_call_jvp(primals, tangents, call, fwd, bwd, num_consts):
     _no_closed_over_tangents("custom_vjp", fwd, tangents, num_consts)
-    outs, residuals = fwd(primals[num_consts:])
+    outs, residuals = fwd(primals[num_consts:], primals[:num_consts])
     out_avals = tuple(aval(o).strip_weak() for o in outs)
     tangents_in = [instantiate(t) for t in tangents[num_consts:]]
     return outs, bind(custom_lin_p, *residuals, *tangents_in, num_res=len(residuals), bwd=bwd, out_avals=out_avals)
@@ -119,7 +119,7 @@ class _CustomFunction:
 
         call, consts = _closure_convert(trace_flat(flat_fun, box["in_avals"],
                                                    fun_name=self.__name__))
-        make_rules = {name: make(nondiff, in_tree, box) for name, make in rules.items()}
+        make_rules = {name: make(nondiff, in_tree, box, consts) for name, make in rules.items()}
         outs = bind(prim, *consts, *leaves, call=call, num_consts=len(consts), **make_rules)
         return tree_unflatten(box["out_tree"], outs)
 
@@ -147,9 +147,10 @@ class custom_jvp(_CustomFunction):
             raise AttributeError(f"custom_jvp function {self.__name__} has no jvp rule; define one with .defjvp")
         return self._bind(custom_jvp_call_p, args, kwargs, jvp=self._jvp_rule)
 
-    def _jvp_rule(self, nondiff, in_tree, box):
-        def rule(primals, tangents):
-            result = self.jvp(*nondiff, tree_unflatten(in_tree, primals), tree_unflatten(in_tree, tangents))
+    def _jvp_rule(self, nondiff, in_tree, box, closed_over):
+        def rule(primals, tangents, consts):
+            with standing_in(closed_over, consts):
+                result = self.jvp(*nondiff, tree_unflatten(in_tree, primals), tree_unflatten(in_tree, tangents))
             if not isinstance(result, (tuple, list)) or len(result) != 2:
                 raise TypeError(f"the jvp rule of {self.__name__} must return a pair (primal_out, tangent_out), "
                                 f"got {type(result).__name__}")
@@ -187,9 +188,10 @@ class custom_vjp(_CustomFunction):
             raise AttributeError(f"custom_vjp function {self.__name__} has no rules; define them with .defvjp")
         return self._bind(custom_vjp_call_p, args, kwargs, fwd=self._fwd_rule, bwd=self._bwd_rule)
 
-    def _fwd_rule(self, nondiff, in_tree, box):
-        def fwd(primals):
-            result = self.fwd(*self._merge(nondiff, tree_unflatten(in_tree, primals)))
+    def _fwd_rule(self, nondiff, in_tree, box, closed_over):
+        def fwd(primals, consts):
+            with standing_in(closed_over, consts):
+                result = self.fwd(*self._merge(nondiff, tree_unflatten(in_tree, primals)))
             if not isinstance(result, (tuple, list)) or len(result) != 2:
                 raise TypeError(f"the fwd rule of {self.__name__} must return a pair (output, residuals), "
                                 f"got {type(result).__name__}")
@@ -198,7 +200,7 @@ class custom_vjp(_CustomFunction):
         fwd.__name__ = getattr(self.fwd, "__name__", "fwd")
         return fwd
 
-    def _bwd_rule(self, nondiff, in_tree, box):
+    def _bwd_rule(self, nondiff, in_tree, box, closed_over):    # (bwd may not close over tracers, as in JAX)
         def bwd(residuals, cts):
             result = self.bwd(*nondiff, tree_unflatten(box["res_tree"], residuals),
                               tree_unflatten(box["out_tree"], cts))

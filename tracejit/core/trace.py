@@ -64,6 +64,7 @@ class Primitive:
 class _TraceStack(threading.local):
     def __init__(self):
         self.builders = []
+        self.stand_ins = {}   # id(tracer of an ended trace) -> its value in the current one (`standing_in`)
 
 
 _stack = _TraceStack()
@@ -252,8 +253,22 @@ def eager():
         _stack.builders.pop()
 
 
+@contextlib.contextmanager
+def standing_in(tracers, values):
+    """While a custom rule re-runs user code that closed over tracers of a trace that has ended, their
+    values in the current trace stand in for them (JAX's custom_jvp allows such closures)."""
+    saved = _stack.stand_ins
+    _stack.stand_ins = {**saved, **{id(t): v for t, v in zip(tracers, values) if isinstance(t, Tracer)}}
+    try:
+        yield
+    finally:
+        _stack.stand_ins = saved
+
+
 def bind(prim, *args, **params):
     """Apply a primitive: compute with NumPy, or record an equation in the current trace."""
+    if _stack.stand_ins:
+        args = [_stack.stand_ins.get(id(x), x) for x in args]
     builder = current_builder(args)
     if builder is not None:
         return builder.emit(prim, args, params)
