@@ -156,18 +156,21 @@ class Jitted:
             key = (in_tree, tuple(leaf_aval(x) for x in leaves), ())
         except TypeError:      # not an array: the full path names the argument
             return None, None
-        entry = self._cache.get(key) or next((self._cache[k] for k in self._symbolic if _fits(k, key)), None)
-        if entry is not None:
-            entry.hits += 1
-        return entry, leaves
+        return self._lookup(key), leaves
 
-    def _entry(self, dyn_fun, leaves, names, in_tree, statics):
-        key = (in_tree, tuple(leaf_aval(x) for x in leaves), statics)
+    def _lookup(self, key):
+        """The cached entry for key (its own, or a symbolic one it fits), counted as a hit; or None."""
         entry = self._cache.get(key)
         if entry is None:
             entry = next((self._cache[k] for k in self._symbolic if _fits(k, key)), None)
         if entry is not None:
             entry.hits += 1
+        return entry
+
+    def _entry(self, dyn_fun, leaves, names, in_tree, statics):
+        key = (in_tree, tuple(leaf_aval(x) for x in leaves), statics)
+        entry = self._lookup(key)
+        if entry is not None:
             return entry
         explicit = self._explicit_pattern(key, names)
         pattern = explicit or self._policy_pattern(key, names)

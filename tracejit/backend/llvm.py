@@ -166,9 +166,9 @@ def _declaration(name, function):
 
 def load_objects(objects, names, symbols):
     """Link object code into the engine, its external symbols resolved from symbols (name -> address);
-    returns the addresses of the named functions. Symbols are resolved when the objects are finalized
-    (together, so that the parts of one module find each other), so every module may reuse the names
-    with its own addresses."""
+    returns the addresses of the named functions. The engine binds a reference to the latest definition
+    of its name as each object is added, so every module may reuse the names with its own addresses as
+    long as a part comes after the parts it calls (split_module's order)."""
     engine, _ = _jit()
     with _lock:
         for name, address in symbols.items():

@@ -156,26 +156,23 @@ cumsum_p.set(jvp=linear_jvp(cumsum_p),
 # ------------------------------------------------------------------------------------------- lowering
 # Loop accumulators (tracejit.backend.rules.Reduce); the operand is computed inside the reduction loop.
 # reassoc lets LLVM vectorize float sums and products (the order differs from NumPy's pairwise sum).
-# float32 sums accumulate in float64: each of the vector accumulators adds up n/64 elements or so, and
-# in float32 that lost 7e-4 relative on the mean of 1e7 values (NumPy's pairwise sum: 1e-8).
+# float32 sums accumulate in float64 (`wide`): the loop adds blocks in float32 with `combine` and the
+# block totals into the wide accumulator with `update` (codegen.LoopBuilder._reduce); a float32 accumulator
+# per vector lane lost 7e-4 relative on the mean of 1e7 values (NumPy's pairwise sum: 1e-8).
 
 def _lower_reduce(identity, fop, iop=None):
     def wide(b):
         return np.dtype(np.float64) if fop == "fadd" and b.dtype() == np.float32 else b.dtype()
 
-    def update(b, accs, x, pos, axes):
+    def op(b, x, y, dtype=None):
         if fop in ("max", "min"):
-            return combine(b, accs, [x], axes)
-        return [b.binop(f"{fop} reassoc", iop, accs[0], b.convert(x, b.dtype(), wide(b)), dtype=wide(b))]
-
-    def combine(b, accs, others, axes):
-        if fop in ("max", "min"):
-            return [b.maximum(accs[0], others[0]) if fop == "max" else b.minimum(accs[0], others[0])]
-        return [b.binop(f"{fop} reassoc", iop, accs[0], others[0])]
+            return b.maximum(x, y, dtype) if fop == "max" else b.minimum(x, y, dtype)
+        return b.binop(f"{fop} reassoc", iop, x, y, dtype)
 
     return Reduce(lambda b, axes: [(b.const(identity(b.dtype()), wide(b)), wide(b))],
-                  update,
-                  lambda b, accs, axes: b.convert(accs[0], wide(b), b.dtype()), combine)
+                  lambda b, accs, x, pos, axes: [op(b, accs[0], b.convert(x, b.dtype(), wide(b)), wide(b))],
+                  lambda b, accs, axes: b.convert(accs[0], wide(b), b.dtype()),
+                  lambda b, accs, others, axes: [op(b, accs[0], others[0])])
 
 
 def _lower_arg(better, largest):
