@@ -99,11 +99,14 @@ def _rewrite(path, fn):
     path.write_bytes(fn(path.read_bytes()))
 
 
+def _meta_and_objects(data):
+    _, n_meta, _, _ = disk_cache.HEADER.unpack_from(data)
+    return json.loads(data[disk_cache.HEADER.size:disk_cache.HEADER.size + n_meta]), data[disk_cache.HEADER.size + n_meta:]
+
+
 def _foreign(data, **changes):
     """The entry as another CPU would have written it (or with other metadata), with a valid checksum."""
-    _, n_meta, _, _ = disk_cache.HEADER.unpack_from(data)
-    meta = json.loads(data[disk_cache.HEADER.size:disk_cache.HEADER.size + n_meta])
-    obj = data[disk_cache.HEADER.size + n_meta:]
+    meta, obj = _meta_and_objects(data)
     meta.update(changes or {"host": {**meta["host"], "cpu": "some-other-cpu"}})
     meta = json.dumps(meta).encode()
     digest = hashlib.sha256(meta + obj).digest()
@@ -291,9 +294,7 @@ def test_module_compiled_in_parts_round_trips_through_disk(cache_dir):
             np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-6)
         assert f.cache_info().signatures[0].from_disk is from_disk
     (entry,) = entries(cache_dir)
-    data = entry.read_bytes()
-    _, n_meta, _, _ = disk_cache.HEADER.unpack_from(data)
-    meta = json.loads(data[disk_cache.HEADER.size:disk_cache.HEADER.size + n_meta])
+    meta, _ = _meta_and_objects(entry.read_bytes())
     parts = llvm.split_module(_module_text(mlp_step, *args), runtime.NUM_THREADS)
     assert len(meta["objects"]) == len(parts) >= min(runtime.NUM_THREADS, 2)
 
