@@ -62,6 +62,9 @@ PROGRAMS = {
 }
 
 
+PHASES = ("trace", "transforms", "passes", "codegen", "llvm")
+
+
 def child(name):
     """One first call in this fresh process; prints its seconds and phase split as JSON."""
     fun, make_args = PROGRAMS[name]
@@ -147,6 +150,7 @@ def main():
         return shape_storm(args.runs)
     print(f"{'program':34} {'cold ms':>9} {'cold LLVM':>9} {'disk ms':>9} {'disk LLVM':>9} {'disk/cold':>9} "
           f"{'LLVM d/c':>9} {'hit us':>8} {'hit/cold':>9}")
+    splits = []
     with tempfile.TemporaryDirectory(prefix="tracejit-bench-cache-") as cache_dir:
         for name in PROGRAMS:
             cold = [fresh(name, cache_dir, False) for _ in range(args.runs)]
@@ -158,6 +162,12 @@ def main():
             hit = hit_seconds(name)
             print(f"{name:34} {c * 1e3:9.1f} {cl * 1e3:9.1f} {w * 1e3:9.1f} {wl * 1e3:9.2f} {w / c:9.3f} "
                   f"{wl / cl:9.3f} {hit * 1e6:8.1f} {hit / c:9.2e}")
+            splits.append((name, {k: float(np.median([r["seconds"][k] for r in warm])) for k in PHASES},
+                           float(np.median([r["first"] - r["seconds"]["total"] for r in warm]))))
+    print("\nwhere a warm start goes, ms (medians): " + ", ".join(PHASES) + " (codegen includes starting LLVM,"
+          " llvm is reading and linking the object), then the first run")
+    for name, phases, run in splits:
+        print(f"  {name:34} " + " ".join(f"{phases[k] * 1e3:6.2f}" for k in PHASES) + f" {run * 1e3:6.2f}")
     shape_storm(args.runs)
 
 

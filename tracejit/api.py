@@ -10,7 +10,9 @@ import time
 
 import numpy as np
 
+from . import passes
 from ._config import config
+from .backend import Lowered, compile_ir
 from .backend.executable import MISS
 from .cache_info import CacheInfo, SignatureInfo, explain_miss
 from .core.api_util import flatten_args, leaf_aval, trace_pytree
@@ -69,16 +71,7 @@ class CacheEntry:
 
 def _flat_args_tree(n):
     """The input tree of n positional array arguments and no keywords."""
-    from .core.pytree import tree_flatten
     return tree_flatten(((0,) * n, {}))[1]
-
-
-def _optimize(closed):
-    try:
-        from .passes import optimize
-    except ImportError:
-        return closed
-    return optimize(closed)
 
 
 @contextlib.contextmanager
@@ -220,7 +213,6 @@ class Jitted:
 
     def lower(self, *args, **kwargs):
         """The compiled signature of these arguments: .as_text() (optimised IR), .as_llvm(), .compile()."""
-        from .backend import Lowered
         dyn_fun, leaves, names, in_tree, statics = self._prepare(args, kwargs)
         entry = self._entry(dyn_fun, leaves, names, in_tree, statics)
         if entry.executable is None:
@@ -248,8 +240,7 @@ class Jitted:
             if self.backend == "reference":
                 entry = CacheEntry(closed, out_tree, _reference_executable(closed), times, names)
             else:
-                from .backend import compile_ir
-                closed = _optimize(closed)
+                closed = passes.optimize(closed)
                 t2 = time.perf_counter()
                 exe = compile_ir(closed, cache=self.cache)
                 t3 = time.perf_counter()
@@ -350,7 +341,6 @@ def make_ir(fun, *, static_argnums=(), static_argnames=(), optimize=False):
     def make(*args, **kwargs):
         closed, _ = Jitted(fun, static_argnums, static_argnames).trace(*args, **kwargs)
         if optimize:
-            from .passes import optimize as run_passes
-            closed = run_passes(closed)
+            closed = passes.optimize(closed)
         return closed
     return make

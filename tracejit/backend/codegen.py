@@ -436,7 +436,6 @@ class Program:
             k = ControlBuilder(self, f, scratch) if isinstance(g.rule, Control) else KernelBuilder(f)
             b = k.b
             b.in_avals = [x.aval for x in g.root.inputs]
-            b.out_aval = g.root.outvars[0].aval
             ins = [self._as_buffer(x) for x in g.root.inputs]
             g.rule.fn(k, [self.buffers[id(v)] for v in g.root.outvars], ins, **g.root.params)
             if isinstance(g.rule, Control):
@@ -604,7 +603,7 @@ class Program:
             name = self._entry_name("step")
             f = Func(self, f"define void @{name}(ptr %table) nounwind")
             k = KernelBuilder(f)
-            k.b.in_avals, k.b.out_aval = [g.root.inputs[0].aval], out.aval
+            k.b.in_avals = [g.root.inputs[0].aval]
             base = self._pointer(f, partials)
             parts = []
             for c in range(chunks):
@@ -892,7 +891,7 @@ class LoopBuilder(KernelBuilder):
         rule = e.prim.lower
         if isinstance(rule, Elementwise):
             args = [self.value(x, idx if x.aval.ndim else []) for x in e.inputs]
-        b.in_avals, b.out_aval = [x.aval for x in e.inputs], e.outvars[0].aval
+        b.in_avals = [x.aval for x in e.inputs]
         if isinstance(rule, Elementwise):
             return rule.fn(b, *args, **e.params)
         return rule.fn(b, idx, lambda i, j: self._read(e, i, j), **e.params)
@@ -900,7 +899,7 @@ class LoopBuilder(KernelBuilder):
     def _read(self, e, i, idx):
         v = self.value(e.inputs[i], idx)
         b = self.b
-        b.in_avals, b.out_aval = [x.aval for x in e.inputs], e.outvars[0].aval
+        b.in_avals = [x.aval for x in e.inputs]
         return v
 
     def _prefetch(self, idx):
@@ -942,7 +941,7 @@ class LoopBuilder(KernelBuilder):
         g, f, b = self.g, self.f, self.b
         root, shape, params = g.root, g.domain, g.root.params
         in_aval = root.inputs[0].aval
-        b.in_avals, b.out_aval = [in_aval], root.outvars[0].aval
+        b.in_avals = [in_aval]
         inits = g.rule.init(b, **params)
         tys = [llvm_type(dtype) for _, dtype in inits]
         accs = [f.alloca(t) for t in tys]
@@ -979,7 +978,7 @@ class LoopBuilder(KernelBuilder):
                 pos = 0
                 for r in axes:
                     pos = b.iop("add", b.iop("mul", pos, shape[r]), idx[r])
-                b.in_avals, b.out_aval = [in_aval], root.outvars[0].aval
+                b.in_avals = [in_aval]
                 if blocked:
                     new, = g.rule.combine(b, [self.load_var(narrow, narrow_ty)], [x], **params)
                     self.store_var(narrow, narrow_ty, new)
@@ -990,12 +989,12 @@ class LoopBuilder(KernelBuilder):
                 for v in g.stores[1:]:
                     self.store(self.program.buffers[id(v)], idx, self.value(v, idx))
             if blocked:
-                b.in_avals, b.out_aval = [in_aval], root.outvars[0].aval
+                b.in_avals = [in_aval]
                 new, = g.rule.update(b, [self.load_var(accs[0], tys[0])], self.load_var(narrow, narrow_ty), 0,
                                      **params)
                 self.store_var(accs[0], tys[0], new)
         self.memo.clear()
-        b.in_avals, b.out_aval = [in_aval], root.outvars[0].aval
+        b.in_avals = [in_aval]
         result = g.rule.result(b, [self.load_var(a, t) for a, t in zip(accs, tys)], **params)
         self.store(self.program.buffers[id(root.outvars[0])], [idx[a] for a in kept], result)
 
@@ -1020,7 +1019,7 @@ class LoopBuilder(KernelBuilder):
         g, f, b = self.g, self.f, self.b
         root, shape = g.root, g.domain
         out = self.program.buffers[id(root.outvars[0])]
-        b.in_avals, b.out_aval = [root.inputs[0].aval], root.outvars[0].aval
+        b.in_avals = [root.inputs[0].aval]
         init = g.rule.result(b, [v for v, _ in g.rule.init(b, **root.params)], **root.params)
         with contextlib.ExitStack() as loops:
             kidx = [loops.enter_context(f.loop(*(("%lo", "%hi") if a == 0 else (0, shape[a])))) for a in kept]
@@ -1032,7 +1031,7 @@ class LoopBuilder(KernelBuilder):
             self._prefetch(idx)
             x = self.value(root.inputs[0], idx)
             kidx = [idx[a] for a in kept]
-            b.in_avals, b.out_aval = [root.inputs[0].aval], root.outvars[0].aval
+            b.in_avals = [root.inputs[0].aval]
             new, = g.rule.combine(b, [self.load(out, kidx)], [x], **root.params)
             self.store(out, kidx, new)
             for v in g.stores[1:]:

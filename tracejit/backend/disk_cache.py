@@ -50,9 +50,10 @@ def host():
 
     import tracejit
     _, tm = llvm._jit()
+    cpu, features = llvm.host_cpu()
     return {"format": MAGIC[-1], "tracejit": tracejit.__version__, "llvmlite": llvmlite.__version__,
             "llvm": ".".join(map(str, ll.llvm_version_info)), "numpy": np.__version__, "triple": tm.triple,
-            "cpu": ll.get_host_cpu_name(), "features": ll.get_host_cpu_features().flatten()}
+            "cpu": cpu, "features": features}
 
 
 def entry_key(signature, llvm_text):

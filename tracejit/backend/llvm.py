@@ -27,11 +27,16 @@ PARALLEL_TEXT = 12_000    # module text (characters) above which the module is c
 _lock = threading.RLock()
 
 
+@functools.cache
+def host_cpu():
+    """(CPU name, its features as LLVM's feature string): what the code is compiled for."""
+    return llvm.get_host_cpu_name(), llvm.get_host_cpu_features().flatten()
+
+
 def _target_machine():
-    target = llvm.Target.from_default_triple()
-    return target.create_target_machine(cpu=llvm.get_host_cpu_name(),
-                                        features=llvm.get_host_cpu_features().flatten(),
-                                        opt=3, reloc="default", codemodel="jitdefault")
+    cpu, features = host_cpu()
+    return llvm.Target.from_default_triple().create_target_machine(cpu=cpu, features=features, opt=3,
+                                                                  reloc="default", codemodel="jitdefault")
 
 
 @functools.cache

@@ -88,12 +88,12 @@ _CMP = {"f": {"eq": "fcmp oeq", "ne": "fcmp une", "lt": "fcmp olt", "le": "fcmp 
 
 
 class Emitter:
-    """Appends SSA instructions to a function body. `in_avals` / `out_aval` describe the equation being
+    """Appends SSA instructions to a function body. `in_avals` are the operands of the equation being
     lowered; the default dtype of every helper is the first operand's."""
 
     def __init__(self, func):
         self.func = func
-        self.in_avals, self.out_aval = [], None
+        self.in_avals = []
 
     def __call__(self, rhs):
         return self.func.emit(rhs)

@@ -3,6 +3,7 @@ import functools
 
 import numpy as np
 
+from ..backend.blas import NO_TRANS, ROW_MAJOR, TRANS, gemm_address, gemm_int_bits
 from ..backend.rules import Kernel
 from ..core.avals import ShapedArray
 from ..core.errors import ShapeError
@@ -118,7 +119,6 @@ dot_general_p.set(batch=_dot_general_batch)
 
 def _gemm_trans(ndim, batch, rows, cols):
     """NoTrans/Trans when an operand's axes are laid out as (batch, rows, cols) / (batch, cols, rows)."""
-    from ..backend.blas import NO_TRANS, TRANS
     order = list(range(ndim))
     return NO_TRANS if order == [*batch, *rows, *cols] else TRANS if order == [*batch, *cols, *rows] else None
 
@@ -136,7 +136,6 @@ def _lower_dot_general(k, outs, ins, dimension_numbers):
     """The BLAS numpy ships (cblas gemm per batch element) when both operands are row-major or
     transposed matrices per batch element; otherwise loops (any dtype) ordered for the innermost
     axis to be the rhs's free axis."""
-    from ..backend.blas import ROW_MAJOR, gemm_address, gemm_int_bits
     (out,), (lhs, rhs) = outs, ins
     (lc, rc), (lb, rb) = dimension_numbers
     ls, rs, dtype = lhs.aval.shape, rhs.aval.shape, out.aval.dtype
