@@ -86,7 +86,16 @@ def dispatch(repeat):
         jf = jax.jit(lambda x: x + 1)
         jx = jnp.asarray(x)
         impls["jax"] = lambda: jf(jx).block_until_ready()
-    return rows("dispatch x+1 (8 f32)", impls, repeat * 2)
+    out = rows("dispatch x+1 (8 f32)", impls, repeat * 2)
+    # a dict of arrays and a Python scalar: the tree and the scalar are checked in Python
+    p, lr = {"w": x * 0.5, "b": x + 1}, 0.1
+    g = tj.jit(lambda p, x, lr: p["w"] * x + p["b"] * lr)
+    impls = {"tracejit": lambda: g(p, x, lr), "numpy": lambda: p["w"] * x + p["b"] * lr}
+    if jax:
+        jg = jax.jit(lambda p, x, lr: p["w"] * x + p["b"] * lr)
+        jp = {k: jnp.asarray(v) for k, v in p.items()}
+        impls["jax"] = lambda: jg(jp, jx, lr).block_until_ready()
+    return out + rows("dispatch dict + scalar args (8 f32)", impls, repeat * 2)
 
 
 def _chain_np(x, y):

@@ -10,6 +10,7 @@ import pytest
 import tracejit as tj
 import tracejit.numpy as tnp
 from tracejit.core.ir import IRCheckError, Var
+from tracejit.core.pytree import flatten_as
 from tracejit.tree_util import register_pytree_node, tree_flatten, tree_map, tree_unflatten
 
 f32 = np.float32
@@ -201,6 +202,18 @@ def test_pytrees_in_and_out():
     assert leaves == [2, 3, 4, 1]
     assert tree_unflatten(tree, leaves) == {"b": 1, "a": (2, Point(3, 4))}
     assert tree_map(lambda a, b: a + b, [1, (2,)], [10, (20,)]) == [11, (22,)]
+    # flatten_as (the cache-hit check) agrees with flattening and comparing trees
+    a = np.ones(2)
+    base = {"b": a, "a": (a, Point(a, None), [Box(a)])}
+    variants = [base, {"b": 1.0, "a": (2, Point(a, None), [Box(3)])}, {"b": a, "a": (a, Point(a, a), [Box(a)])},
+                {"b": a, "c": (a, Point(a, None), [Box(a)])}, {"b": a, "a": [a, Point(a, None), [Box(a)]]},
+                {"b": a, "a": (a, (a, None), [Box(a)])}, {"b": a, "a": (a, Point(a, None), [a])},
+                {"b": (a,), "a": (a, Point(a, None), [Box(a)])}, {"b": a, "a": (a, Point(a, None), [Box(a)]), "c": a}]
+    tree = tree_flatten(base)[1]
+    for v in variants:
+        leaves, v_tree = tree_flatten(v)
+        assert flatten_as(tree, v) == (leaves if v_tree == tree else None)
+    assert flatten_as(tree_flatten(a)[1], [a]) is None and flatten_as(tree_flatten([a])[1], [a]) == [a]
 
 
 def test_results_are_fresh_numpy_arrays():
@@ -231,19 +244,42 @@ def test_jit_caches_per_signature_and_static_args():
         jf(np.ones(2), [1, 2])
 
 
-def test_cache_hits_of_pytree_arguments_take_the_short_path():
-    """A hit of a call that the dispatch fast path declines (a dict argument, a Python scalar) skips the
-    argument names and signature inspection; what it returns and counts is what the full path gives."""
+def test_cache_hits_of_pytree_and_scalar_arguments_take_the_fast_path():
+    """Calls with dicts, lists, keywords or scalars hit a fast path on the flat leaves (the tree compared
+    with the last call's, scalars made 0-d arrays of the compiled dtype, the arrays checked by the
+    generated code); what it returns and counts is what the full path gives, and an argument of another
+    type, shape or dtype at the same place takes its own signature."""
     jf = tj.jit(lambda d, s: {"y": d["x"] * s, "n": d["n"] + 1})
-    d = {"x": np.arange(3.0), "n": np.int32(4)}
+    d = {"x": np.arange(3.0, dtype=f32), "n": np.int32(4)}
     for s in (2.0, 3.0, 3.0):
         out = jf(d, s)
+        np.testing.assert_array_equal(out["y"], d["x"] * np.float32(s))
+        assert out["y"].dtype == f32 and out["n"] == 5 and out["n"].dtype == np.int32
+    assert (jf.cache_info()["hits"], jf.cache_info()["misses"]) == (2, 1) and jf._tree_fast is not None
+    for s, dtype in ((np.float64(2.0), np.float64), (np.array(2.0), np.float64), (2, f32), (np.float32(2), f32)):
+        out = jf(d, s)
         np.testing.assert_array_equal(out["y"], d["x"] * s)
-        assert out["n"] == 5 and out["n"].dtype == np.int32
-    assert (jf.cache_info()["hits"], jf.cache_info()["misses"]) == (2, 1)
+        assert out["y"].dtype == dtype
+    assert jf.cache_info()["misses"] == 4          # np.float64(2.0) and np.array(2.0) share a signature
+    longer = {"x": np.arange(4.0, dtype=f32), "n": np.int32(1)}
+    np.testing.assert_array_equal(jf(longer, 0.5)["y"], longer["x"] * 0.5)
+    np.testing.assert_array_equal(jf(d, s=3.0)["y"], d["x"] * 3)
+    np.testing.assert_array_equal(jf(d, s=3.0)["y"], d["x"] * 3)
     with pytest.raises(TypeError, match="argument d\\['x'\\] of type str"):
         jf({"x": "text", "n": np.int32(1)}, 2.0)
     np.testing.assert_allclose(tj.grad(lambda x: jf({"x": x, "n": np.int32(0)}, 2.0)["y"].sum())(np.ones(3)), 2.0)
+    scale = tj.jit(lambda x, s: x * s)            # positional scalars: the flat fast path converts them
+    x = np.arange(3, dtype=np.int32)
+    for s, dtype in ((2, np.int32), (3, np.int32), (True, np.int32), (1.5, np.float64), (np.int64(2), np.int64)):
+        out = scale(x, s)
+        np.testing.assert_array_equal(out, x * s)
+        assert out.dtype == dtype
+    many = tj.jit(lambda ws, x: [w * x for w in ws])
+    ws = [np.full(3, k, f32) for k in range(3)]
+    for _ in range(2):
+        assert all(np.array_equal(o, w * ws[1]) for o, w in zip(many(ws, ws[1]), ws))
+    np.testing.assert_array_equal(many(ws[:2], ws[1])[1], ws[1] ** 2)
+    assert many.cache_info()["misses"] == 2 and many.cache_info()["hits"] == 1
 
 
 def test_jit_is_thread_safe():

@@ -112,6 +112,10 @@ def test_python_scalars_are_weak(rng):
     i = rand(rng, (3,), np.int32)
     check(lambda i: i * 2 + 1, lambda i: i * np.int32(2) + np.int32(1), i)
     check(lambda i: i * 2.5, lambda i: i * 2.5, i)  # a float scalar makes an int array float64, as in NumPy 2
+    check(lambda i: i + -2**31, lambda i: i + -2**31, i)
+    for f in (lambda i: tnp.add(i, 2**40), tj.jit(lambda i: i + 2**40), lambda i: i + 2**40):
+        with pytest.raises(OverflowError, match="1099511627776 out of bounds for int32"):
+            f(i)                                        # NumPy 2 raises too; it used to wrap around
 
 
 REDUCTIONS = ["sum", "mean", "max", "min", "prod", "var", "std"]

@@ -18,7 +18,7 @@ from .cache_info import CacheInfo, SignatureInfo, explain_miss
 from .core.api_util import flatten_args, leaf_aval, trace_pytree
 from .core.avals import Dim, SymbolicDimError, normalize_axis
 from .core.errors import ShapeError
-from .core.pytree import LEAF, tree_flatten, tree_unflatten
+from .core.pytree import LEAF, flatten_as, tree_flatten, tree_unflatten
 from .core.timing import recording
 from .core.trace import Tracer, _stack, eval_ir
 
@@ -62,16 +62,35 @@ log = logging.getLogger("tracejit")
 
 
 class CacheEntry:
-    __slots__ = ("closed", "executable", "fast", "hits", "names", "out_tree", "run", "times")
+    __slots__ = ("closed", "executable", "fast", "hits", "in_tree", "names", "out_tree", "run", "times")
 
-    def __init__(self, closed, out_tree, run, times, names, executable=None):
-        self.closed, self.out_tree, self.run, self.hits, self.times = closed, out_tree, run, 0, times
-        self.names, self.executable, self.fast = names, executable, None
+    def __init__(self, closed, in_tree, out_tree, run, times, names, executable=None):
+        self.closed, self.in_tree, self.out_tree, self.run, self.hits = closed, in_tree, out_tree, run, 0
+        self.times, self.names, self.executable, self.fast = times, names, executable, None
 
 
 def _flat_args_tree(n):
     """The input tree of n positional array arguments and no keywords."""
     return tree_flatten(((0,) * n, {}))[1]
+
+
+def _scalars_as_arrays(fast, leaves, dtypes):
+    """The fast path on flat leaves where the signature was compiled for Python or NumPy scalars at some
+    positions: a scalar of the same type there becomes a 0-d array of the compiled dtype (another type
+    is another signature: MISS; the generated code checks the arrays)."""
+    scalars = [(i, type(x), d) for i, (x, d) in enumerate(zip(leaves, dtypes)) if type(x) is not np.ndarray]
+    if not scalars:
+        return fast
+    asarray = np.asarray
+
+    def call(args):
+        args = list(args)
+        for i, kind, dtype in scalars:
+            if i >= len(args) or type(args[i]) is not kind:
+                return MISS
+            args[i] = asarray(args[i], dtype)
+        return fast(args)
+    return call
 
 
 @contextlib.contextmanager
@@ -104,6 +123,7 @@ class Jitted:
         self.backend = backend
         self._cache, self._lock, self.misses = {}, threading.RLock(), 0
         self._fast = None   # the dispatch fast path of the signature called last (plain array arguments)
+        self._tree_fast = None  # (tree, fast path on its leaves) of the last call with other arguments
 
     def _prepare(self, args, kwargs):
         dyn_fun, dyn_args, dyn_kwargs, statics = _split_static(self.fun, args, kwargs, self.static_argnums,
@@ -126,7 +146,19 @@ class Jitted:
             out = fast(args)
             if out is not MISS:
                 return out
-        entry, leaves = self._hit(args, kwargs) if self._cache and not _stack.builders else (None, None)
+        entry = None
+        if self._cache and not _stack.builders and not (self.static_argnums or self.static_argnames):
+            # A hit needs neither the argument names nor the function's signature (inspecting it took
+            # ~50 us a call), and on the tree of the last such call not even the signature's lookup.
+            tree_fast = self._tree_fast
+            if tree_fast is not None:
+                leaves = flatten_as(tree_fast[0], (args, kwargs))
+                if leaves is not None:
+                    out = tree_fast[1](leaves)
+                    if out is not MISS:
+                        return out
+            leaves, in_tree = tree_flatten((args, kwargs))
+            entry = self._hit(leaves, in_tree)
         if entry is None:
             dyn_fun, leaves, names, in_tree, statics = self._prepare(args, kwargs)
             if _stack.builders or any(isinstance(x, Tracer) for x in leaves):
@@ -134,22 +166,21 @@ class Jitted:
                 return tree_unflatten(out_tree, eval_ir(closed, *leaves))
             entry = self._entry(dyn_fun, leaves, names, in_tree, statics)
         if entry.fast is not None and not (self.static_argnums or self.static_argnames):
-            self._fast = entry.fast
+            if entry.in_tree == _flat_args_tree(len(leaves)):
+                self._fast = entry.fast
+            else:
+                self._tree_fast = entry.in_tree, entry.fast
         return tree_unflatten(entry.out_tree, entry.run(leaves))
 
-    def _hit(self, args, kwargs):
-        """(entry, leaves) when a call without static arguments hits the cache, else (None, None): a hit
-        needs neither the argument names nor the function's signature (inspecting it took ~50 us a call)."""
-        if self.static_argnums or self.static_argnames:
-            return None, None
-        leaves, in_tree = tree_flatten((args, kwargs))
+    def _hit(self, leaves, in_tree):
+        """The cached entry of a call without static arguments, or None."""
         if any(isinstance(x, Tracer) for x in leaves):
-            return None, None
+            return None
         try:
             key = (in_tree, tuple(leaf_aval(x) for x in leaves), ())
         except TypeError:      # not an array: the full path names the argument
-            return None, None
-        return self._lookup(key), leaves
+            return None
+        return self._lookup(key)
 
     def _lookup(self, key):
         """The cached entry for key (its own, or a symbolic one it fits), counted as a hit; or None."""
@@ -238,21 +269,21 @@ class Jitted:
             transforms = phases.get("transforms", 0.0)
             times = {"trace": t1 - t0 - transforms, "transforms": transforms}
             if self.backend == "reference":
-                entry = CacheEntry(closed, out_tree, _reference_executable(closed), times, names)
+                entry = CacheEntry(closed, in_tree, out_tree, _reference_executable(closed), times, names)
             else:
                 closed = passes.optimize(closed)
                 t2 = time.perf_counter()
                 exe = compile_ir(closed, cache=self.cache)
                 t3 = time.perf_counter()
                 times.update({"passes": t2 - t1, **exe.times, "total": t3 - t0})
-                entry = CacheEntry(closed, out_tree, exe.run, times, names, exe)
-                if in_tree == _flat_args_tree(len(leaves)):
-                    fast = exe.fast_call(len(leaves), entry, out_tree == LEAF)
-                    if fast is not None and out_tree != LEAF:
-                        entry.fast = lambda args, fast=fast, tree=out_tree: (
+                entry = CacheEntry(closed, in_tree, out_tree, exe.run, times, names, exe)
+                fast = exe.fast_call(len(leaves), entry, out_tree == LEAF)
+                if fast is not None:
+                    fast = _scalars_as_arrays(fast, leaves, exe.in_dtypes)
+                    if out_tree != LEAF:
+                        fast = lambda args, fast=fast, tree=out_tree: (
                             outs if (outs := fast(args)) is MISS else tree_unflatten(tree, outs))
-                    else:
-                        entry.fast = fast
+                entry.fast = fast
             self._cache[key] = entry
             self.misses += 1
             return entry

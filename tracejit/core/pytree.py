@@ -2,6 +2,8 @@
 import functools
 from collections import namedtuple
 
+import numpy as np
+
 _Node = namedtuple("_Node", "flatten unflatten")
 _registry = {
     tuple: _Node(lambda t: (t, None), lambda _, c: tuple(c)),
@@ -34,7 +36,7 @@ class PyTreeDef:
 
     def __init__(self, nodetype, aux, children):
         self.nodetype, self.aux, self.children = nodetype, aux, tuple(children)
-        self.num_leaves = 1 if nodetype is None else sum(c.num_leaves for c in self.children)
+        self.num_leaves = 1 if nodetype is None else sum([c.num_leaves for c in self.children])
 
     def _key(self):
         return (self.nodetype, self.aux, self.children)
@@ -62,12 +64,37 @@ def tree_flatten(tree, is_leaf=None):
 
 def _flatten(x, is_leaf, leaves):
     # module-level recursion: a recursive closure would form a reference cycle that keeps arrays alive
-    node = None if is_leaf is not None and is_leaf(x) else _node_of(x)
+    node = None if type(x) is np.ndarray or (is_leaf is not None and is_leaf(x)) else _node_of(x)
     if node is None:
         leaves.append(x)
         return LEAF
     children, aux = node.flatten(x)
     return PyTreeDef(type(x), aux, [_flatten(c, is_leaf, leaves) for c in children])
+
+
+def flatten_as(treedef, tree):
+    """The leaves of tree when its structure is treedef, else None; builds no PyTreeDef (for cache hits)."""
+    leaves = []
+    return leaves if _match(treedef, tree, leaves) else None
+
+
+def _match(td, x, leaves):
+    if td.nodetype is None:
+        if type(x) is not np.ndarray and _node_of(x) is not None:
+            return False
+        leaves.append(x)
+        return True
+    if type(x) is not td.nodetype:
+        return False
+    if td.nodetype is dict:
+        if len(x) != len(td.aux) or not all(k in x for k in td.aux):
+            return False
+        children = [x[k] for k in td.aux]
+    else:
+        children, aux = _node_of(x).flatten(x)
+        if aux != td.aux:
+            return False
+    return len(children) == len(td.children) and all(_match(c, y, leaves) for c, y in zip(td.children, children))
 
 
 def tree_unflatten(treedef, leaves):

@@ -86,6 +86,8 @@ def _to_dtype(x, dtype):
         if x.dtype == dtype:
             return x
         return bind(ew.convert_element_type_p, x, new_dtype=dtype, weak_type=False)
+    if is_python_scalar(x):
+        return np.asarray(x, dtype)    # as NumPy 2: an int out of the dtype's range raises OverflowError
     out = np.asarray(x)
     return out.astype(dtype) if out.dtype != dtype else out
 
