@@ -402,6 +402,21 @@ def test_size_zero_and_zero_d():
     assert f(np.array(1.5)).shape == () and f(np.array(1.5)) == 2.5
 
 
+def test_edge_cases_found_by_fuzzing():
+    """Each once a wrong result or a crash of compiled code: concatenations of empty operands (LLVM IR that did
+    not parse), a bool scatter-add with repeated indices (counted mod 2, not or-ed), sign(-0.0) (-0.0, NumPy
+    +0.0), x ** 0.5 at -0.0 and -inf (C's pow; NumPy and the reference take sqrt)."""
+    empty = np.zeros((2, 0))
+    check(lambda a: (tnp.concatenate([a, a], axis=1) * 2.0, tnp.concatenate([a[0], a[1]])), empty)
+    check(lambda x: x.at[np.array([0, 0, 1, 1, 1, 2])].add(True), np.zeros(3, bool))
+    check(lambda x: 1.0 / tnp.sign(x), np.array([-0.0, 0.0, 2.0, -3.0, np.nan], np.float32))
+    x = np.array([-np.inf, -0.0, 0.0, 4.0, np.nan])
+    check(lambda x: 1.0 / x ** 0.5, x)
+    with np.errstate(all="ignore"):
+        np.testing.assert_array_equal(tj.jit(lambda x: 1.0 / x ** 0.5)(x), 1.0 / x ** 0.5)
+        np.testing.assert_array_equal(tj.jit(lambda x: 1.0 / tnp.sign(x))(x), 1.0 / np.sign(x))
+
+
 def test_non_contiguous_inputs():
     f = tj.jit(lambda a, b: tnp.exp(a) * b + 1)
     base = np.random.default_rng(16).normal(size=(6, 8))

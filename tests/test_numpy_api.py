@@ -1,4 +1,6 @@
 """Every tnp function against NumPy: eagerly, traced and run through jit, with the IR checked."""
+import warnings
+
 import numpy as np
 import pytest
 
@@ -116,6 +118,33 @@ def test_python_scalars_are_weak(rng):
     for f in (lambda i: tnp.add(i, 2**40), tj.jit(lambda i: i + 2**40), lambda i: i + 2**40):
         with pytest.raises(OverflowError, match="1099511627776 out of bounds for int32"):
             f(i)                                        # NumPy 2 raises too; it used to wrap around
+
+
+EDGES = {   # found by differential fuzzing: each differed from NumPy in value, shape or dtype
+    "var_ddof_past_count": lambda m: (m.var(np.zeros((0, 3)), axis=0, ddof=1), m.std(np.ones(2), ddof=3)),
+    "argmax_keepdims_all_axes": lambda m: (m.argmax(np.arange(6.0).reshape(2, 3), keepdims=True),
+                                           m.argmin(np.float64(3.0), keepdims=True)),
+    "einsum_int32_summed_axis": lambda m: (m.einsum("ij,jk->i", np.ones((2, 5), np.int32), np.ones((5, 3), np.int32)),
+                                           m.einsum("ij,jk->", np.ones((2, 5), np.int32), np.ones((5, 3), np.int32))),
+    "bool_matmul_and_dot": lambda m: (m.matmul(np.array([[True, False], [False, False]]), np.array([[True], [True]])),
+                                      m.dot(np.array([True, False]), np.array([False, True]))),
+    "floor_ceil_keep_ints": lambda m: (m.floor(np.arange(3, dtype=np.int32)), m.ceil(np.array([True, False])),
+                                       m.floor(np.array([1.5, -1.5]))),
+    "mean_integer_dtype": lambda m: (m.mean(np.arange(5), dtype=np.int64),
+                                     m.mean(np.arange(6).reshape(2, 3), axis=1, dtype=np.int32)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(EDGES))
+def test_numpy_edge_cases(name):
+    program = EDGES[name]
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        want = program(np)
+        for got in (program(tnp), tj.jit(lambda: program(tnp))()):
+            for g, w in zip(got, want, strict=True):
+                assert np.shape(g) == np.shape(w) and np.asarray(g).dtype == np.asarray(w).dtype, (g, w)
+                np.testing.assert_array_equal(g, w)
 
 
 REDUCTIONS = ["sum", "mean", "max", "min", "prod", "var", "std"]

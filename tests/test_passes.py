@@ -77,8 +77,9 @@ def _control_flow(x):
 
 SUITE = {
     "control_flow": (_control_flow, (_x(3),)),
-    "identities": (lambda x: (x * 1.0 + 0.0 - 0.0) / 1.0, (_x(3),)),
-    "mul_broadcast_one": (lambda x: x * tnp.ones(3, F32) + tnp.zeros(3, F32), (_x(3),)),
+    "identities": (lambda x: (x * 1.0 + -0.0 - 0.0) / 1.0, (_x(3),)),
+    "mul_broadcast_one": (lambda x: x * tnp.ones(3, F32) - tnp.zeros(3, F32), (_x(3),)),
+    "plus_zero_stays": (lambda x: (x + 0.0, x - -0.0, x + tnp.zeros(3, F32)), (_x(3),)),   # -0.0 + 0.0 is 0.0
     "neg_neg_pow1": (lambda x: tnp.negative(-x) + x ** 1, (_x(3),)),
     "pow0": (lambda x, s: (x ** 0 * 3.0 + x, s ** 0), (_x(3), F32(np.nan))),
     "reshapes": (lambda x: x.reshape(6).reshape(3, 2).reshape(2, 3) * 2.0, (_x(2, 3),)),
@@ -90,7 +91,7 @@ SUITE = {
     "constant_arrays": (lambda x: x + tnp.sum(C3 * 2.0) + C3 * C3, (_x(3),)),
     "uniform_constant": (lambda x: x * np.full(3, 1.0, F32) + np.full(3, 2.0, F32), (_x(3),)),
     "ieee": (lambda x: (x * 0.0, x - x, x * tnp.zeros(3, F32)), (_x(3),)),
-    "scalar_plus_shaped_zero": (lambda s: s + tnp.zeros(3, F32), (F32(2.0),)),
+    "scalar_minus_shaped_zero": (lambda s: s - tnp.zeros(3, F32), (F32(2.0),)),
     "bool_and_int": (lambda b, i: ((b & True) | False, (i + 0) * 1 - 0, ~~i), (np.array([True, False]),
                                                                              np.arange(2, dtype=np.int64))),
     "idempotent": (lambda x: tnp.abs(tnp.abs(x)) + tnp.maximum(x, x), (_x(3),)),
@@ -138,6 +139,11 @@ GOLDEN = {
     "identities": """\
 { lambda ; a:f32[3]. let
   in (a,) }""",
+    "plus_zero_stays": """\
+{ lambda ; a:f32[3]. let
+    b:f32[3] = add a 0.0:f32[]
+    c:f32[3] = sub a -0.0:f32[]
+  in (b, c, b) }""",
     "mul_broadcast_one": """\
 { lambda ; a:f32[3]. let
   in (a,) }""",
@@ -165,7 +171,7 @@ GOLDEN = {
     b:f32[3] = mul a 0.0:f32[]
     c:f32[3] = sub a a
   in (b, c, b) }""",
-    "scalar_plus_shaped_zero": """\
+    "scalar_minus_shaped_zero": """\
 { lambda ; a:f32[]. let
     b:f32[3] = broadcast_in_dim[broadcast_dimensions=() shape=(3,)] a
   in (b,) }""",
@@ -258,11 +264,14 @@ def test_simplify_keeps_ieee():
     assert [e.prim.name for e in simplify(closed).eqns] == ["mul", "sub", "div", "mul"]
 
 
-def test_negative_zero_choice():
-    # x + 0.0 -> x: documented choice (as XLA): -0.0 + 0.0 is +0.0, the simplified program returns -0.0
-    closed = ir_of(lambda x: x + 0.0, _x(2))
-    (out,) = eval_ir(optimize(closed), np.array([-0.0, 1.0], F32))
-    assert np.signbit(out[0]) and out[1] == 1.0
+def test_signed_zeros_survive_simplification():
+    """-0.0 + 0.0 is +0.0 (XLA's simplifier drops x + 0.0 and returns -0.0); x + -0.0 and x - 0.0 are x."""
+    x = np.array([-0.0, 1.0], F32)
+    f = lambda x: (x + 0.0, tnp.zeros(2, F32) + x, x - -0.0, x + -0.0, x - 0.0)
+    closed = ir_of(f, x)
+    for got, want in zip(eval_ir(optimize(closed), x), f(x)):
+        np.testing.assert_array_equal(np.signbit(got), np.signbit(want))
+    assert [e.prim.name for e in optimize(closed).eqns] == ["add", "sub"]
 
 
 def test_integer_pow_and_conversion():
@@ -400,7 +409,7 @@ def test_unchanged_ir_is_returned_itself():
     closed = ir_of(lambda x, y: tnp.tanh(x * y) - tnp.sum(x), _x(3), _x(3))
     for run in PASSES.values():
         assert run(closed) is closed
-    changed = ir_of(lambda x: x * 1.0 + 0.0, _x(3))
+    changed = ir_of(lambda x: x * 1.0 - 0.0, _x(3))
     once = optimize(changed)
     assert once is not changed and not once.eqns and optimize(once) is once
 

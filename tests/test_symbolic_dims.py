@@ -93,6 +93,15 @@ def test_policy_stays_specialised_where_a_size_is_needed():
     assert f.misses == 3
 
 
+def test_squeeze_without_axis_needs_the_sizes():
+    """squeeze() drops the axes of size 1, so code for any size of an axis would be wrong at size 1."""
+    f = tj.jit(tnp.squeeze, cache=False)
+    for n in (2, 3, 1, 4):
+        assert f(np.ones((n, 3))).shape == np.squeeze(np.ones((n, 3))).shape
+    with pytest.raises(SymbolicDimError, match="dimension n of argument a .*squeeze without an axis"):
+        tj.jit(tnp.squeeze, dynamic_dims={"a": {0: "n"}})(np.ones((2, 3)))
+
+
 def test_error_names_the_dimension_and_why():
     f = tj.jit(lambda x: tnp.reshape(x, (-1,)), dynamic_dims={"x": {0: "n"}})
     with pytest.raises(SymbolicDimError, match="dimension n of argument x is symbolic.*reshape"):

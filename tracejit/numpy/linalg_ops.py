@@ -1,27 +1,32 @@
 """dot, matmul, einsum and outer, all lowered to one dot_general (plus transposes and reductions)."""
+import functools
+
 from ..core.avals import broadcast_shapes
 from ..core.errors import ShapeError
 from ..core.trace import bind
 from ..primitives import linalg
-from ._base import aval, broadcast_to_shape, promote
+from ._base import astype, aval, broadcast_to_shape, promote
 from .shape_ops import ravel, reshape, sum, transpose
-from .ufuncs import multiply
+from .ufuncs import multiply, not_equal
 
 
 def _dot_general(a, b, contract, batch=((), ())):
     return bind(linalg.dot_general_p, a, b, dimension_numbers=(contract, batch))
 
 
-def _as_numeric(a, b):
-    a, b = promote(a, b)
-    if aval(a).dtype.kind == "b":
-        from ._base import astype
-        a, b = astype(a, "int64"), astype(b, "int64")
-    return a, b
+def _bool_as_any(product):
+    """product(a, b) on promoted operands; on bool ones NumPy's result: whether any product is true."""
+    @functools.wraps(product)
+    def fn(a, b):
+        a, b = promote(a, b)
+        if aval(a).dtype.kind != "b":
+            return product(a, b)
+        return not_equal(product(astype(a, "int64"), astype(b, "int64")), 0)
+    return fn
 
 
+@_bool_as_any
 def dot(a, b):
-    a, b = _as_numeric(a, b)
     sa, sb = aval(a).shape, aval(b).shape
     if not sa or not sb:
         return multiply(a, b)
@@ -32,8 +37,8 @@ def dot(a, b):
     return _dot_general(a, b, ((len(sa) - 1,), (b_axis,)))
 
 
+@_bool_as_any
 def matmul(a, b):
-    a, b = _as_numeric(a, b)
     sa, sb = aval(a).shape, aval(b).shape
     if not sa or not sb:
         raise ShapeError(f"matmul: operands must not be scalars, got shapes {sa} and {sb}")
@@ -86,7 +91,8 @@ def einsum(subscripts, *operands):
     for k, (spec, x) in enumerate(zip(specs, operands)):
         others = "".join(s for j, s in enumerate(specs) if j != k) + output
         drop = [i for i, c in enumerate(spec) if c not in others]
-        reduced.append((("".join(c for c in spec if c in others)), sum(x, tuple(drop)) if drop else x))
+        reduced.append((("".join(c for c in spec if c in others)),
+                        sum(x, tuple(drop), dtype=aval(x).dtype) if drop else x))
     if len(reduced) == 1:
         spec, x = reduced[0]
         return transpose(x, [spec.index(c) for c in output])

@@ -9,7 +9,7 @@ from ..core.trace import Tracer, bind
 from ..primitives import reductions as rd
 from ..primitives import shapes as sh
 from ._base import asarray, astype, aval, broadcast_to_shape, full, normalize_shape, promote
-from .ufuncs import add, divide, equal, greater_equal, multiply, sqrt, square, subtract, where_
+from .ufuncs import add, divide, equal, greater_equal, maximum, multiply, sqrt, square, subtract, where_
 
 # ------------------------------------------------------------------------------------------- creation
 
@@ -150,6 +150,10 @@ def expand_dims(a, axis):
 def squeeze(a, axis=None):
     a = asarray(a)
     shape = aval(a).shape
+    if axis is None:
+        for d in shape:
+            if isinstance(d, Dim):
+                d.need("squeeze without an axis (is it 1?)")
     axes = tuple(i for i, d in enumerate(shape) if d == 1) if axis is None else normalize_axes(axis, len(shape))
     if builtins.any(shape[i] != 1 for i in axes):
         raise ShapeError(f"squeeze: cannot squeeze axes {axes} of shape {shape}: they are not of size 1")
@@ -254,8 +258,10 @@ def mean(a, axis=None, dtype=None, keepdims=False):
     (a,) = promote(a, to_float=True) if dtype is None else (astype(a, dtype),)
     count = _count(a, axis)
     if isinstance(count, Tracer):
-        return divide(sum(a, axis, keepdims=keepdims), count)
-    return divide(sum(a, axis, keepdims=keepdims), np.asarray(count, aval(a).dtype) if count else np.nan)
+        out = divide(sum(a, axis, keepdims=keepdims), count)
+    else:
+        out = divide(sum(a, axis, keepdims=keepdims), np.asarray(count, aval(a).dtype) if count else np.nan)
+    return out if dtype is None else astype(out, dtype)     # an integer dtype: the quotient truncated, as NumPy
 
 
 def _count(a, axis, ddof=0):
@@ -266,11 +272,11 @@ def _count(a, axis, ddof=0):
     count = shape_size([shape[i] for i in axes if not isinstance(shape[i], Dim)])
     symbolic = [i for i in axes if isinstance(shape[i], Dim)]
     if not symbolic:
-        return count - ddof
+        return builtins.max(count - ddof, 0)   # as NumPy: ddof >= count divides by 0 (nan or inf)
     for i in symbolic:
         size = astype(bind(sh.dim_size_p, dim=shape[i]), aval(a).dtype)
         count = size if count == 1 else multiply(count, size)
-    return subtract(count, ddof) if ddof else count
+    return maximum(subtract(count, ddof), 0) if ddof else count
 
 
 def var(a, axis=None, dtype=None, ddof=0, keepdims=False):
@@ -288,10 +294,11 @@ def std(a, axis=None, dtype=None, ddof=0, keepdims=False):
 
 def _arg(prim, a, axis, keepdims):
     a = asarray(a)
+    ndim = aval(a).ndim
     if axis is None:
-        a, axis = ravel(a), 0
-    shape = aval(a).shape
-    axis = normalize_axis(axis, len(shape))
+        out = bind(prim, ravel(a), axes=(0,), index_dtype=DEFAULT_INT)
+        return reshape(out, (1,) * ndim) if keepdims else out
+    axis = normalize_axis(axis, ndim)
     out = bind(prim, a, axes=(axis,), index_dtype=DEFAULT_INT)
     return expand_dims(out, axis) if keepdims else out
 

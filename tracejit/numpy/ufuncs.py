@@ -2,7 +2,7 @@
 import numpy as np
 
 from ..core.avals import broadcast_shapes
-from ..core.trace import bind
+from ..core.trace import Tracer, bind
 from ..primitives import elementwise as ew
 from ._base import asarray, astype, aval, broadcast_operands, broadcast_to_shape, promote
 
@@ -51,8 +51,24 @@ cos = _unary(ew.cos_p, "cos", to_float=True)
 tan = _unary(ew.tan_p, "tan", to_float=True)
 tanh = _unary(ew.tanh_p, "tanh", to_float=True)
 sqrt = _unary(ew.sqrt_p, "sqrt", to_float=True)
-floor = _unary(ew.floor_p, "floor", to_float=True)
-ceil = _unary(ew.ceil_p, "ceil", to_float=True)
+# NumPy 2.1 and later keep an integer or bool dtype through floor and ceil (earlier ones returned floats)
+_ROUNDING_KEEPS_INTS = np.floor(np.zeros(1, np.int32)).dtype == np.int32
+
+
+def _rounding(prim, name):
+    to_float = _unary(prim, name, to_float=True)
+
+    def fn(x):
+        x = asarray(x)
+        if _ROUNDING_KEEPS_INTS and aval(x).dtype.kind in "biu":
+            return x if isinstance(x, Tracer) else np.array(x)
+        return to_float(x)
+    fn.__name__ = name
+    return fn
+
+
+floor = _rounding(ew.floor_p, "floor")
+ceil = _rounding(ew.ceil_p, "ceil")
 sign = _unary(ew.sign_p, "sign")
 isfinite = _unary(ew.is_finite_p, "isfinite", to_float=True)
 invert = bitwise_not = _unary(ew.not_p, "invert")
@@ -105,6 +121,8 @@ def power(x, y):
         (x,) = promote(x)
         return bind(ew.integer_pow_p, x, y=int(y))
     x, y = promote(x, y)
+    if not isinstance(y, Tracer) and np.ndim(y) == 0 and y == 0.5:
+        return sqrt(x)         # as NumPy's power does for a scalar 0.5: (-0.0) ** 0.5 is -0.0, (-inf) ** 0.5 NaN
     return bind(ew.pow_p, *broadcast_operands(x, y, op="power"))
 
 

@@ -6,10 +6,10 @@
   operands);
 - uniform results: an elementwise equation of such operands holds one value too; it becomes the
   rearrangement (e.g. the broadcast) of a literal that built one of its operands, applied to that value;
-- identity elements (`identity`): x*1, 1*x, x+0, x-0, x/1, x**1, ... -> x, when x has the result's shape and
-  dtype (a rank-0 x added to a shaped zero is not x). +0.0 and -0.0 both count as the zero of add and sub:
-  x + 0.0 -> x turns a result of +0.0 back into -0.0 when x is -0.0, as XLA's simplifier does; all other
-  values are unchanged. Absorbing elements are not used: x*0 is not 0 (NaN, inf) and x-x is not 0;
+- identity elements (`identity`): x*1, 1*x, x+(-0.0), x-0, x/1, x**1, ... -> x, when x has the result's shape
+  and dtype (a rank-0 x added to a shaped zero is not x). Floats match with their sign: x + 0.0 stays, since
+  -0.0 + 0.0 is +0.0 (XLA drops it; NumPy, the oracle, does not). Absorbing elements are not used: x*0 is
+  not 0 (NaN, inf) and x-x is not 0;
 - involutions (`involution`): f(f(x)) -> x for equal params (neg, not, rev);
 - idempotence (`idempotent`): f(f(x)) -> f(x) for unary f; f(x, x) -> x for binary f (max, min, and, or);
 - the primitive's own `simplify` rule (reshape of reshape, transpose of transpose, no-op conversions...).
@@ -117,7 +117,11 @@ def _uniform_result(eqn, producer, uniform_value):
 
 
 def _is(value, constant):
-    return value is not None and bool(value == np.asarray(constant).astype(value.dtype))
+    """value (a uniform scalar, or None) is constant; a float zero with its sign."""
+    if value is None:
+        return False
+    constant = np.asarray(constant).astype(value.dtype)
+    return bool(value == constant) and (value.dtype.kind != "f" or bool(np.signbit(value) == np.signbit(constant)))
 
 
 def _algebra(eqn, producer, uniform_value):

@@ -222,8 +222,9 @@ for _prim in (sign_p, floor_p, ceil_p, round_p, not_p, is_finite_p, stop_gradien
 
 # ------------------------------------------------------------------------------------------ binary ops
 
-# identity = (left, right) identity elements; +0.0 counts as the identity of add (x + 0.0 -> x, as XLA does)
-add_p = elementwise("add", np.add, commutative=True, linear=True, identity=(0, 0))
+# identity = (left, right) identity elements, signed zeros exact: x + -0.0 and x - 0.0 are x, x + 0.0 is not
+# (-0.0 + 0.0 is 0.0)
+add_p = elementwise("add", np.add, commutative=True, linear=True, identity=(-0.0, -0.0))
 sub_p = elementwise("sub", np.subtract, linear=True, identity=(None, 0))
 mul_p = elementwise("mul", np.multiply, commutative=True, identity=(1, 1))
 div_p = elementwise("div", _silent(_div_impl), identity=(None, 1))
@@ -436,7 +437,8 @@ def _lower_abs(b, x):
 
 def _lower_sign(b, x):
     zero = b.const(0)
-    pos = b.select(b.cmp("gt", x, zero), b.const(1), zero if b.kind() != "f" else x)
+    # a float that is neither > 0 nor < 0 is a zero or NaN: x + 0.0 gives +0.0 (as NumPy) or the NaN
+    pos = b.select(b.cmp("gt", x, zero), b.const(1), zero if b.kind() != "f" else b.binop("fadd", "add", x, zero))
     return b.select(b.cmp("lt", x, zero), b.const(-1), pos)
 
 

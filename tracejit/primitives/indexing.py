@@ -346,7 +346,7 @@ def _lower_scatter_add(k, outs, ins, axes, mode):
         dst, inside = _gathered_index(b, shape, axes, lambda c: b.index(k.load(ind, c), ind.aval.dtype),
                                       j[:nb], j[nb:])
         old = k.load(out, dst)
-        new = b.binop("fadd", "add", old, k.load(upd, j), x.aval.dtype)
+        new = b.binop("fadd", "or" if x.aval.dtype == np.bool_ else "add", old, k.load(upd, j), x.aval.dtype)
         if mode == "drop" and inside is not True:
             new = b.select(inside, new, old, x.aval.dtype) if inside is not False else old
         k.store(out, dst, new)
