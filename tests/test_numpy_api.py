@@ -257,6 +257,21 @@ def test_creation_functions():
     assert isinstance(tnp.zeros(3), np.ndarray)
 
 
+@pytest.mark.parametrize("start, stop, num, endpoint", [(0, 1, 7, True), (-3.3, 17.1, 1000, True), (5, -1, 9, False),
+                                                        (2, 2, 4, True), (0, 1, 1, True), (0, 1, 0, True),
+                                                        (np.float32(0.1), 3, 11, True)])
+@pytest.mark.parametrize("dtype", [None, np.float32, np.int32])
+def test_linspace_is_numpys_to_the_bit(start, stop, num, endpoint, dtype):
+    """start + i * step in the bounds' dtype, the endpoint exact, floored for integers; traced, so that a
+    traced index can pick an element (a NumPy array cannot be indexed by a tracer)."""
+    want = np.linspace(start, stop, num, endpoint=endpoint, dtype=dtype)
+    for got in (tnp.linspace(start, stop, num, endpoint=endpoint, dtype=dtype),
+                tj.jit(lambda: tnp.linspace(start, stop, num, endpoint=endpoint, dtype=dtype))()):
+        assert got.dtype == want.dtype and np.array_equal(got, want)
+    if num > 2:
+        assert tj.jit(lambda i: tnp.linspace(start, stop, num, endpoint=endpoint, dtype=dtype)[i])(2) == want[2]
+
+
 INDICES = [1, -1, slice(None, None, -1), slice(1, None, 2), slice(-1, 0, -2), (Ellipsis, 1), (None, 0),
            (slice(None), None, 2), np.array([0, 2, -1]), (np.array([[0], [1]]), np.array([1, 2])),
            (slice(None), np.array([3, 0])), (0, slice(None), np.array([1, 1])),

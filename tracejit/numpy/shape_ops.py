@@ -9,7 +9,7 @@ from ..core.trace import Tracer, bind
 from ..primitives import reductions as rd
 from ..primitives import shapes as sh
 from ._base import asarray, astype, aval, broadcast_to_shape, full, normalize_shape, promote
-from .ufuncs import add, divide, equal, greater_equal, maximum, multiply, sqrt, square, subtract, where_
+from .ufuncs import add, divide, equal, floor, greater_equal, maximum, multiply, sqrt, square, subtract, where_
 
 # ------------------------------------------------------------------------------------------- creation
 
@@ -54,13 +54,17 @@ def arange(start, stop=None, step=1, dtype=None):
 
 
 def linspace(start, stop, num=50, endpoint=True, dtype=None):
-    dtype = canonical_dtype(dtype or DEFAULT_FLOAT)
-    if not isinstance(start, Tracer) and not isinstance(stop, Tracer):
-        return asarray(np.linspace(start, stop, num, endpoint=endpoint), dtype)
-    div = (num - 1) if endpoint else num
-    step = divide(subtract(stop, start), builtins.max(div, 1))
-    out = add(multiply(_iota(DEFAULT_FLOAT, (num,), 0), step), start)
-    return astype(out, dtype)
+    """NumPy's formula (start + i * step in float64, the endpoint exact) as operations, so that a result
+    indexed by a traced value inside a trace is a tracer too."""
+    if num < 0:
+        raise ValueError(f"linspace: number of samples, {num}, must be non-negative")
+    start, stop, _ = promote(start, stop, float(num), to_float=True)
+    dtype = canonical_dtype(dtype or aval(start).dtype)
+    index = _iota(aval(start).dtype, (num,), 0) if num else np.zeros(0, aval(start).dtype)
+    out = add(multiply(index, divide(subtract(stop, start), builtins.max(num - 1 if endpoint else num, 1))), start)
+    if endpoint and num > 1:
+        out = where_(equal(index, num - 1), stop, out)
+    return astype(floor(out) if dtype.kind in "iu" else out, dtype)     # NumPy 2 floors for integers
 
 
 def eye(N, M=None, k=0, dtype=None):
