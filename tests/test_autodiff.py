@@ -153,6 +153,17 @@ def test_max_ties_split_evenly():
     assert tj.grad(lambda x: tnp.maximum(x, 1.0))(1.0) == 0.5
 
 
+def test_power_with_exponent_zero_has_derivative_zero_at_zero():
+    """x ** 0 is 1 everywhere: its derivatives at x = 0 were 0 * 0 ** -1 = NaN (also the third derivative of
+    x ** 2.0); the select that avoids it applies only where x = y = 0, so second derivatives elsewhere hold."""
+    g = tj.grad
+    assert g(lambda x: x ** 0)(0.0) == 0.0 and tj.jit(g(lambda x: x ** 0))(0.0) == 0.0
+    assert g(lambda x: tnp.power(x, 0.0))(0.0) == 0.0 and g(g(g(lambda x: tnp.power(x, 2.0))))(0.0) == 0.0
+    np.testing.assert_array_equal(g(lambda x, y: x ** y, argnums=(0, 1))(0.0, 0.0), (0.0, 0.0))
+    np.testing.assert_array_equal(tj.jvp(lambda x: x ** 0, (np.zeros(2),), (np.ones(2),))[1], [0.0, 0.0])
+    check_grads(lambda x, y: x ** y, (np.array([0.5, 1.0, 2.0]), np.array([0.0, 2.0, 0.0])), order=2)
+
+
 def test_prod_with_zeros():
     np.testing.assert_allclose(tj.grad(lambda x: tnp.prod(x))(np.array([2.0, 0.0, 3.0])), [0, 6, 0])
     np.testing.assert_allclose(tj.grad(lambda x: tnp.prod(x))(np.array([0.0, 0.0, 3.0])), [0, 0, 0])

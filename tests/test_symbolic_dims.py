@@ -93,6 +93,26 @@ def test_policy_stays_specialised_where_a_size_is_needed():
     assert f.misses == 3
 
 
+def test_sizes_used_as_numbers():
+    """x.shape[0] of a symbolic dimension used as a number: with arrays it becomes the size read at run time
+    (weakly typed, as the Python int it stands for); Python arithmetic on it needs the size, and the policy
+    then compiles per size. Results and dtypes are NumPy's for every size either way."""
+    programs = {"mean": (lambda x: tnp.sum(x, axis=0) / x.shape[0], 2), "x*n": (lambda x: x * x.shape[0], 2),
+                "n*x": (lambda x: x.shape[0] * x, 2), "full": (lambda x: tnp.full((3,), x.shape[0]), 2),
+                "grad": (tj.grad(lambda x: tnp.sum(x * x) / x.shape[0]), 2),
+                "n**-0.5": (lambda x: x * x.shape[0] ** -0.5, 4), "np.sqrt": (lambda x: x / np.sqrt(x.shape[0]), 4)}
+    for name, (f, compiles) in programs.items():
+        jf = tj.jit(f, cache=False)
+        for n in (2, 3, 5, 1):
+            x = np.arange(n * 3, dtype=np.float32).reshape(n, 3)
+            got, want = jf(x), f(x)
+            assert got.dtype == np.asarray(want).dtype, name
+            np.testing.assert_allclose(got, want, rtol=1e-6, err_msg=name)
+        assert jf.misses == compiles, name
+    with pytest.raises(SymbolicDimError, match="dimension n of argument x .*conversion to a NumPy array"):
+        tj.jit(lambda x: x / np.sqrt(x.shape[0]), dynamic_dims={"x": {0: "n"}})(np.ones((2, 3)))
+
+
 def test_squeeze_without_axis_needs_the_sizes():
     """squeeze() drops the axes of size 1, so code for any size of an axis would be wrong at size 1."""
     f = tj.jit(tnp.squeeze, cache=False)

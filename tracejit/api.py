@@ -16,7 +16,7 @@ from .backend import Lowered, compile_ir
 from .backend.executable import MISS
 from .cache_info import CacheInfo, SignatureInfo, explain_miss
 from .core.api_util import flatten_args, leaf_aval, trace_pytree
-from .core.avals import Dim, SymbolicDimError, normalize_axis
+from .core.avals import Dim, normalize_axis
 from .core.errors import ShapeError
 from .core.pytree import LEAF, flatten_as, tree_flatten, tree_unflatten
 from .core.timing import recording
@@ -203,11 +203,11 @@ class Jitted:
                 entry = self._compile(pattern, dyn_fun, leaves, names, in_tree, key)
                 self._symbolic.append(pattern)
                 return entry
-            except SymbolicDimError:
+            except Exception as e:   # the policy only tries: what fails for any size compiles per size
                 if explicit:
                     raise
                 self._no_symbolic.add(_structure(key))
-                log.info("tracejit: %s stays shape-specialised: it needs a concrete size", self.__name__)
+                log.info("tracejit: %s stays shape-specialised: %s", self.__name__, e)
         return self._compile(key, dyn_fun, leaves, names, in_tree)
 
     def _explicit_pattern(self, key, names):

@@ -62,12 +62,17 @@ class Dim:
         raise SymbolicDimError(f"dimension {self.name}{where} is symbolic (compiled for any size); {why} needs "
                                f"its size. Leave this dimension out of dynamic_dims.", self, why)
 
-    def _arith(self, *_):
+    def _arith(self, *others):
+        if any(hasattr(x, "aval") for x in others):
+            return NotImplemented     # with a tracer: tracejit.numpy reads this size at run time
         self.need()        # Builder.emit names the primitive whose shape rule got here
 
+    def __array__(self, *_, **__):
+        self.need("conversion to a NumPy array")
+
     __int__ = __index__ = __float__ = _arith
-    __add__ = __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = _arith
-    __floordiv__ = __rfloordiv__ = __truediv__ = __mod__ = __neg__ = _arith
+    __add__ = __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = __pow__ = __rpow__ = _arith
+    __floordiv__ = __rfloordiv__ = __truediv__ = __rtruediv__ = __mod__ = __rmod__ = __neg__ = _arith
     __lt__ = __le__ = __gt__ = __ge__ = _arith
 
 

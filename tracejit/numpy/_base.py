@@ -27,6 +27,9 @@ def asarray(x, dtype=None):
     """A tracer stays a tracer; anything else becomes a numpy array (or a typed scalar)."""
     if isinstance(x, Tracer):
         return x if dtype is None else astype(x, dtype)
+    if isinstance(x, Dim):     # x.shape[k] of a symbolic dimension as a number: its size, read at run time,
+        size = bind(sh.dim_size_p, dim=x)           # weakly typed as the Python int it stands for
+        return asarray(bind(ew.convert_element_type_p, size, new_dtype=size.aval.dtype, weak_type=True), dtype)
     if isinstance(x, (list, tuple)):
         return array(x, dtype)
     if is_python_scalar(x) and dtype is None:

@@ -200,8 +200,9 @@ logistic_p.set(jvp=partials_jvp(logistic_p, lambda t, x, out: _mul(t, _mul(out, 
 sqrt_p.set(jvp=partials_jvp(sqrt_p, lambda t, x, out: _div(t, _mul(scalar(2, out), out))))
 rsqrt_p.set(jvp=partials_jvp(rsqrt_p, lambda t, x, out: _mul(t, _div(_mul(scalar(-0.5, out), out), x))))
 abs_p.set(jvp=partials_jvp(abs_p, lambda t, x, out: _mul(t, _p(sign_p, x))))
-integer_pow_p.set(jvp=partials_jvp(integer_pow_p, lambda t, x, out, y: (
-    t if y == 1 else _mul(t, _mul(scalar(y, x), _p(integer_pow_p, x, y=y - 1) if y != 2 else x)))))
+integer_pow_p.set(jvp=partials_jvp(integer_pow_p, lambda t, x, out, y: (   # x ** 0 is constant, also at x = 0
+    t if y == 1 else _mul(t, scalar(0, x)) if y == 0 else
+    _mul(t, _mul(scalar(y, x), _p(integer_pow_p, x, y=y - 1) if y != 2 else x)))))
 
 
 def _integer_pow_simplify(eqn, producer):
@@ -288,7 +289,9 @@ rem_p.set(jvp=partials_jvp(rem_p, lambda t, x, y, out: t,
                            lambda t, x, y, out: _p(neg_p, _mul(t, _trunc(_div(x, y))))))
 pow_p.set(jvp=partials_jvp(
     pow_p,
-    lambda t, x, y, out: _mul(t, _mul(y, _p(pow_p, x, _p(sub_p, y, scalar(1, y))))),
+    lambda t, x, y, out: _mul(t, _select(                      # x = y = 0: 0, not 0 * 0 ** -1 (NaN)
+        _p(and_p, _p(eq_p, y, scalar(0, y)), _p(eq_p, x, scalar(0, x))),
+        _mul(y, _p(pow_p, x, _p(sub_p, y, scalar(1, y)))), scalar(0, y))),
     lambda t, x, y, out: _mul(t, _mul(_safe_log(x), out))))
 max_p.set(jvp=partials_jvp(max_p, lambda t, x, y, out: _mul(t, _max_weight(x, y, out)),
                            lambda t, x, y, out: _mul(t, _max_weight(y, x, out))))
