@@ -131,7 +131,7 @@ def shape_storm(runs):
     print(f"  specialised / symbolic: {results['specialised'] / results['symbolic dims']:.1f}x")
     print("\nsteady state, us per call (median), symbolic / specialised")
     fun, w = (lambda x, w: tnp.tanh(x) @ w), _f32(64, 64)
-    for n in (1, 8, 32, 256, 100_000):
+    for n in (1, 8, 32, 256, 1024, 100_000):
         x, repeat = _f32(n, 64), 2000 if n < 10_000 else 100
         spec = call_seconds(tj.jit(fun, cache=False), (x, w), repeat)
         sym = call_seconds(tj.jit(fun, cache=False, dynamic_dims={"x": {0: "n"}}), (x, w), repeat)
