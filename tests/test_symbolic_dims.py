@@ -5,6 +5,7 @@ import pytest
 import tracejit as tj
 import tracejit.numpy as tnp
 from tracejit import nn
+from tracejit.backend import Executable
 from tracejit.core.avals import Dim, ShapedArray, SymbolicDimError
 
 SIZES = (0, 1, 2, 7, 100)
@@ -59,6 +60,22 @@ def test_large_sizes_split_over_threads_and_spill_the_stack_arena(name):
                         tj.tree_util.tree_leaves(symbolic(*args))):
             np.testing.assert_allclose(g, e, rtol=1e-4, atol=1e-6)
     assert symbolic.misses == 1
+
+def test_arena_larger_than_the_stack_stays_on_the_fast_path(monkeypatch):
+    """At sizes whose arena outgrows the native stack (and no loop goes parallel) the generated code runs
+    in an arena the caller passes, not through the Python driver (which cost ~10% at n=1024 here)."""
+    fun = SUITE["matmul"][0]
+    symbolic = tj.jit(fun, dynamic_dims=SPECS["matmul"], cache=False)
+    small, large = SUITE["matmul"][1](3), SUITE["matmul"][1](3000)   # tanh(x): 192 B and 188 KiB
+    expected = [tj.jit(fun, cache=False)(*args) for args in (large, small, large)]
+    driven, execute = [], Executable._execute
+    monkeypatch.setattr(Executable, "_execute", lambda self, *a: driven.append(1) or execute(self, *a))
+    symbolic(*small)                   # the first call compiles and runs through the driver
+    driven.clear()
+    for args, want in zip((large, small, large), expected):
+        np.testing.assert_allclose(symbolic(*args), want, rtol=2e-5, atol=1e-6)
+    assert not driven
+
 
 def test_reference_interpreter_runs_symbolic_ir():
     fun, make = SUITE["mlp_grad"]

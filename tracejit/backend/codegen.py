@@ -352,8 +352,9 @@ class Program:
 
     @property
     def fast_takes_arena(self):
-        """Whether the fast entry takes an arena array from the caller (too large for the stack)."""
-        return not self.symbolic and self.arena_bytes > STACK_ARENA
+        """Whether the fast entry takes an arena array from the caller: code for fixed shapes whose arena is
+        too large for the stack, and symbolic code with an arena (used at sizes where it is too large)."""
+        return self.has_arena and (self.symbolic or self.arena_bytes > STACK_ARENA)
 
     def block_plan(self):
         """The arena plan of symbolic code, valid for every size: a buffer reuses a freed block only when
@@ -646,8 +647,10 @@ class Program:
     def _fast_entry(self):
         """i32 fast(PyObject *in..., PyObject *out...[, PyObject *arena]) runs the steps: 1 when an input is
         not a C-contiguous aligned ndarray of the expected dtype object and shape, 2 when a split group
-        should go parallel or the arena does not fit on the stack (nothing is written then; the caller
-        runs the steps). Symbolic sizes are read from the inputs' dimensions, the arena plan evaluated."""
+        should go parallel (the caller runs the steps), 3 when symbolic code's arena is larger than both
+        the stack allows and the caller's arena (a 1-D uint8 array; the caller retries with a larger one);
+        nothing is written then. Symbolic sizes are read from the inputs' dimensions, the arena plan
+        evaluated."""
         if not runtime.ARRAY_LAYOUT_OK:
             return None
         off = runtime.ARRAY_OFFSETS
@@ -655,7 +658,7 @@ class Program:
         names = [f"%o{i}" for i in range(n_in + n_out + self.fast_takes_arena)]
         f = Func(self, f"define i32 @fast({', '.join('ptr ' + n for n in names)}) nounwind "
                        f'"probe-stack"="inline-asm"')
-        fail, busy = "fail", "busy"
+        fail, busy, too_small = "fail", "busy", "too_small"
 
         def field(obj, offset, ty):
             return f.emit(f"load {ty}, ptr {f.emit(f'getelementptr i8, ptr {obj}, i64 {offset}')}")
@@ -699,12 +702,15 @@ class Program:
         def store(value, slot, ty="ptr"):
             f.line(f"store {ty} {value}, ptr {f.emit(f'getelementptr ptr, ptr {table}, i64 {slot}')}")
 
+        def caller_arena():
+            data = field(names[-1], off.data, "ptr")
+            base = f.emit(f"add i64 {f.emit(f'ptrtoint ptr {data} to i64')}, {ALIGN - 1}")
+            return f.emit(f"inttoptr i64 {f.emit(f'and i64 {base}, {-ALIGN}')} to ptr")
+
         for i, obj in enumerate(names[:n_in + n_out]):
             store(field(obj, off.data, "ptr"), i)
-        if self.fast_takes_arena:
-            base = f.emit(f"ptrtoint ptr {field(names[-1], off.data, 'ptr')} to i64")
-            aligned = f.emit(f"and i64 {f.emit(f'add i64 {base}, {ALIGN - 1}')}, {-ALIGN}")
-            store(f.emit(f"inttoptr i64 {aligned} to ptr"), n_in + n_out)
+        if self.fast_takes_arena and not self.symbolic:
+            store(caller_arena(), n_in + n_out)
         elif self.symbolic and self.has_arena:
             blocks, block_of = self.block_plan()
             offsets, total = [], 0
@@ -714,8 +720,20 @@ class Program:
                 rounded = f.emit(f"and i64 {f.emit(f'add i64 {at_least_1}, {ALIGN - 1}')}, {-ALIGN}")
                 offsets.append(total)
                 total = f.emit(f"add i64 {total}, {rounded}")
-            check(f.emit(f"icmp ule i64 {total}, {STACK_ARENA}"), busy)
-            store(f.emit(f"alloca i8, i64 {total}, align {ALIGN}"), n_in + n_out)
+            on_stack, on_heap, heap_ok, join = (f.label(s) for s in ("stack", "heap", "heap_ok", "arena"))
+            f.line(f"br i1 {f.emit(f'icmp ule i64 {total}, {STACK_ARENA}')}, label %{on_stack}, label %{on_heap}")
+            f.block(on_stack)
+            stack = f.emit(f"alloca i8, i64 {total}, align {ALIGN}")
+            f.line(f"br label %{join}")
+            f.block(on_heap)
+            given = f.emit(f"load i64, ptr {field(names[-1], off.dimensions, 'ptr')}")  # its bytes (1-D uint8)
+            needed = f.emit(f"add i64 {total}, {ALIGN}")
+            f.line(f"br i1 {f.emit(f'icmp uge i64 {given}, {needed}')}, label %{heap_ok}, label %{too_small}")
+            f.block(heap_ok)
+            heap = caller_arena()
+            f.line(f"br label %{join}")
+            f.block(join)
+            store(f.emit(f"phi ptr [{stack}, %{on_stack}], [{heap}, %{heap_ok}]"), n_in + n_out)
             for b in self.tmps + self.partials:
                 store(offsets[block_of[b]], b.slot, "i64")
         elif self.has_arena:
@@ -729,6 +747,8 @@ class Program:
         f.line("ret i32 1")
         f.block(busy)
         f.line("ret i32 2")
+        f.block(too_small)
+        f.line("ret i32 3")
         self.funcs.append(f.text())
         return "fast"
 

@@ -10,9 +10,10 @@ from ..core.errors import ShapeError
 from ..core.ir import Literal
 from ..core.trace import bind, eager
 from . import disk_cache, llvm, runtime
-from .codegen import ALIGN, Program, _domain_size, block_bytes
+from .codegen import ALIGN, STACK_ARENA, Program, _domain_size, block_bytes
 
 MISS = object()   # the fast path declined: take the general path
+NO_ARENA = np.empty(0, np.uint8)   # for symbolic code whose arena fits on the stack
 
 # The plan of a call of symbolic code, per sizes: output (shape, dtype)s, arena bytes, the int64 table
 # slots (the sizes, then the intermediates' arena offsets), {Dim: size}, {Buffer: offset}, the steps.
@@ -220,38 +221,46 @@ class Executable:
 
     def _symbolic_fast_call(self, n_args, entry, single):
         """The fast path of code compiled for symbolic dimensions: the generated code reads the sizes from
-        the arguments' dimensions, checks every axis and plans the arena on the stack; Python reads the
-        sizes only to allocate the outputs (shapes cached per sizes). When the generated code declines
-        with 2 (a split group goes parallel, or the arena is too large for the stack) the steps run here."""
+        the arguments' dimensions, checks every axis and plans the arena (on the stack, or in an arena of
+        ours when it declines with 3: too large); Python reads the sizes only to allocate the outputs
+        (shapes cached per sizes). When the generated code declines with 2 (a split group goes parallel)
+        the steps run here."""
         cfunc, empty, plans, plan, execute, sources = (self._fast, np.empty, self._plans, self.plan,
                                                        self._execute, self.dim_sources)
+        takes_arena, arenas, make_arena = self.program.fast_takes_arena, self._arenas, self._arena
+
+        def call(args, outs, p):
+            """The generated code on args and outs (an arena of ours where the stack is too small), or the
+            steps run here when it declines with 2; False when an argument does not fit."""
+            if not takes_arena:
+                failed = cfunc(*args, *outs)
+            elif p.arena_bytes <= STACK_ARENA:
+                failed = cfunc(*args, *outs, NO_ARENA)
+            else:
+                arena = make_arena(p.arena_bytes)
+                failed = cfunc(*args, *outs, arena)
+                arenas.append(arena)
+            if failed == 1:
+                return False
+            if failed:
+                execute(list(args), outs, p)
+            return True
+
         if single and len(self.out_avals) == 1 and sources == [(0, 0)]:
             # The common case, kept lean: one dimension, the leading axis of the first argument (len() does
-            # not build the shape tuple), one output whose shape is cached per size.
-            dtype, shapes = self.out_avals[0].dtype, {}
-
-            def shape_of(n):
-                if len(shapes) > 256:
-                    shapes.clear()
-                shape = shapes[n] = plan((n,)).outs[0][0]
-                return shape
+            # not build the shape tuple), one output.
+            dtype = self.out_avals[0].dtype
 
             def fast(args):
                 if len(args) != n_args:
                     return MISS
                 try:
-                    n = len(args[0])
+                    p = plans.get((len(args[0]),)) or plan((len(args[0]),))
                 except TypeError:
                     return MISS
-                shape = shapes.get(n)
-                if shape is None:
-                    shape = shape_of(n)
-                out = empty(shape, dtype)
-                failed = cfunc(*args, out)
-                if failed:
-                    if failed == 1:
-                        return MISS
-                    execute(list(args), [out], plan((n,)))
+                out = empty(p.outs[0][0], dtype)
+                if not call(args, [out], p):
+                    return MISS
                 entry.hits += 1
                 return out
             return fast
@@ -265,11 +274,8 @@ class Executable:
                 return MISS
             p = plans.get(sizes) or plan(sizes)
             outs = [empty(s, d) for s, d in p.outs]
-            failed = cfunc(*args, *outs)
-            if failed:
-                if failed == 1:
-                    return MISS
-                execute(list(args), outs, p)
+            if not call(args, outs, p):
+                return MISS
             entry.hits += 1
             return outs[0] if single else outs
         return fast
