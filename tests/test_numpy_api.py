@@ -135,6 +135,22 @@ EDGES = {   # found by differential fuzzing: each differed from NumPy in value, 
 }
 
 
+@pytest.mark.parametrize("name", ["floor_divide", "remainder", "maximum", "minimum", "clip"])
+def test_signed_zeros_and_special_values_as_numpy(name):
+    """Every pair of special values, signs of zeros included (1/x tells them apart): NumPy's divmod gives
+    zero results the sign of the divisor / quotient, its maximum and minimum give the second operand on a
+    tie, and so does clip with array bounds (with scalar bounds NumPy's SIMD loop keeps the value)."""
+    values = [-0.0, 0.0, -0.3, 0.3, -1.0, 1.0, 2.5, -2.5, np.inf, -np.inf, np.nan, 3.0, -3.0]
+    x, y = (np.array(v) for v in zip(*[(a, b) for a in values for b in values]))
+    fn = (lambda a, b: tnp.clip(a, b, 1.0)) if name == "clip" else getattr(tnp, name)
+    ref = (lambda a, b: np.clip(a, b, 1.0)) if name == "clip" else getattr(np, name)
+    with np.errstate(all="ignore"):
+        want = ref(x, y)
+        for got in (fn(x, y), tj.jit(fn)(x, y)):
+            np.testing.assert_array_equal(got, want)
+            np.testing.assert_array_equal(np.signbit(got), np.signbit(want))
+
+
 @pytest.mark.parametrize("name", sorted(EDGES))
 def test_numpy_edge_cases(name):
     program = EDGES[name]

@@ -140,7 +140,13 @@ def floor_divide(x, y):
     quotient = where_(adjust, subtract(quotient, 1.0), quotient)
     floored = floor(quotient)
     floored = where_(greater(subtract(quotient, floored), 0.5), add(floored, 1.0), floored)
+    floored = where_(equal(quotient, 0), _zero_signed_as(divide(x, y)), floored)
     return where_(equal(y, 0), divide(x, y), floored)
+
+
+def _zero_signed_as(v):
+    """copysign(0.0, v), as NumPy's divmod gives a zero quotient or remainder."""
+    return astype(where_(bitwise_or(less(v, 0), less(divide(1.0, v), 0)), -0.0, 0.0), aval(v).dtype)
 
 
 def remainder(x, y):
@@ -148,7 +154,8 @@ def remainder(x, y):
     x, y = broadcast_operands(*promote(x, y), op="remainder")
     r = bind(ew.rem_p, x, y)
     wrong_sign = bitwise_and(not_equal(r, 0), not_equal(less(r, 0), less(y, 0)))
-    return where_(wrong_sign, add(r, y), r)
+    r = where_(wrong_sign, add(r, y), r)
+    return where_(equal(r, 0), _zero_signed_as(y), r) if aval(r).dtype.kind == "f" else r
 
 
 mod = remainder
@@ -174,7 +181,7 @@ def logaddexp(x, y):
 
 
 def clip(a, a_min=None, a_max=None):
-    out = asarray(a)
+    out = asarray(a)        # NumPy's clip ufunc: minimum(maximum(a, a_min), a_max), a tie giving the bound
     if a_min is not None:
         out = maximum(out, a_min)
     if a_max is not None:

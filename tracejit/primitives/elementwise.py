@@ -513,8 +513,19 @@ rem_p.set(lower=Elementwise(lambda b, x, y: b(f"frem {b.ty()} {x}, {y}") if b.ki
                             else _lower_int_rem(b, x, y), cheap=False))
 pow_p.set(lower=Elementwise(lambda b, x, y: b.math("pow", x, y) if b.kind() == "f" else _lower_int_power(b, x, y),
                             cheap=False))
-max_p.set(lower=Elementwise(lambda b, x, y: b.maximum(x, y)))
-min_p.set(lower=Elementwise(lambda b, x, y: b.minimum(x, y)))
+def _lower_extremum(pred, integer):
+    """NumPy's maximum / minimum: x where it wins (pred) or is NaN, else y, so that a tie of -0.0 and +0.0
+    gives y, as in NumPy (LLVM's maximum orders -0.0 below +0.0; reductions use it)."""
+    def lower(b, x, y):
+        if b.kind() != "f":
+            return integer(b, x, y)
+        wins = b(f"or i1 {b(f'fcmp {pred} {b.ty()} {x}, {y}')}, {b(f'fcmp uno {b.ty()} {x}, {x}')}")
+        return b.select(wins, x, y)
+    return Elementwise(lower)
+
+
+max_p.set(lower=_lower_extremum("ogt", lambda b, x, y: b.maximum(x, y)))
+min_p.set(lower=_lower_extremum("olt", lambda b, x, y: b.minimum(x, y)))
 for _prim, _op in ((and_p, "and"), (or_p, "or"), (xor_p, "xor")):
     _prim.set(lower=_lower_binop(_op, _op))
 for _prim in (eq_p, ne_p, lt_p, le_p, gt_p, ge_p):
