@@ -108,14 +108,18 @@ def storm(symbolic_after, sizes=range(1, 33)):
     return time.perf_counter() - t0, f.misses
 
 
-def call_seconds(f, args, repeat=2000):
-    f(*args)
-    samples = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        f(*args)
-        samples.append(time.perf_counter() - t0)
-    return float(np.median(samples))
+def paired_call_seconds(f, g, args, calls):
+    """Median seconds per call of f and of g, timed in alternating batches so that both see the same
+    machine (a shared, noisy one: timing one after the other made small sizes differ by 1.6x run to run)."""
+    f(*args), g(*args)
+    samples = {f: [], g: []}
+    for _ in range(31):
+        for h in (f, g):
+            t0 = time.perf_counter()
+            for _ in range(calls):
+                h(*args)
+            samples[h].append((time.perf_counter() - t0) / calls)
+    return float(np.median(samples[f])), float(np.median(samples[g]))
 
 
 def shape_storm(runs):
@@ -132,9 +136,9 @@ def shape_storm(runs):
     print("\nsteady state, us per call (median), symbolic / specialised")
     fun, w = (lambda x, w: tnp.tanh(x) @ w), _f32(64, 64)
     for n in (1, 8, 32, 256, 1024, 100_000):
-        x, repeat = _f32(n, 64), 2000 if n < 10_000 else 100
-        spec = call_seconds(tj.jit(fun, cache=False), (x, w), repeat)
-        sym = call_seconds(tj.jit(fun, cache=False, dynamic_dims={"x": {0: "n"}}), (x, w), repeat)
+        x = _f32(n, 64)
+        spec, sym = paired_call_seconds(tj.jit(fun, cache=False), tj.jit(fun, cache=False, dynamic_dims={"x": {0: "n"}}),
+                                        (x, w), 100 if n < 10_000 else 2)
         print(f"  n={n:6d}  specialised {spec * 1e6:7.2f}  symbolic {sym * 1e6:7.2f}  ratio {sym / spec:5.2f}")
 
 

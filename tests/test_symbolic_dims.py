@@ -155,3 +155,13 @@ def test_ir_prints_symbolic_dims():
     assert "a:f32[n,64]" in text and "f32[n,8] = dot_general" in text
     lowered = tj.jit(lambda x: x * 2.0, dynamic_dims={"x": {0: "n"}}).lower(np.ones((3, 2), np.float32))
     assert "f32[n,2]" in lowered.as_text()
+
+
+def test_hundreds_of_sizes_through_one_compile():
+    """More sizes than the per-size plans keep (256): they are evicted and planned again, never mixed up."""
+    fun, (_, w) = SUITE["matmul"][0], SUITE["matmul"][1](1)
+    symbolic = tj.jit(fun, dynamic_dims=SPECS["matmul"], cache=False)
+    for n in [*range(300), 5, 299, 0]:
+        x = rng.random((n, 16)).astype(np.float32)
+        np.testing.assert_allclose(symbolic(x, w), np.tanh(x) @ w, rtol=2e-5, atol=1e-5)
+    assert symbolic.misses == 1

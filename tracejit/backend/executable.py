@@ -16,8 +16,10 @@ MISS = object()   # the fast path declined: take the general path
 NO_ARENA = np.empty(0, np.uint8)   # for symbolic code whose arena fits on the stack
 
 # The plan of a call of symbolic code, per sizes: output (shape, dtype)s, arena bytes, the int64 table
-# slots (the sizes, then the intermediates' arena offsets), {Dim: size}, {Buffer: offset}, the steps.
-Plan = collections.namedtuple("Plan", "outs arena_bytes extra env offsets steps")
+# slots (the sizes, then the intermediates' arena offsets), {Dim: size}, {Buffer: offset}, the steps, and
+# for the fast entry: the ctypes function (holding the GIL or not, by the sizes) and the arena argument
+# (none, NO_ARENA when the arena fits on the stack, None when the caller must pass one of its own).
+Plan = collections.namedtuple("Plan", "outs arena_bytes extra env offsets steps cfunc arena_arg")
 
 
 class Executable:
@@ -62,12 +64,21 @@ class Executable:
         self.dim_sources = [first[d] for d in prog.dims]
         self._plans = {}
         self._blocks = prog.block_plan() if prog.symbolic else None
-        n_obj = len(prog.inputs) + len(prog.outputs) + prog.fast_takes_arena
-        # Small programs keep the GIL (a cheaper call); others release it so that threads run at once.
-        small = sum(_domain_size(a.shape) for a in self.out_avals) + sum(_domain_size(b.aval.shape)
-                                                                         for b in prog.inputs) < 4096
-        kind = ctypes.PYFUNCTYPE if small else ctypes.CFUNCTYPE
-        self._fast = kind(ctypes.c_int, *[ctypes.py_object] * n_obj)(addrs["fast"]) if prog.fast else None
+        if prog.fast:
+            n_obj = len(prog.inputs) + len(prog.outputs) + prog.fast_takes_arena
+            signature = [ctypes.c_int, *[ctypes.py_object] * n_obj]
+            self._fast_gil, self._fast = (kind(*signature)(addrs["fast"]) for kind in (ctypes.PYFUNCTYPE,
+                                                                                        ctypes.CFUNCTYPE))
+            if self._small([a.shape for a in self.out_avals] + [b.aval.shape for b in prog.inputs]):
+                self._fast = self._fast_gil
+        else:
+            self._fast = None
+
+    @staticmethod
+    def _small(shapes):
+        """Whether a call is small enough to keep the GIL (a cheaper call); others release it so that
+        threads run at once."""
+        return sum(_domain_size(s) for s in shapes) < 4096
 
     def optimized_llvm(self):
         return str(llvm.optimize(self.llvm_text))
@@ -93,9 +104,12 @@ class Executable:
             outs = [(substitute_dims(a.shape, env), a.dtype) for a in self.out_avals]
             steps = [t for s in self.steps
                      for t in ((s[3] if s[1].parallel(env) else [s[2]]) if s[0] == "split" else [s])]
+            small = self._small([s for s, _ in outs] + [substitute_dims(b.aval.shape, env) for b in prog.inputs])
+            arena_arg = (() if not prog.fast_takes_arena else (NO_ARENA,) if nbytes <= STACK_ARENA else None)
             if len(self._plans) > 256:
                 self._plans.clear()
-            plan = self._plans[sizes] = Plan(outs, nbytes, extra, env, offsets, steps)
+            plan = self._plans[sizes] = Plan(outs, nbytes, extra, env, offsets, steps,
+                                             self._fast_gil if small else self._fast, arena_arg)
         return plan
 
     def _sizes(self, ins):
@@ -222,45 +236,59 @@ class Executable:
     def _symbolic_fast_call(self, n_args, entry, single):
         """The fast path of code compiled for symbolic dimensions: the generated code reads the sizes from
         the arguments' dimensions, checks every axis and plans the arena (on the stack, or in an arena of
-        ours when it declines with 3: too large); Python reads the sizes only to allocate the outputs
-        (shapes cached per sizes). When the generated code declines with 2 (a split group goes parallel)
-        the steps run here."""
-        cfunc, empty, plans, plan, execute, sources = (self._fast, np.empty, self._plans, self.plan,
-                                                       self._execute, self.dim_sources)
-        takes_arena, arenas, make_arena = self.program.fast_takes_arena, self._arenas, self._arena
+        ours when it is too large); Python reads the sizes only to allocate the outputs (shapes cached per
+        sizes in the Plan). When the generated code declines with 2 (a split group goes parallel) the
+        steps run here."""
+        empty, plans, plan, execute, sources = np.empty, self._plans, self.plan, self._execute, self.dim_sources
+        arenas, make_arena = self._arenas, self._arena
+
+        def misfits(failed, args, outs, p):
+            """Whether the generated code declined because an argument does not fit (1); when it declined
+            because a split group goes parallel (2), the steps run here."""
+            if failed == 2:
+                execute(list(args), outs, p)
+            return failed == 1
 
         def call(args, outs, p):
-            """The generated code on args and outs (an arena of ours where the stack is too small), or the
-            steps run here when it declines with 2; False when an argument does not fit."""
-            if not takes_arena:
-                failed = cfunc(*args, *outs)
-            elif p.arena_bytes <= STACK_ARENA:
-                failed = cfunc(*args, *outs, NO_ARENA)
-            else:
-                arena = make_arena(p.arena_bytes)
-                failed = cfunc(*args, *outs, arena)
-                arenas.append(arena)
-            if failed == 1:
-                return False
-            if failed:
-                execute(list(args), outs, p)
-            return True
+            """The generated code on args and outs, with an arena of ours where the stack is too small."""
+            if p.arena_arg is not None:
+                return p.cfunc(*args, *outs, *p.arena_arg)
+            arena = make_arena(p.arena_bytes)
+            failed = p.cfunc(*args, *outs, arena)
+            arenas.append(arena)
+            return failed
 
         if single and len(self.out_avals) == 1 and sources == [(0, 0)]:
             # The common case, kept lean: one dimension, the leading axis of the first argument (len() does
-            # not build the shape tuple), one output.
-            dtype = self.out_avals[0].dtype
+            # not build the shape tuple), one output; per size: its shape, function and arena argument.
+            dtype, lean = self.out_avals[0].dtype, {}
 
             def fast(args):
                 if len(args) != n_args:
                     return MISS
                 try:
-                    p = plans.get((len(args[0]),)) or plan((len(args[0]),))
+                    shape, cfunc, arena_arg = lean[len(args[0])]
+                except KeyError:
+                    return first_of_size(args)
                 except TypeError:
                     return MISS
-                out = empty(p.outs[0][0], dtype)
-                if not call(args, [out], p):
+                out = empty(shape, dtype)
+                failed = cfunc(*args, out, *arena_arg)
+                if failed and misfits(failed, args, [out], plan((len(args[0]),))):
                     return MISS
+                entry.hits += 1
+                return out
+
+            def first_of_size(args):
+                p = plan((len(args[0]),))
+                out = empty(p.outs[0][0], dtype)
+                failed = call(args, [out], p)
+                if failed and misfits(failed, args, [out], p):
+                    return MISS
+                if p.arena_arg is not None:
+                    if len(lean) > 256:
+                        lean.clear()
+                    lean[len(args[0])] = p.outs[0][0], p.cfunc, p.arena_arg
                 entry.hits += 1
                 return out
             return fast
@@ -274,7 +302,8 @@ class Executable:
                 return MISS
             p = plans.get(sizes) or plan(sizes)
             outs = [empty(s, d) for s, d in p.outs]
-            if not call(args, outs, p):
+            failed = call(args, outs, p)
+            if failed and misfits(failed, args, outs, p):
                 return MISS
             entry.hits += 1
             return outs[0] if single else outs
