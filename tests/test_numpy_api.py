@@ -132,7 +132,21 @@ EDGES = {   # found by differential fuzzing: each differed from NumPy in value, 
                                        m.floor(np.array([1.5, -1.5]))),
     "mean_integer_dtype": lambda m: (m.mean(np.arange(5), dtype=np.int64),
                                      m.mean(np.arange(6).reshape(2, 3), axis=1, dtype=np.int32)),
+    "power_numpy_int_scalar": lambda m: (m.power(np.arange(4, dtype=np.int32), np.int64(2)),
+                                         m.power(np.arange(3.0, dtype=np.float32), np.int64(2)),
+                                         m.power(np.arange(4, dtype=np.int32), np.int32(3))),
 }
+
+
+def test_unsupported_dtypes_are_refused_not_widened():
+    """An int8 or float16 constant widened to 64 bits would promote (int32 + int8 -> int64) and overflow
+    unlike NumPy: it is an error naming the dtype, as it is for a jit argument."""
+    i32 = np.arange(3, dtype=np.int32)
+    for value, hint in ((np.int8(2), "int32"), (np.ones(2, np.float16), "float32"), (np.uint64(1), "int64")):
+        with pytest.raises(TypeError, match=f"dtype {value.dtype} .*astype\\(np.{hint}\\)"):
+            tnp.add(i32, value)
+        with pytest.raises(TypeError, match=f"dtype {value.dtype}"):
+            tj.jit(lambda i, v=value: i * v)(i32)
 
 
 @pytest.mark.parametrize("name", ["floor_divide", "remainder", "maximum", "minimum", "clip"])

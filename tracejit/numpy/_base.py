@@ -3,7 +3,7 @@ import numpy as np
 
 from ..core.avals import (
     DEFAULT_FLOAT,
-    DEFAULT_INT,
+    SHORT_NAMES,
     Dim,
     aval_of,
     broadcast_shapes,
@@ -42,11 +42,13 @@ def asarray(x, dtype=None):
     out = np.asarray(x)
     if dtype is not None:
         return out.astype(canonical_dtype(dtype))
-    return out if out.dtype in _KEEP else out.astype(_NATIVE[out.dtype.kind])
+    if out.dtype not in SHORT_NAMES:   # widened, it would promote and overflow unlike NumPy: say so instead
+        raise TypeError(f"a value of dtype {out.dtype} (shape {out.shape}): tracejit supports float32, float64, "
+                        f"int32, int64 and bool; convert it first, e.g. .astype(np.{_WIDER[out.dtype.kind]})")
+    return out
 
 
-_KEEP = {np.dtype(t) for t in ("float32", "float64", "int32", "int64", "bool")}
-_NATIVE = {"f": DEFAULT_FLOAT, "i": DEFAULT_INT, "u": DEFAULT_INT, "b": np.dtype(bool)}
+_WIDER = {"f": "float32", "i": "int32", "u": "int64"}
 
 
 def array(obj, dtype=None):

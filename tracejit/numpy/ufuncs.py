@@ -117,10 +117,10 @@ def square(x):
 
 
 def power(x, y):
+    x, y_array = promote(x, y)   # a NumPy integer scalar takes part in the dtype (int32 ** np.int64(2): int64)
     if isinstance(y, (int, np.integer)) and not isinstance(y, bool) and (aval(x).dtype.kind == "f" or y >= 0):
-        (x,) = promote(x)
         return bind(ew.integer_pow_p, x, y=int(y))
-    x, y = promote(x, y)
+    y = y_array
     if not isinstance(y, Tracer) and np.ndim(y) == 0 and y == 0.5:
         return sqrt(x)         # as NumPy's power does for a scalar 0.5: (-0.0) ** 0.5 is -0.0, (-inf) ** 0.5 NaN
     return bind(ew.pow_p, *broadcast_operands(x, y, op="power"))
