@@ -6,7 +6,7 @@ from ..core.errors import ShapeError
 from ..core.trace import bind
 from ..primitives import linalg
 from ._base import astype, aval, broadcast_to_shape, promote
-from .shape_ops import ravel, reshape, sum, transpose
+from .shape_ops import ravel, reshape, sum, transpose, zeros
 from .ufuncs import multiply, not_equal
 
 
@@ -110,4 +110,8 @@ def einsum(subscripts, *operands):
     if set(produced) != set(output):
         raise ShapeError(f"einsum: output {output!r} does not match the indices {''.join(produced)!r} "
                          f"(sizes {sizes})")
-    return transpose(out, [produced.index(c) for c in output])
+    out = transpose(out, [produced.index(c) for c in output])
+    summed_out = [d for spec, x in zip(specs, operands) for c, d in zip(spec, aval(x).shape) if c not in sa + sb]
+    if 0 in summed_out:   # an empty sum: zeros, not 0 * (the other operand), which is NaN at inf
+        return zeros(aval(out).shape, aval(out).dtype)
+    return out
