@@ -232,6 +232,46 @@ def test_linear_algebra(rng, dtype):
     check(lambda x: x.dot(b), lambda x: x.dot(b), a, rtol=tol)
 
 
+REARRANGEMENTS = {   # (tracejit.numpy or numpy) -> function of x
+    "flip": lambda m: lambda x: m.flip(x), "flip_axis": lambda m: lambda x: m.flip(x, (0, -1)),
+    "fliplr": lambda m: lambda x: m.fliplr(x), "flipud": lambda m: lambda x: m.flipud(x),
+    "roll": lambda m: lambda x: m.roll(x, 2, 1), "roll_negative": lambda m: lambda x: m.roll(x, -7, 0),
+    "roll_flat": lambda m: lambda x: m.roll(x, 5), "roll_axes": lambda m: lambda x: m.roll(x, (1, -1), (0, 2)),
+    "diff": lambda m: lambda x: m.diff(x), "diff_2_axis_0": lambda m: lambda x: m.diff(x, 2, axis=0),
+    "diff_past_length": lambda m: lambda x: m.diff(x, 5, axis=0),
+    "tile": lambda m: lambda x: m.tile(x, 2), "tile_more_axes": lambda m: lambda x: m.tile(x, (2, 1, 1, 3)),
+    "tile_zero": lambda m: lambda x: m.tile(x, (1, 0, 1)),
+    "repeat": lambda m: lambda x: m.repeat(x, 2, axis=1), "repeat_flat": lambda m: lambda x: m.repeat(x, 3),
+    "repeat_counts": lambda m: lambda x: m.repeat(x, [2, 0, 1], axis=0), "repeat_method": lambda m: lambda x: x.repeat(2, 0),
+    "pad": lambda m: lambda x: m.pad(x, 1), "pad_pairs": lambda m: lambda x: m.pad(x, ((0, 1), (2, 0), (1, 1)), constant_values=-1.5),
+}
+
+
+@pytest.mark.parametrize("name", sorted(REARRANGEMENTS))
+@pytest.mark.parametrize("dtype", [np.float32, np.int32, np.bool_])
+def test_rearrangements_as_numpy(rng, name, dtype):
+    x = rand(rng, (3, 4, 5), dtype)
+    check(REARRANGEMENTS[name](tnp), REARRANGEMENTS[name](np), x)
+
+
+@pytest.mark.parametrize("name", ["roll", "diff_2_axis_0", "tile_more_axes", "repeat", "repeat_counts", "pad_pairs"])
+def test_rearrangements_have_gradients(rng, name):
+    x = rand(rng, (3, 4, 5), np.float64)
+    tj.test_util.check_grads(lambda x: tnp.sum(tnp.sin(REARRANGEMENTS[name](tnp)(x))), (x,), order=2)
+
+
+def test_rearrangement_errors():
+    x = np.ones((2, 3))
+    with pytest.raises(TypeError, match="repeats must be concrete"):
+        tj.jit(lambda x, r: tnp.repeat(x, r))(x, np.array([1, 2]))
+    with pytest.raises(ValueError, match="non-negative"):
+        tnp.tile(x, -1)
+    with pytest.raises(NotImplementedError, match="mode 'reflect'"):
+        tnp.pad(x, 1, mode="reflect")
+    with pytest.raises(ValueError, match="diff: order n must be non-negative"):
+        tnp.diff(x, -1)
+
+
 def test_shape_functions(rng):
     x = rand(rng, (2, 3, 4), np.float32)
     check(lambda x: tnp.reshape(x, (6, -1)), lambda x: np.reshape(x, (6, -1)), x)

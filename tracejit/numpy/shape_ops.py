@@ -9,7 +9,20 @@ from ..core.trace import Tracer, bind
 from ..primitives import reductions as rd
 from ..primitives import shapes as sh
 from ._base import asarray, astype, aval, broadcast_to_shape, full, normalize_shape, promote
-from .ufuncs import add, divide, equal, floor, greater_equal, maximum, multiply, sqrt, square, subtract, where_
+from .ufuncs import (
+    add,
+    divide,
+    equal,
+    floor,
+    greater_equal,
+    maximum,
+    multiply,
+    not_equal,
+    sqrt,
+    square,
+    subtract,
+    where_,
+)
 
 # ------------------------------------------------------------------------------------------- creation
 
@@ -194,6 +207,116 @@ def stack(arrays, axis=0):
         raise ShapeError(f"stack: all arrays must have the same shape, got {sorted(shapes)}")
     axis = normalize_axis(axis, aval(arrays[0]).ndim + 1)
     return concatenate([expand_dims(a, axis) for a in arrays], axis)
+
+
+def _slice_axis(a, axis, start, stop):
+    """a[..., start:stop, ...] along one axis, with concrete bounds."""
+    shape = aval(a).shape
+    starts, limits = [0] * len(shape), list(shape)
+    starts[axis], limits[axis] = start, stop
+    return bind(sh.slice_p, a, start_indices=tuple(starts), limit_indices=tuple(limits))
+
+
+def flip(m, axis=None):
+    m = asarray(m)
+    axes = tuple(range(aval(m).ndim)) if axis is None else normalize_axes(axis, aval(m).ndim)
+    return bind(sh.rev_p, m, dimensions=axes) if axes else m
+
+
+def fliplr(m):
+    return flip(m, 1)
+
+
+def flipud(m):
+    return flip(m, 0)
+
+
+def roll(a, shift, axis=None):
+    """Two slices concatenated per rolled axis (the shift must be concrete, as the slices' sizes are)."""
+    a = asarray(a)
+    if axis is None:
+        return reshape(roll(ravel(a), shift, 0), aval(a).shape)
+    shifts, axes = np.broadcast_arrays(np.asarray(shift), np.asarray(axis))
+    for s, ax in zip(shifts.ravel().tolist(), axes.ravel().tolist()):
+        ax = normalize_axis(ax, aval(a).ndim, "roll")
+        n = aval(a).shape[ax]
+        if isinstance(n, Dim):
+            n.need("roll")
+        if n and s % n:
+            a = concatenate([_slice_axis(a, ax, n - s % n, n), _slice_axis(a, ax, 0, n - s % n)], ax)
+    return a
+
+
+def diff(a, n=1, axis=-1):
+    """NumPy's n-th discrete difference (`!=` for bool, as in NumPy)."""
+    a = asarray(a)
+    if n < 0:
+        raise ValueError(f"diff: order n must be non-negative, got {n}")
+    axis = normalize_axis(axis, aval(a).ndim, "diff")
+    for _ in range(n):
+        size = aval(a).shape[axis]
+        if isinstance(size, Dim):
+            size.need("diff")
+        hi, lo = _slice_axis(a, axis, builtins.min(1, size), size), _slice_axis(a, axis, 0, builtins.max(size - 1, 0))
+        a = not_equal(hi, lo) if aval(a).dtype == np.bool_ else subtract(hi, lo)
+    return a
+
+
+def tile(A, reps):
+    """A broadcast along new axes interleaved with its own, then merged: one fused loop."""
+    A = asarray(A)
+    reps = (int(reps),) if np.ndim(reps) == 0 else tuple(int(r) for r in reps)
+    if builtins.any(r < 0 for r in reps):
+        raise ValueError(f"tile: repetitions must be non-negative, got {reps}")
+    shape = aval(A).shape
+    ndim = builtins.max(len(shape), len(reps))
+    shape, reps = (1,) * (ndim - len(shape)) + tuple(shape), (1,) * (ndim - len(reps)) + reps
+    interleaved = tuple(x for r, d in zip(reps, shape) for x in (r, d))
+    A = bind(sh.broadcast_in_dim_p, reshape(A, shape), shape=interleaved,
+             broadcast_dimensions=tuple(range(1, 2 * ndim, 2)))
+    return reshape(A, tuple(r * d for r, d in zip(reps, shape)))
+
+
+def repeat(a, repeats, axis=None):
+    """Each element `repeats` times along axis (flattened when None). A count per element must be concrete:
+    the output's size depends on it."""
+    a = asarray(a)
+    if axis is None:
+        a, axis = ravel(a), 0
+    elif aval(a).ndim == 0:      # as NumPy: a 0-d array repeats as a 1-d one (along axis 0 or -1)
+        a = ravel(a)
+    axis = normalize_axis(axis, aval(a).ndim, "repeat")
+    if isinstance(repeats, Tracer):
+        raise TypeError("repeat: the repeats must be concrete (Python ints or a NumPy array), not traced values: "
+                        "the size of the output depends on them")
+    repeats = np.asarray(repeats)
+    if repeats.dtype.kind not in "iub" or (repeats < 0).any():
+        raise ValueError(f"repeat: repeats must be non-negative integers, got {repeats}")
+    shape = aval(a).shape
+    if repeats.ndim == 0:
+        r = int(repeats)
+        spread = bind(sh.broadcast_in_dim_p, a, shape=(*shape[:axis + 1], r, *shape[axis + 1:]),
+                      broadcast_dimensions=(*range(axis + 1), *range(axis + 2, len(shape) + 1)))
+        return reshape(spread, (*shape[:axis], shape[axis] * r, *shape[axis + 1:]))
+    from .indexing import take
+    return take(a, np.repeat(np.arange(shape[axis]), repeats), axis=axis)
+
+
+def pad(array, pad_width, mode="constant", constant_values=0):
+    """Constant padding (the mode NumPy defaults to): one pad equation."""
+    if mode != "constant":
+        raise NotImplementedError(f"pad: mode {mode!r} is not supported; only 'constant' is")
+    x = asarray(array)
+    ndim = aval(x).ndim
+    widths = np.broadcast_to(np.asarray(pad_width), (ndim, 2))
+    if widths.dtype.kind not in "iu" or (widths < 0).any():
+        raise ValueError(f"pad: pad_width must be non-negative integers, got {pad_width}")
+    value = np.asarray(constant_values)
+    if value.ndim:
+        raise NotImplementedError("pad: constant_values must be one scalar")
+    value = value.astype(aval(x).dtype) if not isinstance(constant_values, Tracer) else astype(constant_values,
+                                                                                              aval(x).dtype)
+    return bind(sh.pad_p, x, value, padding_config=tuple((int(lo), int(hi), 0) for lo, hi in widths))
 
 
 # ------------------------------------------------------------------------------------------ reductions

@@ -271,7 +271,7 @@ def _pad_impl(x, padding_value, padding_config):
     interior[tuple(slice(None, None, i + 1) for _, _, i in padding_config)] = x
     lows = [max(lo, 0) for lo, _, _ in padding_config]
     highs = [max(hi, 0) for _, hi, _ in padding_config]
-    out = np.pad(interior, list(zip(lows, highs)), constant_values=padding_value)
+    out = np.pad(interior, list(zip(lows, highs)), constant_values=padding_value) if x.ndim else interior
     crop = tuple(slice(max(-lo, 0), out.shape[k] - max(-hi, 0))
                  for k, (lo, hi, _) in enumerate(padding_config))
     return out[crop].copy()

@@ -1,0 +1,160 @@
+"""Differential testing on random programs: the eager API, jit and eval_ir of the optimised IR agree with
+NumPy in shape, dtype and value (bit for bit, signs of zeros included, where no rounding can differ).
+
+Programs are drawn from fixed seeds, so every run checks the same ones; TRACEJIT_FUZZ_PROGRAMS=5000 searches
+further. The generator runs each candidate step on NumPy values as it builds the program, so it only emits
+steps NumPy accepts and knows which values are exact: only those feed steps where one ulp of difference
+(a transcendental's, a sum's order) could flip the result (floor, comparisons, floor_divide).
+"""
+import os
+import random
+import warnings
+
+import numpy as np
+import pytest
+
+import tracejit as tj
+import tracejit.numpy as tnp
+
+N_PROGRAMS = int(os.environ.get("TRACEJIT_FUZZ_PROGRAMS", "300"))
+SHAPES = [(), (0,), (1,), (5,), (3, 5), (4, 1, 5), (2, 0, 3), (17,), (6, 6), (3, 1), (65,), (2, 3, 4)]
+DTYPES = ["float32", "float64", "int32", "int64", "bool"]
+SPECIALS = np.array([np.nan, np.inf, -np.inf, 0.0, -0.0, 0.5, -2.5])
+SCALARS = ["2", "-1", "0", "0.5", "-1.5", "3.0"]
+
+ROUNDED, EXACT_BUT_ZERO_SIGNS, EXACT = range(3)     # how far a value must agree with NumPy's
+# (template, exactness given exact operands, whether it needs exact operands: one ulp could flip its result)
+UNARY = [("M.abs({a})", EXACT, False), ("M.negative({a})", EXACT, False), ("M.square({a})", EXACT, False),
+         ("M.sign({a})", EXACT, True), ("M.floor({a})", EXACT, True), ("M.logical_not({a})", EXACT, True),
+         ("M.isnan({a})", EXACT, True), ("({a} > 0)", EXACT, True), ("{a} * 2", EXACT, False),
+         ("M.exp({a})", ROUNDED, False), ("M.tanh({a})", ROUNDED, False), ("M.sqrt(M.abs({a}))", ROUNDED, False),
+         ("M.log1p(M.abs({a}))", ROUNDED, False), ("1 / (1 + {a} * {a})", ROUNDED, False),
+         ("{a}.astype(np.float32)", EXACT, False), ("{a}.T", EXACT, False), ("{a}[::-1]", EXACT, False),
+         ("M.reshape({a}, (-1,))", EXACT, False), ("M.concatenate([{a}, {a}])", EXACT, False),
+         ("M.expand_dims({a}, 0)", EXACT, False), ("M.flip({a})", EXACT, False), ("M.roll({a}, 2)", EXACT, False),
+         ("M.diff({a}, axis=0)", EXACT, False), ("M.tile({a}, (2, 1))", EXACT, False),
+         ("M.repeat({a}, 2, axis=0)", EXACT, False), ("M.pad({a}, 1)", EXACT, False)]
+BINARY = [("M.add({a}, {b})", EXACT, False), ("{a} - {b}", EXACT, False), ("{a} * {b}", EXACT, False),
+          ("M.maximum({a}, {b})", EXACT, False), ("M.minimum({a}, {b})", EXACT, False),
+          ("{a} / {b}", EXACT, True), ("M.where({a} > {b}, {a}, {b})", EXACT, True),
+          ("M.equal({a}, {b})", EXACT, True), ("M.less({a}, {b})", EXACT, True),
+          ("M.logical_and({a}, {b})", EXACT, True), ("M.floor_divide({a}, {b})", EXACT, True),
+          ("M.remainder({a}, {b})", EXACT, True), ("M.logaddexp({a}, {b})", ROUNDED, False)]
+REDUCE = ["sum", "mean", "max", "min", "prod", "argmax"]
+
+
+def random_array(rng, shape, dtype):
+    n = int(np.prod(shape))
+    gen = np.random.default_rng(rng.randrange(2**32))
+    if dtype == "bool":
+        return (gen.random(n) < 0.5).reshape(shape)
+    if dtype.startswith("int"):
+        return gen.integers(-10, 11, n).astype(dtype).reshape(shape)
+    a = gen.standard_normal(n) * rng.choice([1.0, 3.0, 100.0])
+    if n and rng.random() < 0.3:
+        a[gen.integers(0, n, max(1, n // 5))] = gen.choice(SPECIALS, max(1, n // 5))
+    if rng.random() < 0.2:
+        a = np.round(a)
+    return a.astype(dtype).reshape(shape)
+
+
+def argument(rng, shape, dtype):
+    """Sometimes a view that is not C-contiguous: the compiled call must copy, never read past it."""
+    kind = rng.random()
+    if kind < 0.1 and len(shape) >= 2:
+        return random_array(rng, shape[::-1], dtype).T
+    if kind < 0.2 and len(shape) >= 1:
+        return random_array(rng, (shape[0] * 2, *shape[1:]), dtype)[::2]
+    return random_array(rng, shape, dtype)
+
+
+def generate(seed):
+    """(source of f(M, *args), args, per output (exactness, rtol)): f runs with M = numpy or tracejit.numpy."""
+    rng = random.Random(seed)
+    base = rng.choice(SHAPES)
+    args = [argument(rng, base if i == 0 or rng.random() < 0.5 else base[rng.randrange(len(base) + 1):],
+                     rng.choice(DTYPES)) for i in range(rng.choice([1, 2, 2, 3]))]
+    values = [(f"x{i}", a, EXACT) for i, a in enumerate(args)]      # (name, NumPy value, exactness)
+    lines = []
+    for _ in range(rng.randrange(2, 9)):
+        name, a, a_exact = rng.choice(values[-2:] if rng.random() < 0.6 else values)   # mostly chains
+        kind = rng.random()
+        if kind < 0.15 and np.ndim(a):
+            op = rng.choice(REDUCE)
+            axis = rng.choice([None, rng.randrange(np.ndim(a))])
+            keep = op != "argmax" and rng.random() < 0.3
+            if op == "argmax" and a.size == 0:
+                continue
+            expr = f"M.{op}({name}, axis={axis}" + (", keepdims=True)" if keep else ")")
+            # NumPy's float max/min reductions pick among tied zeros by SIMD lane: the sign is not specified
+            exact = (EXACT_BUT_ZERO_SIGNS if op in ("max", "min") and a.dtype.kind == "f" else
+                     EXACT if op in ("max", "min", "argmax") or a.dtype.kind in "ib" and op != "mean" else ROUNDED)
+            needs_exact = op == "argmax"
+        elif kind < 0.55:
+            template, exact, needs_exact = rng.choice(UNARY)
+            expr = template.format(a=name)
+        else:
+            template, exact, needs_exact = rng.choice(BINARY)
+            other, _, b_exact = rng.choice(values) if rng.random() < 0.7 else (rng.choice(SCALARS), None, EXACT)
+            expr = template.format(a=name, b=other)
+            a_exact = min(a_exact, b_exact)
+        if needs_exact and a_exact != EXACT:
+            continue
+        try:
+            with np.errstate(all="ignore"), warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                value = np.asarray(eval(expr, {"M": np, "np": np}, {n: v for n, v, _ in values}))
+        except (TypeError, ValueError, IndexError):
+            continue                        # NumPy refuses it (shapes, dtypes): not a program to test
+        if value.dtype.name not in DTYPES or value.size > 10_000:
+            continue
+        lines.append(f"    v{len(lines)} = {expr}")
+        values.append((f"v{len(lines) - 1}", value, min(exact, a_exact)))
+    outs = values[-2:] if len(values) > len(args) + 1 else values[-1:]
+    source = "\n".join([f"def f(M, {', '.join(f'x{i}' for i in range(len(args)))}):", *lines,
+                        f"    return [{', '.join(n for n, _, _ in outs)}]"])
+    rtol = 1e-4 if any(v.dtype == np.float32 for _, v, _ in values) else 1e-9
+    return source, args, [(e, rtol) for _, _, e in outs]
+
+
+def agrees(got, want, exact, rtol):
+    """Bit for bit when exact (signs of zeros too, if known; not of NaNs: x86 makes 0/0 a negative NaN);
+    else within rtol of the largest magnitude, with NaNs and infinities in the same places."""
+    got, want = np.asarray(got), np.asarray(want)
+    assert got.shape == want.shape and got.dtype == want.dtype, (got.shape, got.dtype, want.shape, want.dtype)
+    if exact != ROUNDED or want.dtype.kind != "f":
+        np.testing.assert_array_equal(got, want)
+        if want.dtype.kind == "f" and exact == EXACT:
+            np.testing.assert_array_equal(np.signbit(got) & ~np.isnan(got), np.signbit(want) & ~np.isnan(want))
+        return
+    np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
+    np.testing.assert_array_equal(np.isinf(got) * np.sign(got), np.isinf(want) * np.sign(want))
+    finite = np.isfinite(want)
+    scale = float(np.max(np.abs(want[finite]), initial=1.0))
+    np.testing.assert_allclose(got[finite], want[finite], rtol=rtol, atol=rtol * scale)
+
+
+@pytest.mark.parametrize("start", range(0, N_PROGRAMS, 20))
+def test_random_programs_agree_with_numpy(start):
+    for seed in range(start, min(start + 20, N_PROGRAMS)):
+        source, args, tolerances = generate(seed)
+        namespace = {"np": np}
+        exec(source, namespace)     # noqa: S102 (a program generated above)
+        f = namespace["f"]
+        traced = lambda *xs, f=f: f(tnp, *xs)
+        with np.errstate(all="ignore"), warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            want = f(np, *args)
+            saved = [a.copy() for a in args]
+            g = tj.jit(traced, cache=False)
+            optimised = tj.make_ir(traced, optimize=True)(*args)
+            runs = {"eager": f(tnp, *args), "jit": g(*args), "jit again": g(*args),
+                    "eval_ir": tj.eval_ir(optimised, *args)}
+        for mode, outs in runs.items():
+            for i, (got, w, (exact, rtol)) in enumerate(zip(outs, want, tolerances, strict=True)):
+                try:
+                    agrees(got, w, exact, rtol)
+                except AssertionError as err:
+                    raise AssertionError(f"seed {seed}, {mode}, output {i}:\n{source}\n{err}") from None
+        for a, s in zip(args, saved):
+            np.testing.assert_array_equal(a, s)
