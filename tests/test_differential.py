@@ -33,7 +33,8 @@ UNARY = [("M.abs({a})", EXACT, False), ("M.negative({a})", EXACT, False), ("M.sq
          ("M.reshape({a}, (-1,))", EXACT, False), ("M.concatenate([{a}, {a}])", EXACT, False),
          ("M.expand_dims({a}, 0)", EXACT, False), ("M.flip({a})", EXACT, False), ("M.roll({a}, 2)", EXACT, False),
          ("M.diff({a}, axis=0)", EXACT, False), ("M.tile({a}, (2, 1))", EXACT, False),
-         ("M.repeat({a}, 2, axis=0)", EXACT, False), ("M.pad({a}, 1)", EXACT, False)]
+         ("M.repeat({a}, 2, axis=0)", EXACT, False), ("M.pad({a}, 1)", EXACT, False),
+         ("M.sort({a})", EXACT, False), ("M.argsort({a}, axis=0)", EXACT, True)]
 BINARY = [("M.add({a}, {b})", EXACT, False), ("{a} - {b}", EXACT, False), ("{a} * {b}", EXACT, False),
           ("M.maximum({a}, {b})", EXACT, False), ("M.minimum({a}, {b})", EXACT, False),
           ("{a} / {b}", EXACT, True), ("M.where({a} > {b}, {a}, {b})", EXACT, True),

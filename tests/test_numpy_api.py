@@ -272,6 +272,35 @@ def test_rearrangement_errors():
         tnp.diff(x, -1)
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int32, np.bool_])
+def test_sort_and_argsort_as_numpy(rng, dtype):
+    x = rand(rng, (4, 6), dtype)
+    if dtype == np.float64:
+        x[0, :3] = [np.nan, -0.0, 0.0]        # NaNs go last; ties (and -0.0 == 0.0) in NumPy's order
+        x[1] = x[2]
+    for axis in (-1, 0, None):
+        check(lambda x, axis=axis: tnp.sort(x, axis=axis), lambda x, axis=axis: np.sort(x, axis=axis), x)
+        for kind in (None, "stable"):
+            check(lambda x, axis=axis, kind=kind: tnp.argsort(x, axis=axis, kind=kind),
+                  lambda x, axis=axis, kind=kind: np.argsort(x, axis=axis, kind=kind), x)
+    check(lambda x: x.sort(0), lambda x: np.sort(x, 0), x, eager=False)
+    order = np.argsort(x, axis=1)
+    check(lambda x: tnp.take_along_axis(x, order, 1), lambda x: np.take_along_axis(x, order, 1), x)
+    check(lambda x: tnp.take_along_axis(x, order[:, :1] - 6, 1), lambda x: np.take_along_axis(x, order[:, :1] - 6, 1), x)
+    check(lambda x: tnp.take_along_axis(x, np.array([[3], [0]]), 0), lambda x: np.take_along_axis(x, np.array([[3], [0]]), 0), x)
+
+
+def test_sort_derivatives_and_batching(rng):
+    x = rng.permutation(24).reshape(4, 6) * 0.37      # distinct values: sort is differentiable there
+    weights = np.arange(1.0, 7.0)
+    tj.test_util.check_grads(lambda x: tnp.sum(tnp.sin(tnp.sort(x, axis=1)) * weights), (x,), order=2)
+    tj.test_util.check_grads(lambda x: tnp.take_along_axis(x, tnp.argsort(-x, axis=0), 0), (x,), order=1)
+    np.testing.assert_array_equal(tj.vmap(tnp.sort)(x), np.sort(x, axis=1))
+    np.testing.assert_array_equal(tj.vmap(tnp.argsort, in_axes=1)(x), np.argsort(x, axis=0).T)
+    with pytest.raises(IndexError, match="out of bounds for axis 1 with size 6"):
+        tnp.take_along_axis(x, np.array([[6]]), 1)
+
+
 def test_shape_functions(rng):
     x = rand(rng, (2, 3, 4), np.float32)
     check(lambda x: tnp.reshape(x, (6, -1)), lambda x: np.reshape(x, (6, -1)), x)

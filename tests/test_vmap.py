@@ -108,6 +108,8 @@ CASES = [
     ("argmin", lambda x: tnp.argmin(x, axis=0), [f64(3, 2)]),
     ("cumsum", lambda x: tnp.cumsum(x, axis=1), [f64(2, 3)]),
     ("cumsum_reverse", lambda x: lax.cumsum(x, axis=0, reverse=True), [f64(4, 2)]),
+    ("sort", lambda x: tnp.sort(x, axis=0), [f64(4, 3)]),
+    ("argsort", lambda x: tnp.argsort(x, kind="stable"), [f64(2, 5)]),
     ("dot_mv", lambda a, v: a @ v, [f64(3, 4), f64(4)]),
     ("dot_mm", tnp.matmul, [f64(2, 3), f64(3, 5)]),
     ("dot_vv", tnp.dot, [f64(4), f64(4)]),

@@ -5,7 +5,7 @@ import numpy as _np
 from ..core.trace import Tracer as _Tracer
 from ._base import array, asarray, astype
 from ._base import full as _full
-from .indexing import _AtIndexer, getitem, take
+from .indexing import _AtIndexer, argsort, getitem, sort, take, take_along_axis
 from .linalg_ops import dot, einsum, matmul, outer
 from .shape_ops import (
     all,
@@ -159,6 +159,7 @@ _METHODS = {
     "max": max, "min": min, "prod": prod, "argmax": argmax, "argmin": argmin, "dot": dot, "ravel": ravel,
     "flatten": ravel, "squeeze": squeeze, "cumsum": cumsum, "var": var, "std": std, "any": any, "all": all,
     "clip": clip, "round": round, "swapaxes": swapaxes, "take": take, "repeat": repeat,
+    "sort": sort, "argsort": argsort,
     "T": property(lambda self: transpose(self)),
     "at": property(lambda self: _AtIndexer(self)),
 }

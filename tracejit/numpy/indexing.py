@@ -169,6 +169,47 @@ def take(a, indices, axis=None):
     return getitem(a, (slice(None),) * axis + (asarray(indices),))
 
 
+def take_along_axis(arr, indices, axis):
+    """NumPy's take_along_axis (negative indices count from the end; traced out-of-range ones are clamped,
+    as in JAX, concrete ones raise IndexError, as in NumPy)."""
+    arr, indices = asarray(arr), asarray(indices)
+    if axis is None:
+        arr, indices, axis = ravel(arr), ravel(indices), 0
+    a, i = aval(arr), aval(indices)
+    if i.dtype.kind not in "iu" or i.ndim != a.ndim:
+        raise IndexError(f"take_along_axis: indices must be an integer array of the rank of arr ({a.ndim}), got "
+                         f"{i.str_short()}")
+    axis = normalize_axis(axis, a.ndim, "take_along_axis")
+    size = a.shape[axis]
+    if not isinstance(indices, Tracer) and ((indices >= size) | (indices < -size)).any():
+        raise IndexError(f"take_along_axis: an index is out of bounds for axis {axis} with size {size}")
+    indices = _normalized_index(indices, size)
+    others = broadcast_shapes(*[tuple(s[:axis] + (1,) + s[axis + 1:]) for s in (a.shape, i.shape)],
+                              op="take_along_axis")
+    arr = broadcast_to_shape(arr, others[:axis] + (size,) + others[axis + 1:])
+    indices = broadcast_to_shape(indices, others[:axis] + (i.shape[axis],) + others[axis + 1:])
+    return ix.take_along_axis(arr, indices, axis)
+
+
+def sort(a, axis=-1, kind=None, order=None, *, stable=None):
+    """NumPy's sort (NaNs last); `kind` does not change sorted values."""
+    return _sorting(ix.sort_p, a, axis, order)
+
+
+def argsort(a, axis=-1, kind=None, order=None, *, stable=None):
+    """NumPy's argsort: ties in NumPy's order for the same `kind` (stable with kind='stable' or stable=True)."""
+    return _sorting(ix.argsort_p, a, axis, order, stable=bool(stable) or kind in ("stable", "mergesort"))
+
+
+def _sorting(prim, a, axis, order, **params):
+    if order is not None:
+        raise NotImplementedError("sort: `order` applies to structured arrays, which tracejit does not have")
+    a = asarray(a)
+    if axis is None or (prim is ix.argsort_p and aval(a).ndim == 0):     # NumPy argsorts a 0-d array as 1-d
+        a, axis = ravel(a), 0 if axis is None else axis
+    return bind(prim, a, axis=normalize_axis(axis, aval(a).ndim, prim.name), **params)
+
+
 # -------------------------------------------------------------------------------------- x.at[idx]
 
 class _AtIndexer:

@@ -3,14 +3,17 @@
 gather(x, indices, axes, mode) reads x[indices[..., 0], indices[..., 1], ...] along `axes` (the other axes
 of x are kept whole, after the batch axes of `indices`). mode="clip" clamps out-of-range indices;
 mode="fill" reads zero there. scatter_add is its transpose: mode="clip" clamps, mode="drop" ignores
-out-of-range updates (what x.at[i].add does in JAX)."""
+out-of-range updates (what x.at[i].add does in JAX).
+
+sort and argsort run NumPy's sort along one axis (compiled code calls it: no lowering rule), so values and
+the order of ties are NumPy's; the derivative of sort moves the tangent by the same permutation."""
 import numpy as np
 
 from ..backend.rules import IndexMap, Kernel
 from ..core.avals import DEFAULT_INT, ShapedArray
 from ..core.errors import ShapeError
 from ..core.trace import Primitive, bind
-from .base import UndefinedPrimal, aval, batched_axis, linear_jvp, move_batch_axis, zeros
+from .base import UndefinedPrimal, Zero, aval, batched_axis, linear_jvp, move_batch_axis, zero_jvp, zeros
 from .elementwise import add_p, and_p, clamp_p, convert_element_type_p, ge_p, lt_p, select_n_p, sub_p
 from .shapes import broadcast_in_dim_p, concatenate_p, expand_dims_p, iota_p
 
@@ -350,6 +353,41 @@ def _lower_scatter_add(k, outs, ins, axes, mode):
         if mode == "drop" and inside is not True:
             new = b.select(inside, new, old, x.aval.dtype) if inside is not False else old
         k.store(out, dst, new)
+
+
+# ------------------------------------------------------------------------------------------------ sorting
+
+
+def take_along_axis(x, indices, axis):
+    """x[..., indices, ...] element by element along `axis` (indices of x's shape but on that axis): one
+    gather whose index columns are iotas on the other axes."""
+    shape, dtype = aval(indices).shape, aval(indices).dtype
+    columns = [indices if j == axis else _p(iota_p, dtype=dtype, shape=shape, dimension=j) for j in range(len(shape))]
+    return _p(gather_p, x, _stack_columns(columns), axes=tuple(range(len(shape))), mode="clip")
+
+
+def _along_axis_shape(name, dtype=None):
+    def rule(x, axis, **_):
+        if not 0 <= axis < x.ndim:
+            raise ShapeError(f"{name}: axis {axis} out of range for shape {x.shape}")
+        return x if dtype is None else ShapedArray(x.shape, np.dtype(dtype))
+    return rule
+
+
+def _sort_jvp(primals, tangents, axis):
+    (x,), (t,) = primals, tangents
+    if isinstance(t, Zero):
+        return _p(sort_p, x, axis=axis), t
+    return _p(sort_p, x, axis=axis), take_along_axis(t, _p(argsort_p, x, axis=axis, stable=True), axis)
+
+
+sort_p = Primitive("sort", _along_axis_shape("sort"), lambda x, axis: np.sort(x, axis=axis))
+sort_p.set(jvp=_sort_jvp, batch=lambda args, dims, axis: (_p(sort_p, args[0], axis=batched_axis(axis, dims[0])),
+                                                          dims[0]))
+argsort_p = Primitive("argsort", _along_axis_shape("argsort", DEFAULT_INT),
+                      lambda x, axis, stable: np.argsort(x, axis=axis, kind="stable" if stable else None))
+argsort_p.set(jvp=zero_jvp(argsort_p), batch=lambda args, dims, axis, stable: (
+    _p(argsort_p, args[0], axis=batched_axis(axis, dims[0]), stable=stable), dims[0]))
 
 
 dynamic_slice_p.set(lower=IndexMap(_lower_dynamic_slice))
