@@ -135,13 +135,27 @@ def agrees(got, want, exact, rtol):
     np.testing.assert_allclose(got[finite], want[finite], rtol=rtol, atol=rtol * scale)
 
 
-@pytest.mark.parametrize("start", range(0, N_PROGRAMS, 20))
-def test_random_programs_agree_with_numpy(start):
+def programs(start):
+    """(seed, source, f, args, tolerances) of the 20 programs from seed `start`."""
     for seed in range(start, min(start + 20, N_PROGRAMS)):
         source, args, tolerances = generate(seed)
         namespace = {"np": np}
         exec(source, namespace)     # noqa: S102 (a program generated above)
-        f = namespace["f"]
+        yield seed, source, namespace["f"], args, tolerances
+
+
+def check_outputs(runs, want, tolerances, seed, source):
+    for mode, outs in runs.items():
+        for i, (got, w, (exact, rtol)) in enumerate(zip(outs, want, tolerances, strict=True)):
+            try:
+                agrees(got, w, exact, rtol)
+            except AssertionError as err:
+                raise AssertionError(f"seed {seed}, {mode}, output {i}:\n{source}\n{err}") from None
+
+
+@pytest.mark.parametrize("start", range(0, N_PROGRAMS, 20))
+def test_random_programs_agree_with_numpy(start):
+    for seed, source, f, args, tolerances in programs(start):
         traced = lambda *xs, f=f: f(tnp, *xs)
         with np.errstate(all="ignore"), warnings.catch_warnings():
             warnings.simplefilter("ignore")
@@ -151,11 +165,74 @@ def test_random_programs_agree_with_numpy(start):
             optimised = tj.make_ir(traced, optimize=True)(*args)
             runs = {"eager": f(tnp, *args), "jit": g(*args), "jit again": g(*args),
                     "eval_ir": tj.eval_ir(optimised, *args)}
-        for mode, outs in runs.items():
-            for i, (got, w, (exact, rtol)) in enumerate(zip(outs, want, tolerances, strict=True)):
-                try:
-                    agrees(got, w, exact, rtol)
-                except AssertionError as err:
-                    raise AssertionError(f"seed {seed}, {mode}, output {i}:\n{source}\n{err}") from None
+        check_outputs(runs, want, tolerances, seed, source)
         for a, s in zip(args, saved):
             np.testing.assert_array_equal(a, s)
+
+
+def check_finite_differences(g, primals, u, ju, seed, source):
+    """The jvp against one-sided differences along u, where g is smooth: the slopes ahead and behind, each
+    at two step sizes, agree (a kink, as abs at 0 or a tie in maximum, or a jump, as floor at an integer,
+    makes them differ, and there the derivative is a convention)."""
+    def slope(step):
+        return [(np.asarray(a) - np.asarray(b)) / step
+                for a, b in zip(g(*[p + step * t for p, t in zip(primals, u)]), g(*primals))]
+    eps = 1e-6
+    slopes = [slope(h) for h in (eps, eps / 2, -eps, -eps / 2)]
+    for k, d in enumerate(ju):
+        ahead, ahead2, behind, behind2 = (np.asarray(s[k]) for s in slopes)
+        scale = 1e-4 * (1 + np.abs(ahead))
+        smooth = (np.abs(ahead - ahead2) < scale) & (np.abs(behind - behind2) < scale) & \
+                 (np.abs(ahead - behind) < scale) & np.isfinite(d)
+        assert np.allclose(np.where(smooth, d, 0), np.where(smooth, (ahead + behind) / 2, 0), rtol=1e-4,
+                           atol=1e-4), f"seed {seed}: jvp {d} but finite differences {(ahead + behind) / 2}\n{source}"
+
+
+@pytest.mark.parametrize("start", range(0, N_PROGRAMS, 20))
+def test_random_programs_transform_consistently(start):
+    """vmap equals a loop over examples; forward and reverse mode agree (<v, J u> = <J^T v, u>), eagerly
+    and under jit, wherever the primal values and the products are finite."""
+    for seed, source, f, args, tolerances in programs(start):
+        rng = np.random.default_rng(seed)
+        with np.errstate(all="ignore"), warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            examples = [args] + [[random_array(random.Random(seed * 7 + k), a.shape, a.dtype.name) for a in args]
+                                 for k in (1, 2)]
+            want = [np.stack(o) for o in zip(*[f(np, *xs) for xs in examples])]
+            stacked = [np.stack(a) for a in zip(*examples)]
+            batched = lambda *xs, f=f: f(tnp, *xs)
+            check_outputs({"vmap": tj.vmap(batched)(*stacked), "jit(vmap)": tj.jit(tj.vmap(batched))(*stacked)},
+                          want, tolerances, seed, source)
+
+            outs = f(np, *args)
+            wrt = [i for i, a in enumerate(args) if a.dtype.kind == "f" and np.isfinite(a).all()]
+            of = [k for k, o in enumerate(outs) if np.asarray(o).dtype.kind == "f" and np.isfinite(o).all()]
+            if not wrt or not of:
+                continue
+
+            def g(*xs, f=f, wrt=wrt, of=of, args=args):
+                full = list(args)
+                for i, x in zip(wrt, xs):
+                    full[i] = x
+                outs = f(tnp, *full)
+                return [outs[k] for k in of]
+
+            primals = [args[i] for i in wrt]
+            u = [rng.standard_normal(p.shape).astype(p.dtype) for p in primals]
+            v = [rng.standard_normal(np.shape(outs[k])).astype(np.asarray(outs[k]).dtype) for k in of]
+            forward = lambda *p, g=g, u=u: tj.jvp(g, p, u)[1]
+            reverse = lambda *p, g=g, v=v: tj.vjp(g, *p)[1](v)
+            eager_ju = forward(*primals)
+            if "float32" not in source and all(p.dtype == np.float64 for p in primals) and \
+                    all(np.asarray(o).dtype == np.float64 for o in eager_ju):       # no rounding to float32 on the way
+                check_finite_differences(g, primals, u, eager_ju, seed, source)
+            for mode, (ju, jtv) in {"eager": (eager_ju, reverse(*primals)),
+                                    "jit": (tj.jit(forward)(*primals), tj.jit(reverse)(*primals))}.items():
+                terms = [np.asarray(a, np.float64) * b for a, b in zip(v, ju)] + \
+                        [np.asarray(a, np.float64) * b for a, b in zip(jtv, u)]
+                if not all(np.isfinite(t).all() for t in terms):
+                    continue
+                lhs, rhs = sum(t.sum() for t in terms[:len(v)]), sum(t.sum() for t in terms[len(v):])
+                rtol = max(r for _, r in tolerances)
+                assert abs(lhs - rhs) <= rtol * (1 + sum(np.abs(t).sum() for t in terms)), \
+                    f"seed {seed}, {mode}: <v, J u> = {lhs} but <J^T v, u> = {rhs}\n{source}"
