@@ -34,14 +34,19 @@ UNARY = [("M.abs({a})", EXACT, False), ("M.negative({a})", EXACT, False), ("M.sq
          ("M.expand_dims({a}, 0)", EXACT, False), ("M.flip({a})", EXACT, False), ("M.roll({a}, 2)", EXACT, False),
          ("M.diff({a}, axis=0)", EXACT, False), ("M.tile({a}, (2, 1))", EXACT, False),
          ("M.repeat({a}, 2, axis=0)", EXACT, False), ("M.pad({a}, 1)", EXACT, False),
-         ("M.sort({a})", EXACT, False), ("M.argsort({a}, axis=0)", EXACT, True)]
+         ("M.sort({a})", EXACT, False), ("M.argsort({a}, axis=0)", EXACT, True), ("M.trunc({a})", EXACT, True),
+         ("M.isinf({a})", EXACT, True), ("M.nan_to_num({a})", EXACT, False), ("M.atleast_2d({a})", EXACT, False),
+         ("M.hstack([{a}, {a}])", EXACT, False), ("M.diagonal({a})", EXACT, False), ("M.diag({a})", EXACT, False)]
 BINARY = [("M.add({a}, {b})", EXACT, False), ("{a} - {b}", EXACT, False), ("{a} * {b}", EXACT, False),
           ("M.maximum({a}, {b})", EXACT, False), ("M.minimum({a}, {b})", EXACT, False),
           ("{a} / {b}", EXACT, True), ("M.where({a} > {b}, {a}, {b})", EXACT, True),
           ("M.equal({a}, {b})", EXACT, True), ("M.less({a}, {b})", EXACT, True),
           ("M.logical_and({a}, {b})", EXACT, True), ("M.floor_divide({a}, {b})", EXACT, True),
-          ("M.remainder({a}, {b})", EXACT, True), ("M.logaddexp({a}, {b})", ROUNDED, False)]
-REDUCE = ["sum", "mean", "max", "min", "prod", "argmax"]
+          ("M.remainder({a}, {b})", EXACT, True), ("M.logaddexp({a}, {b})", ROUNDED, False),
+          ("M.fmax({a}, {b})", EXACT, False), ("M.isclose({a}, {b})", EXACT, True),
+          ("M.heaviside({a}, {b})", EXACT, True), ("M.vstack([{a}, {b}])", EXACT, False)]
+REDUCE = ["sum", "mean", "max", "min", "prod", "argmax", "nansum", "nanmax", "nanmean", "median", "ptp",
+          "count_nonzero"]
 
 
 def random_array(rng, shape, dtype):
@@ -88,8 +93,10 @@ def generate(seed):
                 continue
             expr = f"M.{op}({name}, axis={axis}" + (", keepdims=True)" if keep else ")")
             # NumPy's float max/min reductions pick among tied zeros by SIMD lane: the sign is not specified
-            exact = (EXACT_BUT_ZERO_SIGNS if op in ("max", "min") and a.dtype.kind == "f" else
-                     EXACT if op in ("max", "min", "argmax") or a.dtype.kind in "ib" and op != "mean" else ROUNDED)
+            exact = (EXACT if op in ("argmax", "count_nonzero", "median") or
+                     op in ("sum", "nansum", "prod") and a.dtype.kind in "ib" else
+                     ROUNDED if op in ("sum", "nansum", "prod", "mean", "nanmean") else
+                     EXACT_BUT_ZERO_SIGNS if a.dtype.kind == "f" else EXACT)        # max, min, nanmax, ptp
             needs_exact = op == "argmax"
         elif kind < 0.55:
             template, exact, needs_exact = rng.choice(UNARY)

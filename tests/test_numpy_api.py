@@ -301,6 +301,91 @@ def test_sort_derivatives_and_batching(rng):
         tnp.take_along_axis(x, np.array([[6]]), 1)
 
 
+SPECIAL = np.array([[0.5, np.nan, -np.inf, 2.0], [np.inf, -0.0, 1.0, np.nan], [-3.0, 0.0, 1e-9, 2.0]])
+COMPOSITES = {   # name -> (m -> function, arguments); m is numpy or tracejit.numpy
+    "isinf": (lambda m: m.isinf, [SPECIAL]), "isposinf": (lambda m: m.isposinf, [SPECIAL]),
+    "isneginf": (lambda m: m.isneginf, [SPECIAL]),
+    "isclose": (lambda m: lambda a, b: m.isclose(a, b), [SPECIAL, SPECIAL + 1e-9]),
+    "isclose_nan": (lambda m: lambda a: m.isclose(a, a[::-1], rtol=0.1, equal_nan=True), [SPECIAL]),
+    "allclose": (lambda m: lambda a, b: m.allclose(a, b), [SPECIAL[2], SPECIAL[2] * (1 + 1e-7)]),
+    "fmax": (lambda m: lambda a: m.fmax(a, a[::-1]), [SPECIAL]), "fmin": (lambda m: lambda a: m.fmin(a, 1.0), [SPECIAL]),
+    "nan_to_num": (lambda m: m.nan_to_num, [SPECIAL]),
+    "nan_to_num_values": (lambda m: lambda a: m.nan_to_num(a, nan=-1.0, posinf=9.0), [SPECIAL.astype(np.float32)]),
+    "trunc": (lambda m: m.trunc, [SPECIAL * 1.7]), "fix": (lambda m: m.fix, [np.array([-2, 3])]),
+    "rint": (lambda m: m.rint, [np.array([0.5, 1.5, -2.5, 2.6, -0.4])]),
+    "reciprocal": (lambda m: m.reciprocal, [SPECIAL]),
+    "reciprocal_int": (lambda m: m.reciprocal, [np.array([1, -1, 2, -7], np.int32)]),
+    "logical_xor": (lambda m: lambda a: m.logical_xor(a, a[::-1]), [SPECIAL]),
+    "deg2rad": (lambda m: m.deg2rad, [np.array([30.0, -45.0, 720.0], np.float32)]),
+    "degrees": (lambda m: m.degrees, [np.array([1.0, -np.pi])]),
+    "heaviside": (lambda m: lambda a: m.heaviside(a, 0.5), [SPECIAL]),
+    "atleast": (lambda m: lambda a, b: [m.atleast_1d(a), m.atleast_2d(b), m.atleast_3d(b), m.atleast_3d(a)],
+                [np.float64(2.0), np.arange(3.0)]),
+    "hstack": (lambda m: lambda a, b: m.hstack([a, b]), [np.arange(3.0), np.arange(2.0)]),
+    "hstack_2d": (lambda m: lambda a: m.hstack([a, a]), [SPECIAL]),
+    "vstack": (lambda m: lambda a, b: m.vstack([a, b, a]), [np.arange(4.0), SPECIAL]),
+    "vstack_scalar": (lambda m: lambda a: [m.vstack([a, -1.5]), m.hstack([a[0], 2])], [np.ones((2, 1), np.float32)]),
+    "dstack": (lambda m: lambda a: m.dstack([a, a]), [SPECIAL]),
+    "column_stack": (lambda m: lambda a, b: m.column_stack([a, b]), [np.arange(3.0), SPECIAL[:, :2]]),
+    "split": (lambda m: lambda a: m.split(a, 2, axis=1), [SPECIAL]),
+    "split_indices": (lambda m: lambda a: m.split(a, [1, 3, 10]), [np.arange(5.0)]),
+    "array_split": (lambda m: lambda a: m.array_split(a, 3), [np.arange(7.0)]),
+    "meshgrid": (lambda m: lambda a, b, c: m.meshgrid(a, b, c), [np.arange(2.0), np.arange(3), np.arange(4.0)]),
+    "meshgrid_ij_sparse": (lambda m: lambda a, b: m.meshgrid(a, b, indexing="ij", sparse=True),
+                           [np.arange(2.0), np.arange(3.0)]),
+    "identity": (lambda m: lambda: m.identity(3, dtype=np.int32), []),
+    "count_nonzero": (lambda m: lambda a: [m.count_nonzero(a), m.count_nonzero(a, axis=0)], [SPECIAL]),
+    "nansum": (lambda m: lambda a: [m.nansum(a), m.nansum(a, axis=1), m.nansum(a.astype(np.float32), keepdims=True)],
+               [np.nan_to_num(SPECIAL, posinf=np.nan, neginf=np.nan)]),
+    "nanmean": (lambda m: lambda a: [m.nanmean(a), m.nanmean(a, axis=0)], [np.where(np.isinf(SPECIAL), np.nan, SPECIAL)]),
+    "nanmax": (lambda m: lambda a: [m.nanmax(a), m.nanmax(a, axis=1), m.nanmin(a, axis=0, keepdims=True)],
+               [np.where(np.arange(4) == 1, np.nan, SPECIAL)]),
+    "ptp": (lambda m: lambda a: [m.ptp(a), m.ptp(a, axis=1)], [np.arange(12.0).reshape(3, 4) ** 2]),
+    "average": (lambda m: lambda a, w: [m.average(a), m.average(a, axis=1, weights=w), m.average(a, 0, weights=a)],
+                [np.arange(12.0).reshape(3, 4) + 1, np.array([1.0, 2.0, 0.5, 3.0])]),
+    "average_int": (lambda m: lambda a: m.average(a, axis=0, weights=a + 1), [np.arange(6).reshape(3, 2)]),
+    "median": (lambda m: lambda a: [m.median(a), m.median(a, axis=1), m.median(a[:, :3], axis=1, keepdims=True),
+                                    m.median(a.astype(np.float32), axis=0)], [SPECIAL]),
+    "median_finite": (lambda m: lambda a: [m.median(a), m.median(a, axis=0)], [np.arange(12).reshape(4, 3) % 5]),
+    "tensordot": (lambda m: lambda a, b: [m.tensordot(a, b, 1), m.tensordot(a, a, ((0, 1), (0, 1)))],
+                  [np.arange(12.0).reshape(3, 4), np.arange(8.0).reshape(4, 2)]),
+    "inner": (lambda m: lambda a, b: [m.inner(a, b), m.inner(b[0], b[1])], [np.arange(6.0).reshape(3, 2),
+                                                                           np.arange(4.0).reshape(2, 2)]),
+    "vdot": (lambda m: m.vdot, [np.arange(6.0).reshape(3, 2), np.arange(6.0)]),
+    "kron": (lambda m: lambda a, b: [m.kron(a, b), m.kron(b, a[0])], [np.arange(4.0).reshape(2, 2), np.arange(6.0).reshape(3, 2)]),
+    "cross": (lambda m: lambda a, b: m.cross(a, b), [np.arange(6.0).reshape(2, 3), np.array([1.0, -2.0, 0.5])]),
+    "diagonal": (lambda m: lambda a: [m.diagonal(a), m.diagonal(a, 1), m.diagonal(a, -2), m.diagonal(a, 7)],
+                 [np.arange(12.0).reshape(3, 4)]),
+    "diagonal_axes": (lambda m: lambda a: m.diagonal(a, 1, axis1=2, axis2=0), [np.arange(24.0).reshape(2, 3, 4)]),
+    "trace": (lambda m: lambda a: [m.trace(a), m.trace(a, -1), m.trace(a, dtype=np.float32)], [np.arange(12.0).reshape(3, 4)]),
+    "diag": (lambda m: lambda v, a: [m.diag(v), m.diag(v, 2), m.diag(v, -1), m.diag(a, 1)],
+             [np.arange(1.0, 4.0), np.arange(9).reshape(3, 3)]),
+}
+
+
+@pytest.mark.parametrize("name", sorted(COMPOSITES))
+def test_composite_functions_as_numpy(name):
+    make, args = COMPOSITES[name]
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        want = make(np)(*args)
+        for got in (make(tnp)(*args), tj.jit(make(tnp))(*args)):
+            for g, w in zip(*(o if isinstance(o, (list, tuple)) else [o] for o in (got, want)), strict=True):
+                g, w = np.asarray(g), np.asarray(w)
+                assert g.shape == w.shape and g.dtype == w.dtype, (g.shape, g.dtype, w.shape, w.dtype)
+                np.testing.assert_allclose(g, w, rtol=1e-6 if w.dtype == np.float32 else 1e-13)
+                if w.dtype.kind == "f":
+                    np.testing.assert_array_equal(np.signbit(g) & ~np.isnan(g), np.signbit(w) & ~np.isnan(w))
+
+
+def test_composite_functions_have_gradients():
+    x = np.arange(1.0, 13.0).reshape(3, 4) ** 0.5
+    for f in (lambda x: tnp.trace(tnp.sin(x)), lambda x: tnp.median(x, axis=1), lambda x: tnp.nanmean(x * x),
+              lambda x: tnp.kron(x, x[:2, :2]), lambda x: tnp.cross(x[:, :3], x[:, 1:]), lambda x: tnp.diag(x[0]),
+              lambda x: tnp.average(x, 1, weights=x[0]), lambda x: tnp.vstack(tnp.split(x, 2, axis=1))):
+        tj.test_util.check_grads(lambda x, f=f: tnp.sum(tnp.tanh(f(x))), (x,), order=2)
+
+
 def test_shape_functions(rng):
     x = rand(rng, (2, 3, 4), np.float32)
     check(lambda x: tnp.reshape(x, (6, -1)), lambda x: np.reshape(x, (6, -1)), x)

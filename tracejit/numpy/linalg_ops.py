@@ -1,13 +1,17 @@
-"""dot, matmul, einsum and outer, all lowered to one dot_general (plus transposes and reductions)."""
+"""Products (dot, matmul, einsum, tensordot ...: one dot_general each, plus transposes and reductions) and
+the diagonal."""
 import functools
 
-from ..core.avals import broadcast_shapes
+import numpy as np
+
+from ..core.avals import broadcast_shapes, normalize_axis
 from ..core.errors import ShapeError
 from ..core.trace import bind
 from ..primitives import linalg
-from ._base import astype, aval, broadcast_to_shape, promote
-from .shape_ops import ravel, reshape, sum, transpose, zeros
-from .ufuncs import multiply, not_equal
+from ._base import asarray, astype, aval, broadcast_to_shape, promote
+from .indexing import getitem, take
+from .shape_ops import concatenate, eye, moveaxis, ravel, reshape, stack, sum, transpose, zeros
+from .ufuncs import multiply, not_equal, subtract, where_
 
 
 def _dot_general(a, b, contract, batch=((), ())):
@@ -17,11 +21,11 @@ def _dot_general(a, b, contract, batch=((), ())):
 def _bool_as_any(product):
     """product(a, b) on promoted operands; on bool ones NumPy's result: whether any product is true."""
     @functools.wraps(product)
-    def fn(a, b):
+    def fn(a, b, *options):
         a, b = promote(a, b)
         if aval(a).dtype.kind != "b":
-            return product(a, b)
-        return not_equal(product(astype(a, "int64"), astype(b, "int64")), 0)
+            return product(a, b, *options)
+        return not_equal(product(astype(a, "int64"), astype(b, "int64"), *options), 0)
     return fn
 
 
@@ -115,3 +119,83 @@ def einsum(subscripts, *operands):
     if 0 in summed_out:   # an empty sum: zeros, not 0 * (the other operand), which is NaN at inf
         return zeros(aval(out).shape, aval(out).dtype)
     return out
+
+
+@_bool_as_any
+def tensordot(a, b, axes=2):
+    """Contract the last `axes` axes of a with the first of b, or the listed axes: one dot_general."""
+    sa, sb = aval(a).shape, aval(b).shape
+    if np.ndim(axes) == 0:
+        n = int(axes)
+        axes_a, axes_b = list(range(len(sa) - n, len(sa))), list(range(n))
+    else:
+        axes_a, axes_b = ([int(x)] if np.ndim(x) == 0 else [int(y) for y in x] for x in axes)
+    axes_a = [normalize_axis(x, len(sa), "tensordot") for x in axes_a]
+    axes_b = [normalize_axis(x, len(sb), "tensordot") for x in axes_b]
+    if len(axes_a) != len(axes_b) or any(sa[i] != sb[j] for i, j in zip(axes_a, axes_b)):
+        raise ShapeError(f"tensordot: axes {axes_a} of shape {sa} do not match axes {axes_b} of shape {sb}")
+    return _dot_general(a, b, (tuple(axes_a), tuple(axes_b)))
+
+
+def inner(a, b):
+    a, b = promote(a, b)
+    if not aval(a).ndim or not aval(b).ndim:
+        return multiply(a, b)
+    return tensordot(a, b, ((-1,), (-1,)))
+
+
+def vdot(a, b):
+    return dot(ravel(a), ravel(b))
+
+
+def kron(a, b):
+    """Each element of a times the whole of b: a broadcast product of interleaved axes, then merged."""
+    a, b = promote(a, b)
+    ndim = max(aval(a).ndim, aval(b).ndim)
+    sa, sb = ((1,) * (ndim - aval(x).ndim) + aval(x).shape for x in (a, b))
+    product = multiply(reshape(a, tuple(d for n in sa for d in (n, 1))), reshape(b, tuple(d for n in sb for d in (1, n))))
+    return reshape(product, tuple(m * n for m, n in zip(sa, sb)))
+
+
+def cross(a, b, axis=-1):
+    """The cross product of 3-vectors along axis (NumPy's formula for each component)."""
+    a, b = promote(a, b)
+    axis_a, axis_b = (normalize_axis(axis, aval(x).ndim, "cross") for x in (a, b))
+    if aval(a).shape[axis_a] != 3 or aval(b).shape[axis_b] != 3:
+        raise ShapeError(f"cross: needs vectors of 3 components along axis {axis}, got shapes {aval(a).shape} "
+                         f"and {aval(b).shape}")
+    a0, a1, a2 = (take(a, k, axis_a) for k in range(3))
+    b0, b1, b2 = (take(b, k, axis_b) for k in range(3))
+    parts = [subtract(multiply(a1, b2), multiply(a2, b1)), subtract(multiply(a2, b0), multiply(a0, b2)),
+             subtract(multiply(a0, b1), multiply(a1, b0))]
+    return stack(parts, axis=-1 if axis == -1 else normalize_axis(axis, aval(parts[0]).ndim + 1, "cross"))
+
+
+def diagonal(a, offset=0, axis1=0, axis2=1):
+    """The diagonal as the last axis (NumPy's layout): one gather."""
+    a = asarray(a)
+    ndim = aval(a).ndim
+    if ndim < 2:
+        raise ShapeError(f"diagonal: needs an array of rank 2 or more, got shape {aval(a).shape}")
+    axis1, axis2 = normalize_axis(axis1, ndim, "diagonal"), normalize_axis(axis2, ndim, "diagonal")
+    a = moveaxis(a, (axis1, axis2), (-2, -1))
+    n, m = aval(a).shape[-2:]
+    rows = np.arange(max(0, min(n + min(offset, 0), m - max(offset, 0)))) - min(offset, 0)
+    return getitem(a, (Ellipsis, rows, rows + offset))
+
+
+def trace(a, offset=0, axis1=0, axis2=1, dtype=None):
+    return sum(diagonal(a, offset, axis1, axis2), axis=-1, dtype=dtype)
+
+
+def diag(v, k=0):
+    """A 1-D v on the k-th diagonal of a square matrix (zeros elsewhere), or the k-th diagonal of a 2-D v."""
+    v = asarray(v)
+    if aval(v).ndim == 2:
+        return diagonal(v, k)
+    if aval(v).ndim != 1:
+        raise ShapeError(f"diag: needs a 1-D or 2-D array, got shape {aval(v).shape}")
+    n = aval(v).shape[0] + abs(k)
+    padded = concatenate([v, zeros((abs(k),), aval(v).dtype)]) if k else v
+    spread = reshape(padded, (n, 1) if k >= 0 else (1, n))
+    return where_(eye(n, k=k, dtype=bool), broadcast_to_shape(spread, (n, n)), zeros((n, n), aval(v).dtype))

@@ -1,5 +1,6 @@
 """Shape manipulation, creation and reductions in NumPy's spelling (which shadows builtins: any, sum...)."""
 import builtins
+import itertools
 
 import numpy as np
 
@@ -317,6 +318,106 @@ def pad(array, pad_width, mode="constant", constant_values=0):
     value = value.astype(aval(x).dtype) if not isinstance(constant_values, Tracer) else astype(constant_values,
                                                                                               aval(x).dtype)
     return bind(sh.pad_p, x, value, padding_config=tuple((int(lo), int(hi), 0) for lo, hi in widths))
+
+
+def _as_array(a):
+    """A value as NumPy's array functions take it: a Python scalar becomes a strongly typed array
+    (vstack([x_f32, 1.5]) is float64 in NumPy, unlike x_f32 + 1.5)."""
+    return a if isinstance(a, Tracer) else asarray(np.asarray(a))
+
+
+def atleast_1d(*arys):
+    out = [reshape(a, (1,)) if aval(a).ndim == 0 else a for a in map(_as_array, arys)]
+    return out[0] if len(out) == 1 else out
+
+
+def atleast_2d(*arys):
+    out = [reshape(a, (1,) * (2 - aval(a).ndim) + aval(a).shape) if aval(a).ndim < 2 else a
+           for a in map(_as_array, arys)]
+    return out[0] if len(out) == 1 else out
+
+
+def atleast_3d(*arys):
+    """NumPy's: (n,) -> (1, n, 1), (m, n) -> (m, n, 1)."""
+    def lift(a):
+        shape = aval(a).shape
+        return reshape(a, {0: (1, 1, 1), 1: (1, *shape, 1), 2: (*shape, 1)}.get(len(shape), shape))
+    out = [lift(a) for a in map(_as_array, arys)]
+    return out[0] if len(out) == 1 else out
+
+
+def hstack(tup):
+    arrays = [atleast_1d(a) for a in tup]
+    return concatenate(arrays, 0 if aval(arrays[0]).ndim == 1 else 1)
+
+
+def vstack(tup):
+    return concatenate([atleast_2d(a) for a in tup], 0)
+
+
+def dstack(tup):
+    return concatenate([atleast_3d(a) for a in tup], 2)
+
+
+def column_stack(tup):
+    return concatenate([reshape(a, (-1, 1)) if aval(a).ndim < 2 else a for a in map(_as_array, tup)], 1)
+
+
+def array_split(ary, indices_or_sections, axis=0):
+    """Slices along axis: at the given indices, or into n parts whose first (size % n) are one longer."""
+    ary = asarray(ary)
+    axis = normalize_axis(axis, aval(ary).ndim, "array_split")
+    size = aval(ary).shape[axis]
+    if isinstance(size, Dim):
+        size.need("array_split")
+    if np.ndim(indices_or_sections) == 0:
+        n = int(indices_or_sections)
+        if n <= 0:
+            raise ValueError(f"array_split: number of sections must be larger than 0, got {n}")
+        lengths = [size // n + 1] * (size % n) + [size // n] * (n - size % n)
+        bounds = np.cumsum([0, *lengths]).tolist()
+    else:
+        bounds = [0, *(int(i) for i in indices_or_sections), size]
+    bounds = [builtins.min(builtins.max(b if b >= 0 else b + size, 0), size) for b in bounds]
+    return [_slice_axis(ary, axis, lo, builtins.max(lo, hi)) for lo, hi in itertools.pairwise(bounds)]
+
+
+def split(ary, indices_or_sections, axis=0):
+    if np.ndim(indices_or_sections) == 0:
+        size = aval(asarray(ary)).shape[normalize_axis(axis, aval(asarray(ary)).ndim, "split")]
+        if not isinstance(size, Dim) and size % int(indices_or_sections):
+            raise ValueError(f"split: an axis of size {size} does not split into {indices_or_sections} equal "
+                             "parts (array_split allows unequal ones)")
+    return array_split(ary, indices_or_sections, axis)
+
+
+def meshgrid(*xi, copy=True, sparse=False, indexing="xy"):
+    """Coordinate arrays, each a broadcast of one input ('xy': the first two axes swapped, as NumPy)."""
+    if indexing not in ("xy", "ij"):
+        raise ValueError(f"meshgrid: indexing must be 'xy' or 'ij', got {indexing!r}")
+    xs = [ravel(x) for x in map(asarray, xi)]
+    axes = list(range(len(xs)))
+    if indexing == "xy" and len(xs) > 1:
+        axes[0], axes[1] = 1, 0
+    shape = [0] * len(xs)
+    for x, ax in zip(xs, axes):
+        shape[ax] = aval(x).shape[0]
+    if sparse:
+        return [reshape(x, tuple(n if k == ax else 1 for k, n in enumerate(shape))) for x, ax in zip(xs, axes)]
+    return [bind(sh.broadcast_in_dim_p, x, shape=tuple(shape), broadcast_dimensions=(ax,)) for x, ax in zip(xs, axes)]
+
+
+def identity(n, dtype=None):
+    return eye(n, dtype=dtype)
+
+
+def empty(shape, dtype=None):
+    """Zeros: a traced program has no uninitialised memory to return."""
+    return zeros(shape, dtype)
+
+
+def empty_like(prototype, dtype=None):
+    return zeros_like(prototype, dtype)
 
 
 # ------------------------------------------------------------------------------------------ reductions

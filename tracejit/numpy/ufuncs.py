@@ -192,3 +192,90 @@ def clip(a, a_min=None, a_max=None):
 def isnan(x):
     x = asarray(x)
     return not_equal(x, x)
+
+
+def isinf(x):
+    return equal(absolute(asarray(x)), np.inf)
+
+
+def isposinf(x):
+    return equal(asarray(x), np.inf)
+
+
+def isneginf(x):
+    return equal(asarray(x), -np.inf)
+
+
+def isclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
+    """NumPy's: |a - b| <= atol + rtol * |b| where b is finite, equal infinities, NaNs only with equal_nan."""
+    a, b = promote(a, b, to_float=True)
+    close = bitwise_and(less_equal(absolute(subtract(a, b)), add(atol, multiply(rtol, absolute(b)))), isfinite(b))
+    close = bitwise_or(close, equal(a, b))
+    return bitwise_or(close, bitwise_and(isnan(a), isnan(b))) if equal_nan else close
+
+
+def fmax(x, y):
+    """maximum ignoring a NaN operand (NaN only where both are)."""
+    x, y = broadcast_operands(*promote(x, y), op="fmax")
+    return where_(isnan(y), x, where_(isnan(x), y, maximum(x, y)))
+
+
+def fmin(x, y):
+    x, y = broadcast_operands(*promote(x, y), op="fmin")
+    return where_(isnan(y), x, where_(isnan(x), y, minimum(x, y)))
+
+
+def nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None):
+    x = asarray(x)
+    dtype = aval(x).dtype
+    if dtype.kind != "f":
+        return x
+    big = np.finfo(dtype).max
+    x = where_(isnan(x), nan, x)
+    x = where_(isposinf(x), big if posinf is None else posinf, x)
+    return where_(isneginf(x), -big if neginf is None else neginf, x)
+
+
+def trunc(x):
+    """Toward zero (trunc(-0.5) is -0.0, as ceil gives it)."""
+    x = asarray(x)
+    return where_(less(x, 0), ceil(x), floor(x))
+
+
+fix = trunc
+
+
+def rint(x):
+    (x,) = promote(x, to_float=True)
+    return round(x)
+
+
+def reciprocal(x):
+    """1 / x; for integers, as NumPy: 1 and -1 stay, every other value gives 0 (and 0 gives 0 here: NumPy's
+    is undefined)."""
+    x = asarray(x)
+    if aval(x).dtype.kind == "f":
+        return divide(1, x)
+    return where_(equal(absolute(x), 1), x, astype_like(0, x))
+
+
+def logical_xor(x, y):
+    return not_equal(asarray(x, np.bool_), asarray(y, np.bool_))
+
+
+def deg2rad(x):
+    (x,) = promote(x, to_float=True)
+    return multiply(x, np.pi / 180.0)       # the constant NumPy multiplies by
+
+
+def rad2deg(x):
+    (x,) = promote(x, to_float=True)
+    return multiply(x, 180.0 / np.pi)
+
+
+radians, degrees = deg2rad, rad2deg
+
+
+def heaviside(x1, x2):
+    x1, x2 = broadcast_operands(*promote(x1, x2, to_float=True), op="heaviside")
+    return where_(less(x1, 0), 0.0, where_(greater(x1, 0), 1.0, where_(isnan(x1), x1, x2)))

@@ -1,0 +1,95 @@
+"""NumPy's NaN-aware reductions, median, average, ptp and count_nonzero, written on the reductions."""
+import numpy as np
+
+from ..core.avals import DEFAULT_INT, normalize_axis
+from ._base import asarray, astype, aval, broadcast_to_shape, promote
+from .indexing import sort
+from .shape_ops import _slice_axis, all, full, max, mean, min, ravel, reshape, squeeze, sum
+from .ufuncs import add, divide, isclose, isnan, logical_not, multiply, not_equal, subtract, where_
+
+
+def allclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
+    return all(isclose(a, b, rtol, atol, equal_nan))
+
+
+def count_nonzero(a, axis=None, keepdims=False):
+    return sum(not_equal(asarray(a), 0), axis, dtype=DEFAULT_INT, keepdims=keepdims)
+
+
+def nansum(a, axis=None, dtype=None, keepdims=False):
+    a = asarray(a)
+    return sum(where_(isnan(a), 0, a) if aval(a).dtype.kind == "f" else a, axis, dtype, keepdims)
+
+
+def nanmean(a, axis=None, dtype=None, keepdims=False):
+    """The mean of the non-NaN values (NaN where there are none, as NumPy, which also warns)."""
+    (a,) = promote(a, to_float=True)
+    count = sum(logical_not(isnan(a)), axis, dtype=aval(a).dtype, keepdims=keepdims)
+    out = divide(nansum(a, axis, keepdims=keepdims), count)
+    return out if dtype is None else astype(out, dtype)
+
+
+def _nan_extremum(reduce, fill):
+    def fn(a, axis=None, keepdims=False):
+        a = asarray(a)
+        if aval(a).dtype.kind != "f":
+            return reduce(a, axis, keepdims)
+        nan = isnan(a)
+        return where_(all(nan, axis, keepdims), np.nan, reduce(where_(nan, fill, a), axis, keepdims))
+    return fn
+
+
+nanmax = _nan_extremum(max, -np.inf)
+nanmin = _nan_extremum(min, np.inf)
+
+
+def ptp(a, axis=None, keepdims=False):
+    return subtract(max(a, axis, keepdims), min(a, axis, keepdims))
+
+
+def average(a, axis=None, weights=None, returned=False, keepdims=False):
+    """mean, or sum(a * w) / sum(w) with w broadcast along axis when it is 1-D (NumPy's rules)."""
+    a = asarray(a)
+    if weights is None:
+        avg = mean(a, axis, keepdims=keepdims)
+        scale = full(aval(avg).shape, np.prod(aval(a).shape) / np.prod(aval(avg).shape), aval(avg).dtype)
+    else:
+        w = asarray(weights)
+        if aval(w).shape != aval(a).shape:
+            if axis is None or aval(w).ndim != 1:
+                raise ValueError(f"average: weights of shape {aval(w).shape} differ from a's {aval(a).shape}: "
+                                 "give a 1-D weights array and an axis")
+            ax = normalize_axis(axis, aval(a).ndim, "average")
+            w = broadcast_to_shape(reshape(w, tuple(-1 if k == ax else 1 for k in range(aval(a).ndim))),
+                                   aval(a).shape)
+        if aval(a).dtype.kind in "biu":
+            a, w, _ = promote(a, w, 1.0)
+        a, w = promote(a, w)
+        scale = sum(w, axis, keepdims=keepdims)
+        avg = divide(sum(multiply(a, w), axis, keepdims=keepdims), scale)
+    return (avg, scale) if returned else avg
+
+
+def median(a, axis=None, keepdims=False):
+    """The middle of the sorted values (the mean of the two middle ones for an even count); NaN where a
+    slice holds a NaN, as NumPy."""
+    (a,) = promote(a, to_float=True)
+    shape = aval(a).shape
+    if axis is None:
+        a, ax = ravel(a), 0
+    else:
+        ax = normalize_axis(axis, len(shape), "median")
+    n = aval(a).shape[ax]
+    if n == 0:
+        out = full(aval(a).shape[:ax] + aval(a).shape[ax + 1:], np.nan, aval(a).dtype)
+    else:
+        ordered = sort(a, axis=ax)
+        lo, hi = (squeeze(_slice_axis(ordered, ax, i, i + 1), ax) for i in ((n - 1) // 2, n // 2))
+        middle = lo if n % 2 else divide(add(lo, hi), 2)
+        last = squeeze(_slice_axis(ordered, ax, n - 1, n), ax)      # NaNs sort last
+        out = where_(isnan(last), last, middle)
+    if keepdims:
+        out = reshape(out, tuple(1 for _ in shape) if axis is None else
+                      tuple(1 if k == ax else d for k, d in enumerate(shape)))
+    return out
+
