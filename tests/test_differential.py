@@ -34,17 +34,20 @@ UNARY = [("M.abs({a})", EXACT, False), ("M.negative({a})", EXACT, False), ("M.sq
          ("M.expand_dims({a}, 0)", EXACT, False), ("M.flip({a})", EXACT, False), ("M.roll({a}, 2)", EXACT, False),
          ("M.diff({a}, axis=0)", EXACT, False), ("M.tile({a}, (2, 1))", EXACT, False),
          ("M.repeat({a}, 2, axis=0)", EXACT, False), ("M.pad({a}, 1)", EXACT, False),
-         ("M.sort({a})", EXACT, False), ("M.argsort({a}, axis=0)", EXACT, True), ("M.trunc({a})", EXACT, True),
+         ("M.sort({a})", EXACT_BUT_ZERO_SIGNS, False), ("M.argsort({a}, axis=0)", EXACT, True), ("M.trunc({a})", EXACT, True),
          ("M.isinf({a})", EXACT, True), ("M.nan_to_num({a})", EXACT, False), ("M.atleast_2d({a})", EXACT, False),
-         ("M.hstack([{a}, {a}])", EXACT, False), ("M.diagonal({a})", EXACT, False), ("M.diag({a})", EXACT, False)]
+         ("M.hstack([{a}, {a}])", EXACT, False), ("M.diagonal({a})", EXACT, False), ("M.diag({a})", EXACT, False),
+         ("M.arctan({a})", ROUNDED, False), ("M.sinh({a} * 0.1)", ROUNDED, False),
+         ("M.log2(M.abs({a}))", ROUNDED, False), ("M.cbrt({a})", ROUNDED, False)]
 BINARY = [("M.add({a}, {b})", EXACT, False), ("{a} - {b}", EXACT, False), ("{a} * {b}", EXACT, False),
           ("M.maximum({a}, {b})", EXACT, False), ("M.minimum({a}, {b})", EXACT, False),
           ("{a} / {b}", EXACT, True), ("M.where({a} > {b}, {a}, {b})", EXACT, True),
           ("M.equal({a}, {b})", EXACT, True), ("M.less({a}, {b})", EXACT, True),
           ("M.logical_and({a}, {b})", EXACT, True), ("M.floor_divide({a}, {b})", EXACT, True),
           ("M.remainder({a}, {b})", EXACT, True), ("M.logaddexp({a}, {b})", ROUNDED, False),
-          ("M.fmax({a}, {b})", EXACT, False), ("M.isclose({a}, {b})", EXACT, True),
-          ("M.heaviside({a}, {b})", EXACT, True), ("M.vstack([{a}, {b}])", EXACT, False)]
+          ("M.fmax({a}, {b})", EXACT_BUT_ZERO_SIGNS, False), ("M.isclose({a}, {b})", EXACT, True),
+          ("M.heaviside({a}, {b})", EXACT, True), ("M.vstack([{a}, {b}])", EXACT, False),
+          ("M.arctan2({a}, {b})", ROUNDED, False), ("M.hypot({a}, {b})", ROUNDED, False)]
 REDUCE = ["sum", "mean", "max", "min", "prod", "argmax", "nansum", "nanmax", "nanmean", "median", "ptp",
           "count_nonzero"]
 
@@ -92,11 +95,12 @@ def generate(seed):
             if op == "argmax" and a.size == 0:
                 continue
             expr = f"M.{op}({name}, axis={axis}" + (", keepdims=True)" if keep else ")")
-            # NumPy's float max/min reductions pick among tied zeros by SIMD lane: the sign is not specified
-            exact = (EXACT if op in ("argmax", "count_nonzero", "median") or
+            # Zero signs are not specified where -0.0 and 0.0 tie: in NumPy's float max/min reductions (which
+            # pick by SIMD lane) and in median (NumPy's partition orders the tie unlike our sort)
+            exact = (EXACT if op in ("argmax", "count_nonzero") or op == "median" and a.dtype.kind != "f" or
                      op in ("sum", "nansum", "prod") and a.dtype.kind in "ib" else
                      ROUNDED if op in ("sum", "nansum", "prod", "mean", "nanmean") else
-                     EXACT_BUT_ZERO_SIGNS if a.dtype.kind == "f" else EXACT)        # max, min, nanmax, ptp
+                     EXACT_BUT_ZERO_SIGNS if a.dtype.kind == "f" else EXACT)   # max, min, nanmax, ptp, median
             needs_exact = op == "argmax"
         elif kind < 0.55:
             template, exact, needs_exact = rng.choice(UNARY)

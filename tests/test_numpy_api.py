@@ -38,6 +38,9 @@ UNARY = {
     "negative": np.negative, "exp": np.exp, "log1p": np.log1p, "expm1": np.expm1, "sin": np.sin,
     "cos": np.cos, "tan": np.tan, "tanh": np.tanh, "abs": np.abs, "sign": np.sign, "square": np.square,
     "floor": np.floor, "ceil": np.ceil, "round": np.round, "isfinite": np.isfinite,
+    "arcsin": np.arcsin, "arccos": np.arccos, "arctan": np.arctan, "sinh": np.sinh, "cosh": np.cosh,
+    "arcsinh": np.arcsinh, "arccosh": np.arccosh, "arctanh": np.arctanh, "log2": np.log2, "log10": np.log10,
+    "exp2": np.exp2, "cbrt": np.cbrt,
 }
 POSITIVE_UNARY = {"log": np.log, "sqrt": np.sqrt}
 
@@ -60,7 +63,36 @@ BINARY = {
     "maximum": np.maximum, "minimum": np.minimum, "equal": np.equal, "not_equal": np.not_equal,
     "less": np.less, "less_equal": np.less_equal, "greater": np.greater, "greater_equal": np.greater_equal,
     "floor_divide": np.floor_divide, "remainder": np.remainder, "logaddexp": np.logaddexp,
+    "arctan2": np.arctan2, "hypot": np.hypot,
 }
+LIBM = ["arcsin", "arccos", "arctan", "sinh", "cosh", "arcsinh", "arccosh", "arctanh", "log2", "log10", "exp2",
+        "cbrt"]
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_c_library_functions_on_special_values(dtype):
+    """NaN, infinities, signed zeros, domain edges and exact cases (log2(8) is 3) as NumPy gives them."""
+    x = np.array([np.nan, np.inf, -np.inf, 0.0, -0.0, 1.0, -1.0, 8.0, 1000.0, 1e-300, 710.0, -745.0, 0.5],
+                 dtype)
+    with np.errstate(all="ignore"):
+        for name in LIBM:
+            want = getattr(np, name)(x)
+            for got in (getattr(tnp, name)(x), tj.jit(getattr(tnp, name))(x)):
+                np.testing.assert_allclose(got, want, rtol=2e-6 if dtype == np.float32 else 1e-15, atol=0)
+                np.testing.assert_array_equal(np.signbit(got) & ~np.isnan(got), np.signbit(want) & ~np.isnan(want))
+        a, b = np.meshgrid(x, x)
+        for name in ("arctan2", "hypot"):
+            want = getattr(np, name)(a, b)
+            np.testing.assert_allclose(tj.jit(getattr(tnp, name))(a, b), want, rtol=2e-6 if dtype == np.float32
+                                       else 1e-15, atol=0)
+
+
+@pytest.mark.parametrize("name", LIBM + ["arctan2", "hypot"])
+def test_c_library_functions_have_derivatives(rng, name):
+    x = rng.uniform(0.2, 0.8, (5,)) + (1.5 if name == "arccosh" else 0)
+    fn = getattr(tnp, name)
+    f = (lambda x: fn(x, x[::-1] - 0.3)) if name in ("arctan2", "hypot") else fn
+    tj.test_util.check_grads(f, (x,), order=2)
 
 
 @pytest.mark.parametrize("name,dtype", [(n, d) for n in sorted(BINARY) for d in FLOATS + [np.int32, np.int64]

@@ -23,6 +23,8 @@ A rule is one of four small kinds; the backend reads the kind, never the primiti
 
 Scalar values are LLVM SSA names or constants; bool values are i1 in registers (i8 in memory).
 """
+import ctypes
+import functools
 import struct
 
 import numpy as np
@@ -77,6 +79,12 @@ def const_text(value, dtype):
     if dtype == np.bool_:
         return "true" if value else "false"
     return str(int(value))
+
+
+@functools.cache
+def libm_address(name):
+    """The address of a C math library function in this process (the libm Python and NumPy use)."""
+    return ctypes.cast(getattr(ctypes.CDLL(None), name), ctypes.c_void_p).value
 
 
 _CMP = {"f": {"eq": "fcmp oeq", "ne": "fcmp une", "lt": "fcmp olt", "le": "fcmp ole", "gt": "fcmp ogt",
@@ -136,6 +144,15 @@ class Emitter:
         self.func.math_calls += 1
         operands = ", ".join(f"{ty} {a}" for a in args)
         return self(f"call {ty} @tj_{name}_{ty}({operands})")
+
+    def libm(self, name, *args, dtype=None):
+        """A function of the C math library (its float version for f32), for the functions mathlib does not
+        have: within an ulp of NumPy's (whose SIMD loops differ from libm by an ulp on some CPUs), but a
+        scalar call, which the loop vectorizer cannot widen."""
+        ty = self.ty(dtype)
+        symbol = name if ty == "double" else name + "f"
+        fn = self.func.module.symbol(libm_address(symbol), f"tj_libm_{symbol}")
+        return self(f"call {ty} {fn}({', '.join(f'{ty} {a}' for a in args)})")
 
     def maximum(self, x, y, dtype=None):
         """NumPy's maximum: NaN propagates."""

@@ -300,6 +300,50 @@ min_p.set(jvp=partials_jvp(min_p, lambda t, x, y, out: _mul(t, _max_weight(y, x,
 for _prim in (and_p, or_p, xor_p, eq_p, ne_p, lt_p, le_p, gt_p, ge_p):
     _prim.set(jvp=zero_jvp(_prim))
 
+# ------------------------------------------------------------------ functions of the C math library
+# Lowered to the C library's own functions (tracejit.backend.rules.Emitter.libm): scalar calls, NumPy's
+# numerics. Derivatives as JAX writes them.
+
+def _recip_sqrt_of(t, s):
+    return _div(t, _p(sqrt_p, s))
+
+
+def _square(x):
+    return _mul(x, x)
+
+
+_LIBM_UNARY = {   # name: (NumPy impl, derivative(t, x, out))
+    "asin": (np.arcsin, lambda t, x, out: _recip_sqrt_of(t, _one_minus_square(x))),
+    "acos": (np.arccos, lambda t, x, out: _p(neg_p, _recip_sqrt_of(t, _one_minus_square(x)))),
+    "atan": (np.arctan, lambda t, x, out: _div(t, _p(add_p, scalar(1, x), _square(x)))),
+    "sinh": (np.sinh, lambda t, x, out: _mul(t, _p(cosh_p, x))),
+    "cosh": (np.cosh, lambda t, x, out: _mul(t, _p(sinh_p, x))),
+    "asinh": (np.arcsinh, lambda t, x, out: _recip_sqrt_of(t, _p(add_p, _square(x), scalar(1, x)))),
+    "acosh": (np.arccosh, lambda t, x, out: _div(t, _mul(_p(sqrt_p, _p(sub_p, x, scalar(1, x))),
+                                                          _p(sqrt_p, _p(add_p, x, scalar(1, x)))))),
+    "atanh": (np.arctanh, lambda t, x, out: _div(t, _one_minus_square(x))),
+    "log2": (np.log2, lambda t, x, out: _div(t, _mul(x, scalar(np.log(2), x)))),
+    "log10": (np.log10, lambda t, x, out: _div(t, _mul(x, scalar(np.log(10), x)))),
+    "exp2": (np.exp2, lambda t, x, out: _mul(t, _mul(out, scalar(np.log(2), out)))),
+    "cbrt": (np.cbrt, lambda t, x, out: _div(t, _mul(scalar(3, out), _square(out)))),
+}
+asin_p, acos_p, atan_p, sinh_p, cosh_p, asinh_p, acosh_p, atanh_p, log2_p, log10_p, exp2_p, cbrt_p = (
+    elementwise(name, _silent(impl), FLOAT) for name, (impl, _) in _LIBM_UNARY.items())
+for _prim, (_, _derivative) in zip((asin_p, acos_p, atan_p, sinh_p, cosh_p, asinh_p, acosh_p, atanh_p, log2_p,
+                                    log10_p, exp2_p, cbrt_p), _LIBM_UNARY.values()):
+    _prim.set(jvp=partials_jvp(_prim, _derivative),
+              lower=Elementwise(lambda b, x, _name=_prim.name: b.libm(_name, x), cheap=False))
+
+atan2_p = elementwise("atan2", _silent(np.arctan2), FLOAT)
+hypot_p = elementwise("hypot", _silent(np.hypot), FLOAT, commutative=True)
+atan2_p.set(jvp=partials_jvp(atan2_p,     # d atan2(y, x) = (x dy - y dx) / (x^2 + y^2)
+                             lambda t, y, x, out: _div(_mul(t, x), _p(add_p, _square(x), _square(y))),
+                             lambda t, y, x, out: _div(_mul(t, _p(neg_p, y)), _p(add_p, _square(x), _square(y)))),
+            lower=Elementwise(lambda b, y, x: b.libm("atan2", y, x), cheap=False))
+hypot_p.set(jvp=partials_jvp(hypot_p, lambda t, x, y, out: _mul(t, _div(x, out)),
+                             lambda t, x, y, out: _mul(t, _div(y, out))),
+            lower=Elementwise(lambda b, x, y: b.libm("hypot", x, y), cheap=False))
+
 # --------------------------------------------------------------------------- select, clamp, conversion
 
 
