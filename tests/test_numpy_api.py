@@ -87,6 +87,23 @@ def test_c_library_functions_on_special_values(dtype):
                                        else 1e-15, atol=0)
 
 
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("name", ["sinh", "cosh", "arcsinh", "arccosh", "arctanh"])
+def test_vectorized_hyperbolic_functions_over_every_magnitude(rng, name, dtype):
+    """Compiled from exp, expm1, log1p and sqrt: within 3 ulp of NumPy from 1e-300 (1e-38) to the overflow,
+    NaN and inf where NumPy has them."""
+    top = 300 if dtype == np.float64 else 37
+    x = np.concatenate([np.sign(rng.standard_normal(20000)) * 10.0 ** rng.uniform(-top, top, 20000),
+                        rng.uniform(-3, 3, 5000)]).astype(dtype)
+    with np.errstate(all="ignore"):
+        want, got = getattr(np, name)(x), tj.jit(getattr(tnp, name))(x)
+    np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
+    np.testing.assert_array_equal(np.where(np.isinf(want), want, 0), np.where(np.isinf(got), got, 0))
+    finite = np.isfinite(want)
+    ulps = np.abs(got[finite].astype(np.float64) - want[finite]) / np.spacing(np.abs(want[finite])).astype(np.float64)
+    assert ulps.max() <= 3, (name, x[finite][np.argmax(ulps)], ulps.max())
+
+
 @pytest.mark.parametrize("name", LIBM + ["arctan2", "hypot"])
 def test_c_library_functions_have_derivatives(rng, name):
     x = rng.uniform(0.2, 0.8, (5,)) + (1.5 if name == "arccosh" else 0)
