@@ -22,7 +22,7 @@ _DTYPE = {"float": np.float32, "double": np.float64}
 # double (measured about half of it), a little more for those computed in f32 (mathlib.NATIVE_F32);
 # all well inside the documented bar of 2e-6.
 _F64_ULP = {"exp": 1.5, "expm1": 1.5, "log": 1.0, "log1p": 1.0, "tanh": 2.0, "logistic": 2.0,
-            "sin": 1.0, "cos": 1.0, "tan": 2.5, "pow": 1.5}
+            "sin": 1.0, "cos": 1.0, "tan": 2.5, "pow": 1.5, "atan": 2.0, "asin": 2.5, "acos": 2.25}
 _F32_REL = {name: 2.0**-23 for name in FUNCS} | {"exp": 1.25 * 2.0**-23, "expm1": 1.25 * 2.0**-23,
                                                   "tanh": 1.75 * 2.0**-23, "logistic": 1.75 * 2.0**-23}
 
@@ -99,7 +99,7 @@ def _reference(name, *xs):
             (x,) = xs
             e = np.exp(-np.abs(x))
             return np.where(x < 0, e, 1) / (1 + e)
-        return getattr(np, {"pow": "power"}.get(name, name))(*xs)
+        return getattr(np, {"pow": "power", "atan": "arctan", "asin": "arcsin", "acos": "arccos"}.get(name, name))(*xs)
 
 
 def _signed(rng, lo, hi, n):
@@ -121,7 +121,10 @@ def _inputs(name, ty, rng, n=40_000):
         "tanh": [u(-22, 22, n), _signed(rng, tiny, 0.5, n)],
         "logistic": [u(-760, 40, n), _signed(rng, tiny, 0.5, n)],
         "sin": trig, "cos": trig, "tan": trig,
+        "atan": [_signed(rng, tiny, big, n), u(-3, 3, n), 1 + u(-1e-3, 1e-3, n), np.tan(np.pi / 8) + u(-1e-6, 1e-6, n)],
+        "asin": [u(-1, 1, n), 1 - 10.0 ** u(-16, 0, n), _signed(rng, tiny, 0, n)],
     }
+    table["acos"] = table["asin"] + [-1 + 10.0 ** u(-16, 0, n)]
     if ty == "double":
         table["sin"] = table["cos"] = table["tan"] = trig + [u(-1e9, 1e9, n), np.floor(u(1, 2**30, n)) * (np.pi / 2)]
     if name == "pow":

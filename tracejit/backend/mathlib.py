@@ -24,6 +24,9 @@ register holds 16 lanes instead of 8 (about twice the f32 throughput); their res
 - tanh = copysign(u / (u + 2), x) with u = expm1(2|x|); logistic from exp(-|x|) (never overflows).
 - sin, cos, tan: x = n*pi/2 + r with pi/2 in three parts and r kept as a double-double.
 - pow = exp(y * log|x|); for f64, log|x| and the product are double-doubles (about 2**-64 relative).
+- atan: |x| > 1 as pi/2 - atan(1/|x|), then pi/4 + atan((r-1)/(r+1)) above tan(pi/8), a polynomial in u**2
+  below; asin and acos through atan (of x/sqrt((1-x)(1+x)) and twice that of sqrt((1-x)/(1+x))). Computed in
+  double for both types.
 
 Max error measured against long-double NumPy (f64, in ulp) and float64 NumPy (f32, relative) over
 about 10**7 random arguments per function, from wide ranges (subnormal to overflow, trig arguments
@@ -43,6 +46,9 @@ sin         0.78       6.0e-8
 cos         0.78       6.0e-8
 tan         2.26       6.0e-8
 pow         0.98       6.0e-8
+atan        1.91       6.0e-8
+asin        2.45       6.0e-8
+acos        2.11       6.0e-8
 ==========  =========  ===========
 
 (6.0e-8 = 2**-24: half an f32 ulp, i.e. correctly rounded but for rare ties; 1.2e-7 = 2**-23. The
@@ -65,7 +71,7 @@ order of the error-compensation steps.
 
 import struct
 
-FUNCS = ("exp", "log", "log1p", "expm1", "tanh", "logistic", "sin", "cos", "tan", "pow")
+FUNCS = ("exp", "log", "log1p", "expm1", "tanh", "logistic", "sin", "cos", "tan", "pow", "atan", "asin", "acos")
 
 _TYPES = ("float", "double")
 
@@ -107,6 +113,12 @@ _POLY = {
         2.0875893813788294e-09, -1.136774778688888e-11,
     ),
     ("cos", "float"): (0.041666666647748006, -0.0013888885522545548, 2.4799903350862186e-05, -2.723637526521412e-07),
+    # atan(u) = u + u**3 * P(u**2), |u| <= tan(pi/8): Chebyshev interpolation of degree 10 in long double
+    # (coefficients past it are below 2**-54), converted to powers; 1.07 * 2**-53 relative on the interval
+    ("atan", "double"): tuple(float.fromhex(h) for h in (
+        "-0x1.5555555555556p-2", "0x1.99999999994f3p-3", "-0x1.249249244138dp-3", "0x1.c71c7189e88bfp-4",
+        "-0x1.745d0bb86b34fp-4", "0x1.3b126d9f9b6bcp-4", "-0x1.10faf650455cep-4", "0x1.dfedc98db02fap-5",
+        "-0x1.a0bc9115957b8p-5", "0x1.41be0aa71fad9p-5", "-0x1.3afe24cdc8ccep-6")),
 }
 
 _POLY["exp", "double"] = _POLY["expm1", "double"]
@@ -497,7 +509,37 @@ def _pow(f, x, y, prec):
     return f.sel(f.cmp("oeq", y, 0.0), 1.0, r)
 
 
+_TAN_PI_8 = 0.41421356237309503
+_PIO4 = (float.fromhex("0x1.921fb54442d18p-1"), float.fromhex("0x1.1a62633145c07p-55"))
+
+
+def _atan(f, x, prec):
+    """|x| > 1 turns into pi/2 - atan(1/|x|), then above tan(pi/8) into pi/4 + atan((r - 1)/(r + 1)), so the
+    polynomial sees |u| <= tan(pi/8); pi/2 and pi/4 are added as double-doubles. Computed in double."""
+    a = f.abs(x)
+    inv = f.cmp("ogt", a, 1.0)
+    r = f.sel(inv, f.div(1.0, a), a)                     # NaN stays NaN: the compares are false
+    mid = f.cmp("ogt", r, _TAN_PI_8)
+    u = f.sel(mid, f.div(f.sub(r, 1.0), f.add(r, 1.0)), r)
+    z = f.mul(u, u)
+    tail = f.mul(f.mul(u, z), f.poly(z, _POLY["atan", "double"]))
+    t = f.add(f.sel(mid, _PIO4[0], 0.0), f.add(u, f.add(tail, f.sel(mid, _PIO4[1], 0.0))))
+    t = f.sel(inv, f.add(f.sub(_PIO2[0], t), _PIO2[1]), t)
+    return f.call("copysign", t, x)                     # odd: atan(-0.0) is -0.0
+
+
+def _asin(f, x, prec):
+    """atan(x / sqrt((1 - x)(1 + x))): 1 - x is exact near 1; |x| > 1 gives the square root of a negative."""
+    return _atan(f, f.div(x, f.call("sqrt", f.mul(f.sub(1.0, x), f.add(1.0, x)))), prec)
+
+
+def _acos(f, x, prec):
+    """2 atan(sqrt((1 - x)/(1 + x))): acos(1) is 0, acos(-1) is 2 * (pi/2 rounded), the double of pi."""
+    return f.mul(_atan(f, f.call("sqrt", f.div(f.sub(1.0, x), f.add(1.0, x))), prec), 2.0)
+
+
 _KERNELS = {
     "exp": _exp, "expm1": _expm1, "log": _log, "log1p": _log1p, "tanh": _tanh,
-    "logistic": _logistic, "sin": _sin, "cos": _cos, "tan": _tan, "pow": _pow,
+    "logistic": _logistic, "sin": _sin, "cos": _cos, "tan": _tan, "pow": _pow, "atan": _atan, "asin": _asin,
+    "acos": _acos,
 }

@@ -301,8 +301,8 @@ for _prim in (and_p, or_p, xor_p, eq_p, ne_p, lt_p, le_p, gt_p, ge_p):
     _prim.set(jvp=zero_jvp(_prim))
 
 # ------------------------------------------------------------------ functions of the C math library
-# NumPy's numerics, derivatives as JAX writes them. The hyperbolic functions and their inverses are lowered
-# to vectorizable formulas (below); the others to the C library's functions (Emitter.libm: scalar calls).
+# NumPy's numerics, derivatives as JAX writes them. atan, asin and acos are mathlib's, the hyperbolic functions
+# and their inverses vectorizable formulas (below), the others the C library's (Emitter.libm: scalar calls).
 
 def _recip_sqrt_of(t, s):
     return _div(t, _p(sqrt_p, s))
@@ -374,11 +374,17 @@ def _hyperbolic_lowering(name):
     return Elementwise(lower, cheap=False)
 
 
-_HYPERBOLIC = ("sinh", "cosh", "asinh", "acosh", "atanh")
+def _lowering(name):
+    if name in ("sinh", "cosh", "asinh", "acosh", "atanh"):
+        return _hyperbolic_lowering(name)
+    if name in ("atan", "asin", "acos"):
+        return Elementwise(lambda b, x: b.math(name, x), cheap=False)
+    return Elementwise(lambda b, x: b.libm(name, x), cheap=False)
+
+
 for _prim, (_, _derivative) in zip((asin_p, acos_p, atan_p, sinh_p, cosh_p, asinh_p, acosh_p, atanh_p, log2_p,
                                     log10_p, exp2_p, cbrt_p), _LIBM_UNARY.values()):
-    _prim.set(jvp=partials_jvp(_prim, _derivative), lower=_hyperbolic_lowering(_prim.name)
-              if _prim.name in _HYPERBOLIC else Elementwise(lambda b, x, _name=_prim.name: b.libm(_name, x), cheap=False))
+    _prim.set(jvp=partials_jvp(_prim, _derivative), lower=_lowering(_prim.name))
 
 atan2_p = elementwise("atan2", _silent(np.arctan2), FLOAT)
 hypot_p = elementwise("hypot", _silent(np.hypot), FLOAT, commutative=True)
