@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from tracejit.backend import mathlib
-from tracejit.backend.mathlib import FUNCS
+from tracejit.backend.mathlib import BINARY, FUNCS
 
 _DTYPE = {"float": np.float32, "double": np.float64}
 
@@ -22,7 +22,8 @@ _DTYPE = {"float": np.float32, "double": np.float64}
 # double (measured about half of it), a little more for those computed in f32 (mathlib.NATIVE_F32);
 # all well inside the documented bar of 2e-6.
 _F64_ULP = {"exp": 1.5, "expm1": 1.5, "log": 1.0, "log1p": 1.0, "tanh": 2.0, "logistic": 2.0,
-            "sin": 1.0, "cos": 1.0, "tan": 2.5, "pow": 1.5, "atan": 2.0, "asin": 2.5, "acos": 2.25}
+            "sin": 1.0, "cos": 1.0, "tan": 2.5, "pow": 1.5, "atan": 2.0, "asin": 2.5, "acos": 2.25,
+            "atan2": 2.25}
 _F32_REL = {name: 2.0**-23 for name in FUNCS} | {"exp": 1.25 * 2.0**-23, "expm1": 1.25 * 2.0**-23,
                                                   "tanh": 1.75 * 2.0**-23, "logistic": 1.75 * 2.0**-23}
 
@@ -43,7 +44,7 @@ def _llvm():
 
 def _kernel_ir(name, ty):
     """`void kernel(ty* in[, ty* in2], ty* out, i64 n)` applying the function elementwise."""
-    ins = ["a", "b"] if name == "pow" else ["a"]
+    ins = ["a", "b"] if name in BINARY else ["a"]
     params = ", ".join(f"ptr noalias %{v}" for v in ins)
     loads = "".join(f"  %p{v} = getelementptr inbounds {ty}, ptr %{v}, i64 %i\n"
                     f"  %x{v} = load {ty}, ptr %p{v}\n" for v in ins)
@@ -80,7 +81,7 @@ def _compiled(name, ty):
     asm = tm.emit_assembly(mod)
     engine.add_module(mod)
     engine.finalize_object()
-    nargs = 4 if name == "pow" else 3
+    nargs = 4 if name in BINARY else 3
     proto = ctypes.CFUNCTYPE(None, *[ctypes.c_void_p] * (nargs - 1), ctypes.c_int64)
     return proto(engine.get_function_address(f"kernel_{name}_{ty}")), asm
 
@@ -99,7 +100,8 @@ def _reference(name, *xs):
             (x,) = xs
             e = np.exp(-np.abs(x))
             return np.where(x < 0, e, 1) / (1 + e)
-        return getattr(np, {"pow": "power", "atan": "arctan", "asin": "arcsin", "acos": "arccos"}.get(name, name))(*xs)
+        return getattr(np, {"pow": "power", "atan": "arctan", "asin": "arcsin", "acos": "arccos",
+                                "atan2": "arctan2"}.get(name, name))(*xs)
 
 
 def _signed(rng, lo, hi, n):
@@ -127,6 +129,10 @@ def _inputs(name, ty, rng, n=40_000):
     table["acos"] = table["asin"] + [-1 + 10.0 ** u(-16, 0, n)]
     if ty == "double":
         table["sin"] = table["cos"] = table["tan"] = trig + [u(-1e9, 1e9, n), np.floor(u(1, 2**30, n)) * (np.pi / 2)]
+    if name == "atan2":
+        y = np.concatenate([_signed(rng, tiny, big, n), u(-3, 3, n), u(-3, 3, n)])
+        x = np.concatenate([_signed(rng, tiny, big, n), u(-3, 3, n), -u(0, 3, n)])
+        return [y.astype(_DTYPE[ty]), x.astype(_DTYPE[ty])]
     if name == "pow":
         ylim = 12 if ty == "float" else 100
         x = np.concatenate([_signed(rng, -3, 3, n), -np.floor(u(1, 5, n)), 1 + u(-1e-6, 1e-6, n),
@@ -191,7 +197,7 @@ _RTOL = {"float": 1e-6, "double": 1e-14}
 
 
 @pytest.mark.parametrize("ty", ["float", "double"])
-@pytest.mark.parametrize("name", [n for n in FUNCS if n != "pow"])
+@pytest.mark.parametrize("name", [n for n in FUNCS if n not in BINARY])
 def test_special_values(name, ty):
     info = np.finfo(_DTYPE[ty])
     small = [0.0, -0.0, np.inf, -np.inf, np.nan, 1.0, -1.0, 0.5, -0.5, 2.0, -2.0, 30.0, -30.0, 100.0, -100.0,

@@ -25,8 +25,8 @@ register holds 16 lanes instead of 8 (about twice the f32 throughput); their res
 - sin, cos, tan: x = n*pi/2 + r with pi/2 in three parts and r kept as a double-double.
 - pow = exp(y * log|x|); for f64, log|x| and the product are double-doubles (about 2**-64 relative).
 - atan: |x| > 1 as pi/2 - atan(1/|x|), then pi/4 + atan((r-1)/(r+1)) above tan(pi/8), a polynomial in u**2
-  below; asin and acos through atan (of x/sqrt((1-x)(1+x)) and twice that of sqrt((1-x)/(1+x))). Computed in
-  double for both types.
+  below; asin and acos through atan (of x/sqrt((1-x)(1+x)) and twice that of sqrt((1-x)/(1+x))), atan2(y, x)
+  as atan(|y|/|x|), from pi where x is negative, C99's special cases kept. Computed in double for both types.
 
 Max error measured against long-double NumPy (f64, in ulp) and float64 NumPy (f32, relative) over
 about 10**7 random arguments per function, from wide ranges (subnormal to overflow, trig arguments
@@ -49,6 +49,7 @@ pow         0.98       6.0e-8
 atan        1.91       6.0e-8
 asin        2.45       6.0e-8
 acos        2.11       6.0e-8
+atan2       2.05       6.0e-8
 ==========  =========  ===========
 
 (6.0e-8 = 2**-24: half an f32 ulp, i.e. correctly rounded but for rare ties; 1.2e-7 = 2**-23. The
@@ -71,7 +72,9 @@ order of the error-compensation steps.
 
 import struct
 
-FUNCS = ("exp", "log", "log1p", "expm1", "tanh", "logistic", "sin", "cos", "tan", "pow", "atan", "asin", "acos")
+FUNCS = ("exp", "log", "log1p", "expm1", "tanh", "logistic", "sin", "cos", "tan", "pow", "atan", "asin", "acos",
+         "atan2")
+BINARY = ("pow", "atan2")
 
 _TYPES = ("float", "double")
 
@@ -166,10 +169,11 @@ def math_symbol(name: str, ty: str) -> str:
 
 
 def math_function_ir(name: str, ty: str) -> str:
-    """Definition of ``@tj_<name>_<ty>``: ``ty (ty)``, or ``ty (ty, ty)`` for pow; ty is float or double."""
+    """Definition of ``@tj_<name>_<ty>``: ``ty (ty)``, or ``ty (ty, ty)`` for pow and atan2 (y, x); ty is
+    float or double."""
     if name not in FUNCS or ty not in _TYPES:
         raise ValueError(f"no math function {name!r} for type {ty!r}")
-    params = ("x", "y") if name == "pow" else ("x",)
+    params = ("x", "y") if name in BINARY else ("x",)
     f = _Body(ty if name in NATIVE_F32 else "double")
     args = [f.ext(f"%{p}", ty) for p in params]
     f.ret(_KERNELS[name](f, *args, ty), ty)
@@ -513,10 +517,10 @@ _TAN_PI_8 = 0.41421356237309503
 _PIO4 = (float.fromhex("0x1.921fb54442d18p-1"), float.fromhex("0x1.1a62633145c07p-55"))
 
 
-def _atan(f, x, prec):
-    """|x| > 1 turns into pi/2 - atan(1/|x|), then above tan(pi/8) into pi/4 + atan((r - 1)/(r + 1)), so the
-    polynomial sees |u| <= tan(pi/8); pi/2 and pi/4 are added as double-doubles. Computed in double."""
-    a = f.abs(x)
+def _atan_of_ratio(f, a, prec):
+    """atan(a) for a >= 0 (or NaN): a > 1 turns into pi/2 - atan(1/a), then above tan(pi/8) into
+    pi/4 + atan((r - 1)/(r + 1)), so the polynomial sees |u| <= tan(pi/8); pi/2 and pi/4 are added as
+    double-doubles. Computed in double."""
     inv = f.cmp("ogt", a, 1.0)
     r = f.sel(inv, f.div(1.0, a), a)                     # NaN stays NaN: the compares are false
     mid = f.cmp("ogt", r, _TAN_PI_8)
@@ -524,8 +528,23 @@ def _atan(f, x, prec):
     z = f.mul(u, u)
     tail = f.mul(f.mul(u, z), f.poly(z, _POLY["atan", "double"]))
     t = f.add(f.sel(mid, _PIO4[0], 0.0), f.add(u, f.add(tail, f.sel(mid, _PIO4[1], 0.0))))
-    t = f.sel(inv, f.add(f.sub(_PIO2[0], t), _PIO2[1]), t)
-    return f.call("copysign", t, x)                     # odd: atan(-0.0) is -0.0
+    return f.sel(inv, f.add(f.sub(_PIO2[0], t), _PIO2[1]), t)
+
+
+def _atan(f, x, prec):
+    return f.call("copysign", _atan_of_ratio(f, f.abs(x), prec), x)     # odd: atan(-0.0) is -0.0
+
+
+def _atan2(f, y, x, prec):
+    """C99 atan2: atan(|y|/|x|) (0 where both are zero, pi/4 where both are infinite), pi minus it where x is
+    negative (its sign bit: -0.0 counts), with the sign of y."""
+    ay, ax = f.abs(y), f.abs(x)
+    r = _atan_of_ratio(f, f.div(ay, ax), prec)
+    r = f.sel(f.both(f.cmp("oeq", ay, 0.0), f.cmp("oeq", ax, 0.0)), 0.0, r)
+    r = f.sel(f.both(f.cmp("oeq", ay, _INF), f.cmp("oeq", ax, _INF)), _PIO4[0], r)
+    negx = f.icmp("slt", f.bits(x), 0)
+    r = f.sel(negx, f.add(f.sub(2 * _PIO2[0], r), 2 * _PIO2[1]), r)
+    return f.call("copysign", r, y)
 
 
 def _asin(f, x, prec):
@@ -541,5 +560,5 @@ def _acos(f, x, prec):
 _KERNELS = {
     "exp": _exp, "expm1": _expm1, "log": _log, "log1p": _log1p, "tanh": _tanh,
     "logistic": _logistic, "sin": _sin, "cos": _cos, "tan": _tan, "pow": _pow, "atan": _atan, "asin": _asin,
-    "acos": _acos,
+    "acos": _acos, "atan2": _atan2,
 }

@@ -301,8 +301,9 @@ for _prim in (and_p, or_p, xor_p, eq_p, ne_p, lt_p, le_p, gt_p, ge_p):
     _prim.set(jvp=zero_jvp(_prim))
 
 # ------------------------------------------------------------------ functions of the C math library
-# NumPy's numerics, derivatives as JAX writes them. atan, asin and acos are mathlib's, the hyperbolic functions
-# and their inverses vectorizable formulas (below), the others the C library's (Emitter.libm: scalar calls).
+# NumPy's numerics, derivatives as JAX writes them. atan, asin, acos and atan2 are mathlib's, the hyperbolic
+# functions and their inverses vectorizable formulas (below), the others the C library's (Emitter.libm:
+# scalar calls).
 
 def _recip_sqrt_of(t, s):
     return _div(t, _p(sqrt_p, s))
@@ -391,7 +392,7 @@ hypot_p = elementwise("hypot", _silent(np.hypot), FLOAT, commutative=True)
 atan2_p.set(jvp=partials_jvp(atan2_p,     # d atan2(y, x) = (x dy - y dx) / (x^2 + y^2)
                              lambda t, y, x, out: _div(_mul(t, x), _p(add_p, _square(x), _square(y))),
                              lambda t, y, x, out: _div(_mul(t, _p(neg_p, y)), _p(add_p, _square(x), _square(y)))),
-            lower=Elementwise(lambda b, y, x: b.libm("atan2", y, x), cheap=False))
+            lower=Elementwise(lambda b, y, x: b.math("atan2", y, x), cheap=False))
 hypot_p.set(jvp=partials_jvp(hypot_p, lambda t, x, y, out: _mul(t, _div(x, out)),
                              lambda t, x, y, out: _mul(t, _div(y, out))),
             lower=Elementwise(lambda b, x, y: b.libm("hypot", x, y), cheap=False))
