@@ -38,7 +38,8 @@ UNARY = [("M.abs({a})", EXACT, False), ("M.negative({a})", EXACT, False), ("M.sq
          ("M.isinf({a})", EXACT, True), ("M.nan_to_num({a})", EXACT, False), ("M.atleast_2d({a})", EXACT, False),
          ("M.hstack([{a}, {a}])", EXACT, False), ("M.diagonal({a})", EXACT, False), ("M.diag({a})", EXACT, False),
          ("M.arctan({a})", ROUNDED, False), ("M.sinh({a} * 0.1)", ROUNDED, False),
-         ("M.log2(M.abs({a}))", ROUNDED, False), ("M.cbrt({a})", ROUNDED, False)]
+         ("M.log2(M.abs({a}))", ROUNDED, False), ("M.cbrt({a})", ROUNDED, False), ("M.arcsin({a})", ROUNDED, False),
+         ("M.arccosh({a})", ROUNDED, False), ("M.arctanh({a})", ROUNDED, False)]
 BINARY = [("M.add({a}, {b})", EXACT, False), ("{a} - {b}", EXACT, False), ("{a} * {b}", EXACT, False),
           ("M.maximum({a}, {b})", EXACT, False), ("M.minimum({a}, {b})", EXACT, False),
           ("{a} / {b}", EXACT, True), ("M.where({a} > {b}, {a}, {b})", EXACT, True),
