@@ -342,6 +342,37 @@ def test_sort_and_argsort_as_numpy(rng, dtype):
     check(lambda x: tnp.take_along_axis(x, np.array([[3], [0]]), 0), lambda x: np.take_along_axis(x, np.array([[3], [0]]), 0), x)
 
 
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.int32])
+@pytest.mark.parametrize("n", [0, 1, 2, 7, 100])
+def test_searchsorted_as_numpy(rng, dtype, n):
+    """NaN sorts last and ties go left or right, as NumPy; the compiled binary search never reads past a."""
+    if np.dtype(dtype).kind == "f":
+        a = np.sort(np.concatenate([np.round(rng.standard_normal(n), 1), [np.nan, np.inf]][:n + 2])[:n]).astype(dtype)
+        v = np.concatenate([rng.standard_normal(40) * 2, [np.nan, np.inf, -np.inf, -0.0], a]).astype(dtype)
+    else:
+        a, v = np.sort(rng.integers(-5, 5, n)).astype(dtype), rng.integers(-7, 7, (4, 10)).astype(dtype)
+    for side in ("left", "right"):
+        check(lambda a, v, side=side: tnp.searchsorted(a, v, side), lambda a, v, side=side: np.searchsorted(a, v, side),
+              a, v)
+    order = rng.permutation(n)
+    sorter = np.argsort(order)                          # a[order][sorter] is a again: sorted
+    check(lambda a, v: tnp.searchsorted(a, v, sorter=sorter), lambda a, v: np.searchsorted(a, v, sorter=sorter),
+          a[order], v)
+
+
+def test_interp_as_numpy(rng):
+    xp, fp = np.sort(rng.standard_normal(12)), rng.standard_normal(12)
+    x = np.concatenate([rng.standard_normal(50) * 2, xp, [np.nan, np.inf, -np.inf]])
+    check(lambda x: tnp.interp(x, xp, fp), lambda x: np.interp(x, xp, fp), x)
+    check(lambda x: tnp.interp(x, xp, fp, left=-9.0, right=9.0), lambda x: np.interp(x, xp, fp, -9.0, 9.0), x)
+    check(lambda x: tnp.interp(x, xp[:1], fp[:1]), lambda x: np.interp(x, xp[:1], fp[:1]), x)
+    check(lambda x: tnp.interp(x, xp.astype(np.float32), fp), lambda x: np.interp(x, xp.astype(np.float32), fp),
+          x.astype(np.float32))                         # float64 whatever the inputs, as NumPy
+    tj.test_util.check_grads(lambda x, fp: tnp.interp(x, xp, fp), (np.array([-0.3, 0.1, 0.7]), fp), order=1)
+    np.testing.assert_array_equal(tj.vmap(lambda f: tnp.interp(x, xp, f))(np.stack([fp, -fp])),
+                                  np.stack([np.interp(x, xp, fp), np.interp(x, xp, -fp)]))
+
+
 def test_sort_derivatives_and_batching(rng):
     x = rng.permutation(24).reshape(4, 6) * 0.37      # distinct values: sort is differentiable there
     weights = np.arange(1.0, 7.0)

@@ -109,6 +109,8 @@ CASES = [
     ("cumsum", lambda x: tnp.cumsum(x, axis=1), [f64(2, 3)]),
     ("cumsum_reverse", lambda x: lax.cumsum(x, axis=0, reverse=True), [f64(4, 2)]),
     ("sort", lambda x: tnp.sort(x, axis=0), [f64(4, 3)]),
+    ("searchsorted", lambda a, v: tnp.searchsorted(tnp.sort(a), v), [f64(6), f64(2, 3)]),
+    ("searchsorted_right", lambda a, v: tnp.searchsorted(tnp.sort(a), v, side="right"), [f64(6), f64(4)]),
     ("libm_unary", lambda x: tnp.stack([getattr(tnp, n)(x) for n in ("arcsin", "arccos", "arctan", "sinh", "cosh",
                                                                       "arcsinh", "arctanh", "log2", "log10", "exp2",
                                                                       "cbrt")] + [tnp.arccosh(x + 1.5)]),

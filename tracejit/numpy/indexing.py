@@ -3,13 +3,13 @@
 import numpy as np
 
 from ..core.avals import DEFAULT_INT, Dim, broadcast_shapes, normalize_axis
-from ..core.errors import ConcretizationError
+from ..core.errors import ConcretizationError, ShapeError
 from ..core.trace import Tracer, bind, eager
 from ..primitives import indexing as ix
 from ..primitives import shapes as sh
-from ._base import asarray, astype, aval, broadcast_to_shape
+from ._base import asarray, astype, aval, broadcast_to_shape, promote
 from .shape_ops import concatenate, expand_dims, ravel, reshape, transpose, zeros_like
-from .ufuncs import add, divide, greater, less, multiply, where_
+from .ufuncs import add, bitwise_and, divide, equal, greater, isnan, less, multiply, subtract, where_
 
 
 def _is_int_scalar(i):
@@ -208,6 +208,45 @@ def _sorting(prim, a, axis, order, **params):
     if axis is None or (prim is ix.argsort_p and aval(a).ndim == 0):     # NumPy argsorts a 0-d array as 1-d
         a, axis = ravel(a), 0 if axis is None else axis
     return bind(prim, a, axis=normalize_axis(axis, aval(a).ndim, prim.name), **params)
+
+
+def searchsorted(a, v, side="left", sorter=None):
+    """Indices where v would go into the sorted 1-D a (NaN sorts last, as NumPy); a binary search per value."""
+    a, v = promote(a, v)
+    if sorter is not None:
+        a = take(a, sorter)
+    if aval(a).ndim != 1:
+        raise ShapeError(f"searchsorted: a must be 1-D, got shape {aval(a).shape}")
+    if side not in ("left", "right"):
+        raise ValueError(f"searchsorted: side must be 'left' or 'right', got {side!r}")
+    return bind(ix.searchsorted_p, a, v, side=side)
+
+
+def interp(x, xp, fp, left=None, right=None, period=None):
+    """NumPy's piecewise-linear interpolation: in float64 (whatever the inputs, as NumPy), its formula and its
+    exact values at the knots."""
+    if period is not None:
+        raise NotImplementedError("interp: period is not supported")
+    x, xp, fp = (astype(asarray(t), np.float64) for t in (x, xp, fp))
+    n = aval(xp).shape[0] if aval(xp).ndim == 1 else -1
+    if n < 1 or aval(fp).shape != (n,):
+        raise ValueError(f"interp: xp and fp must be 1-D of one length >= 1, got shapes {aval(xp).shape} and "
+                         f"{aval(fp).shape}")
+    first, last = getitem(fp, 0), getitem(fp, n - 1)
+    if n == 1:
+        y = broadcast_to_shape(first, aval(x).shape)
+    else:
+        j = bind(ix.searchsorted_p, xp, x, side="right")
+        j = where_(less(j, 1), 0, where_(greater(j, n - 1), n - 2, add(j, -1)))
+        x0, x1, f0, f1 = (take(t, add(j, k)) for t, k in ((xp, 0), (xp, 1), (fp, 0), (fp, 1)))
+        slope = divide(subtract(f1, f0), subtract(x1, x0))
+        y = add(multiply(slope, subtract(x, x0)), f0)
+        other_side = add(multiply(slope, subtract(x, x1)), f1)          # where the first is NaN, as NumPy
+        y = where_(isnan(y), where_(bitwise_and(isnan(other_side), equal(f0, f1)), f0, other_side), y)
+        y = where_(equal(x, x0), f0, y)
+    y = where_(equal(x, getitem(xp, n - 1)), last, y)
+    y = where_(greater(x, getitem(xp, n - 1)), last if right is None else right, y)
+    return where_(less(x, getitem(xp, 0)), first if left is None else left, y)
 
 
 # -------------------------------------------------------------------------------------- x.at[idx]

@@ -13,6 +13,7 @@ from ..backend.rules import IndexMap, Kernel
 from ..core.avals import DEFAULT_INT, ShapedArray
 from ..core.errors import ShapeError
 from ..core.trace import Primitive, bind
+from . import elementwise as ew
 from .base import UndefinedPrimal, Zero, aval, batched_axis, linear_jvp, move_batch_axis, zero_jvp, zeros
 from .elementwise import add_p, and_p, clamp_p, convert_element_type_p, ge_p, lt_p, select_n_p, sub_p
 from .shapes import broadcast_in_dim_p, concatenate_p, expand_dims_p, iota_p
@@ -388,6 +389,74 @@ argsort_p = Primitive("argsort", _along_axis_shape("argsort", DEFAULT_INT),
                       lambda x, axis, stable: np.argsort(x, axis=axis, kind="stable" if stable else None))
 argsort_p.set(jvp=zero_jvp(argsort_p), batch=lambda args, dims, axis, stable: (
     _p(argsort_p, args[0], axis=batched_axis(axis, dims[0]), stable=stable), dims[0]))
+
+
+def _searchsorted_shape(a, v, side):
+    if a.ndim != 1 or a.dtype != v.dtype or side not in ("left", "right"):
+        raise ShapeError(f"searchsorted: needs a 1-D sorted array and values of its dtype, side 'left' or "
+                         f"'right'; got {a.str_short()}, {v.str_short()}, {side!r}")
+    return ShapedArray(v.shape, np.dtype(DEFAULT_INT))
+
+
+def _before(a, v, side):
+    """Whether a sorts before v (left) or not after it (right) in NumPy's order, where NaN is the largest."""
+    if aval(a).dtype.kind != "f":
+        return _p(ew.lt_p if side == "left" else ew.le_p, a, v)
+    v_nan = _p(ew.ne_p, v, v)
+    if side == "right":
+        return _p(ew.or_p, _p(ew.le_p, a, v), v_nan)
+    return _p(ew.or_p, _p(ew.lt_p, a, v), _p(ew.and_p, v_nan, _p(ew.eq_p, a, a)))
+
+
+def _searchsorted_batch(args, dims, side):
+    """Values batched: the same search. The sorted array batched: per example, the count of its elements
+    that sort before each value (a comparison per pair)."""
+    (a, v), (da, dv) = args, dims
+    if da is None:
+        return _p(searchsorted_p, a, v, side=side), dv
+    size = aval(a).shape[da]
+    a = move_batch_axis(a, da, 0, size)
+    v = move_batch_axis(v, dv, 0, size)
+    nv = aval(v).ndim - 1
+    a = _p(broadcast_in_dim_p, a, shape=aval(v).shape + aval(a).shape[1:], broadcast_dimensions=(0, nv + 1))
+    v = _p(broadcast_in_dim_p, v, shape=aval(a).shape, broadcast_dimensions=tuple(range(nv + 1)))
+    count = _p(convert_element_type_p, _before(a, v, side), new_dtype=np.dtype(DEFAULT_INT), weak_type=False)
+    from .reductions import reduce_sum_p
+    return _p(reduce_sum_p, count, axes=(nv + 1,)), 0
+
+
+def _lower_searchsorted(k, outs, ins, side):
+    """Per value, a branch-free binary search of ceil(log2(n + 1)) halvings."""
+    (out,), (a, v) = outs, ins
+    b, n, dtype = k.b, a.aval.shape[0], a.aval.dtype
+    ty = b.ty(dtype)
+    lo_var, len_var = k.alloca("i64"), k.alloca("i64")
+    with k.loop_nest(v.aval.shape) as idx:
+        x = k.load(v, idx)
+        k.store_var(lo_var, "i64", 0)
+        k.store_var(len_var, "i64", n)
+        with k.loop(0, int(n).bit_length()):
+            length, lo = k.load_var(len_var, "i64"), k.load_var(lo_var, "i64")
+            half = b(f"lshr i64 {length}, 1")
+            mid = b.iop("add", lo, half)
+            probe = k.load(a, [b(f"select i1 {b(f'icmp slt i64 {mid}, {n}')}, i64 {mid}, i64 {max(n - 1, 0)}")])
+            if dtype.kind != "f":
+                before = b.cmp("lt" if side == "left" else "le", probe, x, dtype)
+            elif side == "right":
+                before = b(f"or i1 {b(f'fcmp ole {ty} {probe}, {x}')}, {b(f'fcmp uno {ty} {x}, {x}')}")
+            else:
+                x_nan_probe_not = b(f"and i1 {b(f'fcmp uno {ty} {x}, {x}')}, {b(f'fcmp ord {ty} {probe}, {probe}')}")
+                before = b(f"or i1 {b(f'fcmp olt {ty} {probe}, {x}')}, {x_nan_probe_not}")
+            move = b(f"and i1 {before}, {b(f'icmp sgt i64 {length}, 0')}")
+            k.store_var(lo_var, "i64", b.select(move, b.iop("add", mid, 1), lo, np.int64))
+            rest = b.iop("sub", b.iop("sub", length, half), 1)
+            k.store_var(len_var, "i64", b.select(move, rest, half, np.int64))
+        k.store(out, idx, k.load_var(lo_var, "i64"))
+
+
+searchsorted_p = Primitive("searchsorted", _searchsorted_shape,
+                           lambda a, v, side: np.searchsorted(a, v, side=side).astype(DEFAULT_INT))
+searchsorted_p.set(jvp=zero_jvp(searchsorted_p), batch=_searchsorted_batch, lower=Kernel(_lower_searchsorted))
 
 
 dynamic_slice_p.set(lower=IndexMap(_lower_dynamic_slice))
