@@ -62,11 +62,11 @@ class Graph:
 
     @cached_property
     def in_degree(self):
-        return {id: len(p) for id, p in self.predecessors.items()}
+        return {n: len(p) for n, p in self.predecessors.items()}
 
     @cached_property
     def out_degree(self):
-        return {id: len(s) for id, s in self.successors.items()}
+        return {n: len(s) for n, s in self.successors.items()}
 
     @cached_property
     def order(self):
@@ -76,9 +76,9 @@ class Graph:
         queue = deque(n.id for n in self.nodes if waiting[n.id] == 0)
         order = []
         while queue:
-            id = queue.popleft()
-            order.append(self.node(id))
-            for succ in sorted(self.successors[id], key=self.position.get):
+            ready = queue.popleft()
+            order.append(self.node(ready))
+            for succ in sorted(self.successors[ready], key=self.position.get):
                 waiting[succ] -= 1
                 if waiting[succ] == 0:
                     queue.append(succ)
@@ -107,11 +107,11 @@ class Graph:
             level = self.depth[path[-1]] - 1
             path.append(min((p for p in self.predecessors[path[-1]] if self.depth[p] == level),
                             key=self.position.get))
-        return [self.node(id) for id in reversed(path)]
+        return [self.node(n) for n in reversed(path)]
 
     def to_dot(self, groups=()):
-        """Graphviz text. `groups` is a sequence of (title, keys): the nodes whose key is among keys are
-        drawn in one cluster (a fusion group); a node in several groups is drawn in the first."""
+        """Graphviz text. `groups` is a sequence of (title, keys): the nodes whose key is among keys, here or
+        in a subgraph, are drawn in one cluster (a fusion group); a node in several groups in the first."""
         lines = ["digraph tracejit {", "  compound=true;", "  node [fontname=Helvetica fontsize=10];",
                  "  edge [fontname=Helvetica fontsize=9];"]
         _DotWriter(lines).graph(self, groups, "  ")
@@ -156,7 +156,7 @@ class _Writer:
                 self.node(n, inner)
                 for sub_title, sub in n.subgraphs:
                     self.open_cluster(sub.id, sub_title, inner, dashed=True)
-                    self.graph(sub, (), inner + "  ")
+                    self.graph(sub, groups, inner + "  ")
                     self.close_cluster(inner)
                     if sub.nodes:
                         self.link(n, sub, sub_title, inner)
@@ -179,22 +179,27 @@ class _DotWriter(_Writer):
         self.lines.append(pad + "}")
 
     def node(self, n, pad):
-        self.lines.append(f"{pad}{_dot_quote(n.id)} [label={_dot_quote(chr(10).join(n.label))} {DOT_STYLE[n.kind]}];")
+        label = _dot_quote("\n".join(n.label))
+        self.lines.append(f"{pad}{_dot_quote(n.id)} [label={label} {DOT_STYLE[n.kind]}];")
 
     def link(self, n, sub, title, pad):
-        self.lines.append(f"{pad}{_dot_quote(n.id)} -> {_dot_quote(sub.nodes[0].id)} [lhead={_dot_quote('cluster_' + sub.id)} "
-                          f"style=dashed arrowhead=empty label={_dot_quote(title)}];")
+        """A dashed edge from the equation to its sub-IR's cluster (Graphviz clips it at the border)."""
+        cluster, label = _dot_quote("cluster_" + sub.id), _dot_quote(title)
+        self.lines.append(f"{pad}{_dot_quote(n.id)} -> {_dot_quote(sub.nodes[0].id)} "
+                          f"[lhead={cluster} style=dashed arrowhead=empty label={label}];")
 
     def edge(self, e, pad):
         label = f" [label={_dot_quote(e.label)}]" if e.label else ""
         self.lines.append(f"{pad}{_dot_quote(e.src)} -> {_dot_quote(e.dst)}{label};")
 
 
-def _mermaid_quote(text):
+def _mermaid_quote(*lines):
     """A quoted Mermaid string: quotes and angle brackets as entity codes, lines joined by <br/>."""
-    for char, code in (("#", "#35;"), ('"', "#quot;"), ("<", "#lt;"), (">", "#gt;")):
-        text = text.replace(char, code)
-    return '"' + text.replace("\n", "<br/>") + '"'
+    def escape(text):
+        for char, code in (("#", "#35;"), ('"', "#quot;"), ("<", "#lt;"), (">", "#gt;")):
+            text = text.replace(char, code)
+        return text
+    return '"' + "<br/>".join(map(escape, lines)) + '"'
 
 
 class _MermaidWriter(_Writer):
@@ -206,7 +211,7 @@ class _MermaidWriter(_Writer):
 
     def node(self, n, pad):
         left, right = MERMAID_SHAPE[n.kind]
-        self.lines.append(f"{pad}{n.id}{left}{_mermaid_quote(chr(10).join(n.label))}{right}")
+        self.lines.append(f"{pad}{n.id}{left}{_mermaid_quote(*n.label)}{right}")
 
     def link(self, n, sub, title, pad):
         self.lines.append(f"{pad}{n.id} -.->|{_mermaid_quote(title)}| {sub.id}")

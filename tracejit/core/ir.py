@@ -314,7 +314,7 @@ def print_eqn_one_line(eqn):
 
 # ------------------------------------------------------------------------------------------- graph view
 
-def ir_graph(ir, names=None, id=""):
+def ir_graph(ir, names=None, graph_id=""):
     """The IR as a core.dag.Graph: a node per constant, input, equation and output, an edge per data
     dependency (labelled with the value when its producer has several), and each sub-IR a subgraph of
     its equation's node. Values keep the names of the IR text."""
@@ -322,8 +322,11 @@ def ir_graph(ir, names=None, id=""):
         printer = _Printer()
         printer.ir(ir, 0)
         names = printer.names
-    prefix = id + "_" if id else ""
-    binder = lambda v: f"{names.get(v, '_')}:{v.aval.str_short()}"
+    prefix = graph_id + "_" if graph_id else ""
+
+    def binder(v):
+        return f"{names.get(v, '_')}:{v.aval.str_short()}"
+
     nodes, edges, producer = [], {}, {}     # producer: Var -> (node id, edge label)
 
     def connect(x, dst):
@@ -352,7 +355,7 @@ def ir_graph(ir, names=None, id=""):
         value = format_literal(x) if isinstance(x, Literal) else names[x]
         nodes.append(Node(f"{prefix}out{i}", "output", [f"out {i}: {value}"]))
         connect(x, nodes[-1].id)
-    return Graph(nodes, [Edge(src, dst, label) for src, label, dst in edges], id)
+    return Graph(nodes, [Edge(src, dst, label) for src, label, dst in edges], graph_id)
 
 
 def _is_sub_ir(value):
