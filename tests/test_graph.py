@@ -384,3 +384,15 @@ def test_cli_without_dot_writes_the_dot_text_and_says_how_to_install(workdir):
                  "conda install", "picture.dot"):
         assert hint in done.stderr
     check_dot((workdir / "picture.dot").read_text())
+
+
+def test_readme_example_is_current():
+    readme = (REPO / "README.md").read_text()
+    block = readme.split("```mermaid\n")[1].split("```")[0]
+
+    def predict(w, x):
+        return tnp.tanh(x @ w).sum()
+
+    g = tj.graph(predict)(np.ones((4, 3), np.float32), np.ones((2, 4), np.float32))
+    assert g.to_mermaid() == block
+    assert "# ['in0', 'e0', 'e1', 'e2', 'out0']" in readme and ids(g.critical_path) == ["in0", "e0", "e1", "e2", "out0"]
