@@ -59,13 +59,21 @@ def everything(x, y):
     return a + with_while(y) + c + soft(x) + C3, ys
 
 
+def predict(w, x):
+    """The README's example, and model.predict in the command's tests."""
+    return tnp.tanh(x @ w).sum()
+
+
+PREDICT_ARGS = (np.ones((4, 3), np.float32), np.ones((2, 4), np.float32))
+
+
 def mlp_loss(w, x):
     return tnp.sum(tnp.tanh(x @ w) ** 2)
 
 
 EXAMPLES = {"cond": (with_cond, (X3,)), "while": (with_while, (X3,)), "scan": (with_scan, (X3,)),
             "custom_jvp": (with_custom_jvp, (X3,)), "everything": (everything, (X3, X3)),
-            "mlp_grad": (tj.grad(mlp_loss), (np.ones((4, 3), np.float32), np.ones((2, 4), np.float32)))}
+            "mlp_grad": (tj.grad(mlp_loss), PREDICT_ARGS)}
 
 
 # ------------------------------------------------------------------------------------- text checks
@@ -346,10 +354,7 @@ SHAPES = ("--shapes", "f32[4,3]", "f32[2,4]")
 def test_cli_text_formats(workdir):
     done = run_cli(workdir, *SHAPES, "--format", "dot")
     assert done.returncode == 0, done.stderr
-    def predict(w, x):                  # model.predict
-        return tnp.tanh(x @ w).sum()
-
-    assert done.stdout == tj.graph(predict)(np.ones((4, 3), np.float32), np.ones((2, 4), np.float32)).to_dot()
+    assert done.stdout == tj.graph(predict)(*PREDICT_ARGS).to_dot()
     check_dot(done.stdout)
     done = run_cli(workdir, *SHAPES, "--optimize", "--format", "mermaid", "-o", "g.mmd")
     assert done.returncode == 0, done.stderr
@@ -389,10 +394,6 @@ def test_cli_without_dot_writes_the_dot_text_and_says_how_to_install(workdir):
 def test_readme_example_is_current():
     readme = (REPO / "README.md").read_text()
     block = readme.split("```mermaid\n")[1].split("```")[0]
-
-    def predict(w, x):
-        return tnp.tanh(x @ w).sum()
-
-    g = tj.graph(predict)(np.ones((4, 3), np.float32), np.ones((2, 4), np.float32))
+    g = tj.graph(predict)(*PREDICT_ARGS)
     assert g.to_mermaid() == block
     assert "# ['in0', 'e0', 'e1', 'e2', 'out0']" in readme and ids(g.critical_path) == ["in0", "e0", "e1", "e2", "out0"]
