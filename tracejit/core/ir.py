@@ -99,7 +99,8 @@ def named_sub_irs(eqn):
     for key, value in eqn.params.items():
         for i, item in enumerate(value if isinstance(value, tuple) else (value,)):
             if isinstance(item, (IR, ClosedIR)):
-                yield (f"{key}[{i}]" if isinstance(value, tuple) else key), getattr(item, "ir", item)
+                name = f"{key}[{i}]" if isinstance(value, tuple) else key
+                yield name, item.ir if isinstance(item, ClosedIR) else item
 
 
 def sub_irs(eqn):
@@ -309,7 +310,6 @@ def print_eqn_one_line(eqn):
     printer = _Printer()
     printer.eqn(eqn, set(eqn.outvars), 0)
     return " ".join("".join(t for t, _ in printer.segments).split())
-
 
 
 # ------------------------------------------------------------------------------------------- graph view
