@@ -7,6 +7,7 @@ from .core.errors import ConcretizationError, EscapedTracerError, ShapeError
 from .core.ir import check_ir
 from .core.trace import eval_ir
 from .custom_derivatives import custom_jvp, custom_vjp
+from .graph import graph
 from .nn import stop_gradient
 from .transforms.ad import grad, hessian, jacfwd, jacrev, jvp, linearize, value_and_grad, vjp
 from .transforms.vmap import vmap

@@ -2,6 +2,7 @@
 import numpy as np
 
 from .avals import ShapedArray
+from .dag import Edge, Graph, Node
 
 
 class Var:
@@ -80,15 +81,31 @@ class ClosedIR:
     def __rich__(self):
         return print_ir(self.ir, rich=True)
 
+    def to_graph(self):
+        """The IR as a DAG (a core.dag.Graph): nodes, edges, Kahn order, degrees, depth, critical path."""
+        return ir_graph(self.ir)
+
+    def to_dot(self, groups=()):
+        """Graphviz text of the IR; sub-IRs are clusters, `groups` (title, equations) extra clusters."""
+        return self.to_graph().to_dot(groups)
+
+    def to_mermaid(self, groups=()):
+        """Mermaid flowchart text of the IR, as to_dot."""
+        return self.to_graph().to_mermaid(groups)
+
+
+def named_sub_irs(eqn):
+    """(param name, IR) for each IR an equation carries in its params (branches, loop bodies)."""
+    for key, value in eqn.params.items():
+        for i, item in enumerate(value if isinstance(value, tuple) else (value,)):
+            if isinstance(item, (IR, ClosedIR)):
+                name = f"{key}[{i}]" if isinstance(value, tuple) else key
+                yield name, item.ir if isinstance(item, ClosedIR) else item
+
 
 def sub_irs(eqn):
     """The IRs an equation carries in its params (branches, loop bodies)."""
-    for value in eqn.params.values():
-        for item in value if isinstance(value, tuple) else (value,):
-            if isinstance(item, ClosedIR):
-                yield item.ir
-            elif isinstance(item, IR):
-                yield item
+    return (ir for _, ir in named_sub_irs(eqn))
 
 
 # ---------------------------------------------------------------------------------------------- checker
@@ -294,3 +311,56 @@ def print_eqn_one_line(eqn):
     printer.eqn(eqn, set(eqn.outvars), 0)
     return " ".join("".join(t for t, _ in printer.segments).split())
 
+
+# ------------------------------------------------------------------------------------------- graph view
+
+def ir_graph(ir, names=None, graph_id=""):
+    """The IR as a core.dag.Graph: a node per constant, input, equation and output, an edge per data
+    dependency (labelled with the value when its producer has several), and each sub-IR a subgraph of
+    its equation's node. Values keep the names of the IR text."""
+    if names is None:
+        printer = _Printer()
+        printer.ir(ir, 0)
+        names = printer.names
+    prefix = graph_id + "_" if graph_id else ""
+
+    def binder(v):
+        return f"{names.get(v, '_')}:{v.aval.str_short()}"
+
+    nodes, edges, producer = [], {}, {}     # producer: Var -> (node id, edge label)
+
+    def connect(x, dst):
+        if isinstance(x, Var):
+            edges.setdefault((*producer[x], dst))
+
+    for kind, short, binders in (("const", "c", ir.constvars), ("input", "in", ir.invars)):
+        for i, v in enumerate(binders):
+            nodes.append(Node(f"{prefix}{short}{i}", kind, [binder(v)]))
+            producer[v] = (nodes[-1].id, "")
+    for i, eqn in enumerate(ir.eqns):
+        node_id = f"{prefix}e{i}"
+        for x in eqn.inputs:
+            connect(x, node_id)
+        subgraphs = [(title, ir_graph(sub, names, f"{node_id}_{k}"))
+                     for k, (title, sub) in enumerate(named_sub_irs(eqn))]
+        operands = (format_literal(x) if isinstance(x, Literal) else names[x] for x in eqn.inputs)
+        params = " ".join(_clip(f"{k}={_format_param(v)}") for k, v in sorted(eqn.params.items())
+                          if not _is_sub_ir(v) and not callable(v))
+        label = [_clip(" ".join([eqn.prim.name, *operands])), *([params] if params else []),
+                 " ".join(map(binder, eqn.outvars))]
+        nodes.append(Node(node_id, "eqn", label, eqn, subgraphs))
+        for v in eqn.outvars:
+            producer[v] = (node_id, binder(v) if len(eqn.outvars) > 1 else "")
+    for i, x in enumerate(ir.outvars):
+        value = format_literal(x) if isinstance(x, Literal) else names[x]
+        nodes.append(Node(f"{prefix}out{i}", "output", [f"out {i}: {value}"]))
+        connect(x, nodes[-1].id)
+    return Graph(nodes, [Edge(src, dst, label) for src, label, dst in edges], graph_id)
+
+
+def _is_sub_ir(value):
+    return any(isinstance(v, (IR, ClosedIR)) for v in (value if isinstance(value, tuple) else (value,)))
+
+
+def _clip(text, limit=48):
+    return text if len(text) <= limit else text[:limit - 3] + "..."
