@@ -10,12 +10,14 @@ transform (set with `prim.set(batch=...)`, as for every other primitive).
 import functools
 import inspect
 
+from .batching import vmap
 from .core.api_util import leaf_aval
 from .core.ir import IR, ClosedIR
 from .core.pytree import tree_flatten, tree_unflatten, treedef_flatten_up_to
 from .core.trace import Primitive, bind, canonicalize_input, eval_ir, standing_in, trace_flat
 from .numpy._base import astype
 from .primitives.base import Zero, aval, instantiate, move_batch_axis, zeros
+from .transforms.vmap import vmap_ir
 
 
 def _closure_convert(closed):
@@ -222,7 +224,6 @@ class custom_vjp(_CustomFunction):
 
 def _batched_rule(rule):
     """The user's rule (a function of lists of arrays) mapped over axis 0 of all its arguments."""
-    from .transforms.vmap import vmap
     return functools.wraps(rule)(lambda *lists: vmap(lambda *xs: rule(*xs))(*lists))
 
 
@@ -233,7 +234,6 @@ def _operands_at_axis_0(args, dims):
 
 def _call_batch(prim, rule_names):
     def batch(args, dims, call, num_consts, **rules):
-        from .transforms.vmap import vmap_ir
         args, size = _operands_at_axis_0(args, dims)
         batched_call, _ = vmap_ir(call, [0] * len(args), size, out_dims=[0] * len(call.out_avals))
         rules = {k: _batched_rule(v) if k in rule_names else v for k, v in rules.items()}

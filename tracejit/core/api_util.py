@@ -1,4 +1,6 @@
-"""Tracing a Python function on pytrees: flatten the arguments, name them, trace, remember the output tree."""
+"""Tracing a Python function on pytrees: flatten the arguments, name them, trace, remember the output tree;
+and the two ends every transformation shares: inputs as arrays of their traced dtype, outputs the caller owns."""
+import functools
 import inspect
 
 import numpy as np
@@ -6,6 +8,17 @@ import numpy as np
 from .avals import ShapedArray, aval_of
 from .pytree import tree_flatten, tree_flatten_with_path, tree_unflatten
 from .trace import Tracer, canonicalize_input, trace_flat
+
+
+def name_of(fun):
+    """A name for any callable, for messages and IR: functions and builtins have one, a functools.partial
+    is named after the function it wraps, another callable object after its class."""
+    name = getattr(fun, "__name__", None)
+    if isinstance(name, str):
+        return name
+    if isinstance(fun, functools.partial):
+        return name_of(fun.func)
+    return type(fun).__name__
 
 
 def argument_names(fun, args, kwargs=None):
@@ -34,6 +47,19 @@ def leaf_aval(x):
     return x.aval if isinstance(x, Tracer) else aval_of(x)
 
 
+def as_arrays(leaves):
+    """Concrete leaves as arrays of their traced dtype (Python scalars included); tracers of an enclosing
+    trace stay as they are."""
+    return [x if isinstance(x, Tracer) else np.asarray(x, dtype=leaf_aval(x).dtype) for x in leaves]
+
+
+def owned(values):
+    """Results handed to the caller: fresh numpy arrays it owns, never an input, a constant or literal of
+    the IR, or a residual kept for later (NumPy evaluation may return any of those as they are); tracers
+    of an enclosing trace stay tracers."""
+    return [x if isinstance(x, Tracer) else np.array(x) for x in values]
+
+
 def trace_pytree(fun, leaves, names, in_tree, avals=None, fun_name=None):
     """Trace fun(*args, **kwargs) with abstract leaves; returns (ClosedIR, output tree)."""
     out_tree_box = []
@@ -44,12 +70,12 @@ def trace_pytree(fun, leaves, names, in_tree, avals=None, fun_name=None):
         out_tree_box.append(out_tree)
         for i, leaf in enumerate(out_leaves):
             if not isinstance(leaf, (Tracer, np.ndarray, np.generic, bool, int, float)):
-                raise TypeError(f"{fun_name or getattr(fun, '__name__', 'function')} returned a "
+                raise TypeError(f"{fun_name or name_of(fun)} returned a "
                                 f"{type(leaf).__name__} at output leaf {i}; outputs must be arrays or scalars")
         return out_leaves
 
     avals = avals if avals is not None else [leaf_aval(x) for x in leaves]
-    closed = trace_flat(flat, avals, names, fun_name or getattr(fun, "__name__", "function"))
+    closed = trace_flat(flat, avals, names, fun_name or name_of(fun))
     return closed, out_tree_box[0]
 
 
