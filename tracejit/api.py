@@ -13,7 +13,7 @@ from ._config import config
 from .backend import Lowered, compile_ir
 from .backend.executable import MISS
 from .cache_info import CacheInfo, SignatureInfo, explain_miss
-from .core.api_util import ShapeDtypeStruct, as_arrays, flatten_args, leaf_aval, name_of, owned, trace_pytree
+from .core.api_util import POSITIONAL, ShapeDtypeStruct, as_arrays, flatten_args, leaf_aval, name_of, owned, trace_pytree
 from .core.pytree import flatten_as, tree_flatten, tree_unflatten
 from .core.timing import recording
 from .core.trace import Tracer, _stack, eval_ir
@@ -47,13 +47,10 @@ def _split_static(fun, args, kwargs, static_argnums, static_argnames):
         sig = inspect.signature(fun)
         params = list(sig.parameters.values())
         dynamic_fun.__signature__ = sig.replace(parameters=[
-            p for i, p in enumerate(params) if not (i in nums and p.kind in _POSITIONAL) and p.name not in static_argnames])
+            p for i, p in enumerate(params) if not (i in nums and p.kind in POSITIONAL) and p.name not in static_argnames])
     except (TypeError, ValueError):
         pass
     return dynamic_fun, dyn_args, dyn_kwargs, statics
-
-
-_POSITIONAL = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
 
 
 log = logging.getLogger("tracejit")

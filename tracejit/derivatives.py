@@ -5,12 +5,13 @@ evaluates the result with eval_ir on the arguments that arrived: numpy arrays co
 enclosing trace (jit, another grad) re-emit the IR there, which is how every transformation nests.
 """
 import functools
+import inspect
 
 import numpy as np
 
 from . import numpy as tnp
 from .batching import vmap
-from .core.api_util import as_arrays, flatten_args, leaf_aval, name_of, owned, trace_pytree
+from .core.api_util import as_arrays, flatten_args, leaf_aval, name_of, owned, positional_parameters, trace_pytree
 from .core.pytree import tree_flatten, tree_unflatten
 from .core.trace import Tracer, eval_ir
 from .traceback_util import api_boundary
@@ -266,6 +267,10 @@ def _dyn_fun(fun, args, kwargs, nums):
             full[i] = a
         return fun(*full, **kwargs)
     partial_fun.__name__ = name_of(fun)
+    params, _ = positional_parameters(fun)
+    if all(i < len(params) for i in nums):   # so that errors name the user's arguments
+        partial_fun.__signature__ = inspect.Signature([params[i].replace(default=inspect.Parameter.empty)
+                                                       for i in nums])
     return partial_fun
 
 

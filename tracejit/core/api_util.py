@@ -21,15 +21,28 @@ def name_of(fun):
     return type(fun).__name__
 
 
-def argument_names(fun, args, kwargs=None):
-    """Pytree paths of the leaves of (args, kwargs), spelled with the function's parameter names."""
+POSITIONAL = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+
+
+def positional_parameters(fun):
+    """(the parameters of fun that take positional arguments, the name of its *args or None); ([], None)
+    where Python cannot tell (some builtins)."""
     try:
-        params = list(inspect.signature(fun).parameters)
+        params = inspect.signature(fun).parameters.values()
     except (TypeError, ValueError):
-        params = []
+        return [], None
+    var = next((p.name for p in params if p.kind is inspect.Parameter.VAR_POSITIONAL), None)
+    return [p for p in params if p.kind in POSITIONAL], var
+
+
+def argument_names(fun, args, kwargs=None):
+    """Pytree paths of the leaves of (args, kwargs), spelled with the function's parameter names (`x`,
+    `params['w']`, `rest[0]` for the first argument that *rest takes)."""
+    params, var = positional_parameters(fun)
     names = []
     for i, arg in enumerate(args):
-        base = params[i] if i < len(params) and not params[i].startswith("*") else f"args[{i}]"
+        base = (params[i].name if i < len(params) else
+                f"{var}[{i - len(params)}]" if var else f"args[{i}]")
         names += [path for path, _ in tree_flatten_with_path(arg, base)[0]]
     for key, value in sorted((kwargs or {}).items()):
         names += [path for path, _ in tree_flatten_with_path(value, key)[0]]
