@@ -13,7 +13,16 @@ from ._config import config
 from .backend import Lowered, compile_ir
 from .backend.executable import MISS
 from .cache_info import CacheInfo, SignatureInfo, explain_miss
-from .core.api_util import POSITIONAL, ShapeDtypeStruct, as_arrays, flatten_args, leaf_aval, name_of, owned, trace_pytree
+from .core.api_util import (
+                             POSITIONAL,
+                             ShapeDtypeStruct,
+                             as_arrays,
+                             flatten_args,
+                             leaf_aval,
+                             name_of,
+                             owned,
+                             trace_pytree,
+)
 from .core.pytree import flatten_as, tree_flatten, tree_unflatten
 from .core.timing import recording
 from .core.trace import Tracer, _stack, eval_ir
@@ -46,8 +55,8 @@ def _split_static(fun, args, kwargs, static_argnums, static_argnames):
     try:  # the signature without the static parameters, so that argument names in errors stay right
         sig = inspect.signature(fun)
         params = list(sig.parameters.values())
-        dynamic_fun.__signature__ = sig.replace(parameters=[
-            p for i, p in enumerate(params) if not (i in nums and p.kind in POSITIONAL) and p.name not in static_argnames])
+        dynamic_fun.__signature__ = sig.replace(parameters=[p for i, p in enumerate(params) if not (
+            (i in nums and p.kind in POSITIONAL) or p.name in static_argnames)])
     except (TypeError, ValueError):
         pass
     return dynamic_fun, dyn_args, dyn_kwargs, statics
@@ -81,13 +90,13 @@ class Jitted:
         if backend not in ("llvm", "reference"):
             raise ValueError(f"jit: backend must be 'llvm' or 'reference', got {backend!r}")
         self.backend = backend
-        self._cache, self._lock, self.misses = SignatureCache(dynamic_dims), threading.RLock(), 0
+        self._signatures, self._lock, self.misses = SignatureCache(dynamic_dims), threading.RLock(), 0
         self._fast = None   # the dispatch fast path of the signature called last (plain array arguments)
         self._tree_fast = None  # (tree, fast path on its leaves) of the last call with other arguments
 
     @property
     def dynamic_dims(self):
-        return self._cache.dynamic_dims
+        return self._signatures.dynamic_dims
 
     def _prepare(self, args, kwargs):
         dyn_fun, dyn_args, dyn_kwargs, statics = _split_static(self.fun, args, kwargs, self.static_argnums,
@@ -108,6 +117,8 @@ class Jitted:
 
     @mark_boundary
     def __call__(self, *args, **kwargs):
+        """fun(*args, **kwargs) by the compiled code of their signature, compiled first on a miss; inside
+        another trace, fun's IR inlined there."""
         try:   # (costs nothing until an exception: the call path stays as fast as without it)
             fast = self._fast
             if fast is not None and not kwargs:
@@ -115,7 +126,7 @@ class Jitted:
                 if out is not MISS:
                     return out
             entry = None
-            if self._cache and not _stack.builders and not (self.static_argnums or self.static_argnames):
+            if self._signatures.entries and not _stack.builders and not (self.static_argnums or self.static_argnames):
                 # A hit needs neither the argument names nor the function's signature (inspecting it took
                 # ~50 us a call), and on the tree of the last such call not even the signature's lookup.
                 tree_fast = self._tree_fast
@@ -151,23 +162,23 @@ class Jitted:
             key = (in_tree, tuple(leaf_aval(x) for x in leaves), ())
         except TypeError:      # not an array: the full path names the argument
             return None
-        return self._cache.lookup(key)
+        return self._signatures.lookup(key)
 
     def _entry(self, dyn_fun, leaves, names, in_tree, statics):
         """The entry for these arguments: cached, or compiled now (symbolically where the policy or
         dynamic_dims says so)."""
         key = (in_tree, tuple(leaf_aval(x) for x in leaves), statics)
-        entry = self._cache.lookup(key)
+        entry = self._signatures.lookup(key)
         if entry is not None:
             return entry
-        pattern, explicit = self._cache.symbolic_signature(key, names)
+        pattern, explicit = self._signatures.symbolic_signature(key, names)
         if pattern is not None:
             try:
                 return self._compile(pattern, dyn_fun, leaves, names, in_tree, key)
             except Exception as e:   # the policy only tries: what fails for any size compiles per size
                 if explicit:
                     raise
-                self._cache.stays_specialised(key)
+                self._signatures.stays_specialised(key)
                 log.info("tracejit: %s stays shape-specialised: %s", self.__name__, e)
         return self._compile(key, dyn_fun, leaves, names, in_tree)
 
@@ -183,11 +194,11 @@ class Jitted:
     def _compile(self, key, dyn_fun, leaves, names, in_tree, concrete=None):
         """Trace and compile the signature key (symbolic where concrete, the call's own, differs)."""
         with self._lock, _gc_paused():
-            entry = self._cache.get(key)
+            entry = self._signatures.get(key)
             if entry is not None:
                 return entry
             if config.log_compiles:
-                cached = [(k, e.names) for k, e in self._cache.entries.items()]
+                cached = [(k, e.names) for k, e in self._signatures.entries.items()]
                 why = explain_miss(self.__name__, concrete or key, names, cached)
                 if concrete is not None:
                     why += "; compiled for any size of " + ", ".join(
@@ -209,14 +220,14 @@ class Jitted:
                 times.update({"passes": t2 - t1, **exe.times, "total": t3 - t0})
                 entry = CacheEntry(closed, in_tree, out_tree, exe.run, times, names, exe)
                 entry.fast = fast_path(exe, entry, leaves, out_tree)
-            self._cache.add(key, entry)
+            self._signatures.add(key, entry)
             self.misses += 1
             return entry
 
     def cache_info(self):
         """A CacheInfo record (renders as a rich table): per signature its arguments, hits, compile time
         split into phases, code size and whether the code came from the disk cache."""
-        entries = list(self._cache.entries.items())
+        entries = list(self._signatures.entries.items())
         rows = [SignatureInfo(tuple(zip(e.names, (a.str_short() for a in key[1]))), key[2], e.hits, dict(e.times),
                               e.executable.code_size if e.executable else 0,
                               bool(e.executable and e.executable.from_disk)) for key, e in entries]

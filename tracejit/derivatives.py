@@ -11,7 +11,15 @@ import numpy as np
 
 from . import numpy as tnp
 from .batching import vmap
-from .core.api_util import as_arrays, flatten_args, leaf_aval, name_of, owned, positional_parameters, trace_pytree
+from .core.api_util import (
+                             as_arrays,
+                             flatten_args,
+                             leaf_aval,
+                             name_of,
+                             owned,
+                             positional_parameters,
+                             trace_pytree,
+)
 from .core.pytree import tree_flatten, tree_unflatten
 from .core.trace import Tracer, eval_ir
 from .traceback_util import api_boundary
@@ -274,9 +282,12 @@ def _dyn_fun(fun, args, kwargs, nums):
     return partial_fun
 
 
-def _check_float_args(fun, args, nums, what):
+def _wrt(fun, args, kwargs, argnums, what):
+    """(the arguments argnums names, fun as a function of those only), after checking that they are float."""
+    nums = _argnums(argnums, len(args), fun)
     leaves, names, _ = flatten_args(fun, args)
     _differentiable(leaves, names, args, nums, what)
+    return tuple(args[i] for i in nums), _dyn_fun(fun, args, kwargs, nums)
 
 
 def jacfwd(fun, argnums=0, has_aux=False):
@@ -287,11 +298,8 @@ def jacfwd(fun, argnums=0, has_aux=False):
     @api_boundary
     @functools.wraps(fun)
     def jacfwd_f(*args, **kwargs):
-        nums = _argnums(argnums, len(args), fun)
-        _check_float_args(fun, args, nums, "jacfwd")
-        dyn = tuple(args[i] for i in nums)
+        dyn, partial_fun = _wrt(fun, args, kwargs, argnums, "jacfwd")
         dyn_leaves, dyn_tree = tree_flatten(dyn)
-        partial_fun = _dyn_fun(fun, args, kwargs, nums)
         main_fun = (lambda *a: _split_aux(fun, partial_fun(*a))[0]) if has_aux else partial_fun
 
         def pushfwd(*tangent_leaves):
@@ -302,7 +310,8 @@ def jacfwd(fun, argnums=0, has_aux=False):
         jac = []
         for col in columns:  # col: (inputs, *out.shape) -> per input (*out.shape, *in.shape)
             out_ndim = leaf_aval(col).ndim - 1
-            pieces = [_move_front_axes_back(p, a.ndim, out_ndim) for p, a in zip(_unstack_rows(col, in_avals), in_avals)]
+            pieces = [_move_front_axes_back(p, a.ndim, out_ndim)
+                      for p, a in zip(_unstack_rows(col, in_avals), in_avals)]
             jac.append(_select_args(tree_unflatten(dyn_tree, pieces), argnums))
         jac = tree_unflatten(out_tree, jac)
         return (jac, _split_aux(fun, partial_fun(*dyn))[1]) if has_aux else jac
@@ -326,10 +335,8 @@ def jacrev(fun, argnums=0, has_aux=False):
     @api_boundary
     @functools.wraps(fun)
     def jacrev_f(*args, **kwargs):
-        nums = _argnums(argnums, len(args), fun)
-        _check_float_args(fun, args, nums, "jacrev")
-        dyn = tuple(args[i] for i in nums)
-        out, vjp_fun, *aux = vjp(_dyn_fun(fun, args, kwargs, nums), *dyn, has_aux=has_aux)
+        dyn, partial_fun = _wrt(fun, args, kwargs, argnums, "jacrev")
+        out, vjp_fun, *aux = vjp(partial_fun, *dyn, has_aux=has_aux)
         out_leaves, out_tree = tree_flatten(out)
         out_avals = [leaf_aval(x) for x in out_leaves]
         for a in out_avals:

@@ -36,9 +36,6 @@ class SignatureCache:
         self._history = {}        # per argument structure: the shapes it was called with (the policy)
         self._no_symbolic = set()  # structures whose symbolic compile failed: they stay specialised
 
-    def __bool__(self):
-        return bool(self.entries)
-
     def get(self, key):
         return self.entries.get(key)
 
