@@ -121,6 +121,17 @@ def test_a_callable_objects_attributes_do_not_shadow_the_jitted_methods():
     assert "mul" in jitted.lower(XS).as_text() and jitted.cache is True
 
 
+def test_custom_derivatives_of_any_callable():
+    f = tj.custom_jvp(functools.partial(scaled_sin, 2.0))
+    f.defjvp(lambda primals, tangents: (f(primals[0]), 3.0 * tangents[0]))   # a deliberately odd rule
+    g = tj.custom_vjp(Scaled(2.0))
+    g.defvjp(functools.partial(lambda k, x: (g(x), None), 1), lambda _, ct: (5.0 * ct,))
+    assert f.__name__ == "scaled_sin" and g.__name__ == "Scaled"
+    np.testing.assert_allclose((tj.jit(f)(0.5), tj.jit(g)(0.5)), 2 * np.sin(0.5))
+    assert (tj.grad(f)(0.5), tj.grad(g)(0.5)) == (3.0, 5.0)
+    np.testing.assert_array_equal(tj.vmap(tj.grad(f))(XS), 3.0)
+
+
 def test_jit_of_a_non_callable_is_an_error():
     with pytest.raises(TypeError, match="jit: expected a callable, got int"):
         tj.jit(3)
