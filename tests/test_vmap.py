@@ -4,13 +4,13 @@ import pytest
 
 import tracejit as tj
 import tracejit.numpy as tnp
-from tracejit import lax
+from tracejit import lax, vmap
 from tracejit.core.ir import check_ir
 from tracejit.core.trace import bind
 from tracejit.primitives import ALL
 from tracejit.primitives import indexing as ix
 from tracejit.primitives.shapes import dim_size_p
-from tracejit.transforms.vmap import vmap, vmap_ir
+from tracejit.transforms.vmap import vmap_ir
 
 B = 3
 rng = np.random.default_rng(0)
@@ -291,47 +291,40 @@ def test_jit_of_vmap_and_vmap_of_jit():
     assert sum(e.prim.name == "dot_general" for e in closed.eqns) == 1
 
 
-def _ad():
-    return pytest.importorskip("tracejit.transforms.ad")
-
-
 def loss(w, x, y):
     return (tnp.dot(x, w) - y) ** 2 + 0.1 * tnp.sum(tnp.tanh(w))
 
 
 def test_per_example_gradients():
-    ad = _ad()
     w, xs, ys = f64(4), f64(8, 4), f64(8)
-    got = vmap(ad.grad(loss), in_axes=(None, 0, 0))(w, xs, ys)
+    got = vmap(tj.grad(loss), in_axes=(None, 0, 0))(w, xs, ys)
     expected = np.stack([2 * (x @ w - y) * x + 0.1 * (1 - np.tanh(w) ** 2) for x, y in zip(xs, ys)])
     np.testing.assert_allclose(got, expected, rtol=1e-10)
-    np.testing.assert_allclose(tj.jit(vmap(ad.grad(loss), in_axes=(None, 0, 0)))(w, xs, ys), expected, rtol=1e-10)
-    check_ir(tj.make_ir(vmap(ad.grad(loss), in_axes=(None, 0, 0)))(w, xs, ys))
+    np.testing.assert_allclose(tj.jit(vmap(tj.grad(loss), in_axes=(None, 0, 0)))(w, xs, ys), expected, rtol=1e-10)
+    check_ir(tj.make_ir(vmap(tj.grad(loss), in_axes=(None, 0, 0)))(w, xs, ys))
 
 
 def test_grad_of_vmap_and_jvp_of_vmap():
-    ad = _ad()
     w, xs, ys = f64(4), f64(8, 4), f64(8)
 
     def total(w):
         return tnp.sum(vmap(loss, in_axes=(None, 0, 0))(w, xs, ys))
 
     expected = sum(2 * (x @ w - y) * x + 0.1 * (1 - np.tanh(w) ** 2) for x, y in zip(xs, ys))
-    np.testing.assert_allclose(ad.grad(total)(w), expected, rtol=1e-10)
+    np.testing.assert_allclose(tj.grad(total)(w), expected, rtol=1e-10)
     t = f64(4)
-    out, tangent = ad.jvp(vmap(lambda w, x: tnp.sin(x * w), in_axes=(None, 0)), (w, xs), (t, np.zeros_like(xs)))
+    out, tangent = tj.jvp(vmap(lambda w, x: tnp.sin(x * w), in_axes=(None, 0)), (w, xs), (t, np.zeros_like(xs)))
     np.testing.assert_allclose(out, np.sin(xs * w))
     np.testing.assert_allclose(tangent, np.cos(xs * w) * xs * t, rtol=1e-10)
 
 
 def test_vmap_of_jvp_and_vjp():
-    ad = _ad()
     x, ts = f64(3), f64(5, 3)
-    _, tangents = vmap(lambda t: ad.jvp(tnp.sin, (x,), (t,)), in_axes=0)(ts)
+    _, tangents = vmap(lambda t: tj.jvp(tnp.sin, (x,), (t,)), in_axes=0)(ts)
     np.testing.assert_allclose(tangents, np.cos(x) * ts)
 
     def pullback(ct):
-        _, f_vjp = ad.vjp(lambda v: tnp.tanh(v) * 2.0, x)
+        _, f_vjp = tj.vjp(lambda v: tnp.tanh(v) * 2.0, x)
         return f_vjp(ct)[0]
 
     np.testing.assert_allclose(vmap(pullback)(ts), ts * 2 * (1 - np.tanh(x) ** 2), rtol=1e-10)

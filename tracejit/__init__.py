@@ -1,16 +1,27 @@
-"""tracejit: a tracing JIT for numerical Python (see DESIGN.md)."""
-from . import lax, nn, numpy, test_util, tree_util
+"""tracejit: a tracing JIT for numerical Python, with JAX's API and NumPy's numerics.
+
+    import tracejit as tj, tracejit.numpy as tnp
+    tj.jit(f)          compile f per input signature        tj.make_ir(f)(*args)   its IR, as jax.make_jaxpr
+    tj.grad(f)         reverse-mode gradient                tj.vmap(f)             batching over an axis
+    tj.jvp, tj.vjp, tj.linearize, tj.jacfwd, tj.jacrev, tj.hessian, tj.value_and_grad, tj.eval_shape
+    tj.lax, tj.nn, tj.numpy, tj.tree, tj.tree_util, tj.custom_jvp, tj.custom_vjp, tj.config, tj.graph
+
+help(tj.jit) explains compilation and its cache; the README, the examples.
+"""
+from . import lax, nn, numpy, test_util, tree, tree_util
 from ._config import config
-from .api import jit, make_ir
+from .api import eval_shape, jit, make_ir
+from .batching import vmap
 from .core.api_util import ShapeDtypeStruct
 from .core.errors import ConcretizationError, EscapedTracerError, ShapeError
 from .core.ir import check_ir
 from .core.trace import eval_ir
 from .custom_derivatives import custom_jvp, custom_vjp
+from .derivatives import grad, hessian, jacfwd, jacrev, jvp, linearize, value_and_grad, vjp
+from .devices import (block_until_ready, default_backend, device_count, device_put, devices, local_device_count,
+                      local_devices)
 from .graph import graph
 from .nn import stop_gradient
-from .transforms.ad import grad, hessian, jacfwd, jacrev, jvp, linearize, value_and_grad, vjp
-from .transforms.vmap import vmap
 
 make_jaxpr = make_ir
 

@@ -1,26 +1,33 @@
-"""The public transformations, wired from the pieces: trace to IR, transform, evaluate or compile."""
+"""jit, make_ir and eval_shape, wired from the pieces: argument handling, tracing, the signature cache
+(dispatch.py), the passes and the backend."""
 import contextlib
 import functools
 import gc
 import inspect
-import itertools
 import logging
 import threading
 import time
-
-import numpy as np
 
 from . import passes
 from ._config import config
 from .backend import Lowered, compile_ir
 from .backend.executable import MISS
 from .cache_info import CacheInfo, SignatureInfo, explain_miss
-from .core.api_util import flatten_args, leaf_aval, trace_pytree
-from .core.avals import Dim, normalize_axis
-from .core.errors import ShapeError
-from .core.pytree import LEAF, flatten_as, tree_flatten, tree_unflatten
+from .core.api_util import (
+                             POSITIONAL,
+                             ShapeDtypeStruct,
+                             as_arrays,
+                             flatten_args,
+                             leaf_aval,
+                             name_of,
+                             owned,
+                             trace_pytree,
+)
+from .core.pytree import flatten_as, tree_flatten, tree_unflatten
 from .core.timing import recording
 from .core.trace import Tracer, _stack, eval_ir
+from .dispatch import CacheEntry, SignatureCache, fast_path, flat_args_tree
+from .traceback_util import api_boundary, mark_boundary, present
 
 
 def _split_static(fun, args, kwargs, static_argnums, static_argnames):
@@ -32,7 +39,7 @@ def _split_static(fun, args, kwargs, static_argnums, static_argnames):
         try:
             hash(value)
         except TypeError:
-            raise TypeError(f"static argument {where!r} of {getattr(fun, '__name__', 'function')} has "
+            raise TypeError(f"static argument {where!r} of {name_of(fun)} has "
                             f"unhashable type {type(value).__name__}; static arguments key the compile cache "
                             "and must be hashable (use a tuple instead of a list)") from None
     dyn_args = [a for i, a in enumerate(args) if i not in nums]
@@ -48,49 +55,14 @@ def _split_static(fun, args, kwargs, static_argnums, static_argnames):
     try:  # the signature without the static parameters, so that argument names in errors stay right
         sig = inspect.signature(fun)
         params = list(sig.parameters.values())
-        dynamic_fun.__signature__ = sig.replace(parameters=[
-            p for i, p in enumerate(params) if not (i in nums and p.kind in _POSITIONAL) and p.name not in static_argnames])
+        dynamic_fun.__signature__ = sig.replace(parameters=[p for i, p in enumerate(params) if not (
+            (i in nums and p.kind in POSITIONAL) or p.name in static_argnames)])
     except (TypeError, ValueError):
         pass
     return dynamic_fun, dyn_args, dyn_kwargs, statics
 
 
-_POSITIONAL = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
-
-
 log = logging.getLogger("tracejit")
-
-
-class CacheEntry:
-    __slots__ = ("closed", "executable", "fast", "hits", "in_tree", "names", "out_tree", "run", "times")
-
-    def __init__(self, closed, in_tree, out_tree, run, times, names, executable=None):
-        self.closed, self.in_tree, self.out_tree, self.run, self.hits = closed, in_tree, out_tree, run, 0
-        self.times, self.names, self.executable, self.fast = times, names, executable, None
-
-
-def _flat_args_tree(n):
-    """The input tree of n positional array arguments and no keywords."""
-    return tree_flatten(((0,) * n, {}))[1]
-
-
-def _scalars_as_arrays(fast, leaves, dtypes):
-    """The fast path on flat leaves where the signature was compiled for Python or NumPy scalars at some
-    positions: a scalar of the same type there becomes a 0-d array of the compiled dtype (another type
-    is another signature: MISS; the generated code checks the arrays)."""
-    scalars = [(i, type(x), d) for i, (x, d) in enumerate(zip(leaves, dtypes)) if type(x) is not np.ndarray]
-    if not scalars:
-        return fast
-    asarray = np.asarray
-
-    def call(args):
-        args = list(args)
-        for i, kind, dtype in scalars:
-            if i >= len(args) or type(args[i]) is not kind:
-                return MISS
-            args[i] = asarray(args[i], dtype)
-        return fast(args)
-    return call
 
 
 @contextlib.contextmanager
@@ -107,23 +79,24 @@ def _gc_paused():
 
 
 class Jitted:
-    """A function traced once per input signature, optimised, compiled and cached."""
+    """A function traced once per input signature, optimised, compiled and cached (see `jit`)."""
 
     def __init__(self, fun, static_argnums=(), static_argnames=(), backend="llvm", cache=True, dynamic_dims=None):
-        functools.update_wrapper(self, fun)
+        functools.update_wrapper(self, fun, updated=())  # a callable object's attributes stay its own
+        self.__name__ = name_of(fun)
         self.fun, self.cache = fun, cache
-        self.dynamic_dims = {k: dict(v) for k, v in (dynamic_dims or {}).items()}
-        self._symbolic = []      # keys of the entries compiled with symbolic dimensions
-        self._history = {}       # per argument structure: the shapes it was called with (the policy)
-        self._no_symbolic = set()  # structures whose symbolic compile failed: they stay specialised
         self.static_argnums = (static_argnums,) if isinstance(static_argnums, int) else tuple(static_argnums)
         self.static_argnames = (static_argnames,) if isinstance(static_argnames, str) else tuple(static_argnames)
         if backend not in ("llvm", "reference"):
             raise ValueError(f"jit: backend must be 'llvm' or 'reference', got {backend!r}")
         self.backend = backend
-        self._cache, self._lock, self.misses = {}, threading.RLock(), 0
+        self._signatures, self._lock, self.misses = SignatureCache(dynamic_dims), threading.RLock(), 0
         self._fast = None   # the dispatch fast path of the signature called last (plain array arguments)
         self._tree_fast = None  # (tree, fast path on its leaves) of the last call with other arguments
+
+    @property
+    def dynamic_dims(self):
+        return self._signatures.dynamic_dims
 
     def _prepare(self, args, kwargs):
         dyn_fun, dyn_args, dyn_kwargs, statics = _split_static(self.fun, args, kwargs, self.static_argnums,
@@ -131,7 +104,9 @@ class Jitted:
         leaves, names, in_tree = flatten_args(dyn_fun, dyn_args, dyn_kwargs)
         return dyn_fun, leaves, names, in_tree, statics
 
+    @api_boundary
     def trace(self, *args, **kwargs):
+        """(ClosedIR, output tree) of the function traced on these arguments (arrays or ShapeDtypeStructs)."""
         dyn_fun, leaves, names, in_tree, _ = self._prepare(args, kwargs)
         return trace_pytree(dyn_fun, leaves, names, in_tree, fun_name=self.__name__)
 
@@ -140,37 +115,44 @@ class Jitted:
         the class a pytree, for the instance to be accepted)."""
         return self if obj is None else functools.partial(self, obj)
 
+    @mark_boundary
     def __call__(self, *args, **kwargs):
-        fast = self._fast
-        if fast is not None and not kwargs:
-            out = fast(args)
-            if out is not MISS:
-                return out
-        entry = None
-        if self._cache and not _stack.builders and not (self.static_argnums or self.static_argnames):
-            # A hit needs neither the argument names nor the function's signature (inspecting it took
-            # ~50 us a call), and on the tree of the last such call not even the signature's lookup.
-            tree_fast = self._tree_fast
-            if tree_fast is not None:
-                leaves = flatten_as(tree_fast[0], (args, kwargs))
-                if leaves is not None:
-                    out = tree_fast[1](leaves)
-                    if out is not MISS:
-                        return out
-            leaves, in_tree = tree_flatten((args, kwargs))
-            entry = self._hit(leaves, in_tree)
-        if entry is None:
-            dyn_fun, leaves, names, in_tree, statics = self._prepare(args, kwargs)
-            if _stack.builders or any(isinstance(x, Tracer) for x in leaves):
-                closed, out_tree = trace_pytree(dyn_fun, leaves, names, in_tree, fun_name=self.__name__)
-                return tree_unflatten(out_tree, eval_ir(closed, *leaves))
-            entry = self._entry(dyn_fun, leaves, names, in_tree, statics)
-        if entry.fast is not None and not (self.static_argnums or self.static_argnames):
-            if entry.in_tree == _flat_args_tree(len(leaves)):
-                self._fast = entry.fast
-            else:
-                self._tree_fast = entry.in_tree, entry.fast
-        return tree_unflatten(entry.out_tree, entry.run(leaves))
+        """fun(*args, **kwargs) by the compiled code of their signature, compiled first on a miss; inside
+        another trace, fun's IR inlined there."""
+        try:   # (costs nothing until an exception: the call path stays as fast as without it)
+            fast = self._fast
+            if fast is not None and not kwargs:
+                out = fast(args)
+                if out is not MISS:
+                    return out
+            entry = None
+            if self._signatures.entries and not _stack.builders and not (self.static_argnums or self.static_argnames):
+                # A hit needs neither the argument names nor the function's signature (inspecting it took
+                # ~50 us a call), and on the tree of the last such call not even the signature's lookup.
+                tree_fast = self._tree_fast
+                if tree_fast is not None:
+                    leaves = flatten_as(tree_fast[0], (args, kwargs))
+                    if leaves is not None:
+                        out = tree_fast[1](leaves)
+                        if out is not MISS:
+                            return out
+                leaves, in_tree = tree_flatten((args, kwargs))
+                entry = self._hit(leaves, in_tree)
+            if entry is None:
+                dyn_fun, leaves, names, in_tree, statics = self._prepare(args, kwargs)
+                if _stack.builders or any(isinstance(x, Tracer) for x in leaves):
+                    closed, out_tree = trace_pytree(dyn_fun, leaves, names, in_tree, fun_name=self.__name__)
+                    return tree_unflatten(out_tree, eval_ir(closed, *leaves))
+                entry = self._entry(dyn_fun, leaves, names, in_tree, statics)
+            if entry.fast is not None and not (self.static_argnums or self.static_argnames):
+                if entry.in_tree == flat_args_tree(len(leaves)):
+                    self._fast = entry.fast
+                else:
+                    self._tree_fast = entry.in_tree, entry.fast
+            return tree_unflatten(entry.out_tree, entry.run(leaves))
+        except Exception as e:
+            present(e)
+            raise
 
     def _hit(self, leaves, in_tree):
         """The cached entry of a call without static arguments, or None."""
@@ -180,68 +162,27 @@ class Jitted:
             key = (in_tree, tuple(leaf_aval(x) for x in leaves), ())
         except TypeError:      # not an array: the full path names the argument
             return None
-        return self._lookup(key)
-
-    def _lookup(self, key):
-        """The cached entry for key (its own, or a symbolic one it fits), counted as a hit; or None."""
-        entry = self._cache.get(key)
-        if entry is None:
-            entry = next((self._cache[k] for k in self._symbolic if _fits(k, key)), None)
-        if entry is not None:
-            entry.hits += 1
-        return entry
+        return self._signatures.lookup(key)
 
     def _entry(self, dyn_fun, leaves, names, in_tree, statics):
+        """The entry for these arguments: cached, or compiled now (symbolically where the policy or
+        dynamic_dims says so)."""
         key = (in_tree, tuple(leaf_aval(x) for x in leaves), statics)
-        entry = self._lookup(key)
+        entry = self._signatures.lookup(key)
         if entry is not None:
             return entry
-        explicit = self._explicit_pattern(key, names)
-        pattern = explicit or self._policy_pattern(key, names)
+        pattern, explicit = self._signatures.symbolic_signature(key, names)
         if pattern is not None:
             try:
-                entry = self._compile(pattern, dyn_fun, leaves, names, in_tree, key)
-                self._symbolic.append(pattern)
-                return entry
+                return self._compile(pattern, dyn_fun, leaves, names, in_tree, key)
             except Exception as e:   # the policy only tries: what fails for any size compiles per size
                 if explicit:
                     raise
-                self._no_symbolic.add(_structure(key))
+                self._signatures.stays_specialised(key)
                 log.info("tracejit: %s stays shape-specialised: %s", self.__name__, e)
         return self._compile(key, dyn_fun, leaves, names, in_tree)
 
-    def _explicit_pattern(self, key, names):
-        """The signature with the dimensions named in dynamic_dims made symbolic, or None."""
-        marks = {}
-        for i, name in enumerate(names):
-            for spec_key, axes in self.dynamic_dims.items():
-                if name == spec_key or name.startswith((spec_key + "[", spec_key + ".")):
-                    for axis, dim in axes.items():
-                        marks[(i, normalize_axis(axis, key[1][i].ndim, f"dynamic_dims axis of {name}"))] = dim
-        return _pattern(key, names, marks) if marks else None
-
-    def _policy_pattern(self, key, names):
-        """The policy: an axis seen with config.symbolic_dims_after distinct sizes, the other axes of the
-        signature equal, turns symbolic (axes whose sizes were always equal share one dimension)."""
-        after, structure = config.symbolic_dims_after, _structure(key)
-        if not after or structure in self._no_symbolic:
-            return None
-        shapes = tuple(a.shape for a in key[1])
-        history = self._history.setdefault(structure, [])
-        if shapes not in history:
-            history.append(shapes)
-            del history[:-16]
-        axes = [(i, a) for i, shape in enumerate(shapes) for a in range(len(shape))]
-        varying = [p for p in axes if len({s[p[0]][p[1]] for s in history}) >= after]
-        same = [s for s in history if all(s[i][a] == shapes[i][a] for i, a in axes if (i, a) not in varying)]
-        varying = [p for p in varying if len({s[p[0]][p[1]] for s in same}) >= after]
-        classes = {}
-        for i, a in varying:
-            classes.setdefault(tuple(s[i][a] for s in same), []).append((i, a))
-        free = (f"n{k}" if k else "n" for k in itertools.count())
-        return _pattern(key, names, {p: name for members, name in zip(classes.values(), free) for p in members}) \
-            if classes else None
-
+    @api_boundary
     def lower(self, *args, **kwargs):
         """The compiled signature of these arguments: .as_text() (optimised IR), .as_llvm(), .compile()."""
         dyn_fun, leaves, names, in_tree, statics = self._prepare(args, kwargs)
@@ -253,11 +194,12 @@ class Jitted:
     def _compile(self, key, dyn_fun, leaves, names, in_tree, concrete=None):
         """Trace and compile the signature key (symbolic where concrete, the call's own, differs)."""
         with self._lock, _gc_paused():
-            entry = self._cache.get(key)
+            entry = self._signatures.get(key)
             if entry is not None:
                 return entry
             if config.log_compiles:
-                why = explain_miss(self.__name__, concrete or key, names, [(k, e.names) for k, e in self._cache.items()])
+                cached = [(k, e.names) for k, e in self._signatures.entries.items()]
+                why = explain_miss(self.__name__, concrete or key, names, cached)
                 if concrete is not None:
                     why += "; compiled for any size of " + ", ".join(
                         f"{n}: {a.str_short()}" for n, a, c in zip(names, key[1], concrete[1]) if a != c)
@@ -277,75 +219,64 @@ class Jitted:
                 t3 = time.perf_counter()
                 times.update({"passes": t2 - t1, **exe.times, "total": t3 - t0})
                 entry = CacheEntry(closed, in_tree, out_tree, exe.run, times, names, exe)
-                fast = exe.fast_call(len(leaves), entry, out_tree == LEAF)
-                if fast is not None:
-                    fast = _scalars_as_arrays(fast, leaves, exe.in_dtypes)
-                    if out_tree != LEAF:
-                        fast = lambda args, fast=fast, tree=out_tree: (
-                            outs if (outs := fast(args)) is MISS else tree_unflatten(tree, outs))
-                entry.fast = fast
-            self._cache[key] = entry
+                entry.fast = fast_path(exe, entry, leaves, out_tree)
+            self._signatures.add(key, entry)
             self.misses += 1
             return entry
 
     def cache_info(self):
         """A CacheInfo record (renders as a rich table): per signature its arguments, hits, compile time
         split into phases, code size and whether the code came from the disk cache."""
-        entries = list(self._cache.items())
+        entries = list(self._signatures.entries.items())
         rows = [SignatureInfo(tuple(zip(e.names, (a.str_short() for a in key[1]))), key[2], e.hits, dict(e.times),
                               e.executable.code_size if e.executable else 0,
                               bool(e.executable and e.executable.from_disk)) for key, e in entries]
         return CacheInfo(self.__name__, len(entries), sum(e.hits for _, e in entries), self.misses, rows)
 
 
-def _structure(key):
-    """What the policy compares signatures within: the tree, static args, ranks and dtypes."""
-    in_tree, avals, statics = key
-    return in_tree, statics, tuple((a.ndim, a.dtype, a.weak_type) for a in avals)
-
-
-def _pattern(key, names, marks):
-    """key with the axes in marks ({(leaf, axis): dimension name}) symbolic."""
-    in_tree, avals, statics = key
-    sizes, dims = {}, {}
-    for (i, a), name in marks.items():
-        n = avals[i].shape[a]
-        if sizes.setdefault(name, n) != n:
-            raise ShapeError(f"dynamic_dims: dimension {name} is {sizes[name]} in one argument and {n} in "
-                             f"{names[i]} (axis {a})")
-        dims.setdefault(name, Dim(name, f"argument {names[i]}"))
-    return in_tree, tuple(a.update(shape=tuple(dims[marks[(i, k)]] if (i, k) in marks else d
-                                               for k, d in enumerate(a.shape)))
-                          for i, a in enumerate(avals)), statics
-
-
-def _fits(pattern, key):
-    """Whether a concrete signature is an instance of a symbolic one."""
-    if pattern[0] != key[0] or pattern[2] != key[2] or len(pattern[1]) != len(key[1]):
-        return False
-    sizes = {}
-    for p, a in zip(pattern[1], key[1]):
-        if p.dtype != a.dtype or p.weak_type != a.weak_type or p.ndim != a.ndim:
-            return False
-        for d, n in zip(p.shape, a.shape):
-            if (sizes.setdefault(d, n) if isinstance(d, Dim) else d) != n:
-                return False
-    return True
-
-
 def _reference_executable(closed):
-    """Run the IR with the NumPy interpreter; results are fresh arrays owned by the caller."""
-    def run(leaves):
-        arrays = [np.asarray(x, dtype=leaf_aval(x).dtype) for x in leaves]
-        outs = eval_ir(closed, *arrays)
-        owned = {id(a) for a in arrays} | {id(c) for c in closed.consts}
-        return [np.array(o) if id(o) in owned else np.asarray(o) for o in outs]
-    return run
+    """Run the IR with the NumPy interpreter."""
+    return lambda leaves: owned(eval_ir(closed, *as_arrays(leaves)))
 
 
 def jit(fun=None, *, static_argnums=(), static_argnames=(), backend="llvm", cache=True, dynamic_dims=None):
-    """Compile fun per input signature. backend="reference" runs the IR with the NumPy interpreter;
-    cache=False keeps its code out of the persistent disk cache (see tracejit.config).
+    """Compile fun per input signature (as jax.jit): `jit(f)(*args)` traces f with abstract arguments
+    (shape and dtype, no data), optimises the IR, compiles it to native code and caches the code per
+    signature (the pytree structure, shapes and dtypes of the arguments, and the static arguments); a
+    later call with the same signature runs the cached code. Results are numpy arrays (pytrees of them),
+    fresh for the caller. Usable as a decorator, with or without keywords.
+
+        import numpy as np, tracejit as tj, tracejit.numpy as tnp
+
+        @tj.jit
+        def norm(x):
+            return tnp.sqrt(tnp.sum(x * x))
+
+        norm(np.array([3.0, 4.0]))                        # array(5.): compiled for f64[2], then cached
+        print(norm.lower(np.array([3.0, 4.0])).as_text())  # the optimised IR of that signature
+        norm.cache_info()                                 # 1 signature, 1 hit, compile time per phase
+        scale = tj.jit(lambda x, n: x * n, static_argnums=1)   # n is a Python value; each n compiles
+
+    static_argnums, static_argnames: positions (int or tuple, negative from the end) and names of
+        arguments that are Python values rather than arrays: sizes, flags, callables. Their values are
+        part of the signature (another value compiles again), so they must be hashable; inside the trace
+        they are ordinary Python values (`if flag:` and `range(n)` work on them).
+    dynamic_dims: {argument name or pytree path: {axis: dimension name}} compiles those axes for any size
+        (see "Symbolic dimensions" below).
+    cache: False keeps this function's code out of the persistent disk cache (tracejit.config.disk_cache
+        turns it off for all).
+    backend: "llvm" (native code, the default) or "reference" (run the IR with the NumPy interpreter,
+        the oracle that tests compare the compiled code with).
+
+    The returned Jitted object is called like fun and also offers:
+        lower(*args)   the signature of these arguments, compiled: .as_text() optimised IR, .as_llvm()
+                       LLVM IR, .compile() -> callable with .as_asm() machine code
+        trace(*args)   (ClosedIR, output tree) of the trace, before optimisation (make_ir prints it)
+        cache_info()   per signature: arguments, hits, compile seconds per phase, code size, from disk
+        misses         how many signatures were compiled
+    It works on every callable (functions, lambdas, functools.partial, bound methods, callable objects,
+    tracejit.numpy functions) and composes with grad, vmap and the rest in any order; called inside
+    another trace, it inlines its IR there. There is no argument donation: results never alias inputs.
 
     Symbolic dimensions (no recompile per size): a symbolic dimension is compiled for any size, read from
     the arguments at run time; the IR prints it by name (`f32[n,64]`).
@@ -364,14 +295,27 @@ def jit(fun=None, *, static_argnums=(), static_argnames=(), backend="llvm", cach
     if fun is None:
         return functools.partial(jit, static_argnums=static_argnums, static_argnames=static_argnames,
                                  backend=backend, cache=cache, dynamic_dims=dynamic_dims)
+    if not callable(fun):
+        raise TypeError(f"jit: expected a callable, got {type(fun).__name__}")
     return Jitted(fun, static_argnums, static_argnames, backend, cache, dynamic_dims)
 
 
 def make_ir(fun, *, static_argnums=(), static_argnames=(), optimize=False):
-    """The IR of fun for the given example arguments (arrays or ShapeDtypeStructs), as jax.make_jaxpr."""
+    """The IR of fun for the given example arguments (arrays or ShapeDtypeStructs), as jax.make_jaxpr:
+    `print(make_ir(f)(x))`. optimize=True gives the IR after the passes (DCE, CSE, folding, simplification),
+    as jit compiles it."""
+    @api_boundary
     def make(*args, **kwargs):
         closed, _ = Jitted(fun, static_argnums, static_argnames).trace(*args, **kwargs)
         if optimize:
             closed = passes.optimize(closed)
         return closed
     return make
+
+
+@api_boundary
+def eval_shape(fun, *args, **kwargs):
+    """The shapes and dtypes of fun(*args, **kwargs) as a pytree of ShapeDtypeStructs, found by tracing
+    without computing anything (as jax.eval_shape); the arguments may be arrays or ShapeDtypeStructs."""
+    closed, out_tree = Jitted(fun).trace(*args, **kwargs)
+    return tree_unflatten(out_tree, [ShapeDtypeStruct(a.shape, a.dtype, a.weak_type) for a in closed.out_avals])

@@ -40,9 +40,11 @@ class CacheInfo:
         return getattr(self, name)
 
     def __rich__(self):
+        # rich is imported here, when a table is first rendered, so that `import tracejit` does not load it
         from rich.markup import escape
         from rich.table import Table
-        table = Table(title=f"{self.function}: {self.entries} signatures, {self.hits} hits, {self.misses} misses")
+        table = Table(title=f"{self.function}: {_count(self.entries, 'signature')}, {_count(self.hits, 'hit')}, "
+                            f"{_count(self.misses, 'miss')}")
         for name in ("arguments", "static", "hits", *(f"{p} ms" for p in PHASES), "code KiB", "from disk"):
             table.add_column(name, justify="left" if name in ("arguments", "static") else "right")
         for s in self.signatures:
@@ -53,10 +55,14 @@ class CacheInfo:
         return table
 
     def __str__(self):
-        from rich.console import Console
+        from rich.console import Console  # (imported late, as in __rich__)
         console = Console(file=io.StringIO(), width=160, color_system=None)
         console.print(self)
         return console.file.getvalue()
+
+
+def _count(n, noun):
+    return f"{n} {noun}" + ("" if n == 1 else "es" if noun.endswith("s") else "s")
 
 
 def _statics_text(statics):

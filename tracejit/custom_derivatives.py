@@ -10,12 +10,14 @@ transform (set with `prim.set(batch=...)`, as for every other primitive).
 import functools
 import inspect
 
-from .core.api_util import leaf_aval
+from .batching import vmap
+from .core.api_util import leaf_aval, name_of
 from .core.ir import IR, ClosedIR
 from .core.pytree import tree_flatten, tree_unflatten, treedef_flatten_up_to
 from .core.trace import Primitive, bind, canonicalize_input, eval_ir, standing_in, trace_flat
 from .numpy._base import astype
 from .primitives.base import Zero, aval, instantiate, move_batch_axis, zeros
+from .transforms.vmap import vmap_ir
 
 
 def _closure_convert(closed):
@@ -94,7 +96,8 @@ class _CustomFunction:
     kind = "custom"
 
     def __init__(self, fun, nondiff_argnums=()):
-        functools.update_wrapper(self, fun)
+        functools.update_wrapper(self, fun, updated=())  # a callable object's attributes stay its own
+        self.__name__ = name_of(fun)
         self.fun, self.nondiff_argnums = fun, tuple(nondiff_argnums)
 
     def _split(self, args):
@@ -157,7 +160,7 @@ class custom_jvp(_CustomFunction):
             outs = self._check_out("primal output of the jvp rule", result[0], box)
             out_tangents = self._check_out("tangent output of the jvp rule", result[1], box)
             return outs, [_like(t, o) for t, o in zip(out_tangents, outs)]
-        rule.__name__ = getattr(self.jvp, "__name__", "jvp")
+        rule.__name__ = name_of(self.jvp)
         return rule
 
 
@@ -197,7 +200,7 @@ class custom_vjp(_CustomFunction):
                                 f"got {type(result).__name__}")
             residuals, box["res_tree"] = tree_flatten(result[1])
             return self._check_out("output of the fwd rule", result[0], box), residuals
-        fwd.__name__ = getattr(self.fwd, "__name__", "fwd")
+        fwd.__name__ = name_of(self.fwd)
         return fwd
 
     def _bwd_rule(self, nondiff, in_tree, box, closed_over):    # (bwd may not close over tracers, as in JAX)
@@ -213,7 +216,7 @@ class custom_vjp(_CustomFunction):
             for ct, tree in zip(result, arg_trees):
                 leaves += [None] * tree.num_leaves if ct is None else treedef_flatten_up_to(tree, ct)
             return [_like(ct, a) for ct, a in zip(leaves, box["in_avals"])]
-        bwd.__name__ = getattr(self.bwd, "__name__", "bwd")
+        bwd.__name__ = name_of(self.bwd)
         return bwd
 
 # --------------------------------------------------------------------------------------------- batching
@@ -222,7 +225,6 @@ class custom_vjp(_CustomFunction):
 
 def _batched_rule(rule):
     """The user's rule (a function of lists of arrays) mapped over axis 0 of all its arguments."""
-    from .transforms.vmap import vmap
     return functools.wraps(rule)(lambda *lists: vmap(lambda *xs: rule(*xs))(*lists))
 
 
@@ -233,7 +235,6 @@ def _operands_at_axis_0(args, dims):
 
 def _call_batch(prim, rule_names):
     def batch(args, dims, call, num_consts, **rules):
-        from .transforms.vmap import vmap_ir
         args, size = _operands_at_axis_0(args, dims)
         batched_call, _ = vmap_ir(call, [0] * len(args), size, out_dims=[0] * len(call.out_avals))
         rules = {k: _batched_rule(v) if k in rule_names else v for k, v in rules.items()}

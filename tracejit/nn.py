@@ -8,6 +8,7 @@ from .primitives import elementwise as ew
 
 @custom_jvp
 def relu(x):
+    """max(x, 0), with derivative 0 at 0 as in JAX."""
     return tnp.maximum(x, 0)
 
 
@@ -19,6 +20,7 @@ def _relu_jvp(primals, tangents):
 
 
 def sigmoid(x):
+    """1 / (1 + exp(-x)), the logistic function."""
     (x,) = tnp.ufuncs.promote(x, to_float=True)
     return bind(ew.logistic_p, x)
 
@@ -46,17 +48,20 @@ def logsumexp(x, axis=None, keepdims=False):
 
 
 def log_softmax(x, axis=-1):
+    """x - logsumexp(x) along axis, computed stably."""
     x = tnp.asarray(x)
     shifted = x - _kept(stop_gradient(tnp.max(x, axis=axis)), x, axis)
     return shifted - _kept(tnp.log(tnp.sum(tnp.exp(shifted), axis=axis)), x, axis)
 
 
 def softmax(x, axis=-1):
+    """exp(x) / sum(exp(x)) along axis, computed stably (the max is subtracted first)."""
     x = tnp.asarray(x)
     unnormalized = tnp.exp(x - _kept(stop_gradient(tnp.max(x, axis=axis)), x, axis))
     return unnormalized / _kept(tnp.sum(unnormalized, axis=axis), x, axis)
 
 
 def stop_gradient(x):
+    """x, as a constant for differentiation: its derivative is zero (jax.lax.stop_gradient)."""
     x = tnp.asarray(x)
     return bind(ew.stop_gradient_p, x) if not is_python_scalar(x) else x

@@ -3,7 +3,7 @@ reverse mode against forward mode through the inner-product identity <u, J v> = 
 import numpy as np
 
 from .core.pytree import tree_flatten, tree_unflatten
-from .transforms.ad import jvp, vjp
+from .derivatives import jvp, vjp
 
 _EPS = {np.dtype("float32"): 1e-3, np.dtype("float64"): 1e-4}
 _TOL = {np.dtype("float32"): 2e-2, np.dtype("float64"): 1e-5}

@@ -1,4 +1,6 @@
-"""Tracing a Python function on pytrees: flatten the arguments, name them, trace, remember the output tree."""
+"""Tracing a Python function on pytrees: flatten the arguments, name them, trace, remember the output tree;
+and the two ends every transformation shares: inputs as arrays of their traced dtype, outputs the caller owns."""
+import functools
 import inspect
 
 import numpy as np
@@ -8,15 +10,39 @@ from .pytree import tree_flatten, tree_flatten_with_path, tree_unflatten
 from .trace import Tracer, canonicalize_input, trace_flat
 
 
-def argument_names(fun, args, kwargs=None):
-    """Pytree paths of the leaves of (args, kwargs), spelled with the function's parameter names."""
+def name_of(fun):
+    """A name for any callable, for messages and IR: functions and builtins have one, a functools.partial
+    is named after the function it wraps, another callable object after its class."""
+    name = getattr(fun, "__name__", None)
+    if isinstance(name, str):
+        return name
+    if isinstance(fun, functools.partial):
+        return name_of(fun.func)
+    return type(fun).__name__
+
+
+POSITIONAL = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+
+
+def positional_parameters(fun):
+    """(the parameters of fun that take positional arguments, the name of its *args or None); ([], None)
+    where Python cannot tell (some builtins)."""
     try:
-        params = list(inspect.signature(fun).parameters)
+        params = inspect.signature(fun).parameters.values()
     except (TypeError, ValueError):
-        params = []
+        return [], None
+    var = next((p.name for p in params if p.kind is inspect.Parameter.VAR_POSITIONAL), None)
+    return [p for p in params if p.kind in POSITIONAL], var
+
+
+def argument_names(fun, args, kwargs=None):
+    """Pytree paths of the leaves of (args, kwargs), spelled with the function's parameter names (`x`,
+    `params['w']`, `rest[0]` for the first argument that *rest takes)."""
+    params, var = positional_parameters(fun)
     names = []
     for i, arg in enumerate(args):
-        base = params[i] if i < len(params) and not params[i].startswith("*") else f"args[{i}]"
+        base = (params[i].name if i < len(params) else
+                f"{var}[{i - len(params)}]" if var else f"args[{i}]")
         names += [path for path, _ in tree_flatten_with_path(arg, base)[0]]
     for key, value in sorted((kwargs or {}).items()):
         names += [path for path, _ in tree_flatten_with_path(value, key)[0]]
@@ -34,6 +60,19 @@ def leaf_aval(x):
     return x.aval if isinstance(x, Tracer) else aval_of(x)
 
 
+def as_arrays(leaves):
+    """Concrete leaves as arrays of their traced dtype (Python scalars included); tracers of an enclosing
+    trace stay as they are."""
+    return [x if isinstance(x, Tracer) else np.asarray(x, dtype=leaf_aval(x).dtype) for x in leaves]
+
+
+def owned(values):
+    """Results handed to the caller: fresh numpy arrays it owns, never an input, a constant or literal of
+    the IR, or a residual kept for later (NumPy evaluation may return any of those as they are); tracers
+    of an enclosing trace stay tracers."""
+    return [x if isinstance(x, Tracer) else np.array(x) for x in values]
+
+
 def trace_pytree(fun, leaves, names, in_tree, avals=None, fun_name=None):
     """Trace fun(*args, **kwargs) with abstract leaves; returns (ClosedIR, output tree)."""
     out_tree_box = []
@@ -44,12 +83,12 @@ def trace_pytree(fun, leaves, names, in_tree, avals=None, fun_name=None):
         out_tree_box.append(out_tree)
         for i, leaf in enumerate(out_leaves):
             if not isinstance(leaf, (Tracer, np.ndarray, np.generic, bool, int, float)):
-                raise TypeError(f"{fun_name or getattr(fun, '__name__', 'function')} returned a "
+                raise TypeError(f"{fun_name or name_of(fun)} returned a "
                                 f"{type(leaf).__name__} at output leaf {i}; outputs must be arrays or scalars")
         return out_leaves
 
     avals = avals if avals is not None else [leaf_aval(x) for x in leaves]
-    closed = trace_flat(flat, avals, names, fun_name or getattr(fun, "__name__", "function"))
+    closed = trace_flat(flat, avals, names, fun_name or name_of(fun))
     return closed, out_tree_box[0]
 
 

@@ -5,12 +5,16 @@ import sys
 _PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
+def is_internal(frame):
+    """Whether the frame runs tracejit's own code."""
+    return os.path.abspath(frame.f_code.co_filename).startswith(_PACKAGE_DIR + os.sep)
+
+
 def user_frame():
     """The innermost stack frame outside tracejit: the line a user wants in an error."""
     frame = sys._getframe(1)
     while frame is not None:
-        filename = os.path.abspath(frame.f_code.co_filename)
-        if not filename.startswith(_PACKAGE_DIR + os.sep) and "importlib" not in filename:
+        if not is_internal(frame) and "importlib" not in frame.f_code.co_filename:
             return frame
         frame = frame.f_back
     return None

@@ -58,6 +58,8 @@ LEAF = PyTreeDef(None, None, ())
 
 
 def tree_flatten(tree, is_leaf=None):
+    """(leaves, treedef): the leaves in order (dict keys sorted) and the structure without them; is_leaf(x)
+    True stops the descent at x."""
     leaves = []
     return leaves, _flatten(tree, is_leaf, leaves)
 
@@ -98,6 +100,7 @@ def _match(td, x, leaves):
 
 
 def tree_unflatten(treedef, leaves):
+    """The pytree of structure treedef with these leaves (the inverse of tree_flatten)."""
     return _build(treedef, iter(leaves))
 
 
@@ -115,17 +118,53 @@ def _node_of_type(nodetype):
 
 
 def tree_leaves(tree, is_leaf=None):
+    """The leaves of tree, in tree_flatten's order."""
     return tree_flatten(tree, is_leaf)[0]
 
 
 def tree_structure(tree, is_leaf=None):
+    """The treedef of tree."""
     return tree_flatten(tree, is_leaf)[1]
 
 
 def tree_map(f, tree, *rest, is_leaf=None):
+    """The tree of f applied to each leaf of tree and the matching subtrees of rest (trees with tree's
+    structure, or deeper)."""
     leaves, treedef = tree_flatten(tree, is_leaf)
     others = [treedef_flatten_up_to(treedef, r) for r in rest]
     return tree_unflatten(treedef, [f(*xs) for xs in zip(leaves, *others)])
+
+
+_NO_INITIALIZER = object()
+
+
+def tree_reduce(function, tree, initializer=_NO_INITIALIZER, is_leaf=None):
+    """functools.reduce of function over the leaves of tree (from initializer, when given)."""
+    leaves = tree_leaves(tree, is_leaf)
+    if initializer is _NO_INITIALIZER:
+        return functools.reduce(function, leaves)
+    return functools.reduce(function, leaves, initializer)
+
+
+def tree_all(tree, *, is_leaf=None):
+    """Whether every leaf of tree is true."""
+    return all(tree_leaves(tree, is_leaf))
+
+
+def tree_transpose(outer_treedef, inner_treedef, pytree_to_transpose):
+    """A tree of structure outer of trees of structure inner turned into a tree of structure inner of trees
+    of structure outer (inner None: the structure of the first inner tree), as jax.tree.transpose."""
+    inners = treedef_flatten_up_to(outer_treedef, pytree_to_transpose)
+    if inner_treedef is None:
+        inner_treedef = tree_structure(inners[0]) if inners else LEAF
+    columns = []
+    for inner in inners:
+        leaves, treedef = tree_flatten(inner)
+        if treedef != inner_treedef:
+            raise TypeError(f"tree_transpose: an inner tree has the structure {treedef}, not {inner_treedef}")
+        columns.append(leaves)
+    return tree_unflatten(inner_treedef, [tree_unflatten(outer_treedef, [c[i] for c in columns])
+                                          for i in range(inner_treedef.num_leaves)])
 
 
 def treedef_flatten_up_to(treedef, tree):

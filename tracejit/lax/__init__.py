@@ -25,6 +25,8 @@ def _op(prim):
     def fn(*args, **params):
         return bind(prim, *_typed(*args), **params)
     fn.__name__ = prim.name
+    fn.__doc__ = (f"The `{prim.name}` primitive, elementwise, as jax.lax.{prim.name}: the operands have one shape "
+                  "and dtype (a Python scalar takes the dtype of the array it meets).")
     return fn
 
 
@@ -38,76 +40,94 @@ neg, exp, log, log1p, expm1, sin, cos, tan, tanh, logistic, sqrt, rsqrt, abs, si
 
 
 def round(x, rounding_method=0):
+    """x rounded to an integral value: halves away from zero (rounding_method=0) or to even (1)."""
     return bind(ew.round_p, asarray(x), rounding_method=int(rounding_method))
 
 
 def integer_pow(x, y):
+    """x ** y for a Python int y (negative too), by repeated multiplication."""
     return bind(ew.integer_pow_p, asarray(x), y=int(y))
 
 
 def select_n(which, *cases):
-    """Python scalar cases take the dtype of the array cases (not of the predicate)."""
+    """cases[which] elementwise: which is boolean (two cases) or an integer array; Python scalar cases take
+    the dtype of the array cases (not of the predicate)."""
     return bind(ew.select_n_p, asarray(which), *_typed(*cases))
 
 
 def select(pred, on_true, on_false):
+    """on_true where the boolean pred is true, else on_false (elementwise, one shape)."""
     return select_n(pred, on_false, on_true)
 
 
 def clamp(min, x, max):
+    """x limited to [min, max] (note the argument order, as in jax.lax.clamp)."""
     x = asarray(x)
     lo, hi = _typed(x, min, max)[1:]
     return bind(ew.clamp_p, lo, x, hi)
 
 
 def convert_element_type(operand, new_dtype):
+    """operand cast to new_dtype, as NumPy's astype (floats to ints truncate toward zero)."""
     return bind(ew.convert_element_type_p, asarray(operand), new_dtype=canonical_dtype(new_dtype), weak_type=False)
 
 
 def broadcast_in_dim(operand, shape, broadcast_dimensions):
+    """operand broadcast to shape, its axis i becoming axis broadcast_dimensions[i] of the result."""
     return bind(sh.broadcast_in_dim_p, asarray(operand), shape=tuple(shape),
                 broadcast_dimensions=tuple(broadcast_dimensions))
 
 
 def reshape(operand, new_sizes):
+    """operand's elements, in row-major order, in the shape new_sizes."""
     return bind(sh.reshape_p, asarray(operand), new_sizes=tuple(new_sizes))
 
 
 def transpose(operand, permutation):
+    """operand with its axes permuted: axis i of the result is axis permutation[i] of operand."""
     return bind(sh.transpose_p, asarray(operand), permutation=tuple(permutation))
 
 
 def squeeze(array, dimensions):
+    """array without the size-1 axes in dimensions."""
     return bind(sh.squeeze_p, asarray(array), dimensions=tuple(dimensions))
 
 
 def expand_dims(array, dimensions):
+    """array with size-1 axes inserted at the positions dimensions (of the result)."""
     return bind(sh.expand_dims_p, asarray(array), dimensions=tuple(dimensions))
 
 
 def rev(operand, dimensions):
+    """operand reversed along the axes in dimensions."""
     return bind(sh.rev_p, asarray(operand), dimensions=tuple(dimensions))
 
 
 def slice(operand, start_indices, limit_indices, strides=None):
+    """operand[start:limit:stride] along every axis, with static bounds."""
     return bind(sh.slice_p, asarray(operand), start_indices=tuple(start_indices),
                 limit_indices=tuple(limit_indices), strides=None if strides is None else tuple(strides))
 
 
 def pad(operand, padding_value, padding_config):
+    """operand padded with padding_value: padding_config holds (low, high, interior) per axis (negative
+    low or high removes elements)."""
     operand, padding_value = _typed(operand, padding_value)
     return bind(sh.pad_p, operand, padding_value, padding_config=tuple(tuple(c) for c in padding_config))
 
 
 def concatenate(operands, dimension):
+    """The operands joined along axis dimension."""
     return bind(sh.concatenate_p, *[asarray(x) for x in operands], dimension=int(dimension))
 
 
 def iota(dtype, size):
+    """[0, 1, ..., size - 1] of dtype."""
     return bind(sh.iota_p, dtype=canonical_dtype(dtype), shape=(int(size),), dimension=0)
 
 
 def broadcasted_iota(dtype, shape, dimension):
+    """An array of shape whose elements are their index along axis dimension."""
     return bind(sh.iota_p, dtype=canonical_dtype(dtype), shape=tuple(shape), dimension=int(dimension))
 
 
@@ -115,6 +135,7 @@ def _reduction(prim):
     def fn(operand, axes):
         return bind(prim, asarray(operand), axes=tuple(axes))
     fn.__name__ = prim.name
+    fn.__doc__ = f"The `{prim.name}` primitive, as jax.lax.{prim.name}: operand reduced over the axes `axes`."
     return fn
 
 
@@ -123,31 +144,45 @@ reduce_sum, reduce_max, reduce_min, reduce_prod = map(_reduction, (rd.reduce_sum
 
 
 def argmax(operand, axis, index_dtype):
+    """The index (of index_dtype) of the first maximum along axis."""
     return bind(rd.argmax_p, asarray(operand), axes=(int(axis),), index_dtype=canonical_dtype(index_dtype))
 
 
 def argmin(operand, axis, index_dtype):
+    """The index (of index_dtype) of the first minimum along axis."""
     return bind(rd.argmin_p, asarray(operand), axes=(int(axis),), index_dtype=canonical_dtype(index_dtype))
 
 
 def cumsum(operand, axis=0, reverse=False):
+    """The running sum along axis (from the end with reverse=True)."""
     return bind(rd.cumsum_p, asarray(operand), axis=int(axis), reverse=bool(reverse))
 
 
 def dot_general(lhs, rhs, dimension_numbers):
+    """The general tensor contraction: dimension_numbers = ((lhs contracting axes, rhs contracting axes),
+    (lhs batch axes, rhs batch axes)); the result has the batch axes, then lhs's free axes, then rhs's."""
     (lc, rc), (lb, rb) = dimension_numbers
     return bind(linalg.dot_general_p, asarray(lhs), asarray(rhs),
                 dimension_numbers=((tuple(lc), tuple(rc)), (tuple(lb), tuple(rb))))
 
 
 def dynamic_slice(operand, start_indices, slice_sizes):
+    """The slice of static size slice_sizes at traced start indices (clamped so it stays inside, as in JAX)."""
     return bind(ix.dynamic_slice_p, asarray(operand), *[np.asarray(i) if isinstance(i, int) else i
                                                         for i in start_indices], slice_sizes=tuple(slice_sizes))
 
 
 def dynamic_update_slice(operand, update, start_indices):
+    """operand with update written at traced start indices (clamped so it stays inside, as in JAX)."""
     return bind(ix.dynamic_update_slice_p, asarray(operand), asarray(update),
                 *[np.asarray(i) if isinstance(i, int) else i for i in start_indices])
 
 
-__all__ = [n for n in dir() if not n.startswith("_") and n not in ("np",)] + ["stop_gradient"]
+__all__ = ["abs", "add", "argmax", "argmin", "bitwise_and", "bitwise_not", "bitwise_or", "bitwise_xor",
+           "broadcast_in_dim", "broadcasted_iota", "ceil", "clamp", "concatenate", "cond", "convert_element_type",
+           "cos", "cumsum", "div", "dot_general", "dynamic_slice", "dynamic_update_slice", "eq", "exp", "expand_dims",
+           "expm1", "floor", "fori_loop", "ge", "gt", "integer_pow", "iota", "is_finite", "le", "log", "log1p",
+           "logistic", "lt", "max", "min", "mul", "ne", "neg", "pad", "pow", "reduce_max", "reduce_min",
+           "reduce_prod", "reduce_sum", "rem", "reshape", "rev", "round", "rsqrt", "scan", "select", "select_n",
+           "sign", "sin", "slice", "sqrt", "squeeze", "stop_gradient", "sub", "switch", "tan", "tanh", "transpose",
+           "while_loop"]

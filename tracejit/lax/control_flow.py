@@ -45,6 +45,8 @@ def switch(index, branches, *operands):
 
 
 def cond(pred, true_fun, false_fun, *operands):
+    """true_fun(*operands) if pred else false_fun(*operands), with a traced pred: both branches are traced
+    and must return the same types; only the chosen one runs."""
     return _switch(pred, [false_fun, true_fun], operands, ["false_fun", "true_fun"])
 
 
@@ -125,6 +127,8 @@ def _convert_to(leaves, avals):
 
 
 def while_loop(cond_fun, body_fun, init_val):
+    """val = init_val; while cond_fun(val): val = body_fun(val); return val, as one compiled loop (the body
+    keeps the carry's types; reverse mode is not defined for it, as in JAX)."""
     leaves, init_tree = _leaves(init_val)
     init_avals = [leaf_aval(x) for x in leaves]
     call_tree = tree_flatten(((init_val,), {}))[1]

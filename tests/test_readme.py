@@ -1,0 +1,40 @@
+"""The README's code runs as written: its ```python blocks run in order in one namespace, and where a block
+is followed by "prints" and a plain block, that is what it prints."""
+import contextlib
+import io
+import os
+import re
+
+README = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "README.md")
+FENCE = re.compile(r"^```(\w*)\n(.*?)^```\n", re.S | re.M)
+
+
+def blocks(text):
+    """[(language, code, the output it is said to print or None)] for the fenced blocks of text."""
+    found = [(m.group(1), m.group(2), m.start(), m.end()) for m in FENCE.finditer(text)]
+    out = []
+    for k, (lang, code, _, end) in enumerate(found):
+        if lang != "python":
+            continue
+        printed = None
+        if k + 1 < len(found) and found[k + 1][0] == "" and text[end:found[k + 1][2]].strip() == "prints":
+            printed = found[k + 1][1]
+        out.append((lang, code, printed))
+    return out
+
+
+def test_the_readme_has_python_blocks_and_no_stray_fences():
+    text = open(README).read()
+    assert len(blocks(text)) >= 4
+    assert text.count("```") % 2 == 0
+    assert "DESIGN.md" not in text      # users do not have it
+
+
+def test_every_python_block_runs_in_order_and_prints_what_the_readme_says():
+    namespace = {"__name__": "readme"}
+    for k, (_, code, printed) in enumerate(blocks(open(README).read())):
+        stdout = io.StringIO()
+        with contextlib.redirect_stdout(stdout):
+            exec(compile(code, f"README.md block {k}", "exec"), namespace)
+        if printed is not None:
+            assert stdout.getvalue().startswith(printed), f"block {k} printed:\n{stdout.getvalue()}"
