@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 import tracejit as tj
 import tracejit.numpy as tnp
 from tracejit.backend import compile_ir, runtime
+from tracejit.backend.steps import ParallelStep, PythonStep, SerialStep
 from tracejit.core.api_util import flatten_args, trace_pytree
 from tracejit.core.trace import bind, eval_ir
 from tracejit.primitives import ALL
@@ -475,9 +476,9 @@ def test_large_parallel_kernels():
     np.testing.assert_allclose(h(x), np.sum(np.exp(x.astype(np.float64))), rtol=1e-5)
     if runtime.NUM_THREADS > 1:     # each of them ran over the cores (the sum: partial sums, then one step)
         for fn, arg in ((f, x), (g, m), (h, x)):
-            assert "par" in [s[0] for s in fn.lower(arg)._entry.executable.program.steps]
+            assert any(isinstance(s, ParallelStep) for s in fn.lower(arg)._entry.executable.steps)
     small = tj.jit(lambda a: a * 2.0 + 1.0)      # memory-bound: a second core would not pay for waking it
-    assert [s[0] for s in small.lower(x[:1_000_000])._entry.executable.program.steps] == ["step"]
+    assert [type(s) for s in small.lower(x[:1_000_000])._entry.executable.steps] == [SerialStep]
 
 
 # ----------------------------------------------------------------------------------------- control flow
@@ -489,7 +490,7 @@ def check_lowered(f, *args, rtol=None):
     want = eval_ir(closed, *leaves)
     for fuse in (True, False):
         exe = compile_ir(closed, fuse=fuse)
-        assert all(s[0] != "py" for s in exe.steps)
+        assert not any(isinstance(s, PythonStep) for s in exe.steps)
         got = exe.run(leaves)
         assert len(got) == len(want)
         for g, w in zip(got, want):
