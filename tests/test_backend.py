@@ -3,6 +3,8 @@ accepts, programs fused and unfused, edge cases (size 0, 0-d, views, division by
 indices), threads, and the introspection API."""
 # ruff: noqa: B023 -- each lambda is traced right away, inside its loop iteration
 import re
+import subprocess
+import sys
 import threading
 
 import numpy as np
@@ -319,6 +321,40 @@ def test_jit_end_to_end_and_cache():
     info = f.cache_info()
     assert info["entries"] == 1 and info["hits"] == 1
     assert {"trace", "passes", "codegen", "llvm"} <= set(info["signatures"][0]["seconds"])
+
+
+WITHOUT_LLVMLITE = """
+import importlib.abc, sys
+
+class NoLLVMLite(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path, target=None):
+        if name.split(".")[0] == "llvmlite":
+            raise ModuleNotFoundError(f"No module named {name!r} (hidden by the test)", name=name)
+
+sys.meta_path.insert(0, NoLLVMLite())
+import numpy as np
+import tracejit as tj, tracejit.backend, tracejit.backend.rules, tracejit.numpy as tnp, tracejit.primitives
+from tracejit.core.trace import eval_ir
+f = lambda x: tnp.sum(tnp.tanh(x) * 2.0)
+x = np.linspace(-1, 2, 5)
+print(float(eval_ir(tj.make_ir(f)(x), x)[0]))
+print(np.sum(np.tanh(x) * 2.0))
+try:
+    tj.jit(f)(x)
+except ModuleNotFoundError as e:
+    print("compiling:", e.name)
+print("llvmlite" in sys.modules)
+"""
+
+
+def test_primitives_and_the_interpreter_work_without_llvmlite():
+    """Only compiling needs llvmlite: importing tracejit (its primitives' lowering rules, the backend) and
+    the reference interpreter do not."""
+    proc = subprocess.run([sys.executable, "-c", WITHOUT_LLVMLITE], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    interpreted, numpy_result, compiling, imported = proc.stdout.split("\n")[:4]
+    assert float(interpreted) == pytest.approx(float(numpy_result), rel=1e-12)
+    assert compiling == "compiling: llvmlite" and imported == "False"
 
 
 def test_fusion_makes_one_loop():

@@ -32,19 +32,20 @@ def compile_ir(closed, fuse=True, cache=True):
     """An Executable for a ClosedIR whose constants are arrays (fuse=False: one loop per equation;
     cache=False: never the disk cache)."""
     start = time.perf_counter()
-    groups = plan_groups(closed.ir, fuse)
-    frame = Frame(closed, groups)
-    module = Module()
+    groups = plan_groups(closed.ir, fuse)                   # IR -> [Group]
+    frame = Frame(closed, groups)                           # -> Frame: buffers, arena offsets, table slots
+    module = Module()                                       # the LLVM text the next stages write
     schedule = Schedule(module, frame)
-    for group in groups:      # a group's step functions follow its kernel in the module, kernel by kernel
-        schedule.add(group, emit_kernel(module, frame, group, fuse))
-    steps = schedule.finish()
-    fast = emit_fast_entry(module, frame, steps)
-    text = module.text()
+    for group in groups:      # one at a time: a group's steps need its kernel's cost and follow it in the text
+        kernel = emit_kernel(module, frame, group, fuse)    # Group -> KernelFunction (None: run by NumPy)
+        schedule.add(group, kernel)                         # -> its steps
+    steps = schedule.finish()                               # -> [Step]
+    fast = emit_fast_entry(module, frame, steps)            # -> "fast", or None
+    text = module.text()                                    # -> str
     generated = time.perf_counter()
     names = [s.name for s in native_steps(steps)] + ([fast] if fast else [])
-    objects, from_disk = disk_cache.object_code(closed, text, names, module.symbols, cache)
-    addresses = dict(zip(names, llvm.load_objects(objects, names, module.symbols)))
+    objects, from_disk = disk_cache.object_code(closed, text, names, module.symbols, cache)  # -> [bytes]
+    addresses = dict(zip(names, llvm.load_objects(objects, names, module.symbols)))         # -> {name: address}
     times = {"codegen": generated - start, "llvm": time.perf_counter() - generated}
     return Executable(frame, link(steps, addresses), addresses.get(fast), module.arrays, text, from_disk,
                       sum(map(len, objects)), times)

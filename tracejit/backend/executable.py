@@ -31,9 +31,9 @@ class Executable:
     frame: the Frame; steps: linked steps; fast: the fast entry's address or None; arrays: what the code
     names by address (kept alive); llvm_text, from_disk, code_size, times: what compiling it took."""
 
-    def __init__(self, frame, steps, fast, arrays, llvm_text, from_disk=False, code_size=0, times=None):
+    def __init__(self, frame, steps, fast, arrays, llvm_text, from_disk, code_size, times):
         self.frame, self.steps, self._keep = frame, steps, arrays
-        self.llvm_text, self.from_disk, self.code_size, self.times = llvm_text, from_disk, code_size, times or {}
+        self.llvm_text, self.from_disk, self.code_size, self.times = llvm_text, from_disk, code_size, times
         self.in_dtypes = [b.aval.dtype for b in frame.inputs]
         self.out_avals = [b.aval for b in frame.outputs]
         self.arena_bytes = frame.arena_bytes
@@ -47,14 +47,13 @@ class Executable:
         self.dim_sources = [first[d] for d in frame.dims]
         self._plans = {}
         self._blocks = frame.block_plan() if frame.symbolic else None
+        self._fast_gil = self._fast = None
         if fast is not None:
             n_obj = len(frame.inputs) + len(frame.outputs) + frame.fast_takes_arena
             signature = [ctypes.c_int, *[ctypes.py_object] * n_obj]
             self._fast_gil, self._fast = (kind(*signature)(fast) for kind in (ctypes.PYFUNCTYPE, ctypes.CFUNCTYPE))
             if self._small([a.shape for a in self.out_avals] + [b.aval.shape for b in frame.inputs]):
                 self._fast = self._fast_gil
-        else:
-            self._fast = None
 
     @staticmethod
     def _small(shapes):

@@ -8,8 +8,9 @@ producers are computed inside the reduction loop. Kernel rules (matmul, cumsum) 
 lowering rule (run by their NumPy impl) read and write materialised buffers. Control rules (cond, while,
 scan) are kernels that call their sub-IRs, each planned like a top-level IR (kernels.compile_sub_ir).
 
-The cost model. A loop body is estimated in instructions: a cheap equation (no math call, no division)
-counts 2, any other 50 (`equation_cost`). Its constants:
+The cost model, its constants below: a loop body is estimated in instructions, a cheap equation (no math
+call, no division) counting 2 and any other 50 (`equation_cost`); a loop nest holds at most FUSED_COST.
+Where a heuristic needs a size, a symbolic dimension counts SIZE_HINT elements (`domain_size`).
 """
 import math
 

@@ -35,6 +35,7 @@ _PAR_TYPE = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_int64, ctypes.c_int
 
 @dataclasses.dataclass
 class SerialStep:
+    """Calls `name(table)`."""
     name: str
     function: object = None           # once linked: the ctypes function
 
@@ -44,6 +45,7 @@ class SerialStep:
 
 @dataclasses.dataclass
 class ParallelStep:
+    """Calls `name(table, c, chunks)` for every chunk c, over the threads."""
     name: str
     chunks: int
     function: object = None
@@ -70,6 +72,7 @@ class SplitStep:
 
 @dataclasses.dataclass
 class PythonStep:
+    """The Python driver runs eqn's NumPy impl (Executable._python_step)."""
     eqn: object
 
 
