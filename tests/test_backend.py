@@ -3,6 +3,8 @@ accepts, programs fused and unfused, edge cases (size 0, 0-d, views, division by
 indices), threads, and the introspection API."""
 # ruff: noqa: B023 -- each lambda is traced right away, inside its loop iteration
 import re
+import subprocess
+import sys
 import threading
 
 import numpy as np
@@ -13,6 +15,7 @@ from hypothesis import strategies as st
 import tracejit as tj
 import tracejit.numpy as tnp
 from tracejit.backend import compile_ir, runtime
+from tracejit.backend.steps import ParallelStep, PythonStep, SerialStep
 from tracejit.core.api_util import flatten_args, trace_pytree
 from tracejit.core.trace import bind, eval_ir
 from tracejit.primitives import ALL
@@ -320,6 +323,40 @@ def test_jit_end_to_end_and_cache():
     assert {"trace", "passes", "codegen", "llvm"} <= set(info["signatures"][0]["seconds"])
 
 
+WITHOUT_LLVMLITE = """
+import importlib.abc, sys
+
+class NoLLVMLite(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path, target=None):
+        if name.split(".")[0] == "llvmlite":
+            raise ModuleNotFoundError(f"No module named {name!r} (hidden by the test)", name=name)
+
+sys.meta_path.insert(0, NoLLVMLite())
+import numpy as np
+import tracejit as tj, tracejit.backend, tracejit.backend.rules, tracejit.numpy as tnp, tracejit.primitives
+from tracejit.core.trace import eval_ir
+f = lambda x: tnp.sum(tnp.tanh(x) * 2.0)
+x = np.linspace(-1, 2, 5)
+print(float(eval_ir(tj.make_ir(f)(x), x)[0]))
+print(np.sum(np.tanh(x) * 2.0))
+try:
+    tj.jit(f)(x)
+except ModuleNotFoundError as e:
+    print("compiling:", e.name)
+print("llvmlite" in sys.modules)
+"""
+
+
+def test_primitives_and_the_interpreter_work_without_llvmlite():
+    """Only compiling needs llvmlite: importing tracejit (its primitives' lowering rules, the backend) and
+    the reference interpreter do not."""
+    proc = subprocess.run([sys.executable, "-c", WITHOUT_LLVMLITE], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    interpreted, numpy_result, compiling, imported = proc.stdout.split("\n")[:4]
+    assert float(interpreted) == pytest.approx(float(numpy_result), rel=1e-12)
+    assert compiling == "compiling: llvmlite" and imported == "False"
+
+
 def test_fusion_makes_one_loop():
     lowered = tj.jit(chain).lower(np.ones(100, np.float32), np.ones(100, np.float32))
     llvm_ir = lowered.compile()._entry.executable.llvm_text
@@ -475,9 +512,9 @@ def test_large_parallel_kernels():
     np.testing.assert_allclose(h(x), np.sum(np.exp(x.astype(np.float64))), rtol=1e-5)
     if runtime.NUM_THREADS > 1:     # each of them ran over the cores (the sum: partial sums, then one step)
         for fn, arg in ((f, x), (g, m), (h, x)):
-            assert "par" in [s[0] for s in fn.lower(arg)._entry.executable.program.steps]
+            assert any(isinstance(s, ParallelStep) for s in fn.lower(arg)._entry.executable.steps)
     small = tj.jit(lambda a: a * 2.0 + 1.0)      # memory-bound: a second core would not pay for waking it
-    assert [s[0] for s in small.lower(x[:1_000_000])._entry.executable.program.steps] == ["step"]
+    assert [type(s) for s in small.lower(x[:1_000_000])._entry.executable.steps] == [SerialStep]
 
 
 # ----------------------------------------------------------------------------------------- control flow
@@ -489,7 +526,7 @@ def check_lowered(f, *args, rtol=None):
     want = eval_ir(closed, *leaves)
     for fuse in (True, False):
         exe = compile_ir(closed, fuse=fuse)
-        assert all(s[0] != "py" for s in exe.steps)
+        assert not any(isinstance(s, PythonStep) for s in exe.steps)
         got = exe.run(leaves)
         assert len(got) == len(want)
         for g, w in zip(got, want):

@@ -235,8 +235,9 @@ def test_module_text_holds_no_process_address(cache_dir):
 def test_module_with_a_baked_address_is_not_cached(cache_dir):
     closed = tj.make_ir(lambda x: x)(np.ones(1))
     text = llvm.module_header() + "define ptr @f() {\n  ret ptr inttoptr (i64 4096 to ptr)\n}\n"
-    (address,), from_disk, size = disk_cache.native_code(closed, text, ["f"], {})
-    assert ctypes.CFUNCTYPE(ctypes.c_void_p)(address)() == 4096 and size > 0 and not from_disk
+    objects, from_disk = disk_cache.object_code(closed, text, ["f"], {})
+    (address,) = llvm.load_objects(objects, ["f"], {})
+    assert ctypes.CFUNCTYPE(ctypes.c_void_p)(address)() == 4096 and sum(map(len, objects)) > 0 and not from_disk
     assert not entries(cache_dir)
 
 

@@ -77,6 +77,17 @@ def test_arena_larger_than_the_stack_stays_on_the_fast_path(monkeypatch):
     assert not driven
 
 
+def test_symbolic_code_whose_outputs_are_copied():
+    """An output that is an input has no fast entry (the Python driver copies it): it once failed there."""
+    f = tj.jit(lambda x: (x, tnp.exp(x) * 2), dynamic_dims={"x": {0: "n"}}, cache=False)
+    for n in (5, 3000):
+        x = rng.random(n)
+        same, doubled = f(x)
+        assert same is not x and np.array_equal(same, x)
+        np.testing.assert_allclose(doubled, np.exp(x) * 2, rtol=1e-14)
+    assert f.misses == 1
+
+
 def test_reference_interpreter_runs_symbolic_ir():
     fun, make = SUITE["mlp_grad"]
     symbolic = tj.jit(fun, dynamic_dims=SPECS["mlp_grad"], backend="reference")

@@ -1,11 +1,54 @@
-"""The LLVM backend: lower an optimised ClosedIR to native code and run it (see codegen.py for the plan)."""
+"""The LLVM backend: an optimised ClosedIR in, an Executable (native code and its Python driver) out.
+
+`compile_ir` is the pipeline, one stage per module:
+
+    fusion.py      IR -> [Group]             which equations share a loop nest
+    frame.py       -> Frame                  where every value lives: buffers, arena, the call table
+    kernels.py     Group -> KernelFunction   each group's LLVM function (loop builders: loops.py)
+    steps.py       -> [Step]                 what runs in order, serially or over the threads
+    fast_entry.py  -> "fast" or None         the whole call in generated code, for the dispatch fast path
+    llvm_text.py   -> str                    the module's text
+    disk_cache.py  -> [object code]          read from disk, or compiled (llvm.py) and written there
+    llvm.py        -> {entry point: address} linked into this process
+    executable.py  -> Executable
+
+rules.py is the interface the primitives' lowering rules are written against; mathlib.py, blas.py and
+runtime.py are what the generated code calls. Importing the backend does not import llvmlite: compiling
+does (llvm.py).
+"""
+import time
+
+from . import disk_cache, llvm
 from .executable import MISS, Executable
+from .fast_entry import emit_fast_entry
+from .frame import Frame
+from .fusion import plan_groups
+from .kernels import emit_kernel
+from .llvm_text import Module
+from .steps import Schedule, link, native_steps
 
 
 def compile_ir(closed, fuse=True, cache=True):
     """An Executable for a ClosedIR whose constants are arrays (fuse=False: one loop per equation;
     cache=False: never the disk cache)."""
-    return Executable(closed, fuse, cache)
+    start = time.perf_counter()
+    groups = plan_groups(closed.ir, fuse)                   # IR -> [Group]
+    frame = Frame(closed, groups)                           # -> Frame: buffers, arena offsets, table slots
+    module = Module()                                       # the LLVM text the next stages write
+    schedule = Schedule(module, frame)
+    for group in groups:      # one at a time: a group's steps need its kernel's cost and follow it in the text
+        kernel = emit_kernel(module, frame, group, fuse)    # Group -> KernelFunction (None: run by NumPy)
+        schedule.add(group, kernel)                         # -> its steps
+    steps = schedule.finish()                               # -> [Step]
+    fast = emit_fast_entry(module, frame, steps)            # -> "fast", or None
+    text = module.text()                                    # -> str
+    generated = time.perf_counter()
+    names = [s.name for s in native_steps(steps)] + ([fast] if fast else [])
+    objects, from_disk = disk_cache.object_code(closed, text, names, module.symbols, cache)  # -> [bytes]
+    addresses = dict(zip(names, llvm.load_objects(objects, names, module.symbols)))         # -> {name: address}
+    times = {"codegen": generated - start, "llvm": time.perf_counter() - generated}
+    return Executable(frame, link(steps, addresses), addresses.get(fast), module.arrays, text, from_disk,
+                      sum(map(len, objects)), times)
 
 
 class Compiled:
@@ -15,8 +58,7 @@ class Compiled:
         self._jitted, self._entry = jitted, entry
 
     def as_asm(self):
-        from .llvm import assembly
-        return assembly(self._entry.executable.optimized_llvm())
+        return llvm.assembly(self._entry.executable.optimized_llvm())
 
     def __call__(self, *args, **kwargs):
         return self._jitted(*args, **kwargs)

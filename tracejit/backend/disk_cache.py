@@ -1,9 +1,11 @@
-"""The persistent compile cache: object code on disk, keyed by everything that determines it.
+"""The persistent compile cache: object code on disk, keyed by everything that determines it. In: a module's
+text, its entry points and external symbols. Out: its object code (`object_code`), read from disk or
+compiled (llvm.compile_objects) and written there.
 
 Key: SHA-256 of the host description (format, tracejit, llvmlite, LLVM and numpy versions, target
 triple, CPU name and features), the input signature and the LLVM module text. The module text is what
-codegen made of the optimised IR, with every decision it took (fusion, threads, BLAS, numpy's layout)
-and no address of the process (see codegen.py): equal text means equal code. It stands for the IR text,
+the backend made of the optimised IR, with every decision it took (fusion, threads, BLAS, numpy's layout)
+and no address of the process (see llvm_text.py): equal text means equal code. It stands for the IR text,
 which would add nothing to the key but its printing (5 ms for 1,000 equations, 8% of their LLVM time).
 
 Entry `<key>.tjc` (no pickle, nothing executed but the object code itself):
@@ -31,6 +33,8 @@ import os
 import struct
 import tempfile
 
+import numpy as np
+
 from .._config import config
 from . import llvm
 
@@ -44,16 +48,10 @@ SUFFIX = ".tjc"
 @functools.cache
 def host():
     """What the object code depends on besides its module text."""
-    import llvmlite
-    import llvmlite.binding as ll
-    import numpy as np
-
-    import tracejit
-    _, tm = llvm._jit()
+    import tracejit     # here: tracejit's __init__ imports this module and sets its version after that
     cpu, features = llvm.host_cpu()
-    return {"format": MAGIC[-1], "tracejit": tracejit.__version__, "llvmlite": llvmlite.__version__,
-            "llvm": ".".join(map(str, ll.llvm_version_info)), "numpy": np.__version__, "triple": tm.triple,
-            "cpu": cpu, "features": features}
+    return {"format": MAGIC[-1], "tracejit": tracejit.__version__, **llvm.versions(), "numpy": np.__version__,
+            "triple": llvm.triple(), "cpu": cpu, "features": features}
 
 
 def entry_key(signature, llvm_text):
@@ -79,25 +77,23 @@ def _usable(directory):
     return directory
 
 
-def native_code(closed, llvm_text, names, symbols, use_disk=True):
-    """(addresses of the entry points `names`, whether the code came from disk, object size in bytes).
-    symbols: external name -> address in this process."""
+def object_code(closed, llvm_text, names, symbols, use_disk=True):
+    """(the object code of llvm_text as a list of objects, whether it came from disk). names: its entry
+    points; symbols: the external names it uses (name -> address), both recorded in the entry."""
     use_disk = use_disk and config.disk_cache and "inttoptr (i64 " not in llvm_text
     directory = _usable(os.path.abspath(config.cache_dir)) if use_disk else None
     if directory is None:
-        objects = llvm.compile_objects(llvm_text)
-        return llvm.load_objects(objects, names, symbols), False, sum(map(len, objects))
+        return llvm.compile_objects(llvm_text), False
     signature = " ".join(repr(v.aval) for v in closed.ir.invars)
     key = entry_key(signature, llvm_text)
     path = os.path.join(directory, key + SUFFIX)
     objects = read_entry(path, key, names, symbols)
     if objects is not None:
-        return llvm.load_objects(objects, names, symbols), True, sum(map(len, objects))
+        return objects, True
     objects = llvm.compile_objects(llvm_text)
-    addresses = llvm.load_objects(objects, names, symbols)
     write_entry(path, key, objects, names, symbols)
     evict(directory, keep=path)
-    return addresses, False, sum(map(len, objects))
+    return objects, False
 
 
 def encode(key, objects, names, symbols):

@@ -1,7 +1,9 @@
-"""A compiled IR: the native steps, the Python driver that runs them on numpy buffers, the fast path."""
+"""A compiled IR ready to run. In: the Frame, the linked steps and the fast entry's address (compile_ir).
+Out: `run(leaves)`, the general path (the Python driver: fills the table, runs the steps, copies the
+outputs the frame leaves to the caller), and `fast_call`, the dispatch fast path through the fast entry.
+"""
 import collections
 import ctypes
-import time
 
 import numpy as np
 
@@ -9,8 +11,10 @@ from ..core.avals import Dim, shape_size, substitute_dims
 from ..core.errors import ShapeError
 from ..core.ir import Literal
 from ..core.trace import bind, eager
-from . import disk_cache, llvm, runtime
-from .codegen import ALIGN, STACK_ARENA, Program, _domain_size, block_bytes
+from . import llvm, runtime
+from .frame import ALIGN, STACK_ARENA
+from .fusion import domain_size
+from .steps import PythonStep, SplitStep
 
 MISS = object()   # the fast path declined: take the general path
 NO_ARENA = np.empty(0, np.uint8)   # for symbolic code whose arena fits on the stack
@@ -23,62 +27,39 @@ Plan = collections.namedtuple("Plan", "outs arena_bytes extra env offsets steps 
 
 
 class Executable:
-    """run(leaves) -> list of fresh output arrays. `fast_call(n)` gives the dispatch fast path."""
+    """run(leaves) -> list of fresh output arrays. `fast_call(n)` gives the dispatch fast path.
+    frame: the Frame; steps: linked steps; fast: the fast entry's address or None; arrays: what the code
+    names by address (kept alive); llvm_text, from_disk, code_size, times: what compiling it took."""
 
-    def __init__(self, closed, fuse=True, cache=True):
-        t0 = time.perf_counter()
-        self.closed = closed
-        prog = self.program = Program(closed, fuse)
-        self.llvm_text = prog.build()
-        t1 = time.perf_counter()
-        flat = [t for s in prog.steps for t in ([s[1].step, *s[1].par] if s[0] == "split" else [s])]
-        names = [s[1] for s in flat if s[0] != "py"] + (["fast"] if prog.fast else [])
-        addresses, self.from_disk, self.code_size = disk_cache.native_code(closed, self.llvm_text, names,
-                                                                           prog.symbols, cache)
-        addrs = dict(zip(names, addresses))
-        t2 = time.perf_counter()
-        self.times = {"codegen": t1 - t0, "llvm": t2 - t1}
-        self._keep = (prog.literal_arrays, [b.value for b in prog.buffers.values() if b.kind == "const"])
-        step_type = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
-        par_type = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64)
-
-        def callable_step(s):
-            if s[0] == "step":
-                return "step", step_type(addrs[s[1]])
-            if s[0] == "par":
-                return "par", par_type(addrs[s[1]]), s[2]
-            if s[0] == "split":
-                return "split", s[1], callable_step(s[1].step), [callable_step(t) for t in s[1].par]
-            return s
-        self.steps = [callable_step(s) for s in prog.steps]
-        self.in_dtypes = [v.aval.dtype for v in closed.ir.invars]
-        self.out_avals = [v.aval for v in closed.ir.outvars]
-        self.arena_bytes = prog.arena_bytes
+    def __init__(self, frame, steps, fast, arrays, llvm_text, from_disk, code_size, times):
+        self.frame, self.steps, self._keep = frame, steps, arrays
+        self.llvm_text, self.from_disk, self.code_size, self.times = llvm_text, from_disk, code_size, times
+        self.in_dtypes = [b.aval.dtype for b in frame.inputs]
+        self.out_avals = [b.aval for b in frame.outputs]
+        self.arena_bytes = frame.arena_bytes
         self._arenas = []           # a pool, so that threads calling at once each get their own
         # Symbolic dimensions: where each is read (its first input axis), and per sizes the plan of a call.
         first = {}
-        for i, b in enumerate(prog.inputs):
+        for i, b in enumerate(frame.inputs):
             for a, d in enumerate(b.aval.shape):
                 if isinstance(d, Dim):
                     first.setdefault(d, (i, a))
-        self.dim_sources = [first[d] for d in prog.dims]
+        self.dim_sources = [first[d] for d in frame.dims]
         self._plans = {}
-        self._blocks = prog.block_plan() if prog.symbolic else None
-        if prog.fast:
-            n_obj = len(prog.inputs) + len(prog.outputs) + prog.fast_takes_arena
+        self._blocks = frame.block_plan() if frame.symbolic else None
+        self._fast_gil = self._fast = None
+        if fast is not None:
+            n_obj = len(frame.inputs) + len(frame.outputs) + frame.fast_takes_arena
             signature = [ctypes.c_int, *[ctypes.py_object] * n_obj]
-            self._fast_gil, self._fast = (kind(*signature)(addrs["fast"]) for kind in (ctypes.PYFUNCTYPE,
-                                                                                        ctypes.CFUNCTYPE))
-            if self._small([a.shape for a in self.out_avals] + [b.aval.shape for b in prog.inputs]):
+            self._fast_gil, self._fast = (kind(*signature)(fast) for kind in (ctypes.PYFUNCTYPE, ctypes.CFUNCTYPE))
+            if self._small([a.shape for a in self.out_avals] + [b.aval.shape for b in frame.inputs]):
                 self._fast = self._fast_gil
-        else:
-            self._fast = None
 
     @staticmethod
     def _small(shapes):
         """Whether a call is small enough to keep the GIL (a cheaper call); others release it so that
         threads run at once."""
-        return sum(_domain_size(s) for s in shapes) < 4096
+        return sum(domain_size(s) for s in shapes) < 4096
 
     def optimized_llvm(self):
         return str(llvm.optimize(self.llvm_text))
@@ -93,19 +74,16 @@ class Executable:
 
     def plan(self, sizes):
         """The Plan of a call of symbolic code for these sizes of its dimensions (cached): the arena plan
-        is the one the fast entry evaluates (codegen's block_plan), the split groups resolved."""
+        is the one the fast entry evaluates (Frame.block_plan), the split steps resolved."""
         plan = self._plans.get(sizes)
         if plan is None:
-            prog, env = self.program, dict(zip(self.program.dims, sizes))
-            blocks, block_of = self._blocks
-            block_offsets, nbytes = block_bytes(blocks, env)
-            offsets = {b: block_offsets[k] for b, k in block_of.items()}
-            extra = np.array(list(sizes) + [offsets[b] for b in prog.tmps + prog.partials], np.int64)
+            frame, env = self.frame, dict(zip(self.frame.dims, sizes))
+            offsets, nbytes = frame.arena_layout(self._blocks, env)
+            extra = frame.size_slots(sizes, offsets)
             outs = [(substitute_dims(a.shape, env), a.dtype) for a in self.out_avals]
-            steps = [t for s in self.steps
-                     for t in ((s[3] if s[1].parallel(env) else [s[2]]) if s[0] == "split" else [s])]
-            small = self._small([s for s, _ in outs] + [substitute_dims(b.aval.shape, env) for b in prog.inputs])
-            arena_arg = (() if not prog.fast_takes_arena else (NO_ARENA,) if nbytes <= STACK_ARENA else None)
+            steps = [t for s in self.steps for t in (s.choose(env) if isinstance(s, SplitStep) else [s])]
+            small = self._small([s for s, _ in outs] + [substitute_dims(b.aval.shape, env) for b in frame.inputs])
+            arena_arg = (() if not frame.fast_takes_arena else (NO_ARENA,) if nbytes <= STACK_ARENA else None)
             if len(self._plans) > 256:
                 self._plans.clear()
             plan = self._plans[sizes] = Plan(outs, nbytes, extra, env, offsets, steps,
@@ -115,8 +93,8 @@ class Executable:
     def _sizes(self, ins):
         """The sizes of the symbolic dimensions, checked against every axis that has one."""
         sizes = tuple(ins[i].shape[a] for i, a in self.dim_sources)
-        env = dict(zip(self.program.dims, sizes))
-        for x, b in zip(ins, self.program.inputs):
+        env = dict(zip(self.frame.dims, sizes))
+        for x, b in zip(ins, self.frame.inputs):
             if np.ndim(x) != b.aval.ndim or any(n != env.get(d, d) for n, d in zip(np.shape(x), b.aval.shape)):
                 raise ShapeError(f"argument of shape {np.shape(x)} does not fit the compiled {b.aval.str_short()}")
         return sizes
@@ -134,48 +112,40 @@ class Executable:
         return arena[start:start + shape_size(shape) * b.aval.dtype.itemsize].view(b.aval.dtype).reshape(shape)
 
     def run(self, leaves):
-        prog = self.program
+        frame = self.frame
         ins = []
         for x, dtype in zip(leaves, self.in_dtypes):
             a = np.asarray(x, dtype=dtype)
             if not (a.flags.c_contiguous and a.flags.aligned):
                 a = np.array(a, order="C")
             ins.append(a)
-        plan = self.plan(self._sizes(ins)) if prog.symbolic else None
-        shapes = [b.aval.shape for _, b in prog.outputs] if plan is None else [s for s, _ in plan.outs]
-        outs = [np.empty(shape, b.aval.dtype) if kind == "buf" else None
-                for shape, (kind, b) in zip(shapes, prog.outputs)]
+        plan = self.plan(self._sizes(ins)) if frame.symbolic else None
+        shapes = [b.aval.shape for b in frame.outputs] if plan is None else [s for s, _ in plan.outs]
+        outs = [None if j in frame.copies else np.empty(shape, b.aval.dtype)
+                for j, (shape, b) in enumerate(zip(shapes, frame.outputs))]
         return self._execute(ins, outs, plan)
 
     def _execute(self, ins, outs, plan):
-        """Run the steps on C-contiguous aligned inputs and the fresh `buf` outputs; returns the outputs."""
-        prog = self.program
+        """Run the steps on C-contiguous aligned inputs and the fresh outputs (None for those the frame
+        copies); returns the outputs."""
+        frame = self.frame
         arena = self._arena(self.arena_bytes if plan is None else plan.arena_bytes)
-        n = len(ins) + len(outs)
-        table = np.empty(n + 1 + (0 if plan is None else len(plan.extra)), np.uint64)
-        table[:len(ins)] = [runtime.data_pointer(a) for a in ins]
-        table[len(ins):n] = [runtime.data_pointer(a) if a is not None else 0 for a in outs]
-        table[n] = -(-runtime.data_pointer(arena) // ALIGN) * ALIGN
-        if plan is not None:
-            table[n + 1:] = plan.extra.view(np.uint64)
+        table = frame.fill_table(ins, outs, arena, () if plan is None else plan.extra)
         address = runtime.data_pointer(table)
         for step in self.steps if plan is None else plan.steps:
-            if step[0] == "step":
-                step[1](address)
-            elif step[0] == "par":
-                runtime.parallel_for(lambda c, fn=step[1], n=step[2]: fn(address, c, n), step[2])
+            if isinstance(step, PythonStep):
+                self._python_step(step.eqn, ins, outs, arena)
             else:
-                self._python_step(step[1], ins, outs, arena)
-        for j, (kind, v) in enumerate(prog.outputs):
-            if kind == "copy":
-                outs[j] = (np.array(v.value, dtype=v.aval.dtype) if isinstance(v, Literal)
-                           else np.array(self._view(prog.buffers[id(v)], ins, outs, arena, plan)))
+                step.run(address)
+        for j, v in frame.copies.items():
+            outs[j] = (np.array(v.value, dtype=v.aval.dtype) if isinstance(v, Literal)
+                       else np.array(self._view(frame.buffers[id(v)], ins, outs, arena, plan)))
         self._arenas.append(arena)
         return outs
 
     def _python_step(self, eqn, ins, outs, arena):
         """An equation without a lowering rule: its NumPy impl on views of the buffers."""
-        bufs = self.program.buffers
+        bufs = self.frame.buffers
         args = [x.value if isinstance(x, Literal) else self._view(bufs[id(x)], ins, outs, arena)
                 for x in eqn.inputs]
         with eager():
@@ -192,11 +162,11 @@ class Executable:
         code). Counts hits on `entry`."""
         if self._fast is None or n_args != len(self.in_dtypes):
             return None
-        if self.program.symbolic:
+        if self.frame.symbolic:
             return self._symbolic_fast_call(n_args, entry, single)
         cfunc, empty = self._fast, np.empty
         specs = [(a.shape, a.dtype) for a in self.out_avals]
-        if not self.program.fast_takes_arena and len(specs) == 1 and single:
+        if not self.frame.fast_takes_arena and len(specs) == 1 and single:
             (shape, dtype), = specs
             if n_args == 1:
                 def fast(args):
@@ -215,7 +185,7 @@ class Executable:
                 return out
             return fast
         arenas, make_arena, arena_bytes = self._arenas, self._arena, self.arena_bytes
-        with_arena = self.program.fast_takes_arena
+        with_arena = self.frame.fast_takes_arena
 
         def fast(args):
             if len(args) != n_args:

@@ -2,7 +2,7 @@
 segfaulted), modules optimised at O3 with loop vectorization for the host CPU and its features (SLP
 vectorization is off: fused loops are vectorized by the loop vectorizer, and SLP cost 14 of 65 ms of a
 1,000-op chain's compile for nothing measurable at run time);
-loops are unrolled or interleaved only where their metadata asks (codegen.Program._loop_metadata), which
+loops are unrolled or interleaved only where their metadata asks (kernels.py sets it), which
 halved LLVM's time on the MLP train step (230 -> 120 ms) at no measured cost in run time.
 
 A large module is compiled in parts on several threads (`compile_objects`), as LLVM's own split code
@@ -10,15 +10,15 @@ generation does: each part holds a share of the entry points and the internal fu
 is parsed, optimised and emitted in its own LLVMContext with its own TargetMachine. llvmlite serialises
 every call into LLVM behind one lock, so the two long calls (the pass pipeline and code emission) go
 through its ctypes functions directly; where that is not possible, the module compiles whole, as before.
-The parts' objects are linked together at load (`load_objects`)."""
+The parts' objects are linked together at load (`load_objects`).
+
+llvmlite is imported on the first call that needs it, not with tracejit: the primitives' lowering rules
+and the NumPy reference interpreter (eval_ir) work without it."""
 import concurrent.futures
 import ctypes
 import functools
 import re
 import threading
-
-import llvmlite.binding as llvm
-from llvmlite.binding import ffi
 
 from . import runtime
 
@@ -28,20 +28,35 @@ _lock = threading.RLock()
 
 
 @functools.cache
+def _llvmlite():
+    """The llvmlite package, its binding loaded."""
+    import llvmlite.binding     # here, on first use: importing tracejit must not need llvmlite (see above)
+    return llvmlite
+
+
+def versions():
+    """{"llvmlite": its version, "llvm": LLVM's version}."""
+    llvmlite = _llvmlite()
+    return {"llvmlite": llvmlite.__version__, "llvm": ".".join(map(str, llvmlite.binding.llvm_version_info))}
+
+
+@functools.cache
 def host_cpu():
     """(CPU name, its features as LLVM's feature string): what the code is compiled for."""
+    llvm = _llvmlite().binding
     return llvm.get_host_cpu_name(), llvm.get_host_cpu_features().flatten()
 
 
 def _target_machine():
     cpu, features = host_cpu()
-    return llvm.Target.from_default_triple().create_target_machine(cpu=cpu, features=features, opt=3,
-                                                                  reloc="default", codemodel="jitdefault")
+    target = _llvmlite().binding.Target.from_default_triple()
+    return target.create_target_machine(cpu=cpu, features=features, opt=3, reloc="default", codemodel="jitdefault")
 
 
 @functools.cache
 def _jit():
     """(engine, target machine for passes and assembly). The engine owns its own TargetMachine."""
+    llvm = _llvmlite().binding
     llvm.initialize_native_target()
     llvm.initialize_native_asmprinter()
     tm = _target_machine()
@@ -54,11 +69,17 @@ def module_header():
     return f'target triple = "{tm.triple}"\ntarget datalayout = "{tm.target_data}"\n'
 
 
+def triple():
+    """The target triple the code is compiled for."""
+    return _jit()[1].triple
+
+
 def _pass_builder(tm):
+    llvm = _llvmlite().binding
     pto = llvm.create_pipeline_tuning_options(speed_level=3)
     pto.loop_vectorization = True
     pto.slp_vectorization = False   # loops vectorize whole; SLP took 20% of LLVM's time at 1000 ops
-    pto.loop_unrolling = False      # see codegen.Program._loop_metadata
+    pto.loop_unrolling = False      # loops ask for it in their metadata (kernels.py)
     pto.loop_interleaving = False
     return llvm.create_pass_builder(tm, pto)
 
@@ -67,7 +88,7 @@ def optimize(text):
     """Parse and optimise LLVM IR text; returns the llvmlite module."""
     _, tm = _jit()
     with _lock:
-        mod = llvm.parse_assembly(text)
+        mod = _llvmlite().binding.parse_assembly(text)
         mod.verify()
         pb = _pass_builder(tm)
         pb.getModulePassManager().run(mod, pb)
@@ -83,16 +104,19 @@ def emit_object(mod):
 
 def _unlocked(name):
     """llvmlite's ctypes function `name` without its global lock, or None."""
-    return getattr(getattr(ffi.lib, name, None), "_cfn", None)
+    return getattr(getattr(_llvmlite().binding.ffi.lib, name, None), "_cfn", None)
 
 
-_RUN_PASSES, _EMIT = _unlocked("LLVMPY_RunNewModulePassManager"), _unlocked("LLVMPY_TargetMachineEmitToMemory")
+@functools.cache
+def _unlocked_calls():
+    """(run the pass pipeline, emit object code) without llvmlite's lock, or (None, None)."""
+    return _unlocked("LLVMPY_RunNewModulePassManager"), _unlocked("LLVMPY_TargetMachineEmitToMemory")
 
 
 def compile_objects(text):
     """Object code for a module's text: one object, or one per part when the module is large, the parts
     compiled at once on runtime.NUM_THREADS threads."""
-    parts = split_module(text, runtime.NUM_THREADS) if len(text) > PARALLEL_TEXT and _RUN_PASSES and _EMIT else [text]
+    parts = split_module(text, runtime.NUM_THREADS) if len(text) > PARALLEL_TEXT and all(_unlocked_calls()) else [text]
     if len(parts) == 1:
         return [emit_object(optimize(text))]
     _jit()
@@ -103,13 +127,15 @@ def compile_objects(text):
 def _compile_alone(text):
     """Parse, optimise and emit a module in a context and with a TargetMachine of its own, the pass
     pipeline and emission outside llvmlite's lock (nothing else uses these objects)."""
+    llvm, (run_passes, emit) = _llvmlite().binding, _unlocked_calls()
+    ffi = llvm.ffi
     context, tm = llvm.create_context(), _target_machine()
     mod = llvm.parse_assembly(text, context=context)
     mod.verify()
     pb = _pass_builder(tm)
-    _RUN_PASSES(pb.getModulePassManager(), mod, pb)
+    run_passes(pb.getModulePassManager(), mod, pb)
     with ffi.OutputString() as error:
-        buffer = _EMIT(tm, mod, 1, error)
+        buffer = emit(tm, mod, 1, error)
         if not buffer:
             raise RuntimeError(str(error))
     try:
@@ -175,6 +201,7 @@ def load_objects(objects, names, symbols):
     of its name as each object is added, so every module may reuse the names with its own addresses as
     long as a part comes after the parts it calls (split_module's order)."""
     engine, _ = _jit()
+    llvm = _llvmlite().binding
     with _lock:
         for name, address in symbols.items():
             llvm.add_symbol(name, address)
@@ -188,4 +215,4 @@ def assembly(llvm_text):
     """Machine code for optimised LLVM IR text, as assembly."""
     _, tm = _jit()
     with _lock:
-        return tm.emit_assembly(llvm.parse_assembly(llvm_text))
+        return tm.emit_assembly(_llvmlite().binding.parse_assembly(llvm_text))

@@ -67,10 +67,9 @@ is already 2**-9), so such arguments are treated as +-0: sin = tan = +-0, cos = 
 [-1, 1]; +-inf gives nan.
 
 Do not put fast-math flags on these bodies: they rely on NaN compares, signed zeros and the exact
-order of the error-compensation steps.
+order of the error-compensation steps. The functions are written with mathlib_body.Body.
 """
-
-import struct
+from .mathlib_body import Body
 
 FUNCS = ("exp", "log", "log1p", "expm1", "tanh", "logistic", "sin", "cos", "tan", "pow", "atan", "asin", "acos",
          "atan2")
@@ -133,29 +132,6 @@ _INF = float("inf")
 _NAN = float("nan")
 
 
-class _Consts:
-    """What the kernels need to know about the type they compute in."""
-
-    def __init__(self, ity, mant, bias, sqrt_half_bits, log2e, ln2_hi, ln2_lo, exp_bounds, expm1_bounds):
-        self.ity, self.mant, self.bias = ity, mant, bias
-        self.magic = 1.5 * 2.0**mant  # v + magic rounds v to an integer and leaves it in the low mantissa bits
-        self.magic_bits = (bias + mant) << mant | 1 << (mant - 1)
-        self.sqrt_half_bits = sqrt_half_bits
-        self.log2e, self.ln2_hi, self.ln2_lo = log2e, ln2_hi, ln2_lo
-        self.exp_bounds, self.expm1_bounds = exp_bounds, expm1_bounds
-        self.expm1_tiny = 2.0 ** -(mant + 2)  # below it expm1(x) rounds to x
-        self.min_normal = 2.0 ** (1 - bias)
-
-
-_CONSTS = {
-    # ln2_hi has 42 bits: k * ln2_hi is exact for |k| < 2**11
-    "double": _Consts("i64", 52, 1023, 0x3FE6A09E667F3BCD, float.fromhex("0x1.71547652b82fep+0"),
-                      float.fromhex("0x1.62e42fefa3800p-1"), float.fromhex("0x1.ef35793c76730p-45"),
-                      (-750.0, 750.0), (-60.0, 710.0)),
-    # ln2_hi has 15 bits: k * ln2_hi is exact for |k| < 2**9; exp(-104) and expm1(-20) round to 0 and -1
-    "float": _Consts("i32", 23, 127, 0x3F3504F3, float.fromhex("0x1.715476p+0"), float.fromhex("0x1.62e4p-1"),
-                     float.fromhex("0x1.7f7d1cp-20"), (-104.0, 89.0), (-20.0, 89.0)),
-}
 _TWO_OVER_PI = float.fromhex("0x1.45f306dc9c883p-1")
 _PIO2 = (float.fromhex("0x1.921fb54442d18p+0"), float.fromhex("0x1.1a62633145c07p-54"),
          float.fromhex("-0x1.f1976b7ed8fbcp-110"))
@@ -174,7 +150,7 @@ def math_function_ir(name: str, ty: str) -> str:
     if name not in FUNCS or ty not in _TYPES:
         raise ValueError(f"no math function {name!r} for type {ty!r}")
     params = ("x", "y") if name in BINARY else ("x",)
-    f = _Body(ty if name in NATIVE_F32 else "double")
+    f = Body(ty if name in NATIVE_F32 else "double")
     args = [f.ext(f"%{p}", ty) for p in params]
     f.ret(_KERNELS[name](f, *args, ty), ty)
     header = ", ".join(f"{ty} %{p}" for p in params)
@@ -185,117 +161,6 @@ def math_function_ir(name: str, ty: str) -> str:
 def math_module_ir(needed) -> str:
     """Definitions of the (name, ty) pairs in ``needed``, each once, in a stable order."""
     return "\n".join(math_function_ir(name, ty) for name, ty in sorted(set(needed)))
-
-
-def _hex(v: float, ty: str = "double") -> str:
-    """IR spelling of a constant of type ty (a float is first rounded to f32), exact by construction."""
-    if ty == "float":
-        v = struct.unpack("<f", struct.pack("<f", v))[0]
-    return f"0x{struct.unpack('<Q', struct.pack('<d', v))[0]:016X}"
-
-
-class _Body:
-    """Emits straight-line SSA computing in ty (float or double); operands are SSA names or Python floats
-    (rounded to ty). `k` holds the type's constants."""
-
-    def __init__(self, ty):
-        self.lines = []
-        self.ty, self.k = ty, _CONSTS[ty]
-        self.sfx = ".f32" if ty == "float" else ".f64"
-
-    def _emit(self, rhs: str) -> str:
-        name = f"%t{len(self.lines)}"
-        self.lines.append(f"  {name} = {rhs}")
-        return name
-
-    def _d(self, a) -> str:
-        return _hex(a, self.ty) if isinstance(a, float) else a
-
-    def ext(self, arg: str, ty: str) -> str:
-        return arg if ty == self.ty else self._emit(f"fpext {ty} {arg} to {self.ty}")
-
-    def ret(self, v: str, ty: str):
-        if ty != self.ty:
-            v = self._emit(f"fptrunc {self.ty} {v} to {ty}")
-        self.lines.append(f"  ret {ty} {v}")
-
-    def _bin(self, op, a, b):
-        return self._emit(f"{op} {self.ty} {self._d(a)}, {self._d(b)}")
-
-    def add(self, a, b):
-        return self._bin("fadd", a, b)
-
-    def sub(self, a, b):
-        return self._bin("fsub", a, b)
-
-    def mul(self, a, b):
-        return self._bin("fmul", a, b)
-
-    def div(self, a, b):
-        return self._bin("fdiv", a, b)
-
-    def neg(self, a):
-        return self._emit(f"fneg {self.ty} {self._d(a)}")
-
-    def call(self, fn, *args):
-        operands = ", ".join(f"{self.ty} {self._d(a)}" for a in args)
-        return self._emit(f"call {self.ty} @llvm.{fn}{self.sfx}({operands})")
-
-    def fma(self, a, b, c):
-        return self.call("fma", a, b, c)
-
-    def abs(self, a):
-        return self.call("fabs", a)
-
-    def cmp(self, pred, a, b):
-        return self._bin(f"fcmp {pred}", a, b)
-
-    def sel(self, cond, a, b):
-        return self._emit(f"select i1 {cond}, {self.ty} {self._d(a)}, {self.ty} {self._d(b)}")
-
-    def min(self, a, c):
-        """min(a, c), one vminpd; a NaN gives c (callers restore NaN at the end)."""
-        return self.sel(self.cmp("olt", a, c), a, c)
-
-    def max(self, a, c):
-        """max(a, c); a NaN gives c."""
-        return self.sel(self.cmp("ogt", a, c), a, c)
-
-    def bits(self, a):
-        return self._emit(f"bitcast {self.ty} {a} to {self.k.ity}")
-
-    def from_bits(self, i):
-        return self._emit(f"bitcast {self.k.ity} {i} to {self.ty}")
-
-    def int(self, op, a, b):
-        return self._emit(f"{op} {self.k.ity} {a}, {b}")
-
-    def to_fp(self, i):
-        return self._emit(f"sitofp {self.k.ity} {i} to {self.ty}")
-
-    def icmp(self, pred, a, b):
-        return self._emit(f"icmp {pred} {self.k.ity} {a}, {b}")
-
-    def both(self, c1, c2):
-        return self._emit(f"and i1 {c1}, {c2}")
-
-    def poly(self, t, coefs):
-        acc = coefs[-1]
-        for c in reversed(coefs[:-1]):
-            acc = self.fma(acc, t, c)
-        return acc
-
-    def two_sum(self, a, b):
-        """s + e == a + b exactly (Knuth)."""
-        s = self.add(a, b)
-        bb = self.sub(s, a)
-        e = self.add(self.sub(a, self.sub(s, bb)), self.sub(b, bb))
-        return s, e
-
-    def two_prod(self, a, b):
-        """p + e == a * b exactly."""
-        p = self.mul(a, b)
-        return p, self.fma(a, b, self.neg(p))
 
 
 def _pow2(f, n):

@@ -1,0 +1,226 @@
+"""Kernels: one LLVM function per group. In: a Group, the Frame and the Module. Out: its function written
+into the module and a `KernelFunction` saying how to call it and what it costs.
+
+A group's function takes `ptr noalias` buffer arguments and the [lo, hi) range of its outermost loop, so
+that a large loop can be split over threads, and in symbolic code `ptr %table` for the sizes. Its body is
+written by a loop builder (loops.py) or by the group's Kernel or Control rule. Loops get llvm.loop hints:
+the pipeline neither unrolls nor interleaves unless a loop asks (reductions do, to hide the accumulator's
+latency): both multiply the code that the later passes and instruction selection chew on, for little gain
+on memory-bound loops. Small loops and huge bodies (above VECTORIZE_LIMIT) keep the vectorizer off: it
+takes time quadratic in the body size (0.25 s at 1,000 ops); fusion keeps loop nests below it
+(fusion.FUSED_COST).
+
+Control rules (cond, while, scan) call their sub-IRs: `compile_sub_ir` plans, lays out and emits each
+like a top-level IR, into functions of the same module (`@c<k>_run(ptr table)`, no threads), its arena
+and the loop's spare carry buffers taking a region of the enclosing arena; so compile time does not
+depend on trip counts.
+"""
+import contextlib
+import dataclasses
+
+import numpy as np
+
+from ..core.avals import Dim
+from ..core.ir import Literal
+from .frame import Buffer, Frame, aligned
+from .fusion import Group, domain_size, plan_groups
+from .llvm_text import Function
+from .loops import KernelBuilder, LoopBuilder
+from .rules import Control, Kernel
+
+VECTOR_SPEEDUP = 8        # how much faster a vectorized loop runs than the scalar estimate (measured 7-25x)
+VECTORIZE_LIMIT = 800     # body size (instructions, a math call counting 100) above which loops stay scalar
+SCALAR_BELOW = 2048       # elements of a (static) loop domain below which loops stay scalar, unless
+SCALAR_WORK = 20_000      # elements x body size reach this (vectorizing pays for its compile time)
+MIN_VECTOR_LOOP = 16      # a static innermost loop shorter than this stays scalar
+
+
+@dataclasses.dataclass
+class KernelFunction:
+    """How to call a group's function `name(buffers..., i64 lo, i64 hi[, ptr table])`, the serial run
+    time it is estimated at per element of its loop domain, and the length of its text."""
+    group: Group
+    name: str
+    buffers: list
+    ns_per_element: float
+    text_size: int
+
+
+def emit_kernel(module, frame, g, fuse):
+    """Write the function of group g; None for a group without a lowering rule (run by its NumPy impl)."""
+    if g.rule is None:
+        return None
+    bufs = []
+    for x in g.reads + g.stores:
+        b = frame.buffers[id(x)]
+        if b not in bufs:
+            bufs.append(b)
+    name = f"@{frame.prefix}g{g.index}"
+    if isinstance(g.rule, Control):
+        scratch = Buffer("tmp", None)
+        scratch.offset = frame.arena_bytes
+        bufs.append(scratch)
+    params = ", ".join(f"ptr noalias %p{i}" for i in range(len(bufs)))
+    table = ", ptr noalias readonly %table" if frame.symbolic else ""
+    f = Function(module, f"define internal void {name}({params}, i64 %lo, i64 %hi{table}) nounwind alwaysinline",
+                 frame.dim_slots)
+    for i, b in enumerate(bufs):
+        b.ptr = f"%p{i}"
+    if isinstance(g.rule, Kernel):
+        k = ControlBuilder(f, frame, scratch, fuse) if isinstance(g.rule, Control) else KernelBuilder(f)
+        k.b.in_avals = [x.aval for x in g.root.inputs]
+        ins = [_as_buffer(module, frame, x) for x in g.root.inputs]
+        g.rule.fn(k, [frame.buffers[id(v)] for v in g.root.outvars], ins, **g.root.params)
+        if isinstance(g.rule, Control):
+            frame.extend_arena(k.used)
+    else:
+        LoopBuilder(f, g, frame.buffers).emit()
+    f.line("ret void")
+    scalar = _loop_hints(g, f)
+    text = module.add(f)
+    ns_per_element = 0.5 + 0.05 * f.count + 2.0 * f.math_calls
+    return KernelFunction(g, name, bufs, ns_per_element if scalar or not g.fusible else ns_per_element / VECTOR_SPEEDUP,
+                          len(text))
+
+
+def _loop_hints(g, f):
+    """Set the hints of f's loops (see the module's docstring); returns whether they stay scalar."""
+    body = f.count + 100 * f.math_calls
+    inner = g.domain[g.loop_order[-1]] if g.fusible and g.domain else 0
+    small = g.fusible and (
+        (isinstance(inner, int) and inner < MIN_VECTOR_LOOP)   # the vectorized loop is the innermost
+        or (not any(isinstance(d, Dim) for d in g.domain)
+            and domain_size(g.domain) < SCALAR_BELOW and domain_size(g.domain) * body < SCALAR_WORK))
+    scalar = small or body > VECTORIZE_LIMIT
+    for _, hints in f.latches:
+        if scalar:
+            hints.update(vectorize_enable=False, interleave_count=1)
+        if small or f.math_calls:  # unrolling or interleaving there only multiplies the code (LLVM time)
+            hints.pop("interleave_count", None)
+            hints.pop("unroll_full", None)
+    return scalar
+
+
+def _as_buffer(module, frame, x):
+    """The Buffer of a kernel rule's operand; a literal becomes a constant array named in the module."""
+    if isinstance(x, Literal):
+        arr = np.asarray(x.value, dtype=x.aval.dtype)
+        b = Buffer("const", x.aval, value=arr)
+        b.ptr = module.array(arr)
+        return b
+    return frame.buffers[id(x)]
+
+
+def compile_sub_ir(module, closed, fuse, prefix):
+    """Plan, lay out and write a Control rule's sub-IR: (`@<prefix>run`, the bytes of arena it needs).
+    `<prefix>run(ptr table)` (table: inputs, outputs, arena) runs every group in order on this thread;
+    outputs that are inputs, literals or repeated values are copied."""
+    groups = plan_groups(closed.ir, fuse)
+    frame = Frame(closed, groups, prefix)
+    f = Function(module, f"define internal void @{prefix}run(ptr %table) nounwind", frame.dim_slots)
+    for g in groups:
+        kernel = emit_kernel(module, frame, g, fuse)
+        f.line(f"call void {kernel.name}({frame.arguments(f, kernel.buffers)}, i64 0, i64 {g.outer_extent})")
+    for j, v in frame.copies.items():
+        src = _as_buffer(module, frame, v)
+        dst = frame.outputs[j]
+        f.line(f"call void @llvm.memcpy.p0.p0.i64(ptr {frame.pointer(f, dst)}, ptr "
+               f"{src.ptr if isinstance(v, Literal) else frame.pointer(f, src)}, i64 {dst.nbytes}, i1 false)")
+    f.line("ret void")
+    module.add(f)
+    return f"@{prefix}run", frame.arena_bytes
+
+
+class ControlBuilder(KernelBuilder):
+    """What a Control rule writes with: sub-IRs called as functions of the same module, a switch, and a
+    loop over double-buffered carries. Its scratch memory (carry buffers, the sub-IRs' arenas) is a region
+    of the arena after every planned buffer: `used` bytes from the `scratch` Buffer."""
+
+    def __init__(self, func, frame, scratch, fuse):
+        super().__init__(func)
+        self.frame, self.scratch, self.fuse, self.used = frame, scratch, fuse, 0
+        self.subs, self.exits = {}, []
+
+    def _reserve(self, nbytes):
+        offset, self.used = self.used, self.used + aligned(nbytes)
+        return offset
+
+    def _at(self, offset):
+        return self.f.emit(f"getelementptr i8, ptr {self.scratch.ptr}, i64 {offset}")
+
+    def call(self, closed, ins, outs):
+        """Run the sub-IR `closed` reading ins and writing outs (Buffers or pointers)."""
+        if id(closed) not in self.subs:
+            name, arena_bytes = compile_sub_ir(self.f.module, closed, self.fuse, self.frame.sub_prefix())
+            self.subs[id(closed)] = name, self._reserve(arena_bytes)
+        name, offset = self.subs[id(closed)]
+        ptrs = [x.ptr if isinstance(x, Buffer) else x for x in [*ins, *outs]] + [self._at(offset)]
+        table = self.alloca(f"[{len(ptrs)} x ptr]")
+        for i, p in enumerate(ptrs):
+            self.line(f"store ptr {p}, ptr {self.f.emit(f'getelementptr ptr, ptr {table}, i64 {i}')}")
+        self.line(f"call void {name}(ptr {table})")
+
+    def cases(self, index, n):
+        """A switch on the integer Buffer `index` clamped to [0, n): yields k, emitting into case k."""
+        f, b = self.f, self.b
+        i = b.clamp_index(b.index(self.load(index, []), index.aval.dtype), 0, n - 1)
+        labels, end = [f.label("case") for _ in range(n)], f.label("endswitch")
+        targets = " ".join(f"i64 {k}, label %{label}" for k, label in enumerate(labels[1:], 1))
+        self.line(f"switch i64 {i}, label %{labels[0]} [{targets}]")
+        for k, label in enumerate(labels):
+            f.block(label)
+            yield k
+            self.line(f"br label %{end}")
+        f.block(end)
+
+    @contextlib.contextmanager
+    def carry_loop(self, init, outs, length=None):
+        """for i in range(length) (forever when None, until `exit_unless`), yielding (i, cur, new): the
+        pointers of the carry that iteration reads and of the buffers it writes. Each carry alternates
+        between its output buffer and a scratch one; the last value is copied to the output if needed."""
+        f = self.f
+        spare = [self._at(self._reserve(o.nbytes)) for o in outs]
+        slots = [self.alloca("ptr") for _ in outs]
+        for s, x in zip(slots, init):
+            self.line(f"store ptr {x.ptr if isinstance(x, Buffer) else x}, ptr {s}")
+        iv = self.alloca("i64")
+        self.line(f"store i64 0, ptr {iv}")
+        head, done = f.label("head"), f.label("done")
+        self.line(f"br label %{head}")
+        f.block(head)
+        i = f.emit(f"load i64, ptr {iv}")
+        self.exits.append(done)
+        if length is not None:
+            self.exit_unless(f.emit(f"icmp slt i64 {i}, {length}"))
+        cur = [f.emit(f"load ptr, ptr {s}") for s in slots]
+        new = [f.emit(f"select i1 {f.emit(f'icmp eq ptr {c}, {o.ptr}')}, ptr {p}, ptr {o.ptr}")
+               for c, o, p in zip(cur, outs, spare)]
+        yield i, cur, new
+        for s, n in zip(slots, new):
+            self.line(f"store ptr {n}, ptr {s}")
+        self.line(f"store i64 {f.emit(f'add nuw nsw i64 {i}, 1')}, ptr {iv}")
+        self.line(f"br label %{head}")
+        f.block(self.exits.pop())
+        for s, o in zip(slots, outs):
+            self.line(f"call void @llvm.memcpy.p0.p0.i64(ptr {o.ptr}, ptr {f.emit(f'load ptr, ptr {s}')}, "
+                      f"i64 {o.nbytes}, i1 false)")
+
+    def exit_unless(self, cond):
+        """Leave the innermost carry_loop unless the i1 cond holds."""
+        go = self.f.label("go")
+        self.line(f"br i1 {cond}, label %{go}, label %{self.exits[-1]}")
+        self.f.block(go)
+
+    def row(self, buf, i):
+        """The pointer to buf[i] (a slice along axis 0)."""
+        row_bytes = buf.nbytes // max(buf.aval.shape[0], 1)
+        return self.f.emit(f"getelementptr i8, ptr {buf.ptr}, i64 {self.b.iop('mul', i, row_bytes)}")
+
+    def value(self, closed, ins):
+        """Run a sub-IR with one scalar output (a loop condition); returns the value."""
+        (out,) = closed.ir.outvars
+        tmp = Buffer("tmp", out.aval)
+        tmp.ptr = self._at(self._reserve(tmp.nbytes))
+        self.call(closed, ins, [tmp])
+        return self.load(tmp, [])
+

@@ -1,0 +1,139 @@
+"""Writing LLVM IR as text. In: instructions from the kernel, step and entry writers. Out: the module text.
+
+`Function` is one function body (SSA names, blocks, loops; allocas hoisted to the entry block) and
+`Module` the functions of one compiled IR, the math functions they call (tracejit.backend.mathlib), their
+loops' metadata and the external symbols they name. The text holds no address of this process:
+constants, numpy's type objects, libm and the BLAS are named external symbols (`Module.symbols`: name ->
+address) that loading resolves, so that the object code can be cached on disk and loaded by another
+process.
+"""
+import contextlib
+
+from ..core.avals import Dim
+from . import llvm, mathlib
+
+
+class Function:
+    """One LLVM function body. `dim_slots` ({Dim: table slot}) says where a symbolic dimension's size is
+    read from (%table)."""
+
+    def __init__(self, module, header, dim_slots):
+        self.module, self.header, self.dim_slots = module, header, dim_slots
+        self.lines, self.allocas, self.n = [], [], 0
+        self.latches = []         # (line index of a loop's back edge, its hints)
+        self.count = 0            # instructions emitted; with math_calls, a cost estimate
+        self.math_calls = 0
+        self.dims = {}            # Dim -> its i64 SSA value, loaded from %table in the entry block
+
+    def size(self, d):
+        """An i64 operand for a size: the int itself, or a symbolic dimension's run-time value."""
+        if not isinstance(d, Dim):
+            return d
+        if d not in self.dims:
+            self.n += 1
+            self.allocas.append(f"  %dp{self.n} = getelementptr i64, ptr %table, i64 {self.dim_slots[d]}")
+            self.allocas.append(f"  %dim{self.n} = load i64, ptr %dp{self.n}")
+            self.dims[d] = f"%dim{self.n}"
+        return self.dims[d]
+
+    def emit(self, rhs):
+        self.n += 1
+        self.count += 1
+        name = f"%v{self.n}"
+        self.lines.append(f"  {name} = {rhs}")
+        return name
+
+    def line(self, text):
+        self.lines.append(f"  {text}")
+
+    def label(self, stem):
+        self.n += 1
+        return f"{stem}{self.n}"
+
+    def block(self, label):
+        self.lines.append(f"{label}:")
+
+    def alloca(self, ty):
+        self.n += 1
+        name = f"%a{self.n}"
+        self.allocas.append(f"  {name} = alloca {ty}")
+        return name
+
+    @contextlib.contextmanager
+    def loop(self, lo, hi, **hints):
+        """for (i = lo; i < hi; i++): yields i. hints become llvm.loop metadata of the loop (e.g.
+        interleave_count=4)."""
+        lo, hi = self.size(lo), self.size(hi)
+        iv = self.alloca("i64")
+        head, body, done = self.label("head"), self.label("body"), self.label("done")
+        self.line(f"store i64 {lo}, ptr {iv}")
+        self.line(f"br label %{head}")
+        self.block(head)
+        i = self.emit(f"load i64, ptr {iv}")
+        self.line(f"br i1 {self.emit(f'icmp slt i64 {i}, {hi}')}, label %{body}, label %{done}")
+        self.block(body)
+        yield i
+        self.line(f"store i64 {self.emit(f'add nuw nsw i64 {i}, 1')}, ptr {iv}")
+        self.latches.append((len(self.lines), hints))
+        self.line(f"br label %{head}")
+        self.block(done)
+
+    @contextlib.contextmanager
+    def loop_nest(self, shape):
+        """Loops over every index of shape (row-major); yields the index list."""
+        with contextlib.ExitStack() as stack:
+            yield [stack.enter_context(self.loop(0, d)) for d in shape]
+
+    def text(self):
+        return "\n".join([f"{self.header} {{", "entry:", *self.allocas, *self.lines, "}"])
+
+
+class Module:
+    """The LLVM module of one compiled IR, its sub-IRs' functions included, written in order."""
+
+    def __init__(self):
+        self.functions = []       # function texts in the order they were written
+        self.math = set()         # (name, type) of the mathlib functions called
+        self.metadata = []        # metadata lines (!k = ...)
+        self.symbols = {}         # external name -> address in this process
+        self.arrays = {}          # address -> array, for every array whose address is named (kept alive)
+        self._const_names = {}    # address -> its tj_const<k> name
+        self._entries = 0
+
+    def add(self, f):
+        """Append the function f, each loop's hints attached as llvm.loop metadata; returns its text."""
+        for k, hints in f.latches:
+            if hints:
+                node = f"!{len(self.metadata)}"
+                ops = []
+                for key, value in sorted(hints.items()):
+                    ops.append(f"!{len(self.metadata) + 1}")
+                    operand = ("" if value is None else f", i1 {str(value).lower()}" if isinstance(value, bool)
+                               else f", i32 {value}")
+                    self.metadata.append(f'{ops[-1]} = !{{!"llvm.loop.{key.replace("_", ".")}"{operand}}}')
+                self.metadata.append(f"{node} = distinct !{{{node}, {', '.join(ops)}}}")
+                f.lines[k] += f", !llvm.loop {node}"
+        self.functions.append(f.text())
+        return self.functions[-1]
+
+    def symbol(self, address, name=None):
+        """`@name`: an external symbol that loading resolves to address (default name: tj_const<k>, k in
+        order of first use, so that the module text is the same in every process)."""
+        name = name or self._const_names.setdefault(address, f"tj_const{len(self._const_names)}")
+        self.symbols[name] = address
+        return f"@{name}"
+
+    def array(self, arr):
+        """The symbol of a C-contiguous array's data; the array is kept as long as the module."""
+        self.arrays.setdefault(arr.ctypes.data, arr)
+        return self.symbol(arr.ctypes.data)
+
+    def entry_name(self, stem):
+        """step0, par1, step2, ...: entry points numbered in the order they are made."""
+        self._entries += 1
+        return f"{stem}{self._entries - 1}"
+
+    def text(self):
+        externals = "\n".join(f"@{name} = external global i8" for name in self.symbols)
+        return "\n\n".join([llvm.module_header(), externals, *self.functions, mathlib.math_module_ir(self.math),
+                            "\n".join(self.metadata)])

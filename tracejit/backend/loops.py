@@ -1,0 +1,231 @@
+"""The loop builders: what a kernel's body is written with. In: a group and its buffers. Out: instructions
+appended to the group's `Function`.
+
+`KernelBuilder` is what a Kernel rule (dot_general, cumsum, ...) writes with: the emitter `b`, loops,
+loads and stores on Buffers. `LoopBuilder` writes the loop nest of a fusible group: every member is
+computed at an index on demand (memoised); a reduction accumulates over its reduced axes innermost (a
+float32 sum a block of REDUCE_BLOCK elements at a time in float32), or in memory order into its output
+when it keeps the last axis. kernels.ControlBuilder, for Control rules, extends KernelBuilder.
+"""
+import contextlib
+
+import numpy as np
+
+from ..core.avals import Dim
+from ..core.ir import Literal
+from .fusion import domain_size
+from .rules import Elementwise, Emitter, Reduce, const_text, llvm_type, memory_type
+
+REDUCE_BLOCK = 1024       # elements a float32 sum adds up in float32 before adding them to its float64 total
+
+
+class KernelBuilder:
+    """What a Kernel rule writes with: the emitter `b`, loops, loads and stores on Buffers."""
+
+    def __init__(self, func):
+        self.f = func
+        self.b = Emitter(func)
+        self.loop, self.loop_nest, self.alloca, self.line = func.loop, func.loop_nest, func.alloca, func.line
+
+    def address(self, buf, idx):
+        flat, stride = 0, 1
+        for i, d in reversed(list(zip(idx, buf.aval.shape))):
+            flat = self.b.iop("add", flat, self.b.iop("mul", i, stride))
+            stride = self.b.iop("mul", stride, d)
+        if flat == 0:
+            return buf.ptr
+        return self.f.emit(f"getelementptr inbounds {memory_type(buf.aval.dtype)}, ptr {buf.ptr}, i64 {flat}")
+
+    def load(self, buf, idx):
+        dtype = buf.aval.dtype
+        v = self.f.emit(f"load {memory_type(dtype)}, ptr {self.address(buf, idx)}, align {dtype.itemsize}")
+        return self.f.emit(f"icmp ne i8 {v}, 0") if dtype == np.bool_ else v
+
+    def store(self, buf, idx, value):
+        dtype = buf.aval.dtype
+        if dtype == np.bool_:
+            value = self.f.emit(f"zext i1 {value} to i8")
+        self.f.line(f"store {memory_type(dtype)} {value}, ptr {self.address(buf, idx)}, align {dtype.itemsize}")
+
+    def load_var(self, var_ptr, ty):
+        return self.f.emit(f"load {ty}, ptr {var_ptr}")
+
+    def store_var(self, var_ptr, ty, value):
+        self.f.line(f"store {ty} {value}, ptr {var_ptr}")
+
+
+class LoopBuilder(KernelBuilder):
+    """The loop nest of a fusible group: every member is computed at an index on demand (memoised),
+    members that reach the root through identity indices first, in program order (no deep recursion)."""
+
+    def __init__(self, func, group, buffers):
+        super().__init__(func)
+        self.g, self.eqns, self.buffers = group, group.eqns, buffers
+        self.producer = {id(v): e for e in self.eqns for v in e.outvars}
+        self.memo = {}
+
+    def value(self, x, idx):
+        if isinstance(x, Literal):
+            return const_text(x.value, x.aval.dtype)
+        key = (id(x), tuple(idx))
+        if key in self.memo:
+            return self.memo[key]
+        e = self.producer.get(id(x))
+        if e is None:
+            v = self.load(self.buffers[id(x)], idx)
+        else:
+            v = self.apply(e, idx)
+        self.memo[key] = v
+        return v
+
+    def apply(self, e, idx):
+        b = self.b
+        rule = e.prim.lower
+        if isinstance(rule, Elementwise):
+            args = [self.value(x, idx if x.aval.ndim else []) for x in e.inputs]
+        b.in_avals = [x.aval for x in e.inputs]
+        if isinstance(rule, Elementwise):
+            return rule.fn(b, *args, **e.params)
+        return rule.fn(b, idx, lambda i, j: self._read(e, i, j), **e.params)
+
+    def _read(self, e, i, idx):
+        v = self.value(e.inputs[i], idx)
+        b = self.b
+        b.in_avals = [x.aval for x in e.inputs]
+        return v
+
+    def _prefetch(self, idx):
+        """Evaluate in program order the members reached from the root at the domain index."""
+        reach = {id(x) for x in (self.g.root.inputs[:1] if isinstance(self.g.rule, Reduce) else
+                                 self.g.root.outvars)}
+        reach |= {id(v) for v in self.g.stores}
+        order = []
+        for e in reversed(self.eqns):
+            if id(e.outvars[0]) in reach and (e is not self.g.root or not isinstance(self.g.rule, Reduce)):
+                order.append(e)
+                if isinstance(e.prim.lower, Elementwise):
+                    reach |= {id(x) for x in e.inputs if not isinstance(x, Literal) and x.aval.ndim}
+        for e in reversed(order):
+            self.value(e.outvars[0], idx)
+
+    def emit(self):
+        g, f = self.g, self.f
+        shape = g.domain
+        axes = g.root.params["axes"] if isinstance(g.rule, Reduce) else ()
+        kept = [a for a in g.loop_order if a not in axes]
+        if g.in_place:
+            return self._reduce_in_place(axes, kept)
+        idx = [None] * len(shape)
+        with contextlib.ExitStack() as outer:
+            for n, a in enumerate(g.loop_order[:len(kept)]):
+                idx[a] = outer.enter_context(f.loop("%lo" if n == 0 else 0, "%hi" if n == 0 else shape[a]))
+            if isinstance(g.rule, Reduce):
+                self._reduce(idx, axes, kept, first=not kept)
+            else:
+                self._prefetch(idx)
+                for v in g.stores:
+                    self.store(self.buffers[id(v)], idx, self.value(v, idx))
+
+    def _reduce(self, idx, axes, kept, first):
+        """Accumulate over the reduced axes (innermost last). An accumulator wider than the operand (a float32
+        sum adds up in float64) takes the innermost loop a block at a time: the block accumulates in the
+        operand's type, so the loop vectorizes at full width, and is then added to the wide accumulator."""
+        g, f, b = self.g, self.f, self.b
+        root, shape, params = g.root, g.domain, g.root.params
+        in_aval = root.inputs[0].aval
+        b.in_avals = [in_aval]
+        inits = g.rule.init(b, **params)
+        tys = [llvm_type(dtype) for _, dtype in inits]
+        accs = [f.alloca(t) for t in tys]
+        for a, t, (v, _) in zip(accs, tys, inits):
+            self.store_var(a, t, v)
+        blocked = g.rule.combine is not None and tys != [llvm_type(in_aval.dtype)]
+        if blocked:
+            narrow_ty = llvm_type(in_aval.dtype)
+            narrow = f.alloca(narrow_ty)
+            narrow_init = g.rule.result(b, [v for v, _ in inits], **params)
+
+        def bounds(n):
+            return ("%lo", "%hi") if first and n == 0 else (0, shape[axes[n]])
+
+        with contextlib.ExitStack() as loops:
+            for n, a in enumerate(axes[:-1]):
+                idx[a] = loops.enter_context(f.loop(*bounds(n)))
+            innermost = contextlib.nullcontext()      # a reduction over no axes updates once
+            if axes:
+                (lo, hi), size = bounds(len(axes) - 1), domain_size((shape[axes[-1]],))
+                # long: interleaved accumulators; short: in order
+                hints = {"interleave_count": 4} if size >= 256 else {"unroll_full": None} if size <= 16 else {}
+                if blocked:
+                    lo, hi = loops.enter_context(self._blocks(lo, hi, shape[axes[-1]]))
+                innermost = f.loop(lo, hi, **hints)
+            if blocked:
+                self.store_var(narrow, narrow_ty, narrow_init)
+            with innermost as i:
+                if axes:
+                    idx[axes[-1]] = i
+                self.memo.clear()
+                self._prefetch(idx)
+                x = self.value(root.inputs[0], idx)
+                pos = 0
+                for r in axes:
+                    pos = b.iop("add", b.iop("mul", pos, shape[r]), idx[r])
+                b.in_avals = [in_aval]
+                if blocked:
+                    new, = g.rule.combine(b, [self.load_var(narrow, narrow_ty)], [x], **params)
+                    self.store_var(narrow, narrow_ty, new)
+                else:
+                    new = g.rule.update(b, [self.load_var(v, t) for v, t in zip(accs, tys)], x, pos, **params)
+                    for v, t, value in zip(accs, tys, new):
+                        self.store_var(v, t, value)
+                for v in g.stores[1:]:
+                    self.store(self.buffers[id(v)], idx, self.value(v, idx))
+            if blocked:
+                b.in_avals = [in_aval]
+                new, = g.rule.update(b, [self.load_var(accs[0], tys[0])], self.load_var(narrow, narrow_ty), 0,
+                                     **params)
+                self.store_var(accs[0], tys[0], new)
+        self.memo.clear()
+        b.in_avals = [in_aval]
+        result = g.rule.result(b, [self.load_var(a, t) for a, t in zip(accs, tys)], **params)
+        self.store(self.buffers[id(root.outvars[0])], [idx[a] for a in kept], result)
+
+    @contextlib.contextmanager
+    def _blocks(self, lo, hi, size):
+        """[lo, hi) in blocks of REDUCE_BLOCK: yields each block's bounds (one block when the axis is short)."""
+        if lo == 0 and not isinstance(size, Dim) and size <= 2 * REDUCE_BLOCK:
+            yield lo, hi
+            return
+        f = self.f
+        lo, hi = f.size(lo), f.size(hi)
+        length = f.emit(f"sub i64 {hi}, {lo}")
+        count = f.emit(f"sdiv i64 {f.emit(f'add i64 {length}, {REDUCE_BLOCK - 1}')}, {REDUCE_BLOCK}")
+        with f.loop(0, count) as k:
+            start = f.emit(f"add i64 {lo}, {f.emit(f'mul i64 {k}, {REDUCE_BLOCK}')}")
+            end = f.emit(f"add i64 {start}, {REDUCE_BLOCK}")
+            yield start, f.emit(f"select i1 {f.emit(f'icmp slt i64 {end}, {hi}')}, i64 {end}, i64 {hi}")
+
+    def _reduce_in_place(self, axes, kept):
+        """out[kept] = init, then over the domain in memory order out[kept] = update(out[kept], x); the
+        outermost loop runs [lo, hi), and when it is a kept axis the initialisation is restricted to it."""
+        g, f, b = self.g, self.f, self.b
+        root, shape = g.root, g.domain
+        out = self.buffers[id(root.outvars[0])]
+        b.in_avals = [root.inputs[0].aval]
+        init = g.rule.result(b, [v for v, _ in g.rule.init(b, **root.params)], **root.params)
+        with contextlib.ExitStack() as loops:
+            kidx = [loops.enter_context(f.loop(*(("%lo", "%hi") if a == 0 else (0, shape[a])))) for a in kept]
+            self.store(out, kidx, init)
+        idx = [None] * len(shape)
+        with contextlib.ExitStack() as loops:
+            for a in range(len(shape)):
+                idx[a] = loops.enter_context(f.loop(*(("%lo", "%hi") if a == 0 else (0, shape[a]))))
+            self._prefetch(idx)
+            x = self.value(root.inputs[0], idx)
+            kidx = [idx[a] for a in kept]
+            b.in_avals = [root.inputs[0].aval]
+            new, = g.rule.combine(b, [self.load(out, kidx)], [x], **root.params)
+            self.store(out, kidx, new)
+            for v in g.stores[1:]:
+                self.store(self.buffers[id(v)], idx, self.value(v, idx))
+        self.memo.clear()

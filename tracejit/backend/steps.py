@@ -1,0 +1,197 @@
+"""Steps: what runs, in order, and on how many threads. In: each group's KernelFunction, one at a time.
+Out: a list of steps and their entry points, written into the module.
+
+- `SerialStep`: `step<j>(ptr table)` calls consecutive kernels on the calling thread (a new step starts
+  after STEP_TEXT characters of kernel text: the parts llvm.compile_objects shares among threads).
+- `ParallelStep`: `par<j>(ptr table, i64 c, i64 n)` runs chunk c of n of one kernel's outermost loop;
+  the caller runs the chunks over the threads (runtime.parallel_for). A reduction split along a reduced
+  axis writes one partial result per chunk into the arena, and a SerialStep combines them.
+- `SplitStep`: a kernel whose loop domain has a symbolic dimension: serial or parallel, chosen per call
+  from the domain's run-time size (`SplitStep.choose`).
+- `PythonStep`: an equation without a lowering rule, run by its NumPy impl on views of the buffers.
+
+A loop is split over the cores when its estimated serial time exceeds PARALLEL_NS. Steps name their entry
+points; `link` binds them to the addresses the loaded code has.
+"""
+import ctypes
+import dataclasses
+import math
+
+from ..core.avals import Dim
+from . import runtime
+from .frame import ALIGN
+from .fusion import domain_size
+from .llvm_text import Function
+from .loops import KernelBuilder
+from .rules import Reduce
+
+PARALLEL_NS = 200_000     # estimated serial time above which a loop is split over the cores (waking the
+                          # pool costs tens of us, and memory-bound loops gain little from a second core)
+STEP_TEXT = 8000          # kernel text (characters) after which a run of serial kernels starts a new step
+
+_STEP_TYPE = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
+_PAR_TYPE = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64)
+
+
+@dataclasses.dataclass
+class SerialStep:
+    """Calls `name(table)`."""
+    name: str
+    function: object = None           # once linked: the ctypes function
+
+    def run(self, table):
+        self.function(table)
+
+
+@dataclasses.dataclass
+class ParallelStep:
+    """Calls `name(table, c, chunks)` for every chunk c, over the threads."""
+    name: str
+    chunks: int
+    function: object = None
+
+    def run(self, table):
+        runtime.parallel_for(lambda c: self.function(table, c, self.chunks), self.chunks)
+
+
+@dataclasses.dataclass
+class SplitStep:
+    """Parallel when the domain's symbolic sizes multiply to more than `limit` (estimated serial time
+    above PARALLEL_NS) and the outermost loop (`outer`, a Dim or an int) has more than one iteration."""
+    serial: SerialStep
+    parallel: list
+    dims: tuple
+    limit: int
+    outer: object
+
+    def choose(self, sizes):
+        """The steps to run at sizes ({Dim: size})."""
+        parallel = math.prod(sizes[d] for d in self.dims) > self.limit and sizes.get(self.outer, self.outer) > 1
+        return self.parallel if parallel else [self.serial]
+
+
+@dataclasses.dataclass
+class PythonStep:
+    """The Python driver runs eqn's NumPy impl (Executable._python_step)."""
+    eqn: object
+
+
+def native_steps(steps):
+    """Every step that has an entry point, the serial and parallel forms of split steps included."""
+    return [t for s in steps if not isinstance(s, PythonStep)
+            for t in ([s.serial, *s.parallel] if isinstance(s, SplitStep) else [s])]
+
+
+def link(steps, addresses):
+    """The steps with their functions at addresses ({entry point name: address})."""
+    def linked(s):
+        if isinstance(s, SerialStep):
+            return dataclasses.replace(s, function=_STEP_TYPE(addresses[s.name]))
+        if isinstance(s, ParallelStep):
+            return dataclasses.replace(s, function=_PAR_TYPE(addresses[s.name]))
+        if isinstance(s, SplitStep):
+            return dataclasses.replace(s, serial=linked(s.serial), parallel=[linked(t) for t in s.parallel])
+        return s
+    return [linked(s) for s in steps]
+
+
+class Schedule:
+    """Steps made one kernel at a time (`add`), in group order; `steps` once every group is added."""
+
+    def __init__(self, module, frame):
+        self.module, self.frame = module, frame
+        self.steps, self._serial, self._serial_text = [], [], 0
+
+    def add(self, group, kernel):
+        """Schedule group, whose function is kernel (None: a group run by its NumPy impl)."""
+        if kernel is None:
+            self._flush()
+            self.steps.append(PythonStep(group.root))
+            return
+        g, n_threads, outer = group, runtime.NUM_THREADS, group.outer_extent
+        split_reduction = isinstance(g.rule, Reduce) and g.loop_order[0] in g.root.params["axes"]
+        splittable = (g.fusible and n_threads > 1 and outer != 1
+                      and (not split_reduction or (g.rule.combine is not None and not g.in_place)))
+        dims = [d for d in g.domain if isinstance(d, Dim)] if splittable else []
+        if dims:           # the run-time size decides, per call
+            self._flush()
+            self._serial.append(kernel)
+            self._flush()
+            serial = self.steps.pop()
+            fixed = math.prod(d for d in g.domain if not isinstance(d, Dim))
+            limit = int(PARALLEL_NS // max(fixed * kernel.ns_per_element, 1e-9))
+            parallel = self._parallel(kernel, n_threads, split_reduction)
+            self.steps.append(SplitStep(serial, parallel, tuple(dims), limit, outer))
+        elif splittable and outer > 1 and domain_size(g.domain) * kernel.ns_per_element > PARALLEL_NS:
+            self._flush()
+            self.steps.extend(self._parallel(kernel, min(n_threads, outer), split_reduction))
+        else:
+            self._serial.append(kernel)
+            self._serial_text += kernel.text_size
+            if self._serial_text > STEP_TEXT:
+                self._flush()
+
+    def finish(self):
+        """The steps, once every group has been added."""
+        self._flush()
+        return self.steps
+
+    def _function(self, header):
+        return Function(self.module, header, self.frame.dim_slots)
+
+    def _flush(self):
+        """Write the step running the serial kernels collected so far."""
+        self._serial_text = 0
+        if not self._serial:
+            return
+        name = self.module.entry_name("step")
+        f = self._function(f"define void @{name}(ptr %table) nounwind noinline")
+        table = ", ptr %table" if self.frame.symbolic else ""
+        for kernel in self._serial:
+            f.line(f"call void {kernel.name}({self.frame.arguments(f, kernel.buffers)}, i64 0, "
+                   f"i64 {f.size(kernel.group.outer_extent)}{table})")
+        f.line("ret void")
+        self.module.add(f)
+        self.steps.append(SerialStep(name))
+        self._serial.clear()
+
+    def _parallel(self, kernel, chunks, split_reduction):
+        """The steps running a kernel over the threads in chunks of its outermost loop; for a reduction
+        split along a reduced axis, the chunks' partial results and the step combining them."""
+        g, frame = kernel.group, self.frame
+        name = self.module.entry_name("par")
+        f = self._function(f"define void @{name}(ptr %table, i64 %c, i64 %n) nounwind")
+        d = f.size(g.outer_extent)
+        lo = f.emit(f"sdiv i64 {f.emit(f'mul i64 %c, {d}')}, %n")
+        c1 = f.emit("add i64 %c, 1")
+        hi = f.emit(f"sdiv i64 {f.emit(f'mul i64 {c1}, {d}')}, %n")
+        override = {}
+        if split_reduction:
+            out = frame.buffers[id(g.root.outvars[0])]
+            partials = frame.partials_buffer(out.aval, chunks)
+            base = frame.pointer(f, partials)
+            override[out] = f.emit(f"getelementptr i8, ptr {base}, i64 {f.emit(f'mul i64 %c, {ALIGN}')}")
+        table = ", ptr %table" if frame.symbolic else ""
+        f.line(f"call void {kernel.name}({frame.arguments(f, kernel.buffers, override)}, i64 {lo}, i64 {hi}{table})")
+        f.line("ret void")
+        self.module.add(f)
+        steps = [ParallelStep(name, chunks)]
+        if split_reduction:
+            name = self.module.entry_name("step")
+            f = self._function(f"define void @{name}(ptr %table) nounwind")
+            k = KernelBuilder(f)
+            k.b.in_avals = [g.root.inputs[0].aval]
+            base = frame.pointer(f, partials)
+            parts = []
+            for c in range(chunks):
+                partials.ptr = f.emit(f"getelementptr i8, ptr {base}, i64 {c * ALIGN}")
+                parts.append(k.load(partials, []))
+            accs = [parts[0]]
+            for p in parts[1:]:
+                accs = g.rule.combine(k.b, accs, [p], **g.root.params)
+            out.ptr = frame.pointer(f, out)
+            k.store(out, [], accs[0])
+            f.line("ret void")
+            self.module.add(f)
+            steps.append(SerialStep(name))
+        return steps
