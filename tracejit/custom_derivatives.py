@@ -10,18 +10,14 @@ transform (set with `prim.set(batch=...)`, as for every other primitive).
 import functools
 import inspect
 
+from .core.ad_util import Zero, aval, instantiate, zeros
 from .core.api_util import leaf_aval
-from .core.ir import IR, ClosedIR
+from .core.batching import move_batch_axis
+from .core.ir_surgery import hoist_consts
 from .core.pytree import tree_flatten, tree_unflatten, treedef_flatten_up_to
 from .core.trace import Primitive, bind, canonicalize_input, eval_ir, standing_in, trace_flat
 from .numpy._base import astype
-from .primitives.base import Zero, aval, instantiate, move_batch_axis, zeros
-
-
-def _closure_convert(closed):
-    """The IR with its constants turned into leading inputs: (consts..., args...) -> outs."""
-    ir = closed.ir
-    return ClosedIR(IR([], ir.constvars + ir.invars, ir.eqns, ir.outvars), []), closed.consts
+from .transforms.vmap import vmap, vmap_ir
 
 
 def _call_shape(*avals, call, num_consts, **rules):
@@ -117,8 +113,7 @@ class _CustomFunction:
             out_leaves, box["out_tree"] = tree_flatten(self.fun(*self._merge(nondiff, tree_unflatten(in_tree, xs))))
             return out_leaves
 
-        call, consts = _closure_convert(trace_flat(flat_fun, box["in_avals"],
-                                                   fun_name=self.__name__))
+        call, consts = hoist_consts(trace_flat(flat_fun, box["in_avals"], fun_name=self.__name__))
         make_rules = {name: make(nondiff, in_tree, box, consts) for name, make in rules.items()}
         outs = bind(prim, *consts, *leaves, call=call, num_consts=len(consts), **make_rules)
         return tree_unflatten(box["out_tree"], outs)
@@ -222,7 +217,6 @@ class custom_vjp(_CustomFunction):
 
 def _batched_rule(rule):
     """The user's rule (a function of lists of arrays) mapped over axis 0 of all its arguments."""
-    from .transforms.vmap import vmap
     return functools.wraps(rule)(lambda *lists: vmap(lambda *xs: rule(*xs))(*lists))
 
 
@@ -233,7 +227,6 @@ def _operands_at_axis_0(args, dims):
 
 def _call_batch(prim, rule_names):
     def batch(args, dims, call, num_consts, **rules):
-        from .transforms.vmap import vmap_ir
         args, size = _operands_at_axis_0(args, dims)
         batched_call, _ = vmap_ir(call, [0] * len(args), size, out_dims=[0] * len(call.out_avals))
         rules = {k: _batched_rule(v) if k in rule_names else v for k, v in rules.items()}

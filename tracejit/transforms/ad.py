@@ -16,12 +16,12 @@ import functools
 
 import numpy as np
 
+from ..core.ad_util import UndefinedPrimal, Zero, add_tangents, instantiate
 from ..core.api_util import flatten_args, leaf_aval, trace_pytree
 from ..core.ir import Literal, Var
 from ..core.pytree import tree_flatten, tree_unflatten
 from ..core.timing import timed
 from ..core.trace import Tracer, bind, eval_ir, trace_flat
-from ..primitives.base import UndefinedPrimal, Zero, add_tangents, instantiate
 from .partial_eval import partition
 
 # ------------------------------------------------------------------------------------------ forward mode

@@ -9,12 +9,13 @@ import functools
 
 import numpy as np
 
+from ..core.ad_util import aval
 from ..core.api_util import flatten_args, leaf_aval, trace_pytree
+from ..core.batching import move_batch_axis
 from ..core.ir import Literal
 from ..core.pytree import tree_flatten, tree_flatten_with_path, tree_unflatten, treedef_flatten_up_to
 from ..core.timing import timed
 from ..core.trace import Tracer, bind, eval_ir, trace_flat
-from ..primitives.base import aval, move_batch_axis
 
 
 @timed("transforms")
