@@ -10,31 +10,19 @@ from ..core.trace import Primitive, bind, eval_ir, trace_flat
 from ..transforms.ad import jvp_ir_nonzeros
 from ..transforms.partial_eval import partial_eval_ir
 from ..transforms.vmap import vmap_ir
-from .control_flow import (
-    batch_size,
-    constant_free,
-    eqn_or_none,
-    fill,
-    given,
-    nonzeros,
-    prune_bodies,
-    pruned_eqn,
-    same_types,
-    transposed,
-    types_text,
-)
+from . import control_flow as cf
 
 
 def _cond_shape(index, *operands, branches):
     if index.shape != () or index.dtype != np.int32:
         raise TypeError(f"cond: the branch index must be an i32[] scalar, got {index.str_short()}")
     for k, branch in enumerate(branches):
-        if not same_types(branch.in_avals, operands):
-            raise TypeError(f"cond: branch {k} takes ({types_text(branch.in_avals)}), operands are "
-                            f"({types_text(operands)})")
-        if not same_types(branch.out_avals, branches[0].out_avals):
-            raise TypeError(f"cond: branch {k} returns ({types_text(branch.out_avals)}), branch 0 returns "
-                            f"({types_text(branches[0].out_avals)})")
+        if not cf.same_types(branch.in_avals, operands):
+            raise TypeError(f"cond: branch {k} takes ({cf.types_text(branch.in_avals)}), operands are "
+                            f"({cf.types_text(operands)})")
+        if not cf.same_types(branch.out_avals, branches[0].out_avals):
+            raise TypeError(f"cond: branch {k} returns ({cf.types_text(branch.out_avals)}), branch 0 returns "
+                            f"({cf.types_text(branches[0].out_avals)})")
     return [a.strip_weak() for a in branches[0].out_avals]
 
 
@@ -53,7 +41,7 @@ def _cond_batch(args, dims, branches):
     """Unbatched index: one cond of the batched branches; an output is batched (at 0) if it is in any branch.
     Batched index: every branch runs on the whole batch and select_n picks each example's result."""
     (index, *operands), (index_dim, *operand_dims) = args, dims
-    size = batch_size(args, dims)
+    size = cf.batch_size(args, dims)
     if index_dim is None:
         natural = [vmap_ir(b, operand_dims, size)[1] for b in branches]
         out_dims = [0 if any(d is not None for d in ds) else None for ds in zip(*natural)]
@@ -70,12 +58,12 @@ def _cond_jvp(primals, tangents, branches):
     """One cond of the jvp'd branches; only operands with tangents get them, and only output tangents that
     are nonzero in some branch are computed."""
     index, *operands = primals
-    nz = nonzeros(operands, tangents[1:])
+    nz = cf.nonzeros(operands, tangents[1:])
     out_nz = [any(z) for z in zip(*[jvp_ir_nonzeros(b, nz, False)[1] for b in branches])]
     new, consts = shared_consts([jvp_ir_nonzeros(b, nz, out_nz)[0] for b in branches])
-    outs = bind(cond_p, index, *consts, *operands, *given(tangents[1:], nz), branches=tuple(new))
+    outs = bind(cond_p, index, *consts, *operands, *cf.given(tangents[1:], nz), branches=tuple(new))
     n = len(branches[0].out_avals)
-    return outs[:n], fill(outs[n:], out_nz, outs[:n])
+    return outs[:n], cf.fill(outs[n:], out_nz, outs[:n])
 
 
 def _cond_partial_eval(eqn, unknowns):
@@ -95,17 +83,17 @@ def _cond_partial_eval(eqn, unknowns):
             outs = eval_ir(known, *xs)
             return (outs[:n_known] + [zeros(a) for a in res_avals[:offset]] + outs[n_known:]
                     + [zeros(a) for a in res_avals[offset + n_res:]])
-        known_branches.append(constant_free(trace_flat(padded, known.in_avals, fun_name="branch")))
-        unknown_branches.append(widen_inputs(constant_free(unknown), res_avals, offset, n_res))
+        known_branches.append(cf.constant_free(trace_flat(padded, known.in_avals, fun_name="branch")))
+        unknown_branches.append(widen_inputs(cf.constant_free(unknown), res_avals, offset, n_res))
         offset += n_res
     index, operands = eqn.inputs[0], eqn.inputs[1:]
     res_vars = [Var(a) for a in res_avals]
-    known_eqn = eqn_or_none(cond_p, [index] + [x for x, u in zip(operands, ops_unknown) if not u],
-                            {"branches": tuple(known_branches)},
-                            [v for v, u in zip(eqn.outvars, out_unknown) if not u] + res_vars)
-    unknown_eqn = eqn_or_none(cond_p, [index] + res_vars + [x for x, u in zip(operands, ops_unknown) if u],
-                              {"branches": tuple(unknown_branches)},
-                              [v for v, u in zip(eqn.outvars, out_unknown) if u])
+    known_eqn = cf.eqn_or_none(cond_p, [index] + [x for x, u in zip(operands, ops_unknown) if not u],
+                               {"branches": tuple(known_branches)},
+                               [v for v, u in zip(eqn.outvars, out_unknown) if not u] + res_vars)
+    unknown_eqn = cf.eqn_or_none(cond_p, [index] + res_vars + [x for x, u in zip(operands, ops_unknown) if u],
+                                 {"branches": tuple(unknown_branches)},
+                                 [v for v, u in zip(eqn.outvars, out_unknown) if u])
     return [known_eqn] if known_eqn else [], unknown_eqn
 
 
@@ -113,7 +101,7 @@ def _cond_transpose(cts, index, *operands, branches):
     """A cond of the transposed branches; the index and the residual operands are not linear."""
     linear = [isinstance(x, UndefinedPrimal) for x in operands]
     has_ct = [not isinstance(c, Zero) for c in cts]
-    new, consts = shared_consts([transposed(b, linear, has_ct) for b in branches])
+    new, consts = shared_consts([cf.transposed(b, linear, has_ct) for b in branches])
     res = [x for x, lin in zip(operands, linear) if not lin]
     outs = iter(bind(cond_p, index, *consts, *res, *[c for c, h in zip(cts, has_ct) if h], branches=tuple(new)))
     return [None] + [next(outs) if lin else None for lin in linear]
@@ -121,10 +109,10 @@ def _cond_transpose(cts, index, *operands, branches):
 
 def _cond_prune(eqn, live):
     branches = eqn.params["branches"]
-    bodies, keep_ops = prune_bodies(branches, live, [True] * len(branches[0].in_avals))
+    bodies, keep_ops = cf.prune_bodies(branches, live, [True] * len(branches[0].in_avals))
     if all(live) and all(keep_ops):
         return None
-    return pruned_eqn(eqn, [True] + keep_ops, live, {**eqn.params, "branches": tuple(bodies)})
+    return cf.pruned_eqn(eqn, [True] + keep_ops, live, {**eqn.params, "branches": tuple(bodies)})
 
 
 cond_p = Primitive("cond", _cond_shape, _cond_impl, multiple_results=True, lower=Control(_cond_lower),

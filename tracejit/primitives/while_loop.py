@@ -12,32 +12,19 @@ from ..core.trace import Primitive, bind, eval_ir, trace_flat
 from ..transforms.ad import jvp_ir_nonzeros
 from ..transforms.partial_eval import live_eqns, partial_eval_ir
 from ..transforms.vmap import vmap_ir
-from .control_flow import (
-    batch_size,
-    blocks,
-    batched_carries,
-    constant_free,
-    eqn_or_none,
-    fill,
-    given,
-    grow,
-    nonzeros,
-    same_types,
-    split,
-    types_text,
-)
+from . import control_flow as cf
 
 
 def _while_shape(*args, body, cond, body_nconsts, cond_nconsts):
     carry = args[cond_nconsts + body_nconsts:]
-    if not same_types(body.in_avals, args[cond_nconsts:]) or not same_types(body.out_avals, carry):
-        raise TypeError(f"while: the body maps ({types_text(body.in_avals)}) to "
-                        f"({types_text(body.out_avals)}); the carry is ({types_text(carry)})")
-    if not same_types(cond.in_avals, args[:cond_nconsts] + carry):
-        raise TypeError(f"while: cond takes ({types_text(cond.in_avals)}), expected "
-                        f"({types_text(args[:cond_nconsts] + carry)})")
-    if not same_types(cond.out_avals, [ShapedArray((), np.bool_)]):
-        raise TypeError(f"while: cond must return one bool[] scalar, got ({types_text(cond.out_avals)})")
+    if not cf.same_types(body.in_avals, args[cond_nconsts:]) or not cf.same_types(body.out_avals, carry):
+        raise TypeError(f"while: the body maps ({cf.types_text(body.in_avals)}) to "
+                        f"({cf.types_text(body.out_avals)}); the carry is ({cf.types_text(carry)})")
+    if not cf.same_types(cond.in_avals, args[:cond_nconsts] + carry):
+        raise TypeError(f"while: cond takes ({cf.types_text(cond.in_avals)}), expected "
+                        f"({cf.types_text(args[:cond_nconsts] + carry)})")
+    if not cf.same_types(cond.out_avals, [ShapedArray((), np.bool_)]):
+        raise TypeError(f"while: cond must return one bool[] scalar, got ({cf.types_text(cond.out_avals)})")
     return [a.strip_weak() for a in carry]
 
 
@@ -51,7 +38,7 @@ def _while_impl(*args, body, cond, body_nconsts, cond_nconsts):
 
 def _while_lower(c, outs, ins, body, cond, body_nconsts, cond_nconsts):
     """A loop that evaluates cond on the carry, leaves when it is false, and runs the body."""
-    cond_consts, body_consts, init = split(ins, [cond_nconsts, body_nconsts])
+    cond_consts, body_consts, init = cf.split(ins, [cond_nconsts, body_nconsts])
     with c.carry_loop(init, outs) as (_, carry, new):
         c.exit_unless(c.value(cond, cond_consts + carry))
         c.call(body, body_consts + carry, new)
@@ -60,10 +47,10 @@ def _while_lower(c, outs, ins, body, cond, body_nconsts, cond_nconsts):
 def _while_batch(args, dims, body, cond, body_nconsts, cond_nconsts):
     """Unbatched predicate: one loop over the batched body. Batched predicate: loop while any example runs;
     each carry takes the body's new value only in the examples whose predicate still holds."""
-    size = batch_size(args, dims)
+    size = cf.batch_size(args, dims)
     n_consts = cond_nconsts + body_nconsts
     cond_dims, body_dims, carry_dims = dims[:cond_nconsts], dims[cond_nconsts:n_consts], dims[n_consts:]
-    carry_dims = batched_carries(body, body_dims, carry_dims, (), size)
+    carry_dims = cf.batched_carries(body, body_dims, carry_dims, (), size)
     if vmap_ir(cond, list(cond_dims) + carry_dims, size)[1][0] is not None:
         carry_dims = [0] * len(carry_dims)
     carry = [x if d is None else move_batch_axis(x, old, 0, size)
@@ -97,17 +84,18 @@ def _while_jvp(primals, tangents, body, cond, body_nconsts, cond_nconsts):
     if it may be perturbed on some iteration."""
     n_consts = cond_nconsts + body_nconsts
     consts, carry = primals[cond_nconsts:n_consts], primals[n_consts:]
-    const_nz = nonzeros(consts, tangents[cond_nconsts:n_consts])
-    carry_nz = grow(nonzeros(carry, tangents[n_consts:]), lambda c: jvp_ir_nonzeros(body, const_nz + c, False)[1])
+    const_nz = cf.nonzeros(consts, tangents[cond_nconsts:n_consts])
+    carry_nz = cf.grow(cf.nonzeros(carry, tangents[n_consts:]),
+                       lambda c: jvp_ir_nonzeros(body, const_nz + c, False)[1])
     body_jvp, _ = jvp_ir_nonzeros(body, const_nz + carry_nz, carry_nz)
-    order = blocks([body_nconsts, len(carry), sum(const_nz), sum(carry_nz)], [0, 2, 1, 3])
+    order = cf.blocks([body_nconsts, len(carry), sum(const_nz), sum(carry_nz)], [0, 2, 1, 3])
     body_jvp, hoisted = hoist_consts(reorder(body_jvp, order))
-    const_t, carry_t = given(tangents[cond_nconsts:n_consts], const_nz), given(tangents[n_consts:], carry_nz)
+    const_t, carry_t = cf.given(tangents[cond_nconsts:n_consts], const_nz), cf.given(tangents[n_consts:], carry_nz)
     ir = cond.ir
     cond_jvp = ClosedIR(IR([], ir.invars + [Var(aval(t)) for t in carry_t], ir.eqns, ir.outvars), [])
     outs = bind(while_p, *primals[:cond_nconsts], *hoisted, *consts, *const_t, *carry, *carry_t, body=body_jvp,
                 cond=cond_jvp, body_nconsts=len(hoisted) + body_nconsts + len(const_t), cond_nconsts=cond_nconsts)
-    return outs[:len(carry)], fill(outs[len(carry):], carry_nz, carry)
+    return outs[:len(carry)], cf.fill(outs[len(carry):], carry_nz, carry)
 
 
 def _while_partial_eval(eqn, unknowns):
@@ -116,19 +104,19 @@ def _while_partial_eval(eqn, unknowns):
     p = eqn.params
     n_cond, n_consts = p["cond_nconsts"], p["cond_nconsts"] + p["body_nconsts"]
     body_unknown = unknowns[p["cond_nconsts"]:n_consts]
-    carry_unknown = grow(unknowns[n_consts:], lambda c: partial_eval_ir(p["body"], body_unknown + c,
-                                                                        [False] * len(c))[2])
+    carry_unknown = cf.grow(unknowns[n_consts:],
+                            lambda c: partial_eval_ir(p["body"], body_unknown + c, [False] * len(c))[2])
     known_cond, _, (pred_unknown,), _ = partial_eval_ir(p["cond"], unknowns[:n_cond] + carry_unknown, [False])
     if pred_unknown:
         return [], eqn
     known, _, _, _ = partial_eval_ir(p["body"], body_unknown + carry_unknown, carry_unknown)
     outs = [v for v, u in zip(eqn.outvars, carry_unknown) if not u]
-    ir = constant_free(known).ir
+    ir = cf.constant_free(known).ir
     known_body = ClosedIR(IR([], ir.invars, live_eqns(ir.eqns, ir.outvars[:len(outs)]), ir.outvars[:len(outs)]), [])
     inputs = [x for x, u in zip(eqn.inputs, unknowns[:n_consts] + carry_unknown) if not u]
-    known_eqn = eqn_or_none(while_p, inputs, {"body": known_body, "cond": constant_free(known_cond),
-                                              "cond_nconsts": n_cond,
-                                              "body_nconsts": p["body_nconsts"] - sum(body_unknown)}, outs)
+    known_eqn = cf.eqn_or_none(while_p, inputs, {"body": known_body, "cond": cf.constant_free(known_cond),
+                                                 "cond_nconsts": n_cond,
+                                                 "body_nconsts": p["body_nconsts"] - sum(body_unknown)}, outs)
     unknown_eqn = Eqn(while_p, eqn.inputs, p, [v if u else Var(v.aval) for v, u in zip(eqn.outvars, carry_unknown)])
     return [known_eqn] if known_eqn else [], unknown_eqn
 
