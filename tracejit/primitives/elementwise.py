@@ -313,7 +313,9 @@ def _clamp_shape(lo, x, hi):
 
 
 def _where(pred, t):
-    """t where pred holds, else 0."""
+    """t where pred holds, else 0; the tangent of a rank-0 bound is broadcast to the operand's shape."""
+    if aval(t).shape != aval(pred).shape:
+        t = ops.broadcast_in_dim(t, shape=aval(pred).shape, broadcast_dimensions=())
     return ops.select_n(pred, scalar(0, t), t)
 
 
