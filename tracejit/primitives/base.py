@@ -1,4 +1,5 @@
-"""Rule builders the primitive families share: jvp rules from linearity, from partial derivatives, or zero.
+"""What the primitive families share to state their rules: a jvp rule from a table row's derivative (linear, one
+partial per operand, or zero), linear primitives, and summing a cotangent down to a broadcast operand.
 
 jvp(primals, tangents, **params) -> (primal_out, tangent_out); tangents may be symbolic Zeros.
 """
