@@ -1,6 +1,7 @@
-"""The LLVM backend against the NumPy reference interpreter (eval_ir): every primitive in every dtype it
-accepts, programs fused and unfused, edge cases (size 0, 0-d, views, division by zero, out-of-range
-indices), threads, and the introspection API."""
+"""The LLVM backend against the NumPy reference interpreter (eval_ir): primitives with their params and dtypes,
+programs fused and unfused, edge cases (size 0, 0-d, views, division by zero, out-of-range indices), threads,
+and the introspection API. Every primitive's examples, and every elementwise one in each dtype it accepts, are
+compiled in test_primitives.py."""
 # ruff: noqa: B023 -- each lambda is traced right away, inside its loop iteration
 import re
 import subprocess
@@ -77,23 +78,6 @@ def accepts(prim, *avals, **params):
 
 # ------------------------------------------------------------------------------------------ elementwise
 
-UNARY = ["neg", "exp", "log", "log1p", "expm1", "sin", "cos", "tan", "tanh", "logistic", "sqrt", "rsqrt", "abs",
-         "sign", "floor", "ceil", "not", "is_finite", "stop_gradient"]
-BINARY = ["add", "sub", "mul", "div", "rem", "pow", "max", "min", "and", "or", "xor", "eq", "ne", "lt", "le", "gt",
-          "ge"]
-
-
-@pytest.mark.parametrize("name", UNARY)
-def test_unary(name):
-    prim = P[name]
-    for dtype in DTYPES:
-        x = sample(dtype)
-        if name in ("sin", "cos", "tan"):   # mathlib reduces arguments exactly up to 2**43 only
-            x = np.where(np.abs(x) > 1e10, 3.0, x).astype(dtype)
-        if accepts(prim, tj.ShapeDtypeStruct(x.shape, x.dtype)):
-            check(lambda a: bind(prim, a), x, fuse=(True,))
-
-
 def test_round_and_integer_pow():
     for dtype in (np.float32, np.float64):
         check(lambda a: bind(P["round"], a, rounding_method=1), sample(dtype), fuse=(True,))
@@ -101,18 +85,6 @@ def test_round_and_integer_pow():
     for dtype in DTYPES[:4]:
         for y in (0, 1, 2, 3, 5, -1, -2):
             check(lambda a: bind(P["integer_pow"], a, y=y), sample(dtype), fuse=(True,))
-
-
-@pytest.mark.parametrize("name", BINARY)
-def test_binary(name):
-    prim = P[name]
-    for dtype in DTYPES:
-        x, y = sample(dtype, seed=1), sample(dtype, seed=2)
-        if dtype == np.float32 and name == "pow":
-            y = np.where(np.abs(y) > 30, 2.0, y).astype(dtype)
-        if accepts(prim, tj.ShapeDtypeStruct(x.shape, x.dtype), tj.ShapeDtypeStruct(y.shape, y.dtype)):
-            check(lambda a, b: bind(prim, a, b), x, y, fuse=(True,))
-            check(lambda a: bind(prim, a, y[3]), x, fuse=(True,))   # a rank-0 operand
 
 
 def test_integer_division_and_remainder_by_zero():

@@ -11,19 +11,14 @@ import functools
 import inspect
 
 from .batching import vmap
+from .core.ad_util import Zero, aval, instantiate, zeros
 from .core.api_util import leaf_aval, name_of
-from .core.ir import IR, ClosedIR
+from .core.batching import move_batch_axis
+from .core.ir_surgery import hoist_consts
 from .core.pytree import tree_flatten, tree_unflatten, treedef_flatten_up_to
 from .core.trace import Primitive, bind, canonicalize_input, eval_ir, standing_in, trace_flat
 from .numpy._base import astype
-from .primitives.base import Zero, aval, instantiate, move_batch_axis, zeros
 from .transforms.vmap import vmap_ir
-
-
-def _closure_convert(closed):
-    """The IR with its constants turned into leading inputs: (consts..., args...) -> outs."""
-    ir = closed.ir
-    return ClosedIR(IR([], ir.constvars + ir.invars, ir.eqns, ir.outvars), []), closed.consts
 
 
 def _call_shape(*avals, call, num_consts, **rules):
@@ -120,8 +115,7 @@ class _CustomFunction:
             out_leaves, box["out_tree"] = tree_flatten(self.fun(*self._merge(nondiff, tree_unflatten(in_tree, xs))))
             return out_leaves
 
-        call, consts = _closure_convert(trace_flat(flat_fun, box["in_avals"],
-                                                   fun_name=self.__name__))
+        call, consts = hoist_consts(trace_flat(flat_fun, box["in_avals"], fun_name=self.__name__))
         make_rules = {name: make(nondiff, in_tree, box, consts) for name, make in rules.items()}
         outs = bind(prim, *consts, *leaves, call=call, num_consts=len(consts), **make_rules)
         return tree_unflatten(box["out_tree"], outs)

@@ -5,12 +5,14 @@ import numpy as np
 from ..core.api_util import leaf_aval, trace_pytree
 from ..core.avals import ShapedArray, is_python_scalar
 from ..core.errors import ShapeError
-from ..core.ir import IR, ClosedIR, Var
+from ..core.ir_surgery import hoist_consts, widen_inputs
 from ..core.pytree import tree_flatten, tree_flatten_with_path, tree_unflatten
 from ..core.trace import Tracer, bind
 from ..numpy._base import asarray
-from ..primitives import control_flow as cf
 from ..primitives import elementwise as ew
+from ..primitives.cond import cond_p
+from ..primitives.scan import scan_p
+from ..primitives.while_loop import while_p
 
 
 def _leaves(tree):
@@ -28,7 +30,7 @@ def _trace(fun, in_avals, in_tree, name):
     """Trace fun on abstract leaves; returns (constant-free ClosedIR, its constants, output tree)."""
     closed, out_tree = trace_pytree(fun, [None] * len(in_avals), [None] * len(in_avals), in_tree, avals=in_avals,
                                     fun_name=name)
-    body, consts = cf.hoist_consts(closed)
+    body, consts = hoist_consts(closed)
     return body, consts, out_tree
 
 
@@ -73,25 +75,18 @@ def _switch(index, branches, operands, labels):
                 f"{_describe(tree, body.out_avals)}")
     all_consts = [c for _, consts, _ in traced for c in consts]
     bodies, offset = [], 0
+    const_avals = [leaf_aval(c) for c in all_consts]
     for body, consts, _ in traced:  # every branch takes every branch's constants, then the operands
-        bodies.append(_pad_inputs(body, all_consts, offset, len(consts)))
+        bodies.append(widen_inputs(body, const_avals, offset, len(consts)))
         offset += len(consts)
     index = bind(ew.convert_element_type_p, index, new_dtype=np.dtype(np.int32), weak_type=False)
-    outs = bind(cf.cond_p, index, *all_consts, *leaves, branches=tuple(bodies))
+    outs = bind(cond_p, index, *all_consts, *leaves, branches=tuple(bodies))
     return tree_unflatten(first_tree, outs)
 
 
 def _name(fun):
     return getattr(fun, "__name__", repr(fun))
 
-
-def _pad_inputs(body, all_consts, offset, count):
-    """body takes (its consts, operands); give it leading inputs for all branches' consts."""
-    ir = body.ir
-    own = ir.invars[:count]
-    invars = [Var(leaf_aval(c)) for c in all_consts[:offset]] + own + [
-        Var(leaf_aval(c)) for c in all_consts[offset + count:]] + ir.invars[count:]
-    return ClosedIR(IR([], invars, ir.eqns, ir.outvars), [])
 
 # ------------------------------------------------------------------------------------------- while/fori
 
@@ -139,7 +134,7 @@ def while_loop(cond_fun, body_fun, init_val):
     out = cond_body.out_avals
     if len(out) != 1 or out[0].shape != () or out[0].dtype != np.bool_:
         raise TypeError(f"while_loop: cond_fun must return a scalar bool, got {_types_of(out)}")
-    outs = bind(cf.while_p, *cond_consts, *body_consts, *_convert_to(leaves, init_avals), body=body,
+    outs = bind(while_p, *cond_consts, *body_consts, *_convert_to(leaves, init_avals), body=body,
                 cond=cond_body, body_nconsts=len(body_consts), cond_nconsts=len(cond_consts))
     return tree_unflatten(init_tree, outs)
 
@@ -193,6 +188,6 @@ def scan(f, init, xs=None, length=None, reverse=False, unroll=1):
     body, consts, out_tree, carry_avals = _carry_fixed_point(body_fun, carry_avals, flat_tree, _name(f), x_avals)
     carry_out_tree, y_tree = out_tree.children
     _check_carry("scan", carry_tree, carry_avals, carry_out_tree, body.out_avals[:len(carry_avals)])
-    outs = bind(cf.scan_p, *consts, *_convert_to(carry_leaves, carry_avals), *x_leaves, body=body, length=length,
+    outs = bind(scan_p, *consts, *_convert_to(carry_leaves, carry_avals), *x_leaves, body=body, length=length,
                 reverse=bool(reverse), num_consts=len(consts), num_carry=len(carry_avals))
     return tree_unflatten(carry_tree, outs[:len(carry_avals)]), tree_unflatten(y_tree, outs[len(carry_avals):])

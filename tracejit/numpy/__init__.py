@@ -3,9 +3,9 @@ numpy arrays; inside one it records IR. It also gives tracers their operators an
 import numpy as _np
 
 from ..core.trace import Tracer as _Tracer
-from ._base import array, asarray, astype
+from ._base import array, asarray, astype, stack
 from ._base import full as _full
-from .indexing import _AtIndexer, argsort, getitem, interp, searchsorted, sort, take, take_along_axis
+from .indexing import _AtIndexer, argsort, getitem, interp, repeat, searchsorted, sort, take, take_along_axis
 from .linalg_ops import cross, diag, diagonal, dot, einsum, inner, kron, matmul, outer, tensordot, trace, vdot
 from .shape_ops import (
     all,
@@ -46,12 +46,10 @@ from .shape_ops import (
     pad,
     prod,
     ravel,
-    repeat,
     reshape,
     roll,
     split,
     squeeze,
-    stack,
     std,
     sum,
     swapaxes,

@@ -9,6 +9,7 @@ from ..core.avals import (
     broadcast_shapes,
     canonical_dtype,
     is_python_scalar,
+    normalize_axis,
     result_dtype,
 )
 from ..core.errors import ShapeError
@@ -55,7 +56,6 @@ def array(obj, dtype=None):
     """Like np.array; nested lists may hold tracers, which are stacked."""
     if isinstance(obj, (list, tuple)):
         if any(isinstance(x, Tracer) for x in _flat_items(obj)):
-            from .shape_ops import stack
             return stack([array(x, dtype) for x in obj])
         try:
             out = np.array(obj)
@@ -66,6 +66,20 @@ def array(obj, dtype=None):
         return asarray(out, dtype)
     out = asarray(obj, dtype)
     return np.array(out) if isinstance(out, (bool, int, float)) else out
+
+
+def stack(arrays, axis=0):
+    """np.stack: one concatenate of the arrays, each with a new axis (here, below the other shape functions,
+    since array() stacks nested lists that hold tracers)."""
+    arrays = [asarray(a) for a in arrays]
+    if not arrays:
+        raise ValueError("stack: need at least one array")
+    shapes = {aval(a).shape for a in arrays}
+    if len(shapes) > 1:
+        raise ShapeError(f"stack: all arrays must have the same shape, got {sorted(shapes)}")
+    axis = normalize_axis(axis, aval(arrays[0]).ndim + 1)
+    rows = promote(*[bind(sh.expand_dims_p, a, dimensions=(axis,)) for a in arrays])
+    return rows[0] if len(rows) == 1 else bind(sh.concatenate_p, *rows, dimension=axis)
 
 
 def _flat_items(obj):

@@ -9,7 +9,19 @@ from ..primitives import indexing as ix
 from ..primitives import shapes as sh
 from ._base import asarray, astype, aval, broadcast_to_shape, promote
 from .shape_ops import concatenate, expand_dims, ravel, reshape, transpose, zeros_like
-from .ufuncs import add, bitwise_and, divide, equal, greater, isnan, less, multiply, subtract, where_
+from .ufuncs import (
+    add,
+    bitwise_and,
+    divide,
+    equal,
+    floor_divide,
+    greater,
+    isnan,
+    less,
+    multiply,
+    subtract,
+    where_,
+)
 
 
 def _is_int_scalar(i):
@@ -312,8 +324,31 @@ class _AtUpdate:
         return reshape(where_(hit, multiply(flat, factor), flat), aval(self.x).shape)
 
 
+def repeat(a, repeats, axis=None):
+    """Each element `repeats` times along axis (flattened when None). A count per element must be concrete:
+    the output's size depends on it."""
+    a = asarray(a)
+    if axis is None:
+        a, axis = ravel(a), 0
+    elif aval(a).ndim == 0:      # as NumPy: a 0-d array repeats as a 1-d one (along axis 0 or -1)
+        a = ravel(a)
+    axis = normalize_axis(axis, aval(a).ndim, "repeat")
+    if isinstance(repeats, Tracer):
+        raise TypeError("repeat: the repeats must be concrete (Python ints or a NumPy array), not traced values: "
+                        "the size of the output depends on them")
+    repeats = np.asarray(repeats)
+    if repeats.dtype.kind not in "iub" or (repeats < 0).any():
+        raise ValueError(f"repeat: repeats must be non-negative integers, got {repeats}")
+    shape = aval(a).shape
+    if repeats.ndim == 0:
+        r = int(repeats)
+        spread = bind(sh.broadcast_in_dim_p, a, shape=(*shape[:axis + 1], r, *shape[axis + 1:]),
+                      broadcast_dimensions=(*range(axis + 1), *range(axis + 2, len(shape) + 1)))
+        return reshape(spread, (*shape[:axis], shape[axis] * r, *shape[axis + 1:]))
+    return take(a, np.repeat(np.arange(shape[axis]), repeats), axis=axis)
+
+
 def _int_mean(total, count):
-    from .ufuncs import floor_divide
     return floor_divide(total, where_(greater(count, 0), count, 1))
 
 

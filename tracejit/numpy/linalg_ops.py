@@ -8,9 +8,9 @@ from ..core.avals import broadcast_shapes, normalize_axis
 from ..core.errors import ShapeError
 from ..core.trace import bind
 from ..primitives import linalg
-from ._base import asarray, astype, aval, broadcast_to_shape, promote
+from ._base import asarray, astype, aval, broadcast_to_shape, promote, stack
 from .indexing import getitem, take
-from .shape_ops import concatenate, eye, moveaxis, ravel, reshape, stack, sum, transpose, zeros
+from .shape_ops import concatenate, eye, moveaxis, ravel, reshape, sum, transpose, zeros
 from .ufuncs import multiply, not_equal, subtract, where_
 
 

@@ -199,17 +199,6 @@ def concatenate(arrays, axis=0):
     return bind(sh.concatenate_p, *arrays, dimension=axis)
 
 
-def stack(arrays, axis=0):
-    arrays = [asarray(a) for a in arrays]
-    if not arrays:
-        raise ValueError("stack: need at least one array")
-    shapes = {aval(a).shape for a in arrays}
-    if len(shapes) > 1:
-        raise ShapeError(f"stack: all arrays must have the same shape, got {sorted(shapes)}")
-    axis = normalize_axis(axis, aval(arrays[0]).ndim + 1)
-    return concatenate([expand_dims(a, axis) for a in arrays], axis)
-
-
 def _slice_axis(a, axis, start, stop):
     """a[..., start:stop, ...] along one axis, with concrete bounds."""
     shape = aval(a).shape
@@ -276,31 +265,6 @@ def tile(A, reps):
     A = bind(sh.broadcast_in_dim_p, reshape(A, shape), shape=interleaved,
              broadcast_dimensions=tuple(range(1, 2 * ndim, 2)))
     return reshape(A, tuple(r * d for r, d in zip(reps, shape)))
-
-
-def repeat(a, repeats, axis=None):
-    """Each element `repeats` times along axis (flattened when None). A count per element must be concrete:
-    the output's size depends on it."""
-    a = asarray(a)
-    if axis is None:
-        a, axis = ravel(a), 0
-    elif aval(a).ndim == 0:      # as NumPy: a 0-d array repeats as a 1-d one (along axis 0 or -1)
-        a = ravel(a)
-    axis = normalize_axis(axis, aval(a).ndim, "repeat")
-    if isinstance(repeats, Tracer):
-        raise TypeError("repeat: the repeats must be concrete (Python ints or a NumPy array), not traced values: "
-                        "the size of the output depends on them")
-    repeats = np.asarray(repeats)
-    if repeats.dtype.kind not in "iub" or (repeats < 0).any():
-        raise ValueError(f"repeat: repeats must be non-negative integers, got {repeats}")
-    shape = aval(a).shape
-    if repeats.ndim == 0:
-        r = int(repeats)
-        spread = bind(sh.broadcast_in_dim_p, a, shape=(*shape[:axis + 1], r, *shape[axis + 1:]),
-                      broadcast_dimensions=(*range(axis + 1), *range(axis + 2, len(shape) + 1)))
-        return reshape(spread, (*shape[:axis], shape[axis] * r, *shape[axis + 1:]))
-    from .indexing import take
-    return take(a, np.repeat(np.arange(shape[axis]), repeats), axis=axis)
 
 
 def pad(array, pad_width, mode="constant", constant_values=0):

@@ -2,7 +2,7 @@
 ClosedIR, applied to its operands, such as custom_jvp_call) is replaced by that IR's equations, renamed.
 Its derivative rules are of no more use once the IR is compiled, and inlined, its body fuses with the code
 around it instead of running as a call of its own."""
-from ..core.ir import Eqn, Var
+from ..core.ir_surgery import inline_eqns
 from ._sweep import Sweep, has_sub_irs
 
 
@@ -18,14 +18,8 @@ def inline(closed):
         call = eqn.params["call"]
         env = {v: sweep.add_const(c, v.aval) for v, c in zip(call.ir.constvars, call.consts)}
         env.update(zip(call.ir.invars, eqn.inputs))
-
-        def read(x, env=env):
-            return env.get(x, x) if isinstance(x, Var) else x
-
-        for e in call.ir.eqns:
-            outvars = [Var(v.aval) for v in e.outvars]
-            sweep.eqns.append(Eqn(e.prim, [read(x) for x in e.inputs], e.params, outvars))
-            env.update(zip(e.outvars, outvars))
-        for v, x in zip(eqn.outvars, call.ir.outvars):
-            sweep.replace(v, read(x))
+        eqns, outs = inline_eqns(call.ir, env)
+        sweep.eqns.extend(eqns)
+        for v, x in zip(eqn.outvars, outs):
+            sweep.replace(v, x)
     return sweep.finish()

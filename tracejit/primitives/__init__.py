@@ -1,6 +1,9 @@
-"""Every primitive, each defined once with all its rules (see DESIGN.md section 5)."""
-from ..core.trace import Primitive
-from . import control_flow, elementwise, indexing, linalg, reductions, shapes
+"""Every primitive, each defined once with all its rules (see DESIGN.md section 5), registered by name so that
+rules apply one another through tracejit.core.ops.
 
-ALL = {p.name: p for m in (elementwise, shapes, reductions, linalg, indexing, control_flow)
-       for p in vars(m).values() if isinstance(p, Primitive)}
+Layers: the families (elementwise, shapes, reductions, linalg, indexing) import only core and the backend's
+rule kinds; cond, while and scan sit above the transforms they apply to their bodies."""
+from ..core.ops import register
+from . import cond, elementwise, indexing, linalg, reductions, scan, shapes, while_loop
+
+ALL = register([elementwise, shapes, reductions, linalg, indexing, cond, while_loop, scan])

@@ -1,63 +1,36 @@
-"""Helpers shared by the primitives' rules: symbolic zeros, undefined primals, and rule builders."""
-import numpy as np
+"""What the primitive families share to state their rules: a jvp rule from a table row's derivative (linear, one
+partial per operand, or zero), linear primitives, and summing a cotangent down to a broadcast operand.
 
-from ..core.avals import aval_of
-from ..core.trace import Tracer, bind
-
-
-def aval(x):
-    return x.aval if isinstance(x, (Tracer, UndefinedPrimal, Zero)) else aval_of(x)
-
-
-class Zero:
-    """A symbolic zero tangent or cotangent: costs nothing until a rule needs it as an array."""
-
-    __slots__ = ("aval",)
-
-    def __init__(self, aval):
-        self.aval = aval.strip_weak()
-
-    def __repr__(self):
-        return f"Zero({self.aval.str_short()})"
+jvp(primals, tangents, **params) -> (primal_out, tangent_out); tangents may be symbolic Zeros.
+"""
+from ..core.ad_util import Zero, add_tangents, aval, instantiate, is_float_aval
+from ..core.ops import ops
+from ..core.trace import Primitive, bind
 
 
-class UndefinedPrimal:
-    """Marks the linear input of an equation being transposed: only its type is known."""
-
-    __slots__ = ("aval",)
-
-    def __init__(self, aval):
-        self.aval = aval
-
-    def __repr__(self):
-        return f"UndefinedPrimal({self.aval.str_short()})"
+LINEAR, ZERO = "linear", "zero"   # derivatives that are not partials: the op itself, or none at all
 
 
-def scalar(value, like):
-    """A Python number as a 0-d value of `like`'s dtype (it prints as a literal in the IR)."""
-    return np.asarray(value, dtype=aval(like).dtype)[()]
+def jvp_rule(prim, derivative):
+    """The jvp rule of a table row's `derivative`:
+
+    - ZERO: the output does not vary with the operands (comparisons, rounding, indices);
+    - LINEAR: the tangent is the op applied to the tangents (the row gives the `transpose` rule);
+    - a partial(t, *operands, out, **params) per operand, the tangent contributed by that operand's tangent t
+      (None: not differentiable there), or a single one for a unary op.
+    """
+    if derivative == ZERO:
+        return zero_jvp(prim)
+    if derivative == LINEAR:
+        return linear_jvp(prim)
+    return partials_jvp(prim, *(derivative if isinstance(derivative, tuple) else (derivative,)))
 
 
-def full(aval_, value):
-    from .shapes import broadcast_in_dim_p
-    fill = np.asarray(value, dtype=aval_.dtype)[()]
-    return bind(broadcast_in_dim_p, fill, shape=aval_.shape, broadcast_dimensions=())
+def linear_primitive(name, shape_rule, impl, transpose, linear_args=None, **rules_and_flags):
+    """A primitive linear in the operands `linear_args` (all by default; the others are indices)."""
+    prim = Primitive(name, shape_rule, impl, transpose=transpose, linear=True, **rules_and_flags)
+    return prim.set(jvp=linear_jvp(prim, linear_args))
 
-
-def zeros(aval_):
-    return full(aval_, 0)
-
-
-def instantiate(t):
-    return zeros(t.aval) if isinstance(t, Zero) else t
-
-
-def is_float_aval(a):
-    return a.dtype.kind == "f"
-
-
-# -------------------------------------------------------------------------------------- jvp builders
-# jvp(primals, tangents, **params) -> (primal_out, tangent_out); tangents may be Zero.
 
 def linear_jvp(prim, linear_args=None):
     """For a primitive linear in the arguments `linear_args` (all by default): the tangent is the
@@ -106,42 +79,8 @@ def zero_jvp(prim):
     return jvp
 
 
-def add_tangents(a, b):
-    if isinstance(a, Zero):
-        return b
-    if isinstance(b, Zero):
-        return a
-    from .elementwise import add_p
-    return bind(add_p, a, b)
-
-
 def unbroadcast(ct, target):
     """Sum a cotangent down to a rank-0 operand that an elementwise op broadcast implicitly."""
     if aval(target).shape == aval(ct).shape:
         return ct
-    from .reductions import reduce_sum_p
-    return bind(reduce_sum_p, ct, axes=tuple(range(aval(ct).ndim)))
-
-
-# --------------------------------------------------------------------------------- batching helpers
-# batch(batched_args, batch_dims, **params) -> (out, out_batch_dim); a batch dim is an int, or None for an
-# argument that is the same for every example.
-
-def batched_axis(axis, bdim):
-    """Where axis `axis` of one example lies in a value whose batch axis is `bdim`."""
-    return axis + (axis >= bdim)
-
-
-def move_batch_axis(x, bdim, dst, size):
-    """x with its batch axis at `dst`: transposed there, or broadcast along it when x is unbatched."""
-    from .shapes import broadcast_in_dim_p, transpose_p
-    shape = aval(x).shape
-    if bdim is None:
-        out_shape = shape[:dst] + (size,) + shape[dst:]
-        return bind(broadcast_in_dim_p, x, shape=out_shape,
-                    broadcast_dimensions=tuple(i for i in range(len(out_shape)) if i != dst))
-    if bdim == dst:
-        return x
-    permutation = [i for i in range(len(shape)) if i != bdim]
-    permutation.insert(dst, bdim)
-    return bind(transpose_p, x, permutation=tuple(permutation))
+    return ops.reduce_sum(ct, axes=tuple(range(aval(ct).ndim)))

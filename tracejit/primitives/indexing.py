@@ -6,21 +6,21 @@ mode="fill" reads zero there. scatter_add is its transpose: mode="clip" clamps, 
 out-of-range updates (what x.at[i].add does in JAX).
 
 sort and argsort run NumPy's sort along one axis (compiled code calls it: no lowering rule), so values and
-the order of ties are NumPy's; the derivative of sort moves the tangent by the same permutation."""
+the order of ties are NumPy's; the derivative of sort moves the tangent by the same permutation.
+
+Each primitive is one block with its lowering. dynamic_slice, dynamic_update_slice and gather lower to index maps
+(they fuse); starts and indices are clamped exactly as the impls do, so generated code never reads outside a
+buffer."""
 import numpy as np
 
 from ..backend.rules import IndexMap, Kernel
+from ..core.ad_util import UndefinedPrimal, Zero, aval, zeros
 from ..core.avals import DEFAULT_INT, ShapedArray
+from ..core.batching import batched_axis, move_batch_axis
 from ..core.errors import ShapeError
-from ..core.trace import Primitive, bind
-from . import elementwise as ew
-from .base import UndefinedPrimal, Zero, aval, batched_axis, linear_jvp, move_batch_axis, zero_jvp, zeros
-from .elementwise import add_p, and_p, clamp_p, convert_element_type_p, ge_p, lt_p, select_n_p, sub_p
-from .shapes import broadcast_in_dim_p, concatenate_p, expand_dims_p, iota_p
-
-
-def _p(prim, *args, **params):
-    return bind(prim, *args, **params)
+from ..core.ops import ops
+from ..core.trace import Primitive
+from .base import ZERO, jvp_rule, linear_primitive
 
 
 def _check_starts(name, x, starts):
@@ -32,21 +32,25 @@ def _check_starts(name, x, starts):
 def _clamped_starts(starts, shape, sizes):
     return tuple(int(np.clip(int(s), 0, d - n)) for s, d, n in zip(starts, shape, sizes))
 
+
+def _start(b, read, k, dim, size):
+    return b.clamp_index(b.index(read(k, []), b.in_avals[k].dtype), 0, dim - size)
+
 # ------------------------------------------------------------------------------------- batching helpers
 
 
 def _with_batch_column(indices):
     """Indices (batch, ..., k) -> (batch, ..., k + 1) whose first column is the example number."""
     a = aval(indices)
-    column = _p(iota_p, dtype=a.dtype, shape=a.shape[:-1] + (1,), dimension=0)
-    return _p(concatenate_p, column, indices, dimension=a.ndim - 1)
+    column = ops.iota(dtype=a.dtype, shape=a.shape[:-1] + (1,), dimension=0)
+    return ops.concatenate(column, indices, dimension=a.ndim - 1)
 
 
 def _stack_columns(columns):
     """Index arrays of one shape -> one array with a last axis of index columns."""
     ndim = aval(columns[0]).ndim
-    columns = [_p(expand_dims_p, c, dimensions=(ndim,)) for c in columns]
-    return columns[0] if len(columns) == 1 else _p(concatenate_p, *columns, dimension=ndim)
+    columns = [ops.expand_dims(c, dimensions=(ndim,)) for c in columns]
+    return columns[0] if len(columns) == 1 else ops.concatenate(*columns, dimension=ndim)
 
 
 def _window_grid(starts, start_dims, shape, sizes, grid, size):
@@ -56,10 +60,10 @@ def _window_grid(starts, start_dims, shape, sizes, grid, size):
     out = []
     for j, (s, d, dim, n) in enumerate(zip(starts, start_dims, shape, sizes)):
         if aval(s).dtype != index:
-            s = _p(convert_element_type_p, s, new_dtype=index, weak_type=False)
-        s = _p(clamp_p, index.type(0), s, index.type(dim - n))
-        s = _p(broadcast_in_dim_p, s, shape=grid_shape, broadcast_dimensions=() if d is None else (0,))
-        out.append((s, _p(iota_p, dtype=index, shape=grid_shape, dimension=j + 1)))
+            s = ops.convert_element_type(s, new_dtype=index, weak_type=False)
+        s = ops.clamp(index.type(0), s, index.type(dim - n))
+        s = ops.broadcast_in_dim(s, shape=grid_shape, broadcast_dimensions=() if d is None else (0,))
+        out.append((s, ops.iota(dtype=index, shape=grid_shape, dimension=j + 1)))
     return out
 
 
@@ -83,12 +87,7 @@ def _dynamic_slice_impl(x, *starts, slice_sizes):
 
 
 def _dynamic_slice_transpose(ct, x, *starts, slice_sizes):
-    return [_p(dynamic_update_slice_p, zeros(x.aval), ct, *starts)] + [None] * len(starts)
-
-
-dynamic_slice_p = Primitive("dynamic_slice", _dynamic_slice_shape, _dynamic_slice_impl,
-                            transpose=_dynamic_slice_transpose, linear=True)
-dynamic_slice_p.set(jvp=linear_jvp(dynamic_slice_p, (0,)))
+    return [ops.dynamic_update_slice(zeros(x.aval), ct, *starts)] + [None] * len(starts)
 
 
 def _dynamic_slice_batch(args, dims, slice_sizes):
@@ -96,14 +95,22 @@ def _dynamic_slice_batch(args, dims, slice_sizes):
     (x, *starts), (xd, *start_dims) = args, dims
     size = next(aval(v).shape[d] for v, d in zip(args, dims) if d is not None)
     if all(d is None for d in start_dims):
-        return _p(dynamic_slice_p, x, *starts[:xd], np.int64(0), *starts[xd:],
-                  slice_sizes=slice_sizes[:xd] + (size,) + slice_sizes[xd:]), xd
+        return ops.dynamic_slice(x, *starts[:xd], np.int64(0), *starts[xd:],
+                                 slice_sizes=slice_sizes[:xd] + (size,) + slice_sizes[xd:]), xd
     grid = _window_grid(starts, start_dims, _unbatched_shape(x, xd), slice_sizes, slice_sizes, size)
-    indices = _stack_columns([_p(add_p, s, i) for s, i in grid])
+    indices = _stack_columns([ops.add(s, i) for s, i in grid])
     return _gather_batch([x, indices], [xd, 0], axes=tuple(range(len(starts))), mode="clip")
 
 
-dynamic_slice_p.set(batch=_dynamic_slice_batch)
+def _lower_dynamic_slice(b, idx, read, slice_sizes):
+    shape = b.in_avals[0].shape
+    starts = [_start(b, read, k + 1, d, n) for k, (d, n) in enumerate(zip(shape, slice_sizes))]
+    return read(0, [b.iop("add", s, i) for s, i in zip(starts, idx)])
+
+
+dynamic_slice_p = linear_primitive("dynamic_slice", _dynamic_slice_shape, _dynamic_slice_impl,
+                                   _dynamic_slice_transpose, (0,), batch=_dynamic_slice_batch,
+                                   lower=IndexMap(_lower_dynamic_slice))
 
 # ------------------------------------------------------------------------------- dynamic_update_slice
 
@@ -125,16 +132,10 @@ def _dynamic_update_slice_impl(x, update, *starts):
 
 def _dynamic_update_slice_transpose(ct, x, update, *starts):
     u_aval = aval(update)
-    ct_x = _p(dynamic_update_slice_p, ct, zeros(u_aval), *starts) if isinstance(x, UndefinedPrimal) else None
-    ct_u = (_p(dynamic_slice_p, ct, *starts, slice_sizes=u_aval.shape)
+    ct_x = ops.dynamic_update_slice(ct, zeros(u_aval), *starts) if isinstance(x, UndefinedPrimal) else None
+    ct_u = (ops.dynamic_slice(ct, *starts, slice_sizes=u_aval.shape)
             if isinstance(update, UndefinedPrimal) else None)
     return [ct_x, ct_u] + [None] * len(starts)
-
-
-dynamic_update_slice_p = Primitive("dynamic_update_slice", _dynamic_update_slice_shape,
-                                   _dynamic_update_slice_impl, transpose=_dynamic_update_slice_transpose,
-                                   linear=True)
-dynamic_update_slice_p.set(jvp=linear_jvp(dynamic_update_slice_p, (0, 1)))
 
 
 def _dynamic_update_slice_batch(args, dims):
@@ -145,23 +146,42 @@ def _dynamic_update_slice_batch(args, dims):
     if all(d is None for d in start_dims):
         at = 0 if xd is None else xd
         x, update = move_batch_axis(x, xd, at, size), move_batch_axis(update, ud, at, size)
-        return _p(dynamic_update_slice_p, x, update, *starts[:at], np.int64(0), *starts[at:]), at
+        return ops.dynamic_update_slice(x, update, *starts[:at], np.int64(0), *starts[at:]), at
     x = move_batch_axis(x, xd, 0, size)
     u_shape, shape = _unbatched_shape(update, ud), aval(x).shape[1:]
     relative, inside = [], None
     for (s, i), n in zip(_window_grid(starts, start_dims, shape, u_shape, shape, size), u_shape):
-        r = _p(sub_p, i, s)
-        fits = _p(and_p, _p(ge_p, r, np.int64(0)), _p(lt_p, r, np.int64(n)))
-        inside = fits if inside is None else _p(and_p, inside, fits)
+        r = ops.sub(i, s)
+        fits = ops.and_(ops.ge(r, np.int64(0)), ops.lt(r, np.int64(n)))
+        inside = fits if inside is None else ops.and_(inside, fits)
         relative.append(r)
     values, _ = _gather_batch([update, _stack_columns(relative)], [ud, 0], axes=tuple(range(len(shape))),
                               mode="clip")
-    return _p(select_n_p, inside, x, values), 0
+    return ops.select_n(inside, x, values), 0
 
 
-dynamic_update_slice_p.set(batch=_dynamic_update_slice_batch)
+def _lower_dynamic_update_slice(b, idx, read):
+    x, u = b.in_avals[0], b.in_avals[1]
+    conds, src = [], []
+    for k, (i, d, n) in enumerate(zip(idx, x.shape, u.shape)):
+        t = b.iop("sub", i, _start(b, read, k + 2, d, n))
+        conds.append(b.in_range(t, 0, n))
+        src.append(b.clamp_index(t, 0, max(n - 1, 0)))
+    inside = b.all_of(conds)
+    if inside is False or 0 in u.shape:
+        return read(0, idx)
+    if inside is True:
+        return read(1, src)
+    new, old = read(1, src), read(0, idx)
+    return b.select(inside, new, old, x.dtype)
 
-# ---------------------------------------------------------------------------------- gather / scatter
+
+dynamic_update_slice_p = linear_primitive("dynamic_update_slice", _dynamic_update_slice_shape,
+                                          _dynamic_update_slice_impl, _dynamic_update_slice_transpose, (0, 1),
+                                          batch=_dynamic_update_slice_batch,
+                                          lower=IndexMap(_lower_dynamic_update_slice))
+
+# --------------------------------------------------------------------------------------------- gather
 
 
 def _gather_out_shape(x, indices, axes):
@@ -207,12 +227,8 @@ def _gather_impl(x, indices, axes, mode):
 
 
 def _gather_transpose(ct, x, indices, axes, mode):
-    return [_p(scatter_add_p, zeros(x.aval), indices, ct, axes=axes, mode="clip" if mode == "clip" else "drop"),
+    return [ops.scatter_add(zeros(x.aval), indices, ct, axes=axes, mode="clip" if mode == "clip" else "drop"),
             None]
-
-
-gather_p = Primitive("gather", _gather_shape, _gather_impl, transpose=_gather_transpose, linear=True)
-gather_p.set(jvp=linear_jvp(gather_p, (0,)))
 
 
 def _gather_batch(args, dims, axes, mode):
@@ -222,14 +238,40 @@ def _gather_batch(args, dims, axes, mode):
     moved = axes if xd is None else tuple(batched_axis(a, xd) for a in axes)
     if idd is None:
         kept_before = sum(k not in moved for k in range(xd))
-        return _p(gather_p, x, indices, axes=moved, mode=mode), aval(indices).ndim - 1 + kept_before
+        return ops.gather(x, indices, axes=moved, mode=mode), aval(indices).ndim - 1 + kept_before
     indices = move_batch_axis(indices, idd, 0, None)
     if xd is None:
-        return _p(gather_p, x, indices, axes=axes, mode=mode), 0
-    return _p(gather_p, x, _with_batch_column(indices), axes=(xd,) + moved, mode=mode), 0
+        return ops.gather(x, indices, axes=axes, mode=mode), 0
+    return ops.gather(x, _with_batch_column(indices), axes=(xd,) + moved, mode=mode), 0
 
 
-gather_p.set(batch=_gather_batch)
+def _gathered_index(b, x_shape, axes, column, batch, rest):
+    """The clamped operand index for one gather/scatter element, and whether it was in range."""
+    src, conds = [None] * len(x_shape), []
+    for k, a in enumerate(axes):
+        c = column(batch + [k])
+        conds.append(b.in_range(c, 0, x_shape[a]))
+        src[a] = b.clamp_index(c, 0, x_shape[a] - 1)
+    rest = iter(rest)
+    return [next(rest) if s is None else s for s in src], b.all_of(conds)
+
+
+def _lower_gather(b, idx, read, axes, mode):
+    x, ind = b.in_avals[0], b.in_avals[1]
+    if x.size == 0:
+        return b.const(0, x.dtype)
+    nb = ind.ndim - 1
+    src, inside = _gathered_index(b, x.shape, axes, lambda j: b.index(read(1, j), ind.dtype), idx[:nb], idx[nb:])
+    value = read(0, src)
+    if mode == "clip" or inside is True:
+        return value
+    return b.select(inside, value, b.const(0, x.dtype), x.dtype) if inside is not False else b.const(0, x.dtype)
+
+
+gather_p = linear_primitive("gather", _gather_shape, _gather_impl, _gather_transpose, (0,), batch=_gather_batch,
+                            lower=IndexMap(_lower_gather))
+
+# ---------------------------------------------------------------------------------------- scatter_add
 
 
 def _scatter_add_shape(x, indices, updates, axes, mode):
@@ -256,14 +298,9 @@ def _scatter_add_impl(x, indices, updates, axes, mode):
 
 def _scatter_add_transpose(ct, x, indices, updates, axes, mode):
     ct_x = ct if isinstance(x, UndefinedPrimal) else None
-    ct_u = (_p(gather_p, ct, indices, axes=axes, mode="clip" if mode == "clip" else "fill")
+    ct_u = (ops.gather(ct, indices, axes=axes, mode="clip" if mode == "clip" else "fill")
             if isinstance(updates, UndefinedPrimal) else None)
     return [ct_x, None, ct_u]
-
-
-scatter_add_p = Primitive("scatter_add", _scatter_add_shape, _scatter_add_impl, transpose=_scatter_add_transpose,
-                          linear=True)
-scatter_add_p.set(jvp=linear_jvp(scatter_add_p, (0, 2)))
 
 
 def _scatter_add_batch(args, dims, axes, mode):
@@ -275,66 +312,9 @@ def _scatter_add_batch(args, dims, axes, mode):
     moved = tuple(batched_axis(a, at) for a in axes)
     if idd is None:
         u_at = aval(indices).ndim - 1 + sum(k not in moved for k in range(at))
-        return _p(scatter_add_p, x, indices, move_batch_axis(updates, ud, u_at, size), axes=moved, mode=mode), at
+        return ops.scatter_add(x, indices, move_batch_axis(updates, ud, u_at, size), axes=moved, mode=mode), at
     indices = _with_batch_column(move_batch_axis(indices, idd, 0, size))
-    return _p(scatter_add_p, x, indices, move_batch_axis(updates, ud, 0, size), axes=(at,) + moved,
-              mode=mode), at
-
-
-scatter_add_p.set(batch=_scatter_add_batch)
-
-
-# ------------------------------------------------------------------------------------------- lowering
-# dynamic_slice, dynamic_update_slice and gather are index maps (they fuse); starts and indices are
-# clamped exactly as the impls do, so generated code never reads outside a buffer.
-
-def _start(b, read, k, dim, size):
-    return b.clamp_index(b.index(read(k, []), b.in_avals[k].dtype), 0, dim - size)
-
-
-def _lower_dynamic_slice(b, idx, read, slice_sizes):
-    shape = b.in_avals[0].shape
-    starts = [_start(b, read, k + 1, d, n) for k, (d, n) in enumerate(zip(shape, slice_sizes))]
-    return read(0, [b.iop("add", s, i) for s, i in zip(starts, idx)])
-
-
-def _lower_dynamic_update_slice(b, idx, read):
-    x, u = b.in_avals[0], b.in_avals[1]
-    conds, src = [], []
-    for k, (i, d, n) in enumerate(zip(idx, x.shape, u.shape)):
-        t = b.iop("sub", i, _start(b, read, k + 2, d, n))
-        conds.append(b.in_range(t, 0, n))
-        src.append(b.clamp_index(t, 0, max(n - 1, 0)))
-    inside = b.all_of(conds)
-    if inside is False or 0 in u.shape:
-        return read(0, idx)
-    if inside is True:
-        return read(1, src)
-    new, old = read(1, src), read(0, idx)
-    return b.select(inside, new, old, x.dtype)
-
-
-def _gathered_index(b, x_shape, axes, column, batch, rest):
-    """The clamped operand index for one gather/scatter element, and whether it was in range."""
-    src, conds = [None] * len(x_shape), []
-    for k, a in enumerate(axes):
-        c = column(batch + [k])
-        conds.append(b.in_range(c, 0, x_shape[a]))
-        src[a] = b.clamp_index(c, 0, x_shape[a] - 1)
-    rest = iter(rest)
-    return [next(rest) if s is None else s for s in src], b.all_of(conds)
-
-
-def _lower_gather(b, idx, read, axes, mode):
-    x, ind = b.in_avals[0], b.in_avals[1]
-    if x.size == 0:
-        return b.const(0, x.dtype)
-    nb = ind.ndim - 1
-    src, inside = _gathered_index(b, x.shape, axes, lambda j: b.index(read(1, j), ind.dtype), idx[:nb], idx[nb:])
-    value = read(0, src)
-    if mode == "clip" or inside is True:
-        return value
-    return b.select(inside, value, b.const(0, x.dtype), x.dtype) if inside is not False else b.const(0, x.dtype)
+    return ops.scatter_add(x, indices, move_batch_axis(updates, ud, 0, size), axes=(at,) + moved, mode=mode), at
 
 
 def _lower_scatter_add(k, outs, ins, axes, mode):
@@ -356,15 +336,18 @@ def _lower_scatter_add(k, outs, ins, axes, mode):
         k.store(out, dst, new)
 
 
-# ------------------------------------------------------------------------------------------------ sorting
+scatter_add_p = linear_primitive("scatter_add", _scatter_add_shape, _scatter_add_impl, _scatter_add_transpose,
+                                 (0, 2), batch=_scatter_add_batch, lower=Kernel(_lower_scatter_add))
+
+# ---------------------------------------------------------------------------------------- sort, argsort
 
 
 def take_along_axis(x, indices, axis):
     """x[..., indices, ...] element by element along `axis` (indices of x's shape but on that axis): one
     gather whose index columns are iotas on the other axes."""
     shape, dtype = aval(indices).shape, aval(indices).dtype
-    columns = [indices if j == axis else _p(iota_p, dtype=dtype, shape=shape, dimension=j) for j in range(len(shape))]
-    return _p(gather_p, x, _stack_columns(columns), axes=tuple(range(len(shape))), mode="clip")
+    columns = [indices if j == axis else ops.iota(dtype=dtype, shape=shape, dimension=j) for j in range(len(shape))]
+    return ops.gather(x, _stack_columns(columns), axes=tuple(range(len(shape))), mode="clip")
 
 
 def _along_axis_shape(name, dtype=None):
@@ -378,17 +361,19 @@ def _along_axis_shape(name, dtype=None):
 def _sort_jvp(primals, tangents, axis):
     (x,), (t,) = primals, tangents
     if isinstance(t, Zero):
-        return _p(sort_p, x, axis=axis), t
-    return _p(sort_p, x, axis=axis), take_along_axis(t, _p(argsort_p, x, axis=axis, stable=True), axis)
+        return ops.sort(x, axis=axis), t
+    return ops.sort(x, axis=axis), take_along_axis(t, ops.argsort(x, axis=axis, stable=True), axis)
 
 
-sort_p = Primitive("sort", _along_axis_shape("sort"), lambda x, axis: np.sort(x, axis=axis))
-sort_p.set(jvp=_sort_jvp, batch=lambda args, dims, axis: (_p(sort_p, args[0], axis=batched_axis(axis, dims[0])),
-                                                          dims[0]))
+sort_p = Primitive("sort", _along_axis_shape("sort"), lambda x, axis: np.sort(x, axis=axis), jvp=_sort_jvp,
+                   batch=lambda args, dims, axis: (ops.sort(args[0], axis=batched_axis(axis, dims[0])), dims[0]))
 argsort_p = Primitive("argsort", _along_axis_shape("argsort", DEFAULT_INT),
-                      lambda x, axis, stable: np.argsort(x, axis=axis, kind="stable" if stable else None))
-argsort_p.set(jvp=zero_jvp(argsort_p), batch=lambda args, dims, axis, stable: (
-    _p(argsort_p, args[0], axis=batched_axis(axis, dims[0]), stable=stable), dims[0]))
+                      lambda x, axis, stable: np.argsort(x, axis=axis, kind="stable" if stable else None),
+                      batch=lambda args, dims, axis, stable: (
+                          ops.argsort(args[0], axis=batched_axis(axis, dims[0]), stable=stable), dims[0]))
+argsort_p.set(jvp=jvp_rule(argsort_p, ZERO))
+
+# ------------------------------------------------------------------------------------------ searchsorted
 
 
 def _searchsorted_shape(a, v, side):
@@ -401,11 +386,11 @@ def _searchsorted_shape(a, v, side):
 def _before(a, v, side):
     """Whether a sorts before v (left) or not after it (right) in NumPy's order, where NaN is the largest."""
     if aval(a).dtype.kind != "f":
-        return _p(ew.lt_p if side == "left" else ew.le_p, a, v)
-    v_nan = _p(ew.ne_p, v, v)
+        return (ops.lt if side == "left" else ops.le)(a, v)
+    v_nan = ops.ne(v, v)
     if side == "right":
-        return _p(ew.or_p, _p(ew.le_p, a, v), v_nan)
-    return _p(ew.or_p, _p(ew.lt_p, a, v), _p(ew.and_p, v_nan, _p(ew.eq_p, a, a)))
+        return ops.or_(ops.le(a, v), v_nan)
+    return ops.or_(ops.lt(a, v), ops.and_(v_nan, ops.eq(a, a)))
 
 
 def _searchsorted_batch(args, dims, side):
@@ -413,16 +398,15 @@ def _searchsorted_batch(args, dims, side):
     that sort before each value (a comparison per pair)."""
     (a, v), (da, dv) = args, dims
     if da is None:
-        return _p(searchsorted_p, a, v, side=side), dv
+        return ops.searchsorted(a, v, side=side), dv
     size = aval(a).shape[da]
     a = move_batch_axis(a, da, 0, size)
     v = move_batch_axis(v, dv, 0, size)
     nv = aval(v).ndim - 1
-    a = _p(broadcast_in_dim_p, a, shape=aval(v).shape + aval(a).shape[1:], broadcast_dimensions=(0, nv + 1))
-    v = _p(broadcast_in_dim_p, v, shape=aval(a).shape, broadcast_dimensions=tuple(range(nv + 1)))
-    count = _p(convert_element_type_p, _before(a, v, side), new_dtype=np.dtype(DEFAULT_INT), weak_type=False)
-    from .reductions import reduce_sum_p
-    return _p(reduce_sum_p, count, axes=(nv + 1,)), 0
+    a = ops.broadcast_in_dim(a, shape=aval(v).shape + aval(a).shape[1:], broadcast_dimensions=(0, nv + 1))
+    v = ops.broadcast_in_dim(v, shape=aval(a).shape, broadcast_dimensions=tuple(range(nv + 1)))
+    count = ops.convert_element_type(_before(a, v, side), new_dtype=np.dtype(DEFAULT_INT), weak_type=False)
+    return ops.reduce_sum(count, axes=(nv + 1,)), 0
 
 
 def _lower_searchsorted(k, outs, ins, side):
@@ -455,11 +439,6 @@ def _lower_searchsorted(k, outs, ins, side):
 
 
 searchsorted_p = Primitive("searchsorted", _searchsorted_shape,
-                           lambda a, v, side: np.searchsorted(a, v, side=side).astype(DEFAULT_INT))
-searchsorted_p.set(jvp=zero_jvp(searchsorted_p), batch=_searchsorted_batch, lower=Kernel(_lower_searchsorted))
-
-
-dynamic_slice_p.set(lower=IndexMap(_lower_dynamic_slice))
-dynamic_update_slice_p.set(lower=IndexMap(_lower_dynamic_update_slice))
-gather_p.set(lower=IndexMap(_lower_gather))
-scatter_add_p.set(lower=Kernel(_lower_scatter_add))
+                           lambda a, v, side: np.searchsorted(a, v, side=side).astype(DEFAULT_INT),
+                           batch=_searchsorted_batch, lower=Kernel(_lower_searchsorted))
+searchsorted_p.set(jvp=jvp_rule(searchsorted_p, ZERO))

@@ -1,15 +1,17 @@
-"""dot_general: contraction with batch dimensions, the one primitive behind dot, matmul and einsum."""
+"""dot_general: contraction with batch dimensions, the one primitive behind dot, matmul and einsum. Its lowering
+calls the BLAS numpy ships (cblas gemm) where the layouts allow, and loops otherwise."""
 import functools
 
 import numpy as np
 
-from ..backend.blas import NO_TRANS, ROW_MAJOR, TRANS, gemm_address, gemm_int_bits
 from ..backend.rules import Kernel
+from ..core.ad_util import UndefinedPrimal, aval
 from ..core.avals import ShapedArray
+from ..core.batching import batched_axis
 from ..core.errors import ShapeError
-from ..core.trace import Primitive, bind
-from .base import UndefinedPrimal, aval, batched_axis, partials_jvp
-from .shapes import transpose_p
+from ..core.ops import ops, primitive
+from ..core.trace import Primitive
+from .base import partials_jvp
 
 
 def _free_axes(ndim, contract, batch):
@@ -46,7 +48,7 @@ def _dot_general_impl(lhs, rhs, dimension_numbers):
 
 
 def _dot(lhs, rhs, dimension_numbers):
-    return bind(dot_general_p, lhs, rhs, dimension_numbers=dimension_numbers)
+    return ops.dot_general(lhs, rhs, dimension_numbers=dimension_numbers)
 
 
 def _transpose_lhs(ct, lhs_aval, rhs, dimension_numbers, ans_lhs_first=True):
@@ -73,9 +75,7 @@ def _transpose_lhs(ct, lhs_aval, rhs, dimension_numbers, ans_lhs_first=True):
     if list(lb) + contract_in_rhs_order + lhs_free == in_order:
         return _dot(rhs, ct, ((tuple(rhs_free), dims[0][0]), (tuple(rb), dims[1][0])))
     permutation = tuple(np.argsort(list(lb) + lhs_free + contract_in_rhs_order).tolist())
-    return bind(transpose_p, _dot(ct, rhs, dims), permutation=permutation)
-
-
+    return ops.transpose(_dot(ct, rhs, dims), permutation=permutation)
 
 
 def _dot_general_transpose(ct, lhs, rhs, dimension_numbers):
@@ -84,13 +84,6 @@ def _dot_general_transpose(ct, lhs, rhs, dimension_numbers):
         return [_transpose_lhs(ct, lhs.aval, rhs, dimension_numbers), None]
     swapped = ((rc, lc), (rb, lb))
     return [None, _transpose_lhs(ct, rhs.aval, lhs, swapped, ans_lhs_first=False)]
-
-
-dot_general_p = Primitive("dot_general", _dot_general_shape, _dot_general_impl, transpose=_dot_general_transpose)
-dot_general_p.set(jvp=partials_jvp(
-    dot_general_p,
-    lambda t, x, y, out, dimension_numbers: _dot(t, y, dimension_numbers),
-    lambda t, x, y, out, dimension_numbers: _dot(x, t, dimension_numbers)))
 
 
 def _dot_general_batch(args, dims, dimension_numbers):
@@ -112,15 +105,34 @@ def _dot_general_batch(args, dims, dimension_numbers):
     return _dot(lhs, rhs, ((lc2, rc2), (lb2, rb2))), out_dim
 
 
-dot_general_p.set(batch=_dot_general_batch)
-
-
-# ------------------------------------------------------------------------------------------- lowering
-
-def _gemm_trans(ndim, batch, rows, cols):
-    """NoTrans/Trans when an operand's axes are laid out as (batch, rows, cols) / (batch, cols, rows)."""
+def _gemm_layout(ndim, batch, rows, cols):
+    """"N" (NoTrans) / "T" (Trans) when an operand's axes are laid out as (batch, rows, cols) / (batch, cols,
+    rows): a matrix per batch element that the BLAS reads as it is; else None."""
     order = list(range(ndim))
-    return NO_TRANS if order == [*batch, *rows, *cols] else TRANS if order == [*batch, *cols, *rows] else None
+    return "N" if order == [*batch, *rows, *cols] else "T" if order == [*batch, *cols, *rows] else None
+
+
+def _dot_general_simplify(eqn, producer):
+    """A transposed float operand folds into the dimension numbers when the BLAS can read the original
+    layout as it is (a.T @ b: a gemm with TransA, not a copy and a gemm), and the output order stays."""
+    (lc, rc), (lb, rb) = eqn.params["dimension_numbers"]
+    if eqn.outvars[0].aval.dtype.kind != "f":
+        return None
+    sides = [list(eqn.inputs), [lc, rc], [lb, rb]]
+    for side in (0, 1):
+        t = producer(eqn.inputs[side])
+        if t is None or t.prim is not primitive("transpose"):
+            continue
+        perm, ndim = t.params["permutation"], len(t.params["permutation"])
+        contract, batch = sides[1][side], sides[2][side]
+        free = [perm[a] for a in _free_axes(ndim, contract, batch)]
+        contract, batch = tuple(perm[a] for a in contract), tuple(perm[a] for a in batch)
+        layout = (batch, free, contract) if side == 0 else (batch, contract, free)
+        if free == sorted(free) and _gemm_layout(ndim, *layout) is not None:
+            sides[0][side], sides[1][side], sides[2][side] = t.inputs[0], contract, batch
+    if sides[0] == list(eqn.inputs):
+        return None
+    return dot_general_p, sides[0], {"dimension_numbers": (tuple(sides[1]), tuple(sides[2]))}
 
 
 def _at_least_1(b, x):
@@ -136,6 +148,9 @@ def _lower_dot_general(k, outs, ins, dimension_numbers):
     """The BLAS numpy ships (cblas gemm per batch element) when both operands are row-major or
     transposed matrices per batch element; otherwise loops (any dtype) ordered for the innermost
     axis to be the rhs's free axis."""
+    # Imported here, not at the top: the BLAS is looked up when code is generated, and the primitives import
+    # without the backend (only its pure-Python rules module).
+    from ..backend import blas
     (out,), (lhs, rhs) = outs, ins
     (lc, rc), (lb, rb) = dimension_numbers
     ls, rs, dtype = lhs.aval.shape, rhs.aval.shape, out.aval.dtype
@@ -145,13 +160,14 @@ def _lower_dot_general(k, outs, ins, dimension_numbers):
                        for shape, axes in ((ls, lf), (rs, rf), (ls, lc), (ls, lb)))
     if m == 0 or n == 0 or batch == 0:
         return
-    ta, tb = _gemm_trans(len(ls), lb, lf, lc), _gemm_trans(len(rs), rb, rc, rf)
-    address = gemm_address(dtype) if dtype.kind == "f" and kk != 0 else None
+    ta, tb = _gemm_layout(len(ls), lb, lf, lc), _gemm_layout(len(rs), rb, rc, rf)
+    address = blas.gemm_address(dtype) if dtype.kind == "f" and kk != 0 else None
     if address is not None and ta is not None and tb is not None:
         # Symbolic sizes may be 0 at run time: the BLAS then zeroes C (beta 0), given leading dims >= 1.
-        it = f"i{gemm_int_bits()}"
+        it = f"i{blas.gemm_int_bits()}"
         ty = b.ty(dtype)
-        lda, ldb = (kk if ta == 111 else m), (n if tb == 111 else kk)
+        lda, ldb = (kk if ta == "N" else m), (n if tb == "N" else kk)
+        trans = {"N": blas.NO_TRANS, "T": blas.TRANS}
         sizes = [(lhs, b.iop("mul", m, kk)), (rhs, b.iop("mul", kk, n)), (out, b.iop("mul", m, n))]
         m, n, kk, lda, ldb, ldc = (_blas_int(b, x, it) for x in (m, n, kk, _at_least_1(b, lda),
                                                                  _at_least_1(b, ldb), _at_least_1(b, n)))
@@ -159,7 +175,7 @@ def _lower_dot_general(k, outs, ins, dimension_numbers):
             a, bm, c = (k.f.emit(f"getelementptr {ty}, ptr {buf.ptr}, i64 {b.iop('mul', i, size)}")
                         for buf, size in sizes)
             gemm = k.f.module.symbol(address, f"tj_gemm_{dtype.name}")
-            k.line(f"call void {gemm}(i32 {ROW_MAJOR}, i32 {ta}, i32 {tb}, "
+            k.line(f"call void {gemm}(i32 {blas.ROW_MAJOR}, i32 {trans[ta]}, i32 {trans[tb]}, "
                    f"{it} {m}, {it} {n}, {it} {kk}, {ty} {b.const(1, dtype)}, ptr {a}, {it} {lda}, "
                    f"ptr {bm}, {it} {ldb}, {ty} {b.const(0, dtype)}, ptr {c}, {it} {ldc})")
         return
@@ -182,30 +198,9 @@ def _lower_dot_general(k, outs, ins, dimension_numbers):
         k.store(out, oi, b.binop("fadd", "add", k.load(out, oi), product, dtype))
 
 
-dot_general_p.set(lower=Kernel(_lower_dot_general))
-
-
-def _dot_general_simplify(eqn, producer):
-    """A transposed float operand folds into the dimension numbers when the BLAS can read the original
-    layout as it is (a.T @ b: a gemm with TransA, not a copy and a gemm), and the output order stays."""
-    (lc, rc), (lb, rb) = eqn.params["dimension_numbers"]
-    if eqn.outvars[0].aval.dtype.kind != "f":
-        return None
-    sides = [list(eqn.inputs), [lc, rc], [lb, rb]]
-    for side in (0, 1):
-        t = producer(eqn.inputs[side])
-        if t is None or t.prim is not transpose_p:
-            continue
-        perm, ndim = t.params["permutation"], len(t.params["permutation"])
-        contract, batch = sides[1][side], sides[2][side]
-        free = [perm[a] for a in _free_axes(ndim, contract, batch)]
-        contract, batch = tuple(perm[a] for a in contract), tuple(perm[a] for a in batch)
-        layout = (batch, free, contract) if side == 0 else (batch, contract, free)
-        if free == sorted(free) and _gemm_trans(ndim, *layout) is not None:
-            sides[0][side], sides[1][side], sides[2][side] = t.inputs[0], contract, batch
-    if sides[0] == list(eqn.inputs):
-        return None
-    return dot_general_p, sides[0], {"dimension_numbers": (tuple(sides[1]), tuple(sides[2]))}
-
-
-dot_general_p.set(simplify=_dot_general_simplify)
+dot_general_p = Primitive("dot_general", _dot_general_shape, _dot_general_impl, transpose=_dot_general_transpose,
+                          batch=_dot_general_batch, simplify=_dot_general_simplify, lower=Kernel(_lower_dot_general))
+dot_general_p.set(jvp=partials_jvp(
+    dot_general_p,
+    lambda t, x, y, out, dimension_numbers: _dot(t, y, dimension_numbers),
+    lambda t, x, y, out, dimension_numbers: _dot(x, t, dimension_numbers)))

@@ -12,8 +12,8 @@ The user-facing functions built on these (grad, jvp, vjp, jacfwd ...) are in tra
 """
 from ..core.ir import Literal, Var
 from ..core.timing import timed
+from ..core.ad_util import UndefinedPrimal, Zero, add_tangents, instantiate
 from ..core.trace import bind, trace_flat
-from ..primitives.base import UndefinedPrimal, Zero, add_tangents, instantiate
 from .partial_eval import partition
 
 # ------------------------------------------------------------------------------------------ forward mode

@@ -7,8 +7,9 @@ input (constants, unmapped arguments) stay unbatched.
 """
 from ..core.ir import Literal
 from ..core.timing import timed
+from ..core.ad_util import aval
+from ..core.batching import move_batch_axis
 from ..core.trace import bind, trace_flat
-from ..primitives.base import aval, move_batch_axis
 
 
 @timed("transforms")
