@@ -8,9 +8,11 @@ from ..core.avals import (
     aval_of,
     broadcast_shapes,
     canonical_dtype,
+    check_shape,
     is_python_scalar,
     normalize_axis,
     result_dtype,
+    shape_arg,
 )
 from ..core.errors import ShapeError
 from ..core.trace import Tracer, bind
@@ -139,10 +141,10 @@ def broadcast_operands(*xs, op):
             for x, s in zip(xs, shapes)]
 
 
-def normalize_shape(shape):
-    if isinstance(shape, (int, np.integer)):
-        return (int(shape),)
-    return tuple(d if isinstance(d, Dim) else int(d) for d in shape)
+def normalize_shape(shape, what="shape"):
+    """A shape argument as a tuple of sizes, checked as NumPy checks one (TypeError for a size that is not an
+    integer, ValueError for a negative or too large one), naming `what`."""
+    return check_shape(shape_arg(shape, what), what=what)
 
 
 def full(shape, fill_value, dtype=None):

@@ -75,6 +75,7 @@ def getitem(x, idx, mode="clip"):
     for e in entries:
         if isinstance(e, tuple) and e[0] == "mask":
             mask = e[1]
+            _check_mask(mask, aval(x).shape, len(flat))
             flat.extend(np.nonzero(mask) if mask.ndim else [np.zeros(int(mask), DEFAULT_INT)])
             if mask.ndim == 0:
                 x = bind(sh.expand_dims_p, x, dimensions=(len(flat) - 1,))
@@ -88,6 +89,16 @@ def getitem(x, idx, mode="clip"):
     if advanced:
         return _advanced(x, flat, advanced, mode)
     return _basic(x, flat)
+
+
+def _check_mask(mask, shape, axis):
+    """NumPy's IndexError for a boolean mask whose shape differs from the axes it selects (from `axis` on)."""
+    for k, (m, d) in enumerate(zip(mask.shape, shape[axis:])):
+        if isinstance(d, Dim):
+            d.need("a boolean mask")
+        if m != d:
+            raise IndexError(f"boolean index did not match indexed array along axis {axis + k}; size of axis is "
+                             f"{d} but size of corresponding boolean axis is {m}")
 
 
 def _basic(x, entries):
@@ -139,13 +150,13 @@ def _normalized_index(i, size):
 
 
 def _dynamic_part(x, dynamic):
-    """Traced scalar indices: a dynamic_slice of size 1 on those axes (clamped, as in JAX)."""
+    """Traced scalar indices: a dynamic_slice of size 1 on those axes (which counts a negative index from
+    the end once, then clamps, as in JAX)."""
     shape = aval(x).shape
     for axis, i in dynamic.items():
         if i.ndim or i.dtype.kind not in "iu":
             raise TypeError(f"index for axis {axis} must be an integer scalar, got {i.aval.str_short()}")
-    starts = [_normalized_index(dynamic[a], d) if a in dynamic else np.asarray(0, DEFAULT_INT)
-              for a, d in enumerate(shape)]
+    starts = [dynamic.get(a, np.asarray(0, DEFAULT_INT)) for a in range(len(shape))]
     sizes = tuple(1 if a in dynamic else d for a, d in enumerate(shape))
     return bind(ix.dynamic_slice_p, x, *starts, slice_sizes=sizes)
 
@@ -177,8 +188,14 @@ def take(a, indices, axis=None):
     a = asarray(a)
     if axis is None:
         a, axis = ravel(a), 0
-    axis = normalize_axis(axis, aval(a).ndim)
-    return getitem(a, (slice(None),) * axis + (asarray(indices),))
+    axis = normalize_axis(axis, aval(a).ndim, "take", bools=False)
+    indices = asarray(indices)
+    kind = aval(indices).dtype.kind
+    if kind == "b":       # NumPy casts the indices to integers: True is index 1, never a mask
+        indices = astype(indices, DEFAULT_INT)
+    elif kind not in "iu":
+        raise TypeError(f"take: indices must be integers, got {aval(indices).str_short()}")
+    return getitem(a, (slice(None),) * axis + (indices,))
 
 
 def take_along_axis(arr, indices, axis):
@@ -219,7 +236,7 @@ def _sorting(prim, a, axis, order, **params):
     a = asarray(a)
     if axis is None or (prim is ix.argsort_p and aval(a).ndim == 0):     # NumPy argsorts a 0-d array as 1-d
         a, axis = ravel(a), 0 if axis is None else axis
-    return bind(prim, a, axis=normalize_axis(axis, aval(a).ndim, prim.name), **params)
+    return bind(prim, a, axis=normalize_axis(axis, aval(a).ndim, prim.name, bools=prim is ix.sort_p), **params)
 
 
 def searchsorted(a, v, side="left", sorter=None):
@@ -332,13 +349,15 @@ def repeat(a, repeats, axis=None):
         a, axis = ravel(a), 0
     elif aval(a).ndim == 0:      # as NumPy: a 0-d array repeats as a 1-d one (along axis 0 or -1)
         a = ravel(a)
-    axis = normalize_axis(axis, aval(a).ndim, "repeat")
+    axis = normalize_axis(axis, aval(a).ndim, "repeat", bools=False)
     if isinstance(repeats, Tracer):
         raise TypeError("repeat: the repeats must be concrete (Python ints or a NumPy array), not traced values: "
                         "the size of the output depends on them")
     repeats = np.asarray(repeats)
-    if repeats.dtype.kind not in "iub" or (repeats < 0).any():
-        raise ValueError(f"repeat: repeats must be non-negative integers, got {repeats}")
+    if repeats.dtype.kind not in "iub":
+        raise TypeError(f"repeat: repeats must be integers, got {repeats!r}")
+    if (repeats < 0).any():
+        raise ValueError(f"repeat: repeats must be non-negative, got {repeats}")
     shape = aval(a).shape
     if repeats.ndim == 0:
         r = int(repeats)

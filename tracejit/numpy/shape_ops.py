@@ -4,7 +4,8 @@ import itertools
 
 import numpy as np
 
-from ..core.avals import DEFAULT_FLOAT, DEFAULT_INT, Dim, canonical_dtype, normalize_axes, normalize_axis, shape_size
+from ..core.avals import DEFAULT_FLOAT, DEFAULT_INT, Dim, axis_tuple, canonical_dtype, index_arg, normalize_axes
+from ..core.avals import normalize_axis, shape_arg, shape_size
 from ..core.errors import ShapeError
 from ..core.trace import Tracer, bind
 from ..primitives import reductions as rd
@@ -70,6 +71,7 @@ def arange(start, stop=None, step=1, dtype=None):
 def linspace(start, stop, num=50, endpoint=True, dtype=None):
     """NumPy's formula (start + i * step in float64, the endpoint exact) as operations, so that a result
     indexed by a traced value inside a trace is a tracer too."""
+    num = index_arg(num, "linspace: num")
     if num < 0:
         raise ValueError(f"linspace: number of samples, {num}, must be non-negative")
     start, stop, _ = promote(start, stop, float(num), to_float=True)
@@ -82,7 +84,8 @@ def linspace(start, stop, num=50, endpoint=True, dtype=None):
 
 
 def eye(N, M=None, k=0, dtype=None):
-    M = N if M is None else M
+    N = index_arg(N, "eye: N", bools=False)
+    M = N if M is None else index_arg(M, "eye: M", bools=False)
     rows, cols = _iota(DEFAULT_INT, (N, M), 0), _iota(DEFAULT_INT, (N, M), 1)
     return astype(equal(add(rows, k), cols), dtype or DEFAULT_FLOAT)
 
@@ -109,19 +112,21 @@ def triu(m, k=0):
 
 
 def reshape(a, newshape, order="C"):
+    """NumPy's reshape: one negative size (NumPy reads any, usually -1) is inferred from the others."""
     if order != "C":
         raise NotImplementedError("reshape: only order='C' is supported")
     a = asarray(a)
     shape = aval(a).shape
-    newshape = normalize_shape(newshape)
-    if newshape.count(-1) > 1:
-        raise ShapeError(f"reshape: can only infer one dimension, got {newshape}")
-    if -1 in newshape:
-        known = shape_size([d for d in newshape if d != -1], "reshape with -1")
+    newshape = shape_arg(newshape, "reshape: shape")
+    unknown = [k for k, d in enumerate(newshape) if not isinstance(d, Dim) and d < 0]
+    if len(unknown) > 1:
+        raise ShapeError(f"reshape: can only specify one unknown dimension, got shape {newshape}")
+    if unknown:
+        known = shape_size([d for k, d in enumerate(newshape) if k != unknown[0]], "reshape with -1")
         size = shape_size(shape, "reshape with -1")
         if known == 0 or size % known:
             raise ShapeError(f"reshape: cannot reshape an array of shape {shape} ({size} elements) into {newshape}")
-        newshape = tuple(size // known if d == -1 else d for d in newshape)
+        newshape = tuple(size // known if k == unknown[0] else d for k, d in enumerate(newshape))
     if newshape == shape:
         return a
     return bind(sh.reshape_p, a, new_sizes=newshape)
@@ -134,7 +139,8 @@ def ravel(a):
 def transpose(a, axes=None):
     a = asarray(a)
     ndim = aval(a).ndim
-    perm = tuple(range(ndim))[::-1] if axes is None else tuple(normalize_axis(x, ndim) for x in axes)
+    perm = tuple(range(ndim))[::-1] if axes is None else tuple(normalize_axis(x, ndim, "transpose", bools=False)
+                                                               for x in axes)
     if sorted(perm) != list(range(ndim)):
         raise ShapeError(f"transpose: axes {axes} are not a permutation of the {ndim} axes of {aval(a).shape}")
     return a if perm == tuple(range(ndim)) else bind(sh.transpose_p, a, permutation=perm)
@@ -161,8 +167,8 @@ def moveaxis(a, source, destination):
 
 def expand_dims(a, axis):
     a = asarray(a)
-    ndim = aval(a).ndim + len(np.atleast_1d(axis))
-    return bind(sh.expand_dims_p, a, dimensions=normalize_axes(axis, ndim))
+    axes = axis_tuple(axis, "expand_dims", iterable=True)
+    return bind(sh.expand_dims_p, a, dimensions=normalize_axes(axes, aval(a).ndim + len(axes), "expand_dims"))
 
 
 def squeeze(a, axis=None):
@@ -172,14 +178,14 @@ def squeeze(a, axis=None):
         for d in shape:
             if isinstance(d, Dim):
                 d.need("squeeze without an axis (is it 1?)")
-    axes = tuple(i for i, d in enumerate(shape) if d == 1) if axis is None else normalize_axes(axis, len(shape))
+    axes = tuple(i for i, d in enumerate(shape) if d == 1) if axis is None else normalize_axes(axis, len(shape), "squeeze")
     if builtins.any(shape[i] != 1 for i in axes):
         raise ShapeError(f"squeeze: cannot squeeze axes {axes} of shape {shape}: they are not of size 1")
     return bind(sh.squeeze_p, a, dimensions=axes) if axes else a
 
 
 def broadcast_to(a, shape):
-    return broadcast_to_shape(asarray(a), normalize_shape(shape))
+    return broadcast_to_shape(asarray(a), normalize_shape(shape, "broadcast_to: shape"))
 
 
 def concatenate(arrays, axis=0):
@@ -193,7 +199,7 @@ def concatenate(arrays, axis=0):
     if builtins.any(aval(a).ndim != ndim for a in arrays):
         shapes = ", ".join(str(aval(a).shape) for a in arrays)
         raise ShapeError(f"concatenate: all arrays must have the same rank, got shapes {shapes}")
-    axis = normalize_axis(axis, ndim)
+    axis = normalize_axis(axis, ndim, "concatenate", bools=False)
     if len(arrays) == 1:
         return arrays[0]
     return bind(sh.concatenate_p, *arrays, dimension=axis)
@@ -209,7 +215,7 @@ def _slice_axis(a, axis, start, stop):
 
 def flip(m, axis=None):
     m = asarray(m)
-    axes = tuple(range(aval(m).ndim)) if axis is None else normalize_axes(axis, aval(m).ndim)
+    axes = tuple(range(aval(m).ndim)) if axis is None else normalize_axes(axis, aval(m).ndim, "flip", iterable=True)
     return bind(sh.rev_p, m, dimensions=axes) if axes else m
 
 
@@ -255,7 +261,7 @@ def diff(a, n=1, axis=-1):
 def tile(A, reps):
     """A broadcast along new axes interleaved with its own, then merged: one fused loop."""
     A = asarray(A)
-    reps = (int(reps),) if np.ndim(reps) == 0 else tuple(int(r) for r in reps)
+    reps = tuple(index_arg(r, "tile: reps") for r in (reps if np.ndim(reps) else [reps]))
     if builtins.any(r < 0 for r in reps):
         raise ValueError(f"tile: repetitions must be non-negative, got {reps}")
     shape = aval(A).shape
@@ -490,7 +496,7 @@ def _arg(prim, a, axis, keepdims):
     if axis is None:
         out = bind(prim, ravel(a), axes=(0,), index_dtype=DEFAULT_INT)
         return reshape(out, (1,) * ndim) if keepdims else out
-    axis = normalize_axis(axis, ndim)
+    axis = normalize_axis(axis, ndim, prim.name, bools=False)
     out = bind(prim, a, axes=(axis,), index_dtype=DEFAULT_INT)
     return expand_dims(out, axis) if keepdims else out
 
@@ -510,5 +516,5 @@ def cumsum(a, axis=None, dtype=None):
     acc = _accumulator_dtype(a, dtype)
     if acc is not None:
         a = astype(a, acc)
-    return bind(rd.cumsum_p, a, axis=normalize_axis(axis, aval(a).ndim), reverse=False)
+    return bind(rd.cumsum_p, a, axis=normalize_axis(axis, aval(a).ndim, "cumsum", bools=False), reverse=False)
 
