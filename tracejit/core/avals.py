@@ -105,6 +105,8 @@ def check_shape(shape, dtype=None, what="shape"):
     """shape, or a ShapeError (a ValueError) for a negative size or for more bytes than a buffer can hold
     (NumPy's "array is too big": elements times the np.dtype's item size beyond the largest intp; 1 byte
     each without a dtype). Symbolic sizes are bounded at run time."""
+    if not shape:
+        return shape
     n = 1
     for d in shape:
         if not isinstance(d, Dim):
