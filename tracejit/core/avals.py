@@ -234,6 +234,20 @@ def _axis_name(what, arg="axis"):
     return f"{what}: {arg}" if what and what != arg else arg
 
 
+def reshape_sizes(shape, newshape):
+    """newshape with its one negative size (NumPy reads any, usually -1) inferred from shape's element count."""
+    unknown = [k for k, d in enumerate(newshape) if not isinstance(d, Dim) and d < 0]
+    if len(unknown) > 1:
+        raise ShapeError(f"reshape: can only specify one unknown dimension, got shape {newshape}")
+    if not unknown:
+        return newshape
+    known = shape_size([d for k, d in enumerate(newshape) if k != unknown[0]], "reshape with -1")
+    size = shape_size(shape, "reshape with -1")
+    if known == 0 or size % known:
+        raise ShapeError(f"reshape: cannot reshape an array of shape {shape} ({size} elements) into {newshape}")
+    return tuple(size // known if k == unknown[0] else d for k, d in enumerate(newshape))
+
+
 def normalize_axis(axis, ndim, what=None, bools=True):
     """An axis in [-ndim, ndim) as a non-negative int. `what` names the function in errors: a TypeError
     for an axis that is not an integer (NumPy's C functions refuse bools too: bools=False), an AxisError

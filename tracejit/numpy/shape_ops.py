@@ -5,7 +5,7 @@ import itertools
 import numpy as np
 
 from ..core.avals import DEFAULT_FLOAT, DEFAULT_INT, Dim, axis_tuple, canonical_dtype, index_arg, normalize_axes
-from ..core.avals import normalize_axis, shape_arg, shape_size
+from ..core.avals import normalize_axis, reshape_sizes, shape_arg, shape_size
 from ..core.errors import ShapeError
 from ..core.trace import Tracer, bind
 from ..primitives import reductions as rd
@@ -117,16 +117,7 @@ def reshape(a, newshape, order="C"):
         raise NotImplementedError("reshape: only order='C' is supported")
     a = asarray(a)
     shape = aval(a).shape
-    newshape = shape_arg(newshape, "reshape: shape")
-    unknown = [k for k, d in enumerate(newshape) if not isinstance(d, Dim) and d < 0]
-    if len(unknown) > 1:
-        raise ShapeError(f"reshape: can only specify one unknown dimension, got shape {newshape}")
-    if unknown:
-        known = shape_size([d for k, d in enumerate(newshape) if k != unknown[0]], "reshape with -1")
-        size = shape_size(shape, "reshape with -1")
-        if known == 0 or size % known:
-            raise ShapeError(f"reshape: cannot reshape an array of shape {shape} ({size} elements) into {newshape}")
-        newshape = tuple(size // known if k == unknown[0] else d for k, d in enumerate(newshape))
+    newshape = reshape_sizes(shape, shape_arg(newshape, "reshape: shape"))
     if newshape == shape:
         return a
     return bind(sh.reshape_p, a, new_sizes=newshape)
@@ -178,7 +169,8 @@ def squeeze(a, axis=None):
         for d in shape:
             if isinstance(d, Dim):
                 d.need("squeeze without an axis (is it 1?)")
-    axes = tuple(i for i, d in enumerate(shape) if d == 1) if axis is None else normalize_axes(axis, len(shape), "squeeze")
+    axes = (tuple(i for i, d in enumerate(shape) if d == 1) if axis is None else
+            normalize_axes(axis, len(shape), "squeeze"))
     if builtins.any(shape[i] != 1 for i in axes):
         raise ShapeError(f"squeeze: cannot squeeze axes {axes} of shape {shape}: they are not of size 1")
     return bind(sh.squeeze_p, a, dimensions=axes) if axes else a
@@ -232,7 +224,8 @@ def roll(a, shift, axis=None):
     a = asarray(a)
     if axis is None:
         return reshape(roll(ravel(a), shift, 0), aval(a).shape)
-    shifts, axes = np.broadcast_arrays(np.asarray(shift), np.asarray(axis))
+    axes = axis_tuple(axis, "roll", iterable=True)      # NumPy's shifts are cast to integers (1.5 rolls by 1)
+    shifts, axes = np.broadcast_arrays(np.asarray(shift).astype(np.int64), np.asarray(axes, np.int64))
     for s, ax in zip(shifts.ravel().tolist(), axes.ravel().tolist()):
         ax = normalize_axis(ax, aval(a).ndim, "roll")
         n = aval(a).shape[ax]
