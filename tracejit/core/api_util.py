@@ -38,7 +38,8 @@ def positional_parameters(fun):
 def static_arguments(fun, static_argnums, static_argnames):
     """jit's static_argnums and static_argnames as tuples, checked as JAX checks them: a position that is not an
     integer (or a name that is not a string) is a TypeError; one that fun does not take, where its signature
-    says so (no *args, no **kwargs), a ValueError."""
+    says so (no *args, no **kwargs), a ValueError. As in JAX, each also names the parameters the other means:
+    a static parameter is static whether it is passed by position or by name."""
     nums = static_argnums if isinstance(static_argnums, (tuple, list)) else () if static_argnums is None else (
         static_argnums,)
     nums = tuple(index_arg(i, f"jit: static_argnums {static_argnums!r}: each") for i in nums)
@@ -48,7 +49,7 @@ def static_arguments(fun, static_argnums, static_argnames):
     try:
         params = inspect.signature(fun).parameters.values()
     except (TypeError, ValueError):
-        return nums, names
+        return nums, tuple(names)
     kinds = {p.kind for p in params}
     n = sum(p.kind in POSITIONAL for p in params)
     bad = [i for i in nums if not -n <= i < n]
@@ -57,7 +58,11 @@ def static_arguments(fun, static_argnums, static_argnames):
     unknown = [k for k in names if k not in {p.name for p in params if p.kind is not inspect.Parameter.POSITIONAL_ONLY}]
     if unknown and inspect.Parameter.VAR_KEYWORD not in kinds:
         raise ValueError(f"jit: static_argnames {unknown} are not parameters of {name_of(fun)}")
-    return nums, tuple(names)
+    by_position = [p for p in params if p.kind in POSITIONAL]
+    nums += tuple(i for i, p in enumerate(by_position) if p.name in names and i not in nums and i - n not in nums)
+    names = tuple(names) + tuple(by_position[i].name for i in nums if 0 <= i < n and by_position[i].name not in names
+                                 and by_position[i].kind is inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    return nums, tuple(dict.fromkeys(names))
 
 
 def argument_names(fun, args, kwargs=None):

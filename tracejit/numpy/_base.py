@@ -147,6 +147,21 @@ def normalize_shape(shape, what="shape"):
     return check_shape(shape_arg(shape, what), what=what)
 
 
+def int_array(value, what, shape=None, bools=True):
+    """A concrete integer argument (pad widths, tile's reps) as an int64 array, broadcast to `shape` if given: a
+    TypeError for other dtypes (bools too with bools=False), a ValueError naming it if it is too large for int64
+    or does not broadcast."""
+    out = np.asarray(value)
+    if out.dtype == object and all(isinstance(v, int) for v in out.flat):
+        raise ValueError(f"{what} {value!r}: too big (array is too big)")
+    if out.size and out.dtype.kind not in ("biu" if bools else "iu") or out.ndim > (1 if shape is None else len(shape)):
+        raise TypeError(f"{what} must be an integer or a sequence of integers, got {value!r}")
+    try:
+        return (out if shape is None else np.broadcast_to(out, shape)).astype(np.int64)
+    except (ValueError, OverflowError):
+        raise ValueError(f"{what} {value!r} does not fit shape {shape} or int64") from None
+
+
 def full(shape, fill_value, dtype=None):
     fill = asarray(fill_value, dtype)
     if not isinstance(fill, Tracer):

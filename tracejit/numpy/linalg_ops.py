@@ -4,7 +4,7 @@ import functools
 
 import numpy as np
 
-from ..core.avals import broadcast_shapes, normalize_axis
+from ..core.avals import broadcast_shapes, index_arg, normalize_axis
 from ..core.errors import ShapeError
 from ..core.trace import bind
 from ..primitives import linalg
@@ -175,6 +175,7 @@ def diagonal(a, offset=0, axis1=0, axis2=1):
     """The diagonal as the last axis (NumPy's layout): one gather."""
     a = asarray(a)
     ndim = aval(a).ndim
+    axis1, axis2 = index_arg(axis1, "diagonal: axis1"), index_arg(axis2, "diagonal: axis2")   # types first, as NumPy
     if ndim < 2:
         raise ShapeError(f"diagonal: needs an array of rank 2 or more, got shape {aval(a).shape}")
     axis1, axis2 = normalize_axis(axis1, ndim, "diagonal"), normalize_axis(axis2, ndim, "diagonal")
