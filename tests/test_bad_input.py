@@ -1,6 +1,7 @@
 """Bad input is refused as NumPy refuses it (issue 24, items 2-6 and 8), eagerly and under jit, grad and vmap:
 negative and too large sizes, boolean masks of the wrong shape, axes and sizes of the wrong type; dynamic_slice's
 negative starts and tnp.take's bool indices follow JAX and NumPy. tests/test_fuzz_bad_input.py searches wider."""
+# ruff: noqa: B023 -- each lambda in a loop runs right away, inside its iteration
 import numpy as np
 import pytest
 

@@ -106,15 +106,15 @@ def axis_case(rng):
     shapes = [s for s in SHAPES if 0 not in s] if name in ("average", "median") else SHAPES[1:] if name == "roll" \
         else SHAPES
     x = random_array(rng, rng.choice(shapes), rng.choice(["float64"] * 4 + ["float32", "int64", "bool"]))
-    # NumPy's C functions read a 0-d array as 1-d for axis 0 or -1 (np.sum(np.array(1.0), axis=0) is 1.0);
-    # tracejit refuses it, as JAX does: the axis is out of bounds
+    # NumPy's C functions read a 0-d array as 1-d for axis 0 or -1 (np.sum(np.array(1.0), axis=0) is 1.0, and
+    # np.ptp(np.array(True), axis=0) fails on its bool instead); tracejit refuses the axis, as JAX does
     zero_d = (np.exceptions.AxisError, "out of bounds for an array of rank 0") if x.ndim == 0 else None
     # NumPy checks a bool axis's bounds before its type in mean, var, std (AxisError), after it in sum (TypeError):
     # tracejit refuses the bool first, always
-    bool_axis = (TypeError,) if isinstance(axis, bool) else ()
+    also = ((TypeError,) if isinstance(axis, bool) else ()) + ((np.exceptions.AxisError,) if zero_d else ())
     return Case(f"{name}(x{list(x.shape)}:{x.dtype}, axis={axis!r})", lambda M, x: f(M, x, axis), (x,),
                 names_of(axis, args=("axis", "axes", "rank", "dimension", x.dtype.name)), may_refuse=zero_d,
-                also_raises=bool_axis)
+                also_raises=also)
 
 
 def shape_case(rng):
@@ -180,7 +180,7 @@ def dtype_case(rng):
     dtype = rng.choice(DTYPES)
     form = rng.choice(["astype", "zeros", "sum", "full", "arange", "mean", "cumsum", "eye", "ones_like"])
     x = random_array(rng, rng.choice([(3,), (2, 2)]), rng.choice(["float64", "int64", "float32"]))
-    f = {"astype": lambda M, x: M.asarray(x).astype(dtype), "zeros": lambda M, x: M.zeros(3, dtype) + M.ravel(x)[0],
+    f = {"astype": lambda M, x: M.astype(x, dtype), "zeros": lambda M, x: M.zeros(3, dtype) + M.ravel(x)[0],
          "sum": lambda M, x: M.sum(x, dtype=dtype), "full": lambda M, x: M.full(2, M.ravel(x)[0], dtype),
          "arange": lambda M, x: M.arange(3, dtype=dtype), "mean": lambda M, x: M.mean(x, dtype=dtype),
          "cumsum": lambda M, x: M.cumsum(x, dtype=dtype), "eye": lambda M, x: M.eye(2, dtype=dtype),
@@ -212,8 +212,8 @@ def size_case(rng):
 
 def dynamic_slice_reference(x, starts, sizes, update=None):
     """JAX's dynamic_slice / dynamic_update_slice: a negative start counts from the end once, then clamps."""
-    lo = [min(max(s + d * (s < 0), 0), d - n) for s, d, n in zip(starts, x.shape, sizes)]
-    where = tuple(slice(s, s + n) for s, n in zip(lo, sizes))
+    lo = [min(max(s + d * (s < 0), 0), d - n) for s, d, n in zip(starts, x.shape, sizes, strict=True)]
+    where = tuple(slice(s, s + n) for s, n in zip(lo, sizes, strict=True))
     if update is None:
         return x[where]
     out = x.copy()
@@ -228,7 +228,7 @@ def lax_case(rng):
     lax = tj.lax
     if rng.random() < 0.5:
         def ref(x, *s):
-            if any(n < 0 or n > d for n, d in zip(sizes, x.shape)):
+            if any(n < 0 or n > d for n, d in zip(sizes, x.shape, strict=True)):
                 raise ValueError("slice_sizes")
             return dynamic_slice_reference(x, [int(v) for v in s], sizes)
         return Case(f"dynamic_slice(x{list(x.shape)}, {starts}, {sizes})",
@@ -237,12 +237,37 @@ def lax_case(rng):
     update = random_array(rng, tuple(max(n, 0) for n in sizes))
 
     def ref(x, *s):
-        if any(n > d for n, d in zip(update.shape, x.shape)):
+        if any(n > d for n, d in zip(update.shape, x.shape, strict=True)):
             raise ValueError("update")
         return dynamic_slice_reference(x, [int(v) for v in s], update.shape, update)
     return Case(f"dynamic_update_slice(x{list(x.shape)}, u{list(update.shape)}, {starts})",
                 lambda M, x, *s: lax.dynamic_update_slice(x, update, s), (x, *map(np.int32, starts)),
                 ("update", str(update.shape)), ref=ref)
+
+
+LAX_DIMS = {"squeeze": np.squeeze, "expand_dims": np.expand_dims, "rev": np.flip, "reduce_sum": np.sum,
+            "reduce_max": np.max, "transpose": np.transpose}
+
+
+def lax_dims_case(rng):
+    """lax's axis arguments: JAX's rules written out (negative ones count from the end in squeeze and
+    expand_dims only; the primitives take them non-negative), then NumPy's function with them."""
+    x = random_array(rng, rng.choice([(3,), (1, 3), (2, 1, 3)]))
+    op = rng.choice(sorted(LAX_DIMS))
+    dims = rng.choice([(0,), (1,), (-1,), (2,), (5,), (0, 1), (1, 0), (0, 0), (1.0,), ("0",), (np.int64(0),), (),
+                       (0, -1), (2, 1, 0)])
+
+    def ref(x):
+        if any(not isinstance(d, (int, np.integer)) for d in dims):
+            raise TypeError("dimensions")
+        if op not in ("squeeze", "expand_dims") and any(d < 0 for d in dims):
+            raise ValueError("dimensions")
+        try:
+            return LAX_DIMS[op](x, dims)
+        except np.exceptions.AxisError as e:     # tracejit.lax, as JAX's, raises a plain ValueError here
+            raise ValueError(str(e)) from None
+    return Case(f"lax.{op}(x{list(x.shape)}, {dims!r})", lambda M, x: getattr(tj.lax, op)(x, dims), (x,),
+                names_of(dims, args=("dimensions", "axes", "axis", "permutation")), ref=ref)
 
 
 def static_case(rng):
@@ -284,7 +309,7 @@ def static(what, jitted, x, value, error, names, by_name=False):
 
 
 FAMILIES = [axis_case] * 6 + [shape_case] * 4 + [mask_case] * 2 + [index_case] * 3 + [dtype_case] * 2 + \
-           [size_case] * 2 + [lax_case] * 2 + [static_case]
+           [size_case] * 2 + [lax_case] * 2 + [lax_dims_case, static_case]
 
 
 def outcome(fn):
@@ -324,11 +349,12 @@ def classify(case, got, want, tol=None):
         return f"NumPy returns {[w.shape for w in want]}; tracejit raised {type(got).__name__}({got})"
     if len(got) != len(want):
         return f"{len(got)} results, NumPy has {len(want)}"
-    for g, w in zip(got, want):
+    for g, w in zip(got, want, strict=True):
         if g.shape != w.shape or g.dtype != w.dtype:
             return f"tracejit returned {g.dtype}{list(g.shape)}, NumPy {w.dtype}{list(w.shape)}"
         tol = tol or (1e-4 if w.dtype in (np.float32, np.float16) else 1e-9)
-        if not np.allclose(g, w, rtol=tol, atol=tol, equal_nan=True):
+        if not (np.allclose(g, w, rtol=tol, atol=tol, equal_nan=True) if w.dtype.kind in "fiub" else
+                np.array_equal(g, w)):
             return f"tracejit returned {g}, NumPy {w}"
     return None
 
@@ -364,7 +390,7 @@ def run_mode(case, mode, rng):
         per_example = [outcome(lambda v=v: case.ref(v, *rest)) for v in xs]
         want = next((o for o in per_example if isinstance(o, Exception)), None)
         if want is None:
-            want = [np.stack(parts) for parts in zip(*per_example)]
+            want = [np.stack(parts) for parts in zip(*per_example, strict=True)]
         in_axes = (0,) + (None,) * len(rest)
         return outcome(lambda: tj.vmap(f, in_axes=in_axes)(xs, *rest)), want
     want = outcome(lambda: case.ref(*case.args))

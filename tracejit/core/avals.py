@@ -230,8 +230,9 @@ def index_arg(value, what, bools=True):
         raise TypeError(f"{what} must be an integer, got {value!r} of type {type(value).__name__}") from None
 
 
-def _axis_name(what, arg="axis"):
-    return f"{what}: {arg}" if what and what != arg else arg
+def _axis_name(what):
+    """How errors name an axis argument: "axis", or "<function>: axis"."""
+    return f"{what}: axis" if what and what != "axis" else "axis"
 
 
 def reshape_sizes(shape, newshape):
