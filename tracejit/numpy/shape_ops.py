@@ -243,7 +243,7 @@ def diff(a, n=1, axis=-1):
     """NumPy's n-th discrete difference (`!=` for bool, as in NumPy)."""
     a = asarray(a)
     if index_arg(n, "diff: order n") < 0 or aval(a).ndim == 0:
-        raise ValueError(f"diff: needs an order n >= 0 (got {n}) and an array of rank 1 or more (got {aval(a).shape})")
+        raise ValueError(f"diff: order n must be non-negative and a of rank 1 or more, got n={n}, {aval(a).shape}")
     axis = normalize_axis(axis, aval(a).ndim, "diff")
     for _ in range(n):
         size = aval(a).shape[axis]
