@@ -126,10 +126,10 @@ def tensordot(a, b, axes=2):
     """Contract the last `axes` axes of a with the first of b, or the listed axes: one dot_general."""
     sa, sb = aval(a).shape, aval(b).shape
     if np.ndim(axes) == 0:
-        n = int(axes)
+        n = index_arg(axes, "tensordot: axes")
         axes_a, axes_b = list(range(len(sa) - n, len(sa))), list(range(n))
     else:
-        axes_a, axes_b = ([int(x)] if np.ndim(x) == 0 else [int(y) for y in x] for x in axes)
+        axes_a, axes_b = ([x] if np.ndim(x) == 0 else list(x) for x in axes)
     axes_a = [normalize_axis(x, len(sa), "tensordot") for x in axes_a]
     axes_b = [normalize_axis(x, len(sb), "tensordot") for x in axes_b]
     if len(axes_a) != len(axes_b) or any(sa[i] != sb[j] for i, j in zip(axes_a, axes_b)):
