@@ -21,6 +21,7 @@ from .core.api_util import (
                              leaf_aval,
                              name_of,
                              owned,
+                             static_arguments,
                              trace_pytree,
 )
 from .core.pytree import flatten_as, tree_flatten, tree_unflatten
@@ -85,8 +86,7 @@ class Jitted:
         functools.update_wrapper(self, fun, updated=())  # a callable object's attributes stay its own
         self.__name__ = name_of(fun)
         self.fun, self.cache = fun, cache
-        self.static_argnums = (static_argnums,) if isinstance(static_argnums, int) else tuple(static_argnums)
-        self.static_argnames = (static_argnames,) if isinstance(static_argnames, str) else tuple(static_argnames)
+        self.static_argnums, self.static_argnames = static_arguments(fun, static_argnums, static_argnames)
         if backend not in ("llvm", "reference"):
             raise ValueError(f"jit: backend must be 'llvm' or 'reference', got {backend!r}")
         self.backend = backend

@@ -1,9 +1,10 @@
 """Abstract values (shape, dtype, weak type), dtype promotion and the shape helpers every rule uses."""
 import math
+import operator
 
 import numpy as np
 
-from .errors import ShapeError
+from .errors import AxisError, ShapeError
 
 float32, float64 = np.dtype("float32"), np.dtype("float64")
 int32, int64 = np.dtype("int32"), np.dtype("int64")
@@ -97,12 +98,35 @@ def substitute_dims(value, sizes):
     return value
 
 
+_MAX_BYTES = np.iinfo(np.intp).max
+
+
+def check_shape(shape, dtype=None, what="shape"):
+    """shape, or a ShapeError (a ValueError) for a negative size or for more bytes than a buffer can hold
+    (NumPy's "array is too big": elements times the np.dtype's item size beyond the largest intp; 1 byte
+    each without a dtype). Symbolic sizes are bounded at run time."""
+    if not shape:
+        return shape
+    n = 1
+    for d in shape:
+        if not isinstance(d, Dim):
+            if d < 0:
+                raise ShapeError(f"{what} {tuple(shape)}: negative dimensions are not allowed")
+            n *= d
+    if n > _MAX_BYTES // (1 if dtype is None else dtype.itemsize):
+        of = "" if dtype is None else f" of {dtype}"
+        raise ShapeError(f"{what} {tuple(shape)}{of}: array is too big ({n} elements; a buffer holds at most "
+                         f"2**63 - 1 bytes)")
+    return shape
+
+
 def _dim(d):
-    return d if isinstance(d, Dim) else int(d)
+    return d if isinstance(d, Dim) else operator.index(d)
 
 
 class ShapedArray:
-    """What a tracer knows about a value: its shape and dtype, and whether it came from a Python scalar."""
+    """What a tracer knows about a value: its shape and dtype, and whether it came from a Python scalar.
+    Every shape a rule computes passes here, so a negative or too large size raises here at the latest."""
 
     __slots__ = ("dtype", "shape", "weak_type")
 
@@ -110,6 +134,7 @@ class ShapedArray:
         self.shape = tuple(map(_dim, shape))
         self.dtype = canonical_dtype(dtype)
         self.weak_type = bool(weak_type)
+        check_shape(self.shape, self.dtype)
 
     ndim = property(lambda self: len(self.shape))
     size = property(lambda self: shape_size(self.shape))
@@ -191,23 +216,89 @@ def same_size(old, new):
     return True
 
 
-def normalize_axis(axis, ndim, what="axis"):
-    axis = int(axis)
+def index_arg(value, what, bools=True):
+    """value as a Python int, with operator.index's rule (ints, numpy integers and integer 0-d arrays; not
+    floats, strings or sequences), or a TypeError naming the argument. bools=False refuses True and False too,
+    as NumPy's C functions do for axes and sizes."""
+    if not bools and isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"{what} must be an integer, not a bool ({value!r})")
+    try:
+        return operator.index(value)
+    except TypeError:
+        if hasattr(value, "aval"):   # a tracer: its own error says why it needs a concrete value
+            raise
+        raise TypeError(f"{what} must be an integer, got {value!r} of type {type(value).__name__}") from None
+
+
+def _axis_name(what):
+    """How errors name an axis argument: "axis", or "<function>: axis"."""
+    return f"{what}: axis" if what and what != "axis" else "axis"
+
+
+def reshape_sizes(shape, newshape):
+    """newshape with its one negative size (NumPy reads any, usually -1) inferred from shape's element count."""
+    unknown = [k for k, d in enumerate(newshape) if not isinstance(d, Dim) and d < 0]
+    if len(unknown) > 1:
+        raise ShapeError(f"reshape: can only specify one unknown dimension, got shape {newshape}")
+    if not unknown:
+        return newshape
+    known = shape_size([d for k, d in enumerate(newshape) if k != unknown[0]], "reshape with -1")
+    size = shape_size(shape, "reshape with -1")
+    if known == 0 or size % known:
+        raise ShapeError(f"reshape: cannot reshape an array of shape {shape} ({size} elements) into {newshape}")
+    return tuple(size // known if k == unknown[0] else d for k, d in enumerate(newshape))
+
+
+def normalize_axis(axis, ndim, what=None, bools=True):
+    """An axis in [-ndim, ndim) as a non-negative int. `what` names the function in errors: a TypeError
+    for an axis that is not an integer (NumPy's C functions refuse bools too: bools=False), an AxisError
+    (a ValueError and an IndexError, as NumPy's) for one out of bounds."""
+    name = _axis_name(what)
+    axis = index_arg(axis, name, bools)
     if not -ndim <= axis < ndim:
-        raise ShapeError(f"{what} {axis} is out of bounds for an array of rank {ndim}")
+        raise AxisError(f"{name} {axis} is out of bounds for an array of rank {ndim}")
     return axis % ndim
 
 
-def normalize_axes(axes, ndim, what="axis"):
-    """None means all axes; an int or a sequence becomes a sorted tuple of non-negative axes."""
+def axis_tuple(axes, what=None, iterable=False):
+    """The axes of an `axis` argument, not yet bounded: one integer, or a tuple of them. iterable=True reads
+    it as NumPy's Python functions do (any iterable, lists and bools included: flip, expand_dims); otherwise
+    as its reductions do (a tuple, no bools)."""
+    name = _axis_name(what)
+    if isinstance(axes, tuple) or (iterable and not isinstance(axes, (str, bytes)) and np.ndim(axes) == 1):
+        return tuple(index_arg(a, name, iterable) for a in axes)
+    return (index_arg(axes, name, iterable),)
+
+
+def normalize_axes(axes, ndim, what=None, iterable=False):
+    """None means all axes; otherwise axis_tuple's axes made non-negative, sorted, and checked for repeats."""
     if axes is None:
         return tuple(range(ndim))
-    if isinstance(axes, (int, np.integer)):
-        axes = (axes,)
-    out = tuple(sorted(normalize_axis(a, ndim, what) for a in axes))
+    raw = axis_tuple(axes, what, iterable)
+    out = tuple(sorted(normalize_axis(a, ndim, what) for a in raw))
     if len(set(out)) != len(out):
-        raise ShapeError(f"repeated {what} in {tuple(axes)}")
+        raise ShapeError(f"{_axis_name(what)}: repeated axis in {raw}")
     return out
+
+
+def shape_arg(shape, what="shape"):
+    """A shape argument read as NumPy reads one: an integer or a sequence of integers (numpy integers and
+    integer arrays too; bools, floats, strings and None are refused with a TypeError naming the argument).
+    Symbolic dimensions pass through. Negative sizes are left to the caller (reshape's -1, check_shape)."""
+    if isinstance(shape, Dim):
+        return (shape,)
+    if isinstance(shape, (tuple, list)) or (isinstance(shape, np.ndarray) and shape.ndim == 1):
+        if isinstance(shape, np.ndarray) and shape.dtype.kind not in "iu":
+            raise TypeError(f"{what} must be a sequence of integers, got {shape!r}")
+        return tuple(d if isinstance(d, Dim) else index_arg(d, f"{what} {_seq_text(shape)}: each size", False)
+                     for d in shape)
+    if shape is None or isinstance(shape, (str, bytes)) or np.ndim(shape) != 0:
+        raise TypeError(f"{what} must be an integer or a sequence of integers, got {shape!r}")
+    return (index_arg(shape, what, bools=False),)
+
+
+def _seq_text(shape):
+    return repr(tuple(shape) if not isinstance(shape, np.ndarray) else shape)
 
 
 def broadcast_shapes(*shapes, op="broadcast"):

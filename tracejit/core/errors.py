@@ -2,6 +2,8 @@
 import os
 import sys
 
+import numpy as np
+
 _PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
@@ -45,3 +47,8 @@ class ConcretizationError(TracejitError, TypeError):
 
 class EscapedTracerError(TracejitError, RuntimeError):
     """A tracer was used after the trace that made it had ended."""
+
+
+class AxisError(ShapeError, np.exceptions.AxisError):
+    """An axis out of bounds: a ValueError and an IndexError, and caught by `except np.exceptions.AxisError`,
+    as NumPy's."""

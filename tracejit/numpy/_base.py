@@ -8,9 +8,11 @@ from ..core.avals import (
     aval_of,
     broadcast_shapes,
     canonical_dtype,
+    check_shape,
     is_python_scalar,
     normalize_axis,
     result_dtype,
+    shape_arg,
 )
 from ..core.errors import ShapeError
 from ..core.trace import Tracer, bind
@@ -139,10 +141,25 @@ def broadcast_operands(*xs, op):
             for x, s in zip(xs, shapes)]
 
 
-def normalize_shape(shape):
-    if isinstance(shape, (int, np.integer)):
-        return (int(shape),)
-    return tuple(d if isinstance(d, Dim) else int(d) for d in shape)
+def normalize_shape(shape, what="shape"):
+    """A shape argument as a tuple of sizes, checked as NumPy checks one (TypeError for a size that is not an
+    integer, ValueError for a negative or too large one), naming `what`."""
+    return check_shape(shape_arg(shape, what), what=what)
+
+
+def int_array(value, what, shape=None, bools=True):
+    """A concrete integer argument (pad widths, tile's reps) as an int64 array, broadcast to `shape` if given: a
+    TypeError for other dtypes (bools too with bools=False), a ValueError naming it if it is too large for int64
+    or does not broadcast."""
+    out = np.asarray(value)
+    if out.dtype == object and all(isinstance(v, int) for v in out.flat):
+        raise ValueError(f"{what} {value!r}: too big (array is too big)")
+    if out.size and out.dtype.kind not in ("biu" if bools else "iu") or out.ndim > (1 if shape is None else len(shape)):
+        raise TypeError(f"{what} must be an integer or a sequence of integers, got {value!r}")
+    try:
+        return (out if shape is None else np.broadcast_to(out, shape)).astype(np.int64)
+    except (ValueError, OverflowError):
+        raise ValueError(f"{what} {value!r} does not fit shape {shape} or int64") from None
 
 
 def full(shape, fill_value, dtype=None):

@@ -4,7 +4,7 @@ import functools
 
 import numpy as np
 
-from ..core.avals import broadcast_shapes, normalize_axis
+from ..core.avals import broadcast_shapes, index_arg, normalize_axis
 from ..core.errors import ShapeError
 from ..core.trace import bind
 from ..primitives import linalg
@@ -126,10 +126,10 @@ def tensordot(a, b, axes=2):
     """Contract the last `axes` axes of a with the first of b, or the listed axes: one dot_general."""
     sa, sb = aval(a).shape, aval(b).shape
     if np.ndim(axes) == 0:
-        n = int(axes)
+        n = index_arg(axes, "tensordot: axes")
         axes_a, axes_b = list(range(len(sa) - n, len(sa))), list(range(n))
     else:
-        axes_a, axes_b = ([int(x)] if np.ndim(x) == 0 else [int(y) for y in x] for x in axes)
+        axes_a, axes_b = ([x] if np.ndim(x) == 0 else list(x) for x in axes)
     axes_a = [normalize_axis(x, len(sa), "tensordot") for x in axes_a]
     axes_b = [normalize_axis(x, len(sb), "tensordot") for x in axes_b]
     if len(axes_a) != len(axes_b) or any(sa[i] != sb[j] for i, j in zip(axes_a, axes_b)):
@@ -175,6 +175,7 @@ def diagonal(a, offset=0, axis1=0, axis2=1):
     """The diagonal as the last axis (NumPy's layout): one gather."""
     a = asarray(a)
     ndim = aval(a).ndim
+    axis1, axis2 = index_arg(axis1, "diagonal: axis1"), index_arg(axis2, "diagonal: axis2")   # types first, as NumPy
     if ndim < 2:
         raise ShapeError(f"diagonal: needs an array of rank 2 or more, got shape {aval(a).shape}")
     axis1, axis2 = normalize_axis(axis1, ndim, "diagonal"), normalize_axis(axis2, ndim, "diagonal")

@@ -1,10 +1,10 @@
 """NumPy's NaN-aware reductions, median, average, ptp and count_nonzero, written on the reductions."""
 import numpy as np
 
-from ..core.avals import DEFAULT_INT, normalize_axis
+from ..core.avals import DEFAULT_INT, normalize_axes, shape_size
 from ._base import asarray, astype, aval, broadcast_to_shape, promote
 from .indexing import sort
-from .shape_ops import _slice_axis, all, full, max, mean, min, ravel, reshape, squeeze, sum
+from .shape_ops import _slice_axis, all, full, max, mean, min, reshape, squeeze, sum, transpose
 from .ufuncs import add, divide, isclose, isnan, logical_not, multiply, not_equal, subtract, where_
 
 
@@ -50,16 +50,17 @@ def ptp(a, axis=None, keepdims=False):
 def average(a, axis=None, weights=None, returned=False, keepdims=False):
     """mean, or sum(a * w) / sum(w) with w broadcast along axis when it is 1-D (NumPy's rules)."""
     a = asarray(a)
+    axis = None if axis is None else normalize_axes(axis, aval(a).ndim, "average", iterable=True)
     if weights is None:
         avg = mean(a, axis, keepdims=keepdims)
         scale = full(aval(avg).shape, np.prod(aval(a).shape) / np.prod(aval(avg).shape), aval(avg).dtype)
     else:
         w = asarray(weights)
         if aval(w).shape != aval(a).shape:
-            if axis is None or aval(w).ndim != 1:
+            if axis is None or len(axis) != 1 or aval(w).ndim != 1:
                 raise ValueError(f"average: weights of shape {aval(w).shape} differ from a's {aval(a).shape}: "
-                                 "give a 1-D weights array and an axis")
-            ax = normalize_axis(axis, aval(a).ndim, "average")
+                                 "give a 1-D weights array and one axis")
+            ax = axis[0]
             w = broadcast_to_shape(reshape(w, tuple(-1 if k == ax else 1 for k in range(aval(a).ndim))),
                                    aval(a).shape)
         if aval(a).dtype.kind in "biu":
@@ -75,10 +76,12 @@ def median(a, axis=None, keepdims=False):
     slice holds a NaN, as NumPy."""
     (a,) = promote(a, to_float=True)
     shape = aval(a).shape
-    if axis is None:
-        a, ax = ravel(a), 0
-    else:
-        ax = normalize_axis(axis, len(shape), "median")
+    axes = normalize_axes(axis, len(shape), "median", iterable=True)
+    ax = axes[0] if len(axes) == 1 else len(shape) - len(axes)
+    if len(axes) != 1:      # the reduced axes moved last and merged into one
+        kept = [k for k in range(len(shape)) if k not in axes]
+        a = reshape(transpose(a, kept + list(axes)), tuple(shape[k] for k in kept) + (shape_size(
+            [shape[k] for k in axes], "median over several axes"),))
     n = aval(a).shape[ax]
     if n == 0:
         out = full(aval(a).shape[:ax] + aval(a).shape[ax + 1:], np.nan, aval(a).dtype)
@@ -89,7 +92,6 @@ def median(a, axis=None, keepdims=False):
         last = squeeze(_slice_axis(ordered, ax, n - 1, n), ax)      # NaNs sort last
         out = where_(isnan(last), last, middle)
     if keepdims:
-        out = reshape(out, tuple(1 for _ in shape) if axis is None else
-                      tuple(1 if k == ax else d for k, d in enumerate(shape)))
+        out = reshape(out, tuple(1 if k in axes else d for k, d in enumerate(shape)))
     return out
 
