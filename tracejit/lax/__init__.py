@@ -1,11 +1,14 @@
 """tracejit.lax: the primitives by name, with jax.lax signatures (operands must already agree in dtype and
 shape; Python scalars take the dtype of the array they meet), and control flow."""
+import warnings
+
 import numpy as np
 
 from ..core.avals import canonical_dtype, is_python_scalar
 from ..core.trace import bind
 from ..nn import stop_gradient
 from ..numpy._base import asarray, aval
+from ..primitives import complex_parts as cp
 from ..primitives import elementwise as ew
 from ..primitives import indexing as ix
 from ..primitives import linalg
@@ -68,8 +71,16 @@ def clamp(min, x, max):
 
 
 def convert_element_type(operand, new_dtype):
-    """operand cast to new_dtype, as NumPy's astype (floats to ints truncate toward zero)."""
-    return bind(ew.convert_element_type_p, asarray(operand), new_dtype=canonical_dtype(new_dtype), weak_type=False)
+    """operand cast to new_dtype, as NumPy's astype (floats to ints truncate toward zero; complex to real keeps
+    the real part, with NumPy's ComplexWarning, as JAX)."""
+    operand, new_dtype = asarray(operand), canonical_dtype(new_dtype)
+    if aval(operand).dtype.kind == "c" and new_dtype.kind != "c":
+        warnings.warn("Casting complex values to real discards the imaginary part", np.exceptions.ComplexWarning,
+                      stacklevel=2)
+    return bind(ew.convert_element_type_p, operand, new_dtype=new_dtype, weak_type=False)
+
+
+real, imag, conj, complex = map(_op, (cp.real_p, cp.imag_p, cp.conj_p, cp.complex_p))
 
 
 def broadcast_in_dim(operand, shape, broadcast_dimensions):

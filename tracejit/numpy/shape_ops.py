@@ -389,7 +389,7 @@ def empty_like(prototype, dtype=None):
 
 def _reduce(prim, a, axis, keepdims, dtype=None):
     a = asarray(a)
-    if isinstance(a, (bool, int, float)):
+    if not isinstance(a, (Tracer, np.ndarray, np.generic)):     # a Python scalar
         a = np.asarray(a)
     shape = aval(a).shape
     axes = normalize_axes(axis, len(shape))

@@ -126,8 +126,9 @@ def logical_or(x, y):
 
 
 def square(x):
+    """x * x; an integer_pow for real x (NumPy's complex square is its product x * x, not its power)."""
     (x,) = promote(x)
-    return bind(ew.integer_pow_p, x, y=2)
+    return bind(ew.mul_p, x, x) if aval(x).dtype.kind == "c" else bind(ew.integer_pow_p, x, y=2)
 
 
 def power(x, y):
