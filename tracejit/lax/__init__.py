@@ -74,7 +74,7 @@ def convert_element_type(operand, new_dtype):
     """operand cast to new_dtype, as NumPy's astype (floats to ints truncate toward zero; complex to real keeps
     the real part, with NumPy's ComplexWarning, as JAX)."""
     operand, new_dtype = asarray(operand), canonical_dtype(new_dtype)
-    if aval(operand).dtype.kind == "c" and new_dtype.kind != "c":
+    if aval(operand).dtype.kind == "c" and new_dtype.kind not in "cb":
         warnings.warn("Casting complex values to real discards the imaginary part", np.exceptions.ComplexWarning,
                       stacklevel=2)
     return bind(ew.convert_element_type_p, operand, new_dtype=new_dtype, weak_type=False)

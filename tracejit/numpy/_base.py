@@ -97,7 +97,7 @@ def astype(x, dtype):
     """x as dtype; complex to real keeps the real part and warns (np.exceptions.ComplexWarning), as NumPy."""
     dtype = canonical_dtype(dtype)
     if isinstance(x, Tracer):
-        if x.dtype.kind == "c" and dtype.kind != "c":
+        if x.dtype.kind == "c" and dtype.kind not in "cb":
             warnings.warn("Casting complex values to real discards the imaginary part", np.exceptions.ComplexWarning,
                           stacklevel=2)
         if x.dtype == dtype and not x.weak_type:

@@ -134,10 +134,11 @@ def _integer_pow_dx(t, x, out, y):
 
 
 def _integer_pow_simplify(eqn, producer):
-    """x ** 1 is x; x ** 0 is 1 everywhere (NaN and inf included, as IEEE pow)."""
+    """x ** 1 is x (not for complex x: NumPy's complex power gives +0 for every signed zero); x ** 0 is 1
+    everywhere (NaN and inf included, as IEEE pow)."""
     x, y = eqn.inputs[0], eqn.params["y"]
     if y == 1:
-        return x
+        return x if x.aval.dtype.kind != "c" else None
     if y != 0:
         return None
     one = Literal(1, ShapedArray((), x.aval.dtype, x.aval.weak_type))
