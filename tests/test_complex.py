@@ -205,6 +205,21 @@ def test_complex_from_parts_and_predicates():
     assert lax.complex(np.float32(1), np.float32(2)).dtype == np.complex64
 
 
+def test_numpy_functions_that_treat_complex_parts_as_numpy():
+    z = np.array([1 + 2j, complex(N, 1), complex(I, -I), 2.567 - 3.111j, -0.5j])
+    cases = [(tnp.var, np.var), (tnp.std, np.std), (lambda z: tnp.round(z, 1), lambda z: np.round(z, 1)),
+             (tnp.nan_to_num, np.nan_to_num),
+             (lambda z: tnp.isclose(z, z * 1.0000001), lambda z: np.isclose(z, z * 1.0000001)),
+             (tnp.zeros_like, np.zeros_like), (lambda z: tnp.arange(3) * 1j, lambda z: np.arange(3) * 1j),
+             (lambda z: tnp.array([1j, 2]), lambda z: np.array([1j, 2])),
+             (lambda z: tnp.full(2, 1j), lambda z: np.full(2, 1j)), (tnp.iscomplexobj, np.iscomplexobj),
+             (lambda z: tnp.var(z[[0, 3, 4]], axis=0), lambda z: np.var(z[[0, 3, 4]], axis=0))]
+    for ours, theirs in cases:
+        with np.errstate(all="ignore"):
+            want = theirs(z)
+        same_as_numpy(tj.jit(ours)(z), want, 4)
+
+
 def test_real_if_close_is_numpy_eagerly_and_an_error_when_traced():
     z = np.array([1 + 1e-20j, 2 - 1e-18j])
     np.testing.assert_array_equal(tnp.real_if_close(z), np.real_if_close(z))
@@ -216,8 +231,8 @@ def test_real_if_close_is_numpy_eagerly_and_an_error_when_traced():
 
 def test_unordered_operations_refuse_complex_with_a_clear_error():
     z = np.ones(3, np.complex64)
-    for f in (lambda z: z < z, lambda z: tnp.maximum(z, z), tnp.max, lambda z: lax.clamp(z[0], z, z[0]),
-              lambda z: tnp.searchsorted(z, z)):
+    for f in (lambda z: z < z[::-1], lambda z: tnp.maximum(z, z), tnp.max, lambda z: lax.clamp(z[0], z, z[0]),
+              lambda z: tnp.searchsorted(z, z), tnp.argmax):
         with pytest.raises(TypeError, match="complex|ordered"):
             tj.jit(f)(z)
 

@@ -32,7 +32,6 @@ import struct
 import numpy as np
 
 
-
 class Elementwise:
     def __init__(self, fn, cheap=True):
         self.fn, self.cheap = fn, cheap

@@ -7,6 +7,7 @@ import numpy as np
 from ..core.avals import DEFAULT_FLOAT, DEFAULT_INT, Dim, canonical_dtype, normalize_axes, normalize_axis, shape_size
 from ..core.errors import ShapeError
 from ..core.trace import Tracer, bind
+from ..primitives import complex_parts as cp
 from ..primitives import reductions as rd
 from ..primitives import shapes as sh
 from ._base import asarray, astype, aval, broadcast_to_shape, full, normalize_shape, promote
@@ -474,10 +475,10 @@ def _count(a, axis, ddof=0):
 def var(a, axis=None, dtype=None, ddof=0, keepdims=False):
     a = asarray(a)
     (a,) = promote(a, to_float=True) if dtype is None else (astype(a, dtype),)
-    count = _count(a, axis, ddof)
-    centered = subtract(a, mean(a, axis, keepdims=True))
-    return divide(sum(square(centered), axis, keepdims=keepdims),
-                  count if isinstance(count, Tracer) else np.asarray(count, aval(a).dtype))
+    count, c = _count(a, axis, ddof), subtract(a, mean(a, axis, keepdims=True))
+    squared = bind(cp.real_p, multiply(c, bind(cp.conj_p, c))) if aval(c).dtype.kind == "c" else square(c)  # |c|**2
+    return divide(sum(squared, axis, keepdims=keepdims),
+                  count if isinstance(count, Tracer) else np.asarray(count, aval(squared).dtype))
 
 
 def std(a, axis=None, dtype=None, ddof=0, keepdims=False):

@@ -103,6 +103,8 @@ def positive(x):
 
 def round(x, decimals=0):
     (x,) = promote(x)
+    if aval(x).dtype.kind == "c":      # each part, as NumPy
+        return _by_parts(lambda part: round(part, decimals), x)
     if aval(x).dtype.kind != "f":
         return x
     if decimals == 0:
@@ -243,6 +245,8 @@ def fmin(x, y):
 
 def nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None):
     x = asarray(x)
+    if aval(x).dtype.kind == "c":      # each part, as NumPy
+        return _by_parts(lambda part: nan_to_num(part, copy, nan, posinf, neginf), x)
     dtype = aval(x).dtype
     if dtype.kind != "f":
         return x
@@ -275,6 +279,11 @@ def reciprocal(x):
     if aval(x).dtype.kind == "f":
         return divide(1, x)
     return where_(equal(absolute(x), 1), x, astype_like(0, x))
+
+
+def _by_parts(f, x):
+    """f applied to the real and the imaginary part of a complex x."""
+    return bind(cp.complex_p, f(bind(cp.real_p, x)), f(bind(cp.imag_p, x)))
 
 
 def _complex_reciprocal(x):

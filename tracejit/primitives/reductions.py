@@ -148,6 +148,8 @@ def _arg_shape(name):
             raise ShapeError(f"{name}: needs one axis in range for shape {x.shape}, got {axes}")
         if x.shape[axes[0]] == 0:
             raise ShapeError(f"{name}: axis {axes[0]} of shape {x.shape} is empty")
+        if x.dtype.kind == "c":
+            raise TypeError(f"{name}: complex numbers are not ordered here, got {x.str_short()}")
         return ShapedArray([d for i, d in enumerate(x.shape) if i != axes[0]], index_dtype)
     return rule
 
