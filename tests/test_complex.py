@@ -434,6 +434,23 @@ def test_complex_functions_of_real_arguments_and_back_as_jax():
                                    jax.grad(lambda x: jnp.abs(x.astype(jnp.complex128) * (1 + 2j)))(1.5), rtol=1e-12)
 
 
+def test_control_flow_derivatives_as_jax():
+    z = np.array([1 + 2j, -0.5 + 0.3j, 0.2 - 1j])
+
+    def f(M, L):
+        return lambda z: (M.abs(L.scan(lambda c, x: (c * x + 1j, c), z[0], z)[0])
+                          + M.real(L.fori_loop(0, 3, lambda i, c: c * c * 0.5, z[1]))
+                          + M.abs(L.cond(True, M.exp, lambda z: z, z[2])))
+
+    np.testing.assert_allclose(tj.grad(f(tnp, lax))(z), jax.grad(f(jnp, jax.lax))(z), rtol=1e-12)
+
+    def g(L):
+        return lambda z: L.scan(lambda c, x: (c * x, c), z[0], z)[0]
+
+    np.testing.assert_allclose(tj.jacfwd(g(lax), holomorphic=True)(z), jax.jacfwd(g(jax.lax), holomorphic=True)(z),
+                               rtol=1e-12)
+
+
 def test_matmul_gradients_as_jax():
     a, b = randc(np.complex128, 3, 4), randc(np.complex128, 4, 2)
     for ours, theirs in ((lambda a, b: tnp.abs(a @ b).sum(), lambda a, b: jnp.abs(a @ b).sum()),
