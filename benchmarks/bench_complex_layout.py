@@ -40,7 +40,8 @@ def compare(name, body, x, z, w):
         return out
 
     np.testing.assert_allclose(interleaved(x, z, w), planar_with_boundary(x, z, w), rtol=1e-5)
-    print(f"{name:28s} interleaved {median_ms(interleaved, x, z, w):7.2f} ms | planes {median_ms(planar, x, *planes):7.2f}"
+    print(f"{name:28s} interleaved {median_ms(interleaved, x, z, w):7.2f} ms | "
+          f"planes {median_ms(planar, x, *planes):7.2f}"
           f" ms | planes + boundary {median_ms(planar_with_boundary, x, z, w):7.2f} ms")
 
 

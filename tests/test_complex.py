@@ -359,10 +359,12 @@ HOLOMORPHIC = [
 # real-valued functions of complex arguments
 REAL_OF_COMPLEX = [
     (lambda z: tnp.abs(z) ** 2, lambda z: jnp.abs(z) ** 2), (lambda z: tnp.abs(z), lambda z: jnp.abs(z)),
-    (lambda z: tnp.real(z * z), lambda z: jnp.real(z * z)), (lambda z: tnp.imag(tnp.exp(z)), lambda z: jnp.imag(jnp.exp(z))),
+    (lambda z: tnp.real(z * z), lambda z: jnp.real(z * z)),
+    (lambda z: tnp.imag(tnp.exp(z)), lambda z: jnp.imag(jnp.exp(z))),
     (lambda z: tnp.angle(z), lambda z: jnp.angle(z)), (lambda z: tnp.real(tnp.conj(z) * tnp.log(z)),
                                                      lambda z: jnp.real(jnp.conj(z) * jnp.log(z))),
-    (lambda z: tnp.abs(tnp.sin(z) * z) + tnp.real(z) * tnp.imag(z), lambda z: jnp.abs(jnp.sin(z) * z) + z.real * z.imag),
+    (lambda z: tnp.abs(tnp.sin(z) * z) + tnp.real(z) * tnp.imag(z),
+     lambda z: jnp.abs(jnp.sin(z) * z) + z.real * z.imag),
     (lambda z: tnp.abs(tnp.sqrt(z)) * tnp.abs(z - 1j), lambda z: jnp.abs(jnp.sqrt(z)) * jnp.abs(z - 1j)),
 ]
 POINTS = [np.complex128(3 + 4j), np.complex128(-0.5 + 0.25j), np.complex128(1.5 - 2j), np.complex128(-2 - 1j)]
@@ -471,7 +473,8 @@ def test_derivatives_check_numerically():
 def test_dtype_errors_as_jax():
     z, x = np.complex128(1 + 1j), 1.5
     errors = [
-        (lambda: tj.grad(lambda z: z * z)(z), jax.grad(lambda z: z * z), "requires real-valued outputs.*holomorphic=True"),
+        (lambda: tj.grad(lambda z: z * z)(z), jax.grad(lambda z: z * z),
+         "requires real-valued outputs.*holomorphic=True"),
         (lambda: tj.grad(lambda x: x * x, holomorphic=True)(x), jax.grad(lambda x: x * x, holomorphic=True),
          "holomorphic=True requires inputs with complex dtype"),
         (lambda: tj.grad(lambda z: tnp.abs(z), holomorphic=True)(z), jax.grad(jnp.abs, holomorphic=True),

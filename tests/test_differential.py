@@ -67,7 +67,8 @@ C_UNARY = [("M.abs({a})", ROUNDED, False), ("M.negative({a})", EXACT, False), ("
            ("M.concatenate([{a}, M.conj({a})])", EXACT, False), ("M.isnan({a})", EXACT, True),
            ("M.isfinite({a})", EXACT, True), ("({a} == 0)", EXACT, True), ("M.iscomplex({a})", EXACT, True),
            ("M.where(M.real({a}) > 0, {a}, M.conj({a}))", EXACT, True), ("{a}.astype(np.complex64)", EXACT, False),
-           ("M.reciprocal({a} * 1j)", ROUNDED, False), ("M.power({a}, 3)", ROUNDED, False), ("M.sign({a})", ROUNDED, False),
+           ("M.reciprocal({a} * 1j)", ROUNDED, False), ("M.power({a}, 3)", ROUNDED, False),
+           ("M.sign({a})", ROUNDED, False),
            ("M.power({a}, -2)", ROUNDED, False), ("M.power({a} / (1 + M.abs({a})), (0.5-1j))", ROUNDED, False),
            ("M.cumsum({a})", ROUNDED, False), ("M.flip({a})", EXACT, False), ("M.pad({a}, 1)", EXACT, False)]
 C_BINARY = [("M.add({a}, {b})", EXACT, False), ("{a} - {b}", EXACT, False), ("{a} * {b}", ROUNDED, False),

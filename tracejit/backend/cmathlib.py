@@ -43,6 +43,14 @@ def _is_nan(f, x):
     return f.cmp("uno", x, x)
 
 
+def _is_finite(f, x):
+    return f.cmp("olt", f.abs(x), _INF)
+
+
+def _is_not_finite(f, x):
+    return f.cmp("uge", f.abs(x), _INF)
+
+
 def _either(f, c1, c2):
     return f._emit(f"or i1 {c1}, {c2}")
 
@@ -89,14 +97,13 @@ def _log(f, a, b):
     """log|z| + i atan2(b, a); near |z| = 1, log1p of |z|**2 - 1 computed from the exact squares."""
     s, x, y = _scale(f, a, b)
     hi, lo = _sum_of_squares(f, x, y)
-    near, err = f.two_sum(hi, -1.0)                  # exact while s is 1 (|z|**2 in [0.5, 3])
-    near_one = f.both(f.cmp("oge", hi, 0.5), f.cmp("ole", hi, 3.0))
+    near, err = f.two_sum(hi, -1.0)                   # |z|**2 - 1 as a double-double
     re_near = f.mul(kernel("log1p")(f, f.add(near, f.add(err, lo)), "double"), 0.5)
-    h = _hypot_scaled(f, x, y)
-    log_s = f.sel(f.cmp("oeq", s, 1.0), 0.0, f.sel(f.cmp("olt", s, 1.0), _SCALE * _LN2[0], -_SCALE * _LN2[0]))
-    log_s_lo = f.sel(f.cmp("oeq", s, 1.0), 0.0, f.sel(f.cmp("olt", s, 1.0), _SCALE * _LN2[1], -_SCALE * _LN2[1]))
-    re_far = f.add(kernel("log")(f, h, "double"), f.add(log_s, log_s_lo))
-    re = f.sel(f.both(near_one, f.cmp("oeq", s, 1.0)), re_near, re_far)
+    log_s = [f.sel(f.cmp("olt", s, 1.0), _SCALE * part, f.sel(f.cmp("ogt", s, 1.0), -_SCALE * part, 0.0))
+             for part in _LN2]                        # -log(s) = +-600 log 2, or 0
+    re_far = f.add(kernel("log")(f, _hypot_scaled(f, x, y), "double"), f.add(*log_s))
+    near_one = f.both(f.both(f.cmp("oge", hi, 0.5), f.cmp("ole", hi, 3.0)), f.cmp("oeq", s, 1.0))
+    re = f.sel(near_one, re_near, re_far)
     re = f.sel(_either(f, _is_inf(f, a), _is_inf(f, b)), _INF, re)
     return re, kernel("atan2")(f, b, a, "double")
 
@@ -106,7 +113,7 @@ def _exp_c(f, a, b):
     an infinite or NaN b gives NaN + NaN j, except for a = -inf (+-0) and a = +inf (inf + NaN j)."""
     c, s = _cos(f, b), _sin(f, b)
     re, im = _times_exp(f, c, a), _times_exp(f, s, a)
-    b_bad = _either(f, _is_inf(f, b), _is_nan(f, b))
+    b_bad = _is_not_finite(f, b)
     re = f.sel(b_bad, f.sel(f.cmp("oeq", a, _INF), _INF, f.sel(f.cmp("oeq", a, -_INF), 0.0, _NAN)), re)
     im = f.sel(b_bad, f.sel(f.cmp("oeq", a, -_INF), f.call("copysign", 0.0, b), _NAN), im)
     im = f.sel(f.both(f.cmp("oeq", a, -_INF), _is_nan(f, b)), 0.0, im)
@@ -159,22 +166,13 @@ def _sinh_c(f, a, b):
     c, s = _cos(f, b), _sin(f, b)
     re = _mul_hyperbolic(f, f.mul(c, f.call("copysign", 1.0, a)), a, 1)
     im = _mul_hyperbolic(f, s, a, 0)
-    re = f.sel(f.cmp("oeq", a, 0.0), f.sel(_is_finite(f, b), f.mul(a, c), f.call("copysign", 0.0, a)), re)
-    im = f.sel(f.cmp("oeq", b, 0.0), b, im)
-    a_inf, b_bad = _is_inf(f, a), f.call("fabs", f.sub(b, b))   # b_bad: NaN unless b is finite
-    re = f.sel(f.both(a_inf, _is_nan(f, b_bad)), a, re)
-    im = f.sel(f.both(a_inf, _is_nan(f, b_bad)), f.sub(b, b), im)
-    im = f.sel(f.both(f.cmp("oeq", a, 0.0), _is_nan(f, b_bad)), f.sub(b, b), im)
-    re = f.sel(f.both(_is_nan(f, a), f.cmp("oeq", b, 0.0)), a, re)
-    return re, im
-
-
-def _is_finite(f, x):
-    return f.cmp("olt", f.abs(x), _INF)
-
-
-def _is_not_finite(f, x):
-    return f.cmp("uge", f.abs(x), _INF)
+    a_zero, b_zero, b_bad = f.cmp("oeq", a, 0.0), f.cmp("oeq", b, 0.0), _is_not_finite(f, b)
+    re = f.sel(a_zero, f.sel(b_bad, f.call("copysign", 0.0, a), f.mul(a, c)), re)
+    im = f.sel(b_zero, b, im)
+    a_inf, nan = _is_inf(f, a), f.sub(b, b)          # nan: NaN, the imaginary part where b is not finite
+    re = f.sel(f.both(a_inf, b_bad), a, re)
+    im = f.sel(f.both(_either(f, a_inf, a_zero), b_bad), nan, im)
+    return f.sel(f.both(_is_nan(f, a), b_zero), a, re), im
 
 
 def _cosh_c(f, a, b):
@@ -182,15 +180,14 @@ def _cosh_c(f, a, b):
     c, s = _cos(f, b), _sin(f, b)
     re = _mul_hyperbolic(f, c, a, 0)
     im = _mul_hyperbolic(f, f.mul(s, f.call("copysign", 1.0, a)), a, 1)
-    a_inf, b_finite = _is_inf(f, a), _is_finite(f, b)
-    im = f.sel(f.cmp("oeq", a, 0.0), f.sel(b_finite, f.mul(a, s), 0.0), im)
-    im = f.sel(f.cmp("oeq", b, 0.0), f.mul(s, f.call("copysign", 1.0, a)), im)   # cosh(x + 0j): 0 * sign x
-    re = f.sel(f.both(a_inf, f.cmp("oeq", b, 0.0)), _INF, re)
-    re = f.sel(f.both(a_inf, f.cmp("uno", f.sub(b, b), 0.0)), _INF, re)
-    im = f.sel(f.both(a_inf, f.cmp("uno", f.sub(b, b), 0.0)), f.sub(b, b), im)
-    re = f.sel(f.both(f.cmp("oeq", a, 0.0), f.cmp("uno", f.sub(b, b), 0.0)), f.sub(b, b), re)
-    im = f.sel(f.both(_is_nan(f, a), f.cmp("oeq", b, 0.0)), b, im)      # cosh(NaN + 0j) is NaN + 0j
-    return re, im
+    a_inf, a_zero, b_zero, b_bad = _is_inf(f, a), f.cmp("oeq", a, 0.0), f.cmp("oeq", b, 0.0), _is_not_finite(f, b)
+    nan = f.sub(b, b)                                 # NaN where b is not finite
+    im = f.sel(a_zero, f.sel(b_bad, 0.0, f.mul(a, s)), im)
+    im = f.sel(b_zero, f.mul(s, f.call("copysign", 1.0, a)), im)      # cosh(x + 0j): 0 * sign x
+    re = f.sel(f.both(a_inf, _either(f, b_zero, b_bad)), _INF, re)
+    im = f.sel(f.both(a_inf, b_bad), nan, im)
+    re = f.sel(f.both(a_zero, b_bad), nan, re)
+    return re, f.sel(f.both(_is_nan(f, a), b_zero), b, im)          # cosh(NaN + 0j) is NaN + 0j
 
 
 def _sin_c(f, a, b):
@@ -214,14 +211,12 @@ def _tanh_c(f, a, b):
     re = f.sel(big, f.call("copysign", 1.0, a), f.div(f.mul(sinh, cosh), den))
     im = f.sel(big, f.mul(f.mul(f.mul(s, c), 4.0), _exp(f, f.mul(f.abs(a), -2.0))), f.div(f.mul(s, c), den))
     im = f.sel(f.cmp("oeq", b, 0.0), b, im)
-    b_finite = _is_finite(f, b)
-    im = f.sel(f.both(_is_inf(f, a), f.cmp("uno", b, b)), f.call("copysign", 0.0, b), im)
-    im = f.sel(f.both(_is_inf(f, a), _is_inf(f, b)), f.call("copysign", 0.0, b), im)
-    re = f.sel(f.both(f.cmp("ord", a, a), f.cmp("oeq", f.abs(a), _INF)), f.call("copysign", 1.0, a), re)
-    b_bad = f.both(_is_finite(f, a), f._emit(f"xor i1 {b_finite}, true"))
+    a_inf, b_bad = _is_inf(f, a), _is_not_finite(f, b)
+    im = f.sel(f.both(a_inf, b_bad), f.call("copysign", 0.0, b), im)   # tanh(+-inf + iy) is +-1 +- 0j
+    re = f.sel(a_inf, f.call("copysign", 1.0, a), re)
+    b_bad = f.both(_is_finite(f, a), b_bad)
     re = f.sel(b_bad, f.sel(f.cmp("oeq", a, 0.0), a, _NAN), re)      # tanh(+-0 + inf j) is +-0 + NaN j
-    im = f.sel(b_bad, _NAN, im)
-    return re, im
+    return re, f.sel(b_bad, _NAN, im)
 
 
 class _Native:
@@ -284,7 +279,7 @@ def _cmul_annex_g(f, x, y):
     ya, yb = boxed(c, d)
     c, d = f.sel(y_inf, ya, c), f.sel(y_inf, yb, d)
     a, b = f.sel(y_inf, zero_nan(a), a), f.sel(y_inf, zero_nan(b), b)
-    only_overflow = f.both(overflow, f._emit(f"xor i1 {_either(f, x_inf, y_inf)}, true"))
+    only_overflow = f.both(overflow, f._emit(f"xor i1 {_either(f, x_inf, y_inf)}, true"))   # and no infinity
     a, b, c, d = (f.sel(only_overflow, zero_nan(v), v) for v in (a, b, c, d))
     recalc = f.both(f.both(_is_nan(f, re), _is_nan(f, im)), _either(f, _either(f, x_inf, y_inf), overflow))
     return (f.sel(recalc, f.mul(_INF, f.sub(f.mul(a, c), f.mul(b, d))), re),

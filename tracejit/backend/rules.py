@@ -86,10 +86,9 @@ def const_text(value, dtype):
     """An exactly representable LLVM constant of `dtype` (f32 written as the hex of its double); for a complex
     dtype the pair of its parts' constants."""
     dtype = np.dtype(dtype)
-    if dtype.kind == "c":
-        value = np.asarray(value).astype(dtype)[()]
-        return const_text(value.real, part_dtype(dtype)), const_text(value.imag, part_dtype(dtype))
     value = np.asarray(value).astype(dtype)[()]
+    if dtype.kind == "c":
+        return const_text(value.real, part_dtype(dtype)), const_text(value.imag, part_dtype(dtype))
     if dtype.kind == "f":
         return f"0x{struct.unpack('<Q', struct.pack('<d', float(value)))[0]:016X}"
     if dtype == np.bool_:

@@ -3,8 +3,8 @@ each (elementwise_rules.elementwise). Their transposes are JAX's: real's cotange
 imag's as -ct j (imag z = Re(-i z)), complex's as (Re ct, -Im ct), conj's as conj(ct), so that reverse mode
 follows JAX's convention for complex gradients (grad of |z|**2 at 3+4j is 6-8j).
 
-In generated code a complex value is a pair of registers (backend.complex_scalar), so these are free: they pick
-or pair parts.
+In generated code a complex value is a pair of registers (backend.rules, "complex arithmetic"), so these are
+free: they pick or pair parts.
 """
 import numpy as np
 
@@ -33,7 +33,8 @@ real_p = elementwise("real", np.real, COMPLEX, LINEAR, Elementwise(lambda b, x: 
                      transpose=lambda ct, x: [ops.complex(ct, scalar(0, ct))], linear=True)
 imag_p = elementwise("imag", np.imag, COMPLEX, LINEAR, Elementwise(lambda b, x: x[1]), out_dtype=real_dtype,
                      transpose=lambda ct, x: [ops.complex(scalar(0, ct), ops.neg(ct))], linear=True)
-conj_p = elementwise("conj", np.conjugate, COMPLEX, LINEAR, Elementwise(lambda b, x: (x[0], b(f"fneg {b.ty()} {x[1]}"))),
+conj_p = elementwise("conj", np.conjugate, COMPLEX, LINEAR,
+                     Elementwise(lambda b, x: (x[0], b(f"fneg {b.ty()} {x[1]}"))),
                      transpose=lambda ct, x: [ops.conj(ct)], linear=True, involution=True)
 complex_p = elementwise("complex", _pair, FLOAT, LINEAR, Elementwise(lambda b, x, y: (x, y)), out_dtype=complex_dtype,
                         transpose=_transpose_complex, linear=True)

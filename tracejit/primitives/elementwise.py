@@ -262,7 +262,8 @@ or_p = elementwise("or", _logical_or_bitwise(np.logical_or, np.bitwise_or), INT 
 xor_p = elementwise("xor", _logical_or_bitwise(np.logical_xor, np.bitwise_xor), INT + BOOL, ZERO,
                     low.binop("xor", "xor"), commutative=True, identity=(0, 0))
 eq_p = elementwise("eq", np.equal, NUMERIC + COMPLEX + BOOL, ZERO, low.compare("eq"), out_dtype=bool_, commutative=True)
-ne_p = elementwise("ne", np.not_equal, NUMERIC + COMPLEX + BOOL, ZERO, low.compare("ne"), out_dtype=bool_, commutative=True)
+ne_p = elementwise("ne", np.not_equal, NUMERIC + COMPLEX + BOOL, ZERO, low.compare("ne"), out_dtype=bool_,
+                   commutative=True)
 lt_p = elementwise("lt", np.less, NUMERIC + BOOL, ZERO, low.compare("lt"), out_dtype=bool_)
 le_p = elementwise("le", np.less_equal, NUMERIC + BOOL, ZERO, low.compare("le"), out_dtype=bool_)
 gt_p = elementwise("gt", np.greater, NUMERIC + BOOL, ZERO, low.compare("gt"), out_dtype=bool_)
