@@ -334,6 +334,16 @@ def test_fast_dispatch_path_takes_complex_arrays():
     assert f.misses == 2
 
 
+def test_symbolic_dimensions_with_complex_arrays():
+    f = tj.jit(lambda z: (tnp.sum(tnp.exp(z) * z), z.conj() * 2), dynamic_dims={"z": {0: "n"}})
+    for n in (3, 5, 3000):
+        z = randc(np.complex64, n)
+        total, doubled = f(z)
+        np.testing.assert_allclose(total, np.sum(np.exp(z) * z), rtol=1e-5)
+        np.testing.assert_array_equal(doubled, z.conj() * 2)
+    assert f.misses == 1
+
+
 def test_vmap_of_complex_functions_matches_a_loop():
     z, w = randc(np.complex128, 4, 3), randc(np.complex128, 3)
     for f in (lambda z, w: tnp.exp(z) * w, lambda z, w: tnp.sum(z * tnp.conj(w)), lambda z, w: tnp.abs(z) + w.real,

@@ -330,3 +330,25 @@ def test_compiled_against_the_impl(name):
             last = operands[-1][3]
             check(lambda *xs: bind(prim, *xs, last, **eqn.params), *operands[:-1], fuse=(True,))
 
+
+
+def _as_complex(args, dtype):
+    """The float arguments of an example as complex ones of its shape: special values in either part."""
+    return [sample(dtype, np.shape(a), seed=k + 1) if np.asarray(a).dtype.kind == "f" else a
+            for k, a in enumerate(args)]
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_compiled_in_complex_dtypes(name):
+    """Every example whose float arguments may be complex (complex numbers are not ordered: comparisons,
+    max, sort keys... refuse them), compiled with complex64 and complex128 arguments holding special values,
+    fused and unfused, against eval_ir."""
+    for f, args, *_ in examples(name):
+        for dtype in (np.complex64, np.complex128):
+            complex_args = _as_complex(args, dtype)
+            try:
+                tj.make_ir(f)(*complex_args)
+            except TypeError:
+                continue
+            with np.errstate(all="ignore"):
+                check(f, *complex_args)
