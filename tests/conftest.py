@@ -22,3 +22,13 @@ os.environ["TRACEJIT_CACHE_DIR"] = _cache_dir
 @pytest.fixture
 def rng():
     return np.random.default_rng(0)
+
+# JAX, where installed, is the reference for semantics and derivatives; it runs with 64-bit types for the
+# whole session (tracejit follows NumPy: float64 by default), set here once so that no test module's import
+# changes another's reference.
+try:
+    import jax
+except ImportError:
+    pass
+else:
+    jax.config.update("jax_enable_x64", True)

@@ -29,6 +29,11 @@ def sample(dtype, shape=(23,), seed=0):
     rng = np.random.default_rng(seed)
     dtype = np.dtype(dtype)
     n = int(np.prod(shape))
+    if dtype.kind == "c":        # each part a float sample: special values meet each other and finite ones
+        part = np.finfo(dtype).dtype
+        out = np.empty(shape, dtype)
+        out.real, out.imag = sample(part, shape, seed), sample(part, shape, seed + 1000)
+        return out
     if dtype.kind == "f":
         special = [0.0, -0.0, 1.0, -1.0, 0.5, -0.5, 2.5, -2.5, np.inf, -np.inf, np.nan, 1e30, -1e30, 88.5, -100.0]
         x = np.concatenate([special, rng.normal(size=n) * 3])[:n] if n >= len(special) else rng.normal(size=n)
@@ -44,12 +49,29 @@ def sample(dtype, shape=(23,), seed=0):
 def assert_same(got, want, rtol=None, atol=None):
     got, want = np.asarray(got), np.asarray(want)
     assert got.shape == want.shape and got.dtype == want.dtype, (got.shape, got.dtype, want.shape, want.dtype)
-    if want.dtype.kind == "f":
+    if want.dtype.kind == "c":
+        assert_complex_close(got, want, rtol or (3e-6 if want.dtype == np.complex64 else 1e-13))
+    elif want.dtype.kind == "f":
         tol = rtol or (3e-6 if want.dtype == np.float32 else 1e-13)
         atol = atol or np.finfo(want.dtype).tiny * 4
         np.testing.assert_allclose(got, want, rtol=tol, atol=atol, equal_nan=True)
     else:
         np.testing.assert_array_equal(got, want)
+
+
+def assert_complex_close(got, want, rtol):
+    """Each part equal where NumPy's is not finite (NaN for NaN, the sign of a zero), else within rtol of |want|
+    (a part much smaller than the other is only as accurate as the larger one)."""
+    with np.errstate(over="ignore"):
+        magnitude = np.abs(want)
+    for g, w in ((got.real, want.real), (got.imag, want.imag)):
+        finite = np.isfinite(w)
+        np.testing.assert_array_equal(np.where(finite, 0, g), np.where(finite, 0, w))
+        scale = np.where(np.isfinite(magnitude), magnitude, np.abs(w))
+        tol = rtol * np.where(finite, scale, 0) + np.finfo(w.dtype).tiny * 4
+        with np.errstate(invalid="ignore"):
+            bad = finite & ~(np.abs(g - w) <= tol)
+        assert not bad.any(), f"{g[bad]} != {w[bad]} (of {got[bad]} and {want[bad]})"
 
 
 def compiled_and_reference(f, *args, fuse=True):

@@ -40,6 +40,14 @@ def bools(*shape):
     return rng.random(size=shape) < 0.5
 
 
+def c128(*shape):
+    return rng.normal(size=shape) + 1j * rng.normal(size=shape)
+
+
+def c64(*shape):
+    return c128(*shape).astype(np.complex64)
+
+
 def applied(name, **params):
     """The primitive `name` bound directly."""
     return lambda *xs: bind(ALL[name], *xs, **params)
@@ -109,6 +117,10 @@ EXAMPLES = {
     "clamp": [(lambda lo, x: lax.clamp(lo, x, 1.0), [f64(), f64(4)]),
               (lambda lo: lax.clamp(lo, 0.5, 1.0), [f64()]),
               (lambda lo, x, hi: lax.clamp(lo, x, hi), [f64(4) - 1, f64(4), f64(4) + 1])],
+    "real": [(tnp.real, [c128(3, 2)]), (lambda z: z.real * 2, [c64(4)])],
+    "imag": [(tnp.imag, [c128(3, 2)]), (lambda z: z.imag * 2, [c64(4)])],
+    "conj": [(tnp.conj, [c128(3, 2)]), (lambda z: z.conj() * z, [c64(4)])],
+    "complex": [(lax.complex, [f64(3, 2), f64(3, 2)]), (lambda x, y: lax.complex(x, y) * 1j, [f32(4), f32()])],
     "convert_element_type": [(lambda x: lax.convert_element_type(x * 3, np.int32), [f64(3)]),
                              (lambda x: lax.convert_element_type(x, np.float64), [f32(3)])],
     # structural
@@ -192,13 +204,13 @@ def test_jvp_against_finite_differences(name):
     floats (comparisons, indices) have zero tangents."""
     assert ALL[name].jvp is not None, f"{name} has no jvp rule"
     for f, args, *derivative in examples(name):
-        tangents = [np.ones_like(a) if np.asarray(a).dtype.kind == "f" else np.zeros_like(a) for a in args]
+        tangents = [np.ones_like(a) if np.asarray(a).dtype.kind in "fc" else np.zeros_like(a) for a in args]
         out, out_tangent = tj.jvp(f, tuple(args), tuple(tangents))
         if derivative:
             np.testing.assert_allclose(out_tangent, derivative[0](args, tangents))
         else:
             check_jvp(f, args, err_msg=f"JVP of {name}")
-        if np.asarray(out).dtype.kind != "f":
+        if np.asarray(out).dtype.kind not in "fc":
             assert not np.any(out_tangent), name
 
 # -------------------------------------------------------------------------------------------- batching
@@ -208,6 +220,8 @@ def draw(example, axis):
     """B fresh examples like `example`, stacked along `axis`."""
     if example.dtype == bool:
         copies = [bools(*example.shape) for _ in range(B)]
+    elif example.dtype.kind == "c":
+        copies = [c128(*example.shape).astype(example.dtype) for _ in range(B)]
     elif example.dtype.kind == "i":
         lo, hi = int(example.min()), int(example.max())
         copies = [rng.integers(lo, hi + 1, size=example.shape).astype(example.dtype) for _ in range(B)]
@@ -270,10 +284,29 @@ def _below(limit, at=0):
     return fit
 
 
+def _complex_below(limit):
+    """_below for complex operands (all of them) only."""
+    def fit(operands):
+        if operands[0].dtype.kind != "c":
+            return operands
+        for at in range(len(operands)):
+            operands = _below(limit, at)(operands)
+        return operands
+    return fit
+
+
+def _pow_operands(operands):
+    if operands[0].dtype == np.float32:
+        return _below(30, at=1)(operands)
+    return _complex_below(3)(operands)
+
+
 # What the compiled sweep feeds instead of the samples: mathlib's sin, cos and tan reduce arguments exactly up to
-# 2**43 only; a float32 pow with an exponent past 30 overflows where NumPy's does not.
-SWEEP_OPERANDS = {"sin": _below(1e10), "cos": _below(1e10), "tan": _below(1e10),
-                  "pow": lambda operands: _below(30, at=1)(operands) if operands[0].dtype == np.float32 else operands}
+# 2**43 only, so do the complex functions made of them (exp, tanh: of the imaginary part); a float32 pow with an
+# exponent past 30 overflows where NumPy's does not; NumPy's complex64 power computes exp(w log z) in float32,
+# whose error grows with |w log z|.
+SWEEP_OPERANDS = {"sin": _below(1e10), "cos": _below(1e10), "tan": _below(1e10), "exp": _complex_below(1e10),
+                  "tanh": _complex_below(1e10), "pow": _pow_operands}
 
 
 @pytest.mark.parametrize("name", NAMES)
@@ -288,7 +321,7 @@ def test_compiled_against_the_impl(name):
     if not ALL[name].elementwise or len({x.aval.dtype for x in eqn.inputs}) != 1:
         return
     prim, arity = ALL[name], len(eqn.inputs)
-    for dtype in (np.float32, np.float64, np.int32, np.int64, np.bool_):
+    for dtype in (np.float32, np.float64, np.int32, np.int64, np.bool_, np.complex64, np.complex128):
         operands = SWEEP_OPERANDS.get(name, list)([sample(dtype, seed=k + 1) for k in range(arity)])
         if not accepts(prim, *[tj.ShapeDtypeStruct(x.shape, x.dtype) for x in operands], **eqn.params):
             continue
@@ -297,3 +330,25 @@ def test_compiled_against_the_impl(name):
             last = operands[-1][3]
             check(lambda *xs: bind(prim, *xs, last, **eqn.params), *operands[:-1], fuse=(True,))
 
+
+
+def _as_complex(args, dtype):
+    """The float arguments of an example as complex ones of its shape: special values in either part."""
+    return [sample(dtype, np.shape(a), seed=k + 1) if np.asarray(a).dtype.kind == "f" else a
+            for k, a in enumerate(args)]
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_compiled_in_complex_dtypes(name):
+    """Every example whose float arguments may be complex (complex numbers are not ordered: comparisons,
+    max, sort keys... refuse them), compiled with complex64 and complex128 arguments holding special values,
+    fused and unfused, against eval_ir."""
+    for f, args, *_ in examples(name):
+        for dtype in (np.complex64, np.complex128):
+            complex_args = _as_complex(args, dtype)
+            try:
+                tj.make_ir(f)(*complex_args)
+            except TypeError:
+                continue
+            with np.errstate(all="ignore"):
+                check(f, *complex_args)

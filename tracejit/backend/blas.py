@@ -9,7 +9,9 @@ The gemm addresses point at a CBLAS function with this C signature (s: float, d:
                      float alpha, const float *A, intN lda, const float *B, intN ldb,
                      float beta, float *C, intN ldc)
 
-computing C = alpha * op(A) @ op(B) + beta * C, with op(A) M x K, op(B) K x N and C M x N.
+computing C = alpha * op(A) @ op(B) + beta * C, with op(A) M x K, op(B) K x N and C M x N. The complex
+ones (c: complex64, z: complex128; `cgemm_addr`, `zgemm_addr`, None when the library lacks them) take alpha
+and beta by pointer (`const void *alpha`) and interleaved complex matrices, otherwise the same arguments.
 The enums are C ints: layout RowMajor = 101 (ColMajor = 102), trans NoTrans = 111, Trans = 112.
 intN is a 64-bit integer when `Blas.int_bits == 64` (ILP64, what numpy's wheels ship) and a
 32-bit int when it is 32 (LP64). With RowMajor, lda is the distance in elements between rows of A
@@ -35,7 +37,8 @@ ROW_MAJOR = 101
 NO_TRANS = 111
 TRANS = 112
 
-Blas = collections.namedtuple("Blas", "path sgemm_addr dgemm_addr int_bits set_threads_addr")
+Blas = collections.namedtuple("Blas", "path sgemm_addr dgemm_addr int_bits set_threads_addr cgemm_addr zgemm_addr",
+                              defaults=(None, None))
 
 _PREFIXES = ("scipy_", "")
 _SUFFIXES = ("64_", "_64", "")
@@ -78,7 +81,8 @@ def _probe(path):
             if config is not None and b"USE64BITINT" in ctypes.CFUNCTYPE(ctypes.c_char_p)(config)():
                 int_bits = 64
             set_threads = _address(lib, f"{prefix}openblas_set_num_threads{suffix}")
-            return Blas(path, sgemm, dgemm, int_bits, set_threads)
+            cgemm, zgemm = (_address(lib, f"{prefix}cblas_{t}gemm{suffix}") for t in "cz")
+            return Blas(path, sgemm, dgemm, int_bits, set_threads, cgemm, zgemm)
     return None
 
 
@@ -100,11 +104,14 @@ def find_blas():
 
 
 def gemm_address(dtype):
-    """Address of cblas_sgemm (float32) or cblas_dgemm (float64), or None."""
+    """Address of cblas_sgemm (float32), cblas_dgemm (float64), cblas_cgemm (complex64) or cblas_zgemm
+    (complex128), or None."""
     blas = find_blas()
     dtype = np.dtype(dtype)
-    if blas is None or dtype.kind != "f":
+    if blas is None or dtype.kind not in "fc":
         return None
+    if dtype.kind == "c":
+        return {8: blas.cgemm_addr, 16: blas.zgemm_addr}.get(dtype.itemsize)
     return {4: blas.sgemm_addr, 8: blas.dgemm_addr}.get(dtype.itemsize)
 
 

@@ -21,7 +21,9 @@ A rule is one of four small kinds; the backend reads the kind, never the primiti
   and `c.row(buf, i)` (the i-th slice along axis 0). An equation whose sub-IRs hold an equation without a
   lowering rule runs its NumPy impl instead.
 
-Scalar values are LLVM SSA names or constants; bool values are i1 in registers (i8 in memory).
+Scalar values are LLVM SSA names or constants; bool values are i1 in registers (i8 in memory); a complex
+value is a pair (re, im) of its parts' values, which the emitter's helpers accept wherever the dtype is complex
+(see "complex arithmetic" below).
 """
 import ctypes
 import functools
@@ -59,21 +61,34 @@ class Control(Kernel):
 
 LLVM_TYPES = {np.dtype("float32"): "float", np.dtype("float64"): "double", np.dtype("int32"): "i32",
               np.dtype("int64"): "i64", np.dtype("bool"): "i1"}
+LLVM_TYPES.update({np.dtype("complex64"): "float", np.dtype("complex128"): "double"})   # the type of a part
 
 
 def llvm_type(dtype):
+    """The type of a value of dtype in registers (of each part of a complex one)."""
     return LLVM_TYPES[np.dtype(dtype)]
 
 
 def memory_type(dtype):
-    """How a dtype is stored: bool is a byte."""
-    return "i8" if np.dtype(dtype) == np.bool_ else llvm_type(dtype)
+    """How a dtype is stored: bool is a byte, a complex number its two parts (NumPy's interleaved layout)."""
+    dtype = np.dtype(dtype)
+    if dtype.kind == "c":
+        return f"[2 x {llvm_type(dtype)}]"
+    return "i8" if dtype == np.bool_ else llvm_type(dtype)
+
+
+def part_dtype(dtype):
+    """The dtype of a complex dtype's parts (complex64 -> float32)."""
+    return np.dtype(f"f{np.dtype(dtype).itemsize // 2}")
 
 
 def const_text(value, dtype):
-    """An exactly representable LLVM constant of `dtype` (f32 written as the hex of its double)."""
+    """An exactly representable LLVM constant of `dtype` (f32 written as the hex of its double); for a complex
+    dtype the pair of its parts' constants."""
     dtype = np.dtype(dtype)
     value = np.asarray(value).astype(dtype)[()]
+    if dtype.kind == "c":
+        return const_text(value.real, part_dtype(dtype)), const_text(value.imag, part_dtype(dtype))
     if dtype.kind == "f":
         return f"0x{struct.unpack('<Q', struct.pack('<d', float(value)))[0]:016X}"
     if dtype == np.bool_:
@@ -95,6 +110,77 @@ _CMP = {"f": {"eq": "fcmp oeq", "ne": "fcmp une", "lt": "fcmp olt", "le": "fcmp 
               "ge": "icmp uge"}}
 
 
+# ------------------------------------------------------------------------------------- complex arithmetic
+# A complex value inside a kernel is a pair (re, im) of SSA values of its parts' type: loads and stores read
+# and write both halves of NumPy's interleaved storage (loops.py), and the emitter's helpers call these for
+# complex operands, so a fused loop of complex arithmetic is a loop of real arithmetic that LLVM vectorizes (the
+# interleaved loads and stores become shuffles). Numerics are NumPy's: a product is (ar*br - ai*bi, ar*bi +
+# ai*br) with the first product of each part fused (fma), as NumPy's AVX-512 loops compute it; a quotient is
+# Smith's algorithm with NumPy's branches as selects (x / 0 is a complex inf or NaN as in NumPy); equality
+# compares both parts. The complex functions (exp, log ...) are cmathlib's (Emitter.cmath).
+
+def _fma(b, ty, flags, x, y, z):
+    sfx = "f32" if ty == "float" else "f64"
+    return b(f"call{flags} {ty} @llvm.fma.{sfx}({ty} {x}, {ty} {y}, {ty} {z})")
+
+
+def _complex_binop(b, fop, x, y, ty):
+    """x fop y for fop in fadd, fsub, fmul, fdiv (optionally followed by fast-math flags: 'fadd reassoc')."""
+    op, _, flags = fop.partition(" ")
+    flags = f" {flags}" if flags else ""
+
+    def arith(name, p, q):
+        return b(f"{name}{flags} {ty} {p}, {q}")
+
+    (ar, ai), (br, bi) = x, y
+    if op in ("fadd", "fsub"):
+        return arith(op, ar, br), arith(op, ai, bi)
+    if op == "fmul":
+        return (_fma(b, ty, flags, ar, br, b(f"fneg{flags} {ty} {arith('fmul', ai, bi)}")),
+                _fma(b, ty, flags, ar, bi, arith("fmul", ai, br)))
+    if op != "fdiv":
+        raise TypeError(f"no complex {op}")
+    # Smith: scale by the larger part of y (|br| >= |bi|, else swapped); both zero: the parts over |br|
+    abs_br, abs_bi = (b(f"call {ty} @llvm.fabs.{'f32' if ty == 'float' else 'f64'}({ty} {v})") for v in (br, bi))
+    real_big = b(f"fcmp oge {ty} {abs_br}, {abs_bi}")
+    zero = b(f"and i1 {b(f'fcmp oeq {ty} {abs_br}, 0.0')}, {b(f'fcmp oeq {ty} {abs_bi}, 0.0')}")
+
+    def sel(c, p, q):
+        return b(f"select i1 {c}, {ty} {p}, {ty} {q}")
+
+    big, small = sel(real_big, br, bi), sel(real_big, bi, br)
+    rat = arith("fdiv", small, big)
+    scl = arith("fdiv", "1.0", arith("fadd", big, arith("fmul", small, rat)))
+    # real_big: ((ar + ai*rat), (ai - ar*rat)); else: ((ar*rat + ai), (ai*rat - ar))
+    re = sel(real_big, arith("fadd", ar, arith("fmul", ai, rat)), arith("fadd", arith("fmul", ar, rat), ai))
+    im = sel(real_big, arith("fsub", ai, arith("fmul", ar, rat)), arith("fsub", arith("fmul", ai, rat), ar))
+    re, im = arith("fmul", re, scl), arith("fmul", im, scl)
+    return sel(zero, arith("fdiv", ar, abs_br), re), sel(zero, arith("fdiv", ai, abs_bi), im)
+
+
+def _complex_compare(b, pred, x, y, ty):
+    """x == y (both parts equal) or x != y (either differs or is NaN); complex numbers are not ordered."""
+    if pred == "eq":
+        return b(f"and i1 {b(f'fcmp oeq {ty} {x[0]}, {y[0]}')}, {b(f'fcmp oeq {ty} {x[1]}, {y[1]}')}")
+    if pred == "ne":
+        return b(f"or i1 {b(f'fcmp une {ty} {x[0]}, {y[0]}')}, {b(f'fcmp une {ty} {x[1]}, {y[1]}')}")
+    raise TypeError(f"complex numbers have no order ({pred})")
+
+
+def _complex_convert(b, x, src, dst, part):
+    """astype between complex and any dtype: to complex, a real x is the real part (imaginary +0.0); from
+    complex, the imaginary part is dropped (NumPy warns at the API, tracejit.numpy.astype), to bool both parts
+    count. `part` is the real dtype of the complex side."""
+    if src.kind == "c" and dst.kind == "c":
+        return b.convert(x[0], part(src), part(dst)), b.convert(x[1], part(src), part(dst))
+    if dst.kind == "c":
+        return b.convert(x, src, part(dst)), b.const(0, part(dst))
+    if dst == bool:
+        ty = b.ty(src)
+        return b(f"or i1 {b(f'fcmp une {ty} {x[0]}, 0.0')}, {b(f'fcmp une {ty} {x[1]}, 0.0')}")
+    return b.convert(x[0], part(src), dst)
+
+
 class Emitter:
     """Appends SSA instructions to a function body. `in_avals` are the operands of the equation being
     lowered; the default dtype of every helper is the first operand's."""
@@ -112,7 +198,7 @@ class Emitter:
 
     def kind(self, dtype=None):
         d = self.dtype(dtype)
-        return "b" if d == np.bool_ else ("f" if d.kind == "f" else "i")
+        return "b" if d == np.bool_ else (d.kind if d.kind in "fc" else "i")
 
     def ty(self, dtype=None):
         return llvm_type(self.dtype(dtype))
@@ -122,14 +208,36 @@ class Emitter:
 
     # ------------------------------------------------------------------------------------ arithmetic
     def binop(self, fop, iop, x, y, dtype=None):
-        op = fop if self.kind(dtype) == "f" else iop
+        kind = self.kind(dtype)
+        if kind == "c":
+            return _complex_binop(self, fop, x, y, self.ty(dtype))
+        op = fop if kind == "f" else iop
         return self(f"{op} {self.ty(dtype)} {x}, {y}")
 
     def cmp(self, pred, x, y, dtype=None):
+        if self.kind(dtype) == "c":
+            return _complex_compare(self, pred, x, y, self.ty(dtype))
         return self(f"{_CMP[self.kind(dtype)][pred]} {self.ty(dtype)} {x}, {y}")
 
     def select(self, c, x, y, dtype=None):
+        if isinstance(x, tuple):      # complex: part by part
+            return tuple(self.select(c, p, q, dtype) for p, q in zip(x, y))
         return self(f"select i1 {c}, {self.ty(dtype)} {x}, {self.ty(dtype)} {y}")
+
+    @staticmethod
+    def parts(x):
+        """The parts of a value: (re, im) of a complex one, (x,) of another."""
+        return x if isinstance(x, tuple) else (x,)
+
+    def cmath(self, name, *args, dtype=None, real=False):
+        """A vectorizable complex function (tracejit.backend.cmathlib) of complex pairs: a pair, or a real
+        value for a real-valued function (abs)."""
+        ty = self.ty(dtype)
+        self.func.module.cmath.add((name, ty))
+        self.func.math_calls += 1
+        ret = ty if real else f"{{{ty}, {ty}}}"
+        value = self(f"call {ret} @tj_c{name}_{ty}({', '.join(f'{ty} {p}' for a in args for p in a)})")
+        return value if real else tuple(self(f"extractvalue {ret} {value}, {i}") for i in (0, 1))
 
     def intrinsic(self, name, *args, dtype=None, extra=""):
         ty = self.ty(dtype)
@@ -173,6 +281,8 @@ class Emitter:
         ks, kd, ts, td = self.kind(src), self.kind(dst), self.ty(src), self.ty(dst)
         if src == dst:
             return x
+        if "c" in (ks, kd):
+            return _complex_convert(self, x, src, dst, part_dtype)
         if kd == "b":
             return self(f"{'fcmp une' if ks == 'f' else 'icmp ne'} {ts} {x}, {self.const(0, src)}")
         if ks == "b":

@@ -54,8 +54,9 @@ def instantiate(t):
     return zeros(t.aval) if isinstance(t, Zero) else t
 
 
-def is_float_aval(a):
-    return a.dtype.kind == "f"
+def is_inexact_aval(a):
+    """Whether values of this type have tangents: floats and complex numbers (as JAX's inexact dtypes)."""
+    return a.dtype.kind in "fc"
 
 
 def add_tangents(a, b):

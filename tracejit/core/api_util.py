@@ -5,7 +5,7 @@ import inspect
 
 import numpy as np
 
-from .avals import ShapedArray, aval_of, index_arg
+from .avals import PYTHON_SCALARS, ShapedArray, aval_of, index_arg
 from .pytree import tree_flatten, tree_flatten_with_path, tree_unflatten
 from .trace import Tracer, canonicalize_input, trace_flat
 
@@ -112,7 +112,7 @@ def trace_pytree(fun, leaves, names, in_tree, avals=None, fun_name=None):
         out_leaves, out_tree = tree_flatten(fun(*args, **kwargs))
         out_tree_box.append(out_tree)
         for i, leaf in enumerate(out_leaves):
-            if not isinstance(leaf, (Tracer, np.ndarray, np.generic, bool, int, float)):
+            if not isinstance(leaf, (Tracer, np.ndarray, np.generic, *PYTHON_SCALARS)):
                 raise TypeError(f"{fun_name or name_of(fun)} returned a "
                                 f"{type(leaf).__name__} at output leaf {i}; outputs must be arrays or scalars")
         return out_leaves

@@ -9,9 +9,11 @@ from .errors import AxisError, ShapeError
 float32, float64 = np.dtype("float32"), np.dtype("float64")
 int32, int64 = np.dtype("int32"), np.dtype("int64")
 bool_ = np.dtype("bool")
+complex64, complex128 = np.dtype("complex64"), np.dtype("complex128")
 
 SHORT_NAMES = {float32: "f32", float64: "f64", int32: "i32", int64: "i64", bool_: "bool"}
-DEFAULT_FLOAT, DEFAULT_INT = float64, int64
+SHORT_NAMES.update({complex64: "c64", complex128: "c128"})
+DEFAULT_FLOAT, DEFAULT_INT, DEFAULT_COMPLEX = float64, int64, complex128
 
 
 def canonical_dtype(dtype):
@@ -164,9 +166,21 @@ class ShapedArray:
 
 _BOOL_SCALAR, _WEAK_INT, _WEAK_FLOAT = ShapedArray((), bool_), ShapedArray((), DEFAULT_INT, True), ShapedArray(
     (), DEFAULT_FLOAT, True)   # the avals of Python scalars (avals are never mutated)
+_WEAK_COMPLEX = ShapedArray((), DEFAULT_COMPLEX, True)
 
-_KIND_ORDER = {"b": 0, "i": 1, "u": 1, "f": 2}
-_WEAK_DEFAULT = {0: bool_, 1: DEFAULT_INT, 2: DEFAULT_FLOAT}
+_KIND_ORDER = {"b": 0, "i": 1, "u": 1, "f": 2, "c": 3}
+_WEAK_DEFAULT = {0: bool_, 1: DEFAULT_INT, 2: DEFAULT_FLOAT, 3: DEFAULT_COMPLEX}
+
+
+def complex_dtype(dtype):
+    """The complex dtype whose parts have the float `dtype`'s precision or more (f32 -> c64, f64 -> c128)."""
+    return complex64 if np.dtype(dtype).itemsize <= 4 else complex128
+
+
+def real_dtype(dtype):
+    """The dtype of a complex dtype's parts (c64 -> f32); other dtypes are their own."""
+    dtype = np.dtype(dtype)
+    return np.dtype(f"f{dtype.itemsize // 2}") if dtype.kind == "c" else dtype
 
 
 def result_dtype(*avals):
@@ -178,8 +192,8 @@ def result_dtype(*avals):
         weak = [a.dtype for a in avals if _KIND_ORDER[a.dtype.kind] == weak_kind]
         return np.result_type(*weak), True
     dtype = strong[0] if all(d is strong[0] for d in strong) else np.result_type(*strong)
-    if weak_kind > _KIND_ORDER[dtype.kind]:
-        dtype = _WEAK_DEFAULT[weak_kind]
+    if weak_kind > _KIND_ORDER[dtype.kind]:   # a Python complex keeps a float array's precision (NumPy 2)
+        dtype = complex_dtype(dtype) if weak_kind == 3 and dtype.kind == "f" else _WEAK_DEFAULT[weak_kind]
     return dtype, False
 
 
@@ -321,9 +335,12 @@ def broadcast_shapes(*shapes, op="broadcast"):
     return tuple(result)
 
 
+PYTHON_SCALARS = (bool, int, float, complex)
+
+
 def is_python_scalar(x):
-    """bool, int or float but not a numpy scalar (np.float64 subclasses float, yet is strongly typed)."""
-    return isinstance(x, (bool, int, float)) and not isinstance(x, np.generic)
+    """bool, int, float or complex but not a numpy scalar (np.float64 subclasses float, yet is strongly typed)."""
+    return isinstance(x, PYTHON_SCALARS) and not isinstance(x, np.generic)
 
 
 def aval_of(x):
@@ -336,6 +353,8 @@ def aval_of(x):
         return _WEAK_INT
     if isinstance(x, float):
         return _WEAK_FLOAT
+    if isinstance(x, complex):
+        return _WEAK_COMPLEX
     if isinstance(x, ShapedArray):
         return x
     raise TypeError(f"value of type {type(x).__name__} is not an array or a scalar")

@@ -3,12 +3,15 @@ shape; Python scalars take the dtype of the array they meet), and control flow. 
 dimension numbers) are read with operator.index, so a float or a string raises a TypeError naming the argument;
 axes that JAX lets count from the end (squeeze, expand_dims) are normalized here, the primitives take them
 non-negative."""
+import warnings
+
 import numpy as np
 
 from ..core.avals import canonical_dtype, check_shape, index_arg, is_python_scalar, normalize_axes, shape_arg
 from ..core.trace import bind
 from ..nn import stop_gradient
 from ..numpy._base import asarray, aval
+from ..primitives import complex_parts as cp
 from ..primitives import elementwise as ew
 from ..primitives import indexing as ix
 from ..primitives import linalg
@@ -85,8 +88,16 @@ def clamp(min, x, max):
 
 
 def convert_element_type(operand, new_dtype):
-    """operand cast to new_dtype, as NumPy's astype (floats to ints truncate toward zero)."""
-    return bind(ew.convert_element_type_p, asarray(operand), new_dtype=canonical_dtype(new_dtype), weak_type=False)
+    """operand cast to new_dtype, as NumPy's astype (floats to ints truncate toward zero; complex to real keeps
+    the real part, with NumPy's ComplexWarning, as JAX)."""
+    operand, new_dtype = asarray(operand), canonical_dtype(new_dtype)
+    if aval(operand).dtype.kind == "c" and new_dtype.kind not in "cb":
+        warnings.warn("Casting complex values to real discards the imaginary part", np.exceptions.ComplexWarning,
+                      stacklevel=2)
+    return bind(ew.convert_element_type_p, operand, new_dtype=new_dtype, weak_type=False)
+
+
+real, imag, conj, complex = map(_op, (cp.real_p, cp.imag_p, cp.conj_p, cp.complex_p))
 
 
 def broadcast_in_dim(operand, shape, broadcast_dimensions):

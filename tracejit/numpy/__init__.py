@@ -5,6 +5,18 @@ import numpy as _np
 from ..core.trace import Tracer as _Tracer
 from ._base import array, asarray, astype, stack
 from ._base import full as _full
+from .complex_numbers import (
+    angle,
+    conj,
+    conjugate,
+    imag,
+    iscomplex,
+    iscomplexobj,
+    isreal,
+    isrealobj,
+    real,
+    real_if_close,
+)
 from .indexing import _AtIndexer, argsort, getitem, interp, repeat, searchsorted, sort, take, take_along_axis
 from .linalg_ops import cross, diag, diagonal, dot, einsum, inner, kron, matmul, outer, tensordot, trace, vdot
 from .shape_ops import (
@@ -154,6 +166,7 @@ from .ufuncs import (
 from .ufuncs import where_ as _where
 
 float32, float64, int32, int64, bool_ = _np.float32, _np.float64, _np.int32, _np.int64, _np.bool_
+complex64, complex128 = _np.complex64, _np.complex128
 dtype, ndarray = _np.dtype, _np.ndarray
 pi, e, inf, nan, newaxis = _np.pi, _np.e, _np.inf, _np.nan, None
 
@@ -209,7 +222,8 @@ _METHODS = {
     "max": max, "min": min, "prod": prod, "argmax": argmax, "argmin": argmin, "dot": dot, "ravel": ravel,
     "flatten": ravel, "squeeze": squeeze, "cumsum": cumsum, "var": var, "std": std, "any": any, "all": all,
     "clip": clip, "round": round, "swapaxes": swapaxes, "take": take, "repeat": repeat,
-    "sort": sort, "argsort": argsort,
+    "sort": sort, "argsort": argsort, "conj": conj, "conjugate": conjugate,
+    "real": property(real), "imag": property(imag),
     "T": property(lambda self: transpose(self)),
     "at": property(lambda self: _AtIndexer(self)),
 }

@@ -1,8 +1,11 @@
 """Conversion, promotion and broadcasting: how NumPy's implicit rules become explicit IR."""
+import warnings
+
 import numpy as np
 
 from ..core.avals import (
     DEFAULT_FLOAT,
+    PYTHON_SCALARS,
     SHORT_NAMES,
     Dim,
     aval_of,
@@ -19,7 +22,7 @@ from ..core.trace import Tracer, bind
 from ..primitives import elementwise as ew
 from ..primitives import shapes as sh
 
-ArrayLike = (Tracer, np.ndarray, np.generic, bool, int, float)
+ArrayLike = (Tracer, np.ndarray, np.generic, *PYTHON_SCALARS)
 
 
 def aval(x):
@@ -37,21 +40,21 @@ def asarray(x, dtype=None):
         return array(x, dtype)
     if is_python_scalar(x) and dtype is None:
         return x
-    if isinstance(x, complex) or (isinstance(x, (np.ndarray, np.generic)) and x.dtype.kind not in "fiub"):
-        raise TypeError(f"tracejit does not support values of type {type(x).__name__}"
-                        + (f" with dtype {x.dtype}" if hasattr(x, "dtype") else ""))
-    if not isinstance(x, (np.ndarray, np.generic, bool, int, float)):
+    if isinstance(x, (np.ndarray, np.generic)) and x.dtype.kind not in "fiubc":
+        raise TypeError(f"tracejit does not support values of type {type(x).__name__} with dtype {x.dtype}")
+    if not isinstance(x, (np.ndarray, np.generic, *PYTHON_SCALARS)):
         raise TypeError(f"cannot convert a {type(x).__name__} to an array")
     out = np.asarray(x)
     if dtype is not None:
         return out.astype(canonical_dtype(dtype))
     if out.dtype not in SHORT_NAMES:   # widened, it would promote and overflow unlike NumPy: say so instead
-        raise TypeError(f"a value of dtype {out.dtype} (shape {out.shape}): tracejit supports float32, float64, "
-                        f"int32, int64 and bool; convert it first, e.g. .astype(np.{_WIDER[out.dtype.kind]})")
+        raise TypeError(f"a value of dtype {out.dtype} (shape {out.shape}): tracejit supports "
+                        f"{', '.join(map(str, SHORT_NAMES))}; convert it first, e.g. "
+                        f".astype(np.{_WIDER[out.dtype.kind]})")
     return out
 
 
-_WIDER = {"f": "float32", "i": "int32", "u": "int64"}
+_WIDER = {"f": "float32", "i": "int32", "u": "int64", "c": "complex64"}
 
 
 def array(obj, dtype=None):
@@ -67,7 +70,7 @@ def array(obj, dtype=None):
             raise TypeError("cannot make an array from a ragged nested sequence or from objects")
         return asarray(out, dtype)
     out = asarray(obj, dtype)
-    return np.array(out) if isinstance(out, (bool, int, float)) else out
+    return np.array(out) if is_python_scalar(out) else out
 
 
 def stack(arrays, axis=0):
@@ -93,8 +96,12 @@ def _flat_items(obj):
 
 
 def astype(x, dtype):
+    """x as dtype; complex to real keeps the real part and warns (np.exceptions.ComplexWarning), as NumPy."""
     dtype = canonical_dtype(dtype)
     if isinstance(x, Tracer):
+        if x.dtype.kind == "c" and dtype.kind not in "cb":
+            warnings.warn("Casting complex values to real discards the imaginary part", np.exceptions.ComplexWarning,
+                          stacklevel=2)
         if x.dtype == dtype and not x.weak_type:
             return x
         return bind(ew.convert_element_type_p, x, new_dtype=dtype, weak_type=False)
@@ -116,7 +123,7 @@ def _to_dtype(x, dtype):
 def promote(*xs, to_float=False):
     xs = [asarray(x) for x in xs]
     dtype, _ = result_dtype(*[aval(x) for x in xs])
-    if to_float and dtype.kind != "f":
+    if to_float and dtype.kind not in "fc":
         dtype = DEFAULT_FLOAT
     return [_to_dtype(x, dtype) for x in xs]
 

@@ -9,6 +9,7 @@ from ..core.errors import ShapeError
 from ..core.trace import bind
 from ..primitives import linalg
 from ._base import asarray, astype, aval, broadcast_to_shape, promote, stack
+from .complex_numbers import conj
 from .indexing import getitem, take
 from .shape_ops import concatenate, eye, moveaxis, ravel, reshape, sum, transpose, zeros
 from .ufuncs import multiply, not_equal, subtract, where_
@@ -145,7 +146,8 @@ def inner(a, b):
 
 
 def vdot(a, b):
-    return dot(ravel(a), ravel(b))
+    """The dot product of the flattened arrays, the first conjugated (NumPy's vdot)."""
+    return dot(ravel(conj(a)), ravel(b))
 
 
 def kron(a, b):

@@ -8,6 +8,7 @@ from ..core.avals import DEFAULT_FLOAT, DEFAULT_INT, Dim, axis_tuple, canonical_
 from ..core.avals import normalize_axis, reshape_sizes, shape_arg, shape_size
 from ..core.errors import ShapeError
 from ..core.trace import Tracer, bind
+from ..primitives import complex_parts as cp
 from ..primitives import reductions as rd
 from ..primitives import shapes as sh
 from ._base import asarray, astype, aval, broadcast_to_shape, full, int_array, normalize_shape, promote
@@ -391,7 +392,7 @@ def empty_like(prototype, dtype=None):
 
 def _reduce(prim, a, axis, keepdims, dtype=None):
     a = asarray(a)
-    if isinstance(a, (bool, int, float)):
+    if not isinstance(a, (Tracer, np.ndarray, np.generic)):     # a Python scalar
         a = np.asarray(a)
     shape = aval(a).shape
     axes = normalize_axes(axis, len(shape))
@@ -478,10 +479,10 @@ def _count(a, axis, ddof=0):
 def var(a, axis=None, dtype=None, ddof=0, keepdims=False):
     a = asarray(a)
     (a,) = promote(a, to_float=True) if dtype is None else (astype(a, dtype),)
-    count = _count(a, axis, ddof)
-    centered = subtract(a, mean(a, axis, keepdims=True))
-    return divide(sum(square(centered), axis, keepdims=keepdims),
-                  count if isinstance(count, Tracer) else np.asarray(count, aval(a).dtype))
+    count, c = _count(a, axis, ddof), subtract(a, mean(a, axis, keepdims=True))
+    squared = bind(cp.real_p, multiply(c, bind(cp.conj_p, c))) if aval(c).dtype.kind == "c" else square(c)  # |c|**2
+    return divide(sum(squared, axis, keepdims=keepdims),
+                  count if isinstance(count, Tracer) else np.asarray(count, aval(squared).dtype))
 
 
 def std(a, axis=None, dtype=None, ddof=0, keepdims=False):

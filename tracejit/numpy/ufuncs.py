@@ -3,6 +3,7 @@ import numpy as np
 
 from ..core.avals import broadcast_shapes
 from ..core.trace import Tracer, bind
+from ..primitives import complex_parts as cp
 from ..primitives import elementwise as ew
 from ._base import asarray, astype, aval, broadcast_operands, broadcast_to_shape, promote
 
@@ -102,6 +103,8 @@ def positive(x):
 
 def round(x, decimals=0):
     (x,) = promote(x)
+    if aval(x).dtype.kind == "c":      # each part, as NumPy
+        return _by_parts(lambda part: round(part, decimals), x)
     if aval(x).dtype.kind != "f":
         return x
     if decimals == 0:
@@ -126,8 +129,9 @@ def logical_or(x, y):
 
 
 def square(x):
+    """x * x; an integer_pow for real x (NumPy's complex square is its product x * x, not its power)."""
     (x,) = promote(x)
-    return bind(ew.integer_pow_p, x, y=2)
+    return bind(ew.mul_p, x, x) if aval(x).dtype.kind == "c" else bind(ew.integer_pow_p, x, y=2)
 
 
 def power(x, y):
@@ -241,6 +245,8 @@ def fmin(x, y):
 
 def nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None):
     x = asarray(x)
+    if aval(x).dtype.kind == "c":      # each part, as NumPy
+        return _by_parts(lambda part: nan_to_num(part, copy, nan, posinf, neginf), x)
     dtype = aval(x).dtype
     if dtype.kind != "f":
         return x
@@ -266,11 +272,29 @@ def rint(x):
 
 def reciprocal(x):
     """1 / x; for integers, as NumPy: 1 and -1 stay, every other value gives 0 (and 0 gives 0 here: NumPy's
-    is undefined)."""
+    is undefined); for complex x NumPy's own formula (not its division: 1 / 0j is NaN + NaN j)."""
     x = asarray(x)
+    if aval(x).dtype.kind == "c":
+        return _complex_reciprocal(x)
     if aval(x).dtype.kind == "f":
         return divide(1, x)
     return where_(equal(absolute(x), 1), x, astype_like(0, x))
+
+
+def _by_parts(f, x):
+    """f applied to the real and the imaginary part of a complex x."""
+    return bind(cp.complex_p, f(bind(cp.real_p, x)), f(bind(cp.imag_p, x)))
+
+
+def _complex_reciprocal(x):
+    """With r the ratio of the smaller part to the larger, 1 / (re + im j) is (1 - r j) / d or (r - j) / d."""
+    re, im = bind(cp.real_p, x), bind(cp.imag_p, x)
+    real_big = less_equal(absolute(im), absolute(re))
+    r = where_(real_big, divide(im, re), divide(re, im))
+    d = where_(real_big, add(re, multiply(im, r)), add(multiply(re, r), im))
+    out_re = where_(real_big, divide(1, d), divide(r, d))
+    out_im = where_(real_big, negative(divide(r, d)), negative(divide(1, d)))
+    return bind(cp.complex_p, out_re, out_im)
 
 
 def logical_xor(x, y):

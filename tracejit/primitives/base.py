@@ -3,7 +3,7 @@ partial per operand, or zero), linear primitives, and summing a cotangent down t
 
 jvp(primals, tangents, **params) -> (primal_out, tangent_out); tangents may be symbolic Zeros.
 """
-from ..core.ad_util import Zero, add_tangents, aval, instantiate, is_float_aval
+from ..core.ad_util import Zero, add_tangents, aval, instantiate, is_inexact_aval
 from ..core.ops import ops
 from ..core.trace import Primitive, bind
 
@@ -59,7 +59,7 @@ def partials_jvp(prim, *partials):
         out = bind(prim, *primals, **params)
         terms = [rule(t, *primals, out=out, **params)
                  for rule, t in zip(partials, tangents) if rule is not None and not isinstance(t, Zero)]
-        if not terms or not is_float_aval(aval(out)):
+        if not terms or not is_inexact_aval(aval(out)):
             return out, Zero(aval(out))
         total = terms[0]
         for term in terms[1:]:

@@ -12,7 +12,7 @@ bodies.
 """
 import numpy as np
 
-from ..core.ad_util import Zero, aval, instantiate, is_float_aval
+from ..core.ad_util import Zero, aval, instantiate, is_inexact_aval
 from ..core.ir import IR, ClosedIR, Eqn
 from ..core.ir_surgery import reorder
 from ..passes.dce import dce
@@ -33,7 +33,7 @@ def types_text(avals):
 
 def nonzeros(primals, tangents):
     """Which inputs carry a tangent: float values whose tangent is not a symbolic Zero."""
-    return [not isinstance(t, Zero) and is_float_aval(aval(p)) for p, t in zip(primals, tangents)]
+    return [not isinstance(t, Zero) and is_inexact_aval(aval(p)) for p, t in zip(primals, tangents)]
 
 
 def given(tangents, which):

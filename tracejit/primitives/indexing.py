@@ -385,6 +385,8 @@ argsort_p.set(jvp=jvp_rule(argsort_p, ZERO))
 
 
 def _searchsorted_shape(a, v, side):
+    if a.dtype.kind == "c":
+        raise TypeError(f"searchsorted: complex numbers are not ordered here, got {a.str_short()}")
     if a.ndim != 1 or a.dtype != v.dtype or side not in ("left", "right"):
         raise ShapeError(f"searchsorted: needs a 1-D sorted array and values of its dtype, side 'left' or "
                          f"'right'; got {a.str_short()}, {v.str_short()}, {side!r}")

@@ -4,7 +4,7 @@ import functools
 
 import numpy as np
 
-from ..backend.rules import Kernel
+from ..backend.rules import Kernel, memory_type
 from ..core.ad_util import UndefinedPrimal, aval
 from ..core.avals import ShapedArray
 from ..core.batching import batched_axis
@@ -44,7 +44,7 @@ def _dot_general_impl(lhs, rhs, dimension_numbers):
     out = ([lhs_sub[a] for a in lb] + [lhs_sub[a] for a in _free_axes(lhs.ndim, lc, lb)]
            + [rhs_sub[a] for a in _free_axes(rhs.ndim, rc, rb)])
     spec = f"{''.join(lhs_sub)},{''.join(rhs_sub)}->{''.join(out)}"
-    return np.einsum(spec, lhs, rhs, optimize=lhs.dtype.kind == "f").astype(lhs.dtype, copy=False)
+    return np.einsum(spec, lhs, rhs, optimize=lhs.dtype.kind in "fc").astype(lhs.dtype, copy=False)
 
 
 def _dot(lhs, rhs, dimension_numbers):
@@ -116,7 +116,7 @@ def _dot_general_simplify(eqn, producer):
     """A transposed float operand folds into the dimension numbers when the BLAS can read the original
     layout as it is (a.T @ b: a gemm with TransA, not a copy and a gemm), and the output order stays."""
     (lc, rc), (lb, rb) = eqn.params["dimension_numbers"]
-    if eqn.outvars[0].aval.dtype.kind != "f":
+    if eqn.outvars[0].aval.dtype.kind not in "fc":
         return None
     sides = [list(eqn.inputs), [lc, rc], [lb, rb]]
     for side in (0, 1):
@@ -161,11 +161,13 @@ def _lower_dot_general(k, outs, ins, dimension_numbers):
     if m == 0 or n == 0 or batch == 0:
         return
     ta, tb = _gemm_layout(len(ls), lb, lf, lc), _gemm_layout(len(rs), rb, rc, rf)
-    address = blas.gemm_address(dtype) if dtype.kind == "f" and kk != 0 else None
+    address = blas.gemm_address(dtype) if kk != 0 else None
     if address is not None and ta is not None and tb is not None:
         # Symbolic sizes may be 0 at run time: the BLAS then zeroes C (beta 0), given leading dims >= 1.
         it = f"i{blas.gemm_int_bits()}"
-        ty = b.ty(dtype)
+        ty = memory_type(dtype)
+        alpha, beta = (f"{ty} {b.const(v, dtype)}" if dtype.kind == "f" else
+                       f"ptr {k.f.module.array(np.array(v, dtype))}" for v in (1, 0))   # complex: by pointer
         lda, ldb = (kk if ta == "N" else m), (n if tb == "N" else kk)
         trans = {"N": blas.NO_TRANS, "T": blas.TRANS}
         sizes = [(lhs, b.iop("mul", m, kk)), (rhs, b.iop("mul", kk, n)), (out, b.iop("mul", m, n))]
@@ -176,8 +178,8 @@ def _lower_dot_general(k, outs, ins, dimension_numbers):
                         for buf, size in sizes)
             gemm = k.f.module.symbol(address, f"tj_gemm_{dtype.name}")
             k.line(f"call void {gemm}(i32 {blas.ROW_MAJOR}, i32 {trans[ta]}, i32 {trans[tb]}, "
-                   f"{it} {m}, {it} {n}, {it} {kk}, {ty} {b.const(1, dtype)}, ptr {a}, {it} {lda}, "
-                   f"ptr {bm}, {it} {ldb}, {ty} {b.const(0, dtype)}, ptr {c}, {it} {ldc})")
+                   f"{it} {m}, {it} {n}, {it} {kk}, {alpha}, ptr {a}, {it} {lda}, "
+                   f"ptr {bm}, {it} {ldb}, {beta}, ptr {c}, {it} {ldc})")
         return
     with k.loop_nest(out.aval.shape) as i:
         k.store(out, i, b.const(0, dtype))

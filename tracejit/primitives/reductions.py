@@ -65,9 +65,12 @@ def _sum(x, axes):
     return ops.reduce_sum(x, axes=axes)
 
 
+_WIDE = {np.dtype(np.float32): np.dtype(np.float64), np.dtype(np.complex64): np.dtype(np.complex128)}
+
+
 def _lower_reduce(identity, fop, iop=None):
     def wide(b):
-        return np.dtype(np.float64) if fop == "fadd" and b.dtype() == np.float32 else b.dtype()
+        return _WIDE.get(b.dtype(), b.dtype()) if fop == "fadd" else b.dtype()
 
     def op(b, x, y, dtype=None):
         if fop in ("max", "min"):
@@ -88,7 +91,7 @@ def _chosen_location_jvp(t, x, out, axes):
     return ops.div(_sum(ops.mul(t, hit), axes), _sum(hit, axes))
 
 
-reduce_sum_p = _reduction("reduce_sum", _reduce_shape("reduce_sum", "fiu"),
+reduce_sum_p = _reduction("reduce_sum", _reduce_shape("reduce_sum", "fiuc"),
                           lambda x, axes: np.sum(x, axis=axes, dtype=np.asarray(x).dtype), LINEAR,
                           _lower_reduce(lambda dtype: 0, "fadd", "add"), simplify=_no_axes_is_a_no_op, linear=True,
                           transpose=lambda ct, x, axes: [_expand(ct, x.aval, axes)])
@@ -131,7 +134,7 @@ def _prod_partial(x, axes):
     return ops.transpose(others, permutation=tuple(np.argsort(kept + list(axes)).tolist()))
 
 
-reduce_prod_p = _reduction("reduce_prod", _reduce_shape("reduce_prod", "fiu"),
+reduce_prod_p = _reduction("reduce_prod", _reduce_shape("reduce_prod", "fiuc"),
                            lambda x, axes: np.prod(x, axis=axes, dtype=np.asarray(x).dtype),
                            lambda t, x, out, axes: _sum(ops.mul(t, _prod_partial(x, axes)), axes),
                            _lower_reduce(lambda dtype: 1, "fmul", "mul"), simplify=_no_axes_is_a_no_op)
@@ -145,6 +148,8 @@ def _arg_shape(name):
             raise ShapeError(f"{name}: needs one axis in range for shape {x.shape}, got {axes}")
         if x.shape[axes[0]] == 0:
             raise ShapeError(f"{name}: axis {axes[0]} of shape {x.shape} is empty")
+        if x.dtype.kind == "c":
+            raise TypeError(f"{name}: complex numbers are not ordered here, got {x.str_short()}")
         return ShapedArray([d for i, d in enumerate(x.shape) if i != axes[0]], index_dtype)
     return rule
 
@@ -177,7 +182,7 @@ argmin_p = _reduction("argmin", _arg_shape("argmin"),
 def _cumsum_shape(x, axis, reverse=False):
     if not 0 <= axis < x.ndim:
         raise ShapeError(f"cumsum: axis {axis} out of range for shape {x.shape}")
-    if x.dtype.kind not in "fiu":
+    if x.dtype.kind not in "fiuc":
         raise TypeError(f"cumsum: does not accept {x.dtype} operands")
     return x
 
@@ -194,7 +199,7 @@ def _lower_cumsum(k, outs, ins, axis, reverse=False):
     (out,), (x,) = outs, ins
     b, shape = k.b, x.aval.shape
     n, ty = shape[axis], k.b.ty()
-    acc = k.alloca(ty)
+    acc = k.variable(x.aval.dtype)
     with k.loop_nest([d for a, d in enumerate(shape) if a != axis]) as others:
         k.store_var(acc, ty, b.const(0))
         with k.loop(0, n) as i:
