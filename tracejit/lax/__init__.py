@@ -8,9 +8,10 @@ from ..nn import stop_gradient
 from ..numpy._base import asarray, aval
 from ..primitives import elementwise as ew
 from ..primitives import indexing as ix
-from ..primitives import linalg
+from ..primitives import linalg as dot_prims
 from ..primitives import reductions as rd
 from ..primitives import shapes as sh
+from . import linalg
 from .control_flow import cond, fori_loop, scan, switch, while_loop
 
 
@@ -162,7 +163,7 @@ def dot_general(lhs, rhs, dimension_numbers):
     """The general tensor contraction: dimension_numbers = ((lhs contracting axes, rhs contracting axes),
     (lhs batch axes, rhs batch axes)); the result has the batch axes, then lhs's free axes, then rhs's."""
     (lc, rc), (lb, rb) = dimension_numbers
-    return bind(linalg.dot_general_p, asarray(lhs), asarray(rhs),
+    return bind(dot_prims.dot_general_p, asarray(lhs), asarray(rhs),
                 dimension_numbers=((tuple(lc), tuple(rc)), (tuple(lb), tuple(rb))))
 
 
