@@ -7,6 +7,7 @@ here is that of the computation (through lu or svd), which agrees wherever the f
 its factorization is (det and slogdet of a singular matrix, pinv of a matrix with repeated singular values
 differ). The norms are in linalg_norms.py."""
 import collections
+import itertools
 import math
 import operator
 
@@ -26,8 +27,22 @@ from .linalg_ops import matmul, tensordot
 from .linalg_ops import trace as _trace
 from .shape_ops import eye, moveaxis, reshape, sum, swapaxes, zeros
 from .statistics import count_nonzero
-from .ufuncs import abs, divide, equal, exp, greater, greater_equal, less, log, logical_and, multiply, sign
-from .ufuncs import add, subtract, where_
+from .ufuncs import (
+    abs,
+    add,
+    divide,
+    equal,
+    exp,
+    greater,
+    greater_equal,
+    less,
+    log,
+    logical_and,
+    multiply,
+    sign,
+    subtract,
+    where_,
+)
 
 EighResult = collections.namedtuple("EighResult", "eigenvalues eigenvectors")
 SlogdetResult = collections.namedtuple("SlogdetResult", "sign logabsdet")
@@ -321,7 +336,7 @@ def multi_dot(arrays):
     if last_vector:
         arrays[-1] = reshape(arrays[-1], (-1, 1))
     shapes = [aval(x).shape for x in arrays]
-    if any(len(s) != 2 for s in shapes) or any(p[1] != q[0] for p, q in zip(shapes, shapes[1:])):
+    if any(len(s) != 2 for s in shapes) or any(p[1] != q[0] for p, q in itertools.pairwise(shapes)):
         raise ShapeError(f"multi_dot: needs a chain of 2-D arrays (the first and last may be 1-D) whose inner "
                          f"sizes agree, got shapes {shapes}")
     split = _chain_order([s[0] for s in shapes] + [shapes[-1][1]])

@@ -8,9 +8,9 @@ from ..core.trace import bind
 from ..primitives import linalg_factor as factor
 from ..primitives import linalg_solve as solves
 from ._base import aval, broadcast_to_shape, promote
+from .shape_ops import any as any_
 from .shape_ops import expand_dims, eye, max, min, moveaxis, sum
 from .ufuncs import abs, isnan, logical_and, logical_not, multiply, not_equal, power, sqrt, where_
-from .shape_ops import any as any_
 
 
 def _sum_of_squares(x, axis, keepdims):
@@ -22,7 +22,7 @@ def vector_norm(x, /, *, axis=None, keepdims=False, ord=2):
     if ord is None or ord == 2:
         return _sum_of_squares(x, axis, keepdims)
     if isinstance(ord, str):
-        raise ValueError(f"vector_norm: invalid order {ord!r} for a vector norm")
+        raise ValueError(f"vector_norm: invalid order {ord!r} for a vector norm")     # noqa: TRY004 - as JAX
     if ord == np.inf:
         return max(abs(x), axis=axis, keepdims=keepdims)
     if ord == -np.inf:

@@ -16,12 +16,47 @@ from ..core.ops import ops
 from ..core.trace import Primitive
 from . import linalg_reference as ref
 from .base import zero_jvp
-from .linalg_lapack import (DTYPES, NAN, View, above_diagonal, at_least_1, call, char, copy, each_matrix, fill,
-                            fill_vector, free, int_type, ints, item, lapack_available, lapack_constant, malloc,
-                            nbytes, nonzero, offset, on_and_below_diagonal, smaller, stack_array, when,
-                            emit_pivots_to_permutation)
-from .matrix_ops import (const, diag_matrix, diagonal, eye, leading_batch_rule, matmul, mT, rows, sub_matrix,
-                         symmetrize, tril, triu)
+from .linalg_lapack import (
+    DTYPES,
+    NAN,
+    above_diagonal,
+    at_least_1,
+    call,
+    char,
+    copy,
+    each_matrix,
+    emit_pivots_to_permutation,
+    fill,
+    fill_vector,
+    free,
+    ints,
+    item,
+    lapack_available,
+    lapack_constant,
+    malloc,
+    nbytes,
+    nonzero,
+    offset,
+    on_and_below_diagonal,
+    pivot_vector,
+    smaller,
+    stack_array,
+    when,
+)
+from .matrix_ops import (
+    const,
+    diag_matrix,
+    diagonal,
+    eye,
+    leading_batch_rule,
+    matmul,
+    mT,
+    rows,
+    sub_matrix,
+    symmetrize,
+    tril,
+    triu,
+)
 
 
 def check_matrix(name, x, square=False):
@@ -53,7 +88,7 @@ def _cholesky_jvp(primals, tangents):
     """JAX's rule (Murray 2016): L' = L phi(L^-1 A' L^-T), phi taking the lower triangle with a halved diagonal."""
     (x,), (t,) = primals, tangents
     L = ops.cholesky(x)
-    solve = dict(lower=True, conjugate_a=False, unit_diagonal=False)   # complex: conjugate_a=True
+    solve = {"lower": True, "conjugate_a": False, "unit_diagonal": False}   # complex: conjugate_a=True
     tmp = ops.triangular_solve(L, instantiate(t), left_side=False, transpose_a=True, **solve)
     inner = tril(ops.triangular_solve(L, tmp, left_side=True, transpose_a=False, **solve))
     phi = ops.sub(inner, ops.mul(diag_matrix(diagonal(inner)), const(0.5, inner)))
@@ -117,7 +152,7 @@ def _lower_lu(k, outs, ins):
     (lu, pivots, perm), (a,) = outs, ins
     m, n = a.aval.shape[-2:]
     count = smaller(k, m, n)
-    ipiv = View(stack_array(k, int_type(), count), (count,), np.dtype(int_type().replace("i", "int")))
+    ipiv = pivot_vector(k, count)
     copy(k, lu.ptr, a.ptr, nbytes(k, a.aval))
     with each_matrix(k, a.aval.shape) as i:
         mat, piv = item(k, lu, i), item(k, pivots, i, core=1)

@@ -143,6 +143,12 @@ def free(k, ptr):
     k.line(f"call void {k.f.module.symbol(libm_address('free'), 'tj_free')}(ptr {ptr})")
 
 
+def pivot_vector(k, count):
+    """A View of `count` LAPACK integers on the stack, for getrf's row swaps (ipiv, 1-based)."""
+    ty = int_type()
+    return View(stack_array(k, ty, count), (count,), np.dtype(f"int{ty[1:]}"))
+
+
 def stack_array(k, ty, count):
     """An array of `count` values of LLVM type ty on the stack (in the entry block; count may be symbolic)."""
     count = k.b.size(count)
@@ -165,9 +171,8 @@ def fill(k, view, value, columns=None):
     triangle)."""
     value = k.b.const(value, view.aval.dtype)
     rows, cols = view.aval.shape
-    with k.loop(0, rows) as r:
-        with k.loop(*(columns(r) if columns else (0, cols))) as c:
-            k.store(view, [r, c], value)
+    with k.loop(0, rows) as r, k.loop(*(columns(r) if columns else (0, cols))) as c:
+        k.store(view, [r, c], value)
 
 
 def fill_vector(k, view, value):

@@ -118,7 +118,7 @@ def triangular_solve(a, b, left_side, lower, transpose_a, conjugate_a, unit_diag
 
 def lu_solve(lu_, perm, b, transpose_a):
     """x with a x = b (or a^T x = b) from a's LU factors."""
-    ones = dict(left_side=True, transpose_a=transpose_a, conjugate_a=False)
+    ones = {"left_side": True, "transpose_a": transpose_a, "conjugate_a": False}
     if not transpose_a:
         b = np.take_along_axis(b, perm[..., None], axis=-2)
         y = triangular_solve(lu_, b, lower=True, unit_diagonal=True, **ones)

@@ -11,7 +11,7 @@ SMALL = 8     # largest n solved by generated code; LAPACK beyond it
 def emit_small_solve(k, out, a, b, transpose_a):
     """out = a^-1 b (a^-T b) for every matrix of a (..., n, n) with b (..., n, m), n a static int <= SMALL.
     A zero pivot divides by zero: inf/NaN, as LAPACK's solve gives."""
-    f, bld = k.f, k.b
+    bld = k.b
     dtype = a.aval.dtype
     n, m = b.aval.shape[-2:]
     ty = bld.ty(dtype)

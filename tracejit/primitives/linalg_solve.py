@@ -16,8 +16,20 @@ from ..core.trace import Primitive
 from . import linalg_reference as ref
 from .base import partials_jvp
 from .linalg_factor import check_matrix
-from .linalg_lapack import (at_least_1, call, copy, each_matrix, free, int_type, ints, item, lapack_available,
-                            lapack_constant, malloc, nbytes, stack_array, View)
+from .linalg_lapack import (
+    at_least_1,
+    call,
+    copy,
+    each_matrix,
+    free,
+    ints,
+    item,
+    lapack_available,
+    lapack_constant,
+    malloc,
+    nbytes,
+    pivot_vector,
+)
 from .linalg_small import SMALL, emit_small_solve
 from .matrix_ops import leading_batch_rule, matmul, mT, tril, triu
 
@@ -62,8 +74,8 @@ def _triangular_solve_shape(a, b, left_side, lower, transpose_a, conjugate_a, un
 
 def _triangular_solve_jvp_a(g_a, a, b, out, left_side, lower, transpose_a, conjugate_a, unit_diagonal):
     """JAX's rule: x' = -op(a)^-1 op(a') x (or -x op(a') op(a)^-1), in whichever order costs less."""
-    params = dict(left_side=left_side, lower=lower, transpose_a=transpose_a, conjugate_a=conjugate_a,
-                  unit_diagonal=unit_diagonal)
+    params = {"left_side": left_side, "lower": lower, "transpose_a": transpose_a, "conjugate_a": conjugate_a,
+              "unit_diagonal": unit_diagonal}
     m, n = aval(b).shape[-2:]
     shift = 1 if unit_diagonal else 0
     g_a = ops.neg(tril(g_a, -shift) if lower else triu(g_a, shift))
@@ -157,7 +169,7 @@ def _lapack_solve(k, out, a, b, transpose_a):
     dtype, c = a.aval.dtype, lapack_constant
     n, m = b.aval.shape[-2:]
     work = malloc(k, nbytes(k, a.aval.update(shape=a.aval.shape[-2:])))
-    ipiv = View(stack_array(k, int_type(), n), (n,), np.dtype(int_type().replace("i", "int")))
+    ipiv = pivot_vector(k, n)
     one = f"{k.b.ty(dtype)} {k.b.const(1, dtype)}"
     lda, ldb = at_least_1(k, n), at_least_1(k, m)
 
