@@ -7,6 +7,7 @@ Targets: solve and cholesky 256 x 256 float64 at least 0.9x NumPy; a batch of 10
 (NumPy's batched solve pays per matrix what generated code does not); a Gaussian process's log marginal
 likelihood and its gradient (n = 500) against JAX.
 """
+# ruff: noqa: B023 -- each lambda is timed right away, inside its loop iteration
 import os
 import sys
 
@@ -17,7 +18,7 @@ import tracejit.numpy as tnp
 import tracejit.scipy.linalg as tsla
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from run import timeit  # noqa: E402 - the harness's timer, next to this file
+from run import timeit  # the harness's timer, next to this file
 
 try:
     import jax

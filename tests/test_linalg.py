@@ -167,7 +167,8 @@ def test_float32_stays_float32(name):
 def test_norms_every_order_and_axis():
     """Every order and axis NumPy accepts, eager; a vector and a matrix norm of each kind compiled."""
     x = normal(3, 4, 5)
-    cases = [(o, a, k) for o in (None, 0, 1, -1, 2, -2, 3, 0.5, np.inf, -np.inf) for a in (0, -1) for k in (False, True)]
+    cases = [(o, a, k) for o in (None, 0, 1, -1, 2, -2, 3, 0.5, np.inf, -np.inf) for a in (0, -1)
+             for k in (False, True)]
     cases += [(o, a, k) for o in (None, "fro", "nuc", 1, -1, 2, -2, np.inf, -np.inf) for a in ((0, 1), (2, 0))
               for k in (False, True)]
     cases += [(o, None, False) for o in (None, "fro", 2, np.inf)]
@@ -402,7 +403,8 @@ def _steps(fn, *args):
 def test_batches_loop_in_native_code():
     """A stack of factorizations compiles to one native loop of LAPACK calls: no step runs Python."""
     for fn, args in [(la.cholesky, (spd(50, 6, 6),)), (la.solve, (well_conditioned(50, 12, 12), normal(50, 12, 2))),
-                     (la.solve, (well_conditioned(50, 4, 4), normal(50, 4, 1))), (lambda a: la.eigh(a)[0], (spd(5, 6, 6),)),
+                     (la.solve, (well_conditioned(50, 4, 4), normal(50, 4, 1))),
+                     (lambda a: la.eigh(a)[0], (spd(5, 6, 6),)),
                      (lambda a: la.svd(a)[0], (normal(5, 6, 4),)), (lambda a: la.qr(a)[0], (normal(5, 6, 4),)),
                      (tsla.lu_factor, (normal(5, 6, 6),)), (lambda a, b: tsla.solve_triangular(a, b), (A4, B4))]:
         assert not any(isinstance(s, PythonStep) for s in _steps(fn, *args)), fn

@@ -14,35 +14,9 @@ from ..core.avals import ShapedArray
 from ..core.errors import ShapeError
 from ..core.ops import ops
 from ..core.trace import Primitive
+from . import linalg_lapack as lp
 from . import linalg_reference as ref
 from .base import zero_jvp
-from .linalg_lapack import (
-    DTYPES,
-    NAN,
-    above_diagonal,
-    at_least_1,
-    call,
-    char,
-    copy,
-    each_matrix,
-    emit_pivots_to_permutation,
-    fill,
-    fill_vector,
-    free,
-    ints,
-    item,
-    lapack_available,
-    lapack_constant,
-    malloc,
-    nbytes,
-    nonzero,
-    offset,
-    on_and_below_diagonal,
-    pivot_vector,
-    smaller,
-    stack_array,
-    when,
-)
 from .matrix_ops import (
     const,
     diag_matrix,
@@ -61,7 +35,7 @@ from .matrix_ops import (
 
 def check_matrix(name, x, square=False):
     """x must be a float32/float64 stack of (square) matrices."""
-    if x.dtype not in DTYPES:
+    if x.dtype not in lp.DTYPES:
         raise TypeError(f"{name}: needs float32 or float64 matrices, got {x.str_short()}")
     if x.ndim < 2 or (square and x.shape[-1] != x.shape[-2]):
         raise ShapeError(f"{name}: needs an array of shape (..., {'n, n' if square else 'm, n'}), got shape "
@@ -73,7 +47,7 @@ def _int32(shape):
 
 
 def _row_major():
-    return f"i32 {lapack_constant('ROW_MAJOR')}"
+    return f"i32 {lp.lapack_constant('ROW_MAJOR')}"
 
 
 # -------------------------------------------------------------------------------------------- cholesky
@@ -100,18 +74,18 @@ def _lower_cholesky(k, outs, ins):
     writes it in place, untransposed. Then zeros above the diagonal, and NaN below where potrf fails."""
     (out,), (a,) = outs, ins
     n = a.aval.shape[-1]
-    copy(k, out.ptr, a.ptr, nbytes(k, a.aval))
-    with each_matrix(k, a.aval.shape) as i:
-        m = item(k, out, i)
-        info = call(k, "potrf_work", a.aval.dtype, [f"i32 {lapack_constant('COL_MAJOR')}", char("U"),
-                                                     *ints(k, n), f"ptr {m.ptr}", *ints(k, at_least_1(k, n))])
-        fill(k, m, 0, above_diagonal(k, m))
-        with when(k, nonzero(k, info)):
-            fill(k, m, NAN, on_and_below_diagonal(k, m))
+    lp.copy(k, out.ptr, a.ptr, lp.nbytes(k, a.aval))
+    with lp.each_matrix(k, a.aval.shape) as i:
+        m = lp.item(k, out, i)
+        info = lp.call(k, "potrf_work", a.aval.dtype, [f"i32 {lp.lapack_constant('COL_MAJOR')}", lp.char("U"),
+                                                     *lp.ints(k, n), f"ptr {m.ptr}", *lp.ints(k, lp.at_least_1(k, n))])
+        lp.fill(k, m, 0, lp.above_diagonal(k, m))
+        with lp.when(k, lp.nonzero(k, info)):
+            lp.fill(k, m, lp.NAN, lp.on_and_below_diagonal(k, m))
 
 
 cholesky_p = Primitive("cholesky", _cholesky_shape, ref.cholesky, jvp=_cholesky_jvp,
-                       lower=Kernel(_lower_cholesky, available=lapack_available(["potrf_work"])))
+                       lower=Kernel(_lower_cholesky, available=lp.lapack_available(["potrf_work"])))
 cholesky_p.set(batch=leading_batch_rule(cholesky_p))
 
 # -------------------------------------------------------------------------------------------------- lu
@@ -133,11 +107,11 @@ def _lu_jvp(primals, tangents):
     nb = len(batch)
     zero = const(0, lu)
     l_part = tril(sub_matrix(lu, (0, m), (0, k)), -1)
-    l = ops.add(ops.pad(l_part, zero, padding_config=((0, 0, 0),) * (nb + 1) + ((0, m - k, 0),)), eye(m, lu, batch))
-    u = ops.pad(triu(sub_matrix(lu, (0, k), (0, n))), zero, padding_config=((0, 0, 0),) * nb + ((0, n - k, 0), (0, 0, 0)))
+    keep = ((0, 0, 0),) * nb
+    l = ops.add(ops.pad(l_part, zero, padding_config=keep + ((0, 0, 0), (0, m - k, 0))), eye(m, lu, batch))
+    u = ops.pad(triu(sub_matrix(lu, (0, k), (0, n))), zero, padding_config=keep + ((0, n - k, 0), (0, 0, 0)))
     if n > k:
-        u_eye = ops.pad(eye(n - k, lu, batch), zero, padding_config=((0, 0, 0),) * nb + ((k, 0, 0), (k, 0, 0)))
-        u = ops.add(u, u_eye)
+        u = ops.add(u, ops.pad(eye(n - k, lu, batch), zero, padding_config=keep + ((k, 0, 0), (k, 0, 0))))
     x = rows(instantiate(a_dot), perm)
     la = ops.triangular_solve(l, x, left_side=True, lower=True, transpose_a=False, conjugate_a=False,
                               unit_diagonal=True)
@@ -151,23 +125,23 @@ def _lower_lu(k, outs, ins):
     """getrf per matrix on a copy (row-major: LAPACKE transposes); pivots made 0-based, and the permutation."""
     (lu, pivots, perm), (a,) = outs, ins
     m, n = a.aval.shape[-2:]
-    count = smaller(k, m, n)
-    ipiv = pivot_vector(k, count)
-    copy(k, lu.ptr, a.ptr, nbytes(k, a.aval))
-    with each_matrix(k, a.aval.shape) as i:
-        mat, piv = item(k, lu, i), item(k, pivots, i, core=1)
-        info = call(k, "getrf_work", a.aval.dtype, [_row_major(), *ints(k, m, n), f"ptr {mat.ptr}",
-                                                     *ints(k, at_least_1(k, n)), f"ptr {ipiv.ptr}"])
-        with when(k, k.f.emit(f"icmp slt i64 {info}, 0")):
-            fill(k, mat, NAN)
+    count = lp.smaller(k, m, n)
+    ipiv = lp.pivot_vector(k, count)
+    lp.copy(k, lu.ptr, a.ptr, lp.nbytes(k, a.aval))
+    with lp.each_matrix(k, a.aval.shape) as i:
+        mat, piv = lp.item(k, lu, i), lp.item(k, pivots, i, core=1)
+        info = lp.call(k, "getrf_work", a.aval.dtype, [_row_major(), *lp.ints(k, m, n), f"ptr {mat.ptr}",
+                                                     *lp.ints(k, lp.at_least_1(k, n)), f"ptr {ipiv.ptr}"])
+        with lp.when(k, k.f.emit(f"icmp slt i64 {info}, 0")):
+            lp.fill(k, mat, lp.NAN)
         with k.loop(0, count) as j:
             one_based = k.b.convert(k.load(ipiv, [j]), ipiv.aval.dtype, np.int32)
             k.store(piv, [j], k.f.emit(f"sub i32 {one_based}, 1"))
-        emit_pivots_to_permutation(k, piv, item(k, perm, i, core=1), count)
+        lp.emit_pivots_to_permutation(k, piv, lp.item(k, perm, i, core=1), count)
 
 
 lu_p = Primitive("lu", _lu_shape, ref.lu, multiple_results=True, jvp=_lu_jvp,
-                 lower=Kernel(_lower_lu, available=lapack_available(["getrf_work"])))
+                 lower=Kernel(_lower_lu, available=lp.lapack_available(["getrf_work"])))
 lu_p.set(batch=leading_batch_rule(lu_p))
 
 
@@ -180,8 +154,9 @@ def _pivots_shape(pivots, permutation_size):
 
 def _lower_pivots(k, outs, ins, permutation_size):
     (perm,), (pivots,) = outs, ins
-    with each_matrix(k, pivots.aval.shape, core=1) as i:
-        emit_pivots_to_permutation(k, item(k, pivots, i, core=1), item(k, perm, i, core=1), pivots.aval.shape[-1])
+    with lp.each_matrix(k, pivots.aval.shape, core=1) as i:
+        swaps, out = lp.item(k, pivots, i, core=1), lp.item(k, perm, i, core=1)
+        lp.emit_pivots_to_permutation(k, swaps, out, pivots.aval.shape[-1])
 
 
 lu_pivots_to_permutation_p = Primitive("lu_pivots_to_permutation", _pivots_shape, ref.pivots_to_permutation,
@@ -226,7 +201,8 @@ def _qr_jvp(primals, tangents, full_matrices):
     dq, dr = _thin_qr_jvp(q_mn, r_nn, dx)
     if full_matrices and m > n:     # the last m - n columns of Q (arXiv 2409.13374, eqs. 32-33)
         batch = aval(x).shape[:-2]
-        q_nn, q_pn, q_mp = sub_matrix(q_mn, (0, n), (0, n)), sub_matrix(q_mn, (n, m), (0, n)), sub_matrix(q, (0, m), (n, m))
+        q_nn, q_pn = sub_matrix(q_mn, (0, n), (0, n)), sub_matrix(q_mn, (n, m), (0, n))
+        q_mp = sub_matrix(q, (0, m), (n, m))
         dq_nn, dq_pn = sub_matrix(dq, (0, n), (0, n)), sub_matrix(dq, (n, m), (0, n))
         z_pn_t = ops.solve(ops.sub(q_nn, eye(n, q, batch)), mT(q_pn), transpose_a=True)
         z_pn = mT(z_pn_t)
@@ -242,8 +218,9 @@ def _copy_rows(k, dst, src, count, width):
     """The first `width` elements of the first `count` rows of matrix view src into those of dst."""
     itemsize = src.aval.dtype.itemsize
     with k.loop(0, count) as row:
-        copy(k, offset(k, dst.ptr, k.b.iop("mul", row, dst.aval.shape[1]), dst.aval.dtype),
-             offset(k, src.ptr, k.b.iop("mul", row, src.aval.shape[1]), src.aval.dtype), k.b.iop("mul", width, itemsize))
+        to = lp.offset(k, dst.ptr, k.b.iop("mul", row, dst.aval.shape[1]), dst.aval.dtype)
+        start = lp.offset(k, src.ptr, k.b.iop("mul", row, src.aval.shape[1]), src.aval.dtype)
+        lp.copy(k, to, start, k.b.iop("mul", width, itemsize))
 
 
 def _lower_qr(k, outs, ins, full_matrices):
@@ -251,29 +228,29 @@ def _lower_qr(k, outs, ins, full_matrices):
     is made in it; R's triangle or the reflectors are copied to the other."""
     (q, r), (a,) = outs, ins
     dtype, (m, n), kq = a.aval.dtype, a.aval.shape[-2:], q.aval.shape[-1]
-    kmin = smaller(k, m, n)
-    tau = stack_array(k, "i8", k.b.iop("mul", kmin, dtype.itemsize))
+    kmin = lp.smaller(k, m, n)
+    tau = lp.stack_array(k, "i8", k.b.iop("mul", kmin, dtype.itemsize))
     in_r = r.aval.shape[-2:] == a.aval.shape[-2:]
-    with each_matrix(k, a.aval.shape) as i:
-        qm, rm, am = item(k, q, i), item(k, r, i), item(k, a, i)
+    with lp.each_matrix(k, a.aval.shape) as i:
+        qm, rm, am = lp.item(k, q, i), lp.item(k, r, i), lp.item(k, a, i)
         work = rm if in_r else qm
-        copy(k, work.ptr, am.ptr, nbytes(k, am.aval))
-        info = call(k, "geqrf", dtype, [_row_major(), *ints(k, m, n), f"ptr {work.ptr}", *ints(k, at_least_1(k, n)),
-                                        f"ptr {tau}"])
+        lp.copy(k, work.ptr, am.ptr, lp.nbytes(k, am.aval))
+        info = lp.call(k, "geqrf", dtype, [_row_major(), *lp.ints(k, m, n), f"ptr {work.ptr}",
+                                           *lp.ints(k, lp.at_least_1(k, n)), f"ptr {tau}"])
         if in_r:
             _copy_rows(k, qm, rm, m, kmin)
         else:
             _copy_rows(k, rm, qm, rm.aval.shape[0], n)
-        more = call(k, "orgqr", dtype, [_row_major(), *ints(k, m, kq, kmin), f"ptr {qm.ptr}",
-                                        *ints(k, at_least_1(k, kq)), f"ptr {tau}"])
-        fill(k, rm, 0, lambda row: (0, smaller(k, row, rm.aval.shape[1])))
-        with when(k, k.f.emit(f"or i1 {nonzero(k, info)}, {nonzero(k, more)}")):
-            fill(k, qm, NAN)
-            fill(k, rm, NAN)
+        more = lp.call(k, "orgqr", dtype, [_row_major(), *lp.ints(k, m, kq, kmin), f"ptr {qm.ptr}",
+                                        *lp.ints(k, lp.at_least_1(k, kq)), f"ptr {tau}"])
+        lp.fill(k, rm, 0, lambda row: (0, lp.smaller(k, row, rm.aval.shape[1])))
+        with lp.when(k, k.f.emit(f"or i1 {lp.nonzero(k, info)}, {lp.nonzero(k, more)}")):
+            lp.fill(k, qm, lp.NAN)
+            lp.fill(k, rm, lp.NAN)
 
 
 qr_p = Primitive("qr", _qr_shape, lambda a, full_matrices: ref.qr(a, full_matrices), multiple_results=True,
-                 jvp=_qr_jvp, lower=Kernel(_lower_qr, available=lapack_available(["geqrf", "orgqr"])))
+                 jvp=_qr_jvp, lower=Kernel(_lower_qr, available=lp.lapack_available(["geqrf", "orgqr"])))
 qr_p.set(batch=leading_batch_rule(qr_p))
 
 # ------------------------------------------------------------------------------------------------ eigh
@@ -304,18 +281,19 @@ def _lower_eigh(k, outs, ins, lower):
     """syevd per matrix on a copy (row-major: LAPACKE transposes); NaN where it does not converge."""
     (v, w), (a,) = outs, ins
     n = a.aval.shape[-1]
-    copy(k, v.ptr, a.ptr, nbytes(k, a.aval))
-    with each_matrix(k, a.aval.shape) as i:
-        vm, wv = item(k, v, i), item(k, w, i, core=1)
-        info = call(k, "syevd", a.aval.dtype, [_row_major(), char("V"), char("L" if lower else "U"), *ints(k, n),
-                                               f"ptr {vm.ptr}", *ints(k, at_least_1(k, n)), f"ptr {wv.ptr}"])
-        with when(k, nonzero(k, info)):
-            fill(k, vm, NAN)
-            fill_vector(k, wv, NAN)
+    lp.copy(k, v.ptr, a.ptr, lp.nbytes(k, a.aval))
+    with lp.each_matrix(k, a.aval.shape) as i:
+        vm, wv = lp.item(k, v, i), lp.item(k, w, i, core=1)
+        info = lp.call(k, "syevd", a.aval.dtype, [_row_major(), lp.char("V"), lp.char("L" if lower else "U"),
+                                                  *lp.ints(k, n), f"ptr {vm.ptr}", *lp.ints(k, lp.at_least_1(k, n)),
+                                                  f"ptr {wv.ptr}"])
+        with lp.when(k, lp.nonzero(k, info)):
+            lp.fill(k, vm, lp.NAN)
+            lp.fill_vector(k, wv, lp.NAN)
 
 
 eigh_p = Primitive("eigh", _eigh_shape, lambda a, lower: list(ref.eigh(a, lower)), multiple_results=True,
-                   jvp=_eigh_jvp, lower=Kernel(_lower_eigh, available=lapack_available(["syevd"])))
+                   jvp=_eigh_jvp, lower=Kernel(_lower_eigh, available=lp.lapack_available(["syevd"])))
 eigh_p.set(batch=leading_batch_rule(eigh_p))
 
 # ------------------------------------------------------------------------------------------------- svd
@@ -379,25 +357,26 @@ def _lower_svd(k, outs, ins, full_matrices, compute_uv):
     included, are those of a itself, as numpy's and JAX's); NaN where it does not converge."""
     (s, *uv), (a,) = outs, ins
     m, n = a.aval.shape[-2:]
-    size = nbytes(k, ShapedArray(a.aval.shape[-2:], a.aval.dtype))
-    scratch = malloc(k, size)
+    size = lp.nbytes(k, ShapedArray(a.aval.shape[-2:], a.aval.dtype))
+    scratch = lp.malloc(k, size)
     jobz = "N" if not compute_uv else "A" if full_matrices else "S"
-    with each_matrix(k, a.aval.shape) as i:
-        copy(k, scratch, item(k, a, i).ptr, size)
-        sv = item(k, s, i, core=1)
-        u, vt = (item(k, x, i) for x in uv) if compute_uv else (None, None)
-        info = call(k, "gesdd", a.aval.dtype, [
-            _row_major(), char(jobz), *ints(k, m, n), f"ptr {scratch}", *ints(k, at_least_1(k, n)), f"ptr {sv.ptr}",
-            f"ptr {u.ptr if u else 'null'}", *ints(k, at_least_1(k, u.aval.shape[1] if u else 1)),
-            f"ptr {vt.ptr if vt else 'null'}", *ints(k, at_least_1(k, n if vt else 1))])
-        with when(k, nonzero(k, info)):
-            fill_vector(k, sv, NAN)
+    with lp.each_matrix(k, a.aval.shape) as i:
+        lp.copy(k, scratch, lp.item(k, a, i).ptr, size)
+        sv = lp.item(k, s, i, core=1)
+        u, vt = (lp.item(k, x, i) for x in uv) if compute_uv else (None, None)
+        info = lp.call(k, "gesdd", a.aval.dtype, [
+            _row_major(), lp.char(jobz), *lp.ints(k, m, n), f"ptr {scratch}", *lp.ints(k, lp.at_least_1(k, n)),
+            f"ptr {sv.ptr}",
+            f"ptr {u.ptr if u else 'null'}", *lp.ints(k, lp.at_least_1(k, u.aval.shape[1] if u else 1)),
+            f"ptr {vt.ptr if vt else 'null'}", *lp.ints(k, lp.at_least_1(k, n if vt else 1))])
+        with lp.when(k, lp.nonzero(k, info)):
+            lp.fill_vector(k, sv, lp.NAN)
             for x in (u, vt) if compute_uv else ():
-                fill(k, x, NAN)
-    free(k, scratch)
+                lp.fill(k, x, lp.NAN)
+    lp.free(k, scratch)
 
 
 svd_p = Primitive("svd", _svd_shape, lambda a, full_matrices, compute_uv: list(ref.svd(a, full_matrices, compute_uv)),
                   multiple_results=True, jvp=_svd_jvp,
-                  lower=Kernel(_lower_svd, available=lapack_available(["gesdd"])))
+                  lower=Kernel(_lower_svd, available=lp.lapack_available(["gesdd"])))
 svd_p.set(batch=leading_batch_rule(svd_p))

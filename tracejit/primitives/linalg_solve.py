@@ -13,23 +13,10 @@ from ..core.ad_util import UndefinedPrimal, Zero, aval, instantiate
 from ..core.errors import ShapeError
 from ..core.ops import ops
 from ..core.trace import Primitive
+from . import linalg_lapack as lp
 from . import linalg_reference as ref
 from .base import partials_jvp
 from .linalg_factor import check_matrix
-from .linalg_lapack import (
-    at_least_1,
-    call,
-    copy,
-    each_matrix,
-    free,
-    ints,
-    item,
-    lapack_available,
-    lapack_constant,
-    malloc,
-    nbytes,
-    pivot_vector,
-)
 from .linalg_small import SMALL, emit_small_solve
 from .matrix_ops import leading_batch_rule, matmul, mT, tril, triu
 
@@ -102,21 +89,21 @@ def _lower_triangular_solve(k, outs, ins, left_side, lower, transpose_a, conjuga
     (out,), (a, b) = outs, ins
     dtype = a.aval.dtype
     rows, cols = b.aval.shape[-2:]
-    c = lapack_constant
+    c = lp.lapack_constant
     flags = [c("ROW_MAJOR"), c("LEFT") if left_side else c("RIGHT"), c("LOWER") if lower else c("UPPER"),
              c("TRANS") if transpose_a else c("NO_TRANS"), c("UNIT") if unit_diagonal else c("NON_UNIT")]
-    copy(k, out.ptr, b.ptr, nbytes(k, b.aval))
-    with each_matrix(k, b.aval.shape) as i:
-        am, om = item(k, a, i), item(k, out, i)
-        call(k, "cblas_trsm", dtype, [*(f"i32 {x}" for x in flags), *ints(k, rows, cols),
+    lp.copy(k, out.ptr, b.ptr, lp.nbytes(k, b.aval))
+    with lp.each_matrix(k, b.aval.shape) as i:
+        am, om = lp.item(k, a, i), lp.item(k, out, i)
+        lp.call(k, "cblas_trsm", dtype, [*(f"i32 {x}" for x in flags), *lp.ints(k, rows, cols),
                                       f"{k.b.ty(dtype)} {k.b.const(1, dtype)}", f"ptr {am.ptr}",
-                                      *ints(k, at_least_1(k, a.aval.shape[-1])), f"ptr {om.ptr}",
-                                      *ints(k, at_least_1(k, cols))], returns=False)
+                                      *lp.ints(k, lp.at_least_1(k, a.aval.shape[-1])), f"ptr {om.ptr}",
+                                      *lp.ints(k, lp.at_least_1(k, cols))], returns=False)
 
 
 triangular_solve_p = Primitive("triangular_solve", _triangular_solve_shape, ref.triangular_solve,
                                transpose=_triangular_solve_transpose,
-                               lower=Kernel(_lower_triangular_solve, available=lapack_available(["cblas_trsm"])))
+                               lower=Kernel(_lower_triangular_solve, available=lp.lapack_available(["cblas_trsm"])))
 triangular_solve_p.set(
     jvp=partials_jvp(triangular_solve_p, _triangular_solve_jvp_a,
                      lambda t, a, b, out, **params: ops.triangular_solve(a, t, **params)))
@@ -166,23 +153,23 @@ def _lapack_solve(k, out, a, b, transpose_a):
     """getrf of a's buffer read column-major, which is a^T = P^T L U, then a x = b is U^T L^T P x = b: two
     row-major trsm (the factors' transposes are the buffer's triangles as it is) and the row swaps in reverse;
     a^T x = b is P^T L U x = b: the swaps first, then the transposed triangles. Nothing is transposed."""
-    dtype, c = a.aval.dtype, lapack_constant
+    dtype, c = a.aval.dtype, lp.lapack_constant
     n, m = b.aval.shape[-2:]
-    work = malloc(k, nbytes(k, a.aval.update(shape=a.aval.shape[-2:])))
-    ipiv = pivot_vector(k, n)
+    work = lp.malloc(k, lp.nbytes(k, a.aval.update(shape=a.aval.shape[-2:])))
+    ipiv = lp.pivot_vector(k, n)
     one = f"{k.b.ty(dtype)} {k.b.const(1, dtype)}"
-    lda, ldb = at_least_1(k, n), at_least_1(k, m)
+    lda, ldb = lp.at_least_1(k, n), lp.at_least_1(k, m)
 
     def trsm(x, uplo, trans, diag):
-        call(k, "cblas_trsm", dtype, [f"i32 {c('ROW_MAJOR')}", f"i32 {c('LEFT')}", f"i32 {c(uplo)}", f"i32 {c(trans)}",
-                                      f"i32 {c(diag)}", *ints(k, n, m), one, f"ptr {work}", *ints(k, lda),
-                                      f"ptr {x.ptr}", *ints(k, ldb)], returns=False)
+        flags = [f"i32 {c(name)}" for name in ("ROW_MAJOR", "LEFT", uplo, trans, diag)]
+        lp.call(k, "cblas_trsm", dtype, [*flags, *lp.ints(k, n, m), one, f"ptr {work}", *lp.ints(k, lda),
+                                      f"ptr {x.ptr}", *lp.ints(k, ldb)], returns=False)
 
-    copy(k, out.ptr, b.ptr, nbytes(k, b.aval))
-    with each_matrix(k, a.aval.shape) as i:
-        x = item(k, out, i)
-        copy(k, work, item(k, a, i).ptr, nbytes(k, a.aval.update(shape=a.aval.shape[-2:])))
-        call(k, "getrf_work", dtype, [f"i32 {c('COL_MAJOR')}", *ints(k, n, n), f"ptr {work}", *ints(k, lda),
+    lp.copy(k, out.ptr, b.ptr, lp.nbytes(k, b.aval))
+    with lp.each_matrix(k, a.aval.shape) as i:
+        x = lp.item(k, out, i)
+        lp.copy(k, work, lp.item(k, a, i).ptr, lp.nbytes(k, a.aval.update(shape=a.aval.shape[-2:])))
+        lp.call(k, "getrf_work", dtype, [f"i32 {c('COL_MAJOR')}", *lp.ints(k, n, n), f"ptr {work}", *lp.ints(k, lda),
                                       f"ptr {ipiv.ptr}"])
         if transpose_a:
             _row_swaps(k, x, ipiv, n, reverse=False)
@@ -192,7 +179,7 @@ def _lapack_solve(k, out, a, b, transpose_a):
             trsm(x, "LOWER", "NO_TRANS", "NON_UNIT")
             trsm(x, "UPPER", "NO_TRANS", "UNIT")
             _row_swaps(k, x, ipiv, n, reverse=True)
-    free(k, work)
+    lp.free(k, work)
 
 
 def _row_swaps(k, x, ipiv, n, reverse):
@@ -208,7 +195,7 @@ def _row_swaps(k, x, ipiv, n, reverse):
 
 
 def _solve_available(eqn):
-    return _small(eqn.inputs[0].aval) or lapack_available(["getrf_work", "cblas_trsm"])(eqn)
+    return _small(eqn.inputs[0].aval) or lp.lapack_available(["getrf_work", "cblas_trsm"])(eqn)
 
 
 solve_p = Primitive("solve", _solve_shape, lambda a, b, transpose_a: ref.solve(a, b, transpose_a), jvp=_solve_jvp,

@@ -186,7 +186,8 @@ def block_diag(*arrs):
     """The arrays (at most 2-D) on the diagonal of one matrix, zeros elsewhere."""
     arrs = [tnp.atleast_2d(x) for x in promote(*arrs)] if arrs else [tnp.zeros((1, 0))]
     if any(aval(x).ndim > 2 for x in arrs):
-        raise ShapeError(f"block_diag: needs arrays of at most 2 dimensions, got shapes {[aval(x).shape for x in arrs]}")
+        raise ShapeError(f"block_diag: needs arrays of at most 2 dimensions, got shapes "
+                         f"{[aval(x).shape for x in arrs]}")
     total = sum(aval(x).shape[1] for x in arrs)
     rows, start = [], 0
     for x in arrs:
@@ -219,7 +220,8 @@ def _pade(degree):
             powers[p] = tnp.matmul(powers[p - 2], powers[2])
         if degree == 13:
             a2, a4, a6 = powers[2], powers[4], powers[6]
-            u_inner = tnp.matmul(a6, b[13] * a6 + b[11] * a4 + b[9] * a2) + b[7] * a6 + b[5] * a4 + b[3] * a2 + b[1] * ident
+            u_inner = (tnp.matmul(a6, b[13] * a6 + b[11] * a4 + b[9] * a2)
+                       + b[7] * a6 + b[5] * a4 + b[3] * a2 + b[1] * ident)
             v = tnp.matmul(a6, b[12] * a6 + b[10] * a4 + b[8] * a2) + b[6] * a6 + b[4] * a4 + b[2] * a2 + b[0] * ident
             return tnp.matmul(a, u_inner), v
         for p in range(8, degree + 1, 2):
