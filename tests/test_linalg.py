@@ -387,6 +387,7 @@ def test_singular_and_indefinite_matrices_give_nan_and_inf_as_jax(compiled):
     np.testing.assert_array_equal(pivots, [1, 2, 2])
 
 
+@pytest.mark.filterwarnings("ignore:invalid value:RuntimeWarning")    # inf * 0 in the eigenvectors' derivative
 def test_degenerate_eigenvalues_as_jax():
     """Equal eigenvalues: the eigenvalues' derivative is fine, the eigenvectors' is NaN (JAX's rule)."""
     a = np.diag([1., 1., 2.])
