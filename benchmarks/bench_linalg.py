@@ -8,6 +8,7 @@ Targets: solve and cholesky 256 x 256 float64 at least 0.9x NumPy; a batch of 10
 likelihood and its gradient (n = 500) against JAX.
 """
 # ruff: noqa: B023 -- each lambda is timed right away, inside its loop iteration
+import contextlib
 import os
 import sys
 
@@ -61,23 +62,30 @@ def cases():
     yield "GP log-likelihood + grad n=500 f64", ours, None, (params,), theirs
 
 
-def main():
-    print(f"{'workload':38s} {'tracejit':>12s} {'numpy':>12s} {'jax':>12s}  ratio numpy/tj  ratio jax/tj")
+def main(rounds=5):
+    """Each implementation timed in turn, `rounds` times over: the medians of the times and of the per-round
+    ratios, which a load that comes and goes during the run disturbs less than one long measurement each."""
+    print(f"{'workload':38s} {'tracejit':>10s} {'numpy':>10s} {'jax':>10s}   numpy/tj  jax/tj")
     for name, ours, numpy_fn, args, *rest in cases():
         compiled = tj.jit(ours)
-        compiled(*args)
-        times = {"tracejit": timeit(lambda: compiled(*args))[0]}
+        impls = {"tracejit": lambda: compiled(*args)}
         if numpy_fn is not None:
-            times["numpy"] = timeit(lambda: numpy_fn(*args))[0]
+            impls["numpy"] = lambda: numpy_fn(*args)
         jax_fn = rest[0] if rest else (jax.jit(getattr(jnp.linalg, ours.__name__)) if jax else None)
         if jax_fn is not None:
             with jax.enable_x64(True):
                 jax_args = [jnp.asarray(a) for a in args]
-                jax.block_until_ready(jax_fn(*jax_args))
-                times["jax"] = timeit(lambda: jax.block_until_ready(jax_fn(*jax_args)))[0]
-        cells = [f"{times[k] * 1e6:10.0f}us" if k in times else f"{'-':>12s}" for k in ("tracejit", "numpy", "jax")]
-        ratios = [f"{times[k] / times['tracejit']:13.2f}" if k in times else f"{'-':>13s}" for k in ("numpy", "jax")]
-        print(f"{name:38s} {' '.join(cells)}  {'  '.join(ratios)}")
+            impls["jax"] = lambda: jax.block_until_ready(jax_fn(*jax_args))
+        samples = {k: [] for k in impls}
+        with jax.enable_x64(True) if jax else contextlib.nullcontext():
+            for _ in range(rounds):
+                for impl, fn in impls.items():
+                    samples[impl].append(timeit(fn, repeat=5)[0])
+        times = {k: float(np.median(v)) for k, v in samples.items()}
+        ratios = {k: float(np.median(np.array(samples[k]) / np.array(samples["tracejit"]))) for k in samples}
+        cells = [f"{times[k] * 1e6:8.0f}us" if k in times else f"{'-':>10s}" for k in ("tracejit", "numpy", "jax")]
+        cells += [f"{ratios[k]:9.2f}" if k in ratios else f"{'-':>9s}" for k in ("numpy", "jax")]
+        print(f"{name:38s} {' '.join(cells)}")
 
 
 if __name__ == "__main__":
