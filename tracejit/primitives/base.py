@@ -7,6 +7,7 @@ from ..core.ad_util import Zero, add_tangents, aval, instantiate, is_float_aval
 from ..core.ops import ops
 from ..core.trace import Primitive, bind
 
+
 LINEAR, ZERO = "linear", "zero"   # derivatives that are not partials: the op itself, or none at all
 
 
