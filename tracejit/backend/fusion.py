@@ -16,7 +16,7 @@ import math
 
 from ..core.avals import Dim
 from ..core.ir import Literal, sub_irs
-from .rules import Control, Elementwise, IndexMap, Reduce
+from .rules import Control, Elementwise, IndexMap, Kernel, Reduce
 
 FUSED_COST = 800          # what the equations of one loop nest may cost, so that its body still vectorizes
                           # (kernels.VECTORIZE_LIMIT: the vectorizer's time grows with the square of a body)
@@ -32,7 +32,7 @@ class Group:
 
     def __init__(self, index, eqn):
         self.index, self.root = index, eqn
-        rule = eqn.prim.lower
+        rule = lowering(eqn)
         if isinstance(rule, Control) and not all(map(lowerable, sub_irs(eqn))):
             rule = None
         self.rule = rule
@@ -56,9 +56,17 @@ class Group:
         return self.domain[self.loop_order[0]] if self.fusible and self.domain else 1
 
 
+def lowering(eqn):
+    """The equation's lowering rule; None where it has none, or where its Kernel rule is not `available` for it."""
+    rule = eqn.prim.lower
+    if isinstance(rule, Kernel) and rule.available is not None and not rule.available(eqn):
+        return None
+    return rule
+
+
 def lowerable(ir):
     """Whether every equation of ir (and of its sub-IRs) has a lowering rule."""
-    return all(e.prim.lower is not None and all(map(lowerable, sub_irs(e))) for e in ir.eqns)
+    return all(lowering(e) is not None and all(map(lowerable, sub_irs(e))) for e in ir.eqns)
 
 
 def domain_size(shape):

@@ -12,8 +12,10 @@ A rule is one of four small kinds; the backend reads the kind, never the primiti
   **params) -> accs (pos: i64 position along the reduced axes), result(b, accs, **params) -> x. The operand
   fuses into the reduction loop. `combine` (accs, accs) -> accs, when given, merges partial results, which
   lets the backend split a full reduction over threads.
-- `Kernel(fn)`: fn(k, outs, ins, **params) emits a whole kernel over buffers (dot_general, cumsum,
-  scatter_add). ins/outs are `Buffer`s; k offers loops, loads, stores and the emitter `k.b`.
+- `Kernel(fn, available=None)`: fn(k, outs, ins, **params) emits a whole kernel over buffers (dot_general,
+  cumsum, scatter_add). ins/outs are `Buffer`s; k offers loops, loads, stores and the emitter `k.b`.
+  available(eqn) -> bool, when given, says whether fn can lower that equation here (a library routine it
+  calls exists for its dtype); where it cannot, the equation runs its NumPy impl.
 - `Control(fn)`: fn(c, outs, ins, **params), a Kernel that runs sub-IRs (cond, while, scan). Besides what a
   Kernel has, c offers `c.call(closed, ins, outs)` (the sub-IR compiled in the same module, planned and
   fused like the top level, reading and writing the given buffers or pointers), `c.cases(index, n)` (a
@@ -51,8 +53,8 @@ class Reduce:
 
 
 class Kernel:
-    def __init__(self, fn):
-        self.fn = fn
+    def __init__(self, fn, available=None):
+        self.fn, self.available = fn, available
 
 
 class Control(Kernel):

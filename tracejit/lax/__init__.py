@@ -14,9 +14,10 @@ from ..numpy._base import asarray, aval
 from ..primitives import complex_parts as cp
 from ..primitives import elementwise as ew
 from ..primitives import indexing as ix
-from ..primitives import linalg
+from ..primitives import linalg as dot_prims
 from ..primitives import reductions as rd
 from ..primitives import shapes as sh
+from . import linalg
 from .control_flow import cond, fori_loop, scan, switch, while_loop
 
 
@@ -205,7 +206,7 @@ def dot_general(lhs, rhs, dimension_numbers):
     (lhs batch axes, rhs batch axes)); the result has the batch axes, then lhs's free axes, then rhs's."""
     (lc, rc), (lb, rb) = dimension_numbers
     lc, rc, lb, rb = (_ints(d, "dot_general: dimension_numbers") for d in (lc, rc, lb, rb))
-    return bind(linalg.dot_general_p, asarray(lhs), asarray(rhs), dimension_numbers=((lc, rc), (lb, rb)))
+    return bind(dot_prims.dot_general_p, asarray(lhs), asarray(rhs), dimension_numbers=((lc, rc), (lb, rb)))
 
 
 def dynamic_slice(operand, start_indices, slice_sizes):
