@@ -6,6 +6,7 @@ from ..core.avals import canonical_dtype, is_python_scalar
 from ..core.trace import bind
 from ..nn import stop_gradient
 from ..numpy._base import asarray, aval
+from ..numpy.linalg_ops import Precision, check_precision
 from ..primitives import elementwise as ew
 from ..primitives import indexing as ix
 from ..primitives import linalg
@@ -134,10 +135,20 @@ def cumsum(operand, axis=0, reverse=False):
     return bind(rd.cumsum_p, asarray(operand), axis=int(axis), reverse=bool(reverse))
 
 
-def dot_general(lhs, rhs, dimension_numbers):
+def dot_general(lhs, rhs, dimension_numbers, precision=None, preferred_element_type=None):
+    """precision is checked and changes nothing on the CPU; preferred_element_type converts the operands first
+    (the products then accumulate in it), as tnp.dot."""
+    check_precision("dot_general", precision)
+    lhs, rhs = asarray(lhs), asarray(rhs)
+    if preferred_element_type is not None:
+        lhs, rhs = (convert_element_type(x, preferred_element_type) for x in (lhs, rhs))
     (lc, rc), (lb, rb) = dimension_numbers
-    return bind(linalg.dot_general_p, asarray(lhs), asarray(rhs),
-                dimension_numbers=((tuple(lc), tuple(rc)), (tuple(lb), tuple(rb))))
+    return bind(linalg.dot_general_p, lhs, rhs, dimension_numbers=((tuple(lc), tuple(rc)), (tuple(lb), tuple(rb))))
+
+
+def dot(lhs, rhs, precision=None, preferred_element_type=None):
+    """The last axis of lhs contracted with the first of rhs (vector-vector, matrix-vector, matrix-matrix)."""
+    return dot_general(lhs, rhs, (((aval(lhs).ndim - 1,), (0,)), ((), ())), precision, preferred_element_type)
 
 
 def dynamic_slice(operand, start_indices, slice_sizes):
@@ -150,4 +161,5 @@ def dynamic_update_slice(operand, update, start_indices):
                 *[np.asarray(i) if isinstance(i, int) else i for i in start_indices])
 
 
-__all__ = [n for n in dir() if not n.startswith("_") and n not in ("np",)] + ["stop_gradient"]
+__all__ = [n for n, v in globals().items() if callable(v) and getattr(v, "__module__", "").startswith(__name__)
+           and not n.startswith("_")] + ["Precision", "stop_gradient"]     # not the helpers imported above

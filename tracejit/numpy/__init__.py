@@ -6,15 +6,11 @@ from ..core.trace import Tracer as _Tracer
 from ._base import array, asarray, astype
 from ._base import full as _full
 from .indexing import _AtIndexer, argsort, getitem, interp, searchsorted, sort, take, take_along_axis
-from .linalg_ops import cross, diag, diagonal, dot, einsum, inner, kron, matmul, outer, tensordot, trace, vdot
+from .einsum_ops import einsum
+from .linalg_ops import cross, diag, diagonal, dot, inner, kron, matmul, outer, tensordot, trace, vdot
+from .reductions import all, amax, amin, any, argmax, argmin, cumsum, max, mean, min, prod, std, sum, var
 from .shape_ops import (
-    all,
-    amax,
-    amin,
-    any,
     arange,
-    argmax,
-    argmin,
     array_split,
     atleast_1d,
     atleast_2d,
@@ -22,7 +18,6 @@ from .shape_ops import (
     broadcast_to,
     column_stack,
     concatenate,
-    cumsum,
     diff,
     dstack,
     empty,
@@ -36,15 +31,11 @@ from .shape_ops import (
     hstack,
     identity,
     linspace,
-    max,
-    mean,
     meshgrid,
-    min,
     moveaxis,
     ones,
     ones_like,
     pad,
-    prod,
     ravel,
     repeat,
     reshape,
@@ -52,14 +43,11 @@ from .shape_ops import (
     split,
     squeeze,
     stack,
-    std,
-    sum,
     swapaxes,
     tile,
     transpose,
     tril,
     triu,
-    var,
     vstack,
     zeros,
     zeros_like,
@@ -123,6 +111,7 @@ from .ufuncs import (
     log2,
     log10,
     logaddexp,
+    logaddexp2,
     logical_and,
     logical_not,
     logical_or,
@@ -155,8 +144,21 @@ from .ufuncs import (
 )
 from .ufuncs import where_ as _where
 
-float32, float64, int32, int64, bool_ = _np.float32, _np.float64, _np.int32, _np.int64, _np.bool_
-dtype, ndarray = _np.dtype, _np.ndarray
+# The dtype names of jax.numpy, as NumPy's types. tracejit computes in float32, float64, int32, int64 and bool;
+# the other names exist so that code written for JAX reads, and using them raises an error that says so.
+bool_ = bool = _np.bool_
+int8, int16, int32, int64, int_ = _np.int8, _np.int16, _np.int32, _np.int64, _np.int64
+uint8, uint16, uint32, uint64, uint = _np.uint8, _np.uint16, _np.uint32, _np.uint64, _np.uint64
+float16, float32, float64, float_ = _np.float16, _np.float32, _np.float64, _np.float64
+single, double = _np.float32, _np.float64
+complex64, complex128, complex_, csingle, cdouble = (_np.complex64, _np.complex128, _np.complex128, _np.complex64,
+                                                     _np.complex128)
+generic, number, inexact = _np.generic, _np.number, _np.inexact
+floating, complexfloating = _np.floating, _np.complexfloating
+integer, signedinteger, unsignedinteger = _np.integer, _np.signedinteger, _np.unsignedinteger
+dtype, ndarray, finfo, iinfo = _np.dtype, _np.ndarray, _np.finfo, _np.iinfo
+issubdtype, isdtype, result_type, promote_types, can_cast = (_np.issubdtype, _np.isdtype, _np.result_type,
+                                                            _np.promote_types, _np.can_cast)
 pi, e, inf, nan, newaxis = _np.pi, _np.e, _np.inf, _np.nan, None
 
 

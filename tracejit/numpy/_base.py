@@ -19,6 +19,14 @@ from ..primitives import shapes as sh
 ArrayLike = (Tracer, np.ndarray, np.generic, bool, int, float)
 
 
+def reject_out(fn, out):
+    """NumPy passes out=None to the methods behind np.sum(x) and friends; an output array cannot be honoured
+    (tracejit's results are values, never written in place)."""
+    if out is not None:
+        raise NotImplementedError(f"{fn}: out= is not supported (tracejit returns new arrays, never writes into "
+                                  f"one), got a {type(out).__name__}; expected None")
+
+
 def aval(x):
     return x.aval if isinstance(x, Tracer) else aval_of(x)
 

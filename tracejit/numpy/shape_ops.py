@@ -1,4 +1,4 @@
-"""Shape manipulation, creation and reductions in NumPy's spelling (which shadows builtins: any, sum...)."""
+"""Creation and shape manipulation in NumPy's spelling (the reductions are in reductions.py)."""
 import builtins
 import itertools
 
@@ -7,7 +7,6 @@ import numpy as np
 from ..core.avals import DEFAULT_FLOAT, DEFAULT_INT, Dim, canonical_dtype, normalize_axes, normalize_axis, shape_size
 from ..core.errors import ShapeError
 from ..core.trace import Tracer, bind
-from ..primitives import reductions as rd
 from ..primitives import shapes as sh
 from ._base import asarray, astype, aval, broadcast_to_shape, full, normalize_shape, promote
 from .ufuncs import (
@@ -16,11 +15,8 @@ from .ufuncs import (
     equal,
     floor,
     greater_equal,
-    maximum,
     multiply,
     not_equal,
-    sqrt,
-    square,
     subtract,
     where_,
 )
@@ -418,133 +414,3 @@ def empty(shape, dtype=None):
 
 def empty_like(prototype, dtype=None):
     return zeros_like(prototype, dtype)
-
-
-# ------------------------------------------------------------------------------------------ reductions
-
-
-def _reduce(prim, a, axis, keepdims, dtype=None):
-    a = asarray(a)
-    if isinstance(a, (bool, int, float)):
-        a = np.asarray(a)
-    shape = aval(a).shape
-    axes = normalize_axes(axis, len(shape))
-    if dtype is not None:
-        a = astype(a, dtype)
-    out = bind(prim, a, axes=axes) if axes else a
-    if keepdims:
-        out = reshape(out, tuple(1 if i in axes else d for i, d in enumerate(shape)))
-    return out
-
-
-def _accumulator_dtype(a, dtype):
-    """NumPy sums bool and int32 in the platform integer (int64)."""
-    if dtype is not None:
-        return canonical_dtype(dtype)
-    kind = aval(asarray(a)).dtype.kind
-    return DEFAULT_INT if kind in "biu" else None
-
-
-def sum(a, axis=None, dtype=None, keepdims=False):
-    return _reduce(rd.reduce_sum_p, a, axis, keepdims, _accumulator_dtype(a, dtype))
-
-
-def prod(a, axis=None, dtype=None, keepdims=False):
-    return _reduce(rd.reduce_prod_p, a, axis, keepdims, _accumulator_dtype(a, dtype))
-
-
-def _extremum(prim, name, a, axis, keepdims):
-    a = asarray(a)
-    shape = aval(a).shape if isinstance(a, Tracer) else np.shape(a)
-    axes = normalize_axes(axis, len(shape))
-    if builtins.any(shape[i] == 0 for i in axes):
-        raise ShapeError(f"{name}: zero-size reduction over axes {axes} of shape {shape} has no identity")
-    return _reduce(prim, a, axis, keepdims)
-
-
-def max(a, axis=None, keepdims=False):
-    return _extremum(rd.reduce_max_p, "max", a, axis, keepdims)
-
-
-def min(a, axis=None, keepdims=False):
-    return _extremum(rd.reduce_min_p, "min", a, axis, keepdims)
-
-
-amax, amin = max, min
-
-
-def any(a, axis=None, keepdims=False):
-    return _reduce(rd.reduce_max_p, asarray(a, np.bool_), axis, keepdims)
-
-
-def all(a, axis=None, keepdims=False):
-    return _reduce(rd.reduce_min_p, asarray(a, np.bool_), axis, keepdims)
-
-
-def mean(a, axis=None, dtype=None, keepdims=False):
-    a = asarray(a)
-    (a,) = promote(a, to_float=True) if dtype is None else (astype(a, dtype),)
-    count = _count(a, axis)
-    if isinstance(count, Tracer):
-        out = divide(sum(a, axis, keepdims=keepdims), count)
-    else:
-        out = divide(sum(a, axis, keepdims=keepdims), np.asarray(count, aval(a).dtype) if count else np.nan)
-    return out if dtype is None else astype(out, dtype)     # an integer dtype: the quotient truncated, as NumPy
-
-
-def _count(a, axis, ddof=0):
-    """How many elements a reduction over axis combines, less ddof: an int, or a traced scalar of a's
-    dtype when a reduced dimension is symbolic (its size is read at run time)."""
-    shape = aval(a).shape
-    axes = normalize_axes(axis, len(shape))
-    count = shape_size([shape[i] for i in axes if not isinstance(shape[i], Dim)])
-    symbolic = [i for i in axes if isinstance(shape[i], Dim)]
-    if not symbolic:
-        return builtins.max(count - ddof, 0)   # as NumPy: ddof >= count divides by 0 (nan or inf)
-    for i in symbolic:
-        size = astype(bind(sh.dim_size_p, dim=shape[i]), aval(a).dtype)
-        count = size if count == 1 else multiply(count, size)
-    return maximum(subtract(count, ddof), 0) if ddof else count
-
-
-def var(a, axis=None, dtype=None, ddof=0, keepdims=False):
-    a = asarray(a)
-    (a,) = promote(a, to_float=True) if dtype is None else (astype(a, dtype),)
-    count = _count(a, axis, ddof)
-    centered = subtract(a, mean(a, axis, keepdims=True))
-    return divide(sum(square(centered), axis, keepdims=keepdims),
-                  count if isinstance(count, Tracer) else np.asarray(count, aval(a).dtype))
-
-
-def std(a, axis=None, dtype=None, ddof=0, keepdims=False):
-    return sqrt(var(a, axis, dtype, ddof, keepdims))
-
-
-def _arg(prim, a, axis, keepdims):
-    a = asarray(a)
-    ndim = aval(a).ndim
-    if axis is None:
-        out = bind(prim, ravel(a), axes=(0,), index_dtype=DEFAULT_INT)
-        return reshape(out, (1,) * ndim) if keepdims else out
-    axis = normalize_axis(axis, ndim)
-    out = bind(prim, a, axes=(axis,), index_dtype=DEFAULT_INT)
-    return expand_dims(out, axis) if keepdims else out
-
-
-def argmax(a, axis=None, keepdims=False):
-    return _arg(rd.argmax_p, a, axis, keepdims)
-
-
-def argmin(a, axis=None, keepdims=False):
-    return _arg(rd.argmin_p, a, axis, keepdims)
-
-
-def cumsum(a, axis=None, dtype=None):
-    a = asarray(a)
-    if axis is None:
-        a, axis = ravel(a), 0
-    acc = _accumulator_dtype(a, dtype)
-    if acc is not None:
-        a = astype(a, acc)
-    return bind(rd.cumsum_p, a, axis=normalize_axis(axis, aval(a).ndim), reverse=False)
-

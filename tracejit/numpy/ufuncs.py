@@ -4,7 +4,7 @@ import numpy as np
 from ..core.avals import broadcast_shapes
 from ..core.trace import Tracer, bind
 from ..primitives import elementwise as ew
-from ._base import asarray, astype, aval, broadcast_operands, broadcast_to_shape, promote
+from ._base import asarray, astype, aval, broadcast_operands, broadcast_to_shape, promote, reject_out
 
 
 def _binary(prim, name, to_float=False, on_bool=None):
@@ -100,8 +100,9 @@ def positive(x):
     return asarray(x)
 
 
-def round(x, decimals=0):
-    (x,) = promote(x)
+def round(a, decimals=0, out=None):
+    reject_out("round", out)
+    (x,) = promote(a)
     if aval(x).dtype.kind != "f":
         return x
     if decimals == 0:
@@ -137,6 +138,10 @@ def power(x, y):
     y = y_array
     if not isinstance(y, Tracer) and np.ndim(y) == 0 and y == 0.5:
         return sqrt(x)         # as NumPy's power does for a scalar 0.5: (-0.0) ** 0.5 is -0.0, (-inf) ** 0.5 NaN
+    if not isinstance(y, Tracer) and np.ndim(y) == 0 and y == 0:
+        # x ** 0.0 is 1 everywhere (NaN included, as IEEE pow), so its derivatives are 0 everywhere, at x = 0
+        # too; JAX's are NaN there (0 * 0 ** -1): tracejit deliberately differs
+        return bind(ew.integer_pow_p, x, y=0)
     return bind(ew.pow_p, *broadcast_operands(x, y, op="power"))
 
 
@@ -186,21 +191,45 @@ def where_(cond, x, y):
     return bind(ew.select_n_p, *[broadcast_to_shape(v, shape) for v in (cond, y, x)])
 
 
-def logaddexp(x, y):
-    x, y = broadcast_operands(*promote(x, y, to_float=True), op="logaddexp")
-    biggest = maximum(x, y)
+def _log_add(x, y, name, exp_base, log_base):
+    """log(b**x + b**y) for the base b of exp_base: the larger operand plus log1p(b**-|x - y|) / log(b). The
+    larger operand and -|x - y| come from selects, not from max and abs, so each side of the tie is one
+    analytic formula: derivatives of every order are exact at x == y (through max and abs the second one
+    vanishes there), and no branch computes an overflow that a derivative would multiply by 0."""
+    x, y = broadcast_operands(*promote(x, y, to_float=True), op=name)
     delta = subtract(x, y)
-    finite = add(biggest, log1p(exp(negative(absolute(delta)))))
-    return where_(bind(ew.ne_p, delta, delta), add(x, y), finite)
+    x_larger = greater_equal(delta, 0)
+    larger = where_(x_larger, x, y)
+    gap = log1p(exp_base(where_(x_larger, negative(delta), delta)))
+    finite = add(larger, gap if log_base is None else divide(gap, log_base))
+    return where_(isnan(delta), add(x, y), finite)     # a NaN, or infinities of one sign: x + y, as NumPy
 
 
-def clip(a, a_min=None, a_max=None):
-    out = asarray(a)        # NumPy's clip ufunc: minimum(maximum(a, a_min), a_max), a tie giving the bound
+def logaddexp(x, y):
+    return _log_add(x, y, "logaddexp", exp, None)
+
+
+def logaddexp2(x, y):
+    return _log_add(x, y, "logaddexp2", exp2, np.log(2))
+
+
+def clip(a, a_min=None, a_max=None, out=None, *, min=None, max=None):
+    """NumPy's clip ufunc: minimum(maximum(a, a_min), a_max), a tie giving the bound (derivative 1/2 there, as
+    JAX's clip). `min` and `max` are NumPy 2's and JAX's names for the bounds."""
+    reject_out("clip", out)
+    a_min, a_max = _one_of("clip", "a_min", a_min, "min", min), _one_of("clip", "a_max", a_max, "max", max)
+    out = asarray(a)
     if a_min is not None:
         out = maximum(out, a_min)
     if a_max is not None:
         out = minimum(out, a_max)
     return out
+
+
+def _one_of(fn, name, value, alias, alias_value):
+    if value is not None and alias_value is not None:
+        raise TypeError(f"{fn}: give {name} or {alias}, not both")
+    return alias_value if value is None else value
 
 
 def isnan(x):
