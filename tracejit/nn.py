@@ -3,9 +3,10 @@ batch). Their formulas are JAX's, so that values and derivatives (at kinks too) 
 import numpy as np
 
 from . import numpy as tnp
-from .core.avals import DEFAULT_FLOAT, is_python_scalar, normalize_axes
+from .core.avals import DEFAULT_FLOAT, normalize_axes
 from .core.trace import bind
 from .custom_derivatives import custom_jvp
+from .numpy._base import stop_gradient
 from .primitives import elementwise as ew
 
 
@@ -92,7 +93,7 @@ def gelu(x, approximate=True):
         raise NotImplementedError("gelu: approximate=False needs erf, which tracejit does not have; "
                                   "use approximate=True")
     (x,) = _floats(x)
-    return x * (0.5 * (1.0 + tnp.tanh(np.sqrt(2 / np.pi) * (x + 0.044715 * x ** 3))))
+    return x * (0.5 * (1.0 + tnp.tanh(float(np.sqrt(2 / np.pi)) * (x + 0.044715 * x ** 3))))
 
 
 def soft_sign(x):
@@ -205,14 +206,9 @@ def one_hot(x, num_classes, *, dtype=DEFAULT_FLOAT, axis=-1):
     return tnp.astype(tnp.expand_dims(x, axis) == classes, dtype)
 
 
-def stop_gradient(x):
-    x = tnp.asarray(x)
-    return bind(ew.stop_gradient_p, x) if not is_python_scalar(x) else x
-
-
 tanh = tnp.tanh
 
 __all__ = ["celu", "elu", "gelu", "glu", "hard_sigmoid", "hard_silu", "hard_swish", "hard_tanh", "identity",
            "leaky_relu", "log_sigmoid", "log_softmax", "logsumexp", "mish", "one_hot", "relu", "relu6", "selu",
            "sigmoid", "silu", "soft_sign", "softmax", "softplus", "sparse_plus", "sparse_sigmoid", "squareplus",
-           "standardize", "stop_gradient", "swish", "tanh"]
+           "standardize", "swish", "tanh"]     # not stop_gradient (tj.stop_gradient): jax.nn has none

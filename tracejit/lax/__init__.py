@@ -5,6 +5,7 @@ import numpy as np
 from ..core.avals import canonical_dtype, is_python_scalar
 from ..core.trace import bind
 from ..nn import stop_gradient
+from ..numpy import ufuncs as _ufuncs
 from ..numpy._base import asarray, aval
 from ..numpy.linalg_ops import Precision, check_precision
 from ..primitives import elementwise as ew
@@ -29,13 +30,20 @@ def _op(prim):
     return fn
 
 
-add, sub, mul, div, rem, pow, max, min = map(_op, (ew.add_p, ew.sub_p, ew.mul_p, ew.div_p, ew.rem_p, ew.pow_p,
-                                                  ew.max_p, ew.min_p))
+add, sub, mul, div, rem, max, min = map(_op, (ew.add_p, ew.sub_p, ew.mul_p, ew.div_p, ew.rem_p, ew.max_p, ew.min_p))
 eq, ne, lt, le, gt, ge = map(_op, (ew.eq_p, ew.ne_p, ew.lt_p, ew.le_p, ew.gt_p, ew.ge_p))
 bitwise_and, bitwise_or, bitwise_xor, bitwise_not = map(_op, (ew.and_p, ew.or_p, ew.xor_p, ew.not_p))
 neg, exp, log, log1p, expm1, sin, cos, tan, tanh, logistic, sqrt, rsqrt, abs, sign, floor, ceil, is_finite = map(
     _op, (ew.neg_p, ew.exp_p, ew.log_p, ew.log1p_p, ew.expm1_p, ew.sin_p, ew.cos_p, ew.tan_p, ew.tanh_p,
           ew.logistic_p, ew.sqrt_p, ew.rsqrt_p, ew.abs_p, ew.sign_p, ew.floor_p, ew.ceil_p, ew.is_finite_p))
+
+
+def pow(x, y):
+    """x ** y; an integer y with a float x (JAX allows it) is converted to x's dtype first."""
+    x, y = _typed(x, y)
+    if aval(x).dtype.kind == "f" and aval(y).dtype.kind in "iu":
+        y = convert_element_type(y, aval(x).dtype)
+    return bind(ew.pow_p, x, y)
 
 
 def round(x, rounding_method=0):
@@ -151,14 +159,27 @@ def dot(lhs, rhs, precision=None, preferred_element_type=None):
     return dot_general(lhs, rhs, (((aval(lhs).ndim - 1,), (0,)), ((), ())), precision, preferred_element_type)
 
 
-def dynamic_slice(operand, start_indices, slice_sizes):
-    return bind(ix.dynamic_slice_p, asarray(operand), *[np.asarray(i) if isinstance(i, int) else i
-                                                        for i in start_indices], slice_sizes=tuple(slice_sizes))
+def _starts(operand, start_indices, allow_negative_indices):
+    """As JAX's default (allow_negative_indices=True): a negative start counts once from the end of its axis;
+    the primitive then clamps the slice into the operand."""
+    shape = aval(operand).shape
+    allow = (list(allow_negative_indices) if isinstance(allow_negative_indices, (list, tuple))
+             else [allow_negative_indices] * len(shape))
+    starts = [np.asarray(i) if isinstance(i, (int, np.integer)) else asarray(i) for i in start_indices]
+    return [_ufuncs.where_(_ufuncs.less(i, 0), _ufuncs.add(i, size), i) if wrap else i
+            for i, size, wrap in zip(starts, shape, allow)]
 
 
-def dynamic_update_slice(operand, update, start_indices):
-    return bind(ix.dynamic_update_slice_p, asarray(operand), asarray(update),
-                *[np.asarray(i) if isinstance(i, int) else i for i in start_indices])
+def dynamic_slice(operand, start_indices, slice_sizes, *, allow_negative_indices=True):
+    operand = asarray(operand)
+    return bind(ix.dynamic_slice_p, operand, *_starts(operand, start_indices, allow_negative_indices),
+                slice_sizes=tuple(slice_sizes))
+
+
+def dynamic_update_slice(operand, update, start_indices, *, allow_negative_indices=True):
+    operand = asarray(operand)
+    return bind(ix.dynamic_update_slice_p, operand, asarray(update),
+                *_starts(operand, start_indices, allow_negative_indices))
 
 
 __all__ = [n for n, v in globals().items() if callable(v) and getattr(v, "__module__", "").startswith(__name__)

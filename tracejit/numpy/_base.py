@@ -19,6 +19,12 @@ from ..primitives import shapes as sh
 ArrayLike = (Tracer, np.ndarray, np.generic, bool, int, float)
 
 
+def stop_gradient(x):
+    """x, with no derivative (tj.stop_gradient; here so that tracejit.numpy can use it)."""
+    x = asarray(x)
+    return x if is_python_scalar(x) else bind(ew.stop_gradient_p, x)
+
+
 def reject_out(fn, out):
     """NumPy passes out=None to the methods behind np.sum(x) and friends; an output array cannot be honoured
     (tracejit's results are values, never written in place)."""

@@ -7,9 +7,9 @@ from ..core.errors import ConcretizationError, ShapeError
 from ..core.trace import Tracer, bind, eager
 from ..primitives import indexing as ix
 from ..primitives import shapes as sh
-from ._base import asarray, astype, aval, broadcast_to_shape, promote
+from ._base import asarray, astype, aval, broadcast_to_shape, promote, stop_gradient
 from .shape_ops import concatenate, expand_dims, ravel, reshape, transpose, zeros_like
-from .ufuncs import add, bitwise_and, divide, equal, greater, isnan, less, multiply, subtract, where_
+from .ufuncs import add, bitwise_and, divide, equal, greater, isfinite, isnan, less, multiply, subtract, where_
 
 
 def _is_int_scalar(i):
@@ -243,10 +243,16 @@ def interp(x, xp, fp, left=None, right=None, period=None):
         y = add(multiply(slope, subtract(x, x0)), f0)
         other_side = add(multiply(slope, subtract(x, x1)), f1)          # where the first is NaN, as NumPy
         y = where_(isnan(y), where_(bitwise_and(isnan(other_side), equal(f0, f1)), f0, other_side), y)
-        y = where_(equal(x, x0), f0, y)
-    y = where_(equal(x, getitem(xp, n - 1)), last, y)
+        y = where_(equal(x, x0), _exactly(f0, y), y)
+    y = where_(equal(x, getitem(xp, n - 1)), _exactly(last, y), y)
     y = where_(greater(x, getitem(xp, n - 1)), last if right is None else right, y)
     return where_(less(x, getitem(xp, 0)), first if left is None else left, y)
+
+
+def _exactly(value, y):
+    """The knot's value, exactly (as NumPy), with the derivative of y, the segment's formula (as JAX), where y
+    is finite: sg(value) - (sg(y) - y) is value, -0.0 included, since sg(y) - y is +0.0."""
+    return where_(isfinite(y), subtract(stop_gradient(value), subtract(stop_gradient(y), y)), value)
 
 
 # -------------------------------------------------------------------------------------- x.at[idx]

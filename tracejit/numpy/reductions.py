@@ -7,10 +7,9 @@ import numpy as np
 from ..core.avals import DEFAULT_INT, Dim, canonical_dtype, normalize_axes, normalize_axis, shape_size
 from ..core.errors import ShapeError
 from ..core.trace import Tracer, bind
-from ..primitives import elementwise as ew
 from ..primitives import reductions as rd
 from ..primitives import shapes as sh
-from ._base import asarray, astype, aval, broadcast_to_shape, promote, reject_out
+from ._base import asarray, astype, aval, broadcast_to_shape, promote, reject_out, stop_gradient
 from .shape_ops import expand_dims, ravel, reshape
 from .ufuncs import add, divide, maximum, minimum, multiply, sqrt, square, subtract, where_
 
@@ -66,14 +65,19 @@ def _extremum(prim, combine, name, a, axis, out, keepdims, initial, where):
             raise ValueError(f"{name}: a where= mask needs an initial= value (the result where the mask selects "
                              "nothing), as in NumPy")
         a = _masked(a, where, initial)
-    a = asarray(a)
-    shape = aval(a).shape if isinstance(a, Tracer) else np.shape(a)
-    axes = normalize_axes(axis, len(shape))
-    if initial is None and builtins.any(shape[i] == 0 for i in axes):
-        raise ShapeError(f"{name}: zero-size reduction over axes {axes} of shape {shape} has no identity "
-                         "(give initial=)")
+    if initial is None:
+        require_nonempty(name, a, axis)
     extremum = _reduce(prim, a, axis, keepdims)
     return extremum if initial is None else combine(extremum, initial)
+
+
+def require_nonempty(name, a, axis):
+    """max and min of nothing have no identity (NumPy and JAX raise too)."""
+    shape = np.shape(a) if not isinstance(a, Tracer) else aval(a).shape
+    axes = normalize_axes(axis, len(shape))
+    if builtins.any(shape[i] == 0 for i in axes):
+        raise ShapeError(f"{name}: zero-size reduction over axes {axes} of shape {shape} has no identity "
+                         "(give initial=)")
 
 
 def max(a, axis=None, out=None, keepdims=False, initial=None, where=None):
@@ -159,7 +163,7 @@ def std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=Non
     NaN (the derivative of sqrt at 0): tracejit deliberately differs."""
     variance = var(a, axis, dtype, out, ddof, keepdims, where=where, mean=mean, correction=correction)
     if where is None and _count(asarray(a), axis, 0, None, keepdims) == 1:
-        variance = bind(ew.stop_gradient_p, variance)
+        variance = stop_gradient(variance)
     return sqrt(variance)
 
 

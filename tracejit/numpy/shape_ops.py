@@ -84,12 +84,14 @@ def eye(N, M=None, k=0, dtype=None):
 
 
 def _triangle(m, k, lower):
+    """A 1-D m is the row of an (n, n) matrix, as in NumPy."""
     m = asarray(m)
     shape = aval(m).shape
-    if len(shape) < 2:
-        raise ShapeError(f"{'tril' if lower else 'triu'}: needs an array of rank 2 or more, got shape {shape}")
-    rows = _iota(DEFAULT_INT, shape[-2:], 0)
-    cols = _iota(DEFAULT_INT, shape[-2:], 1)
+    if not shape:
+        raise ShapeError(f"{'tril' if lower else 'triu'}: needs an array of rank 1 or more, got a scalar")
+    square = shape[-2:] if len(shape) > 1 else (shape[0], shape[0])
+    rows = _iota(DEFAULT_INT, square, 0)
+    cols = _iota(DEFAULT_INT, square, 1)
     keep = greater_equal(add(rows, k), cols) if lower else greater_equal(cols, add(rows, k))
     return where_(keep, m, zeros((), aval(m).dtype))
 
@@ -104,12 +106,15 @@ def triu(m, k=0):
 # -------------------------------------------------------------------------------------------- shapes
 
 
-def reshape(a, newshape, order="C"):
+def reshape(a, shape=None, order="C", *, newshape=None, copy=None):
+    """NumPy's reshape (`newshape` is its older name for `shape`); copy changes nothing: results are values."""
     if order != "C":
         raise NotImplementedError("reshape: only order='C' is supported")
+    if (shape is None) == (newshape is None):
+        raise TypeError("reshape: give the new shape once, as shape (or newshape, its older name)")
+    newshape = normalize_shape(newshape if shape is None else shape)
     a = asarray(a)
     shape = aval(a).shape
-    newshape = normalize_shape(newshape)
     if newshape.count(-1) > 1:
         raise ShapeError(f"reshape: can only infer one dimension, got {newshape}")
     if -1 in newshape:

@@ -4,7 +4,7 @@ import numpy as np
 from ..core.avals import DEFAULT_INT, normalize_axis
 from ._base import asarray, astype, aval, broadcast_to_shape, promote, reject_out
 from .indexing import sort
-from .reductions import all, any, max, mean, min, sum
+from .reductions import all, any, max, mean, min, require_nonempty, sum
 from .shape_ops import _slice_axis, full, ravel, reshape, squeeze
 from .ufuncs import add, bitwise_and, divide, isclose, isnan, logical_not, multiply, not_equal, subtract, where_
 
@@ -37,6 +37,8 @@ def _nan_extremum(reduce, fill):
         a = asarray(a)
         if aval(a).dtype.kind != "f":
             return reduce(a, axis, out, keepdims, initial, where)
+        if initial is None:
+            require_nonempty(fn.__name__, a, axis)
         number = logical_not(isnan(a))
         if where is not None:
             number = bitwise_and(number, broadcast_to_shape(asarray(where, np.bool_), aval(a).shape))

@@ -4,7 +4,7 @@ import numpy as np
 from ..core.avals import broadcast_shapes
 from ..core.trace import Tracer, bind
 from ..primitives import elementwise as ew
-from ._base import asarray, astype, aval, broadcast_operands, broadcast_to_shape, promote, reject_out
+from ._base import asarray, astype, aval, broadcast_operands, broadcast_to_shape, promote, reject_out, stop_gradient
 
 
 def _binary(prim, name, to_float=False, on_bool=None):
@@ -160,7 +160,8 @@ def floor_divide(x, y):
     floored = floor(quotient)
     floored = where_(greater(subtract(quotient, floored), 0.5), add(floored, 1.0), floored)
     floored = where_(equal(quotient, 0), _zero_signed_as(divide(x, y)), floored)
-    return where_(equal(y, 0), divide(x, y), floored)
+    # piecewise constant: its derivative is 0 everywhere (as JAX's), also where y is 0 or x and y tie at 0
+    return stop_gradient(where_(equal(y, 0), divide(x, y), floored))
 
 
 def _zero_signed_as(v):
@@ -174,7 +175,11 @@ def remainder(x, y):
     r = bind(ew.rem_p, x, y)
     wrong_sign = bitwise_and(not_equal(r, 0), not_equal(less(r, 0), less(y, 0)))
     r = where_(wrong_sign, add(r, y), r)
-    return where_(equal(r, 0), _zero_signed_as(y), r) if aval(r).dtype.kind == "f" else r
+    if aval(r).dtype.kind != "f":
+        return r
+    # a zero takes y's sign, as NumPy's, and keeps r's derivative (as JAX's): sg(r) - r is +0.0 whatever r's
+    # sign, and z - (+0.0) is z, -0.0 included
+    return where_(equal(r, 0), subtract(_zero_signed_as(y), subtract(stop_gradient(r), r)), r)
 
 
 mod = remainder
@@ -210,7 +215,7 @@ def logaddexp(x, y):
 
 
 def logaddexp2(x, y):
-    return _log_add(x, y, "logaddexp2", exp2, np.log(2))
+    return _log_add(x, y, "logaddexp2", exp2, float(np.log(2)))
 
 
 def clip(a, a_min=None, a_max=None, out=None, *, min=None, max=None):
@@ -258,14 +263,15 @@ def isclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
 
 
 def fmax(x, y):
-    """maximum ignoring a NaN operand (NaN only where both are)."""
+    """NumPy's fmax: x where x >= y or y is NaN, else y (a NaN only where both are; x at a tie, so that
+    fmax(-0.0, 0.0) is -0.0 and the derivative at a tie is x's: JAX gives ties to y)."""
     x, y = broadcast_operands(*promote(x, y), op="fmax")
-    return where_(isnan(y), x, where_(isnan(x), y, maximum(x, y)))
+    return where_(bitwise_or(greater_equal(x, y), isnan(y)), x, y)
 
 
 def fmin(x, y):
     x, y = broadcast_operands(*promote(x, y), op="fmin")
-    return where_(isnan(y), x, where_(isnan(x), y, minimum(x, y)))
+    return where_(bitwise_or(less_equal(x, y), isnan(y)), x, y)
 
 
 def nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None):
