@@ -58,7 +58,7 @@ class Static:
         self.value = value
 
 
-def _numpy_call(M, fn, *args, **kwargs):
+def _plain_call(M, fn, *args, **kwargs):
     return fn(*args, **kwargs)
 
 
@@ -79,8 +79,9 @@ def public_functions():
 
 
 def resolve(side, qualname):
+    """The function of that name in one library, or None."""
     prefix, name = qualname.split(".", 1)
-    module = getattr(side, MODULES[prefix]) if prefix != "numpy" or side is not NUMPY else np
+    module = getattr(side, MODULES[prefix])
     return getattr(module, name, None) if module is not None else None
 
 
@@ -243,8 +244,8 @@ class Bound:
     def __init__(self, side, qualname, case):
         self.fn = resolve(side, qualname)
         self.side, self.case = side, case
-        self.leaves = [x for a in case.args for x in (a if _is_traced(a) and not isinstance(a, np.ndarray) else
-                                                       [a] if _is_traced(a) else [])]
+        self.leaves = [x for a in case.args for x in ([a] if isinstance(a, np.ndarray) else list(a) if
+                                                       _is_traced(a) else [])]
         self.diff = [k for k, x in enumerate(self.leaves) if x.dtype.kind == "f"] if case.derivatives else []
 
     def __call__(self, *leaves):
@@ -256,13 +257,18 @@ class Bound:
                 args.append(type(a)(leaves.pop(0) for _ in a))
             else:
                 args.append(a.value if isinstance(a, Static) else a)
-        return (self.case.call or _numpy_call)(self.side, self.fn, *args, **self.case.kwargs)
+        return (self.case.call or _plain_call)(self.side, self.fn, *args, **self.case.kwargs)
 
-    def with_diff(self, leaves, d):
-        full = list(leaves)
-        for k, v in zip(self.diff, d):
-            full[k] = v
-        return full
+    def of_diff(self, leaves, outputs):
+        """The output leaves at positions `outputs`, as a function of the differentiated leaves (the other
+        leaves as given)."""
+        def h(*d):
+            full = list(leaves)
+            for k, v in zip(self.diff, d):
+                full[k] = v
+            out = flatten(self(*full))
+            return [out[k] for k in outputs]
+        return h
 
 
 def _is_traced(a):
@@ -296,10 +302,7 @@ def tracejit_pieces(bound, float_outputs, tangents, weights):
     def on_diff(g):
         """g(h, *d) as a function of all the leaves, h the float outputs as a function of the diff leaves."""
         def piece(*leaves):
-            def h(*d):
-                out = flatten(bound(*bound.with_diff(leaves, d)))
-                return [out[k] for k in float_outputs]
-            return g(h, *[leaves[k] for k in bound.diff])
+            return g(bound.of_diff(leaves, float_outputs), *[leaves[k] for k in bound.diff])
         return piece
 
     argnums, t = tuple(range(len(bound.diff))), tuple(tangents)
@@ -346,22 +349,30 @@ def run_tracejit_eagerly(qualname, case):
     return TracejitRun(bound, pieces, eager, tangents, weights)
 
 
-def run_tracejit_jitted(runs):
-    """The pieces that ran eagerly, all in one tj.jit (one compile: most of its cost is per compile); split
-    when it raises, down to the case that does."""
-    working = [{n: run.pieces[n] for n in run.eager.results} for run in runs]
-
-    def program(all_leaves):
-        return [{n: p(*leaves) for n, p in pieces.items()} for pieces, leaves in zip(working, all_leaves)]
-
+def in_one_program(run, items, failed):
+    """run(items), one compiled program for all; where it raises, each half again, down to the item that
+    does (failed(item, error) is its outcome)."""
     try:
-        outs = _quiet(tj.jit(program), [run.bound.leaves for run in runs])
+        return run(items)
     except Exception as e:
-        if len(runs) == 1:
-            return [Outcome({n: _error(e) for n in working[0]})]
-        half = len(runs) // 2
-        return run_tracejit_jitted(runs[:half]) + run_tracejit_jitted(runs[half:])
-    return [Outcome({}, {n: _numpy_leaves(flatten(v)) for n, v in out.items()}) for out in outs]
+        if len(items) == 1:
+            return [failed(items[0], e)]
+        half = len(items) // 2
+        return in_one_program(run, items[:half], failed) + in_one_program(run, items[half:], failed)
+
+
+def run_tracejit_jitted(runs):
+    """The pieces that ran eagerly, all in one tj.jit (most of a compile's cost is per compile)."""
+    def run(runs):
+        working = [{n: run.pieces[n] for n in run.eager.results} for run in runs]
+
+        def program(all_leaves):
+            return [{n: p(*leaves) for n, p in pieces.items()} for pieces, leaves in zip(working, all_leaves)]
+
+        outs = _quiet(tj.jit(program), [run.bound.leaves for run in runs])
+        return [Outcome({}, {n: _numpy_leaves(flatten(v)) for n, v in out.items()}) for out in outs]
+
+    return in_one_program(run, runs, lambda run, e: Outcome({n: _error(e) for n in run.eager.results}))
 
 
 def run_numpy(qualname, case):
@@ -385,9 +396,7 @@ def jax_oracle(bound, tangents, weights):
         if not bound.diff or not tangents or not float_outputs or len(float_outputs) != len(weights):
             return {"value": value}
 
-        def h(*d):
-            out = flatten(bound(*bound.with_diff(leaves, d)))
-            return [out[k] for k in float_outputs]
+        h = bound.of_diff(leaves, float_outputs)
 
         def grad(*d):
             out, pullback = jax.vjp(h, *d)
@@ -409,8 +418,7 @@ def run_jax(tasks):
     """tasks: [(qualname, case, tangents, weights)]. One jitted JAX program computes them all (a case that
     raises while it is traced is recorded and left out); if XLA refuses the program, it is split. Cases that
     are not traceable run eagerly."""
-    oracles = [(Bound(JAX, q, c), t, w) for q, c, t, w in tasks]
-    oracles = [(bound, jax_oracle(bound, t, w)) for bound, t, w in oracles]
+    oracles = [(bound, jax_oracle(bound, t, w)) for q, c, t, w in tasks for bound in [Bound(JAX, q, c)]]
     outcomes = [None] * len(tasks)
     traced = [i for i, (b, _) in enumerate(oracles) if b.case.traceable]
     for i in set(range(len(tasks))) - set(traced):
@@ -430,30 +438,24 @@ def _numpy_results(results):
 
 
 def _run_jitted(oracles):
-    outcomes = [Outcome({}) for _ in oracles]
+    def run(oracles):
+        outcomes = [Outcome({}) for _ in oracles]
 
-    def program(all_leaves):
-        outs = []
-        for ((_, oracle), leaves, outcome) in zip(oracles, all_leaves, outcomes):
-            try:
-                outs.append(oracle(outcome.errors, *leaves))
-            except Exception as e:
-                outcome.errors["value"] = _error(e)
-                outs.append({})
-        return outs
+        def program(all_leaves):
+            outs = []
+            for ((_, oracle), leaves, outcome) in zip(oracles, all_leaves, outcomes):
+                try:
+                    outs.append(oracle(outcome.errors, *leaves))
+                except Exception as e:
+                    outcome.errors["value"] = _error(e)
+                    outs.append({})
+            return outs
 
-    if not oracles:
-        return []
-    try:
-        results = _quiet(jax.jit(program), [b.leaves for b, _ in oracles])
-    except Exception as e:
-        if len(oracles) == 1:
-            return [Outcome({"value": _error(e)})]
-        half = len(oracles) // 2
-        return _run_jitted(oracles[:half]) + _run_jitted(oracles[half:])
-    for outcome, out in zip(outcomes, results):
-        outcome.results = _numpy_results(out)
-    return outcomes
+        for outcome, out in zip(outcomes, _quiet(jax.jit(program), [b.leaves for b, _ in oracles])):
+            outcome.results = _numpy_results(out)
+        return outcomes
+
+    return in_one_program(run, oracles, lambda oracle, e: Outcome({"value": _error(e)})) if oracles else []
 
 
 # ------------------------------------------------------------------------------------------ comparing

@@ -5,7 +5,6 @@ import numpy as np
 from ..core.avals import canonical_dtype, is_python_scalar
 from ..core.trace import bind
 from ..nn import stop_gradient
-from ..numpy import ufuncs as _ufuncs
 from ..numpy._base import asarray, aval
 from ..numpy.linalg_ops import Precision, check_precision
 from ..primitives import elementwise as ew
@@ -159,27 +158,14 @@ def dot(lhs, rhs, precision=None, preferred_element_type=None):
     return dot_general(lhs, rhs, (((aval(lhs).ndim - 1,), (0,)), ((), ())), precision, preferred_element_type)
 
 
-def _starts(operand, start_indices, allow_negative_indices):
-    """As JAX's default (allow_negative_indices=True): a negative start counts once from the end of its axis;
-    the primitive then clamps the slice into the operand."""
-    shape = aval(operand).shape
-    allow = (list(allow_negative_indices) if isinstance(allow_negative_indices, (list, tuple))
-             else [allow_negative_indices] * len(shape))
-    starts = [np.asarray(i) if isinstance(i, (int, np.integer)) else asarray(i) for i in start_indices]
-    return [_ufuncs.where_(_ufuncs.less(i, 0), _ufuncs.add(i, size), i) if wrap else i
-            for i, size, wrap in zip(starts, shape, allow)]
+def dynamic_slice(operand, start_indices, slice_sizes):
+    return bind(ix.dynamic_slice_p, asarray(operand), *[np.asarray(i) if isinstance(i, int) else i
+                                                        for i in start_indices], slice_sizes=tuple(slice_sizes))
 
 
-def dynamic_slice(operand, start_indices, slice_sizes, *, allow_negative_indices=True):
-    operand = asarray(operand)
-    return bind(ix.dynamic_slice_p, operand, *_starts(operand, start_indices, allow_negative_indices),
-                slice_sizes=tuple(slice_sizes))
-
-
-def dynamic_update_slice(operand, update, start_indices, *, allow_negative_indices=True):
-    operand = asarray(operand)
-    return bind(ix.dynamic_update_slice_p, operand, asarray(update),
-                *_starts(operand, start_indices, allow_negative_indices))
+def dynamic_update_slice(operand, update, start_indices):
+    return bind(ix.dynamic_update_slice_p, asarray(operand), asarray(update),
+                *[np.asarray(i) if isinstance(i, int) else i for i in start_indices])
 
 
 __all__ = [n for n, v in globals().items() if callable(v) and getattr(v, "__module__", "").startswith(__name__)

@@ -3,14 +3,30 @@ numpy arrays; inside one it records IR. It also gives tracers their operators an
 import numpy as _np
 
 from ..core.trace import Tracer as _Tracer
-from ._base import array, asarray, astype
-from ._base import full as _full
-from .indexing import _AtIndexer, argsort, getitem, interp, searchsorted, sort, take, take_along_axis
+from .creation import (
+    arange,
+    array,
+    asarray,
+    astype,
+    empty,
+    empty_like,
+    eye,
+    full,
+    full_like,
+    identity,
+    linspace,
+    ones,
+    ones_like,
+    tril,
+    triu,
+    zeros,
+    zeros_like,
+)
 from .einsum_ops import einsum
+from .indexing import _AtIndexer, argsort, getitem, interp, searchsorted, sort, take, take_along_axis
 from .linalg_ops import cross, diag, diagonal, dot, inner, kron, matmul, outer, tensordot, trace, vdot
 from .reductions import all, amax, amin, any, argmax, argmin, cumsum, max, mean, min, prod, std, sum, var
 from .shape_ops import (
-    arange,
     array_split,
     atleast_1d,
     atleast_2d,
@@ -20,21 +36,13 @@ from .shape_ops import (
     concatenate,
     diff,
     dstack,
-    empty,
-    empty_like,
     expand_dims,
-    eye,
     flip,
     fliplr,
     flipud,
-    full_like,
     hstack,
-    identity,
-    linspace,
     meshgrid,
     moveaxis,
-    ones,
-    ones_like,
     pad,
     ravel,
     repeat,
@@ -46,11 +54,7 @@ from .shape_ops import (
     swapaxes,
     tile,
     transpose,
-    tril,
-    triu,
     vstack,
-    zeros,
-    zeros_like,
 )
 from .statistics import allclose, average, count_nonzero, median, nanmax, nanmean, nanmin, nansum, ptp
 from .ufuncs import (
@@ -162,10 +166,6 @@ issubdtype, isdtype, result_type, promote_types, can_cast = (_np.issubdtype, _np
 pi, e, inf, nan, newaxis = _np.pi, _np.e, _np.inf, _np.nan, None
 
 
-def full(shape, fill_value, dtype=None):
-    return _full(shape, fill_value, dtype)
-
-
 def where(condition, x=None, y=None):
     if x is None and y is None:
         if isinstance(condition, _Tracer):
@@ -183,8 +183,8 @@ def ndim(a):
     return len(shape(a))
 
 
-def size(a):
-    return int(_np.prod(shape(a)))
+def size(a, axis=None):
+    return int(_np.prod(shape(a))) if axis is None else shape(a)[axis]
 
 
 def _reshape_method(self, *shape, order="C"):

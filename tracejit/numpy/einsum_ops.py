@@ -9,7 +9,8 @@ from ..core.errors import ShapeError
 from ._base import astype, aval, promote, reject_out
 from .linalg_ops import _dot_general, check_precision, diagonal
 from .reductions import sum
-from .shape_ops import squeeze, transpose, zeros
+from .creation import zeros
+from .shape_ops import squeeze, transpose
 from .ufuncs import not_equal
 
 _SUBLIST_LETTERS = string.ascii_uppercase + string.ascii_lowercase   # NumPy's letters for sublist labels 0..51

@@ -7,9 +7,24 @@ from ..core.errors import ConcretizationError, ShapeError
 from ..core.trace import Tracer, bind, eager
 from ..primitives import indexing as ix
 from ..primitives import shapes as sh
-from ._base import asarray, astype, aval, broadcast_to_shape, promote, stop_gradient
-from .shape_ops import concatenate, expand_dims, ravel, reshape, transpose, zeros_like
-from .ufuncs import add, bitwise_and, divide, equal, greater, isfinite, isnan, less, multiply, subtract, where_
+from ._base import asarray, astype, aval, broadcast_to_shape, promote, reject_out, stop_gradient
+from .creation import zeros_like
+from .shape_ops import concatenate, expand_dims, ravel, reshape, transpose
+from .ufuncs import (
+    add,
+    bitwise_and,
+    clip,
+    divide,
+    equal,
+    greater,
+    isfinite,
+    isnan,
+    less,
+    multiply,
+    remainder,
+    subtract,
+    where_,
+)
 
 
 def _is_int_scalar(i):
@@ -161,12 +176,22 @@ def _advanced(x, entries, advanced, mode):
     return out
 
 
-def take(a, indices, axis=None):
+def take(a, indices, axis=None, out=None, mode=None):
+    """NumPy's take. Out-of-range indices (mode None or 'raise') are clamped, as traced indices are
+    everywhere; 'clip' clips them (negative ones to 0, as NumPy's), 'wrap' wraps them around."""
+    reject_out("take", out)
     a = asarray(a)
     if axis is None:
         a, axis = ravel(a), 0
     axis = normalize_axis(axis, aval(a).ndim)
-    return getitem(a, (slice(None),) * axis + (asarray(indices),))
+    indices, size = asarray(indices), aval(a).shape[axis]
+    if mode == "clip":
+        indices = clip(indices, 0, size - 1)
+    elif mode == "wrap":
+        indices = remainder(indices, size)
+    elif mode not in (None, "raise"):
+        raise ValueError(f"take: mode must be 'raise', 'wrap' or 'clip', got {mode!r}")
+    return getitem(a, (slice(None),) * axis + (indices,))
 
 
 def take_along_axis(arr, indices, axis):
@@ -252,7 +277,9 @@ def interp(x, xp, fp, left=None, right=None, period=None):
 def _exactly(value, y):
     """The knot's value, exactly (as NumPy), with the derivative of y, the segment's formula (as JAX), where y
     is finite: sg(value) - (sg(y) - y) is value, -0.0 included, since sg(y) - y is +0.0."""
-    return where_(isfinite(y), subtract(stop_gradient(value), subtract(stop_gradient(y), y)), value)
+    finite = isfinite(y)
+    y = where_(finite, y, 0.0)       # no inf - inf below
+    return where_(finite, subtract(stop_gradient(value), subtract(stop_gradient(y), y)), value)
 
 
 # -------------------------------------------------------------------------------------- x.at[idx]

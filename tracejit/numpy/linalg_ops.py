@@ -13,7 +13,8 @@ from ..primitives import linalg
 from ._base import asarray, astype, aval, broadcast_to_shape, promote, reject_out
 from .indexing import getitem, take
 from .reductions import sum
-from .shape_ops import concatenate, eye, moveaxis, ravel, reshape, stack, transpose, zeros
+from .creation import eye, zeros
+from .shape_ops import concatenate, moveaxis, ravel, reshape, stack, transpose
 from .ufuncs import multiply, not_equal, subtract, where_
 
 
@@ -156,18 +157,21 @@ def kron(a, b):
     return reshape(product, tuple(m * n for m, n in zip(sa, sb)))
 
 
-def cross(a, b, axis=-1):
-    """The cross product of 3-vectors along axis (NumPy's formula for each component)."""
+def cross(a, b, axisa=-1, axisb=-1, axisc=-1, axis=None):
+    """The cross product of 3-vectors along axisa of a and axisb of b, placed along axisc of the result
+    (`axis`, if given, is all three), NumPy's formula for each component."""
+    if axis is not None:
+        axisa = axisb = axisc = axis
     a, b = promote(a, b)
-    axis_a, axis_b = (normalize_axis(axis, aval(x).ndim, "cross") for x in (a, b))
-    if aval(a).shape[axis_a] != 3 or aval(b).shape[axis_b] != 3:
-        raise ShapeError(f"cross: needs vectors of 3 components along axis {axis}, got shapes {aval(a).shape} "
-                         f"and {aval(b).shape}")
-    a0, a1, a2 = (take(a, k, axis_a) for k in range(3))
-    b0, b1, b2 = (take(b, k, axis_b) for k in range(3))
+    axisa, axisb = normalize_axis(axisa, aval(a).ndim, "cross"), normalize_axis(axisb, aval(b).ndim, "cross")
+    if aval(a).shape[axisa] != 3 or aval(b).shape[axisb] != 3:
+        raise ShapeError(f"cross: needs vectors of 3 components (along axes {axisa} and {axisb}), got shapes "
+                         f"{aval(a).shape} and {aval(b).shape}")
+    a0, a1, a2 = (take(a, k, axisa) for k in range(3))
+    b0, b1, b2 = (take(b, k, axisb) for k in range(3))
     parts = [subtract(multiply(a1, b2), multiply(a2, b1)), subtract(multiply(a2, b0), multiply(a0, b2)),
              subtract(multiply(a0, b1), multiply(a1, b0))]
-    return stack(parts, axis=-1 if axis == -1 else normalize_axis(axis, aval(parts[0]).ndim + 1, "cross"))
+    return stack(parts, axis=normalize_axis(axisc, aval(parts[0]).ndim + 1, "cross"))
 
 
 def diagonal(a, offset=0, axis1=0, axis2=1):

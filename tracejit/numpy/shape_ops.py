@@ -1,107 +1,15 @@
-"""Creation and shape manipulation in NumPy's spelling (the reductions are in reductions.py)."""
+"""Shape manipulation in NumPy's spelling (creation is in creation.py, reductions in reductions.py)."""
 import builtins
 import itertools
 
 import numpy as np
 
-from ..core.avals import DEFAULT_FLOAT, DEFAULT_INT, Dim, canonical_dtype, normalize_axes, normalize_axis, shape_size
+from ..core.avals import Dim, normalize_axes, normalize_axis, shape_size
 from ..core.errors import ShapeError
 from ..core.trace import Tracer, bind
 from ..primitives import shapes as sh
-from ._base import asarray, astype, aval, broadcast_to_shape, full, normalize_shape, promote
-from .ufuncs import (
-    add,
-    divide,
-    equal,
-    floor,
-    greater_equal,
-    multiply,
-    not_equal,
-    subtract,
-    where_,
-)
-
-# ------------------------------------------------------------------------------------------- creation
-
-
-def zeros(shape, dtype=None):
-    return full(shape, 0, dtype or DEFAULT_FLOAT)
-
-
-def ones(shape, dtype=None):
-    return full(shape, 1, dtype or DEFAULT_FLOAT)
-
-
-def zeros_like(a, dtype=None):
-    return full(aval(asarray(a)).shape, 0, dtype or aval(asarray(a)).dtype)
-
-
-def ones_like(a, dtype=None):
-    return full(aval(asarray(a)).shape, 1, dtype or aval(asarray(a)).dtype)
-
-
-def full_like(a, fill_value, dtype=None):
-    return full(aval(asarray(a)).shape, fill_value, dtype or aval(asarray(a)).dtype)
-
-
-def _iota(dtype, shape, dimension):
-    return bind(sh.iota_p, dtype=canonical_dtype(dtype), shape=tuple(shape), dimension=dimension)
-
-
-def arange(start, stop=None, step=1, dtype=None):
-    if stop is None:
-        start, stop = 0, start
-    start, stop, step = (s.item() if isinstance(s, np.generic) else s for s in (start, stop, step))
-    if builtins.any(isinstance(s, Tracer) for s in (start, stop, step)):
-        raise TypeError("arange: start, stop and step must be concrete; the length of the result must be "
-                        "known when tracing (use static_argnums for them)")
-    length = len(range(int(np.ceil((stop - start) / step)))) if step else 0
-    dtype = canonical_dtype(dtype or np.arange(start, stop, step).dtype)
-    index = _iota(dtype, (length,), 0) if length else np.zeros(0, dtype)
-    if start == 0 and step == 1:
-        return index
-    return astype(add(multiply(index, step), start), dtype)
-
-
-def linspace(start, stop, num=50, endpoint=True, dtype=None):
-    """NumPy's formula (start + i * step in float64, the endpoint exact) as operations, so that a result
-    indexed by a traced value inside a trace is a tracer too."""
-    if num < 0:
-        raise ValueError(f"linspace: number of samples, {num}, must be non-negative")
-    start, stop, _ = promote(start, stop, float(num), to_float=True)
-    dtype = canonical_dtype(dtype or aval(start).dtype)
-    index = _iota(aval(start).dtype, (num,), 0) if num else np.zeros(0, aval(start).dtype)
-    out = add(multiply(index, divide(subtract(stop, start), builtins.max(num - 1 if endpoint else num, 1))), start)
-    if endpoint and num > 1:
-        out = where_(equal(index, num - 1), stop, out)
-    return astype(floor(out) if dtype.kind in "iu" else out, dtype)     # NumPy 2 floors for integers
-
-
-def eye(N, M=None, k=0, dtype=None):
-    M = N if M is None else M
-    rows, cols = _iota(DEFAULT_INT, (N, M), 0), _iota(DEFAULT_INT, (N, M), 1)
-    return astype(equal(add(rows, k), cols), dtype or DEFAULT_FLOAT)
-
-
-def _triangle(m, k, lower):
-    """A 1-D m is the row of an (n, n) matrix, as in NumPy."""
-    m = asarray(m)
-    shape = aval(m).shape
-    if not shape:
-        raise ShapeError(f"{'tril' if lower else 'triu'}: needs an array of rank 1 or more, got a scalar")
-    square = shape[-2:] if len(shape) > 1 else (shape[0], shape[0])
-    rows = _iota(DEFAULT_INT, square, 0)
-    cols = _iota(DEFAULT_INT, square, 1)
-    keep = greater_equal(add(rows, k), cols) if lower else greater_equal(cols, add(rows, k))
-    return where_(keep, m, zeros((), aval(m).dtype))
-
-
-def tril(m, k=0):
-    return _triangle(m, k, lower=True)
-
-
-def triu(m, k=0):
-    return _triangle(m, k, lower=False)
+from ._base import asarray, astype, aval, broadcast_to_shape, normalize_shape, promote, reject_out
+from .ufuncs import not_equal, subtract
 
 # -------------------------------------------------------------------------------------------- shapes
 
@@ -128,7 +36,10 @@ def reshape(a, shape=None, order="C", *, newshape=None, copy=None):
     return bind(sh.reshape_p, a, new_sizes=newshape)
 
 
-def ravel(a):
+def ravel(a, order="C"):
+    """Row-major ('K' and 'A' are too: tracejit's arrays are C-ordered)."""
+    if order not in ("C", "K", "A"):
+        raise NotImplementedError(f"ravel: order={order!r} is not supported: tracejit's arrays are C-ordered")
     return reshape(a, (-1,))
 
 
@@ -179,12 +90,27 @@ def squeeze(a, axis=None):
     return bind(sh.squeeze_p, a, dimensions=axes) if axes else a
 
 
-def broadcast_to(a, shape):
-    return broadcast_to_shape(asarray(a), normalize_shape(shape))
+def broadcast_to(array, shape, subok=False):
+    return broadcast_to_shape(asarray(array), normalize_shape(shape))
 
 
-def concatenate(arrays, axis=0):
-    arrays = promote(*arrays)
+def _joined(fn, arrays, out, dtype, casting):
+    """The arrays to join, converted to dtype if given (as NumPy's casting rule allows)."""
+    reject_out(fn, out)
+    if casting not in ("no", "equiv", "safe", "same_kind", "unsafe"):
+        raise ValueError(f"{fn}: casting must be one of 'no', 'equiv', 'safe', 'same_kind' or 'unsafe', got {casting!r}")
+    if dtype is None:
+        return promote(*arrays)
+    arrays = [asarray(a) for a in arrays]
+    for a in arrays:
+        if not np.can_cast(aval(a).dtype, dtype, casting):
+            raise TypeError(f"{fn}: cannot cast array data from {aval(a).dtype} to {np.dtype(dtype)} according to "
+                            f"the rule {casting!r}")
+    return [astype(a, dtype) for a in arrays]
+
+
+def concatenate(arrays, axis=0, out=None, *, dtype=None, casting="same_kind"):
+    arrays = _joined("concatenate", arrays, out, dtype, casting)
     if axis is None:
         arrays, axis = [ravel(a) for a in arrays], 0
     arrays = [asarray(np.asarray(a)) if not isinstance(a, Tracer) else a for a in arrays]
@@ -200,8 +126,8 @@ def concatenate(arrays, axis=0):
     return bind(sh.concatenate_p, *arrays, dimension=axis)
 
 
-def stack(arrays, axis=0):
-    arrays = [asarray(a) for a in arrays]
+def stack(arrays, axis=0, out=None, *, dtype=None, casting="same_kind"):
+    arrays = _joined("stack", arrays, out, dtype, casting)
     if not arrays:
         raise ValueError("stack: need at least one array")
     shapes = {aval(a).shape for a in arrays}
@@ -249,12 +175,15 @@ def roll(a, shift, axis=None):
     return a
 
 
-def diff(a, n=1, axis=-1):
-    """NumPy's n-th discrete difference (`!=` for bool, as in NumPy)."""
+def diff(a, n=1, axis=-1, prepend=None, append=None):
+    """NumPy's n-th discrete difference (`!=` for bool, as in NumPy), of a with prepend and append (broadcast
+    along the axis) around it."""
     a = asarray(a)
     if n < 0:
         raise ValueError(f"diff: order n must be non-negative, got {n}")
     axis = normalize_axis(axis, aval(a).ndim, "diff")
+    if prepend is not None or append is not None:
+        a = concatenate([_along(v, a, axis) for v in (prepend, a, append) if v is not None], axis)
     for _ in range(n):
         size = aval(a).shape[axis]
         if isinstance(size, Dim):
@@ -262,6 +191,15 @@ def diff(a, n=1, axis=-1):
         hi, lo = _slice_axis(a, axis, builtins.min(1, size), size), _slice_axis(a, axis, 0, builtins.max(size - 1, 0))
         a = not_equal(hi, lo) if aval(a).dtype == np.bool_ else subtract(hi, lo)
     return a
+
+
+def _along(v, like, axis):
+    """v as a block to join to `like` along axis: a scalar becomes a slice of width 1."""
+    v = asarray(v)
+    if aval(v).ndim:
+        return v
+    shape = aval(like).shape
+    return broadcast_to_shape(v, shape[:axis] + (1,) + shape[axis + 1:])
 
 
 def tile(A, reps):
@@ -347,13 +285,13 @@ def atleast_3d(*arys):
     return out[0] if len(out) == 1 else out
 
 
-def hstack(tup):
+def hstack(tup, *, dtype=None, casting="same_kind"):
     arrays = [atleast_1d(a) for a in tup]
-    return concatenate(arrays, 0 if aval(arrays[0]).ndim == 1 else 1)
+    return concatenate(arrays, 0 if aval(arrays[0]).ndim == 1 else 1, dtype=dtype, casting=casting)
 
 
-def vstack(tup):
-    return concatenate([atleast_2d(a) for a in tup], 0)
+def vstack(tup, *, dtype=None, casting="same_kind"):
+    return concatenate([atleast_2d(a) for a in tup], 0, dtype=dtype, casting=casting)
 
 
 def dstack(tup):
@@ -407,15 +345,3 @@ def meshgrid(*xi, copy=True, sparse=False, indexing="xy"):
         return [reshape(x, tuple(n if k == ax else 1 for k, n in enumerate(shape))) for x, ax in zip(xs, axes)]
     return [bind(sh.broadcast_in_dim_p, x, shape=tuple(shape), broadcast_dimensions=(ax,)) for x, ax in zip(xs, axes)]
 
-
-def identity(n, dtype=None):
-    return eye(n, dtype=dtype)
-
-
-def empty(shape, dtype=None):
-    """Zeros: a traced program has no uninitialised memory to return."""
-    return zeros(shape, dtype)
-
-
-def empty_like(prototype, dtype=None):
-    return zeros_like(prototype, dtype)

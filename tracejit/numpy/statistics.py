@@ -5,7 +5,8 @@ from ..core.avals import DEFAULT_INT, normalize_axis
 from ._base import asarray, astype, aval, broadcast_to_shape, promote, reject_out
 from .indexing import sort
 from .reductions import all, any, max, mean, min, require_nonempty, sum
-from .shape_ops import _slice_axis, full, ravel, reshape, squeeze
+from .creation import full
+from .shape_ops import _slice_axis, ravel, reshape, squeeze
 from .ufuncs import add, bitwise_and, divide, isclose, isnan, logical_not, multiply, not_equal, subtract, where_
 
 

@@ -4,7 +4,16 @@ import numpy as np
 from ..core.avals import broadcast_shapes
 from ..core.trace import Tracer, bind
 from ..primitives import elementwise as ew
-from ._base import asarray, astype, aval, broadcast_operands, broadcast_to_shape, promote, reject_out, stop_gradient
+from ._base import (
+    asarray,
+    astype,
+    aval,
+    broadcast_operands,
+    broadcast_to_shape,
+    promote,
+    reject_out,
+    stop_gradient,
+)
 
 
 def _binary(prim, name, to_float=False, on_bool=None):
@@ -246,11 +255,13 @@ def isinf(x):
     return equal(absolute(asarray(x)), np.inf)
 
 
-def isposinf(x):
+def isposinf(x, out=None):
+    reject_out("isposinf", out)
     return equal(asarray(x), np.inf)
 
 
-def isneginf(x):
+def isneginf(x, out=None):
+    reject_out("isneginf", out)
     return equal(asarray(x), -np.inf)
 
 
@@ -291,7 +302,9 @@ def trunc(x):
     return where_(less(x, 0), ceil(x), floor(x))
 
 
-fix = trunc
+def fix(x, out=None):
+    reject_out("fix", out)
+    return trunc(x)
 
 
 def rint(x):
