@@ -11,6 +11,7 @@ from ..core.avals import canonical_dtype, check_shape, index_arg, is_python_scal
 from ..core.trace import bind
 from ..nn import stop_gradient
 from ..numpy._base import asarray, aval
+from ..numpy.linalg_ops import Precision, check_precision
 from ..primitives import complex_parts as cp
 from ..primitives import elementwise as ew
 from ..primitives import indexing as ix
@@ -48,13 +49,20 @@ def _op(prim):
     return fn
 
 
-add, sub, mul, div, rem, pow, max, min = map(_op, (ew.add_p, ew.sub_p, ew.mul_p, ew.div_p, ew.rem_p, ew.pow_p,
-                                                  ew.max_p, ew.min_p))
+add, sub, mul, div, rem, max, min = map(_op, (ew.add_p, ew.sub_p, ew.mul_p, ew.div_p, ew.rem_p, ew.max_p, ew.min_p))
 eq, ne, lt, le, gt, ge = map(_op, (ew.eq_p, ew.ne_p, ew.lt_p, ew.le_p, ew.gt_p, ew.ge_p))
 bitwise_and, bitwise_or, bitwise_xor, bitwise_not = map(_op, (ew.and_p, ew.or_p, ew.xor_p, ew.not_p))
 neg, exp, log, log1p, expm1, sin, cos, tan, tanh, logistic, sqrt, rsqrt, abs, sign, floor, ceil, is_finite = map(
     _op, (ew.neg_p, ew.exp_p, ew.log_p, ew.log1p_p, ew.expm1_p, ew.sin_p, ew.cos_p, ew.tan_p, ew.tanh_p,
           ew.logistic_p, ew.sqrt_p, ew.rsqrt_p, ew.abs_p, ew.sign_p, ew.floor_p, ew.ceil_p, ew.is_finite_p))
+
+
+def pow(x, y):
+    """x ** y; an integer y with a float or complex x (JAX allows it) is converted to x's dtype first."""
+    x, y = _typed(x, y)
+    if aval(x).dtype.kind in "fc" and aval(y).dtype.kind in "iu":
+        y = convert_element_type(y, aval(x).dtype)
+    return bind(ew.pow_p, x, y)
 
 
 def round(x, rounding_method=0):
@@ -201,12 +209,23 @@ def cumsum(operand, axis=0, reverse=False):
     return bind(rd.cumsum_p, asarray(operand), axis=index_arg(axis, "cumsum: axis"), reverse=bool(reverse))
 
 
-def dot_general(lhs, rhs, dimension_numbers):
+def dot_general(lhs, rhs, dimension_numbers, precision=None, preferred_element_type=None):
     """The general tensor contraction: dimension_numbers = ((lhs contracting axes, rhs contracting axes),
-    (lhs batch axes, rhs batch axes)); the result has the batch axes, then lhs's free axes, then rhs's."""
+    (lhs batch axes, rhs batch axes)); the result has the batch axes, then lhs's free axes, then rhs's.
+    precision is checked and changes nothing on the CPU; preferred_element_type converts the operands first
+    (the products then accumulate in it), as tnp.dot."""
+    check_precision("dot_general", precision)
+    lhs, rhs = asarray(lhs), asarray(rhs)
+    if preferred_element_type is not None:
+        lhs, rhs = (convert_element_type(x, preferred_element_type) for x in (lhs, rhs))
     (lc, rc), (lb, rb) = dimension_numbers
     lc, rc, lb, rb = (_ints(d, "dot_general: dimension_numbers") for d in (lc, rc, lb, rb))
-    return bind(dot_prims.dot_general_p, asarray(lhs), asarray(rhs), dimension_numbers=((lc, rc), (lb, rb)))
+    return bind(dot_prims.dot_general_p, lhs, rhs, dimension_numbers=((lc, rc), (lb, rb)))
+
+
+def dot(lhs, rhs, precision=None, preferred_element_type=None):
+    """The last axis of lhs contracted with the first of rhs (vector-vector, matrix-vector, matrix-matrix)."""
+    return dot_general(lhs, rhs, (((aval(lhs).ndim - 1,), (0,)), ((), ())), precision, preferred_element_type)
 
 
 def dynamic_slice(operand, start_indices, slice_sizes):
@@ -224,11 +243,11 @@ def dynamic_update_slice(operand, update, start_indices):
                 *[np.asarray(i) if isinstance(i, int) else i for i in start_indices])
 
 
-__all__ = ["abs", "add", "argmax", "argmin", "bitwise_and", "bitwise_not", "bitwise_or", "bitwise_xor",
+__all__ = ["Precision", "abs", "add", "argmax", "argmin", "bitwise_and", "bitwise_not", "bitwise_or", "bitwise_xor",
            "broadcast_in_dim", "broadcasted_iota", "ceil", "clamp", "concatenate", "cond", "convert_element_type",
-           "cos", "cumsum", "div", "dot_general", "dynamic_slice", "dynamic_update_slice", "eq", "exp", "expand_dims",
-           "expm1", "floor", "fori_loop", "ge", "gt", "integer_pow", "iota", "is_finite", "le", "log", "log1p",
-           "logistic", "lt", "max", "min", "mul", "ne", "neg", "pad", "pow", "reduce_max", "reduce_min",
+           "cos", "cumsum", "div", "dot", "dot_general", "dynamic_slice", "dynamic_update_slice", "eq", "exp",
+           "expand_dims", "expm1", "floor", "fori_loop", "ge", "gt", "integer_pow", "iota", "is_finite", "le", "log",
+           "log1p", "logistic", "lt", "max", "min", "mul", "ne", "neg", "pad", "pow", "reduce_max", "reduce_min",
            "reduce_prod", "reduce_sum", "rem", "reshape", "rev", "round", "rsqrt", "scan", "select", "select_n",
            "sign", "sin", "slice", "sqrt", "squeeze", "stop_gradient", "sub", "switch", "tan", "tanh", "transpose",
            "while_loop"]

@@ -4,8 +4,6 @@ import numpy as _np
 
 from ..core.trace import Tracer as _Tracer
 from . import linalg
-from ._base import array, asarray, astype, stack
-from ._base import full as _full
 from .complex_numbers import (
     angle,
     conj,
@@ -18,16 +16,30 @@ from .complex_numbers import (
     real,
     real_if_close,
 )
-from .indexing import _AtIndexer, argsort, getitem, interp, repeat, searchsorted, sort, take, take_along_axis
-from .linalg_ops import cross, diag, diagonal, dot, einsum, inner, kron, matmul, outer, tensordot, trace, vdot
-from .shape_ops import (
-    all,
-    amax,
-    amin,
-    any,
+from .creation import (
     arange,
-    argmax,
-    argmin,
+    array,
+    asarray,
+    astype,
+    empty,
+    empty_like,
+    eye,
+    full,
+    full_like,
+    identity,
+    linspace,
+    ones,
+    ones_like,
+    tril,
+    triu,
+    zeros,
+    zeros_like,
+)
+from .einsum_ops import einsum
+from .indexing import _AtIndexer, argsort, getitem, interp, repeat, searchsorted, sort, take, take_along_axis
+from .linalg_ops import cross, diag, diagonal, dot, inner, kron, matmul, outer, tensordot, trace, vdot
+from .reductions import all, amax, amin, any, argmax, argmin, cumsum, max, mean, min, prod, std, sum, var
+from .shape_ops import (
     array_split,
     atleast_1d,
     atleast_2d,
@@ -35,45 +47,26 @@ from .shape_ops import (
     broadcast_to,
     column_stack,
     concatenate,
-    cumsum,
     diff,
     dstack,
-    empty,
-    empty_like,
     expand_dims,
-    eye,
     flip,
     fliplr,
     flipud,
-    full_like,
     hstack,
-    identity,
-    linspace,
-    max,
-    mean,
     meshgrid,
-    min,
     moveaxis,
-    ones,
-    ones_like,
     pad,
-    prod,
     ravel,
     reshape,
     roll,
     split,
     squeeze,
-    std,
-    sum,
+    stack,
     swapaxes,
     tile,
     transpose,
-    tril,
-    triu,
-    var,
     vstack,
-    zeros,
-    zeros_like,
 )
 from .statistics import allclose, average, count_nonzero, median, nanmax, nanmean, nanmin, nansum, ptp
 from .ufuncs import (
@@ -134,6 +127,7 @@ from .ufuncs import (
     log2,
     log10,
     logaddexp,
+    logaddexp2,
     logical_and,
     logical_not,
     logical_or,
@@ -166,14 +160,22 @@ from .ufuncs import (
 )
 from .ufuncs import where_ as _where
 
-float32, float64, int32, int64, bool_ = _np.float32, _np.float64, _np.int32, _np.int64, _np.bool_
-complex64, complex128 = _np.complex64, _np.complex128
-dtype, ndarray = _np.dtype, _np.ndarray
+# The dtype names of jax.numpy, as NumPy's types (so that code written for JAX reads; a dtype tracejit does not
+# compute in raises an error that says so where it is used).
+bool_ = bool = _np.bool_
+int8, int16, int32, int64, int_ = _np.int8, _np.int16, _np.int32, _np.int64, _np.int64
+uint8, uint16, uint32, uint64, uint = _np.uint8, _np.uint16, _np.uint32, _np.uint64, _np.uint64
+float16, float32, float64, float_ = _np.float16, _np.float32, _np.float64, _np.float64
+single, double = _np.float32, _np.float64
+complex64, complex128, complex_, csingle, cdouble = (_np.complex64, _np.complex128, _np.complex128, _np.complex64,
+                                                     _np.complex128)
+generic, number, inexact = _np.generic, _np.number, _np.inexact
+floating, complexfloating = _np.floating, _np.complexfloating
+integer, signedinteger, unsignedinteger = _np.integer, _np.signedinteger, _np.unsignedinteger
+dtype, ndarray, finfo, iinfo = _np.dtype, _np.ndarray, _np.finfo, _np.iinfo
+issubdtype, isdtype, result_type, promote_types, can_cast = (_np.issubdtype, _np.isdtype, _np.result_type,
+                                                            _np.promote_types, _np.can_cast)
 pi, e, inf, nan, newaxis = _np.pi, _np.e, _np.inf, _np.nan, None
-
-
-def full(shape, fill_value, dtype=None):
-    return _full(shape, fill_value, dtype)
 
 
 def where(condition, x=None, y=None):
@@ -193,8 +195,8 @@ def ndim(a):
     return len(shape(a))
 
 
-def size(a):
-    return int(_np.prod(shape(a)))
+def size(a, axis=None):
+    return int(_np.prod(shape(a))) if axis is None else shape(a)[axis]
 
 
 def _reshape_method(self, *shape, order="C"):

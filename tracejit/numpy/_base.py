@@ -25,6 +25,20 @@ from ..primitives import shapes as sh
 ArrayLike = (Tracer, np.ndarray, np.generic, *PYTHON_SCALARS)
 
 
+def stop_gradient(x):
+    """x, with no derivative (tj.stop_gradient; here so that tracejit.numpy can use it)."""
+    x = asarray(x)
+    return x if is_python_scalar(x) else bind(ew.stop_gradient_p, x)
+
+
+def reject_out(fn, out):
+    """NumPy passes out=None to the methods behind np.sum(x) and friends; an output array cannot be honoured
+    (tracejit's results are values, never written in place)."""
+    if out is not None:
+        raise NotImplementedError(f"{fn}: out= is not supported (tracejit returns new arrays, never writes into "
+                                  f"one), got a {type(out).__name__}; expected None")
+
+
 def aval(x):
     return x.aval if isinstance(x, Tracer) else aval_of(x)
 

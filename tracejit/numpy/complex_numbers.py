@@ -10,7 +10,7 @@ import numpy as np
 from ..core.trace import Tracer, bind
 from ..primitives import complex_parts as cp
 from ._base import asarray, aval, promote
-from .shape_ops import ones_like, zeros_like
+from .creation import ones_like, zeros_like
 from .ufuncs import arctan2, equal, multiply, not_equal
 
 

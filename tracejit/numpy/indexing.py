@@ -7,18 +7,22 @@ from ..core.errors import ConcretizationError, ShapeError
 from ..core.trace import Tracer, bind, eager
 from ..primitives import indexing as ix
 from ..primitives import shapes as sh
-from ._base import asarray, astype, aval, broadcast_to_shape, promote
-from .shape_ops import concatenate, expand_dims, ravel, reshape, transpose, zeros_like
+from ._base import asarray, astype, aval, broadcast_to_shape, promote, reject_out, stop_gradient
+from .creation import zeros_like
+from .shape_ops import concatenate, expand_dims, ravel, reshape, transpose
 from .ufuncs import (
     add,
     bitwise_and,
+    clip,
     divide,
     equal,
     floor_divide,
     greater,
+    isfinite,
     isnan,
     less,
     multiply,
+    remainder,
     subtract,
     where_,
 )
@@ -203,17 +207,26 @@ def _advanced(x, entries, advanced, mode):
     return out
 
 
-def take(a, indices, axis=None):
+def take(a, indices, axis=None, out=None, mode=None):
+    """NumPy's take. Out-of-range indices (mode None or 'raise') are clamped, as traced indices are
+    everywhere; 'clip' clips them (negative ones to 0, as NumPy's), 'wrap' wraps them around."""
+    reject_out("take", out)
     a = asarray(a)
     if axis is None:
         a, axis = ravel(a), 0
     axis = normalize_axis(axis, aval(a).ndim, "take", bools=False)
-    indices = asarray(_concrete_index(indices))
+    indices, size = asarray(_concrete_index(indices)), aval(a).shape[axis]
     kind = aval(indices).dtype.kind
     if kind == "b":       # NumPy casts the indices to integers: True is index 1, never a mask
         indices = astype(indices, DEFAULT_INT)
     elif kind not in "iu":
         raise TypeError(f"take: indices must be integers, got {aval(indices).str_short()}")
+    if mode == "clip":
+        indices = clip(indices, 0, size - 1)
+    elif mode == "wrap":
+        indices = remainder(indices, size)
+    elif mode not in (None, "raise"):
+        raise ValueError(f"take: mode must be 'raise', 'wrap' or 'clip', got {mode!r}")
     return getitem(a, (slice(None),) * axis + (indices,))
 
 
@@ -293,10 +306,18 @@ def interp(x, xp, fp, left=None, right=None, period=None):
         y = add(multiply(slope, subtract(x, x0)), f0)
         other_side = add(multiply(slope, subtract(x, x1)), f1)          # where the first is NaN, as NumPy
         y = where_(isnan(y), where_(bitwise_and(isnan(other_side), equal(f0, f1)), f0, other_side), y)
-        y = where_(equal(x, x0), f0, y)
-    y = where_(equal(x, getitem(xp, n - 1)), last, y)
+        y = where_(equal(x, x0), _exactly(f0, y), y)
+    y = where_(equal(x, getitem(xp, n - 1)), _exactly(last, y), y)
     y = where_(greater(x, getitem(xp, n - 1)), last if right is None else right, y)
     return where_(less(x, getitem(xp, 0)), first if left is None else left, y)
+
+
+def _exactly(value, y):
+    """The knot's value, exactly (as NumPy), with the derivative of y, the segment's formula (as JAX), where y
+    is finite: sg(value) - (sg(y) - y) is value, -0.0 included, since sg(y) - y is +0.0."""
+    finite = isfinite(y)
+    y = where_(finite, y, 0.0)       # no inf - inf below
+    return where_(finite, subtract(stop_gradient(value), subtract(stop_gradient(y), y)), value)
 
 
 # -------------------------------------------------------------------------------------- x.at[idx]

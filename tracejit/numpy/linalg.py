@@ -19,13 +19,15 @@ from ..core.trace import bind
 from ..primitives import linalg_factor as factor
 from ..primitives import linalg_solve as solves
 from ._base import asarray, astype, aval, broadcast_to_shape, promote
+from .creation import eye, zeros
 from .indexing import argsort, take_along_axis
 from .linalg_norms import cond, matrix_norm, norm, vector_norm
 from .linalg_ops import cross as _cross
 from .linalg_ops import diagonal as _diagonal
 from .linalg_ops import matmul, tensordot
 from .linalg_ops import trace as _trace
-from .shape_ops import eye, moveaxis, reshape, sum, swapaxes, zeros
+from .reductions import sum
+from .shape_ops import moveaxis, reshape, swapaxes
 from .statistics import count_nonzero
 from .ufuncs import (
     abs,

@@ -8,8 +8,10 @@ from ..core.trace import bind
 from ..primitives import linalg_factor as factor
 from ..primitives import linalg_solve as solves
 from ._base import aval, broadcast_to_shape, promote
-from .shape_ops import any as any_
-from .shape_ops import expand_dims, eye, max, min, moveaxis, sum
+from .creation import eye
+from .reductions import any as any_
+from .reductions import max, min, sum
+from .shape_ops import expand_dims, moveaxis
 from .ufuncs import abs, isnan, logical_and, logical_not, multiply, not_equal, power, sqrt, where_
 
 

@@ -1,6 +1,8 @@
-"""Products (dot, matmul, einsum, tensordot ...: one dot_general each, plus transposes and reductions) and
-the diagonal."""
+"""Products (dot, matmul, tensordot ...: one dot_general each, plus transposes and reductions), their keywords
+(precision, preferred_element_type) and the diagonal."""
+import enum
 import functools
+import inspect
 
 import numpy as np
 
@@ -8,10 +10,12 @@ from ..core.avals import broadcast_shapes, index_arg, normalize_axis
 from ..core.errors import ShapeError
 from ..core.trace import bind
 from ..primitives import linalg
-from ._base import asarray, astype, aval, broadcast_to_shape, promote, stack
+from ._base import asarray, astype, aval, broadcast_to_shape, promote, reject_out
 from .complex_numbers import conj
+from .creation import eye, zeros
 from .indexing import getitem, take
-from .shape_ops import concatenate, eye, moveaxis, ravel, reshape, sum, transpose, zeros
+from .reductions import sum
+from .shape_ops import concatenate, moveaxis, ravel, reshape, stack, transpose
 from .ufuncs import multiply, not_equal, subtract, where_
 
 
@@ -19,19 +23,58 @@ def _dot_general(a, b, contract, batch=((), ())):
     return bind(linalg.dot_general_p, a, b, dimension_numbers=(contract, batch))
 
 
-def _bool_as_any(product):
-    """product(a, b) on promoted operands; on bool ones NumPy's result: whether any product is true."""
+class Precision(enum.Enum):
+    """jax.lax.Precision, for the precision= keyword of the products. On the CPU tracejit multiplies float32 in
+    float32 and float64 in float64 at every precision, so it changes no result; it is checked and accepted so
+    that JAX code runs unchanged. JAX's names for the levels ('highest', 'float32' ...) are accepted too."""
+    DEFAULT = 0
+    HIGH = 1
+    HIGHEST = 2
+
+    @classmethod
+    def _missing_(cls, value):
+        names = {"default": cls.DEFAULT, "fastest": cls.DEFAULT, "bfloat16": cls.DEFAULT, "high": cls.HIGH,
+                 "bfloat16_3x": cls.HIGH, "tensorfloat32": cls.HIGH, "highest": cls.HIGHEST, "float32": cls.HIGHEST}
+        return names.get(value.lower()) if isinstance(value, str) else None
+
+
+def check_precision(fn, precision):
+    """None, a Precision, its name, or a pair of those (one per operand), as JAX accepts."""
+    levels = precision if isinstance(precision, (tuple, list)) and len(precision) == 2 else (precision,)
+    for level in levels:
+        if level is not None and not isinstance(level, Precision):
+            try:
+                Precision(level)
+            except ValueError:
+                raise ValueError(f"{fn}: precision must be None, a tj.lax.Precision, one of its names or a pair of "
+                                 f"them, got {precision!r}") from None
+
+
+def _with_keywords(product):
+    """A product of two arrays with JAX's keywords: precision= (checked; it changes nothing on the CPU) and
+    preferred_element_type= (the operands are converted to it first, so the products accumulate in it). On
+    bool operands, NumPy's result: whether any product is true."""
     @functools.wraps(product)
-    def fn(a, b, *options):
+    def fn(a, b, *args, precision=None, preferred_element_type=None, **kwargs):
+        check_precision(product.__name__, precision)
         a, b = promote(a, b)
+        if preferred_element_type is not None:
+            a, b = astype(a, preferred_element_type), astype(b, preferred_element_type)
         if aval(a).dtype.kind != "b":
-            return product(a, b, *options)
-        return not_equal(product(astype(a, "int64"), astype(b, "int64"), *options), 0)
+            return product(a, b, *args, **kwargs)
+        return not_equal(product(astype(a, "int64"), astype(b, "int64"), *args, **kwargs), 0)
+    signature = inspect.signature(product)
+    fn.__signature__ = signature.replace(parameters=[*signature.parameters.values(), *_KEYWORDS])
     return fn
 
 
-@_bool_as_any
-def dot(a, b):
+_KEYWORDS = [inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=None)
+             for name in ("precision", "preferred_element_type")]
+
+
+@_with_keywords
+def dot(a, b, out=None):
+    reject_out("dot", out)
     sa, sb = aval(a).shape, aval(b).shape
     if not sa or not sb:
         return multiply(a, b)
@@ -42,7 +85,7 @@ def dot(a, b):
     return _dot_general(a, b, ((len(sa) - 1,), (b_axis,)))
 
 
-@_bool_as_any
+@_with_keywords
 def matmul(a, b):
     sa, sb = aval(a).shape, aval(b).shape
     if not sa or not sb:
@@ -72,57 +115,13 @@ def _batched_matmul(a, b):
     return _dot_general(a, b, ((nb + 1,), (nb,)), (tuple(range(nb)), tuple(range(nb))))
 
 
-def outer(a, b):
+def outer(a, b, out=None):
+    reject_out("outer", out)
     a, b = ravel(a), ravel(b)
     return multiply(reshape(a, (-1, 1)), reshape(b, (1, -1)))
 
 
-def einsum(subscripts, *operands):
-    """Explicit-output einsum of one or two operands, as one dot_general."""
-    if "->" not in subscripts:
-        raise ValueError(f"einsum: only explicit subscripts ('ij,jk->ik') are supported, got {subscripts!r}")
-    inputs, output = subscripts.replace(" ", "").split("->")
-    specs = inputs.split(",")
-    if len(specs) != len(operands) or len(specs) not in (1, 2):
-        raise ValueError(f"einsum: {subscripts!r} names {len(specs)} operands, got {len(operands)} "
-                         "(one or two are supported)")
-    operands = promote(*operands)
-    for spec, x in zip(specs, operands):
-        if len(spec) != aval(x).ndim or len(set(spec)) != len(spec):
-            raise ShapeError(f"einsum: subscripts {spec!r} do not fit an operand of shape {aval(x).shape} "
-                             "(repeated indices are not supported)")
-    # sum out indices that appear in one operand only and not in the output
-    reduced = []
-    for k, (spec, x) in enumerate(zip(specs, operands)):
-        others = "".join(s for j, s in enumerate(specs) if j != k) + output
-        drop = [i for i, c in enumerate(spec) if c not in others]
-        reduced.append((("".join(c for c in spec if c in others)),
-                        sum(x, tuple(drop), dtype=aval(x).dtype) if drop else x))
-    if len(reduced) == 1:
-        spec, x = reduced[0]
-        return transpose(x, [spec.index(c) for c in output])
-    (sa, a), (sb, b) = reduced
-    sizes = {c: d for s, x in reduced for c, d in zip(s, aval(x).shape)}
-    for c in set(sa) & set(sb):
-        if aval(a).shape[sa.index(c)] != aval(b).shape[sb.index(c)]:
-            raise ShapeError(f"einsum: index {c!r} has size {aval(a).shape[sa.index(c)]} in the first operand "
-                             f"and {aval(b).shape[sb.index(c)]} in the second")
-    batch = [c for c in sa if c in sb and c in output]
-    contract = [c for c in sa if c in sb and c not in output]
-    out = _dot_general(a, b, (tuple(sa.index(c) for c in contract), tuple(sb.index(c) for c in contract)),
-                       (tuple(sa.index(c) for c in batch), tuple(sb.index(c) for c in batch)))
-    produced = batch + [c for c in sa if c not in sb] + [c for c in sb if c not in sa]
-    if set(produced) != set(output):
-        raise ShapeError(f"einsum: output {output!r} does not match the indices {''.join(produced)!r} "
-                         f"(sizes {sizes})")
-    out = transpose(out, [produced.index(c) for c in output])
-    summed_out = [d for spec, x in zip(specs, operands) for c, d in zip(spec, aval(x).shape) if c not in sa + sb]
-    if 0 in summed_out:   # an empty sum: zeros, not 0 * (the other operand), which is NaN at inf
-        return zeros(aval(out).shape, aval(out).dtype)
-    return out
-
-
-@_bool_as_any
+@_with_keywords
 def tensordot(a, b, axes=2):
     """Contract the last `axes` axes of a with the first of b, or the listed axes: one dot_general."""
     sa, sb = aval(a).shape, aval(b).shape
@@ -138,13 +137,14 @@ def tensordot(a, b, axes=2):
     return _dot_general(a, b, (tuple(axes_a), tuple(axes_b)))
 
 
+@_with_keywords
 def inner(a, b):
-    a, b = promote(a, b)
     if not aval(a).ndim or not aval(b).ndim:
         return multiply(a, b)
     return tensordot(a, b, ((-1,), (-1,)))
 
 
+@_with_keywords
 def vdot(a, b):
     """The dot product of the flattened arrays, the first conjugated (NumPy's vdot)."""
     return dot(ravel(conj(a)), ravel(b))
@@ -159,18 +159,21 @@ def kron(a, b):
     return reshape(product, tuple(m * n for m, n in zip(sa, sb)))
 
 
-def cross(a, b, axis=-1):
-    """The cross product of 3-vectors along axis (NumPy's formula for each component)."""
+def cross(a, b, axisa=-1, axisb=-1, axisc=-1, axis=None):
+    """The cross product of 3-vectors along axisa of a and axisb of b, placed along axisc of the result
+    (`axis`, if given, is all three), NumPy's formula for each component."""
+    if axis is not None:
+        axisa = axisb = axisc = axis
     a, b = promote(a, b)
-    axis_a, axis_b = (normalize_axis(axis, aval(x).ndim, "cross") for x in (a, b))
-    if aval(a).shape[axis_a] != 3 or aval(b).shape[axis_b] != 3:
-        raise ShapeError(f"cross: needs vectors of 3 components along axis {axis}, got shapes {aval(a).shape} "
-                         f"and {aval(b).shape}")
-    a0, a1, a2 = (take(a, k, axis_a) for k in range(3))
-    b0, b1, b2 = (take(b, k, axis_b) for k in range(3))
+    axisa, axisb = normalize_axis(axisa, aval(a).ndim, "cross"), normalize_axis(axisb, aval(b).ndim, "cross")
+    if aval(a).shape[axisa] != 3 or aval(b).shape[axisb] != 3:
+        raise ShapeError(f"cross: needs vectors of 3 components (along axes {axisa} and {axisb}), got shapes "
+                         f"{aval(a).shape} and {aval(b).shape}")
+    a0, a1, a2 = (take(a, k, axisa) for k in range(3))
+    b0, b1, b2 = (take(b, k, axisb) for k in range(3))
     parts = [subtract(multiply(a1, b2), multiply(a2, b1)), subtract(multiply(a2, b0), multiply(a0, b2)),
              subtract(multiply(a0, b1), multiply(a1, b0))]
-    return stack(parts, axis=-1 if axis == -1 else normalize_axis(axis, aval(parts[0]).ndim + 1, "cross"))
+    return stack(parts, axis=normalize_axis(axisc, aval(parts[0]).ndim + 1, "cross"))
 
 
 def diagonal(a, offset=0, axis1=0, axis2=1):
@@ -187,7 +190,8 @@ def diagonal(a, offset=0, axis1=0, axis2=1):
     return getitem(a, (Ellipsis, rows, rows + offset))
 
 
-def trace(a, offset=0, axis1=0, axis2=1, dtype=None):
+def trace(a, offset=0, axis1=0, axis2=1, dtype=None, out=None):
+    reject_out("trace", out)
     return sum(diagonal(a, offset, axis1, axis2), axis=-1, dtype=dtype)
 
 

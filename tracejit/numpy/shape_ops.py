@@ -1,132 +1,39 @@
-"""Shape manipulation, creation and reductions in NumPy's spelling (which shadows builtins: any, sum...)."""
+"""Shape manipulation in NumPy's spelling (creation is in creation.py, reductions in reductions.py)."""
 import builtins
 import itertools
 
 import numpy as np
 
-from ..core.avals import DEFAULT_FLOAT, DEFAULT_INT, Dim, axis_tuple, canonical_dtype, index_arg, normalize_axes
-from ..core.avals import normalize_axis, reshape_sizes, shape_arg, shape_size
+from ..core.avals import Dim, axis_tuple, index_arg, normalize_axes, normalize_axis, reshape_sizes, shape_arg
 from ..core.errors import ShapeError
 from ..core.trace import Tracer, bind
-from ..primitives import complex_parts as cp
-from ..primitives import reductions as rd
 from ..primitives import shapes as sh
-from ._base import asarray, astype, aval, broadcast_to_shape, full, int_array, normalize_shape, promote
-from .ufuncs import (
-    add,
-    divide,
-    equal,
-    floor,
-    greater_equal,
-    maximum,
-    multiply,
-    not_equal,
-    sqrt,
-    square,
-    subtract,
-    where_,
-)
-
-# ------------------------------------------------------------------------------------------- creation
-
-
-def zeros(shape, dtype=None):
-    return full(shape, 0, dtype or DEFAULT_FLOAT)
-
-
-def ones(shape, dtype=None):
-    return full(shape, 1, dtype or DEFAULT_FLOAT)
-
-
-def zeros_like(a, dtype=None):
-    return full(aval(asarray(a)).shape, 0, dtype or aval(asarray(a)).dtype)
-
-
-def ones_like(a, dtype=None):
-    return full(aval(asarray(a)).shape, 1, dtype or aval(asarray(a)).dtype)
-
-
-def full_like(a, fill_value, dtype=None):
-    return full(aval(asarray(a)).shape, fill_value, dtype or aval(asarray(a)).dtype)
-
-
-def _iota(dtype, shape, dimension):
-    return bind(sh.iota_p, dtype=canonical_dtype(dtype), shape=tuple(shape), dimension=dimension)
-
-
-def arange(start, stop=None, step=1, dtype=None):
-    if stop is None:
-        start, stop = 0, start
-    start, stop, step = (s.item() if isinstance(s, np.generic) else s for s in (start, stop, step))
-    if builtins.any(isinstance(s, Tracer) for s in (start, stop, step)):
-        raise TypeError("arange: start, stop and step must be concrete; the length of the result must be "
-                        "known when tracing (use static_argnums for them)")
-    if builtins.any(np.ndim(s) for s in (start, stop, step)):
-        raise ValueError(f"arange: start, stop and step must be scalars, got {start!r}, {stop!r}, {step!r}")
-    length = len(range(int(np.ceil((stop - start) / step)))) if step else 0
-    dtype = canonical_dtype(dtype or np.arange(start, stop, step).dtype)
-    if dtype == np.bool_:
-        np.arange(start, stop, step, dtype)     # NumPy's TypeError for more than 2 elements (False, True)
-    index = _iota(dtype, (length,), 0) if length else np.zeros(0, dtype)
-    if start == 0 and step == 1:
-        return index
-    return astype(add(multiply(index, step), start), dtype)
-
-
-def linspace(start, stop, num=50, endpoint=True, dtype=None):
-    """NumPy's formula (start + i * step in float64, the endpoint exact) as operations, so that a result
-    indexed by a traced value inside a trace is a tracer too."""
-    num = index_arg(num, "linspace: num")
-    if num < 0:
-        raise ValueError(f"linspace: number of samples, {num}, must be non-negative")
-    start, stop, _ = promote(start, stop, float(num), to_float=True)
-    dtype = canonical_dtype(dtype or aval(start).dtype)
-    index = _iota(aval(start).dtype, (num,), 0) if num else np.zeros(0, aval(start).dtype)
-    out = add(multiply(index, divide(subtract(stop, start), builtins.max(num - 1 if endpoint else num, 1))), start)
-    if endpoint and num > 1:
-        out = where_(equal(index, num - 1), stop, out)
-    return astype(floor(out) if dtype.kind in "iu" else out, dtype)     # NumPy 2 floors for integers
-
-
-def eye(N, M=None, k=0, dtype=None):
-    N, M = (index_arg(n, f"eye: {name}", bools=False) for n, name in ((N, "N"), (N if M is None else M, "M")))
-    rows, cols = _iota(DEFAULT_INT, (N, M), 0), _iota(DEFAULT_INT, (N, M), 1)
-    return astype(equal(add(rows, k), cols), dtype or DEFAULT_FLOAT)
-
-
-def _triangle(m, k, lower):
-    m = asarray(m)
-    shape = aval(m).shape
-    if len(shape) < 2:
-        raise ShapeError(f"{'tril' if lower else 'triu'}: needs an array of rank 2 or more, got shape {shape}")
-    rows = _iota(DEFAULT_INT, shape[-2:], 0)
-    cols = _iota(DEFAULT_INT, shape[-2:], 1)
-    keep = greater_equal(add(rows, k), cols) if lower else greater_equal(cols, add(rows, k))
-    return where_(keep, m, zeros((), aval(m).dtype))
-
-
-def tril(m, k=0):
-    return _triangle(m, k, lower=True)
-
-
-def triu(m, k=0):
-    return _triangle(m, k, lower=False)
+from . import _base
+from ._base import asarray, astype, aval, broadcast_to_shape, int_array, normalize_shape, promote, reject_out
+from .ufuncs import not_equal, subtract
 
 # -------------------------------------------------------------------------------------------- shapes
 
 
-def reshape(a, newshape, order="C"):
+def reshape(a, shape=None, order="C", *, newshape=None, copy=None):
+    """NumPy's reshape (`newshape` is its older name for `shape`); copy changes nothing: results are values."""
     if order != "C":
         raise NotImplementedError("reshape: only order='C' is supported")
+    if (shape is None) == (newshape is None):
+        raise TypeError("reshape: give the new shape once, as shape (or newshape, its older name)")
+    newshape = shape_arg(newshape if shape is None else shape, "reshape: shape")
     a = asarray(a)
     shape = aval(a).shape
-    newshape = reshape_sizes(shape, shape_arg(newshape, "reshape: shape"))
+    newshape = reshape_sizes(shape, newshape)
     if newshape == shape:
         return a
     return bind(sh.reshape_p, a, new_sizes=newshape)
 
 
-def ravel(a):
+def ravel(a, order="C"):
+    """Row-major ('K' and 'A' are too: tracejit's arrays are C-ordered)."""
+    if order not in ("C", "K", "A"):
+        raise NotImplementedError(f"ravel: order={order!r} is not supported: tracejit's arrays are C-ordered")
     return reshape(a, (-1,))
 
 
@@ -179,12 +86,27 @@ def squeeze(a, axis=None):
     return bind(sh.squeeze_p, a, dimensions=axes) if axes else a
 
 
-def broadcast_to(a, shape):
-    return broadcast_to_shape(asarray(a), normalize_shape(shape, "broadcast_to: shape"))
+def broadcast_to(array, shape, subok=False):
+    return broadcast_to_shape(asarray(array), normalize_shape(shape, "broadcast_to: shape"))
 
 
-def concatenate(arrays, axis=0):
-    arrays = promote(*arrays)
+def _joined(fn, arrays, out, dtype, casting):
+    """The arrays to join, converted to dtype if given (as NumPy's casting rule allows)."""
+    reject_out(fn, out)
+    if casting not in ("no", "equiv", "safe", "same_kind", "unsafe"):
+        raise ValueError(f"{fn}: casting must be one of 'no', 'equiv', 'safe', 'same_kind' or 'unsafe', got {casting!r}")
+    if dtype is None:
+        return promote(*arrays)
+    arrays = [asarray(a) for a in arrays]
+    for a in arrays:
+        if not np.can_cast(aval(a).dtype, dtype, casting):
+            raise TypeError(f"{fn}: cannot cast array data from {aval(a).dtype} to {np.dtype(dtype)} according to "
+                            f"the rule {casting!r}")
+    return [astype(a, dtype) for a in arrays]
+
+
+def concatenate(arrays, axis=0, out=None, *, dtype=None, casting="same_kind"):
+    arrays = _joined("concatenate", arrays, out, dtype, casting)
     if axis is None:
         arrays, axis = [ravel(a) for a in arrays], 0
     axis = index_arg(axis, "concatenate: axis", bools=False)
@@ -199,6 +121,11 @@ def concatenate(arrays, axis=0):
     if len(arrays) == 1:
         return arrays[0]
     return bind(sh.concatenate_p, *arrays, dimension=axis)
+
+
+def stack(arrays, axis=0, out=None, *, dtype=None, casting="same_kind"):
+    """np.stack with NumPy's keywords; the stacking itself is _base.stack (which array() uses too)."""
+    return _base.stack(_joined("stack", arrays, out, dtype, casting), axis)
 
 
 def _slice_axis(a, axis, start, stop):
@@ -240,12 +167,15 @@ def roll(a, shift, axis=None):
     return a
 
 
-def diff(a, n=1, axis=-1):
-    """NumPy's n-th discrete difference (`!=` for bool, as in NumPy)."""
+def diff(a, n=1, axis=-1, prepend=None, append=None):
+    """NumPy's n-th discrete difference (`!=` for bool, as in NumPy), of a with prepend and append (broadcast
+    along the axis) around it."""
     a = asarray(a)
     if index_arg(n, "diff: order n") < 0 or aval(a).ndim == 0:
         raise ValueError(f"diff: order n must be non-negative and a of rank 1 or more, got n={n}, {aval(a).shape}")
     axis = normalize_axis(axis, aval(a).ndim, "diff")
+    if prepend is not None or append is not None:
+        a = concatenate([_along(v, a, axis) for v in (prepend, a, append) if v is not None], axis)
     for _ in range(n):
         size = aval(a).shape[axis]
         if isinstance(size, Dim):
@@ -253,6 +183,15 @@ def diff(a, n=1, axis=-1):
         hi, lo = _slice_axis(a, axis, builtins.min(1, size), size), _slice_axis(a, axis, 0, builtins.max(size - 1, 0))
         a = not_equal(hi, lo) if aval(a).dtype == np.bool_ else subtract(hi, lo)
     return a
+
+
+def _along(v, like, axis):
+    """v as a block to join to `like` along axis: a scalar becomes a slice of width 1."""
+    v = asarray(v)
+    if aval(v).ndim:
+        return v
+    shape = aval(like).shape
+    return broadcast_to_shape(v, shape[:axis] + (1,) + shape[axis + 1:])
 
 
 def tile(A, reps):
@@ -313,13 +252,13 @@ def atleast_3d(*arys):
     return out[0] if len(out) == 1 else out
 
 
-def hstack(tup):
+def hstack(tup, *, dtype=None, casting="same_kind"):
     arrays = [atleast_1d(a) for a in tup]
-    return concatenate(arrays, 0 if aval(arrays[0]).ndim == 1 else 1)
+    return concatenate(arrays, 0 if aval(arrays[0]).ndim == 1 else 1, dtype=dtype, casting=casting)
 
 
-def vstack(tup):
-    return concatenate([atleast_2d(a) for a in tup], 0)
+def vstack(tup, *, dtype=None, casting="same_kind"):
+    return concatenate([atleast_2d(a) for a in tup], 0, dtype=dtype, casting=casting)
 
 
 def dstack(tup):
@@ -372,150 +311,4 @@ def meshgrid(*xi, copy=True, sparse=False, indexing="xy"):
     if sparse:
         return [reshape(x, tuple(n if k == ax else 1 for k, n in enumerate(shape))) for x, ax in zip(xs, axes)]
     return [bind(sh.broadcast_in_dim_p, x, shape=tuple(shape), broadcast_dimensions=(ax,)) for x, ax in zip(xs, axes)]
-
-
-def identity(n, dtype=None):
-    return eye(n, dtype=dtype)
-
-
-def empty(shape, dtype=None):
-    """Zeros: a traced program has no uninitialised memory to return."""
-    return zeros(shape, dtype)
-
-
-def empty_like(prototype, dtype=None):
-    return zeros_like(prototype, dtype)
-
-
-# ------------------------------------------------------------------------------------------ reductions
-
-
-def _reduce(prim, a, axis, keepdims, dtype=None):
-    a = asarray(a)
-    if not isinstance(a, (Tracer, np.ndarray, np.generic)):     # a Python scalar
-        a = np.asarray(a)
-    shape = aval(a).shape
-    axes = normalize_axes(axis, len(shape))
-    if dtype is not None:
-        a = astype(a, dtype)
-    if aval(a).dtype == np.bool_:      # NumPy's sum and prod of dtype bool are a logical or, a logical and
-        prim = {rd.reduce_sum_p: rd.reduce_max_p, rd.reduce_prod_p: rd.reduce_min_p}.get(prim, prim)
-    out = bind(prim, a, axes=axes) if axes else a
-    if keepdims:
-        out = reshape(out, tuple(1 if i in axes else d for i, d in enumerate(shape)))
-    return out
-
-
-def _accumulator_dtype(a, dtype):
-    """NumPy sums bool and int32 in the platform integer (int64)."""
-    if dtype is not None:
-        return canonical_dtype(dtype)
-    kind = aval(asarray(a)).dtype.kind
-    return DEFAULT_INT if kind in "biu" else None
-
-
-def sum(a, axis=None, dtype=None, keepdims=False):
-    return _reduce(rd.reduce_sum_p, a, axis, keepdims, _accumulator_dtype(a, dtype))
-
-
-def prod(a, axis=None, dtype=None, keepdims=False):
-    return _reduce(rd.reduce_prod_p, a, axis, keepdims, _accumulator_dtype(a, dtype))
-
-
-def _extremum(prim, name, a, axis, keepdims):
-    a = asarray(a)
-    shape = aval(a).shape if isinstance(a, Tracer) else np.shape(a)
-    axes = normalize_axes(axis, len(shape))
-    if builtins.any(shape[i] == 0 for i in axes):
-        raise ShapeError(f"{name}: zero-size reduction over axes {axes} of shape {shape} has no identity")
-    return _reduce(prim, a, axis, keepdims)
-
-
-def max(a, axis=None, keepdims=False):
-    return _extremum(rd.reduce_max_p, "max", a, axis, keepdims)
-
-
-def min(a, axis=None, keepdims=False):
-    return _extremum(rd.reduce_min_p, "min", a, axis, keepdims)
-
-
-amax, amin = max, min
-
-
-def any(a, axis=None, keepdims=False):
-    return _reduce(rd.reduce_max_p, asarray(a, np.bool_), axis, keepdims)
-
-
-def all(a, axis=None, keepdims=False):
-    return _reduce(rd.reduce_min_p, asarray(a, np.bool_), axis, keepdims)
-
-
-def mean(a, axis=None, dtype=None, keepdims=False):
-    a = asarray(a)
-    (a,) = promote(a, to_float=True) if dtype is None else (astype(a, dtype),)
-    count = _count(a, axis)
-    if isinstance(count, Tracer):
-        out = divide(sum(a, axis, keepdims=keepdims), count)
-    else:
-        out = divide(sum(a, axis, keepdims=keepdims), np.asarray(count, aval(a).dtype) if count else np.nan)
-    return out if dtype is None else astype(out, dtype)     # an integer dtype: the quotient truncated, as NumPy
-
-
-def _count(a, axis, ddof=0):
-    """How many elements a reduction over axis combines, less ddof: an int, or a traced scalar of a's
-    dtype when a reduced dimension is symbolic (its size is read at run time)."""
-    shape = aval(a).shape
-    axes = normalize_axes(axis, len(shape))
-    count = shape_size([shape[i] for i in axes if not isinstance(shape[i], Dim)])
-    symbolic = [i for i in axes if isinstance(shape[i], Dim)]
-    if not symbolic:
-        return builtins.max(count - ddof, 0)   # as NumPy: ddof >= count divides by 0 (nan or inf)
-    for i in symbolic:
-        size = astype(bind(sh.dim_size_p, dim=shape[i]), aval(a).dtype)
-        count = size if count == 1 else multiply(count, size)
-    return maximum(subtract(count, ddof), 0) if ddof else count
-
-
-def var(a, axis=None, dtype=None, ddof=0, keepdims=False):
-    a = asarray(a)
-    (a,) = promote(a, to_float=True) if dtype is None else (astype(a, dtype),)
-    count, c = _count(a, axis, ddof), subtract(a, mean(a, axis, keepdims=True))
-    squared = bind(cp.real_p, multiply(c, bind(cp.conj_p, c))) if aval(c).dtype.kind == "c" else square(c)  # |c|**2
-    return divide(sum(squared, axis, keepdims=keepdims),
-                  count if isinstance(count, Tracer) else np.asarray(count, aval(squared).dtype))
-
-
-def std(a, axis=None, dtype=None, ddof=0, keepdims=False):
-    return sqrt(var(a, axis, dtype, ddof, keepdims))
-
-
-def _arg(prim, a, axis, keepdims):
-    a = asarray(a)
-    ndim = aval(a).ndim
-    if axis is None:
-        out = bind(prim, ravel(a), axes=(0,), index_dtype=DEFAULT_INT)
-        return reshape(out, (1,) * ndim) if keepdims else out
-    axis = normalize_axis(axis, ndim, prim.name, bools=False)
-    out = bind(prim, a, axes=(axis,), index_dtype=DEFAULT_INT)
-    return expand_dims(out, axis) if keepdims else out
-
-
-def argmax(a, axis=None, keepdims=False):
-    return _arg(rd.argmax_p, a, axis, keepdims)
-
-
-def argmin(a, axis=None, keepdims=False):
-    return _arg(rd.argmin_p, a, axis, keepdims)
-
-
-def cumsum(a, axis=None, dtype=None):
-    a = asarray(a)
-    if axis is None:
-        a, axis = ravel(a), 0
-    acc = _accumulator_dtype(a, dtype)
-    if acc is not None:
-        a = astype(a, acc)
-    if aval(a).dtype == np.bool_:      # NumPy's cumsum of dtype bool is a running or: a running count, nonzero
-        return astype(cumsum(astype(a, DEFAULT_INT), axis), np.bool_)
-    return bind(rd.cumsum_p, a, axis=normalize_axis(axis, aval(a).ndim, "cumsum", bools=False), reverse=False)
 

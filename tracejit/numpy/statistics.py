@@ -2,10 +2,12 @@
 import numpy as np
 
 from ..core.avals import DEFAULT_INT, normalize_axes, shape_size
-from ._base import asarray, astype, aval, broadcast_to_shape, promote
+from ._base import asarray, astype, aval, broadcast_to_shape, promote, reject_out
+from .creation import full
 from .indexing import sort
-from .shape_ops import _slice_axis, all, full, max, mean, min, reshape, squeeze, sum, transpose
-from .ufuncs import add, divide, isclose, isnan, logical_not, multiply, not_equal, subtract, where_
+from .reductions import all, any, max, mean, min, require_nonempty, sum
+from .shape_ops import _slice_axis, reshape, squeeze, transpose
+from .ufuncs import add, bitwise_and, divide, isclose, isnan, logical_not, multiply, not_equal, subtract, where_
 
 
 def allclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
@@ -16,26 +18,36 @@ def count_nonzero(a, axis=None, keepdims=False):
     return sum(not_equal(asarray(a), 0), axis, dtype=DEFAULT_INT, keepdims=keepdims)
 
 
-def nansum(a, axis=None, dtype=None, keepdims=False):
+def nansum(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None):
     a = asarray(a)
-    return sum(where_(isnan(a), 0, a) if aval(a).dtype.kind == "f" else a, axis, dtype, keepdims)
+    return sum(where_(isnan(a), 0, a) if aval(a).dtype.kind == "f" else a, axis, dtype, out, keepdims, initial,
+               where)
 
 
-def nanmean(a, axis=None, dtype=None, keepdims=False):
+def nanmean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=None):
     """The mean of the non-NaN values (NaN where there are none, as NumPy, which also warns)."""
     (a,) = promote(a, to_float=True)
-    count = sum(logical_not(isnan(a)), axis, dtype=aval(a).dtype, keepdims=keepdims)
-    out = divide(nansum(a, axis, keepdims=keepdims), count)
+    number = logical_not(isnan(a))
+    where = number if where is None else bitwise_and(number, where)
+    out = mean(a, axis, out=out, keepdims=keepdims, where=where)
     return out if dtype is None else astype(out, dtype)
 
 
 def _nan_extremum(reduce, fill):
-    def fn(a, axis=None, keepdims=False):
+    def fn(a, axis=None, out=None, keepdims=False, initial=None, where=None):
         a = asarray(a)
         if aval(a).dtype.kind != "f":
-            return reduce(a, axis, keepdims)
-        nan = isnan(a)
-        return where_(all(nan, axis, keepdims), np.nan, reduce(where_(nan, fill, a), axis, keepdims))
+            return reduce(a, axis, out, keepdims, initial, where)
+        if initial is None:
+            require_nonempty(fn.__name__, a, axis)
+        number = logical_not(isnan(a))
+        if where is not None:
+            number = bitwise_and(number, broadcast_to_shape(asarray(where, np.bool_), aval(a).shape))
+        extremum = reduce(a, axis, out, keepdims, fill if initial is None else initial, number)
+        if initial is not None:
+            return extremum
+        return where_(any(number, axis, keepdims=keepdims), extremum, np.nan)   # no number: NaN, as NumPy
+    fn.__name__ = f"nan{reduce.__name__}"
     return fn
 
 
@@ -43,8 +55,8 @@ nanmax = _nan_extremum(max, -np.inf)
 nanmin = _nan_extremum(min, np.inf)
 
 
-def ptp(a, axis=None, keepdims=False):
-    return subtract(max(a, axis, keepdims), min(a, axis, keepdims))
+def ptp(a, axis=None, out=None, keepdims=False):
+    return subtract(max(a, axis, out, keepdims), min(a, axis, out, keepdims))
 
 
 def average(a, axis=None, weights=None, returned=False, keepdims=False):
@@ -71,9 +83,10 @@ def average(a, axis=None, weights=None, returned=False, keepdims=False):
     return (avg, scale) if returned else avg
 
 
-def median(a, axis=None, keepdims=False):
+def median(a, axis=None, out=None, overwrite_input=False, keepdims=False):
     """The middle of the sorted values (the mean of the two middle ones for an even count); NaN where a
-    slice holds a NaN, as NumPy."""
+    slice holds a NaN, as NumPy. overwrite_input changes nothing: inputs are never written."""
+    reject_out("median", out)
     (a,) = promote(a, to_float=True)
     shape = aval(a).shape
     axes = normalize_axes(axis, len(shape), "median", iterable=True)

@@ -5,7 +5,16 @@ from ..core.avals import broadcast_shapes
 from ..core.trace import Tracer, bind
 from ..primitives import complex_parts as cp
 from ..primitives import elementwise as ew
-from ._base import asarray, astype, aval, broadcast_operands, broadcast_to_shape, promote
+from ._base import (
+    asarray,
+    astype,
+    aval,
+    broadcast_operands,
+    broadcast_to_shape,
+    promote,
+    reject_out,
+    stop_gradient,
+)
 
 
 def _binary(prim, name, to_float=False, on_bool=None):
@@ -101,8 +110,9 @@ def positive(x):
     return asarray(x)
 
 
-def round(x, decimals=0):
-    (x,) = promote(x)
+def round(a, decimals=0, out=None):
+    reject_out("round", out)
+    (x,) = promote(a)
     if aval(x).dtype.kind == "c":      # each part, as NumPy
         return _by_parts(lambda part: round(part, decimals), x)
     if aval(x).dtype.kind != "f":
@@ -141,6 +151,10 @@ def power(x, y):
     y = y_array
     if not isinstance(y, Tracer) and np.ndim(y) == 0 and y == 0.5:
         return sqrt(x)         # as NumPy's power does for a scalar 0.5: (-0.0) ** 0.5 is -0.0, (-inf) ** 0.5 NaN
+    if not isinstance(y, Tracer) and np.ndim(y) == 0 and y == 0:
+        # x ** 0.0 is 1 everywhere (NaN included, as IEEE pow), so its derivatives are 0 everywhere, at x = 0
+        # too; JAX's are NaN there (0 * 0 ** -1): tracejit deliberately differs
+        return bind(ew.integer_pow_p, x, y=0)
     return bind(ew.pow_p, *broadcast_operands(x, y, op="power"))
 
 
@@ -159,7 +173,8 @@ def floor_divide(x, y):
     floored = floor(quotient)
     floored = where_(greater(subtract(quotient, floored), 0.5), add(floored, 1.0), floored)
     floored = where_(equal(quotient, 0), _zero_signed_as(divide(x, y)), floored)
-    return where_(equal(y, 0), divide(x, y), floored)
+    # piecewise constant: its derivative is 0 everywhere (as JAX's), also where y is 0 or x and y tie at 0
+    return stop_gradient(where_(equal(y, 0), divide(x, y), floored))
 
 
 def _zero_signed_as(v):
@@ -173,7 +188,11 @@ def remainder(x, y):
     r = bind(ew.rem_p, x, y)
     wrong_sign = bitwise_and(not_equal(r, 0), not_equal(less(r, 0), less(y, 0)))
     r = where_(wrong_sign, add(r, y), r)
-    return where_(equal(r, 0), _zero_signed_as(y), r) if aval(r).dtype.kind == "f" else r
+    if aval(r).dtype.kind != "f":
+        return r
+    # a zero takes y's sign, as NumPy's, and keeps r's derivative (as JAX's): sg(r) - r is +0.0 whatever r's
+    # sign, and z - (+0.0) is z, -0.0 included
+    return where_(equal(r, 0), subtract(_zero_signed_as(y), subtract(stop_gradient(r), r)), r)
 
 
 mod = remainder
@@ -190,21 +209,45 @@ def where_(cond, x, y):
     return bind(ew.select_n_p, *[broadcast_to_shape(v, shape) for v in (cond, y, x)])
 
 
-def logaddexp(x, y):
-    x, y = broadcast_operands(*promote(x, y, to_float=True), op="logaddexp")
-    biggest = maximum(x, y)
+def _log_add(x, y, name, exp_base, log_base):
+    """log(b**x + b**y) for the base b of exp_base: the larger operand plus log1p(b**-|x - y|) / log(b). The
+    larger operand and -|x - y| come from selects, not from max and abs, so each side of the tie is one
+    analytic formula: derivatives of every order are exact at x == y (through max and abs the second one
+    vanishes there), and no branch computes an overflow that a derivative would multiply by 0."""
+    x, y = broadcast_operands(*promote(x, y, to_float=True), op=name)
     delta = subtract(x, y)
-    finite = add(biggest, log1p(exp(negative(absolute(delta)))))
-    return where_(bind(ew.ne_p, delta, delta), add(x, y), finite)
+    x_larger = greater_equal(delta, 0)
+    larger = where_(x_larger, x, y)
+    gap = log1p(exp_base(where_(x_larger, negative(delta), delta)))
+    finite = add(larger, gap if log_base is None else divide(gap, log_base))
+    return where_(isnan(delta), add(x, y), finite)     # a NaN, or infinities of one sign: x + y, as NumPy
 
 
-def clip(a, a_min=None, a_max=None):
-    out = asarray(a)        # NumPy's clip ufunc: minimum(maximum(a, a_min), a_max), a tie giving the bound
+def logaddexp(x, y):
+    return _log_add(x, y, "logaddexp", exp, None)
+
+
+def logaddexp2(x, y):
+    return _log_add(x, y, "logaddexp2", exp2, float(np.log(2)))
+
+
+def clip(a, a_min=None, a_max=None, out=None, *, min=None, max=None):
+    """NumPy's clip ufunc: minimum(maximum(a, a_min), a_max), a tie giving the bound (derivative 1/2 there, as
+    JAX's clip). `min` and `max` are NumPy 2's and JAX's names for the bounds."""
+    reject_out("clip", out)
+    a_min, a_max = _one_of("clip", "a_min", a_min, "min", min), _one_of("clip", "a_max", a_max, "max", max)
+    out = asarray(a)
     if a_min is not None:
         out = maximum(out, a_min)
     if a_max is not None:
         out = minimum(out, a_max)
     return out
+
+
+def _one_of(fn, name, value, alias, alias_value):
+    if value is not None and alias_value is not None:
+        raise TypeError(f"{fn}: give {name} or {alias}, not both")
+    return alias_value if value is None else value
 
 
 def isnan(x):
@@ -216,11 +259,13 @@ def isinf(x):
     return equal(absolute(asarray(x)), np.inf)
 
 
-def isposinf(x):
+def isposinf(x, out=None):
+    reject_out("isposinf", out)
     return equal(asarray(x), np.inf)
 
 
-def isneginf(x):
+def isneginf(x, out=None):
+    reject_out("isneginf", out)
     return equal(asarray(x), -np.inf)
 
 
@@ -233,14 +278,15 @@ def isclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
 
 
 def fmax(x, y):
-    """maximum ignoring a NaN operand (NaN only where both are)."""
+    """NumPy's fmax: x where x >= y or y is NaN, else y (a NaN only where both are; x at a tie, so that
+    fmax(-0.0, 0.0) is -0.0 and the derivative at a tie is x's: JAX gives ties to y)."""
     x, y = broadcast_operands(*promote(x, y), op="fmax")
-    return where_(isnan(y), x, where_(isnan(x), y, maximum(x, y)))
+    return where_(bitwise_or(greater_equal(x, y), isnan(y)), x, y)
 
 
 def fmin(x, y):
     x, y = broadcast_operands(*promote(x, y), op="fmin")
-    return where_(isnan(y), x, where_(isnan(x), y, minimum(x, y)))
+    return where_(bitwise_or(less_equal(x, y), isnan(y)), x, y)
 
 
 def nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None):
@@ -262,7 +308,9 @@ def trunc(x):
     return where_(less(x, 0), ceil(x), floor(x))
 
 
-fix = trunc
+def fix(x, out=None):
+    reject_out("fix", out)
+    return trunc(x)
 
 
 def rint(x):

@@ -1,0 +1,601 @@
+"""tracejit against JAX: every public function of tracejit.numpy, tracejit.lax, tracejit.nn and tracejit (its
+transformations) runs under JAX and under tracejit with the same code, eagerly and under jit.
+
+- Values and shapes are compared with JAX's (run with x64), first and second derivatives too (jvp, the
+  gradient of a random projection, jvp of jvp, grad of grad), at random points and at each function's special
+  points: ties, zeros, bounds, size-0 and size-1 arrays (infinities and NaN: values only).
+- Dtypes are compared with NumPy's where NumPy has the function (tracejit promotes as NumPy 2, with float64
+  defaults; JAX with x64 is close, not equal), else with JAX's; NumPy's float16 (for bool inputs) reads as
+  float64, which tracejit uses. The cases that only vary dtypes or shapes are compared with NumPy where NumPy
+  has the function (JAX otherwise).
+- Functions come from the modules themselves (jax_oracle.public_functions), so a new one is tested without
+  editing a list: its calls are inferred by probing (elementwise functions of one or two arrays, functions
+  with an axis, functions of one or two arrays at several shapes) unless SPECS says how to call it. Aliases
+  (tnp.amax is tnp.max) run once. NOT_IN_JAX lists the functions JAX does not have; KNOWN, every known
+  difference with its reason. A listed difference that disappears fails the suite, so the table stays true.
+- Cost: JAX's XLA compiles dominate; the cases of all functions are compiled as a few large programs (JAX's in
+  a thread while tracejit's jit compiles), about 30 s of CPU in all.
+"""
+import concurrent.futures
+import functools
+import os
+
+import numpy as np
+import pytest
+
+# XLA's compile is the suite's cost: without its fusion emitters and LLVM's expensive passes it compiles the
+# oracle programs ~6x faster (the flags change no result: XLA's CPU code never uses fast math). They act if
+# this module is the first to start JAX in the test session.
+os.environ["XLA_FLAGS"] = " ".join([os.environ.get("XLA_FLAGS", ""), "--xla_cpu_use_fusion_emitters=false",
+                                    "--xla_backend_optimization_level=0", "--xla_llvm_disable_expensive_passes=true"])
+jax = pytest.importorskip("jax", reason="the differential suite needs jax (pip install 'tracejit[test]')")
+jax.config.update("jax_enable_x64", True)
+
+import jax_oracle as jo  # noqa: E402  (after jax's configuration)
+from jax_oracle import Case, Static  # noqa: E402
+
+import tracejit as tj  # noqa: E402
+import tracejit.numpy as tnp  # noqa: E402
+
+R = np.random.default_rng(20240601)
+
+
+def r(*shape):
+    return R.uniform(-3, 3, shape)
+
+
+def ints(*shape, low=-4, high=5):
+    return R.integers(low, high, shape)
+
+
+BOUNDED = np.array([-1.5, -1.0, -0.5, 0.0, 0.5, 1.0, 1.5])     # ties with the bounds -1 and 1 of clip and clamp
+COND = np.array([True, False, True, False])
+
+
+# ------------------------------------------------------------------------------------------------ SPECS
+# How to call the functions whose calls cannot be inferred: qualified name -> cases (tests/jax_oracle.Case).
+SPECS = {
+    "numpy.arange": lambda: [Case("stop", (5,)), Case("start_stop_step", (1, 10, 3)), Case("floats", (0.0, 1.0, 0.25)),
+                             Case("negative_step", (5, -3, -2)), Case("dtype", (4,), {"dtype": np.float32}),
+                             Case("empty", (3, 1))],
+    "numpy.array_split": lambda: [Case("sections", (r(7, 3), 3)), Case("indices", (r(7, 3), [2, 5])),
+                                  Case("axis", (r(2, 5), 2, 1)), Case("empty", (r(0, 2), 2))],
+    "numpy.astype": lambda: [Case("float32", (r(3), np.float32)), Case("int32", (r(3), np.int32)),
+                             Case("from_int", (ints(3), np.float64)), Case("bool", (r(3), np.bool_))],
+    "numpy.atleast_1d": lambda: _atleast_cases(),
+    "numpy.atleast_2d": lambda: _atleast_cases(),
+    "numpy.atleast_3d": lambda: _atleast_cases(),
+    "numpy.average": lambda: jo.axis_cases("numpy.average", {"axis": None, "keepdims": False}) + [
+        Case("weights", (r(3, 4), 0, R.uniform(0.5, 2, 3))), Case("weights_all", (r(3, 4), None, R.uniform(0.5, 2, (3, 4)))),
+        Case("returned", (r(3, 4), 1, R.uniform(0.5, 2, 4), True))],
+    "numpy.broadcast_to": lambda: [Case("row", (r(3), (2, 3))), Case("scalar", (np.array(1.5), (2, 2))),
+                                   Case("ones", (r(1, 3), (4, 3))), Case("empty", (r(3), (0, 3)))],
+    "numpy.clip": lambda: [Case("bounds", (BOUNDED, -1.0, 1.0)), Case("lower", (BOUNDED, -1.0)),
+                           Case("upper", (BOUNDED, None, 1.0)), Case("array_bounds", (BOUNDED, BOUNDED - 0.5, BOUNDED)),
+                           Case("ties_with_array_bounds", (BOUNDED, BOUNDED, BOUNDED.copy())),
+                           Case("crossed", (BOUNDED, 1.0, -1.0)), Case("int64", (ints(6), 0, 3)),
+                           Case("keywords", (BOUNDED,), {"min": -1.0, "max": 1.0})],
+    "numpy.column_stack": lambda: [Case("vectors", ([r(3), r(3)],)), Case("mixed", ([r(3, 2), r(3)],))],
+    "numpy.concatenate": lambda: [Case("rows", ([r(2, 3), r(1, 3)],)), Case("columns", ([r(2, 3), r(2, 2)],), {"axis": 1}),
+                                  Case("flat", ([r(2, 3), r(4)],), {"axis": None}), Case("empty", ([r(0, 3), r(2, 3)],)),
+                                  Case("one", ([r(2)],)), Case("int_float", ([ints(2), r(2)],))],
+    "numpy.dstack": lambda: [Case("vectors", ([r(3), r(3)],)), Case("matrices", ([r(2, 3), r(2, 3)],))],
+    "numpy.hstack": lambda: [Case("vectors", ([r(3), r(2)],)), Case("matrices", ([r(2, 3), r(2, 1)],)),
+                             Case("scalars", ([np.array(1.0), np.array(2.0)],))],
+    "numpy.vstack": lambda: [Case("vectors", ([r(3), r(3)],)), Case("matrices", ([r(2, 3), r(1, 3)],))],
+    "numpy.stack": lambda: [Case("axis0", ([r(2, 3), r(2, 3)],)), Case("axis1", ([r(2, 3), r(2, 3)],), {"axis": 1}),
+                            Case("last", ([r(3), r(3), r(3)],), {"axis": -1}), Case("scalars", ([np.array(1.0), np.array(2.0)],))],
+    "numpy.einsum": lambda: [Case(s, (s, *(r(*shape) for shape in shapes))) for s, shapes in (
+        ("ij,jk->ik", [(2, 3), (3, 4)]), ("ij,jk", [(2, 3), (3, 4)]), ("ii", [(3, 3)]), ("ii->i", [(3, 3)]),
+        ("ij->", [(2, 3)]), ("ij->ji", [(2, 3)]), ("...ij,...jk->...ik", [(2, 2, 3), (2, 3, 2)]),
+        ("i...->...", [(2, 3, 4)]), ("ijk,ikl,lm->jm", [(2, 3, 4), (2, 4, 2), (2, 5)]), ("i,i,i->", [(3,), (3,), (3,)]),
+        ("i,j->ij", [(2,), (3,)]), ("bij,bjk->bik", [(2, 2, 3), (2, 3, 2)]), ("ij,ij->i", [(0, 3), (0, 3)]),
+        ("ij,jk->ik", [(2, 0), (0, 3)]))] + [
+        Case("sublists", (r(2, 3), [0, 1], r(3, 4), [1, 2])), Case("sublists_output", (r(2, 3), [0, 1], r(3, 4), [1, 2], [2, 0])),
+        Case("sublists_ellipsis", (r(2, 2, 3), [Ellipsis, 0, 1], r(3, 2), [1, 2], [Ellipsis, 2])),
+        Case("int32", ("ij,jk", ints(2, 3).astype(np.int32), ints(3, 2).astype(np.int32)))],
+    "numpy.empty": lambda: _shape_cases(),
+    "numpy.zeros": lambda: _shape_cases(),
+    "numpy.ones": lambda: _shape_cases(),
+    "numpy.empty_like": lambda: [Case("float", (r(2, 3),)), Case("dtype", (r(3), np.int32)), Case("int", (ints(3),)),
+                                 Case("empty", (r(0, 2),))],     # compared with JAX: NumPy's are uninitialised
+    "numpy.full": lambda: [Case("scalar", ((2, 3), 1.5)), Case("int", ((3,), 2, np.int32)), Case("traced_fill", ((2, 3), r(3))),
+                           Case("empty", ((0, 2), 1.0))],
+    "numpy.full_like": lambda: [Case("scalar", (r(2, 3), 1.5)), Case("dtype", (r(2, 3), 2, np.int32)),
+                                Case("traced_fill", (r(2, 3), r(3))), Case("int", (ints(3), 2.7))],
+    "numpy.eye": lambda: [Case("square", (3,)), Case("wide", (3, 4, 1)), Case("below", (3, 2, -1)),
+                          Case("dtype", (2,), {"dtype": np.int32}), Case("empty", (0,))],
+    "numpy.identity": lambda: [Case("three", (3,)), Case("empty", (0,)), Case("dtype", (2, np.int32))],
+    "numpy.linspace": lambda: [Case("five", (0.0, 1.0, 5)), Case("no_endpoint", (1, 2, 4, False)), Case("one", (0, 1, 1)),
+                               Case("none", (0, 1, 0)), Case("traced_ends", (np.array(-1.0), np.array(2.0), 5)),
+                               Case("int_dtype", (0, 10, 4), {"dtype": np.int64})],
+    "numpy.meshgrid": lambda: [Case("xy", (r(3), r(2))), Case("ij", (r(3), r(2)), {"indexing": "ij"}),
+                               Case("sparse", (r(3), r(2)), {"sparse": True}), Case("one", (r(3),)),
+                               Case("three", (r(2), r(3), r(1)))],
+    "numpy.expand_dims": lambda: [Case("first", (r(2, 3), 0)), Case("last", (r(2, 3), -1)), Case("two", (r(2, 3), (0, 2))),
+                                  Case("scalar", (np.array(1.5), 0))],
+    "numpy.interp": lambda: [Case("inside_knots_outside", (np.array([-1.0, 0.0, 0.5, 1.0, 2.5, 3.0, 4.0]),
+                                                            np.array([0.0, 1.0, 3.0]), np.array([1.0, -1.0, 2.0]))),
+                             Case("left_right", (np.array([-1.0, 0.5, 4.0]), np.array([0.0, 1.0]), np.array([1.0, 2.0]),
+                                                 -5.0, 5.0))],
+    "numpy.moveaxis": lambda: [Case("one", (r(2, 3, 4), 0, -1)), Case("two", (r(2, 3, 4), (0, 1), (2, 0)))],
+    "numpy.pad": lambda: [Case("all", (r(2, 3), 1)), Case("per_axis", (r(2, 3), ((1, 0), (0, 2)))),
+                          Case("value", (r(3), 2), {"constant_values": 5.0}), Case("empty", (r(0), 1))],
+    "numpy.repeat": lambda: [Case("flat", (r(3), 2)), Case("axis", (r(2, 3), 2, 1)),
+                             Case("counts", (r(3), Static(np.array([1, 0, 2]))))],
+    "numpy.reshape": lambda: [Case("swap", (r(2, 3), (3, 2))), Case("flat", (r(2, 3), -1)), Case("infer", (r(2, 3), (3, -1))),
+                              Case("grow", (r(6), (2, 1, 3))), Case("scalar", (r(1), ())), Case("keyword", (r(2, 3),), {"shape": (6,)})],
+    "numpy.roll": lambda: [Case("flat", (r(5), 2)), Case("axis", (r(2, 3), -1, 1)), Case("two_axes", (r(2, 3), (1, 1), (0, 1))),
+                           Case("whole", (r(2, 3), 4)), Case("empty", (r(0), 1))],
+    "numpy.searchsorted": lambda: [
+        Case("left", (np.array([0.0, 1.0, 1.0, 2.0]), np.array([-1.0, 0.0, 1.0, 1.5, 2.0, 3.0])), derivatives=False),
+        Case("right", (np.array([0.0, 1.0, 1.0, 2.0]), np.array([-1.0, 0.0, 1.0, 1.5, 2.0, 3.0]), "right"), derivatives=False),
+        Case("sorter", (np.array([2.0, 0.0, 1.0]), np.array([0.5, 2.0]), "left", np.array([1, 2, 0])), derivatives=False)],
+    "numpy.split": lambda: [Case("sections", (r(6, 2), 3)), Case("indices", (r(6, 2), [1, 4])), Case("axis", (r(2, 4), 2, 1))],
+    "numpy.swapaxes": lambda: [Case("outer", (r(2, 3, 4), 0, 2)), Case("negative", (r(2, 3), -1, 0))],
+    "numpy.take": lambda: [Case("flat", (r(5), np.array([0, 3, 3, -1]))), Case("axis", (r(3, 4), np.array([2, 0]), 1)),
+                           Case("matrix_flat", (r(3, 4), np.array([[0, 11], [5, 5]]))), Case("scalar", (r(5), 2)),
+                           Case("out_of_range", (r(5), np.array([0, 7])))],
+    "numpy.take_along_axis": lambda: [Case("rows", (r(3, 4), np.argsort(r(3, 4), 1), 1)),
+                                      Case("columns", (r(3, 4), ints(2, 4, low=0, high=3), 0)),
+                                      Case("flat", (r(3, 4), ints(5, low=0, high=12), None))],
+    "numpy.tile": lambda: [Case("flat", (r(3), 2)), Case("matrix", (r(2, 3), (2, 1))), Case("grow", (r(3), (2, 2))),
+                           Case("zero", (r(2), 0))],
+    "numpy.where": lambda: [Case("arrays", (COND, r(4), r(4))), Case("ties", (COND, BOUNDED[:4], BOUNDED[:4].copy())),
+                            Case("scalar", (COND, r(4), 0.0)), Case("broadcast", (COND, r(2, 4), r(4))),
+                            Case("int", (COND, ints(4), ints(4))), Case("nonzero", (COND,), traceable=False)],
+    "lax.argmax": lambda: [Case("rows", (r(3, 4), 1, np.int32)), Case("ties", (BOUNDED.reshape(1, -1).repeat(2, 0), 0, np.int64))],
+    "lax.argmin": lambda: [Case("rows", (r(3, 4), 1, np.int32)), Case("ties", (BOUNDED.reshape(1, -1).repeat(2, 0), 0, np.int64))],
+    "lax.broadcast_in_dim": lambda: [Case("row", (r(3), (2, 3), (1,))), Case("scalar", (np.array(1.5), (2, 2), ()))],
+    "lax.broadcasted_iota": lambda: [Case("int32", (np.int32, (2, 3), 1)), Case("float64", (np.float64, (3,), 0))],
+    "lax.clamp": lambda: [Case("scalars", (-1.0, BOUNDED, 1.0)), Case("arrays", (BOUNDED - 0.5, BOUNDED, BOUNDED)),
+                          Case("ties", (BOUNDED, BOUNDED.copy(), BOUNDED + 1.0))],
+    "lax.concatenate": lambda: [Case("rows", ([r(2, 3), r(1, 3)], 0)), Case("columns", ([r(2, 3), r(2, 1)], 1))],
+    "lax.convert_element_type": lambda: [Case("float32", (r(3), np.float32)), Case("int32", (r(3), np.int32)),
+                                         Case("from_int", (ints(3), np.float64))],
+    "lax.cond": lambda: [Case(f"pred={p}", (np.array(p), r(3)),
+                              call=lambda M, fn, p, x: fn(p, lambda v: v * 2.0, lambda v: M.numpy.sin(v) * v, x))
+                         for p in (True, False)],
+    "lax.switch": lambda: [Case(f"index={i}", (np.array(i, np.int32), r(3)),
+                                call=lambda M, fn, i, x: fn(i, [lambda v: v, lambda v: v * v, lambda v: M.numpy.cos(v)], x))
+                           for i in (0, 1, 2, 5, -1)],
+    "lax.fori_loop": lambda: [Case("loop", (r(3),), call=lambda M, fn, x: fn(0, 3, lambda i, v: v * M.numpy.sin(v) + i, x))],
+    "lax.while_loop": lambda: [Case("loop", (r(3),), call=lambda M, fn, x: fn(
+        lambda c: c[0] < 3, lambda c: (c[0] + 1, c[1] * M.numpy.cos(c[1])), (0, x))[1])],
+    "lax.scan": lambda: [Case("carry_and_outputs", (r(2), r(4, 2)), call=lambda M, fn, c, xs: fn(
+        lambda carry, x: (carry * x + 1.0, M.numpy.sin(carry)), c, xs)),
+        Case("reverse", (r(2), r(3, 2)), call=lambda M, fn, c, xs: fn(lambda carry, x: (carry + x, carry * x), c, xs,
+                                                                      reverse=True))],
+    "lax.dot": lambda: [Case("matrix_vector", (r(2, 3), r(3))), Case("matrices", (r(2, 3), r(3, 4))), Case("vectors", (r(3), r(3))),
+                        Case("precision", (r(2, 3), r(3)), {"precision": "highest"})],
+    "lax.dot_general": lambda: [Case("batched", (r(2, 3, 4), r(2, 4, 5), (((2,), (1,)), ((0,), (0,))))),
+                                Case("outer", (r(2), r(3), (((), ()), ((), ())))),
+                                Case("preferred", (r(2, 3), r(3), (((1,), (0,)), ((), ()))), {"preferred_element_type": np.float64})],
+    "lax.dynamic_slice": lambda: [Case(f"start={s}", (r(5), (np.array(s),), (3,))) for s in (1, 4, -1)],
+    "lax.dynamic_update_slice": lambda: [Case(f"start={s}", (r(5), r(2), (np.array(s),))) for s in (1, 4, -2)],
+    "lax.expand_dims": lambda: [Case("first", (r(2, 3), (0,))), Case("two", (r(2, 3), (0, 3)))],
+    "lax.integer_pow": lambda: [Case(f"y={y}", (np.array([0.0, -2.0, 0.5, 1.5, -1.0]), y)) for y in (3, 2, 1, 0, -1, -2)] + [
+        Case("int", (ints(4), 3), derivatives=False)],
+    "lax.iota": lambda: [Case("int32", (np.int32, 4)), Case("float64", (np.float64, 3))],
+    "lax.pad": lambda: [Case("edges", (r(3), 0.0, ((1, 2, 0),))), Case("interior", (r(3), 0.0, ((1, 0, 1),))),
+                        Case("negative", (r(4), 0.5, ((-1, 1, 0),))), Case("two_axes", (r(2, 2), 0.0, ((0, 1, 0), (1, 0, 1))))],
+    "lax.reduce_sum": lambda: _lax_reduce_cases(),
+    "lax.reduce_max": lambda: _lax_reduce_cases(),
+    "lax.reduce_min": lambda: _lax_reduce_cases(),
+    "lax.reduce_prod": lambda: _lax_reduce_cases(),
+    "lax.reshape": lambda: [Case("swap", (r(2, 3), (3, 2))), Case("grow", (r(6), (1, 2, 3)))],
+    "lax.rev": lambda: [Case("first", (r(2, 3), (0,))), Case("both", (r(2, 3), (0, 1)))],
+    "lax.select": lambda: [Case("arrays", (COND, r(4), r(4))), Case("ties", (COND, BOUNDED[:4], BOUNDED[:4].copy()))],
+    "lax.select_n": lambda: [Case("bool", (COND, r(4), r(4))),
+                             Case("int32", (np.array([0, 2, 1, 2], np.int32), r(4), r(4), r(4)))],
+    "lax.slice": lambda: [Case("middle", (r(5), (1,), (4,))), Case("strides", (r(6), (0,), (6,), (2,))),
+                          Case("matrix", (r(3, 4), (1, 0), (3, 4)))],
+    "lax.squeeze": lambda: [Case("two", (r(1, 3, 1), (0, 2)))],
+    "lax.transpose": lambda: [Case("cycle", (r(2, 3, 4), (2, 0, 1)))],
+    "nn.one_hot": lambda: [Case("int", (np.array([0, 2, 1, 5, -1]), 3)), Case("axis", (np.array([[0, 1], [2, 0]]), 3),
+                                                                                 {"axis": 0}),
+                           Case("float", (np.array([0.0, 1.0, 1.5]), 2)), Case("dtype", (np.array([1, 0]), 2),
+                                                                              {"dtype": np.int32})],
+    "numpy.can_cast": lambda: [Case(f"{a.__name__}->{b.__name__}", (a, b), traceable=False)
+                               for a, b in ((np.int32, np.float64), (np.float64, np.int32), (np.float32, np.float64))],
+    "numpy.isdtype": lambda: [Case(f"{a.__name__} {k}", (np.dtype(a), k), traceable=False)
+                              for a in (np.int32, np.float64, np.bool_) for k in ("integral", "real floating", "numeric")],
+    "numpy.issubdtype": lambda: [Case(f"{a.__name__} {b.__name__}", (a, b), traceable=False)
+                                 for a in (np.int32, np.float64) for b in (np.integer, np.floating, np.number)],
+    "numpy.promote_types": lambda: [Case(f"{a.__name__} {b.__name__}", (a, b), traceable=False, call=_dtype_name)
+                                    for a, b in ((np.int32, np.float32), (np.int64, np.float64), (np.int32, np.int64))],
+    "numpy.result_type": lambda: [Case(f"{a} {b}", (a, b), traceable=False, call=_dtype_name)
+                                  for a, b in ((np.int32, np.float32), (np.float32, 1.0), (np.int32, 2), (np.float32, np.int64))],
+    # the transformations of tracejit, on one program each (written once for both libraries: M is the namespace)
+    "tracejit.grad": lambda: [
+        Case("one", (r(3),), call=lambda M, grad, x: grad(lambda y: M.numpy.sum(M.numpy.sin(y) * y))(x)),
+        Case("argnums", (r(3), r(3)), call=lambda M, grad, x, y: grad(lambda a, b: M.numpy.sum(a * M.numpy.exp(b)),
+                                                                     argnums=(0, 1))(x, y)),
+        Case("has_aux", (r(3),), call=lambda M, grad, x: grad(lambda y: (M.numpy.sum(y ** 3), y * 2), has_aux=True)(x))],
+    "tracejit.value_and_grad": lambda: [
+        Case("one", (r(3),), call=lambda M, vg, x: vg(lambda y: M.numpy.sum(M.numpy.tanh(y)))(x))],
+    "tracejit.jvp": lambda: [Case("one", (r(3), r(3)), call=lambda M, jvp, x, t: jvp(lambda y: M.numpy.sin(y) * y, (x,), (t,)))],
+    "tracejit.vjp": lambda: [Case("one", (r(3), r(3)), call=lambda M, vjp, x, c: (
+        lambda out, pullback: (out, pullback(c)))(*vjp(lambda y: M.numpy.cos(y) * y, x)))],
+    "tracejit.linearize": lambda: [Case("one", (r(3), r(3)), call=lambda M, lin, x, t: (
+        lambda out, f: (out, f(t)))(*lin(lambda y: M.numpy.exp(y) * y, x)))],
+    "tracejit.vmap": lambda: [
+        Case("rows", (r(4, 3),), call=lambda M, vmap, x: vmap(lambda row: M.numpy.dot(row, row))(x)),
+        Case("in_axes", (r(3, 4), r(3)), call=lambda M, vmap, x, v: vmap(lambda col, v: col * v, in_axes=(1, None))(x, v)),
+        Case("out_axes", (r(4, 3),), call=lambda M, vmap, x: vmap(lambda row: row * 2.0, out_axes=1)(x))],
+    "tracejit.jacfwd": lambda: [Case("one", (r(3),), call=lambda M, jac, x: jac(lambda y: M.numpy.sin(y) * M.numpy.sum(y))(x))],
+    "tracejit.jacrev": lambda: [Case("one", (r(3),), call=lambda M, jac, x: jac(lambda y: M.numpy.sin(y) * M.numpy.sum(y))(x))],
+    "tracejit.hessian": lambda: [Case("one", (r(3),), call=lambda M, hess, x: hess(lambda y: M.numpy.sum(M.numpy.sin(y) * y[0]))(x)),
+                                 Case("logaddexp_at_zero", (np.zeros(3),), call=lambda M, hess, z: hess(
+                                     lambda y: M.numpy.sum(M.numpy.logaddexp(0.0, y)))(z))],
+    "tracejit.jit": lambda: [Case("one", (r(3),), call=lambda M, jit, x: jit(lambda y: M.numpy.tanh(y) * 2.0)(x)),
+                             Case("static", (r(3),), call=lambda M, jit, x: jit(lambda y, n: y ** n, static_argnums=1)(x, 3))],
+    "tracejit.custom_jvp": lambda: [Case("rule", (r(3),), call=_custom_jvp_program)],
+    "tracejit.custom_vjp": lambda: [Case("rule", (r(3),), call=_custom_vjp_program, derivatives=False)],
+    "tracejit.ShapeDtypeStruct": lambda: [Case("fields", ((2, 3), np.float32), traceable=False,
+                                               call=lambda M, cls, shape, dtype: (cls(shape, dtype).shape,
+                                                                                  str(cls(shape, dtype).dtype)))],
+}
+
+
+def _atleast_cases():
+    return [Case("scalar", (np.array(1.5),)), Case("vector", (r(3),)), Case("matrix", (r(2, 3),)),
+            Case("cube", (r(2, 3, 4),)), Case("two", (r(3), np.array(2.0)))]
+
+
+def _shape_cases():
+    return [Case("matrix", ((2, 3),)), Case("int", (3,)), Case("scalar", ((),)), Case("empty", ((2, 0),)),
+            Case("dtype", ((2,), np.int32))]
+
+
+def _lax_reduce_cases():
+    ties = np.array([[1.0, 3.0, 3.0, 0.0], [2.0, 2.0, 2.0, 2.0], [-1.0, 0.0, 0.0, -1.0]])
+    return [Case("rows", (r(3, 4), (1,))), Case("all", (r(3, 4), (0, 1))), Case("ties", (ties, (1,))),
+            Case("none", (r(3), ())), Case("empty", (r(0, 3), (0,)))]
+
+
+def _dtype_name(M, fn, *args):
+    return str(np.dtype(fn(*args)))
+
+
+def _custom_jvp_program(M, custom_jvp, x):
+    f = custom_jvp(lambda y: M.numpy.sin(y) * y)
+    f.defjvp(lambda primals, tangents: (f(primals[0]), 2.0 * tangents[0] * M.numpy.cos(primals[0])))
+    return f(x)
+
+
+def _custom_vjp_program(M, custom_vjp, x):
+    f = custom_vjp(lambda y: M.numpy.sin(y))
+    f.defvjp(lambda y: (f(y), y), lambda y, g: (g * 3.0 * y,))
+    return f(x), M.api.grad(lambda y: M.numpy.sum(f(y)))(x)
+
+
+# ------------------------------------------------------------------------------------------- NOT_IN_JAX
+# Public functions that JAX does not have (under this name, in this module): compared with NumPy where NumPy
+# has them, else only tracejit under jit with tracejit eagerly.
+NOT_IN_JAX = {
+    "numpy.fix": "NumPy's fix (round toward zero), which jax.numpy does not have: compared with NumPy",
+    "numpy.getitem": "x[idx] as a function (tracejit's indexing entry point); JAX has it as an operator only",
+    "tracejit.make_ir": "tracejit's name for make_jaxpr (the IR text is tracejit's own, so it is not compared)",
+    "tracejit.check_ir": "checks a tracejit IR (no JAX counterpart)",
+    "tracejit.eval_ir": "evaluates a tracejit IR (JAX's jax.core.eval_jaxpr is internal API)",
+    "tracejit.stop_gradient": "JAX has it as jax.lax.stop_gradient (compared there); tj.stop_gradient is the same function",
+}
+NOT_COMPARED = {   # in JAX, but with results that are not comparable
+    "tracejit.make_jaxpr": "JAX's name, but the IR text is tracejit's own (DESIGN.md section 3)",
+}
+NOT_IN_JAX_SPECS = {   # how to call those that need a spec
+    "numpy.getitem": lambda: [Case("basic", (r(3, 4), (1, slice(None, None, -1)))), Case("fancy", (r(5), np.array([0, 4, 4])))],
+    "tracejit.make_ir": lambda: [],
+    "tracejit.check_ir": lambda: [],
+    "tracejit.eval_ir": lambda: [Case("ir", (r(3),), call=lambda M, ev, x: ev(M.api.make_ir(M.numpy.sin)(x), x))],
+}
+
+
+# ------------------------------------------------------------------------------------------------ KNOWN
+# Every known difference: (functions (space-separated), case labels ('*': any case), aspects, reason). Aspects:
+# raises, value, dtype, jvp, grad, jvp2, grad2 (derivatives), and jit:<aspect> where only the jitted result
+# differs. follows_numpy(...): tracejit keeps NumPy's behaviour; those aspects are compared with NumPy instead
+# (and must still differ from JAX's); follows_jax(...) the other way round.
+def differs(names, labels, aspects, reason):
+    return (names, labels, tuple(aspects.split()), reason, None)
+
+
+def follows_numpy(names, labels, aspects, reason):
+    return (names, labels, tuple(aspects.split()), reason, "numpy")
+
+
+def follows_jax(names, labels, aspects, reason):
+    """For a case compared with NumPy (another dtype, say), where tracejit keeps JAX's behaviour."""
+    return (names, labels, tuple(aspects.split()), reason, "jax")
+
+
+LAX_BINARY = "lax.add lax.sub lax.mul lax.div lax.rem lax.max lax.min lax.eq lax.ne lax.lt lax.le lax.gt lax.ge lax.pow"
+RULES = "(the primitive's jvp rule in primitives/elementwise.py, to be changed to JAX's)"
+KNOWN = [
+    # derivatives that differ by a primitive's rule
+    differs("numpy.abs lax.abs", "special", "jvp grad", f"d|x|/dx at 0: JAX 1 (select(x >= 0, t, -t)), tracejit "
+            f"sign(0) = 0 {RULES}"),
+    differs("nn.soft_sign", "special", "jvp2 grad2", f"x / (|x| + 1) twice at 0: JAX -2 (|x|' = 1 there), tracejit 0 "
+            f"{RULES}"),
+    differs("lax.clamp", "scalars | arrays | ties", "jvp grad", "at a bound, JAX's derivative in the operand is 0 "
+            f"(strictly inside only), tracejit's 1 (inside or on a bound) {RULES}"),
+    differs("numpy.power lax.pow", "special | ties", "jvp grad jvp2", "d(x**y)/dx at x = y = 0: JAX NaN (0 * 0**-1), "
+            "tracejit 0 (x**0 is 1 everywhere); deliberate"),
+    differs("numpy.power lax.pow", "special", "grad2", "d2(x**y)/dxdy at x = 0 (log 0): JAX NaN, tracejit a number "
+            f"(pow's rule takes log 0 as 0) {RULES}"),
+    differs("numpy.cbrt", "special", "jvp2 grad2", f"second derivative at 0: JAX -inf, tracejit NaN {RULES}"),
+    differs("numpy.acosh", "random | special", "jvp grad jvp2 grad2", "below 1, where acosh is NaN, JAX's derivative "
+            "1 / sqrt(x*x - 1) is a number (inf at -1); tracejit's is NaN"),
+    differs("numpy.arctanh", "special", "jvp2 grad2", "second derivative at the poles +-1: JAX NaN, tracejit +-inf "
+            "(the limit); deliberate"),
+    differs("numpy.hypot", "special | ties", "jvp grad jvp2 grad2", "at (0, 0), hypot's cone, tracejit's derivative is "
+            "NaN (x / hypot); JAX's max/min formula gives numbers there and a zero second derivative wherever |x| = |y| "
+            "or one is 0, where hypot is smooth and tracejit's (checked by finite differences) is right"),
+    differs("numpy.fmax numpy.fmin", "special | ties", "jvp grad", "at a tie NumPy's fmax returns x (fmax(-0.0, 0.0) "
+            "is -0.0), so tracejit's derivative is x's; JAX's fmax returns y and its derivative is y's"),
+    differs("numpy.std", "one", "jvp grad jvp2 grad2", "std of one element is 0 for every value: tracejit's derivative "
+            "is 0, JAX's NaN (sqrt at 0); deliberate"),
+    differs("numpy.var numpy.nanmean", "empty_rows axis=0", "jvp" , "the mean of nothing (0 / 0): tracejit's derivative "
+            "is NaN, as its value; JAX's 0"),
+    differs("numpy.var", "empty_rows axis=0", "jvp2", "as its jvp"),
+    # tracejit's jit
+    differs("numpy.cos numpy.sin numpy.tan lax.cos lax.sin lax.tan", "nonfinite", "jit:value", "the backend's "
+            "vectorized sin/cos/tan reduce arguments up to 2**43 only (backend/mathlib.py): jitted, +-1e308 gives "
+            "0, 1, 0; eager tracejit, NumPy and JAX give the true values"),
+    # dtypes and arguments
+    differs(LAX_BINARY, "float32_python_scalar", "raises", "tracejit.lax gives a Python scalar the dtype of the array "
+            "it meets (weak typing, as tracejit.numpy); JAX's lax requires equal dtypes"),
+    differs("lax.pow", "int64", "raises", "tracejit raises integers to integer powers (NumPy's semantics); JAX's "
+            "lax.pow refuses integer bases"),
+    differs("nn.gelu nn.tanh", "int32 | bool", "dtype", "integer and bool inputs: tracejit computes in float64, as "
+            "NumPy (np.tanh of int32 is float64); JAX in float32"),
+    differs("nn.log_sigmoid nn.mish nn.soft_sign nn.softplus nn.squareplus", "int32", "dtype", "as nn.tanh"),
+    differs("nn.logsumexp nn.standardize", "bool axis=None", "dtype", "as nn.tanh"),
+    differs("nn.sigmoid nn.silu", "bool | int32 | int64", "raises", "tracejit converts integers and bools to float, as "
+            "its other float functions do; JAX's logistic refuses them"),
+    differs("nn.log_softmax nn.softmax", "bool axis=None", "raises", "as nn.sigmoid"),
+    differs("nn.squareplus", "bool", "raises", "square of bool: NumPy computes it in int8, which tracejit does not have"),
+    differs("numpy.square numpy.power numpy.floor_divide numpy.mod", "bool", "raises", "NumPy computes bool operands "
+            "in int8, which tracejit does not have: tracejit refuses them"),
+    differs("numpy.reciprocal", "int32 | int64", "value", "1 / 0 in integers: NumPy's is undefined (the minimum "
+            "integer here), tracejit's 0"),
+    differs("numpy.reciprocal", "bool", "dtype", "NumPy's reciprocal of bool is int8, which tracejit does not have: "
+            "bool (its values, 1 and 0, are NumPy's)"),
+    differs("numpy.around", "bool", "raises", "round of bool: NumPy gives float16 (not in tracejit), JAX refuses; "
+            "tracejit returns the bools, as for integers"),
+    differs("numpy.take", "out_of_range", "value jvp grad", "an index past the end: tracejit clamps it (its gather's "
+            "mode, as JAX's jit-time indexing), JAX's take fills NaN, NumPy raises"),
+    differs("lax.dynamic_slice", "start=-1", "value jvp grad", "a negative start: JAX counts it from the end once, "
+            "then clamps; tracejit only clamps (fixed on main by issue 24's primitive change: delete these two "
+            "entries when merged)"),
+    differs("lax.dynamic_update_slice", "start=-2", "value jvp grad", "as lax.dynamic_slice"),
+    follows_numpy("numpy.argsort", "ties axis=None", "value", "ties in NumPy's order (its quicksort); JAX's sort is "
+                  "stable"),
+    follows_numpy("numpy.median", "empty_rows axis=0", "value", "the median of nothing is NaN (NumPy warns); JAX "
+                  "raises"),
+    follows_numpy("numpy.tril numpy.triu", "(0,)", "value", "a 1-D array is the row of a square matrix, as in NumPy; "
+                  "JAX refuses 1-D arrays"),
+    follows_numpy("numpy.promote_types", "int32 float32", "value", "NumPy's promotion: float64; JAX's: float32"),
+    follows_numpy("numpy.result_type", "<class 'numpy.int32'> <class 'numpy.float32'> | <class 'numpy.float32'> <class "
+                  "'numpy.int64'>", "value", "as promote_types"),
+    follows_jax("numpy.power", "int64 | int32_int64", "value", "integers to negative integer powers: NumPy raises, "
+                "tracejit gives JAX's values (1 and -1 keep their powers, the rest truncate to 0)"),
+    follows_jax("numpy.positive", "bool", "value", "NumPy's positive refuses bool; tracejit, as JAX, returns it"),
+]
+
+
+# -------------------------------------------------------------------------------------------- the runs
+
+def cases_for(qualname, fn):
+    if qualname in NOT_COMPARED:
+        return []
+    spec = SPECS.get(qualname) or NOT_IN_JAX_SPECS.get(qualname)
+    return spec() if spec is not None else jo.infer_cases(qualname, fn)
+
+
+def _known(qualname):
+    """KNOWN's entries for one function: [(labels, aspects, reason, oracle)]."""
+    return [(labels, aspects, reason, oracle) for names, labels, aspects, reason, oracle in KNOWN
+            if qualname in names.split()]
+
+
+def _forced(qualname, label):
+    """{aspect: 'numpy' or 'jax'}: the oracle KNOWN prescribes for one case."""
+    return {a: oracle for labels, aspects, _, oracle in _known(qualname) if oracle
+            and (labels == "*" or label in labels.split(" | ")) for a in aspects}
+
+
+def _aliases(functions):
+    """{alias: name} for names bound to the same function as an earlier name (tnp.amax is tnp.max): the
+    function is run once, under its first name."""
+    first, aliases = {}, {}
+    for q in sorted(functions):
+        key = (q.split(".")[0], id(functions[q]))
+        aliases.update({q: first[key]} if key in first else {})
+        first.setdefault(key, q)
+    return aliases
+
+
+@functools.cache
+def results():
+    """{qualname: report}, for every public function at once: tracejit eagerly, then tracejit's jit and JAX's
+    (in a thread: XLA compiles while tracejit does) in a few large programs each."""
+    functions = jo.public_functions()
+    aliases = _aliases(functions)
+    plans = {q: cases_for(q, fn) for q, fn in functions.items() if q not in aliases}
+    tasks = [(q, c) for q, cases in plans.items() if cases for c in cases]
+    in_jax = {q for q in functions if jo.resolve(jo.JAX, q) is not None and q not in NOT_IN_JAX.keys() | NOT_COMPARED.keys()}
+    runs = [jo.run_tracejit_eagerly(q, c) for q, c in tasks]
+    numpy_outcomes = [jo.run_numpy(q, c) for q, c in tasks]
+    jax_indices = [k for k, (q, c) in enumerate(tasks) if q in in_jax and (
+        not c.prefer_numpy or not _usable(numpy_outcomes[k]) or "jax" in _forced(q, c.label).values())]
+    jax_tasks = [(q, c, run.tangents, run.weights) for (q, c), run in zip(tasks, runs)]
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        jax_future = pool.submit(_in_chunks, jo.run_jax, jax_indices, jax_tasks)
+        jitted = _in_chunks(jo.run_tracejit_jitted, [k for k, (_, c) in enumerate(tasks) if c.traceable], runs)
+        jax_outcomes = jax_future.result()
+    reports = {q: {"cases": cases, "in_jax": q in in_jax, "mismatches": {}, "forced": {}, "working": 0}
+               for q, cases in plans.items()}
+    for k, ((q, case), run) in enumerate(zip(tasks, runs)):
+        report = reports[q]
+        for label, part in jo.segments(case, run, jitted.get(k), jax_outcomes.get(k), numpy_outcomes[k]):
+            mismatches, forced = compare_case(*part, _forced(q, label))
+            report["mismatches"].update({(label, aspect): why for aspect, why in mismatches.items()})
+            report["forced"].update({(label, aspect): differs for aspect, differs in forced.items()})
+        report["working"] += "value" in run.eager.results and "raises" not in mismatches
+    reports.update({q: {"alias_of": name} for q, name in aliases.items()})
+    return reports
+
+
+def _in_chunks(run, indices, items, size=100):
+    """{index: outcome} of run() on items[index], in programs of `size` cases."""
+    outcomes = {}
+    for start in range(0, len(indices), size):
+        chunk = indices[start:start + size]
+        outcomes.update(zip(chunk, run([items[k] for k in chunk])))
+    return outcomes
+
+
+def _usable(numpy_out):
+    """NumPy is the oracle of a case unless it computed in float16, which tracejit does not have."""
+    return numpy_out is not None and not _float16(numpy_out)
+
+
+def _float16(outcome):
+    return any(np.asarray(x).dtype == np.float16 for x in outcome.results.get("value", []))
+
+
+def compare_case(eager, jitted, jax_out, numpy_out, forced):
+    """({aspect: why} where tracejit, eagerly or under jit, differs from the case's oracle; {aspect: whether
+    tracejit differs from the other oracle} for the aspects that KNOWN sends to NumPy or to JAX).
+
+    Values: JAX's, else NumPy's (or where KNOWN says so); dtypes: NumPy's (float64 where NumPy's is float16:
+    tracejit has no float16), else JAX's; derivatives: JAX's. With no oracle, jit is compared with eager."""
+    oracles = {"jax": jax_out, "numpy": numpy_out if _usable(numpy_out) else None}
+    value_oracle = oracles[forced.get("value", "jax" if jax_out is not None else "numpy")] or jax_out or eager
+    mismatches = {}
+    error, expected_error = eager.errors.get("value"), value_oracle.errors.get("value")
+    if error or expected_error:
+        if not (error and expected_error):
+            mismatches["raises"] = f"tracejit: {error or 'no error'}; expected: {expected_error or 'no error'}"
+        return mismatches, _differs_from_other(eager, forced, oracles)
+    expected = {"value": value_oracle.results["value"]}
+    derivative_oracle = jax_out if jax_out is not None and "value" in jax_out.results else eager
+    expected.update({k: v for k, v in derivative_oracle.results.items() if k != "value"})
+    expected_errors = {k: v for k, v in derivative_oracle.errors.items() if k != "value"}
+    has_numpy = numpy_out is not None and "value" in numpy_out.results
+    dtypes = _dtype_oracle(oracles[forced["dtype"]] if "dtype" in forced else numpy_out if has_numpy else jax_out)
+    for prefix, outcome in (("", eager), ("jit:", jitted)):
+        if outcome is None:
+            continue
+        for piece in ["value", *jo.DERIVATIVES]:
+            if prefix and (piece in mismatches or piece not in eager.results):
+                continue
+            why = _compare_piece(piece, outcome, expected, expected_errors)
+            if why:
+                mismatches[prefix + piece] = why
+    if dtypes is not None and "value" in eager.results and "value" not in mismatches:
+        why = jo.compare_dtypes(eager.results["value"], dtypes)
+        mismatches.update({"dtype": why} if why else {})
+    return mismatches, _differs_from_other(eager, forced, oracles)
+
+
+def _differs_from_other(eager, forced, oracles):
+    """{aspect: whether tracejit differs from the oracle that KNOWN did not choose} (raising counts)."""
+    other = {}
+    for aspect, oracle in forced.items():
+        alternative = oracles["numpy" if oracle == "jax" else "jax"]
+        if alternative is None:
+            continue
+        if "value" in alternative.errors or "value" in eager.errors:
+            other[aspect] = ("value" in alternative.errors) != ("value" in eager.errors)
+        else:
+            compare = jo.compare_dtypes if aspect == "dtype" else functools.partial(jo.compare_leaves, rtol=1e-9)
+            other[aspect] = bool(compare(eager.results["value"], alternative.results["value"]))
+    return other
+
+
+def _dtype_oracle(oracle):
+    """The dtypes to expect: the oracle's, NumPy's float16 (which tracejit does not have) read as float64."""
+    if oracle is None or "value" not in oracle.results:
+        return None
+    return [np.asarray(x, np.float64) if np.asarray(x).dtype == np.float16 else x for x in oracle.results["value"]]
+
+
+def _compare_piece(piece, outcome, expected, expected_errors):
+    if piece in expected_errors:
+        return None if piece in outcome.errors else f"JAX raises: {expected_errors[piece]}"
+    if piece in outcome.errors:
+        return f"raises {outcome.errors[piece]}" if piece in expected else None
+    if piece not in outcome.results or piece not in expected:
+        return None if (piece in outcome.results) == (piece in expected) else (
+            "computed by tracejit only" if piece in outcome.results else "not computed (no float input or output)")
+    rtol = jo.value_rtol(expected["value"] + outcome.results["value"]) if piece == "value" else 1e-7
+    return jo.compare_leaves(outcome.results[piece], expected[piece], rtol)
+
+
+# ------------------------------------------------------------------------------------------------ tests
+
+FUNCTIONS = sorted(jo.public_functions())
+
+
+@pytest.mark.parametrize("qualname", FUNCTIONS)
+def test_against_jax(qualname):
+    report = results()[qualname]
+    if "alias_of" in report:
+        assert jo.resolve(jo.JAX, qualname) is not None or qualname in NOT_IN_JAX, f"JAX has no {qualname}"
+        return      # tested under its first name
+    in_jax = jo.resolve(jo.JAX, qualname) is not None
+    if in_jax == (qualname in NOT_IN_JAX):
+        pytest.fail(f"{qualname}: " + ("listed in NOT_IN_JAX, but JAX has it: compare it" if in_jax else
+                                       "JAX has no such function: list it in NOT_IN_JAX, saying why"))
+    if report["cases"] is None:
+        pytest.fail(f"{qualname}: no calls could be inferred; add its cases to SPECS in {__file__}")
+    accepted, stale = set(), []
+    for labels, aspects, reason, oracle in _known(qualname):
+        if oracle:
+            listed = {(label, a) for label in labels.split(" | ") for a in aspects}
+            missing = {k for k in listed if not report["forced"].get(k)}
+            stale += [f"{labels} / {' '.join(aspects)} no longer differs from {'JAX' if oracle == 'numpy' else 'NumPy'} "
+                      f"(or is not compared with it): {sorted(missing)}"] if missing else []
+            continue
+        found = {k for k in report["mismatches"] if (labels == "*" or k[0] in labels.split(" | ")) and k[1] in aspects}
+        listed = {(label, a) for label in labels.split(" | ") for a in aspects} if labels != "*" else found
+        if not found or listed - found:
+            stale.append(f"{labels} / {' '.join(aspects)}: {sorted(listed - found) or 'no difference left'}")
+        accepted |= found
+    lines = [f"  [{label}] {aspect}: {why}" for (label, aspect), why in sorted(report["mismatches"].items())
+             if (label, aspect) not in accepted]
+    lines += [f"  KNOWN lists a difference that is gone: {s}" for s in stale]
+    if lines:
+        pytest.fail(f"{qualname} differs from {'JAX' if report['in_jax'] else 'its oracle'}:\n" + "\n".join(lines))
+    if report["cases"] and not report["working"]:
+        pytest.fail(f"{qualname}: every case raised; its spec calls it wrongly")
+
+
+def test_tables_name_public_functions():
+    """Every name in SPECS, NOT_IN_JAX and KNOWN is a public function, so that the tables stay true."""
+    functions = jo.public_functions()
+    named = set(SPECS) | set(NOT_IN_JAX) | set(NOT_COMPARED) | {n for names, *_ in KNOWN for n in names.split()}
+    assert not named - set(functions), f"the tables name functions that do not exist: {sorted(named - set(functions))}"
+
+
+NOT_TRACEJIT_TYPES = {"character", "flexible", "object_", "ufunc", "ComplexWarning"}   # no strings or objects;
+                                                                                        # tnp's ufuncs are functions
+
+
+def test_dtype_names_are_jax_numpys():
+    """jax.numpy's dtype names and type classes are in tracejit.numpy, as the same dtypes (those of ml_dtypes,
+    bfloat16 and the float8s, are not NumPy's: tracejit has none of them)."""
+    import jax.numpy as jnp
+    for name in sorted(n for n in dir(jnp) if isinstance(getattr(jnp, n), type) and not n.startswith("_")):
+        if name in NOT_TRACEJIT_TYPES:
+            continue
+        try:
+            dtype = np.dtype(getattr(jnp, name))
+        except TypeError:          # an abstract class: floating, integer ...
+            assert hasattr(tnp, name), f"tracejit.numpy has no {name}"
+            continue
+        if dtype.type.__module__ != "ml_dtypes":
+            assert np.dtype(getattr(tnp, name)) == dtype, f"tnp.{name} is not jnp.{name}'s {dtype}"
