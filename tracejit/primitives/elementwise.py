@@ -106,9 +106,10 @@ def _max_weight(x, y, out):
 
 
 def _abs_dx(t, x, out):
-    """sign(x) t; for complex x, JAX's Re(t conj(x) / |x|) (0 at x = 0)."""
+    """t where x >= 0 (at -0.0 too), else -t, as JAX's select(x >= 0, t, -t); for complex x, JAX's
+    Re(t conj(x) / |x|) (0 at x = 0)."""
     if aval(x).dtype.kind != "c":
-        return ops.mul(t, ops.sign(x))
+        return ops.select_n(ops.ge(x, scalar(0, x)), ops.neg(t), t)
     magnitude = ops.convert_element_type(out, new_dtype=aval(x).dtype, weak_type=False)
     safe = ops.select_n(ops.eq(magnitude, scalar(0, magnitude)), magnitude, scalar(1, magnitude))
     return ops.real(ops.mul(t, ops.div(ops.conj(x), safe)))
@@ -227,8 +228,9 @@ log10_p = elementwise("log10", silent(np.log10), FLOAT,
                       lambda t, x, out: ops.div(t, ops.mul(x, scalar(np.log(10), x))), low.libm("log10"))
 exp2_p = elementwise("exp2", silent(np.exp2), FLOAT,
                      lambda t, x, out: ops.mul(t, ops.mul(out, scalar(np.log(2), out))), low.libm("exp2"))
-cbrt_p = elementwise("cbrt", silent(np.cbrt), FLOAT,
-                     lambda t, x, out: ops.div(t, ops.mul(scalar(3, out), _square(out))), low.libm("cbrt"))
+cbrt_p = elementwise("cbrt", silent(np.cbrt), FLOAT,      # t / (3 out**2), as JAX: its derivative at 0 is -inf
+                     lambda t, x, out: ops.mul(t, ops.mul(scalar(1 / 3, out), ops.integer_pow(out, y=-2))),
+                     low.libm("cbrt"))
 
 # -------------------------------------------------------------------------------------------- binary ops
 # name, NumPy impl, dtype kinds, derivative: one (t, x, y, out) -> tangent per operand, lowering, flags
@@ -348,7 +350,7 @@ clamp_p = Primitive("clamp", _clamp_shape, lambda lo, x, hi: np.minimum(np.maxim
 clamp_p.set(batch=elementwise_batch(clamp_p, shaped_by=slice(1, 2)), jvp=partials_jvp(
     clamp_p,
     lambda t, lo, x, hi, out: _where(ops.lt(x, lo), t),
-    lambda t, lo, x, hi, out: _where(ops.and_(ops.ge(x, lo), ops.le(x, hi)), t),
+    lambda t, lo, x, hi, out: _where(ops.and_(ops.gt(x, lo), ops.lt(x, hi)), t),     # 0 on a bound, as JAX
     lambda t, lo, x, hi, out: _where(ops.gt(x, hi), t)))
 
 # ---------------------------------------------------------------------------------- convert_element_type
