@@ -130,15 +130,21 @@ BINARY_SPECIAL = [0.0, 1.0, -1.0, 0.5, 2.0, -2.0]
 NONFINITE = [np.inf, -np.inf, np.nan, 0.0, 1.0, -1.0]     # (no subnormals: XLA's CPU code flushes them to 0)
 
 
-def points(qualname, **segments):
+def points(qualname, label="points", dtype=np.float64, **segments):
     """One case of an elementwise function on the concatenated points of several labelled segments: one
     computation per library, compared segment by segment (derivatives included: elementwise, they do not mix;
     not at the non-finite points, where only values are compared)."""
     arity = len(next(iter(segments.values())))
-    args = tuple(np.concatenate([np.asarray(seg[k], np.float64).ravel() for seg in segments.values()])
+    args = tuple(np.concatenate([np.asarray(seg[k], dtype).ravel() for seg in segments.values()])
                  for k in range(arity))
-    return Case("points", args, segments=[(label, np.size(seg[0]), label != "nonfinite")
-                                          for label, seg in segments.items()])
+    return Case(label, args, segments=[(name, np.size(seg[0]), name != "nonfinite") for name, seg in segments.items()])
+
+
+def complex_draw(rng, *shape):
+    return rng.uniform(-3, 3, shape) + 1j * rng.uniform(-3, 3, shape)
+
+
+COMPLEX_SPECIAL = [0.0, 1.0, -1.0, 1j, -1j, 0.5 + 0.5j, -2.0 + 1j, 2.5 - 0.5j]
 
 
 def variants(*cases):
@@ -150,9 +156,10 @@ def variants(*cases):
 
 def unary_cases(qualname):
     rng = rng_for(qualname)
-    x = rng.uniform(-3, 3, 6)
+    x, z = rng.uniform(-3, 3, 6), complex_draw(rng, 6)
     return [points(qualname, random=(x,), special=(UNARY_SPECIAL,), nonfinite=(NONFINITE + [1e308, -1e308],)),
-            *variants(Case("scalar", (np.array(0.7),)), Case("python_scalar", (0.7,)), Case("empty", (np.zeros(0),)),
+            points(qualname, "complex points", np.complex128, complex=(z,), complex_special=(COMPLEX_SPECIAL,)),
+            *variants(Case("complex64", (z.astype(np.complex64),)), Case("scalar", (np.array(0.7),)), Case("python_scalar", (0.7,)), Case("empty", (np.zeros(0),)),
                       Case("matrix", (rng.uniform(-3, 3, (2, 3)),)), Case("float32", (x.astype(np.float32),)),
                       Case("int64", (np.arange(-3, 4),)), Case("int32", (np.arange(-3, 4, dtype=np.int32),)),
                       Case("bool", (np.array([True, False]),)))]
@@ -165,9 +172,14 @@ def binary_cases(qualname):
     grid = np.array(np.meshgrid(BINARY_SPECIAL, BINARY_SPECIAL)).reshape(2, -1)
     nonfinite = np.array(np.meshgrid(NONFINITE, NONFINITE)).reshape(2, -1)
     ints = rng.integers(-4, 5, (2, 6))
+    z, w = complex_draw(rng, 6), complex_draw(rng, 6)
+    complex_grid = np.array(np.meshgrid(COMPLEX_SPECIAL[::2], COMPLEX_SPECIAL[1::2])).reshape(2, -1)
     return [points(qualname, random=(x, y), ties=(ties, ties), special=tuple(grid), nonfinite=tuple(nonfinite)),
             Case("broadcast", (rng.uniform(-3, 3, (2, 3)), rng.uniform(-3, 3, 3))),
-            *variants(Case("python_scalar_right", (x, 1.5)), Case("python_scalar_left", (1.5, y)),
+            points(qualname, "complex points", np.complex128, complex=(z, w), complex_ties=(z, z),
+                   complex_special=tuple(complex_grid)),
+            Case("complex_float", (z, y)),
+            *variants(Case("complex64", (z.astype(np.complex64), w.astype(np.complex64))),Case("python_scalar_right", (x, 1.5)), Case("python_scalar_left", (1.5, y)),
                       Case("empty", (np.zeros(0), np.zeros(0))), Case("float32", (x.astype(np.float32), y.astype(np.float32))),
                       Case("float32_python_scalar", (x.astype(np.float32), 2.0)),
                       Case("float32_int32", (x.astype(np.float32), ints[0].astype(np.int32))),
@@ -186,12 +198,14 @@ def axis_cases(qualname, defaults):
     return [Case("ties axis=None", (ties,), dict(all_axes)), Case("ties axis=-1" + " keepdims" * bool(keep), (ties,),
                                                                  {"axis": -1, **keep}),
             Case("random axis=0", (random,), {"axis": 0}), Case("one", (np.array([0.7]),), dict(all_axes)),
+            Case("complex axis=0", (complex_draw(rng, 3, 4),), {"axis": 0}),
             Case("empty_rows axis=0", (np.zeros((0, 4)),), {"axis": 0}),
             *variants(Case("random axis=None", (random,), dict(all_axes)), Case("random axis=-1", (random,), {"axis": -1}),
                       Case("int64 axis=0", (rng.integers(-4, 5, (3, 4)),), {"axis": 0}),
                       Case("bool axis=None", (rng.integers(0, 2, (3, 4)).astype(bool),), dict(all_axes)),
                       Case("nan axis=-1", (np.array([[1.0, np.nan, 2.0], [0.5, 0.25, -1.0]]),), {"axis": -1}),
-                      Case("empty_columns axis=-1", (np.zeros((3, 0)),), {"axis": -1}))]
+                      Case("empty_columns axis=-1", (np.zeros((3, 0)),), {"axis": -1}),
+                      Case("complex64 axis=None", (complex_draw(rng, 3, 4).astype(np.complex64),), dict(all_axes)))]
 
 
 SHAPES_ONE = [(3, 4), (1, 3, 1), (0,), (), (1,), (5,), (2, 3, 4)]       # the first three with derivatives
@@ -203,8 +217,9 @@ def shape_cases(qualname, count):
     rng = rng_for(qualname)
     combos = [(s,) for s in SHAPES_ONE] if count == 1 else SHAPES_TWO
     cases = [Case("x".join(str(s) for s in shapes), tuple(rng.uniform(-3, 3, s) for s in shapes)) for shapes in combos]
+    complex_case = Case("complex " + "x".join(str(s) for s in combos[0]), tuple(complex_draw(rng, *s) for s in combos[0]))
     differentiated = 3 if count == 1 else 2
-    return cases[:differentiated] + variants(*cases[differentiated:])
+    return cases[:differentiated] + [complex_case] + variants(*cases[differentiated:])
 
 
 def infer_cases(qualname, fn):
@@ -234,8 +249,21 @@ def flatten(tree):
     return [tree]
 
 
-def _is_float(x):
-    return np.issubdtype(np.result_type(x), np.floating) if not isinstance(x, np.ndarray) else x.dtype.kind == "f"
+def _is_inexact(x):
+    """A float or complex result (one with derivatives), tracejit's, NumPy's or JAX's (traced too); False for
+    what is not a number (a string, a device)."""
+    if isinstance(x, str):
+        return False
+    try:
+        return jnp.issubdtype(jnp.result_type(x), jnp.inexact)
+    except TypeError:
+        return False
+
+
+def draw(rng, shape, dtype):
+    """Standard normal values of dtype (complex ones with a random imaginary part too)."""
+    x = rng.standard_normal(shape)
+    return (x + 1j * rng.standard_normal(shape) if np.dtype(dtype).kind == "c" else x).astype(dtype)
 
 
 class Bound:
@@ -246,7 +274,7 @@ class Bound:
         self.side, self.case = side, case
         self.leaves = [x for a in case.args for x in ([a] if isinstance(a, np.ndarray) else list(a) if
                                                        _is_traced(a) else [])]
-        self.diff = [k for k, x in enumerate(self.leaves) if x.dtype.kind == "f"] if case.derivatives else []
+        self.diff = [k for k, x in enumerate(self.leaves) if x.dtype.kind in "fc"] if case.derivatives else []
 
     def __call__(self, *leaves):
         leaves, args = list(leaves), []
@@ -292,8 +320,15 @@ def _error(e):
     return f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"[:300]
 
 
+def _projection(outputs, weights):
+    """Re <outputs, weights>: a real number whose gradient is JAX's vjp of the outputs with the weights as
+    cotangents (complex ones too: JAX's convention, which tracejit follows)."""
+    return sum(tnp.real(tnp.sum(o * w)) for o, w in zip(outputs, weights))
+
+
 def tracejit_pieces(bound, float_outputs, tangents, weights):
-    """{value, jvp, grad, jvp2, grad2}: functions of the case's leaves, with tracejit's transformations."""
+    """{value, jvp, grad, jvp2, grad2}: functions of the case's leaves, with tracejit's transformations; grad2
+    is the gradient of Re <grad, t>, which is JAX's forward-over-reverse jvp of grad, complex inputs included."""
     def value(*leaves):
         return flatten(bound(*leaves))
     if not bound.diff or not float_outputs:
@@ -308,14 +343,13 @@ def tracejit_pieces(bound, float_outputs, tangents, weights):
     argnums, t = tuple(range(len(bound.diff))), tuple(tangents)
 
     def grad(h, *d):
-        return tj.grad(lambda *e: sum(tnp.sum(o * w) for o, w in zip(h(*e), weights)), argnums=argnums)(*d)
+        return tj.grad(lambda *e: _projection(h(*e), weights), argnums=argnums)(*d)
 
     return {"value": value,
             "jvp": on_diff(lambda h, *d: tj.jvp(h, d, t)[1]),
             "grad": on_diff(grad),
             "jvp2": on_diff(lambda h, *d: tj.jvp(lambda *e: tj.jvp(h, e, t)[1], d, t)[1]),
-            "grad2": on_diff(lambda h, *d: tj.grad(lambda *e: sum(tnp.sum(g * u) for g, u in zip(grad(h, *e), t)),
-                                                   argnums=argnums)(*d))}
+            "grad2": on_diff(lambda h, *d: tj.grad(lambda *e: _projection(grad(h, *e), t), argnums=argnums)(*d))}
 
 
 @dataclasses.dataclass
@@ -335,10 +369,11 @@ def run_tracejit_eagerly(qualname, case):
         value = _quiet(lambda: flatten(bound(*bound.leaves)))
     except Exception as e:
         return TracejitRun(bound, {}, Outcome({"value": _error(e)}))
-    float_outputs = [k for k, v in enumerate(value) if _is_float(v)]
+    float_outputs = [k for k, v in enumerate(value) if _is_inexact(v)]
     rng = rng_for(qualname, case.label)
-    tangents = [rng.standard_normal(np.shape(bound.leaves[k])).astype(bound.leaves[k].dtype) for k in bound.diff]
-    weights = [rng.standard_normal(np.shape(value[k])) for k in float_outputs]
+    tangents = [draw(rng, np.shape(bound.leaves[k]), bound.leaves[k].dtype) for k in bound.diff]
+    weights = [draw(rng, np.shape(value[k]), np.complex128 if np.result_type(value[k]).kind == "c" else np.float64)
+               for k in float_outputs]
     pieces = tracejit_pieces(bound, float_outputs, tangents, weights)
     eager = Outcome({})
     for name, piece in pieces.items():
@@ -392,7 +427,7 @@ def jax_oracle(bound, tangents, weights):
     mode of while_loop, say) is left out, its error put in `errors`."""
     def oracle(errors, *leaves):
         value = flatten(bound(*leaves))
-        float_outputs = [k for k, v in enumerate(value) if jnp.issubdtype(jnp.result_type(v), jnp.floating)]
+        float_outputs = [k for k, v in enumerate(value) if _is_inexact(v)]
         if not bound.diff or not tangents or not float_outputs or len(float_outputs) != len(weights):
             return {"value": value}
 
@@ -485,6 +520,10 @@ def _close(got, want, rtol):
     got, want = np.asarray(got), np.asarray(want)
     if got.shape != want.shape:
         return f"shape {got.shape}, expected {want.shape}"
+    if "c" in (got.dtype.kind, want.dtype.kind):     # each part, with its own NaN and infinities
+        why = [f"{part} part: {w}" for part in ("real", "imag") if (w := _close(getattr(got, part),
+                                                                               getattr(want, part), rtol))]
+        return "; ".join(why) or None
     try:
         g, w = np.broadcast_to(got.astype(np.float64), got.shape), want.astype(np.float64)
     except (TypeError, ValueError):
@@ -520,4 +559,4 @@ def compare_dtypes(got, want):
 
 
 def value_rtol(leaves):
-    return 2e-5 if any(np.asarray(x).dtype == np.float32 for x in leaves) else 1e-9
+    return 2e-5 if any(np.asarray(x).dtype in (np.float32, np.complex64) for x in leaves) else 1e-9

@@ -192,6 +192,9 @@ SPECS = {
                           Case("matrix", (r(3, 4), (1, 0), (3, 4)))],
     "lax.squeeze": lambda: [Case("two", (r(1, 3, 1), (0, 2)))],
     "lax.transpose": lambda: [Case("cycle", (r(2, 3, 4), (2, 0, 1)))],
+    "lax.real": lambda: _complex_cases(),
+    "lax.imag": lambda: _complex_cases(),
+    "lax.conj": lambda: _complex_cases() + [Case("float", (r(3),))],
     "nn.one_hot": lambda: [Case("int", (np.array([0, 2, 1, 5, -1]), 3)), Case("axis", (np.array([[0, 1], [2, 0]]), 3),
                                                                                  {"axis": 0}),
                            Case("float", (np.array([0.0, 1.0, 1.5]), 2)), Case("dtype", (np.array([1, 0]), 2),
@@ -235,7 +238,24 @@ SPECS = {
     "tracejit.ShapeDtypeStruct": lambda: [Case("fields", ((2, 3), np.float32), traceable=False,
                                                call=lambda M, cls, shape, dtype: (cls(shape, dtype).shape,
                                                                                   str(cls(shape, dtype).dtype)))],
+    "tracejit.eval_shape": lambda: [Case("structs", (), traceable=False, call=lambda M, eval_shape: _fields(eval_shape(
+        lambda a, b: (M.numpy.sin(a) @ b, M.numpy.sum(a, axis=0)), M.api.ShapeDtypeStruct((2, 3), np.float32),
+        M.api.ShapeDtypeStruct((3,), np.float32)))),
+        Case("arrays", (r(2, 3),), traceable=False, call=lambda M, eval_shape, x: _fields(eval_shape(M.numpy.transpose, x)))],
+    "tracejit.device_put": lambda: [Case("tree", (r(3), r(2, 2)), call=lambda M, put, x, y: put({"a": x, "b": [y * 2.0, 2.5]})),
+                                    Case("device", (r(3),), call=lambda M, put, x: put(x, M.api.devices()[0]))],
+    "tracejit.block_until_ready": lambda: [Case("tree", (r(3),), call=lambda M, ready, x: ready((x * 2.0, M.numpy.sin(x))))],
+    "tracejit.devices": lambda: [Case("cpu", (), traceable=False, call=_device_fields)],
+    "tracejit.local_devices": lambda: [Case("cpu", (), traceable=False, call=_device_fields)],
+    "tracejit.device_count": lambda: [Case("cpu", (), traceable=False)],
+    "tracejit.local_device_count": lambda: [Case("cpu", (), traceable=False)],
+    "tracejit.default_backend": lambda: [Case("cpu", (), traceable=False)],
 }
+
+
+def _complex_cases():
+    z = jo.complex_draw(R, 5)
+    return [Case("complex", (z,)), Case("complex64", (z.astype(np.complex64),), derivatives=False)]
 
 
 def _atleast_cases():
@@ -256,6 +276,15 @@ def _lax_reduce_cases():
 
 def _dtype_name(M, fn, *args):
     return str(np.dtype(fn(*args)))
+
+
+def _fields(structs):
+    """(shape, dtype name) of each ShapeDtypeStruct in a tree."""
+    return [(tuple(s.shape), str(s.dtype)) for s in jo.flatten(structs)]
+
+
+def _device_fields(M, fn):
+    return [(d.platform, d.id, d.process_index) for d in fn()]
 
 
 def _custom_jvp_program(M, custom_jvp, x):
@@ -279,6 +308,8 @@ NOT_IN_JAX = {
     "tracejit.make_ir": "tracejit's name for make_jaxpr (the IR text is tracejit's own, so it is not compared)",
     "tracejit.check_ir": "checks a tracejit IR (no JAX counterpart)",
     "tracejit.eval_ir": "evaluates a tracejit IR (JAX's jax.core.eval_jaxpr is internal API)",
+    "numpy.real_if_close": "NumPy's real_if_close (its result's dtype depends on the values): compared with NumPy",
+    "tracejit.graph": "the IR as a DAG (nodes, edges, order): tracejit's own, tested in test_graph.py",
     "tracejit.stop_gradient": "JAX has it as jax.lax.stop_gradient (compared there); tj.stop_gradient is the same function",
 }
 NOT_COMPARED = {   # in JAX, but with results that are not comparable
@@ -288,6 +319,9 @@ NOT_IN_JAX_SPECS = {   # how to call those that need a spec
     "numpy.getitem": lambda: [Case("basic", (r(3, 4), (1, slice(None, None, -1)))), Case("fancy", (r(5), np.array([0, 4, 4])))],
     "tracejit.make_ir": lambda: [],
     "tracejit.check_ir": lambda: [],
+    "tracejit.graph": lambda: [],
+    "numpy.real_if_close": lambda: [Case(label, (z,), traceable=False) for label, z in (
+        ("close", np.array([1 + 1e-15j, 2 - 1e-15j])), ("far", np.array([1 + 1e-3j, 2.0])), ("real", r(3)))],
     "tracejit.eval_ir": lambda: [Case("ir", (r(3),), call=lambda M, ev, x: ev(M.api.make_ir(M.numpy.sin)(x), x))],
 }
 
@@ -310,21 +344,20 @@ def follows_jax(names, labels, aspects, reason):
     return (names, labels, tuple(aspects.split()), reason, "jax")
 
 
-LAX_BINARY = "lax.add lax.sub lax.mul lax.div lax.rem lax.max lax.min lax.eq lax.ne lax.lt lax.le lax.gt lax.ge lax.pow"
-RULES = "(the primitive's jvp rule in primitives/elementwise.py, to be changed to JAX's)"
+LAX_BINARY = ("lax.add lax.sub lax.mul lax.div lax.rem lax.max lax.min lax.eq lax.ne lax.lt lax.le lax.gt lax.ge lax.pow "
+              "lax.complex")
+COMPLEX_UNARY, COMPLEX_BINARY = "complex points | complex64", "complex points | complex64 | complex_float"
+COMPLEX_REDUCTION = "complex axis=0 | complex64 axis=None"
+NO_COMPLEX_MATH = ("tracejit's primitive takes real operands only (primitives/elementwise.py: FLOAT rows); NumPy and "
+                   "JAX compute it for complex numbers too")
+UNORDERED = ("tracejit does not order complex numbers (its comparisons, max and min take real operands); NumPy and "
+             "JAX order them lexicographically")
 KNOWN = [
     # derivatives that differ by a primitive's rule
-    differs("numpy.abs lax.abs", "special", "jvp grad", f"d|x|/dx at 0: JAX 1 (select(x >= 0, t, -t)), tracejit "
-            f"sign(0) = 0 {RULES}"),
-    differs("nn.soft_sign", "special", "jvp2 grad2", f"x / (|x| + 1) twice at 0: JAX -2 (|x|' = 1 there), tracejit 0 "
-            f"{RULES}"),
-    differs("lax.clamp", "scalars | arrays | ties", "jvp grad", "at a bound, JAX's derivative in the operand is 0 "
-            f"(strictly inside only), tracejit's 1 (inside or on a bound) {RULES}"),
     differs("numpy.power lax.pow", "special | ties", "jvp grad jvp2", "d(x**y)/dx at x = y = 0: JAX NaN (0 * 0**-1), "
             "tracejit 0 (x**0 is 1 everywhere); deliberate"),
     differs("numpy.power lax.pow", "special", "grad2", "d2(x**y)/dxdy at x = 0 (log 0): JAX NaN, tracejit a number "
-            f"(pow's rule takes log 0 as 0) {RULES}"),
-    differs("numpy.cbrt", "special", "jvp2 grad2", f"second derivative at 0: JAX -inf, tracejit NaN {RULES}"),
+            "(pow's rule takes log 0 as 0); deliberate (tools/primitive_rule_fixes.md)"),
     differs("numpy.acosh", "random | special", "jvp grad jvp2 grad2", "below 1, where acosh is NaN, JAX's derivative "
             "1 / sqrt(x*x - 1) is a number (inf at -1); tracejit's is NaN"),
     differs("numpy.arctanh", "special", "jvp2 grad2", "second derivative at the poles +-1: JAX NaN, tracejit +-inf "
@@ -339,6 +372,44 @@ KNOWN = [
     differs("numpy.var numpy.nanmean", "empty_rows axis=0", "jvp" , "the mean of nothing (0 / 0): tracejit's derivative "
             "is NaN, as its value; JAX's 0"),
     differs("numpy.var", "empty_rows axis=0", "jvp2", "as its jvp"),
+    # complex numbers: what tracejit does not compute for them yet
+    differs("lax.expm1 lax.log1p lax.logistic lax.rsqrt lax.tan numpy.acos numpy.acosh numpy.arcsin numpy.arcsinh "
+            "numpy.arctan numpy.arctanh numpy.cosh numpy.exp2 numpy.expm1 numpy.log10 numpy.log1p numpy.log2 "
+            "numpy.sinh numpy.tan", COMPLEX_UNARY, "raises", NO_COMPLEX_MATH),
+    differs("nn.elu nn.selu nn.sigmoid nn.silu", COMPLEX_UNARY, "raises", f"built on expm1 or logistic: {NO_COMPLEX_MATH}"),
+    differs("lax.max lax.min", COMPLEX_UNARY, "raises", UNORDERED),
+    differs("numpy.fmax numpy.fmin numpy.greater numpy.greater_equal numpy.less numpy.less_equal numpy.maximum "
+            "numpy.minimum", COMPLEX_BINARY, "raises", UNORDERED),
+    differs("numpy.logaddexp numpy.logaddexp2", "complex points | complex_float", "raises", f"JAX's logaddexp of "
+            f"complex numbers compares them; {UNORDERED} (NumPy has no complex logaddexp)"),
+    differs("nn.celu nn.hard_sigmoid nn.hard_silu nn.log_sigmoid nn.mish nn.relu nn.relu6 nn.softplus", COMPLEX_UNARY,
+            "raises", f"built on maximum or logaddexp: {UNORDERED}"),
+    differs("nn.hard_tanh nn.leaky_relu nn.sparse_plus", "complex | complex_special", "jit:value jvp grad jvp2 grad2",
+            f"eagerly x > 1 is NumPy's comparison (its order), traced it is tracejit's: {UNORDERED}"),
+    differs("nn.hard_tanh nn.leaky_relu nn.sparse_plus", "complex64", "jit:value", "as for complex128"),
+    differs("nn.log_softmax nn.logsumexp nn.softmax numpy.amax numpy.amin numpy.nanmax numpy.nanmin numpy.ptp",
+            COMPLEX_REDUCTION, "raises", UNORDERED),
+    differs("numpy.argmax numpy.argmin", "complex64 axis=None", "raises", UNORDERED),
+    differs("lax.is_finite", "complex | complex_special | complex64", "raises", "tracejit's is_finite takes complex "
+            "operands (finite in both parts, as tnp.isfinite needs); JAX's lax.is_finite takes real ones only"),
+    follows_numpy("numpy.median", "complex axis=0", "value", "the median of complex numbers in NumPy's (lexicographic) "
+                  "order; JAX refuses complex input"),
+    follows_numpy("numpy.arctan2", "complex points | complex_float", "value", "NumPy's arctan2 has no complex loop, nor "
+                  "has tracejit's; JAX's takes complex operands"),
+    follows_jax("numpy.deg2rad numpy.degrees", "complex64", "value", "complex values scaled, as JAX; NumPy's ufunc has "
+                "no complex loop"),
+    follows_jax("numpy.conj", "bool", "dtype", "the conjugate of bools is the bools, as in JAX; NumPy's is int8"),
+    differs("numpy.log lax.log", "complex_special", "jvp2 grad2", "the second derivative -1 / z**2 at z = 0: tracejit's "
+            "complex division by 0 gives infinities (as C99's), JAX's NaN"),
+    differs("numpy.sqrt lax.sqrt", "complex_special", "jvp grad", "the derivative 1 / (2 sqrt(z)) at z = 0: as log's "
+            "second derivative"),
+    follows_numpy("numpy.power", "complex_special", "value", "0 ** y for complex y with a positive real part: 0 in "
+                  "NumPy and tracejit, NaN in JAX"),
+    differs("lax.pow", "complex_special", "value", "as numpy.power (NumPy is not lax's oracle)"),
+    differs("numpy.power lax.pow", "complex_special", "jvp grad jvp2 grad2", "at x = 0, as for real x: tracejit's "
+            "derivatives are numbers (0 ** y is 0 in a neighbourhood), JAX's NaN"),
+    follows_numpy("numpy.reciprocal", "complex_special", "value", "1 / 0j: NaN + NaN j in NumPy's reciprocal and "
+                  "tracejit, inf + NaN j in JAX"),
     # tracejit's jit
     differs("numpy.cos numpy.sin numpy.tan lax.cos lax.sin lax.tan", "nonfinite", "jit:value", "the backend's "
             "vectorized sin/cos/tan reduce arguments up to 2**43 only (backend/mathlib.py): jitted, +-1e308 gives "
@@ -364,12 +435,8 @@ KNOWN = [
             "bool (its values, 1 and 0, are NumPy's)"),
     differs("numpy.around", "bool", "raises", "round of bool: NumPy gives float16 (not in tracejit), JAX refuses; "
             "tracejit returns the bools, as for integers"),
-    differs("numpy.take", "out_of_range", "value jvp grad", "an index past the end: tracejit clamps it (its gather's "
-            "mode, as JAX's jit-time indexing), JAX's take fills NaN, NumPy raises"),
-    differs("lax.dynamic_slice", "start=-1", "value jvp grad", "a negative start: JAX counts it from the end once, "
-            "then clamps; tracejit only clamps (fixed on main by issue 24's primitive change: delete these two "
-            "entries when merged)"),
-    differs("lax.dynamic_update_slice", "start=-2", "value jvp grad", "as lax.dynamic_slice"),
+    follows_numpy("numpy.take", "out_of_range", "value", "a concrete index past the end raises IndexError, as in "
+                  "NumPy (traced ones are clamped, as JAX's jit-time indexing); JAX's take fills NaN"),
     follows_numpy("numpy.argsort", "ties axis=None", "value", "ties in NumPy's order (its quicksort); JAX's sort is "
                   "stable"),
     follows_numpy("numpy.median", "empty_rows axis=0", "value", "the median of nothing is NaN (NumPy warns); JAX "

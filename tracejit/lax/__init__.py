@@ -7,7 +7,15 @@ import warnings
 
 import numpy as np
 
-from ..core.avals import canonical_dtype, check_shape, index_arg, is_python_scalar, normalize_axes, shape_arg
+from ..core.avals import (
+    canonical_dtype,
+    check_shape,
+    complex_dtype,
+    index_arg,
+    is_python_scalar,
+    normalize_axes,
+    shape_arg,
+)
 from ..core.trace import bind
 from ..nn import stop_gradient
 from ..numpy._base import asarray, aval
@@ -106,7 +114,15 @@ def convert_element_type(operand, new_dtype):
     return bind(ew.convert_element_type_p, operand, new_dtype=new_dtype, weak_type=False)
 
 
-real, imag, conj, complex = map(_op, (cp.real_p, cp.imag_p, cp.conj_p, cp.complex_p))
+real, imag, complex = map(_op, (cp.real_p, cp.imag_p, cp.complex_p))
+
+
+def conj(x):
+    """The complex conjugate; a float x is made complex first (its conjugate is itself), as jax.lax.conj."""
+    x = asarray(x)
+    if aval(x).dtype.kind == "f":
+        x = convert_element_type(x, complex_dtype(aval(x).dtype))
+    return bind(cp.conj_p, x)
 
 
 def broadcast_in_dim(operand, shape, broadcast_dimensions):
@@ -244,10 +260,10 @@ def dynamic_update_slice(operand, update, start_indices):
 
 
 __all__ = ["Precision", "abs", "add", "argmax", "argmin", "bitwise_and", "bitwise_not", "bitwise_or", "bitwise_xor",
-           "broadcast_in_dim", "broadcasted_iota", "ceil", "clamp", "concatenate", "cond", "convert_element_type",
-           "cos", "cumsum", "div", "dot", "dot_general", "dynamic_slice", "dynamic_update_slice", "eq", "exp",
-           "expand_dims", "expm1", "floor", "fori_loop", "ge", "gt", "integer_pow", "iota", "is_finite", "le", "log",
-           "log1p", "logistic", "lt", "max", "min", "mul", "ne", "neg", "pad", "pow", "reduce_max", "reduce_min",
-           "reduce_prod", "reduce_sum", "rem", "reshape", "rev", "round", "rsqrt", "scan", "select", "select_n",
-           "sign", "sin", "slice", "sqrt", "squeeze", "stop_gradient", "sub", "switch", "tan", "tanh", "transpose",
-           "while_loop"]
+           "broadcast_in_dim", "broadcasted_iota", "ceil", "clamp", "complex", "concatenate", "cond", "conj",
+           "convert_element_type", "cos", "cumsum", "div", "dot", "dot_general", "dynamic_slice",
+           "dynamic_update_slice", "eq", "exp", "expand_dims", "expm1", "floor", "fori_loop", "ge", "gt", "imag",
+           "integer_pow", "iota", "is_finite", "le", "log", "log1p", "logistic", "lt", "max", "min", "mul", "ne",
+           "neg", "pad", "pow", "real", "reduce_max", "reduce_min", "reduce_prod", "reduce_sum", "rem", "reshape",
+           "rev", "round", "rsqrt", "scan", "select", "select_n", "sign", "sin", "slice", "sqrt", "squeeze",
+           "stop_gradient", "sub", "switch", "tan", "tanh", "transpose", "while_loop"]

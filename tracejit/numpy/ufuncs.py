@@ -259,14 +259,23 @@ def isinf(x):
     return equal(absolute(asarray(x)), np.inf)
 
 
+def _real_only(fn, x):
+    """x, unless it is complex: NumPy's isposinf and isneginf are not defined there (+inf or -inf in which part?)."""
+    x = asarray(x)
+    if aval(x).dtype.kind == "c":
+        raise TypeError(f"{fn}: not defined for complex numbers, got {aval(x).str_short()}; apply it to "
+                        "tnp.real(x) or tnp.imag(x)")
+    return x
+
+
 def isposinf(x, out=None):
     reject_out("isposinf", out)
-    return equal(asarray(x), np.inf)
+    return equal(_real_only("isposinf", x), np.inf)
 
 
 def isneginf(x, out=None):
     reject_out("isneginf", out)
-    return equal(asarray(x), -np.inf)
+    return equal(_real_only("isneginf", x), -np.inf)
 
 
 def isclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
@@ -335,10 +344,11 @@ def _by_parts(f, x):
 
 
 def _complex_reciprocal(x):
-    """With r the ratio of the smaller part to the larger, 1 / (re + im j) is (1 - r j) / d or (r - j) / d."""
+    """With r the ratio of the smaller part to the larger, 1 / (re + im j) is (1 - r j) / d or (r - j) / d. The
+    ratio not taken divides by 1, not by a part that may be 0: its infinity would make the derivative NaN."""
     re, im = bind(cp.real_p, x), bind(cp.imag_p, x)
     real_big = less_equal(absolute(im), absolute(re))
-    r = where_(real_big, divide(im, re), divide(re, im))
+    r = where_(real_big, divide(im, where_(real_big, re, 1.0)), divide(re, where_(real_big, 1.0, im)))
     d = where_(real_big, add(re, multiply(im, r)), add(multiply(re, r), im))
     out_re = where_(real_big, divide(1, d), divide(r, d))
     out_im = where_(real_big, negative(divide(r, d)), negative(divide(1, d)))
