@@ -5,6 +5,7 @@ NumPy, compared in value, dtype, shape, first and second derivatives.
 
 Derivatives, with the same random tangents t and weights w: jvp (J t), grad (the gradient of <w, f>: J^T w),
 jvp of jvp and grad of grad (the Hessian of <w, f> times t; JAX computes it forward over reverse)."""
+# ruff: noqa: BLE001, S112 -- whatever either library raises is recorded as the outcome of its case
 import dataclasses
 import inspect
 import types
@@ -397,15 +398,25 @@ def in_one_program(run, items, failed):
 
 
 def run_tracejit_jitted(runs):
-    """The pieces that ran eagerly, all in one tj.jit (most of a compile's cost is per compile)."""
+    """The pieces that ran eagerly, all in one tj.jit (most of a compile's cost is per compile); a piece that
+    raises while it is traced is recorded and left out, so that the others still share the program."""
     def run(runs):
-        working = [{n: run.pieces[n] for n in run.eager.results} for run in runs]
+        outcomes = [Outcome({}) for _ in runs]
 
         def program(all_leaves):
-            return [{n: p(*leaves) for n, p in pieces.items()} for pieces, leaves in zip(working, all_leaves)]
+            outs = []
+            for run, leaves, outcome in zip(runs, all_leaves, outcomes):
+                outs.append({})
+                for name in run.eager.results:
+                    try:
+                        outs[-1][name] = run.pieces[name](*leaves)
+                    except Exception as e:
+                        outcome.errors[name] = _error(e)
+            return outs
 
-        outs = _quiet(tj.jit(program), [run.bound.leaves for run in runs])
-        return [Outcome({}, {n: _numpy_leaves(flatten(v)) for n, v in out.items()}) for out in outs]
+        for outcome, out in zip(outcomes, _quiet(tj.jit(program), [run.bound.leaves for run in runs])):
+            outcome.results = {n: _numpy_leaves(flatten(v)) for n, v in out.items()}
+        return outcomes
 
     return in_one_program(run, runs, lambda run, e: Outcome({n: _error(e) for n in run.eager.results}))
 
@@ -450,12 +461,13 @@ def jax_oracle(bound, tangents, weights):
 
 
 def run_jax(tasks):
-    """tasks: [(qualname, case, tangents, weights)]. One jitted JAX program computes them all (a case that
-    raises while it is traced is recorded and left out); if XLA refuses the program, it is split. Cases that
-    are not traceable run eagerly."""
-    oracles = [(bound, jax_oracle(bound, t, w)) for q, c, t, w in tasks for bound in [Bound(JAX, q, c)]]
+    """tasks: [(qualname, case, tangents, weights, expect_error)]. One jitted JAX program computes them all (a
+    case that raises while it is traced is recorded and left out); if XLA refuses the program, it is split.
+    Cases that are not traceable run eagerly, and so do those where tracejit raised: JAX raises some of its
+    errors only when the program is lowered (argmax of complex numbers), which would split it."""
+    oracles = [(bound, jax_oracle(bound, t, w)) for q, c, t, w, _ in tasks for bound in [Bound(JAX, q, c)]]
     outcomes = [None] * len(tasks)
-    traced = [i for i, (b, _) in enumerate(oracles) if b.case.traceable]
+    traced = [i for i, (b, _) in enumerate(oracles) if b.case.traceable and not tasks[i][4]]
     for i in set(range(len(tasks))) - set(traced):
         bound, oracle = oracles[i]
         outcome = outcomes[i] = Outcome({})
