@@ -29,12 +29,13 @@ class Side:
     lax: object
     nn: object
     api: object
+    linalg: object
 
 
-TRACEJIT = Side(tnp, tj.lax, tj.nn, tj)
-JAX = Side(jnp, jax.lax, jax.nn, jax)
-NUMPY = Side(np, None, None, None)
-MODULES = {"numpy": "numpy", "lax": "lax", "nn": "nn", "tracejit": "api"}    # name prefix: Side field
+TRACEJIT = Side(tnp, tj.lax, tj.nn, tj, tnp.linalg)
+JAX = Side(jnp, jax.lax, jax.nn, jax, jnp.linalg)
+NUMPY = Side(np, None, None, None, np.linalg)
+MODULES = {"numpy": "numpy", "lax": "lax", "nn": "nn", "tracejit": "api", "linalg": "linalg"}  # prefix: Side field
 
 
 @dataclasses.dataclass
@@ -47,6 +48,7 @@ class Case:
     kwargs: dict = dataclasses.field(default_factory=dict)
     call: object = None
     derivatives: bool = True
+    second_order: bool = True     # False: first derivatives only (where others test the second, at less cost)
     traceable: bool = True        # False: results that jit cannot return (strings, data-dependent shapes)
     segments: list = None         # [(label, length, derivatives?)]: an elementwise case of labelled runs of points
     prefer_numpy: bool = False    # compared with NumPy (not JAX) where NumPy has the function
@@ -346,11 +348,11 @@ def tracejit_pieces(bound, float_outputs, tangents, weights):
     def grad(h, *d):
         return tj.grad(lambda *e: _projection(h(*e), weights), argnums=argnums)(*d)
 
-    return {"value": value,
-            "jvp": on_diff(lambda h, *d: tj.jvp(h, d, t)[1]),
-            "grad": on_diff(grad),
-            "jvp2": on_diff(lambda h, *d: tj.jvp(lambda *e: tj.jvp(h, e, t)[1], d, t)[1]),
-            "grad2": on_diff(lambda h, *d: tj.grad(lambda *e: _projection(grad(h, *e), t), argnums=argnums)(*d))}
+    pieces = {"value": value, "jvp": on_diff(lambda h, *d: tj.jvp(h, d, t)[1]), "grad": on_diff(grad)}
+    if bound.case.second_order:
+        pieces["jvp2"] = on_diff(lambda h, *d: tj.jvp(lambda *e: tj.jvp(h, e, t)[1], d, t)[1])
+        pieces["grad2"] = on_diff(lambda h, *d: tj.grad(lambda *e: _projection(grad(h, *e), t), argnums=argnums)(*d))
+    return pieces
 
 
 @dataclasses.dataclass
@@ -450,8 +452,12 @@ def jax_oracle(bound, tangents, weights):
 
         d0, t = tuple(leaves[k] for k in bound.diff), tuple(tangents)
         results = {"value": value}
-        for names, pair in ((("jvp", "jvp2"), lambda: jax.jvp(lambda *d: jax.jvp(h, d, t)[1], d0, t)),
-                            (("grad", "grad2"), lambda: jax.jvp(grad, d0, t))):
+        if bound.case.second_order:     # each piece with its derivative in the same direction t
+            groups = ((("jvp", "jvp2"), lambda: jax.jvp(lambda *d: jax.jvp(h, d, t)[1], d0, t)),
+                      (("grad", "grad2"), lambda: jax.jvp(grad, d0, t)))
+        else:
+            groups = ((("jvp",), lambda: [jax.jvp(h, d0, t)[1]]), (("grad",), lambda: [grad(*d0)]))
+        for names, pair in groups:
             try:
                 results.update(zip(names, pair()))
             except Exception as e:

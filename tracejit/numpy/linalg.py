@@ -13,12 +13,13 @@ import operator
 
 import numpy as np
 
-from ..core.avals import broadcast_shapes
+from ..core.avals import DEFAULT_INT, broadcast_shapes
 from ..core.errors import ShapeError
-from ..core.trace import bind
+from ..core.trace import Tracer, bind
 from ..primitives import linalg_factor as factor
 from ..primitives import linalg_solve as solves
 from ._base import asarray, astype, aval, broadcast_to_shape, promote
+from .complex_numbers import conj as _conj
 from .creation import eye, zeros
 from .indexing import argsort, take_along_axis
 from .linalg_norms import cond, matrix_norm, norm, vector_norm
@@ -291,11 +292,12 @@ def matrix_rank(M, rtol=None, *, hermitian=False, tol=None):
         rtol = tol
     (M,) = promote(M, to_float=True)
     if aval(M).ndim < 2:
-        return astype(count_nonzero(M) > 0, np.int32)
+        return astype(count_nonzero(M) > 0, DEFAULT_INT)     # as for matrices, and NumPy's
     s = svd(M, compute_uv=False, hermitian=hermitian)
     if rtol is None:
         rtol = multiply(s[..., 0], max(aval(M).shape[-2:]) * np.finfo(aval(M).dtype).eps)
-    return count_nonzero(greater(s, asarray(rtol)[..., None]), axis=-1)
+    rtol = rtol if isinstance(rtol, Tracer) else np.asarray(rtol)     # a Python number too: a threshold per matrix
+    return count_nonzero(greater(s, rtol[..., None]), axis=-1)
 
 
 def lstsq(a, b, rcond=None, *, numpy_resid=False):
@@ -315,7 +317,7 @@ def lstsq(a, b, rcond=None, *, numpy_resid=False):
         rcond = np.finfo(dtype).eps
     u, s, vt = svd(a, full_matrices=False)
     mask = logical_and(greater(s, 0.0), greater_equal(s, multiply(s[0], rcond)))
-    rank = count_nonzero(mask)
+    rank = astype(count_nonzero(mask), np.int32)      # as NumPy's and JAX's
     s_inv = where_(mask, divide(1.0, where_(mask, s, 1.0)), 0.0)[:, None]
     x = matmul(matrix_transpose(vt), multiply(s_inv, matmul(matrix_transpose(u), b2)))
     resid = sum(multiply(subtract(b2, matmul(a, x)), subtract(b2, matmul(a, x))), axis=0)
@@ -385,5 +387,14 @@ def diagonal(x, /, *, offset=0):
 
 
 def vecdot(x1, x2, /, *, axis=-1):
-    return sum(multiply(x1, x2), axis=axis)
+    """sum(conj(x1) * x2) along axis (axis of each operand: the sizes there must match, the other axes broadcast),
+    as NumPy's and JAX's."""
+    x1, x2 = promote(x1, x2)
+    if not aval(x1).ndim or not aval(x2).ndim:
+        raise ShapeError(f"vecdot: needs arrays of rank 1 or more, got shapes {aval(x1).shape} and {aval(x2).shape}")
+    x1, x2 = moveaxis(x1, axis, -1), moveaxis(x2, axis, -1)
+    if aval(x1).shape[-1] != aval(x2).shape[-1]:
+        raise ShapeError(f"vecdot: axis {axis} of shapes {aval(x1).shape} and {aval(x2).shape} (moved last) must "
+                         "have one size")
+    return sum(multiply(_conj(x1), x2), axis=-1)
 

@@ -8,6 +8,7 @@ from ..core.trace import bind
 from ..primitives import linalg_factor as factor
 from ..primitives import linalg_solve as solves
 from ._base import aval, broadcast_to_shape, promote
+from .complex_numbers import conj, real
 from .creation import eye
 from .reductions import any as any_
 from .reductions import max, min, sum
@@ -16,7 +17,9 @@ from .ufuncs import abs, isnan, logical_and, logical_not, multiply, not_equal, p
 
 
 def _sum_of_squares(x, axis, keepdims):
-    return sqrt(sum(multiply(x, x), axis=axis, keepdims=keepdims))    # complex: x * conj(x), real part
+    """sqrt(sum(|x|**2)): |x|**2 is x * x, for complex x the real part of x * conj(x)."""
+    squares = real(multiply(x, conj(x))) if aval(x).dtype.kind == "c" else multiply(x, x)
+    return sqrt(sum(squares, axis=axis, keepdims=keepdims))
 
 
 def vector_norm(x, /, *, axis=None, keepdims=False, ord=2):
