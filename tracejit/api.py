@@ -90,9 +90,17 @@ class Jitted:
         if backend not in ("llvm", "reference"):
             raise ValueError(f"jit: backend must be 'llvm' or 'reference', got {backend!r}")
         self.backend = backend
-        self._signatures, self._lock, self.misses = SignatureCache(dynamic_dims), threading.RLock(), 0
+        self._signatures, self._lock, self.misses = SignatureCache(dynamic_dims, self._forget), threading.RLock(), 0
         self._fast = None   # the dispatch fast path of the signature called last (plain array arguments)
         self._tree_fast = None  # (tree, fast path on its leaves) of the last call with other arguments
+
+    def _forget(self, entry):
+        """An entry was evicted: drop the fast paths that lead to it, so that its code can be freed."""
+        if self._fast is not None and self._fast is entry.fast:
+            self._fast = None
+        tree_fast = self._tree_fast
+        if tree_fast is not None and tree_fast[1] is entry.fast:
+            self._tree_fast = None
 
     @property
     def dynamic_dims(self):
@@ -230,8 +238,9 @@ class Jitted:
         entries = list(self._signatures.entries.items())
         rows = [SignatureInfo(tuple(zip(e.names, (a.str_short() for a in key[1]))), key[2], e.hits, dict(e.times),
                               e.executable.code_size if e.executable else 0,
-                              bool(e.executable and e.executable.from_disk)) for key, e in entries]
-        return CacheInfo(self.__name__, len(entries), sum(e.hits for _, e in entries), self.misses, rows)
+                              e.executable.source if e.executable else "reference") for key, e in entries]
+        return CacheInfo(self.__name__, len(entries), sum(e.hits for _, e in entries), self.misses,
+                         self._signatures.evicted, rows)
 
 
 def _reference_executable(closed):
@@ -272,7 +281,7 @@ def jit(fun=None, *, static_argnums=(), static_argnames=(), backend="llvm", cach
         lower(*args)   the signature of these arguments, compiled: .as_text() optimised IR, .as_llvm()
                        LLVM IR, .compile() -> callable with .as_asm() machine code
         trace(*args)   (ClosedIR, output tree) of the trace, before optimisation (make_ir prints it)
-        cache_info()   per signature: arguments, hits, compile seconds per phase, code size, from disk
+        cache_info()   per signature: arguments, hits, compile seconds per phase, code size, code source
         misses         how many signatures were compiled
     It works on every callable (functions, lambdas, functools.partial, bound methods, callable objects,
     tracejit.numpy functions) and composes with grad, vmap and the rest in any order; called inside
