@@ -113,7 +113,7 @@ def test_folder_of_another_user_is_not_used(cache_dir, another_user, caplog):
     assert "the folder is owned by user id" in caplog.text and not entries(cache_dir)
 
 
-@pytest.mark.parametrize("mode", [0o640, 0o604, 0o620])
+@pytest.mark.parametrize("mode", [0o640, 0o604, 0o620], ids=oct)
 def test_key_readable_or_writable_by_others_disables_the_cache(cache_dir, caplog, mode):
     cache_dir.mkdir(mode=0o700)
     key_file = cache_dir / disk_cache.KEY_FILE

@@ -175,7 +175,7 @@ def test_cache_off_by_argument_config_and_environment(cache_dir, monkeypatch, tm
     assert not entries(cache)
 
 
-@pytest.mark.parametrize("mode", [0o777, 0o770, 0o720])
+@pytest.mark.parametrize("mode", [0o777, 0o770, 0o720], ids=oct)
 def test_folder_writable_by_group_or_others_is_not_used(tmp_path, monkeypatch, caplog, mode):
     d = tmp_path / "shared"
     d.mkdir()

@@ -117,7 +117,7 @@ class SignatureCache:
     def add(self, key, entry):
         """Add entry, then evict the least recently used entries past the bounds (never entry itself)."""
         with _budget.lock:
-            entry.stamp, entry.seen, entry.serial = _budget.tick, entry.hits, next(_budget.serials)
+            entry.seen, entry.serial = entry.hits, next(_budget.serials)
             self.entries[key] = entry
             self.nbytes += entry.nbytes
             if any(isinstance(d, Dim) for a in key[1] for d in a.shape):
@@ -135,6 +135,7 @@ class SignatureCache:
                     if excess <= 0:
                         break
                     excess -= cache._evict(victim).nbytes
+            entry.stamp = _budget.tick      # after the sweeps: as recent as the entries they found used
 
     def _evict(self, key):
         """Drop the entry of key (under _budget.lock); returns it."""
