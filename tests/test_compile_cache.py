@@ -235,10 +235,10 @@ def test_module_text_holds_no_process_address(cache_dir):
 def test_module_with_a_baked_address_is_not_cached(cache_dir):
     closed = tj.make_ir(lambda x: x)(np.ones(1))
     text = llvm.module_header() + "define ptr @f() {\n  ret ptr inttoptr (i64 4096 to ptr)\n}\n"
-    objects, source = disk_cache.object_code(closed, text, ["f"], {})
-    code = llvm.load_objects(objects, ["f"], {})
-    assert code.function(ctypes.CFUNCTYPE(ctypes.c_void_p), "f")() == 4096 and sum(map(len, objects)) > 0
-    assert source == "compiled"
+    objects = disk_cache.object_code(closed, text, ["f"], {})
+    code = llvm.load_objects(objects.objects, ["f"], {})
+    assert code.function(ctypes.CFUNCTYPE(ctypes.c_void_p), "f")() == 4096 and sum(map(len, objects.objects)) > 0
+    assert objects.source == "compiled" and objects.key is None
     assert not entries(cache_dir)
 
 

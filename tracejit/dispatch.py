@@ -109,6 +109,7 @@ class SignatureCache:
         self._symbolic = []       # the symbolic signatures among them
         self._history = {}        # per argument structure: the shapes it was called with (the policy)
         self._no_symbolic = set()  # structures whose symbolic compile failed: they stay specialised
+        self.shipped = {}         # signature -> shipping.Shipped: came with a pickle, not linked yet
         _budget.caches.add(self)
 
     def get(self, key):
@@ -148,6 +149,20 @@ class SignatureCache:
         if on_evict is not None:
             on_evict(entry)
         return entry
+
+    def receive(self, key, shipped):
+        """Keep a signature that came with a pickle (shipping.Shipped), unless it is here already."""
+        if key not in self.entries:
+            self.shipped.setdefault(key, shipped)
+
+    def take_shipped(self, key):
+        """(signature, Shipped) of a signature that came with a pickle and that key fits (its own, or a
+        symbolic one), no longer pending; or None."""
+        shipped = self.shipped.pop(key, None)
+        if shipped is not None:
+            return key, shipped
+        pattern = next((k for k in list(self.shipped) if _fits(k, key)), None)
+        return None if pattern is None else (pattern, self.shipped.pop(pattern))
 
     def lookup(self, key):
         """The cached entry for key (its own, or a symbolic one it fits), counted as a hit; or None."""

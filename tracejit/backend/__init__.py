@@ -8,7 +8,7 @@
     steps.py       -> [Step]                 what runs in order, serially or over the threads
     fast_entry.py  -> "fast" or None         the whole call in generated code, for the dispatch fast path
     llvm_text.py   -> str                    the module's text
-    disk_cache.py  -> [object code]          shipped, read from disk, or compiled (llvm.py) and written there
+    disk_cache.py  -> ObjectCode             shipped, read from disk, or compiled (llvm.py) and written there
     llvm.py        -> Code                   linked into this process (freed when the last user goes)
     executable.py  -> Executable
 
@@ -45,10 +45,10 @@ def compile_ir(closed, fuse=True, cache=True, shipped=None):
     text = module.text()                                    # -> str
     generated = time.perf_counter()
     names = [s.name for s in native_steps(steps)] + ([fast] if fast else [])
-    objects, source = disk_cache.object_code(closed, text, names, module.symbols, cache, shipped)  # -> [bytes]
-    code = llvm.load_objects(objects, names, module.symbols)                              # -> Code
+    objects = disk_cache.object_code(closed, text, names, module.symbols, cache, shipped)   # -> ObjectCode
+    code = llvm.load_objects(objects.objects, names, module.symbols)                      # -> Code
     times = {"codegen": generated - start, "llvm": time.perf_counter() - generated}
-    return Executable(frame, link(steps, code), code, fast, module.arrays, text, source, objects, times)
+    return Executable(frame, link(steps, code), code, fast, module.arrays, text, objects, times)
 
 
 class Compiled:

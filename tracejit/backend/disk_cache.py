@@ -35,6 +35,7 @@ recently used entries are deleted until the folder is under `config.cache_max_by
 A module that still bakes an address into its code (an `inttoptr (i64 N to ptr)` constant) is never
 cached: its key would hold the address but not the data there.
 """
+import dataclasses
 import functools
 import hashlib
 import hmac
@@ -164,32 +165,49 @@ def mac_key(directory):
     return None
 
 
+@dataclasses.dataclass(frozen=True)
+class ObjectCode:
+    """A module's object code and what it fits: its key (None for a module with a baked address, which fits
+    this process only), objects, entry point names, external symbol names, and where it came from
+    ("shipped", "disk" or "compiled")."""
+    key: str
+    objects: list
+    names: list
+    symbols: list
+    source: str
+
+    def entry(self):
+        """The entry in the disk-cache format with a SHA-256 digest, as a pickle ships it."""
+        return encode(self.key, self.objects, self.names, self.symbols)
+
+
 def object_code(closed, llvm_text, names, symbols, use_disk=True, shipped=None):
-    """(the object code of llvm_text as a list of objects, where it came from: "shipped", "disk" or
-    "compiled"). names: its entry points; symbols: the external names it uses (name -> address), both
-    recorded in the entry; shipped: {key: entry} that came with a pickle (checked by SHA-256)."""
-    use_disk = use_disk and config.disk_cache and "inttoptr (i64 " not in llvm_text
-    directory = _usable(os.path.abspath(config.cache_dir)) if use_disk else None
-    key = mac = None
-    if shipped or directory is not None:
-        key = entry_key(" ".join(repr(v.aval) for v in closed.ir.invars), llvm_text)
+    """The ObjectCode of llvm_text: shipped, read from disk, or compiled. names: its entry points; symbols:
+    the external names it uses (name -> address), both recorded in entries; shipped: {key: entry} that
+    came with a pickle (checked by SHA-256)."""
+    baked = "inttoptr (i64 " in llvm_text
+    key = None if baked else entry_key(" ".join(repr(v.aval) for v in closed.ir.invars), llvm_text)
+
+    def made(objects, source):
+        return ObjectCode(key, objects, list(names), sorted(symbols), source)
+
     if shipped and key in shipped:
         objects, why = decode(shipped[key], key, names, symbols)
         if objects is not None:
-            return objects, "shipped"
+            return made(objects, "shipped")
         log.info("tracejit: shipped code not used: %s", why)
-    if directory is not None:
-        mac = mac_key(directory)
+    directory = _usable(os.path.abspath(config.cache_dir)) if use_disk and config.disk_cache and not baked else None
+    mac = mac_key(directory) if directory is not None else None
     if mac is None:
-        return llvm.compile_objects(llvm_text), "compiled"
+        return made(llvm.compile_objects(llvm_text), "compiled")
     path = os.path.join(directory, key + SUFFIX)
     objects = read_entry(path, key, names, symbols, mac)
     if objects is not None:
-        return objects, "disk"
+        return made(objects, "disk")
     objects = llvm.compile_objects(llvm_text)
     write_entry(path, key, objects, names, symbols, mac)
     evict(directory, keep=path)
-    return objects, "compiled"
+    return made(objects, "compiled")
 
 
 def _digest(data, mac):

@@ -38,13 +38,14 @@ def _fast_prototypes(n_objects):
 class Executable:
     """run(leaves) -> list of fresh output arrays. `fast_call(n)` gives the dispatch fast path.
     frame: the Frame; steps: linked steps; code: the llvm.Code they run; fast: the fast entry's name or
-    None; arrays: what the code names by address (kept alive); llvm_text, source ("compiled", "disk" or
-    "shipped"), objects (the object code, which a pickle ships), times: what compiling it took."""
+    None; arrays: what the code names by address (kept alive); llvm_text, object_code (a
+    disk_cache.ObjectCode: what a pickle ships), times: what compiling it took."""
 
-    def __init__(self, frame, steps, code, fast, arrays, llvm_text, source, objects, times):
+    def __init__(self, frame, steps, code, fast, arrays, llvm_text, object_code, times):
         self.frame, self.steps, self.code, self._keep = frame, steps, code, arrays
-        self.llvm_text, self.source, self.objects, self.times = llvm_text, source, objects, times
-        self.code_size = sum(map(len, objects))
+        self.llvm_text, self.object_code, self.times = llvm_text, object_code, times
+        self.source = object_code.source                 # "compiled", "disk" or "shipped"
+        self.code_size = sum(map(len, object_code.objects))
         self.in_dtypes = [b.aval.dtype for b in frame.inputs]
         self.out_avals = [b.aval for b in frame.outputs]
         self.arena_bytes = frame.arena_bytes
