@@ -29,7 +29,7 @@ import tracejit.numpy as tnp
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "examples"))
-from bench_cache import PROGRAMS  # noqa: E402 -- the programs of the compile-cache benchmark
+from bench_cache import PROGRAMS  # the programs of the compile-cache benchmark
 
 
 def _load():

@@ -22,7 +22,7 @@ import numpy as np
 import tracejit as tj
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import mlp  # noqa: E402 -- the model of examples/mlp.py
+import mlp  # the model of examples/mlp.py
 
 cloudpickle.register_pickle_by_value(mlp)     # workers do not have examples/ on their path
 
@@ -86,7 +86,7 @@ def main(argv=None):
     parser.add_argument("--hidden", type=int, default=64)
     args = parser.parse_args(argv)
 
-    from dask.distributed import Client, LocalCluster      # (here: the rest of the file does not need dask)
+    from dask.distributed import Client, LocalCluster  # (here: the rest of the file does not need dask)
     if args.scheduler:
         client = Client(args.scheduler)
     else:

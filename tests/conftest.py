@@ -27,7 +27,7 @@ def rng():
 @pytest.fixture
 def cache_dir(tmp_path, monkeypatch):
     """A fresh persistent compile cache folder (not made yet), in use for the test."""
-    import tracejit as tj       # (imported here: tracejit reads TRACEJIT_CACHE_DIR, set above, when imported)
+    import tracejit as tj  # (imported here: tracejit reads TRACEJIT_CACHE_DIR, set above, when imported)
     d = tmp_path / "cache"
     monkeypatch.setattr(tj.config, "cache_dir", str(d))
     monkeypatch.setattr(tj.config, "disk_cache", True)

@@ -29,7 +29,7 @@ def test_the_key_is_private_and_entries_are_signed_with_it(cache_dir):
     assert stat.S_IMODE(path.stat().st_mode) == 0o600
     key = disk_cache.mac_key(str(cache_dir))
     assert key == key_file.read_bytes()
-    meta, objects = _meta_and_objects(path.read_bytes())
+    meta, _ = _meta_and_objects(path.read_bytes())
     assert disk_cache.decode(path.read_bytes(), meta["key"], meta["names"], dict.fromkeys(meta["symbols"]), key)[0]
     assert call()[1] is True
 
@@ -130,7 +130,7 @@ def test_forged_entry_with_a_valid_checksum_is_refused(cache_dir, caplog):
     can compute) fails the HMAC, which needs the key: it is recompiled, never run."""
     path = the_entry(cache_dir)
     data = path.read_bytes()
-    meta, objects = _meta_and_objects(data)
+    _, objects = _meta_and_objects(data)
     body = data[disk_cache.HEADER.size:]
     i = len(body) - len(objects) // 2
     body = body[:i] + bytes([body[i] ^ 0x5A]) + body[i + 1:]

@@ -15,8 +15,8 @@ import tracejit.numpy as tnp
 
 dask = pytest.importorskip("dask", reason="needs dask and distributed (the test extra: pip install -e .[test])")
 distributed = pytest.importorskip("distributed", reason="needs distributed (the test extra)")
-import dask.array as da  # noqa: E402 -- after the skip
-from dask.distributed import Client, LocalCluster  # noqa: E402
+import dask.array as da  # (after the skip)
+from dask.distributed import Client, LocalCluster
 
 
 @pytest.fixture(scope="module")
@@ -107,7 +107,7 @@ def test_data_parallel_example_matches_the_single_process_run(tmp_path):
     example = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "examples",
                            "dask_data_parallel.py")
     proc = subprocess.run([sys.executable, example, "--steps", "3", "--batch", "64", "--hidden", "16"],
-                          capture_output=True, text=True, timeout=300,
+                          capture_output=True, text=True, timeout=300, check=False,
                           env={**os.environ, "TRACEJIT_CACHE_DIR": str(tmp_path / "cache")})
     assert proc.returncode == 0, proc.stdout + proc.stderr[-3000:]
     lines = proc.stdout.splitlines()

@@ -249,8 +249,8 @@ class Jitted:
         its IR where the shipped code does not fit this process); None when none fits."""
         with self._lock, _gc_paused():
             found = self._signatures.take_shipped(key)
-            if found is None:
-                return None
+            if found is None:      # (another thread may have linked it meanwhile)
+                return self._signatures.lookup(key)
             pattern, shipped = found
             t0 = time.perf_counter()
             exe = compile_ir(shipped.closed, cache=self.cache, shipped=shipped.entries)

@@ -49,7 +49,7 @@ from .backend import disk_cache
 from .core.trace import Primitive
 
 try:
-    from cloudpickle import Pickler as _BasePickler   # by value: lambdas, closures, __main__
+    from cloudpickle import Pickler as _BasePickler  # by value: lambdas, closures, __main__
 except ImportError:                                   # pragma: no cover -- cloudpickle is optional
     _BasePickler = pickle.Pickler
 
