@@ -260,3 +260,23 @@ def test_truncated_pickle_raises(elsewhere, keep):
     data = pickle.dumps(compiled(tj.jit(affine)))
     with pytest.raises((pickle.UnpicklingError, EOFError), match="truncated|Ran out of input|damaged"):
         elsewhere(data[:int(len(data) * keep)])
+
+
+def test_a_process_keeps_the_functions_it_received_last(elsewhere):
+    """A Dask worker drops a task's function with the task: the receiving process keeps the last
+    KEEP_RECEIVED it unpickled, so the next submission finds the code it linked."""
+    keep = shipping.KEEP_RECEIVED
+    sent = [tj.jit(lambda x, k=k: x + float(k)) for k in range(keep + 4)]
+    for f in sent:
+        f(np.ones(2))
+    data = [pickle.dumps(f) for f in sent]
+    shipping._received.clear()
+    got = [pickle.loads(d) for d in data]
+    for g in got:
+        g(np.ones(2))                               # links its code
+    ids = [id(g) for g in got]
+    del got, g
+    recent = [pickle.loads(d) for d in data[4:]]
+    assert [id(g) for g in recent] == ids[4:] and all(g.cache_info().entries == 1 for g in recent)
+    first = [pickle.loads(d) for d in data[:4]]     # dropped: received afresh, their code pending again
+    assert all(g.cache_info().entries == 0 and len(g._signatures.shipped) == 1 for g in first)

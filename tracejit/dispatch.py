@@ -48,10 +48,6 @@ class CacheEntry:
     def hits(self):
         return self.count.hits
 
-    @hits.setter
-    def hits(self, n):
-        self.count.hits = n
-
 
 ENTRY_OVERHEAD = 8 << 10   # bytes an entry holds whatever its size (see entry_bytes)
 
@@ -170,7 +166,7 @@ class SignatureCache:
         if entry is None:      # (another thread may evict meanwhile: hence the copy and .get)
             entry = next((e for k in list(self._symbolic) if _fits(k, key) and (e := self.entries.get(k))), None)
         if entry is not None:
-            entry.hits += 1
+            entry.count.hits += 1
         return entry
 
     def symbolic_signature(self, key, names):
