@@ -265,7 +265,8 @@ class Jitted:
 
     def cache_info(self):
         """A CacheInfo record (renders as a rich table): per signature its arguments, hits, compile time
-        split into phases, code size and whether the code came from the disk cache."""
+        split into phases, code size and where the code came from (compiled, disk, shipped); misses (signatures
+        compiled here) and evicted (entries dropped by the memory cache's bounds)."""
         entries = list(self._signatures.entries.items())
         rows = [SignatureInfo(tuple(zip(e.names, (a.str_short() for a in key[1]))), key[2], e.hits, dict(e.times),
                               e.executable.code_size if e.executable else 0,

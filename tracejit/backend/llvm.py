@@ -11,13 +11,14 @@ every call into LLVM behind one lock, so the two long calls (the pass pipeline a
 through its ctypes functions directly; where that is not possible, the module compiles whole, as before.
 The parts' objects are linked together at load (`load_objects`).
 
-Code lifetime. Object code is linked into an MCJIT engine shared by up to ENGINE_GROUP modules (each engine
-owns a TargetMachine of its own, about 30 KiB; two engines on one TargetMachine segfaulted). `load_objects`
-returns a `Code`: the addresses of its entry points, and `Code.function` makes the ctypes functions that
-call them, each holding the Code. When the last of them goes, the Code's finalizer marks its module dead;
-an engine whose modules are all dead is disposed (its machine code unmapped) at the next load, under the
-lock, never inside a finalizer. A running call holds its ctypes function, so code is never freed while
-any thread executes it.
+Code lifetime. MCJIT cannot unload an object file, only a whole engine, and an engine costs about 38 KiB
+(most of it the TargetMachine it owns: two engines on one TargetMachine segfaulted). So object code is
+linked into an engine shared by up to ENGINE_GROUP modules. `load_objects` returns a `Code`: the addresses
+of its entry points; `Code.function` makes the ctypes functions that call them, each holding the Code.
+When the last of them goes, the Code's finalizer marks its module dead; an engine whose modules are all
+dead is disposed (its memory unmapped) at the next load, under the lock, never inside a finalizer. A
+running call holds its ctypes function, so code is never freed while any thread executes it. A dead
+module's memory (about 10 KiB and its code) waits for the rest of its group.
 
 llvmlite is imported on the first call that needs it, not with tracejit: the primitives' lowering rules
 and the NumPy reference interpreter (eval_ir) work without it."""
