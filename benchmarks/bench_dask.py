@@ -37,21 +37,21 @@ def _load():
 
 
 def _cluster():
+    """A client of a fresh LocalCluster of 2 worker processes, their disk cache off and tracejit imported."""
     from dask.distributed import Client, LocalCluster
-    cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
-                           dashboard_address=None, env={"TRACEJIT_DISK_CACHE": "0"},
-                           silence_logs=logging.ERROR)
-    return Client(cluster)
+    client = Client(LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
+                                 dashboard_address=None, silence_logs=logging.ERROR))
+    client.run(_disk_cache_off)
+    return client
+
+
+def _disk_cache_off():
+    tj.config.update("disk_cache", False)    # (the environment may come too late: tracejit may be imported)
 
 
 def _worker_seconds(f):
     info = f.cache_info()
     return info.misses, sum(s.seconds.get("total", 0.0) for s in info.signatures)
-
-
-def _import_tracejit():
-    import tracejit  # noqa: F401 -- the workers import it before the clock starts
-    return True
 
 
 def first_result(name, runs):
@@ -65,7 +65,6 @@ def first_result(name, runs):
             f = tj.jit(fun, ship_code=ship)
             f(*args)                                   # compiled here, as a user's client would have
             with _cluster() as client:
-                client.run(_import_tracejit)
                 addresses = sorted(client.scheduler_info()["workers"])
                 start = time.perf_counter()
                 client.gather([client.submit(f, *args, workers=[a], pure=False) for a in addresses])

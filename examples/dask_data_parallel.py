@@ -59,7 +59,7 @@ def train(params, data, lr, shard_results, log=print):
 def on_cluster(client, n_shards):
     """shard_results for train: the shards' gradient steps as tasks on the cluster."""
     def shard_results(params, x, y):
-        shared = client.scatter([params], broadcast=True)[0]     # sent once per step, not once per shard
+        shared = client.scatter([params], broadcast=True, hash=False)[0]   # once per step, not per shard
         xs, ys = np.array_split(x, n_shards), np.array_split(y, n_shards)
         return client.gather(client.map(grad_step, [shared] * n_shards, xs, ys))
     return shard_results

@@ -19,11 +19,18 @@ import dask.array as da  # (after the skip)
 from dask.distributed import Client, LocalCluster
 
 
+def disk_cache_off():
+    """Run on the workers: no disk cache (set here, not by environment: a spawned worker may have imported
+    tracejit before the nanny set its environment)."""
+    tj.config.update("disk_cache", False)
+    return tj.config.disk_cache
+
+
 @pytest.fixture(scope="module")
 def client():
     with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1", dashboard_address=None,
-                      env={"TRACEJIT_DISK_CACHE": "0"}, silence_logs=logging.ERROR) as cluster, \
-            Client(cluster) as c:
+                      silence_logs=logging.ERROR) as cluster, Client(cluster) as c:
+        assert list(c.run(disk_cache_off).values()) == [False, False]
         yield c
 
 
