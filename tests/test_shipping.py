@@ -172,10 +172,11 @@ def restored(f, edit=None):
 
 def test_code_from_another_host_is_dropped_and_compiled_here(elsewhere, caplog):
     f = compiled(tj.jit(affine))
+    g = restored(f, lambda ref, fun, opts, host, payloads: (ref, fun, opts, {**host, "cpu": "elsewhere"}, payloads))
     with caplog.at_level(logging.INFO, logger="tracejit"):
-        g = restored(f, lambda ref, fun, opts, host, payloads: (ref, fun, opts, {**host, "cpu": "elsewhere"}, payloads))
-    assert "came with code for another host (cpu 'elsewhere'" in caplog.text and not g._signatures.shipped
-    np.testing.assert_allclose(g(rows(4), W), expected(rows(4), W), rtol=1e-5, atol=1e-6)
+        np.testing.assert_allclose(g(rows(4), W), expected(rows(4), W), rtol=1e-5, atol=1e-6)
+    assert "came with code for another host (cpu 'elsewhere'" in caplog.text
+    assert not g._signatures.shipped and not g._signatures.parcels
     assert g.cache_info().misses == 1 and "trace" in g.cache_info().signatures[0].seconds
 
 
@@ -198,7 +199,7 @@ def test_ship_code_false_pickles_the_function_only(elsewhere):
     data = pickle.dumps(bare)
     assert len(data) < len(pickle.dumps(f)) // 2
     g = elsewhere(data)
-    assert g.ship_code is False and not g._signatures.shipped
+    assert g.ship_code is False and not g._signatures.shipped and not g._signatures.parcels
     np.testing.assert_allclose(g(rows(4), W), expected(rows(4), W), rtol=1e-5, atol=1e-6)
     assert g.cache_info().misses == 1 and g.cache_info().signatures[0].source != "shipped"
 
@@ -223,8 +224,9 @@ def test_options_statics_pytrees_and_keywords_travel(receiver):
 def test_received_object_ships_what_it_has_not_linked_yet(receiver):
     f = compiled(tj.jit(affine))
     g = receiver(pickle.dumps(f))
+    assert len(g._signatures.parcels) == 1 and not g._signatures.shipped     # opened on the first call
     g(rows(4), W)                                   # links one signature; the symbolic one stays pending
-    assert len(g._signatures.shipped) == 1
+    assert len(g._signatures.shipped) == 1 and not g._signatures.parcels
     check_shipped(receiver(pickle.dumps(g)))
 
 
@@ -232,7 +234,7 @@ def test_reference_backend_pickles_without_code(elsewhere):
     f = tj.jit(affine, backend="reference")
     f(rows(4), W)
     g = elsewhere(pickle.dumps(f))
-    assert g.backend == "reference" and not g._signatures.shipped
+    assert g.backend == "reference" and not g._signatures.parcels
     np.testing.assert_allclose(g(rows(4), W), expected(rows(4), W), rtol=1e-5, atol=1e-6)
 
 
@@ -279,4 +281,22 @@ def test_a_process_keeps_the_functions_it_received_last(elsewhere):
     recent = [pickle.loads(d) for d in data[4:]]
     assert [id(g) for g in recent] == ids[4:] and all(g.cache_info().entries == 1 for g in recent)
     first = [pickle.loads(d) for d in data[:4]]     # dropped: received afresh, their code pending again
-    assert all(g.cache_info().entries == 0 and len(g._signatures.shipped) == 1 for g in first)
+    assert all(g.cache_info().entries == 0 and len(g._signatures.parcels) == 1 for g in first)
+
+
+def test_unpickling_alone_loads_no_llvm(tmp_path):
+    """A process that unpickles but never calls the function (a Dask scheduler) neither loads llvmlite nor
+    reads the shipped IR: both wait for the first call."""
+    f = tj.jit(lambda x: x * 2.0 + 1.0)
+    f(np.ones(3))
+    path = tmp_path / "f.pkl"
+    path.write_bytes(cloudpickle.dumps(f))
+    out = run_python(f"""
+        import json, pickle, sys
+        g = pickle.loads(open({str(path)!r}, "rb").read())
+        before = "llvmlite" in sys.modules
+        import numpy as np
+        value = g(np.ones(3)).tolist()
+        print(json.dumps([before, "llvmlite" in sys.modules, value, g.cache_info().signatures[0].source]))
+    """, tmp_path)
+    assert out == [False, True, [3.0, 3.0, 3.0], "shipped"]

@@ -188,7 +188,7 @@ class Jitted:
         dynamic_dims says so)."""
         key = (in_tree, tuple(leaf_aval(x) for x in leaves), statics)
         entry = self._signatures.lookup(key)
-        if entry is None and self._signatures.shipped:
+        if entry is None and (self._signatures.shipped or self._signatures.parcels):
             entry = self._link_shipped(key, leaves)
         if entry is not None:
             return entry
@@ -248,6 +248,7 @@ class Jitted:
         """The entry of a signature that came with a pickle and that key fits, linked now (or compiled from
         its IR where the shipped code does not fit this process); None when none fits."""
         with self._lock, _gc_paused():
+            shipping.unpack(self)
             found = self._signatures.take_shipped(key)
             if found is None:      # (another thread may have linked it meanwhile)
                 return self._signatures.lookup(key)

@@ -105,7 +105,8 @@ class SignatureCache:
         self._symbolic = []       # the symbolic signatures among them
         self._history = {}        # per argument structure: the shapes it was called with (the policy)
         self._no_symbolic = set()  # structures whose symbolic compile failed: they stay specialised
-        self.shipped = {}         # signature -> shipping.Shipped: came with a pickle, not linked yet
+        self.parcels = []         # (host, [payload]) that came with pickles, not opened yet (shipping.unpack)
+        self.shipped = {}         # signature -> shipping.Shipped: opened, not linked yet
         _budget.caches.add(self)
 
     def get(self, key):

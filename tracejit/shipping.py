@@ -11,9 +11,10 @@ versions of tracejit, LLVM, llvmlite and numpy).
 All of it is pickled into one body (bytes) with a SHA-256 digest next to it. On unpickling (`restore`):
 the format and the digest are checked first (a corrupted pickle raises pickle.UnpicklingError saying so;
 a truncated one fails in pickle itself, "pickle data was truncated"), then the function and options are
-unpickled. When the host
-description equals this process's, the signatures are unpickled and kept pending; otherwise they are
-dropped (logged) and never unpickled, and the function is traced and compiled here when called. A call
+unpickled; the signatures are kept as they came. The first call that misses the loaded entries opens
+them (`unpack`): when the host description equals this process's, the signatures are unpickled and kept
+pending; otherwise they are dropped (logged) and never unpickled, and the function is traced and compiled
+here. So a process that never calls the function (a Dask scheduler) neither loads LLVM nor reads IR. A call
 that fits a pending signature runs the backend's code generation on the shipped IR (no tracing, no
 passes, no LLVM) and links the shipped object code when the module it generates has the entry's key (host,
 signature and LLVM text: equal text means equal code); otherwise, e.g. on a machine with another number
@@ -145,6 +146,9 @@ def _payloads(jitted):
 
 def state(jitted):
     """What Jitted.__reduce__ pickles: (format, SHA-256 of body, body)."""
+    if jitted.ship_code and jitted._signatures.parcels:
+        with jitted._lock:
+            unpack(jitted)
     reference = _reference(jitted)
     if reference is None:
         if jitted._token is None:
@@ -181,15 +185,32 @@ def restore(make, fmt, digest, body):
                     _kept.popitem(last=False)
             elif reference in _kept:
                 _kept.move_to_end(reference)
-    if payloads and host != disk_cache.host():
-        mine = disk_cache.host()
-        differs = ", ".join(f"{k} {host.get(k)!r} here {mine.get(k)!r}" for k in sorted(mine) if host.get(k) != mine[k])
-        log.info("tracejit: %s came with code for another host (%s): it compiles here", jitted.__name__, differs)
-    elif payloads:
-        for payload in payloads:
-            key, closed, out_tree, names, entries = pickle.loads(payload)
-            jitted._signatures.receive(key, Shipped(closed, out_tree, names, entries, payload))
+    if payloads:
+        jitted._signatures.parcels.append((host, payloads))
     return jitted
+
+
+def unpack(jitted):
+    """Open the shipments jitted received (under its lock): on the host they were compiled for, their
+    signatures become pending (SignatureCache.shipped); elsewhere they are dropped. Done on the first call
+    that misses, not when unpickling: a process that never calls the function (a Dask scheduler) neither
+    loads LLVM nor unpickles IR."""
+    parcels = jitted._signatures.parcels
+    while parcels:
+        host, payloads = parcels.pop()
+        mine = disk_cache.host()
+        if host != mine:
+            differs = ", ".join(f"{k} {host.get(k)!r} here {mine[k]!r}" for k in sorted(mine) if host.get(k) != mine[k])
+            log.info("tracejit: %s came with code for another host (%s): it compiles here", jitted.__name__, differs)
+            continue
+        for payload in payloads:
+            try:
+                key, closed, out_tree, names, entries = pickle.loads(payload)
+            except Exception as e:  # noqa: BLE001 -- e.g. a class the sender had and this process lacks
+                log.info("tracejit: a shipped signature of %s does not unpickle here (it compiles here): %s",
+                         jitted.__name__, e)
+                continue
+            jitted._signatures.receive(key, Shipped(closed, out_tree, names, entries, payload))
 
 
 def _lookup(module, qualname):
