@@ -8,6 +8,11 @@ Each setting starts from an environment variable, read when tracejit is imported
                                                 ~/.cache/tracejit)
     cache_max_bytes  TRACEJIT_CACHE_MAX_BYTES   its size cap; least recently used entries go first
                                                 (default 512 MiB)
+    memory_cache_max_entries TRACEJIT_MEMORY_CACHE_MAX_ENTRIES  compiled signatures kept in memory per jitted
+                                                function; least recently used ones are evicted and their
+                                                machine code freed (default 256)
+    memory_cache_max_bytes TRACEJIT_MEMORY_CACHE_MAX_BYTES  the same, for all jitted functions of the process
+                                                together, by the estimated size of their entries (default 512 MiB)
     symbolic_dims_after TRACEJIT_SYMBOLIC_DIMS_AFTER  compile an axis symbolically once it has been seen
                                                 with this many sizes (default 2; 0: never; see jit)
     traceback_filtering TRACEJIT_TRACEBACK_FILTERING=off  show tracejit's own frames in the tracebacks of
@@ -35,6 +40,8 @@ class Config:
         self.disk_cache = _flag("TRACEJIT_DISK_CACHE", True)
         self.cache_dir = os.environ.get("TRACEJIT_CACHE_DIR") or _default_cache_dir()
         self.cache_max_bytes = int(os.environ.get("TRACEJIT_CACHE_MAX_BYTES", str(512 << 20)))
+        self.memory_cache_max_entries = int(os.environ.get("TRACEJIT_MEMORY_CACHE_MAX_ENTRIES", "256"))
+        self.memory_cache_max_bytes = int(os.environ.get("TRACEJIT_MEMORY_CACHE_MAX_BYTES", str(512 << 20)))
         self.symbolic_dims_after = int(os.environ.get("TRACEJIT_SYMBOLIC_DIMS_AFTER", "2"))
         self.traceback_filtering = _flag("TRACEJIT_TRACEBACK_FILTERING", True)
 

@@ -8,8 +8,8 @@
     steps.py       -> [Step]                 what runs in order, serially or over the threads
     fast_entry.py  -> "fast" or None         the whole call in generated code, for the dispatch fast path
     llvm_text.py   -> str                    the module's text
-    disk_cache.py  -> [object code]          read from disk, or compiled (llvm.py) and written there
-    llvm.py        -> {entry point: address} linked into this process
+    disk_cache.py  -> ObjectCode             shipped, read from disk, or compiled (llvm.py) and written there
+    llvm.py        -> Code                   linked into this process (freed when the last user goes)
     executable.py  -> Executable
 
 rules.py is the interface the primitives' lowering rules are written against; mathlib.py, blas.py and
@@ -28,9 +28,10 @@ from .llvm_text import Module
 from .steps import Schedule, link, native_steps
 
 
-def compile_ir(closed, fuse=True, cache=True):
+def compile_ir(closed, fuse=True, cache=True, shipped=None):
     """An Executable for a ClosedIR whose constants are arrays (fuse=False: one loop per equation;
-    cache=False: never the disk cache)."""
+    cache=False: never the disk cache; shipped: {key: entry} of object code that came with a pickle, used
+    when its key matches)."""
     start = time.perf_counter()
     groups = plan_groups(closed.ir, fuse)                   # IR -> [Group]
     frame = Frame(closed, groups)                           # -> Frame: buffers, arena offsets, table slots
@@ -44,11 +45,10 @@ def compile_ir(closed, fuse=True, cache=True):
     text = module.text()                                    # -> str
     generated = time.perf_counter()
     names = [s.name for s in native_steps(steps)] + ([fast] if fast else [])
-    objects, from_disk = disk_cache.object_code(closed, text, names, module.symbols, cache)  # -> [bytes]
-    addresses = dict(zip(names, llvm.load_objects(objects, names, module.symbols)))         # -> {name: address}
+    objects = disk_cache.object_code(closed, text, names, module.symbols, cache, shipped)   # -> ObjectCode
+    code = llvm.load_objects(objects.objects, names, module.symbols)                      # -> Code
     times = {"codegen": generated - start, "llvm": time.perf_counter() - generated}
-    return Executable(frame, link(steps, addresses), addresses.get(fast), module.arrays, text, from_disk,
-                      sum(map(len, objects)), times)
+    return Executable(frame, link(steps, code), code, fast, module.arrays, text, objects, times)
 
 
 class Compiled:
