@@ -12,6 +12,19 @@ from ..primitives import linalg
 from ..primitives import reductions as rd
 from ..primitives import shapes as sh
 from .control_flow import cond, fori_loop, scan, switch, while_loop
+from .convolution import (
+    ConvDimensionNumbers,
+    conv,
+    conv_dimension_numbers,
+    conv_general_dilated,
+    conv_general_permutations,
+    conv_general_shape_tuple,
+    conv_shape_tuple,
+    conv_transpose,
+    conv_transpose_shape_tuple,
+    conv_with_general_padding,
+    padtype_to_pads,
+)
 
 
 def _typed(*args):
@@ -178,11 +191,14 @@ def dynamic_update_slice(operand, update, start_indices):
                 *[np.asarray(i) if isinstance(i, int) else i for i in start_indices])
 
 
-__all__ = ["abs", "add", "argmax", "argmin", "bitwise_and", "bitwise_not", "bitwise_or", "bitwise_xor",
-           "broadcast_in_dim", "broadcasted_iota", "ceil", "clamp", "concatenate", "cond", "convert_element_type",
+__all__ = ["ConvDimensionNumbers", "abs", "add", "argmax", "argmin", "bitwise_and", "bitwise_not", "bitwise_or",
+           "bitwise_xor", "broadcast_in_dim", "broadcasted_iota", "ceil", "clamp", "concatenate", "cond", "conv",
+           "conv_dimension_numbers", "conv_general_dilated", "conv_general_permutations", "conv_general_shape_tuple",
+           "conv_shape_tuple", "conv_transpose", "conv_transpose_shape_tuple", "conv_with_general_padding",
+           "convert_element_type",
            "cos", "cumsum", "div", "dot_general", "dynamic_slice", "dynamic_update_slice", "eq", "exp", "expand_dims",
            "expm1", "floor", "fori_loop", "ge", "gt", "integer_pow", "iota", "is_finite", "le", "log", "log1p",
-           "logistic", "lt", "max", "min", "mul", "ne", "neg", "pad", "pow", "reduce_max", "reduce_min",
+           "logistic", "lt", "max", "min", "mul", "ne", "neg", "pad", "padtype_to_pads", "pow", "reduce_max", "reduce_min",
            "reduce_prod", "reduce_sum", "rem", "reshape", "rev", "round", "rsqrt", "scan", "select", "select_n",
            "sign", "sin", "slice", "sqrt", "squeeze", "stop_gradient", "sub", "switch", "tan", "tanh", "transpose",
            "while_loop"]
