@@ -12,8 +12,10 @@ A rule is one of four small kinds; the backend reads the kind, never the primiti
   **params) -> accs (pos: i64 position along the reduced axes), result(b, accs, **params) -> x. The operand
   fuses into the reduction loop. `combine` (accs, accs) -> accs, when given, merges partial results, which
   lets the backend split a full reduction over threads.
-- `Kernel(fn)`: fn(k, outs, ins, **params) emits a whole kernel over buffers (dot_general, cumsum,
-  scatter_add). ins/outs are `Buffer`s; k offers loops, loads, stores and the emitter `k.b`.
+- `Kernel(fn, scratch=False)`: fn(k, outs, ins, **params) emits a whole kernel over buffers (dot_general,
+  cumsum, scatter_add). ins/outs are `Buffer`s; k offers loops, loads, stores and the emitter `k.b`; with
+  scratch=True also `k.scratch_memory(nbytes)`, the pointer to that many bytes of the arena, the kernel's alone
+  while it runs (conv_general_dilated packs its operands there). Such a kernel needs fixed shapes.
 - `Control(fn)`: fn(c, outs, ins, **params), a Kernel that runs sub-IRs (cond, while, scan). Besides what a
   Kernel has, c offers `c.call(closed, ins, outs)` (the sub-IR compiled in the same module, planned and
   fused like the top level, reading and writing the given buffers or pointers), `c.cases(index, n)` (a
@@ -49,12 +51,13 @@ class Reduce:
 
 
 class Kernel:
-    def __init__(self, fn):
-        self.fn = fn
+    def __init__(self, fn, scratch=False):
+        self.fn, self.scratch = fn, scratch
 
 
 class Control(Kernel):
-    pass
+    def __init__(self, fn):
+        super().__init__(fn, scratch=True)
 
 
 LLVM_TYPES = {np.dtype("float32"): "float", np.dtype("float64"): "double", np.dtype("int32"): "i32",

@@ -19,6 +19,7 @@ from ..core.errors import ShapeError
 from ..core.ops import ops
 from ..core.trace import Primitive
 from .base import partials_jvp
+from .conv_lowering import lower_conv
 
 ConvDimensionNumbers = collections.namedtuple("ConvDimensionNumbers", "lhs_spec rhs_spec out_spec")
 
@@ -256,7 +257,7 @@ def _conv_batch(args, dims, *, dimension_numbers, feature_group_count, batch_gro
 
 
 conv_general_dilated_p = Primitive("conv_general_dilated", _conv_shape, _conv_impl, transpose=_conv_transpose,
-                                   batch=_conv_batch)
+                                   batch=_conv_batch, lower=lower_conv)
 conv_general_dilated_p.set(jvp=partials_jvp(
     conv_general_dilated_p,
     lambda t, lhs, rhs, out, **params: _conv(t, rhs, **params),
