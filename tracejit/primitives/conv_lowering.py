@@ -17,6 +17,7 @@ ends along x and the features are tiles of their own, their sizes known when the
 import math
 
 from ..backend.rules import Kernel, llvm_type, memory_type
+from .window_geometry import dilate_dim
 
 VECTOR_BYTES = 64       # one AVX-512 register; LLVM splits the vectors on machines with narrower ones
 ACCUMULATORS = 24       # vector accumulators per tile: AVX-512 has 32 registers, the rest hold operands
@@ -29,10 +30,6 @@ def _row_major(shape):
         strides.append(s)
         s *= d
     return strides[::-1]
-
-
-def _dilate(d, k):
-    return 0 if d == 0 else 1 + k * (d - 1)
 
 
 class _Geometry:
@@ -53,7 +50,7 @@ class _Geometry:
         self.Og = self.O // (self.fg * self.bg)
         self.st, self.ld, self.rd = (list(v) + [1] * virtual for v in (window_strides, lhs_dilation, rhs_dilation))
         self.pads = [tuple(p) for p in padding] + [(0, 0)] * virtual
-        self.P = [_dilate(s, d) + lo + hi for s, d, (lo, hi) in zip(self.S, self.ld, self.pads)]
+        self.P = [dilate_dim(s, d) + lo + hi for s, d, (lo, hi) in zip(self.S, self.ld, self.pads)]
         self.dtype = out.dtype
         self.vl = max(1, VECTOR_BYTES // self.dtype.itemsize)
         vl, ql, og = self.vl, self.Q[-1], self.Og

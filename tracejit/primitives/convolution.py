@@ -20,18 +20,9 @@ from ..core.ops import ops
 from ..core.trace import Primitive
 from .base import partials_jvp
 from .conv_lowering import lower_conv
+from .window_geometry import dilate_dim, stride_dim, transpose_padding
 
 ConvDimensionNumbers = collections.namedtuple("ConvDimensionNumbers", "lhs_spec rhs_spec out_spec")
-
-
-def dilate_dim(d, dilation):
-    """The size of d elements with dilation - 1 holes between neighbours."""
-    return 0 if d == 0 else 1 + dilation * (d - 1)
-
-
-def stride_dim(d, window, stride):
-    """The number of windows of size `window` at `stride` that fit in d."""
-    return max(0, (d - window) // stride + 1)
 
 
 def conv_shape_tuple(lhs_shape, rhs_shape, strides, pads, batch_group_count=1):
@@ -177,11 +168,8 @@ def _transpose_lhs(ct, lhs_aval, rhs, *, window_strides, padding, lhs_dilation, 
     if feature_group_count > 1 or batch_group_count > 1:  # the group axis moves into the in-feature axis
         groups = feature_group_count * batch_group_count
         rhs = reshape_axis_into(rhs_spec[0], rhs_spec[1], reshape_axis_out_of(rhs_spec[0], groups, rhs))
-    lhs_in = _dilated([lhs_aval.shape[a] for a in lhs_spec[2:]], lhs_dilation)
-    window = _dilated(kernel, rhs_dilation)
-    ct_out = _dilated([aval(ct).shape[a] for a in out_spec[2:]], window_strides)
-    before = [w - lo - 1 for w, (lo, _) in zip(window, padding)]
-    pads = tuple((b, i + w - 1 - o - b) for b, i, w, o in zip(before, lhs_in, window, ct_out))
+    pads = transpose_padding([lhs_aval.shape[a] for a in lhs_spec[2:]], kernel, window_strides,
+                             [aval(ct).shape[a] for a in out_spec[2:]], padding, lhs_dilation, rhs_dilation)
     rhs = _astype(ops.rev(rhs, dimensions=tuple(rhs_spec[2:])), aval(ct).dtype)
     out = _conv(ct, rhs, window_strides=tuple(lhs_dilation), padding=pads, lhs_dilation=tuple(window_strides),
                 rhs_dilation=tuple(rhs_dilation),

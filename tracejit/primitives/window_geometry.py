@@ -1,0 +1,30 @@
+"""The arithmetic of sliding windows that convolutions and windowed reductions share: dilated sizes, window
+counts, and the padding that turns a window's transpose into another windowed operation."""
+
+
+def dilate_dim(d, dilation):
+    """The size of d elements with dilation - 1 holes between neighbours."""
+    return 0 if d == 0 else 1 + dilation * (d - 1)
+
+
+def stride_dim(d, window, stride):
+    """The number of windows of size `window` at `stride` that fit in d."""
+    return max(0, (d - window) // stride + 1)
+
+
+def window_out_shape(shape, window, strides, padding, base_dilation, window_dilation):
+    """The shape of the windows' results: per axis, the windows of the dilated window that fit in the dilated and
+    padded operand."""
+    return tuple(stride_dim(dilate_dim(d, b) + lo + hi, dilate_dim(w, wd), s)
+                 for d, w, s, (lo, hi), b, wd in zip(shape, window, strides, padding, base_dilation, window_dilation))
+
+
+def transpose_padding(in_shape, window, strides, out_shape, padding, base_dilation, window_dilation):
+    """(low, high) per axis: the padding of the strided-dilated cotangent (out_shape) under which a window of the
+    reversed window gives the operand's cotangent (in_shape)."""
+    pads = []
+    for i, w, s, o, (lo, _), b, wd in zip(in_shape, window, strides, out_shape, padding, base_dilation,
+                                          window_dilation):
+        before = dilate_dim(w, wd) - lo - 1
+        pads.append((before, dilate_dim(i, b) + dilate_dim(w, wd) - 1 - dilate_dim(o, s) - before))
+    return tuple(pads)
