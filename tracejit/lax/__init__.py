@@ -25,6 +25,7 @@ from .convolution import (
     conv_with_general_padding,
     padtype_to_pads,
 )
+from .cumulative import associative_scan, cumlogsumexp, cummax, cummin, cumprod, sort, sort_key_val, top_k
 from .windowed import (
     avg_pool,
     max_pool,
@@ -200,15 +201,16 @@ def dynamic_update_slice(operand, update, start_indices):
                 *[np.asarray(i) if isinstance(i, int) else i for i in start_indices])
 
 
-__all__ = ["abs", "add", "argmax", "argmin", "avg_pool", "bitwise_and", "bitwise_not", "bitwise_or", "bitwise_xor",
-           "broadcast_in_dim", "broadcasted_iota", "ceil", "clamp", "concatenate", "cond", "conv",
-           "conv_dimension_numbers", "conv_general_dilated", "conv_general_permutations", "conv_general_shape_tuple",
-           "conv_shape_tuple", "conv_transpose", "conv_transpose_shape_tuple", "conv_with_general_padding",
-           "ConvDimensionNumbers", "convert_element_type", "cos", "cumsum", "div", "dot_general", "dynamic_slice",
-           "dynamic_update_slice", "eq", "exp", "expand_dims", "expm1", "floor", "fori_loop", "ge", "gt",
-           "integer_pow", "iota", "is_finite", "le", "log", "log1p", "logistic", "lt", "max", "max_pool", "min",
-           "mul", "ne", "neg", "pad", "padtype_to_pads", "pow", "reduce_max", "reduce_min", "reduce_prod",
-           "reduce_sum", "reduce_window", "reduce_window_max", "reduce_window_min", "reduce_window_shape_tuple",
-           "reduce_window_sum", "rem", "reshape", "rev", "round", "rsqrt", "scan", "select", "select_n", "sign",
-           "sin", "slice", "sqrt", "squeeze", "stop_gradient", "sub", "switch", "tan", "tanh", "transpose",
+__all__ = ["abs", "add", "argmax", "argmin", "associative_scan", "avg_pool", "bitwise_and", "bitwise_not",
+           "bitwise_or", "bitwise_xor", "broadcast_in_dim", "broadcasted_iota", "ceil", "clamp", "concatenate",
+           "cond", "conv", "conv_dimension_numbers", "conv_general_dilated", "conv_general_permutations",
+           "conv_general_shape_tuple", "conv_shape_tuple", "conv_transpose", "conv_transpose_shape_tuple",
+           "conv_with_general_padding", "ConvDimensionNumbers", "convert_element_type", "cos", "cumlogsumexp",
+           "cummax", "cummin", "cumprod", "cumsum", "div", "dot_general", "dynamic_slice", "dynamic_update_slice",
+           "eq", "exp", "expand_dims", "expm1", "floor", "fori_loop", "ge", "gt", "integer_pow", "iota", "is_finite",
+           "le", "log", "log1p", "logistic", "lt", "max", "max_pool", "min", "mul", "ne", "neg", "pad",
+           "padtype_to_pads", "pow", "reduce_max", "reduce_min", "reduce_prod", "reduce_sum", "reduce_window",
+           "reduce_window_max", "reduce_window_min", "reduce_window_shape_tuple", "reduce_window_sum", "rem",
+           "reshape", "rev", "round", "rsqrt", "scan", "select", "select_n", "sign", "sin", "slice", "sort",
+           "sort_key_val", "sqrt", "squeeze", "stop_gradient", "sub", "switch", "tan", "tanh", "top_k", "transpose",
            "while_loop"]

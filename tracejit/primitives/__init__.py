@@ -4,6 +4,8 @@ rules apply one another through tracejit.core.ops.
 Layers: the families (elementwise, shapes, reductions, linalg, indexing) import only core and the backend's
 rule kinds; cond, while and scan sit above the transforms they apply to their bodies."""
 from ..core.ops import register
-from . import cond, convolution, elementwise, indexing, linalg, reductions, scan, shapes, while_loop, windowed
+from . import (cond, convolution, cumulative, elementwise, indexing, linalg, reductions, scan, shapes, while_loop,
+               windowed)
 
-ALL = register([elementwise, shapes, reductions, linalg, indexing, convolution, windowed, cond, while_loop, scan])
+ALL = register([elementwise, shapes, reductions, cumulative, linalg, indexing, convolution, windowed, cond, while_loop,
+                scan])
