@@ -5,6 +5,7 @@ import numpy as _np
 from ..core.trace import Tracer as _Tracer
 from ._base import array, asarray, astype, stack
 from ._base import full as _full
+from .convolve import convolve, correlate
 from .indexing import _AtIndexer, argsort, getitem, interp, repeat, searchsorted, sort, take, take_along_axis
 from .linalg_ops import cross, diag, diagonal, dot, einsum, inner, kron, matmul, outer, tensordot, trace, vdot
 from .shape_ops import (
