@@ -70,11 +70,17 @@ def _first(state):
     return state[0]
 
 
+def _rate(step_size, i, like):
+    """The step size at step i in the dtype of `like`, so that a traced step number (an int64) does not widen
+    float32 parameters (JAX's step numbers are weakly typed)."""
+    return tnp.astype(step_size(i), tnp.asarray(like).dtype)
+
+
 @optimizer
 def sgd(step_size):
-    """Stochastic gradient descent: x - step_size(i) * g."""
+    """Stochastic gradient descent: x - _rate(step_size, i, g) * g."""
     step_size = make_schedule(step_size)
-    return Optimizer(lambda x0: x0, lambda i, g, x: x - step_size(i) * g, lambda x: x)
+    return Optimizer(lambda x0: x0, lambda i, g, x: x - _rate(step_size, i, g) * g, lambda x: x)
 
 
 def _heavy_ball(step_size, mass, nesterov):
@@ -83,20 +89,20 @@ def _heavy_ball(step_size, mass, nesterov):
     def update(i, g, state):
         x, velocity = state
         velocity = mass * velocity + g
-        return x - step_size(i) * (mass * velocity + g if nesterov else velocity), velocity
+        return x - _rate(step_size, i, g) * (mass * velocity + g if nesterov else velocity), velocity
 
     return lambda x0: (x0, tnp.zeros_like(x0)), update, _first
 
 
 @optimizer
 def momentum(step_size, mass):
-    """SGD with momentum: velocity = mass * velocity + g; x - step_size(i) * velocity."""
+    """SGD with momentum: velocity = mass * velocity + g; x - _rate(step_size, i, g) * velocity."""
     return _heavy_ball(step_size, mass, nesterov=False)
 
 
 @optimizer
 def nesterov(step_size, mass):
-    """SGD with Nesterov momentum: x - step_size(i) * (mass * velocity + g) with the new velocity."""
+    """SGD with Nesterov momentum: x - _rate(step_size, i, g) * (mass * velocity + g) with the new velocity."""
     return _heavy_ball(step_size, mass, nesterov=True)
 
 
@@ -114,7 +120,7 @@ def adagrad(step_size, momentum=0.9):
         x, g_sq, m = state
         g_sq = g_sq + tnp.square(g)
         m = (1.0 - momentum) * (g * _inverse_sqrt(g_sq)) + momentum * m
-        return x - step_size(i) * m, g_sq, m
+        return x - _rate(step_size, i, g) * m, g_sq, m
 
     return lambda x0: (x0, tnp.zeros_like(x0), tnp.zeros_like(x0)), update, _first
 
@@ -125,13 +131,13 @@ def _mean_square(avg_sq_grad, g, gamma):
 
 @optimizer
 def rmsprop(step_size, gamma=0.9, eps=1e-8):
-    """RMSProp: x - step_size(i) * g / sqrt(mean square of g + eps)."""
+    """RMSProp: x - _rate(step_size, i, g) * g / sqrt(mean square of g + eps)."""
     step_size = make_schedule(step_size)
 
     def update(i, g, state):
         x, avg_sq_grad = state
         avg_sq_grad = _mean_square(avg_sq_grad, g, gamma)
-        return x - step_size(i) * g / tnp.sqrt(avg_sq_grad + eps), avg_sq_grad
+        return x - _rate(step_size, i, g) * g / tnp.sqrt(avg_sq_grad + eps), avg_sq_grad
 
     return lambda x0: (x0, tnp.zeros_like(x0)), update, _first
 
@@ -144,7 +150,7 @@ def rmsprop_momentum(step_size, gamma=0.9, eps=1e-8, momentum=0.9):
     def update(i, g, state):
         x, avg_sq_grad, mom = state
         avg_sq_grad = _mean_square(avg_sq_grad, g, gamma)
-        mom = momentum * mom + step_size(i) * g / tnp.sqrt(avg_sq_grad + eps)
+        mom = momentum * mom + _rate(step_size, i, g) * g / tnp.sqrt(avg_sq_grad + eps)
         return x - mom, avg_sq_grad, mom
 
     return lambda x0: (x0, tnp.zeros_like(x0), tnp.zeros_like(x0)), update, _first
@@ -152,7 +158,8 @@ def rmsprop_momentum(step_size, gamma=0.9, eps=1e-8, momentum=0.9):
 
 def _bias_correction(b, i, like):
     """1 - b ** (i + 1) in the dtype of `like`."""
-    return 1 - tnp.asarray(b, tnp.asarray(like).dtype) ** (i + 1)
+    dtype = tnp.asarray(like).dtype
+    return 1 - tnp.asarray(b, dtype) ** tnp.astype(i + 1, dtype)
 
 
 @optimizer
@@ -165,7 +172,7 @@ def adam(step_size, b1=0.9, b2=0.999, eps=1e-8):
         m = (1 - b1) * g + b1 * m
         v = (1 - b2) * tnp.square(g) + b2 * v
         m_hat, v_hat = m / _bias_correction(b1, i, m), v / _bias_correction(b2, i, m)
-        return x - step_size(i) * m_hat / (tnp.sqrt(v_hat) + eps), m, v
+        return x - _rate(step_size, i, g) * m_hat / (tnp.sqrt(v_hat) + eps), m, v
 
     return lambda x0: (x0, tnp.zeros_like(x0), tnp.zeros_like(x0)), update, _first
 
@@ -179,7 +186,7 @@ def adamax(step_size, b1=0.9, b2=0.999, eps=1e-8):
         x, m, u = state
         m = (1 - b1) * g + b1 * m
         u = tnp.maximum(b2 * u, tnp.abs(g))
-        return x - (step_size(i) / _bias_correction(b1, i, m)) * m / (u + eps), m, u
+        return x - (_rate(step_size, i, g) / _bias_correction(b1, i, m)) * m / (u + eps), m, u
 
     return lambda x0: (x0, tnp.zeros_like(x0), tnp.zeros_like(x0)), update, _first
 
@@ -213,7 +220,7 @@ def sm3(step_size, momentum=0.9):
         accum = functools.reduce(tnp.minimum, along) + tnp.square(g)
         m = (1.0 - momentum) * (g * _inverse_sqrt(accum)) + momentum * m
         vs = [tnp.max(accum, axis=tuple(k for k in range(ndim) if k != j)) for j in range(ndim)]
-        return x - step_size(i) * m, m, vs, shape
+        return x - _rate(step_size, i, g) * m, m, vs, shape
 
     return init, update, lambda state: tnp.reshape(state[0], state[3].shape)
 

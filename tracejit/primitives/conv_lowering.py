@@ -145,6 +145,12 @@ def _load(k, ptr, src, index, dtype):
     return k.b.convert(v, src, dtype)
 
 
+def _store(k, value, ptr, index, dtype):
+    """value to element `index` of the array of dtype at ptr."""
+    ty = llvm_type(dtype)
+    k.line(f"store {ty} {value}, ptr {_ptr(k, ptr, ty, index)}, align {dtype.itemsize}")
+
+
 def _pack_input(k, g, lhs, xp, n):
     """Batch element n of lhs into xp (zeroed once, before the first): features, padded and dilated spatial
     axes, the last one split into stride phases."""
@@ -157,7 +163,7 @@ def _pack_input(k, g, lhs, xp, n):
             last = ps[-1]
             phase, j = (b.iop("srem", last, s), b.iop("sdiv", last, s)) if s > 1 else (0, last)
             dst = _dot(b, [(c, g.x_str[0])] + list(zip(ps[:-1], g.x_str[1:])) + [(phase, g.R), (j, 1)])
-            k.line(f"store {ty} {_load(k, lhs.ptr, lhs.aval.dtype, src, g.dtype)}, ptr {_ptr(k, xp, ty, dst)}, align {g.dtype.itemsize}")
+            _store(k, _load(k, lhs.ptr, lhs.aval.dtype, src, g.dtype), xp, dst, g.dtype)
 
 
 def _pack_weights(k, g, rhs, wp):
@@ -168,7 +174,7 @@ def _pack_weights(k, g, rhs, wp):
         src = _dot(b, [(b.iop("add", b.iop("mul", grp, g.Og), o), g.rhs_str[0]), (i, g.rhs_str[1])]
                    + list(zip(ks, g.rhs_str[2:])))
         dst = _dot(b, [(grp, g.w_str[0]), (o, 1), (i, g.w_str[2])] + list(zip(ks, g.w_str[3:])))
-        k.line(f"store {ty} {_load(k, rhs.ptr, rhs.aval.dtype, src, g.dtype)}, ptr {_ptr(k, wp, ty, dst)}, align {g.dtype.itemsize}")
+        _store(k, _load(k, rhs.ptr, rhs.aval.dtype, src, g.dtype), wp, dst, g.dtype)
 
 
 class _nest:
@@ -259,8 +265,7 @@ def _store_tile(k, g, vec, accs, at, npos, nfeat):
                 vec.store(v, _ptr(k, out.ptr, ty, start), valid)
                 continue
             for lane in range(valid):
-                k.line(f"store {ty} {vec.lane(v, lane)}, ptr {_ptr(k, out.ptr, ty, b.iop('add', start, lane * lane_str))}"
-                       f", align {g.dtype.itemsize}")
+                _store(k, vec.lane(v, lane), out.ptr, b.iop("add", start, lane * lane_str), g.dtype)
 
 
 def _blocks(total, size):
