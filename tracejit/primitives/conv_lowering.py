@@ -14,6 +14,8 @@ whichever fills more vector lanes (x is short in kernel gradients, features are 
 tile's stores are vector stores where the output's lanes are contiguous, else one per element. The ragged
 ends along x and the features are tiles of their own, their sizes known when the code is generated.
 """
+import contextlib
+import functools
 import math
 
 from ..backend.rules import Kernel, llvm_type, memory_type
@@ -22,6 +24,10 @@ from .window_geometry import dilate_dim
 VECTOR_BYTES = 64       # one AVX-512 register; LLVM splits the vectors on machines with narrower ones
 ACCUMULATORS = 24       # vector accumulators per tile: AVX-512 has 32 registers, the rest hold operands
 MAX_VECTORS = 4         # vectors (along x) or feature vectors per tile
+
+
+def _ceil_div(a, b):
+    return -(-a // b)
 
 
 def _row_major(shape):
@@ -54,23 +60,28 @@ class _Geometry:
         self.dtype = out.dtype
         self.vl = max(1, VECTOR_BYTES // self.dtype.itemsize)
         vl, ql, og = self.vl, self.Q[-1], self.Og
-        fill_x, fill_f = ql / (-(-ql // vl) * vl), og / (-(-og // vl) * vl)
+        fill_x, fill_f = ql / (_ceil_div(ql, vl) * vl), og / (_ceil_div(og, vl) * vl)
         self.along_x = fill_x > fill_f or fill_x == fill_f and self.out_str[2 + len(self.Q) - 1] == 1
         if self.along_x:
-            vectors = min(-(-ql // vl), MAX_VECTORS)
+            vectors = min(_ceil_div(ql, vl), MAX_VECTORS)
             self.block_pos, self.block_feat = vectors * vl, min(og, max(1, ACCUMULATORS // vectors))
+            per_row = vectors * self.block_feat
         else:
-            vectors = min(-(-og // vl), MAX_VECTORS)
+            vectors = min(_ceil_div(og, vl), MAX_VECTORS)
             self.block_pos, self.block_feat = min(ql, max(1, ACCUMULATORS // vectors)), vectors * vl
+            per_row = vectors * self.block_pos
+        # short rows: a tile spans several rows of the second last spatial axis (the row axis)
+        self.row_axis = len(self.Q) - 2 if len(self.Q) > 1 else None
+        self.block_rows = 1 if self.row_axis is None else min(self.Q[self.row_axis], max(1, ACCUMULATORS // per_row))
         # the packed input: [feature][padded outer spatial...][phase of the last axis][row of length R]
         s, k, r = self.st[-1], self.K[-1], self.rd[-1]
-        reach = -(-ql // vl) * vl if self.along_x else ql
-        self.R = max(reach + max(k - 1, 0) * r // s, -(-self.P[-1] // s))
+        reach = _ceil_div(ql, vl) * vl if self.along_x else ql
+        self.R = max(reach + max(k - 1, 0) * r // s, _ceil_div(self.P[-1], s))
         self.x_str = [math.prod(self.P[:-1]) * s * self.R] + _row_major(self.P[:-1] + [s * self.R])[:-1]
         self.x_size = self.C * self.x_str[0] + self.vl          # slack: the last vectors read past the last row
         # weights read in place when along x (as scalars) or when their out-feature axis is contiguous
         self.pack_weights = not self.along_x and (self.rhs_str[0] != 1 or rhs.dtype != self.dtype)
-        self.og_padded = -(-og // vl) * vl
+        self.og_padded = _ceil_div(og, vl) * vl
         kernel_size = math.prod(self.K)
         if self.pack_weights:   # [group][in feature][kernel offsets][out feature, padded to whole vectors]
             self.w_str = [self.I * kernel_size * self.og_padded, 1, kernel_size * self.og_padded] + \
@@ -81,7 +92,7 @@ class _Geometry:
     def input_range(self, d):
         """The input positions along spatial axis d that land inside the padded extent."""
         (lo, _), ld, s = self.pads[d], self.ld[d], self.S[d]
-        return max(0, -(-(-lo) // ld)), min(s, -(-(self.P[d] - lo) // ld))
+        return max(0, _ceil_div(-lo, ld)), min(s, _ceil_div(self.P[d] - lo, ld))
 
 
 class _Vectors:
@@ -154,22 +165,18 @@ def _store(k, value, ptr, index, dtype):
 def _pack_input(k, g, lhs, xp, n):
     """Batch element n of lhs into xp (zeroed once, before the first): features, padded and dilated spatial
     axes, the last one split into stride phases."""
-    b, ty = k.b, llvm_type(g.dtype)
-    s = g.st[-1]
-    with k.loop(0, g.C) as c:
-        with _nest(k, [g.input_range(d) for d in range(len(g.S))]) as xs:
-            ps = [b.iop("add", b.iop("mul", x, ld), lo) for x, ld, (lo, _) in zip(xs, g.ld, g.pads)]
-            src = _dot(b, [(n, g.lhs_str[0]), (c, g.lhs_str[1])] + list(zip(xs, g.lhs_str[2:])))
-            last = ps[-1]
-            phase, j = (b.iop("srem", last, s), b.iop("sdiv", last, s)) if s > 1 else (0, last)
-            dst = _dot(b, [(c, g.x_str[0])] + list(zip(ps[:-1], g.x_str[1:])) + [(phase, g.R), (j, 1)])
-            _store(k, _load(k, lhs.ptr, lhs.aval.dtype, src, g.dtype), xp, dst, g.dtype)
+    b, s = k.b, g.st[-1]
+    with _nest(k, [(0, g.C)] + [g.input_range(d) for d in range(len(g.S))]) as (c, *xs):
+        ps = [b.iop("add", b.iop("mul", x, ld), lo) for x, ld, (lo, _) in zip(xs, g.ld, g.pads)]
+        src = _dot(b, [(n, g.lhs_str[0]), (c, g.lhs_str[1])] + list(zip(xs, g.lhs_str[2:])))
+        phase, j = (b.iop("srem", ps[-1], s), b.iop("sdiv", ps[-1], s)) if s > 1 else (0, ps[-1])
+        dst = _dot(b, [(c, g.x_str[0])] + list(zip(ps[:-1], g.x_str[1:])) + [(phase, g.R), (j, 1)])
+        _store(k, _load(k, lhs.ptr, lhs.aval.dtype, src, g.dtype), xp, dst, g.dtype)
 
 
 def _pack_weights(k, g, rhs, wp):
     """rhs into wp: [group][in feature][kernel offsets][out feature] (out features padded with zeros)."""
-    b, ty = k.b, llvm_type(g.dtype)
-    groups = g.fg * g.bg
+    b, groups = k.b, g.fg * g.bg
     with _nest(k, [(0, groups), (0, g.I)] + [(0, d) for d in g.K] + [(0, g.Og)]) as (grp, i, *ks, o):
         src = _dot(b, [(b.iop("add", b.iop("mul", grp, g.Og), o), g.rhs_str[0]), (i, g.rhs_str[1])]
                    + list(zip(ks, g.rhs_str[2:])))
@@ -177,70 +184,97 @@ def _pack_weights(k, g, rhs, wp):
         _store(k, _load(k, rhs.ptr, rhs.aval.dtype, src, g.dtype), wp, dst, g.dtype)
 
 
-class _nest:
-    """Nested loops over [lo, hi) ranges: `with _nest(k, ranges) as indices`."""
-
-    def __init__(self, k, ranges):
-        self.k, self.ranges, self.loops = k, ranges, []
-
-    def __enter__(self):
-        out = []
-        for lo, hi in self.ranges:
-            loop = self.k.loop(lo, hi)
-            self.loops.append(loop)
-            out.append(loop.__enter__())
-        return out
-
-    def __exit__(self, *exc):
-        for loop in reversed(self.loops):
-            loop.__exit__(*exc)
+@contextlib.contextmanager
+def _nest(k, ranges):
+    """Nested loops over [lo, hi) ranges; yields the indices."""
+    with contextlib.ExitStack() as stack:
+        yield [stack.enter_context(k.loop(lo, hi)) for lo, hi in ranges]
 
 
-def _tile(k, g, at, npos, nfeat):
-    """Accumulate and store the outputs at positions q0 .. q0 + npos - 1 along x and features f0 .. f0 + nfeat - 1
-    of group grp (`at`: the SSA indices n_out, grp, in-feature base c0, outer positions, q0, f0)."""
+def _rows_read_input(b, g, coords, nrows):
+    """Whether any of the tile's rows reads input (not only padding or dilation holes) at these padded coordinates
+    of the outer axes (those of its first row): True, or an i1."""
+    conds = []
+    for d, p in enumerate(coords):
+        (lo, hi), ld = g.pads[d], g.ld[d]
+        if lo <= 0 and hi <= 0 and ld == 1:
+            continue                       # every coordinate is the input's
+        hits = []
+        for r in range(nrows if d == g.row_axis else 1):
+            rel = b.iop("sub", b.iop("add", p, r * g.st[d]), lo)
+            hit = [b.in_range(rel, 0, dilate_dim(g.S[d], ld))]
+            if ld > 1:
+                hit.append(b(f"icmp eq i64 {b.iop('srem', rel, ld)}, 0"))
+            hits.append(b.all_of(hit))
+        conds.append(_any(b, hits))
+    return b.all_of(conds)
+
+
+def _any(b, conds):
+    """The disjunction of i1 values and Python bools."""
+    if any(c is True for c in conds):
+        return True
+    conds = [c for c in conds if c is not False]
+    return functools.reduce(lambda x, y: b(f"or i1 {x}, {y}"), conds) if conds else False
+
+
+@contextlib.contextmanager
+def _when(k, cond):
+    """The body runs only where the i1 cond holds (always when it is True)."""
+    if cond is True:
+        yield
+        return
+    run, done = k.f.label("run"), k.f.label("skip")
+    k.line(f"br i1 {cond}, label %{run}, label %{done}")
+    k.f.block(run)
+    yield
+    k.line(f"br label %{done}")
+    k.f.block(done)
+
+
+def _tile(k, g, at, nrows, npos, nfeat):
+    """Accumulate and store the outputs of rows q_row .. q_row + nrows - 1 (of the second last spatial axis),
+    positions q0 .. q0 + npos - 1 along x and features f0 .. f0 + nfeat - 1 of group grp (`at`: the SSA indices)."""
     b, vec, ty = k.b, at["vec"], llvm_type(g.dtype)
     vl = g.vl
-    rows, cols = (-(-npos // vl), nfeat) if g.along_x else (npos, -(-nfeat // vl))
-    accs = [[k.alloca(vec.vty) for _ in range(cols)] for _ in range(rows)]
-    for row in accs:
-        for a in row:
-            k.line(f"store {vec.vty} zeroinitializer, ptr {a}")
-    w_buf = at["w"]
-    with k.loop(0, g.I) as i:
-        with _nest(k, [(0, d) for d in g.K[:-1]]) as ks:
-            outer = [b.iop("add", b.iop("mul", q, s), b.iop("mul", kk, r)) for q, kk, s, r in
-                     zip(at["outer"], ks, g.st, g.rd)]
-            x_base = _dot(b, [(b.iop("add", at["c0"], i), g.x_str[0])] + list(zip(outer, g.x_str[1:])))
-            x_base = b.iop("add", x_base, at["q0"])
-            w_base = _dot(b, [(at["grp"], g.w_str[0]), (at["f0"], g.w_str[1]), (i, g.w_str[2])]
-                          + list(zip(ks, g.w_str[3:])))
-            hints = {"unroll_full": None} if g.K[-1] <= 8 else {}
-            with k.loop(0, g.K[-1], **hints) as kl:
-                t = b.iop("mul", kl, g.rd[-1])
-                s = g.st[-1]
-                phase, off = (b.iop("srem", t, s), b.iop("sdiv", t, s)) if s > 1 else (0, t)
-                x_ptr = _ptr(k, at["xp"], ty, b.iop("add", x_base, b.iop("add", b.iop("mul", phase, g.R), off)))
-                w_ptr = _ptr(k, w_buf, memory_type(at["w_dtype"]), b.iop("add", w_base, b.iop("mul", kl, g.w_str[-1])))
-                _accumulate(k, g, vec, accs, x_ptr, w_ptr, at["w_dtype"], npos, nfeat)
+    inner, cols = (-(-npos // vl), nfeat) if g.along_x else (npos, -(-nfeat // vl))
+    accs = [[[k.alloca(vec.vty) for _ in range(cols)] for _ in range(inner)] for _ in range(nrows)]
+    for a in (a for rows in accs for row in rows for a in row):
+        k.line(f"store {vec.vty} zeroinitializer, ptr {a}")
+    row_shift = g.st[g.row_axis] * g.x_str[1 + g.row_axis] if g.row_axis is not None else 0
+    with k.loop(0, g.I) as i, _nest(k, [(0, d) for d in g.K[:-1]]) as ks:
+        coords = [b.iop("add", b.iop("mul", q, s), b.iop("mul", kk, r)) for q, kk, s, r in
+                  zip(at["outer"], ks, g.st, g.rd)]
+        x_base = _dot(b, [(b.iop("add", at["c0"], i), g.x_str[0]), (at["q0"], 1)] + list(zip(coords, g.x_str[1:])))
+        w_base = _dot(b, [(at["grp"], g.w_str[0]), (at["f0"], g.w_str[1]), (i, g.w_str[2])]
+                      + list(zip(ks, g.w_str[3:])))
+        with _when(k, _rows_read_input(b, g, coords, nrows)), k.loop(0, g.K[-1]) as kl:
+            t, s = b.iop("mul", kl, g.rd[-1]), g.st[-1]
+            phase, off = (b.iop("srem", t, s), b.iop("sdiv", t, s)) if s > 1 else (0, t)
+            x_at = b.iop("add", x_base, b.iop("add", b.iop("mul", phase, g.R), off))
+            x_ptrs = [_ptr(k, at["xp"], ty, b.iop("add", x_at, r * row_shift)) for r in range(nrows)]
+            w_ptr = _ptr(k, at["w"], memory_type(at["w_dtype"]), b.iop("add", w_base, b.iop("mul", kl, g.w_str[-1])))
+            _accumulate(k, g, vec, accs, x_ptrs, w_ptr, at["w_dtype"], npos, nfeat)
     _store_tile(k, g, vec, accs, at, npos, nfeat)
 
 
-def _accumulate(k, g, vec, accs, x_ptr, w_ptr, w_dtype, npos, nfeat):
-    """One contraction step of a tile: accs += inputs (x_ptr) * weights (w_ptr)."""
+def _accumulate(k, g, vec, accs, x_ptrs, w_ptr, w_dtype, npos, nfeat):
+    """One contraction step of a tile: accs += inputs (x_ptrs, one per row) * weights (w_ptr)."""
     ty, vl = llvm_type(g.dtype), g.vl
     if g.along_x:
-        xs = [vec.load(_ptr(k, x_ptr, ty, v * vl)) for v in range(len(accs))]
+        xs = [[vec.load(_ptr(k, x_ptr, ty, v * vl)) for v in range(len(accs[0]))] for x_ptr in x_ptrs]
         for o in range(nfeat):
             w = vec.splat(_load(k, w_ptr, w_dtype, k.b.iop("mul", o, g.w_str[1]), g.dtype))
-            for v, x in enumerate(xs):
-                _update(k, vec, accs[v][o], x, w)
+            for acc_row, x_row in zip(accs, xs):
+                for v, x in enumerate(x_row):
+                    _update(k, vec, acc_row[v][o], x, w)
     else:
-        ws = [vec.load(_ptr(k, w_ptr, ty, v * vl), nfeat - v * vl) for v in range(len(accs[0]))]
-        for p in range(npos):
-            x = vec.splat(k.f.emit(f"load {ty}, ptr {_ptr(k, x_ptr, ty, p)}, align {g.dtype.itemsize}"))
-            for v, w in enumerate(ws):
-                _update(k, vec, accs[p][v], x, w)
+        ws = [vec.load(_ptr(k, w_ptr, ty, v * vl), nfeat - v * vl) for v in range(len(accs[0][0]))]
+        for acc_row, x_ptr in zip(accs, x_ptrs):
+            for p in range(npos):
+                x = vec.splat(k.f.emit(f"load {ty}, ptr {_ptr(k, x_ptr, ty, p)}, align {g.dtype.itemsize}"))
+                for v, w in enumerate(ws):
+                    _update(k, vec, acc_row[p][v], x, w)
 
 
 def _update(k, vec, acc, x, w):
@@ -248,29 +282,47 @@ def _update(k, vec, acc, x, w):
 
 
 def _store_tile(k, g, vec, accs, at, npos, nfeat):
-    """The tile's accumulators to the output: vector stores where its lanes are contiguous there."""
+    """The tile's accumulators to the output: vector stores where its lanes are contiguous there, else through a
+    copy of the tile on the stack and a loop over its elements."""
     b, out = k.b, at["out"]
-    ty, vl = llvm_type(g.dtype), g.vl
+    vl, ty = g.vl, llvm_type(g.dtype)
     feat_str, x_str = g.out_str[1], g.out_str[-1]
+    row_str = g.out_str[2 + g.row_axis] if g.row_axis is not None else 0
     base = _dot(b, [(at["n_out"], g.out_str[0]), (b.iop("add", b.iop("mul", at["grp"], g.Og), at["f0"]), feat_str),
                     (at["q0"], x_str)] + list(zip(at["outer"], g.out_str[2:-1])))
-    lane_str = x_str if g.along_x else feat_str
-    for r, row in enumerate(accs):
-        for c, acc in enumerate(row):
-            v = k.f.emit(f"load {vec.vty}, ptr {acc}")
-            pos, feat = (r * vl, c) if g.along_x else (r, c * vl)
+    flat = [a for rows in accs for row in rows for a in row]
+    if (x_str if g.along_x else feat_str) == 1:
+        for n, acc in enumerate(flat):
+            r, a, c = n // (len(accs[0]) * len(accs[0][0])), n // len(accs[0][0]) % len(accs[0]), n % len(accs[0][0])
+            pos, feat = (a * vl, c) if g.along_x else (a, c * vl)
             valid = min(vl, (npos - pos) if g.along_x else (nfeat - feat))
-            start = b.iop("add", base, pos * x_str + feat * feat_str)
-            if lane_str == 1:
-                vec.store(v, _ptr(k, out.ptr, ty, start), valid)
-                continue
-            for lane in range(valid):
-                _store(k, vec.lane(v, lane), out.ptr, b.iop("add", start, lane * lane_str), g.dtype)
+            start = b.iop("add", base, r * row_str + pos * x_str + feat * feat_str)
+            vec.store(k.f.emit(f"load {vec.vty}, ptr {acc}"), _ptr(k, out.ptr, ty, start), valid)
+        return
+    tile = k.alloca(f"[{len(flat)} x {vec.vty}]")
+    for n, acc in enumerate(flat):
+        k.line(f"store {vec.vty} {k.f.emit(f'load {vec.vty}, ptr {acc}')}, ptr {_ptr(k, tile, vec.vty, n)}")
+    inner, cols = len(accs[0]), len(accs[0][0])
+    with _nest(k, [(0, len(accs)), (0, npos), (0, nfeat)]) as (r, p, f):
+        if g.along_x:     # [row][vector of positions][feature], lanes along positions
+            at_tile = b.iop("add", b.iop("mul", b.iop("add", b.iop("mul", b.iop("add", b.iop("mul", r, inner),
+                            b.iop("sdiv", p, vl)), cols), f), vl), b.iop("srem", p, vl))
+        else:             # [row][position][vector of features], lanes along features
+            at_tile = b.iop("add", b.iop("mul", b.iop("add", b.iop("mul", b.iop("add", b.iop("mul", r, inner), p),
+                            cols), b.iop("sdiv", f, vl)), vl), b.iop("srem", f, vl))
+        value = k.f.emit(f"load {ty}, ptr {_ptr(k, tile, ty, at_tile)}, align {g.dtype.itemsize}")
+        _store(k, value, out.ptr, _dot(b, [(base, 1), (r, row_str), (p, x_str), (f, feat_str)]), g.dtype)
 
 
-def _blocks(total, size):
-    """[(count of whole blocks, block size), (1, the rest)] without empty entries."""
-    return [(n, s) for n, s in ((total // size, size), (1 if total % size else 0, total % size)) if n]
+def _blocks(k, total, size):
+    """Loops over the blocks of `size` in range(total), then over the rest (one smaller block): inside each, yields
+    (the block's start, its size)."""
+    start = 0
+    for count, n in ((total // size, size), (1 if total % size else 0, total % size)):
+        if count:
+            with k.loop(0, count) as i:
+                yield k.b.iop("add", start, k.b.iop("mul", i, n)), n
+            start += count * n
 
 
 def _lower_conv(k, outs, ins, **params):
@@ -278,7 +330,7 @@ def _lower_conv(k, outs, ins, **params):
     g = _Geometry(lhs.aval, rhs.aval, out.aval, **params)
     if out.aval.size == 0:
         return
-    b, ty = k.b, llvm_type(g.dtype)
+    b = k.b
     xp = k.scratch_memory(g.x_size * g.dtype.itemsize)
     k.line(f"call void @llvm.memset.p0.i64(ptr {xp}, i8 0, i64 {g.x_size * g.dtype.itemsize}, i1 false)")
     at = {"xp": xp, "out": out, "vec": _Vectors(k.f, g.dtype, g.vl), "w": rhs.ptr, "w_dtype": rhs.aval.dtype}
@@ -287,30 +339,16 @@ def _lower_conv(k, outs, ins, **params):
         at["w"], at["w_dtype"] = k.scratch_memory(size), g.dtype
         k.line(f"call void @llvm.memset.p0.i64(ptr {at['w']}, i8 0, i64 {size}, i1 false)")
         _pack_weights(k, g, rhs, at["w"])
-    with k.loop(0, g.Nout) as n_out:
-        with k.loop(0, g.bg) as gb:
-            _pack_input(k, g, lhs, xp, b.iop("add", b.iop("mul", gb, g.Nout), n_out))
-            with k.loop(0, g.fg) as gf:
-                at.update(n_out=n_out, grp=b.iop("add", gb, gf), c0=b.iop("mul", gf, g.I))
-                with _nest(k, [(0, q) for q in g.Q[:-1]]) as outer:
-                    at["outer"] = outer
-                    _tiles(k, g, at)
-
-
-def _tiles(k, g, at):
-    """Every tile of one row of outputs along x."""
-    b = k.b
-    q_start = 0
-    for count, npos in _blocks(g.Q[-1], g.block_pos):
-        with k.loop(0, count) as qb:
-            at["q0"] = b.iop("add", q_start, b.iop("mul", qb, npos))
-            f_start = 0
-            for fcount, nfeat in _blocks(g.Og, g.block_feat):
-                with k.loop(0, fcount) as fb:
-                    at["f0"] = b.iop("add", f_start, b.iop("mul", fb, nfeat))
-                    _tile(k, g, at, npos, nfeat)
-                f_start += fcount * nfeat
-        q_start += count * npos
+    rows, outer_sizes = (1, []) if g.row_axis is None else (g.Q[g.row_axis], g.Q[:g.row_axis])
+    with k.loop(0, g.Nout) as n_out, k.loop(0, g.bg) as gb:
+        _pack_input(k, g, lhs, xp, b.iop("add", b.iop("mul", gb, g.Nout), n_out))
+        with k.loop(0, g.fg) as gf, _nest(k, [(0, q) for q in outer_sizes]) as outer:
+            at.update(n_out=n_out, grp=b.iop("add", gb, gf), c0=b.iop("mul", gf, g.I))
+            for row, nrows in _blocks(k, rows, g.block_rows):
+                at["outer"] = outer + [row] if g.row_axis is not None else []
+                for at["q0"], npos in _blocks(k, g.Q[-1], g.block_pos):
+                    for at["f0"], nfeat in _blocks(k, g.Og, g.block_feat):
+                        _tile(k, g, at, nrows, npos, nfeat)
 
 
 lower_conv = Kernel(_lower_conv, scratch=True)

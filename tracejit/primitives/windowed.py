@@ -266,17 +266,29 @@ def _lower_select_and_gather_add(b, idx, read, select_prim, **params):
     return out
 
 
+def _tiling(operand_shape, source_shape, window_dimensions, window_strides, padding, base_dilation, window_dilation):
+    """Whether the windows cover the operand exactly once each (pooling with stride = window, no padding)."""
+    return (window_strides == window_dimensions and all(p == (0, 0) for p in padding)
+            and all(d == 1 for d in base_dilation + window_dilation)
+            and all(q * s == n for q, s, n in zip(source_shape, window_strides, operand_shape)))
+
+
 def _lower_select_and_scatter_add(k, outs, ins, select_prim, **params):
-    """out = 0; per window, out[selected element] += source (nothing when a padding element or hole is)."""
+    """Per window, out[selected element] += source (nothing when a padding element or hole is), out zeroed first;
+    where the windows tile the operand, each window writes its elements directly (the source or 0)."""
     (out,), (source, operand) = outs, ins
-    b, shape, dtype = k.b, operand.aval.shape, operand.aval.dtype
-    with k.loop_nest(shape) as i:
-        k.store(out, i, b.const(0, out.aval.dtype))
+    b, shape, dtype, o_dtype = k.b, operand.aval.shape, operand.aval.dtype, out.aval.dtype
+    tiles = _tiling(shape, source.aval.shape, **params)
+    if not tiles:
+        with k.loop_nest(shape) as i:
+            k.store(out, i, b.const(0, o_dtype))
     if source.aval.size == 0 or out.aval.size == 0:
         return
     fill = b.const(identity(dtype, select_prim == "le"), dtype)
     strides = [int(np.prod(shape[d + 1:])) for d in range(len(shape))]
     with k.loop_nest(source.aval.shape) as w:
+        elements = list(_window_indices(b, w, shape, **params))
+
         def value(src, inside):
             return fill if inside is False else k.load(operand, src) if inside is True else \
                 b.select(inside, k.load(operand, src), fill, dtype)
@@ -288,11 +300,18 @@ def _lower_select_and_scatter_add(k, outs, ins, select_prim, **params):
             return [(at, np.int64), (b.const(bool(inside), np.bool_) if isinstance(inside, bool) else inside,
                                      np.bool_)]
 
-        at, inside = _choose(b, select_prim, _window_indices(b, w, shape, **params), value, dtype, flat)
-        ty, o_dtype = memory_type(out.aval.dtype), out.aval.dtype
+        at, inside = _choose(b, select_prim, elements, value, dtype, flat)
+        contribution = k.load(source, w)
+        if tiles:
+            zero = b.const(0, o_dtype)
+            for src, _ in elements:
+                hit = b.cmp("eq", at, flat(src, True)[0][0], np.int64)
+                k.store(out, src, b.select(hit, contribution, zero, o_dtype))
+            return
+        ty = memory_type(o_dtype)
         ptr = k.f.emit(f"getelementptr inbounds {ty}, ptr {out.ptr}, i64 {at}")
         old = k.f.emit(f"load {ty}, ptr {ptr}, align {o_dtype.itemsize}")
-        new = b.binop("fadd", "add", old, k.load(source, w), o_dtype)
+        new = b.binop("fadd", "add", old, contribution, o_dtype)
         k.line(f"store {ty} {b.select(inside, new, old, o_dtype)}, ptr {ptr}, align {o_dtype.itemsize}")
 
 
