@@ -1,3 +1,4 @@
+# ruff: noqa: B023 -- the functions made in loops are called within their iteration
 """lax.conv_general_dilated and its helpers (issue 19): against a direct NumPy reference written from the definition
 for random dimension numbers, strides, padding, dilations and groups (hypothesis), against JAX, compiled against
 eager, gradients to order 2, vmap; tnp.convolve/correlate against NumPy."""
@@ -24,7 +25,7 @@ def reference_conv(lhs, rhs, strides, padding, lhs_dilation, rhs_dilation, dnums
     low padding) / lhs_dilation is a whole input position; with batch groups n' = group * (N / groups) + n."""
     lhs_spec, rhs_spec, out_spec = (tuple(s) for s in dnums)
     x, w = np.transpose(lhs, lhs_spec), np.transpose(rhs, rhs_spec)
-    (n, c), (o, i), space, kernel = x.shape[:2], w.shape[:2], x.shape[2:], w.shape[2:]
+    n, (o, i), space, kernel = x.shape[0], w.shape[:2], x.shape[2:], w.shape[2:]
     per_group = o // (groups * batch_groups)
     n_out = n // batch_groups
     out_space = [max(0, (dilate(d, ld) + lo + hi - dilate(k, rd)) // s + 1) for d, k, s, (lo, hi), ld, rd in
@@ -74,8 +75,8 @@ def conv_problems(draw):
     rhs_sizes = dict(canonical, **dict(zip(names, kernel)))
     lhs = rng.integers(-3, 4, [lhs_sizes[ch] for ch in specs[0]]).astype(np.float64)
     rhs = rng.integers(-3, 4, [rhs_sizes[ch] for ch in specs[1]]).astype(np.float64)
-    params = dict(window_strides=strides, padding=padding, lhs_dilation=lhs_dil, rhs_dilation=rhs_dil,
-                  dimension_numbers=specs, feature_group_count=fg, batch_group_count=bg)
+    params = {"window_strides": strides, "padding": padding, "lhs_dilation": lhs_dil, "rhs_dilation": rhs_dil,
+              "dimension_numbers": specs, "feature_group_count": fg, "batch_group_count": bg}
     return lhs, rhs, params
 
 

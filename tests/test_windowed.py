@@ -1,3 +1,4 @@
+# ruff: noqa: B023 -- the functions made in loops are called within their iteration
 """Windowed reductions, pooling and its gradient at ties, cumulative reductions, associative_scan, sort with several
 operands, top_k, and the batching of dynamic slices (issue 19), against JAX and NumPy."""
 import numpy as np

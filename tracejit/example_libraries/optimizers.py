@@ -15,7 +15,8 @@ number or a schedule, a function of the step number.
 """
 import functools
 from collections import namedtuple
-from typing import Callable, NamedTuple
+from collections.abc import Callable
+from typing import NamedTuple
 
 import numpy as np
 

@@ -7,8 +7,8 @@ from ..core.trace import bind
 from ..numpy._base import asarray, aval
 from ..primitives import shapes as sh
 from ..primitives.convolution import ConvDimensionNumbers, conv_general_dilated_p
-from ..primitives.window_geometry import dilate_dim
 from ..primitives.convolution import conv_shape_tuple as _conv_shape_tuple
+from ..primitives.window_geometry import dilate_dim
 
 
 def padtype_to_pads(in_shape, window_shape, window_strides, padding):

@@ -26,8 +26,8 @@ def _window_params(shape, window_dimensions, window_strides, padding, base_dilat
         padding = padtype_to_pads([dilate_dim(d, b) for d, b in zip(shape, base_dilation)], dilated,
                                   window_strides, padding)
     padding = tuple((int(lo), int(hi)) for lo, hi in padding)
-    return dict(window_dimensions=window_dimensions, window_strides=window_strides, padding=padding,
-                base_dilation=base_dilation, window_dilation=window_dilation)
+    return {"window_dimensions": window_dimensions, "window_strides": window_strides, "padding": padding,
+            "base_dilation": base_dilation, "window_dilation": window_dilation}
 
 
 def reduce_window_shape_tuple(operand_shape, window_dimensions, window_strides, padding, base_dilation=None,
@@ -66,7 +66,7 @@ def reduce_window_min(operand, window_dimensions, window_strides=None, padding="
 
 def _monoid(computation, inits):
     """The windowed primitive's function when computation is lax.add/max/min with its identity as init."""
-    from . import add, max, min    # this package's own functions: it imports this module first
+    from . import add, max, min  # this package's own functions: it imports this module first
     if len(inits) != 1 or isinstance(inits[0], Tracer) or np.ndim(inits[0]):
         return None
     init = np.asarray(inits[0])

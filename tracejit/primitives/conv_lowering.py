@@ -19,7 +19,7 @@ import functools
 import math
 
 from ..backend.rules import Kernel, llvm_type, memory_type
-from .window_geometry import dilate_dim
+from .window_geometry import dilate_dim, kept_range
 
 VECTOR_BYTES = 64       # one AVX-512 register; LLVM splits the vectors on machines with narrower ones
 ACCUMULATORS = 24       # vector accumulators per tile: AVX-512 has 32 registers, the rest hold operands
@@ -92,7 +92,7 @@ class _Geometry:
     def input_range(self, d):
         """The input positions along spatial axis d that land inside the padded extent."""
         (lo, _), ld, s = self.pads[d], self.ld[d], self.S[d]
-        return max(0, _ceil_div(-lo, ld)), min(s, _ceil_div(self.P[d] - lo, ld))
+        return kept_range(s, ld, lo, self.P[d])
 
 
 class _Vectors:

@@ -212,8 +212,8 @@ def _conv_batch(args, dims, *, dimension_numbers, feature_group_count, batch_gro
     (lhs, rhs), (ld, rd) = args, dims
     lhs_spec, rhs_spec, out_spec = dimension_numbers
     size = aval(lhs).shape[ld] if ld is not None else aval(rhs).shape[rd]
-    groups = dict(dimension_numbers=dimension_numbers, feature_group_count=feature_group_count,
-                  batch_group_count=batch_group_count)
+    groups = {"dimension_numbers": dimension_numbers, "feature_group_count": feature_group_count,
+              "batch_group_count": batch_group_count}
     if ld is not None and rd is not None:
         if batch_group_count > 1:
             lhs = reshape_axis_into(ld, lhs_spec[0], lhs)

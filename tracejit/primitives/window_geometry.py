@@ -7,6 +7,12 @@ def dilate_dim(d, dilation):
     return 0 if d == 0 else 1 + dilation * (d - 1)
 
 
+def kept_range(d, dilation, low, padded):
+    """[first, last): the elements of an axis of d elements, dilated and padded by `low` in front to `padded`
+    elements, that stay inside (negative padding crops)."""
+    return max(0, -(low // dilation)), min(d, -((low - padded) // dilation))
+
+
 def stride_dim(d, window, stride):
     """The number of windows of size `window` at `stride` that fit in d."""
     return max(0, (d - window) // stride + 1)

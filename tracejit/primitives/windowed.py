@@ -21,7 +21,7 @@ from ..core.errors import ShapeError
 from ..core.ops import ops
 from ..core.trace import Primitive, bind
 from .base import linear_primitive
-from .window_geometry import dilate_dim, transpose_padding, window_out_shape
+from .window_geometry import dilate_dim, kept_range, transpose_padding, window_out_shape
 
 _PARAMS = ("window_dimensions", "window_strides", "padding", "base_dilation", "window_dilation")
 
@@ -221,7 +221,7 @@ def _select_and_scatter_add_impl(source, operand, *, select_prim, **params):
     out = np.zeros(operand.shape, source.dtype)   # the operand's elements of the grid (cropped ones get none)
     src, dst = [], []
     for n, g, b, (lo, _) in zip(operand.shape, grid.shape, base, pads):
-        first, last = max(0, -(-(-lo) // b)), min(n, -(-(g - lo) // b))
+        first, last = kept_range(n, b, lo, g)
         dst.append(slice(first, max(first, last)))
         src.append(slice(first * b + lo, first * b + lo + max(0, last - first - 1) * b + 1, b))
     if all(s.stop > s.start for s in dst):
