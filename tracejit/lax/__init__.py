@@ -189,130 +189,28 @@ def dot_general(lhs, rhs, dimension_numbers):
                 dimension_numbers=((tuple(lc), tuple(rc)), (tuple(lb), tuple(rb))))
 
 
-def _starts(operand, start_indices, allow_negative_indices):
-    """Start indices as 0-d arrays; a negative one counts from the end (once) where allowed, as in JAX."""
-    shape = aval(operand).shape
-    allow = ([allow_negative_indices] * len(shape) if isinstance(allow_negative_indices, bool)
-             else list(allow_negative_indices))
-    out = []
-    for i, d, wrap in zip(start_indices, shape, allow):
-        i = np.asarray(i) if isinstance(i, int) else i
-        if wrap and aval(i).dtype.kind == "i":
-            end = np.asarray(d, aval(i).dtype)
-            i = bind(ew.select_n_p, bind(ew.lt_p, i, np.zeros((), aval(i).dtype)), i, bind(ew.add_p, i, end))
-        out.append(i)
-    return out
+def dynamic_slice(operand, start_indices, slice_sizes):
+    """The slice of static size slice_sizes at traced start indices (clamped so it stays inside, as in JAX)."""
+    return bind(ix.dynamic_slice_p, asarray(operand), *[np.asarray(i) if isinstance(i, int) else i
+                                                        for i in start_indices], slice_sizes=tuple(slice_sizes))
 
 
-def dynamic_slice(operand, start_indices, slice_sizes, *, allow_negative_indices=True):
-    """The slice of static size slice_sizes at traced start indices (negative ones counted from the end, then
-    clamped so the slice stays inside, as in JAX)."""
-    operand = asarray(operand)
-    return bind(ix.dynamic_slice_p, operand, *_starts(operand, start_indices, allow_negative_indices),
-                slice_sizes=tuple(slice_sizes))
+def dynamic_update_slice(operand, update, start_indices):
+    """operand with update written at traced start indices (clamped so it stays inside, as in JAX)."""
+    return bind(ix.dynamic_update_slice_p, asarray(operand), asarray(update),
+                *[np.asarray(i) if isinstance(i, int) else i for i in start_indices])
 
 
-def dynamic_update_slice(operand, update, start_indices, *, allow_negative_indices=True):
-    """operand with update written at traced start indices (negative ones counted from the end, then clamped so
-    the update stays inside, as in JAX)."""
-    operand = asarray(operand)
-    return bind(ix.dynamic_update_slice_p, operand, asarray(update),
-                *_starts(operand, start_indices, allow_negative_indices))
-
-
-__all__ = [
-    "ConvDimensionNumbers",
-    "abs",
-    "add",
-    "argmax",
-    "argmin",
-    "associative_scan",
-    "avg_pool",
-    "bitwise_and",
-    "bitwise_not",
-    "bitwise_or",
-    "bitwise_xor",
-    "broadcast_in_dim",
-    "broadcasted_iota",
-    "ceil",
-    "clamp",
-    "concatenate",
-    "cond",
-    "conv",
-    "conv_dimension_numbers",
-    "conv_general_dilated",
-    "conv_general_permutations",
-    "conv_general_shape_tuple",
-    "conv_shape_tuple",
-    "conv_transpose",
-    "conv_transpose_shape_tuple",
-    "conv_with_general_padding",
-    "convert_element_type",
-    "cos",
-    "cumlogsumexp",
-    "cummax",
-    "cummin",
-    "cumprod",
-    "cumsum",
-    "div",
-    "dot_general",
-    "dynamic_slice",
-    "dynamic_update_slice",
-    "eq",
-    "exp",
-    "expand_dims",
-    "expm1",
-    "floor",
-    "fori_loop",
-    "ge",
-    "gt",
-    "integer_pow",
-    "iota",
-    "is_finite",
-    "le",
-    "log",
-    "log1p",
-    "logistic",
-    "lt",
-    "max",
-    "max_pool",
-    "min",
-    "mul",
-    "ne",
-    "neg",
-    "pad",
-    "padtype_to_pads",
-    "pow",
-    "reduce_max",
-    "reduce_min",
-    "reduce_prod",
-    "reduce_sum",
-    "reduce_window",
-    "reduce_window_max",
-    "reduce_window_min",
-    "reduce_window_shape_tuple",
-    "reduce_window_sum",
-    "rem",
-    "reshape",
-    "rev",
-    "round",
-    "rsqrt",
-    "scan",
-    "select",
-    "select_n",
-    "sign",
-    "sin",
-    "slice",
-    "sort",
-    "sort_key_val",
-    "sqrt",
-    "squeeze",
-    "stop_gradient",
-    "sub",
-    "switch",
-    "tan",
-    "tanh",
-    "top_k",
-    "transpose",
-    "while_loop",
-]
+__all__ = ["abs", "add", "argmax", "argmin", "bitwise_and", "bitwise_not", "bitwise_or", "bitwise_xor",
+           "broadcast_in_dim", "broadcasted_iota", "ceil", "clamp", "concatenate", "cond", "convert_element_type",
+           "cos", "cumsum", "div", "dot_general", "dynamic_slice", "dynamic_update_slice", "eq", "exp", "expand_dims",
+           "expm1", "floor", "fori_loop", "ge", "gt", "integer_pow", "iota", "is_finite", "le", "log", "log1p",
+           "logistic", "lt", "max", "min", "mul", "ne", "neg", "pad", "pow", "reduce_max", "reduce_min",
+           "reduce_prod", "reduce_sum", "rem", "reshape", "rev", "round", "rsqrt", "scan", "select", "select_n",
+           "sign", "sin", "slice", "sqrt", "squeeze", "stop_gradient", "sub", "switch", "tan", "tanh", "transpose",
+           "while_loop"]
+__all__ += ["ConvDimensionNumbers", "associative_scan", "avg_pool", "conv", "conv_dimension_numbers",
+            "conv_general_dilated", "conv_general_permutations", "conv_general_shape_tuple", "conv_shape_tuple",
+            "conv_transpose", "conv_transpose_shape_tuple", "conv_with_general_padding", "cumlogsumexp", "cummax",
+            "cummin", "cumprod", "max_pool", "padtype_to_pads", "reduce_window", "reduce_window_max",
+            "reduce_window_min", "reduce_window_shape_tuple", "reduce_window_sum", "sort", "sort_key_val", "top_k"]
