@@ -12,10 +12,13 @@ A rule is one of four small kinds; the backend reads the kind, never the primiti
   **params) -> accs (pos: i64 position along the reduced axes), result(b, accs, **params) -> x. The operand
   fuses into the reduction loop. `combine` (accs, accs) -> accs, when given, merges partial results, which
   lets the backend split a full reduction over threads.
-- `Kernel(fn, scratch=False)`: fn(k, outs, ins, **params) emits a whole kernel over buffers (dot_general,
-  cumsum, scatter_add). ins/outs are `Buffer`s; k offers loops, loads, stores and the emitter `k.b`; with
-  scratch=True also `k.scratch_memory(nbytes)`, the pointer to that many bytes of the arena, the kernel's alone
-  while it runs (conv_general_dilated packs its operands there). Such a kernel needs fixed shapes.
+- `Kernel(fn, scratch=False, split=None)`: fn(k, outs, ins, **params) emits a whole kernel over buffers
+  (dot_general, cumsum, scatter_add). ins/outs are `Buffer`s; k offers loops, loads, stores and the emitter
+  `k.b`; with scratch=True also `k.scratch_memory(nbytes)`, the pointer to that many bytes of the arena, the
+  kernel's alone while it runs (conv_general_dilated packs its operands there). Such a kernel needs fixed shapes.
+  split(eqn) -> (extent, estimated serial ns), when given, says that the kernel's outermost loop runs over
+  [%lo, %hi) of range(extent), so that the backend may split it over the threads like a loop nest's; chunk c of
+  n runs [c * extent // n, (c + 1) * extent // n), and a kernel with scratch keeps one region per chunk.
 - `Control(fn)`: fn(c, outs, ins, **params), a Kernel that runs sub-IRs (cond, while, scan). Besides what a
   Kernel has, c offers `c.call(closed, ins, outs)` (the sub-IR compiled in the same module, planned and
   fused like the top level, reading and writing the given buffers or pointers), `c.cases(index, n)` (a
@@ -51,8 +54,8 @@ class Reduce:
 
 
 class Kernel:
-    def __init__(self, fn, scratch=False):
-        self.fn, self.scratch = fn, scratch
+    def __init__(self, fn, scratch=False, split=None):
+        self.fn, self.scratch, self.split = fn, scratch, split
 
 
 class Control(Kernel):

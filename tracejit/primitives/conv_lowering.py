@@ -24,6 +24,8 @@ from .window_geometry import dilate_dim, kept_range
 VECTOR_BYTES = 64       # one AVX-512 register; LLVM splits the vectors on machines with narrower ones
 ACCUMULATORS = 24       # vector accumulators per tile: AVX-512 has 32 registers, the rest hold operands
 MAX_VECTORS = 4         # vectors (along x) or feature vectors per tile
+ALIGN = 64              # bytes: where each chunk's scratch region starts
+FLOPS_PER_NS = 50       # what the kernel runs at on one core, roughly: it is split over the threads above 200 us
 
 
 def _ceil_div(a, b):
@@ -326,21 +328,27 @@ def _blocks(k, total, size):
 
 
 def _lower_conv(k, outs, ins, **params):
+    """Per output batch element in [%lo, %hi) (a chunk of the batch, when the backend splits it over the threads):
+    pack the input, then every tile. Each chunk packs into its own region of the scratch memory."""
+    # runtime's thread count sizes the scratch: imported here, as the BLAS is in linalg, when code is generated
+    from ..backend import runtime
     (out,), (lhs, rhs) = outs, ins
     g = _Geometry(lhs.aval, rhs.aval, out.aval, **params)
     if out.aval.size == 0:
         return
-    b = k.b
-    xp = k.scratch_memory(g.x_size * g.dtype.itemsize)
-    k.line(f"call void @llvm.memset.p0.i64(ptr {xp}, i8 0, i64 {g.x_size * g.dtype.itemsize}, i1 false)")
+    b, size = k.b, g.dtype.itemsize
+    x_bytes = _ceil_div(g.x_size * size, ALIGN) * ALIGN
+    w_bytes = g.fg * g.bg * g.w_str[0] * size if g.pack_weights else 0
+    slots = min(runtime.NUM_THREADS, g.Nout)
+    slot = b.iop("sdiv", b.iop("add", b.iop("mul", "%lo", slots), g.Nout - 1), g.Nout)     # the chunk this is
+    xp = _ptr(k, k.scratch_memory(slots * (x_bytes + w_bytes)), "i8", b.iop("mul", slot, x_bytes + w_bytes))
+    k.line(f"call void @llvm.memset.p0.i64(ptr {xp}, i8 0, i64 {x_bytes + w_bytes}, i1 false)")
     at = {"xp": xp, "out": out, "vec": _Vectors(k.f, g.dtype, g.vl), "w": rhs.ptr, "w_dtype": rhs.aval.dtype}
     if g.pack_weights:
-        size = g.fg * g.bg * g.w_str[0] * g.dtype.itemsize
-        at["w"], at["w_dtype"] = k.scratch_memory(size), g.dtype
-        k.line(f"call void @llvm.memset.p0.i64(ptr {at['w']}, i8 0, i64 {size}, i1 false)")
+        at["w"], at["w_dtype"] = _ptr(k, xp, "i8", x_bytes), g.dtype
         _pack_weights(k, g, rhs, at["w"])
     rows, outer_sizes = (1, []) if g.row_axis is None else (g.Q[g.row_axis], g.Q[:g.row_axis])
-    with k.loop(0, g.Nout) as n_out, k.loop(0, g.bg) as gb:
+    with k.loop("%lo", "%hi") as n_out, k.loop(0, g.bg) as gb:
         _pack_input(k, g, lhs, xp, b.iop("add", b.iop("mul", gb, g.Nout), n_out))
         with k.loop(0, g.fg) as gf, _nest(k, [(0, q) for q in outer_sizes]) as outer:
             at.update(n_out=n_out, grp=b.iop("add", gb, gf), c0=b.iop("mul", gf, g.I))
@@ -351,4 +359,10 @@ def _lower_conv(k, outs, ins, **params):
                         _tile(k, g, at, nrows, npos, nfeat)
 
 
-lower_conv = Kernel(_lower_conv, scratch=True)
+def _split(eqn):
+    """The batch of outputs, and the serial time of the kernel estimated from its multiply-adds."""
+    g = _Geometry(*(x.aval for x in eqn.inputs), eqn.outvars[0].aval, **eqn.params)
+    return g.Nout, 2 * eqn.outvars[0].aval.size * g.I * math.prod(g.K) / FLOPS_PER_NS
+
+
+lower_conv = Kernel(_lower_conv, scratch=True, split=_split)
