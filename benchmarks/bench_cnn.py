@@ -2,7 +2,7 @@
 """A LeNet-5-style CNN (issue 19): the training step under jit(value_and_grad) against JAX's, and each layer's
 forward and backward against JAX and against the matmul-throughput bound for its flops.
 
-    python benchmarks/bench_cnn.py [--repeat N] [--cores K] [--json FILE]
+    python -m benchmarks.bench_cnn [--repeat N] [--cores K] [--json FILE]
 
 The network: 128 images 28x28x1 (NHWC), conv 5x5 -> 6, relu, 2x2 max pool, conv 5x5 -> 16, relu, 2x2 max pool,
 dense 256 -> 120 -> 84 -> 10, relu between, softmax cross-entropy; parameters drawn with NumPy's generator. The
@@ -30,21 +30,6 @@ BATCH = 128
 
 def _ratio(v):
     return f"{v:7.2f}" if v is not None else "      -"
-
-
-def timeit(fn, repeat):
-    """Median seconds per call of fn(), calls batched so that each sample lasts at least 10 ms."""
-    fn()
-    t0 = time.perf_counter()
-    fn()
-    number = max(1, int(0.01 / max(time.perf_counter() - t0, 1e-7)))
-    samples = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        for _ in range(number):
-            fn()
-        samples.append((time.perf_counter() - t0) / number)
-    return float(np.median(samples))
 
 
 def make_params(rng):
@@ -145,8 +130,12 @@ def main():
 
     import tracejit as tj
     import tracejit.numpy as tnp
+    from benchmarks.run import timeit as median_and_spread
     from tracejit import lax
     tj.config.update("disk_cache", False)
+
+    def timeit(fn, repeat):
+        return median_and_spread(fn, repeat)[0]
 
     a = np.random.default_rng(2).standard_normal((512, 512)).astype(np.float32)
     gemm = 2 * 512 ** 3 / timeit(lambda: a @ a, args.repeat)

@@ -22,3 +22,13 @@ os.environ["TRACEJIT_CACHE_DIR"] = _cache_dir
 @pytest.fixture
 def rng():
     return np.random.default_rng(0)
+
+
+@pytest.fixture(scope="module")
+def jax64():
+    """JAX with 64-bit values (the reference of tests that compare with it; skipped where JAX is missing)."""
+    jax = pytest.importorskip("jax")
+    previous = jax.config.jax_enable_x64
+    jax.config.update("jax_enable_x64", True)
+    yield jax
+    jax.config.update("jax_enable_x64", previous)

@@ -111,15 +111,6 @@ JAX_CASES = [
 ]
 
 
-@pytest.fixture(scope="module")
-def jax64():
-    jax = pytest.importorskip("jax")
-    previous = jax.config.jax_enable_x64
-    jax.config.update("jax_enable_x64", True)
-    yield jax
-    jax.config.update("jax_enable_x64", previous)
-
-
 @pytest.mark.parametrize("case", JAX_CASES, ids=[c[0] for c in JAX_CASES])
 def test_against_jax(jax64, case):
     """Values and both gradients against JAX's; for two of the cases vmap over lhs, rhs and both too."""

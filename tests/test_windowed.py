@@ -10,15 +10,6 @@ from tracejit import lax
 from tracejit.test_util import check_grads
 
 
-@pytest.fixture(scope="module")
-def jax64():
-    jax = pytest.importorskip("jax")
-    previous = jax.config.jax_enable_x64
-    jax.config.update("jax_enable_x64", True)
-    yield jax
-    jax.config.update("jax_enable_x64", previous)
-
-
 def ties(shape, seed):
     """Values on a coarse grid: many windows hold several equal maxima (and -0.0 next to 0.0)."""
     return np.round(np.random.default_rng(seed).normal(size=shape))

@@ -71,6 +71,12 @@ def _first(state):
     return state[0]
 
 
+def _optimizer(update, moments):
+    """(init, update, get_params) of an optimizer whose state is the parameters and `moments` arrays, zero at
+    first."""
+    return lambda x0: (x0, *(tnp.zeros_like(x0) for _ in range(moments))), update, _first
+
+
 def _rate(step_size, i, like):
     """The step size at step i in the dtype of `like`, so that a traced step number (an int64) does not widen
     float32 parameters (JAX's step numbers are weakly typed)."""
@@ -92,7 +98,7 @@ def _heavy_ball(step_size, mass, nesterov):
         velocity = mass * velocity + g
         return x - _rate(step_size, i, g) * (mass * velocity + g if nesterov else velocity), velocity
 
-    return lambda x0: (x0, tnp.zeros_like(x0)), update, _first
+    return _optimizer(update, 1)
 
 
 @optimizer
@@ -123,11 +129,12 @@ def adagrad(step_size, momentum=0.9):
         m = (1.0 - momentum) * (g * _inverse_sqrt(g_sq)) + momentum * m
         return x - _rate(step_size, i, g) * m, g_sq, m
 
-    return lambda x0: (x0, tnp.zeros_like(x0), tnp.zeros_like(x0)), update, _first
+    return _optimizer(update, 2)
 
 
-def _mean_square(avg_sq_grad, g, gamma):
-    return avg_sq_grad * gamma + tnp.square(g) * (1.0 - gamma)
+def _average(avg, value, decay):
+    """The exponentially decaying average: (1 - decay) * value + decay * avg."""
+    return (1 - decay) * value + decay * avg
 
 
 @optimizer
@@ -137,10 +144,10 @@ def rmsprop(step_size, gamma=0.9, eps=1e-8):
 
     def update(i, g, state):
         x, avg_sq_grad = state
-        avg_sq_grad = _mean_square(avg_sq_grad, g, gamma)
+        avg_sq_grad = _average(avg_sq_grad, tnp.square(g), gamma)
         return x - _rate(step_size, i, g) * g / tnp.sqrt(avg_sq_grad + eps), avg_sq_grad
 
-    return lambda x0: (x0, tnp.zeros_like(x0)), update, _first
+    return _optimizer(update, 1)
 
 
 @optimizer
@@ -150,11 +157,11 @@ def rmsprop_momentum(step_size, gamma=0.9, eps=1e-8, momentum=0.9):
 
     def update(i, g, state):
         x, avg_sq_grad, mom = state
-        avg_sq_grad = _mean_square(avg_sq_grad, g, gamma)
+        avg_sq_grad = _average(avg_sq_grad, tnp.square(g), gamma)
         mom = momentum * mom + _rate(step_size, i, g) * g / tnp.sqrt(avg_sq_grad + eps)
         return x - mom, avg_sq_grad, mom
 
-    return lambda x0: (x0, tnp.zeros_like(x0), tnp.zeros_like(x0)), update, _first
+    return _optimizer(update, 2)
 
 
 def _bias_correction(b, i, like):
@@ -170,12 +177,11 @@ def adam(step_size, b1=0.9, b2=0.999, eps=1e-8):
 
     def update(i, g, state):
         x, m, v = state
-        m = (1 - b1) * g + b1 * m
-        v = (1 - b2) * tnp.square(g) + b2 * v
+        m, v = _average(m, g, b1), _average(v, tnp.square(g), b2)
         m_hat, v_hat = m / _bias_correction(b1, i, m), v / _bias_correction(b2, i, m)
         return x - _rate(step_size, i, g) * m_hat / (tnp.sqrt(v_hat) + eps), m, v
 
-    return lambda x0: (x0, tnp.zeros_like(x0), tnp.zeros_like(x0)), update, _first
+    return _optimizer(update, 2)
 
 
 @optimizer
@@ -185,11 +191,10 @@ def adamax(step_size, b1=0.9, b2=0.999, eps=1e-8):
 
     def update(i, g, state):
         x, m, u = state
-        m = (1 - b1) * g + b1 * m
-        u = tnp.maximum(b2 * u, tnp.abs(g))
+        m, u = _average(m, g, b1), tnp.maximum(b2 * u, tnp.abs(g))
         return x - (_rate(step_size, i, g) / _bias_correction(b1, i, m)) * m / (u + eps), m, u
 
-    return lambda x0: (x0, tnp.zeros_like(x0), tnp.zeros_like(x0)), update, _first
+    return _optimizer(update, 2)
 
 
 class _Shape:
