@@ -247,3 +247,18 @@ def test_numpy_convolve_and_correlate(mode):
     assert tnp.convolve(a, v, mode).dtype == np.convolve(a, v, mode).dtype
     with pytest.raises(ValueError, match="mode"):
         tnp.convolve(a, v, "circular")
+
+
+def test_empty_operands():
+    """Zero batch, features, kernel or input sizes: the shapes JAX gives (it refuses zero-size windows), zeros."""
+    for lhs, rhs, padding in [((2, 0, 5), (3, 0, 2), "VALID"), ((2, 3, 5), (3, 3, 0), ((1, 1),)),
+                              ((0, 3, 5), (3, 3, 2), "VALID"), ((2, 3, 0), (3, 3, 1), ((1, 1),)),
+                              ((2, 3, 4), (0, 3, 2), "VALID")]:
+        x, w = np.ones(lhs), np.ones(rhs)
+        conv = lambda x, w: lax.conv_general_dilated(x, w, (1,), padding)
+        want = reference_conv(x, w, (1,), lax.padtype_to_pads(lhs[2:], rhs[2:], (1,), padding)
+                              if isinstance(padding, str) else padding, (1,), (1,), ((0, 1, 2),) * 3)
+        np.testing.assert_array_equal(conv(x, w), want)
+        np.testing.assert_array_equal(tj.jit(conv)(x, w), want)
+        grads = tj.jit(tj.grad(lambda x, w: tnp.sum(conv(x, w) ** 2), argnums=(0, 1)))(x, w)
+        assert [g.shape for g in grads] == [lhs, rhs] and not any(np.any(g) for g in grads)

@@ -62,7 +62,7 @@ class _Geometry:
         self.dtype = out.dtype
         self.vl = max(1, VECTOR_BYTES // self.dtype.itemsize)
         vl, ql, og = self.vl, self.Q[-1], self.Og
-        fill_x, fill_f = ql / (_ceil_div(ql, vl) * vl), og / (_ceil_div(og, vl) * vl)
+        fill_x, fill_f = (n / max(_ceil_div(n, vl) * vl, 1) for n in (ql, og))     # the lanes each fills
         self.along_x = fill_x > fill_f or fill_x == fill_f and self.out_str[2 + len(self.Q) - 1] == 1
         if self.along_x:
             vectors = min(_ceil_div(ql, vl), MAX_VECTORS)
