@@ -2,7 +2,7 @@
 input (lhs) and kernel (rhs) dilation, and feature or batch groups. Its rules: the shape rule, a NumPy impl (one
 contraction per kernel offset), jvp (it is bilinear), the transposes that give the input and kernel gradients
 (convolutions again, as in JAX), batching (the batch axis folds into the batch, feature or group axes), and a
-lowering to generated loops around the BLAS (tracejit.primitives.conv_lowering).
+lowering to register-tiled vector loops over packed operands (tracejit.primitives.conv_lowering).
 
 Dimension numbers name, per operand, which axes are (batch, feature, spatial...) of lhs and out and
 (out feature, in feature, spatial...) of rhs (`ConvDimensionNumbers`); the spatial axes correspond in order.
@@ -20,7 +20,7 @@ from ..core.ops import ops
 from ..core.trace import Primitive
 from .base import partials_jvp
 from .conv_lowering import lower_conv
-from .window_geometry import dilate_dim, stride_dim, transpose_padding
+from .window_geometry import dilate_dim, dilated_and_padded, stride_dim, transpose_padding
 
 ConvDimensionNumbers = collections.namedtuple("ConvDimensionNumbers", "lhs_spec rhs_spec out_spec")
 
@@ -82,23 +82,13 @@ def _conv_shape(lhs, rhs, *, window_strides, padding, lhs_dilation, rhs_dilation
     return ShapedArray(tuple(out_c[j] for j in np.argsort(out_spec)), dtype)
 
 
-def _dilate_and_pad(x, dilation, padding):
-    """x (N, C, spatial...) with dilation - 1 zeros between neighbours and padding (negative: cropped)."""
-    shape = x.shape[:2] + tuple(dilate_dim(d, k) for d, k in zip(x.shape[2:], dilation))
-    dilated = np.zeros(shape, x.dtype)
-    dilated[(slice(None),) * 2 + tuple(slice(None, None, k) for k in dilation)] = x
-    grow = [(0, 0)] * 2 + [(max(lo, 0), max(hi, 0)) for lo, hi in padding]
-    padded = np.pad(dilated, grow)
-    return padded[(slice(None),) * 2 + tuple(slice(max(-lo, 0), p - max(-hi, 0))
-                                             for (lo, hi), p in zip(padding, padded.shape[2:]))]
-
-
 def _conv_impl(lhs, rhs, *, window_strides, padding, lhs_dilation, rhs_dilation, dimension_numbers,
                feature_group_count, batch_group_count, precision=None, preferred_element_type=None):
     lhs_spec, rhs_spec, out_spec = dimension_numbers
     lhs, rhs = np.asarray(lhs), np.asarray(rhs)
     dtype = lhs.dtype if preferred_element_type is None else np.dtype(preferred_element_type)
-    x = _dilate_and_pad(np.transpose(lhs, lhs_spec).astype(dtype), lhs_dilation, padding)
+    x = dilated_and_padded(np.transpose(lhs, lhs_spec).astype(dtype), 0, (1, 1) + tuple(lhs_dilation),
+                           ((0, 0), (0, 0)) + tuple(padding))
     w = np.transpose(rhs, rhs_spec).astype(dtype)
     (n, c), (o, i), kernel = x.shape[:2], w.shape[:2], w.shape[2:]
     groups = feature_group_count * batch_group_count

@@ -1,5 +1,7 @@
 """The arithmetic of sliding windows that convolutions and windowed reductions share: dilated sizes, window
-counts, and the padding that turns a window's transpose into another windowed operation."""
+counts, the padding that turns a window's transpose into another windowed operation, and the dilated, padded
+operand their NumPy impls slide over."""
+import numpy as np
 
 
 def dilate_dim(d, dilation):
@@ -34,3 +36,13 @@ def transpose_padding(in_shape, window, strides, out_shape, padding, base_dilati
         before = dilate_dim(w, wd) - lo - 1
         pads.append((before, dilate_dim(i, b) + dilate_dim(w, wd) - 1 - dilate_dim(o, s) - before))
     return tuple(pads)
+
+
+def dilated_and_padded(x, fill, dilation, padding):
+    """x with dilation - 1 fill values between neighbours along each axis, then padded with fill (negative padding
+    crops)."""
+    x = np.asarray(x)
+    grid = np.full(tuple(dilate_dim(d, k) for d, k in zip(x.shape, dilation)), fill, x.dtype)
+    grid[tuple(slice(None, None, k) for k in dilation)] = x
+    grid = np.pad(grid, [(max(lo, 0), max(hi, 0)) for lo, hi in padding], constant_values=fill)
+    return grid[tuple(slice(max(-lo, 0), n - max(-hi, 0)) for (lo, hi), n in zip(padding, grid.shape))]

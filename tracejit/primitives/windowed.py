@@ -21,7 +21,7 @@ from ..core.errors import ShapeError
 from ..core.ops import ops
 from ..core.trace import Primitive, bind
 from .base import linear_primitive
-from .window_geometry import dilate_dim, kept_range, transpose_padding, window_out_shape
+from .window_geometry import dilate_dim, dilated_and_padded, kept_range, transpose_padding, window_out_shape
 
 _PARAMS = ("window_dimensions", "window_strides", "padding", "base_dilation", "window_dilation")
 
@@ -50,13 +50,9 @@ def identity(dtype, largest):
     return info.max if largest else info.min
 
 
-def _grid(x, fill, base_dilation, padding):
-    """x dilated and padded with fill (negative padding crops)."""
-    x = np.asarray(x)
-    grid = np.full(tuple(dilate_dim(d, b) for d, b in zip(x.shape, base_dilation)), fill, x.dtype)
-    grid[tuple(slice(None, None, b) for b in base_dilation)] = x
-    grid = np.pad(grid, [(max(lo, 0), max(hi, 0)) for lo, hi in padding], constant_values=fill)
-    return grid[tuple(slice(max(-lo, 0), n - max(-hi, 0)) for (lo, hi), n in zip(padding, grid.shape))]
+def _grid(x, fill, params):
+    """The operand dilated and padded with fill, as the windows see it."""
+    return dilated_and_padded(x, fill, params["base_dilation"], params["padding"])
 
 
 def _views(grid, out_shape, window_dimensions, window_strides, window_dilation, **_):
@@ -103,7 +99,7 @@ def _windowed(name, kinds, np_op, largest, lower_op):
     def impl(x, **params):
         x = np.asarray(x)
         out = np.full(_out_shape(x, params), start(x.dtype), x.dtype)
-        for view in _views(_grid(x, start(x.dtype), params["base_dilation"], params["padding"]), out.shape, **params):
+        for view in _views(_grid(x, start(x.dtype), params), out.shape, **params):
             out = np_op(out, view).astype(x.dtype, copy=False)
         return out
 
@@ -172,8 +168,7 @@ reduce_window_min_p = _chooser("reduce_window_min", np.minimum, True, lambda b, 
 
 def _selected(operand, select_prim, out_shape, params):
     """Per window, the row-major offset of its selected element (over the padded, dilated operand)."""
-    grid = _grid(operand, identity(np.asarray(operand).dtype, select_prim == "le"), params["base_dilation"],
-                 params["padding"])
+    grid = _grid(operand, identity(np.asarray(operand).dtype, select_prim == "le"), params)
     prefer = np.greater_equal if select_prim == "ge" else np.less_equal
     best, choice = None, np.zeros(out_shape, np.int64)
     for k, view in enumerate(_views(grid, out_shape, **params)):
@@ -201,7 +196,7 @@ def _select_shape(name, out_of):
 def _select_and_gather_add_impl(tangents, operand, *, select_prim, **params):
     out_shape = _out_shape(operand, params)
     choice = _selected(operand, select_prim, out_shape, params)
-    grid = _grid(tangents, 0, params["base_dilation"], params["padding"])
+    grid = _grid(tangents, 0, params)
     out = np.zeros(out_shape, np.asarray(tangents).dtype)
     for k, view in enumerate(_views(grid, out_shape, **params)):
         out = np.where(choice == k, view, out)
@@ -212,7 +207,7 @@ def _select_and_scatter_add_impl(source, operand, *, select_prim, **params):
     operand, source = np.asarray(operand), np.asarray(source)
     choice = _selected(operand, select_prim, source.shape, params)
     pads, base = params["padding"], params["base_dilation"]
-    grid = np.zeros(_grid(operand, 0, base, pads).shape, source.dtype)
+    grid = np.zeros(_grid(operand, 0, params).shape, source.dtype)
     windows = np.indices(source.shape)
     offsets = np.unravel_index(choice, params["window_dimensions"])
     at = tuple(w * s + o * d for w, o, s, d in zip(windows, offsets, params["window_strides"],
