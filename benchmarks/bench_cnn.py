@@ -9,8 +9,8 @@ dense 256 -> 120 -> 84 -> 10, relu between, softmax cross-entropy; parameters dr
 bound of a layer is its flops at the f32 GEMM throughput that NumPy's BLAS reaches in this process (512 x 512,
 the better of its threads and one core); "x bound" is the time over that bound (the target: at most 2). tracejit lowers a
 convolution to an implicit GEMM (register tiles over packed operands); the convolution rows also time the other
-lowering on the same shapes, im2col + BLAS, done by NumPy (its copy loops, its BLAS): forward, and a backward
-computing both gradients.
+lowering on the same shapes, im2col + BLAS, done by NumPy (its copy loops, its BLAS on one thread, as tracejit
+runs small gemms): forward, and a backward computing both gradients.
 
 --cores K pins the process to K cores before anything starts threads (tracejit's pool, OpenBLAS and XLA all size
 themselves to the cores they may use). Times are medians of repeated calls; compare within one run only: the
@@ -32,21 +32,31 @@ def _ratio(v):
     return f"{v:7.2f}" if v is not None else "      -"
 
 
-def gemm_throughput(repeat, timeit):
-    """f32 GEMM flop/s on 512 x 512 with NumPy's BLAS: the better of its own threads and the calling thread alone
-    (on a loaded machine OpenBLAS's threads can be many times slower than one)."""
+def blas_on_one_thread(fn):
+    """fn, running NumPy's BLAS on the calling thread alone (OpenBLAS's thread-local count), where it can."""
     import ctypes
 
     from tracejit.backend import blas
-    a = np.random.default_rng(2).standard_normal((512, 512)).astype(np.float32)
-    best = 2 * 512 ** 3 / timeit(lambda: a @ a, repeat)
     local = blas.threads_local_address()
-    if local is not None:
-        set_threads = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_int)(local)
+    if local is None:
+        return fn
+    set_threads = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_int)(local)
+
+    def one_thread():
         previous = set_threads(1)
-        best = max(best, 2 * 512 ** 3 / timeit(lambda: a @ a, repeat))
-        set_threads(previous)
-    return best
+        try:
+            return fn()
+        finally:
+            set_threads(previous)
+
+    return one_thread
+
+
+def gemm_throughput(repeat, timeit):
+    """f32 GEMM flop/s on 512 x 512 with NumPy's BLAS: the better of its own threads and the calling thread alone
+    (on a loaded machine OpenBLAS's threads can be many times slower than one)."""
+    a = np.random.default_rng(2).standard_normal((512, 512)).astype(np.float32)
+    return max(2 * 512 ** 3 / timeit(fn, repeat) for fn in (lambda: a @ a, blas_on_one_thread(lambda: a @ a)))
 
 
 def make_params(rng):
@@ -176,8 +186,8 @@ def main():
             row[f"{key}_x_bound"] = row[f"{key}_ms"] / (1e3 * n / gemm) if n else None
         if name.startswith("conv"):
             forward, backward = im2col_programs(*made)
-            row["im2col_fwd_ms"] = 1e3 * timeit(forward, args.repeat)
-            row["im2col_bwd_ms"] = 1e3 * timeit(backward, args.repeat)
+            row["im2col_fwd_ms"] = 1e3 * timeit(blas_on_one_thread(forward), args.repeat)
+            row["im2col_bwd_ms"] = 1e3 * timeit(blas_on_one_thread(backward), args.repeat)
         results["layers"].append(row)
         print(f"{name:18s} {flops / 1e6:6.1f} | {row['fwd_ms']:7.3f} {row['fwd_jax_ms']:7.3f} "
               f"{_ratio(row['fwd_x_bound'])} | "
