@@ -71,12 +71,17 @@ def _out_shape(x, params):
 def _window_indices(b, idx, shape, window_dimensions, window_strides, padding, base_dilation, window_dilation,
                     **_):
     """Per window offset (row-major) at output index idx: the operand index (clamped) and whether the element is
-    the operand's (not padding or a hole), an i1 or a Python bool."""
+    the operand's (not padding or a hole), an i1 or a Python bool. An axis whose windows never reach past the
+    operand there (at no output index) needs no check."""
+    out_shape = window_out_shape(shape, window_dimensions, window_strides, padding, base_dilation, window_dilation)
     for offset in np.ndindex(*window_dimensions):
         src, conds = [], []
-        for i, o, n, s, d, (lo, _), bd in zip(idx, offset, shape, window_strides, window_dilation, padding,
-                                              base_dilation):
+        for i, o, n, s, d, (lo, _), bd, q in zip(idx, offset, shape, window_strides, window_dilation, padding,
+                                                 base_dilation, out_shape):
             p = b.iop("sub", b.iop("add", b.iop("mul", i, s), o * d), lo)
+            if bd == 1 and 0 <= o * d - lo and (q - 1) * s + o * d - lo < n:
+                src.append(p)            # inside the operand for every output index
+                continue
             conds.append(b.in_range(p, 0, dilate_dim(n, bd)))
             if bd > 1:
                 on_grid = p % bd == 0 if isinstance(p, int) else b(f"icmp eq i64 {b.iop('srem', p, bd)}, 0")
