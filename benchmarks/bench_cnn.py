@@ -2,19 +2,19 @@
 """A LeNet-5-style CNN (issue 19): the training step under jit(value_and_grad) against JAX's, and each layer's
 forward and backward against JAX and against the matmul-throughput bound for its flops.
 
-    python -m benchmarks.bench_cnn [--repeat N] [--cores K] [--json FILE]
+    python -m benchmarks.bench_cnn [--repeat N] [--json FILE]          (taskset -c 0 python -m ...: one core)
 
 The network: 128 images 28x28x1 (NHWC), conv 5x5 -> 6, relu, 2x2 max pool, conv 5x5 -> 16, relu, 2x2 max pool,
 dense 256 -> 120 -> 84 -> 10, relu between, softmax cross-entropy; parameters drawn with NumPy's generator. The
 bound of a layer is its flops at the f32 GEMM throughput that NumPy's BLAS reaches in this process (512 x 512,
-the better of its threads and one core); "x bound" is the time over that bound (the target: at most 2). tracejit lowers a
-convolution to an implicit GEMM (register tiles over packed operands); the convolution rows also time the other
-lowering on the same shapes, im2col + BLAS, done by NumPy (its copy loops, its BLAS on one thread, as tracejit
-runs small gemms): forward, and a backward computing both gradients.
+the better of its threads and one core); "x bound" is the time over that bound (the target: at most 2).
+tracejit lowers a convolution to an implicit GEMM (register tiles over packed operands); the convolution rows
+also time the other lowering on the same shapes, im2col + BLAS, done by NumPy (its copy loops, its BLAS on one
+thread, as tracejit runs small gemms): forward, and a backward computing both gradients.
 
---cores K pins the process to K cores before anything starts threads (tracejit's pool, OpenBLAS and XLA all size
-themselves to the cores they may use). Times are medians of repeated calls; compare within one run only: the
-machine is shared and noisy. The persistent compile cache is off, so first calls are cold compiles.
+Under taskset every thread pool (tracejit's, OpenBLAS's, XLA's) sizes itself to the cores the process may use.
+Times are medians of repeated calls; compare within one run only: the machine is shared and noisy. The
+persistent compile cache is off, so first calls are cold compiles.
 """
 import argparse
 import json
@@ -147,7 +147,6 @@ def layer_programs(lib):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--repeat", type=int, default=15)
-    parser.add_argument("--cores", type=int, default=0, help="pin the process to this many cores (0: all)")
     parser.add_argument("--json", help="write the results to this file")
     args = parser.parse_args()
     if args.cores:
