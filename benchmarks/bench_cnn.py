@@ -167,51 +167,57 @@ def main():
     print(f"cores {results['cores']}, load average {results['load_average'][0]:.1f}; f32 GEMM (NumPy's BLAS, "
           f"512x512): {gemm / 1e9:.0f} GFLOP/s")
 
+    # tracejit first, JAX last: XLA's threads keep spinning for a while after each call, taking the cores
     ours = layer_programs((lax, lambda f, n: tj.grad(lambda *p: tnp.sum(f(*p) * 0.5), argnums=n)))
-    theirs = layer_programs((jax.lax, lambda f, n: jax.grad(lambda *p: jnp.sum(f(*p) * 0.5), argnums=n)))
-    header = (f"{'layer':18s} {'MFLOP':>6s} | {'fwd ms':>7s} {'jax':>7s} {'x bound':>7s} | {'bwd ms':>7s} {'jax':>7s} "
-              f"{'x bound':>7s} | {'im2col fwd':>10s} {'bwd':>7s}")
-    print(header)
+    rows = {name: {"layer": name, "mflop": flops / 1e6, "bwd_mflop": bwd_flops / 1e6}
+            for name, (_, _, _, flops, bwd_flops) in ours.items()}
     for name, (fwd, bwd, made, flops, bwd_flops) in ours.items():
-        jfwd, jbwd = theirs[name][:2]
-        jax_args = [jnp.asarray(x) for x in made]
-        row = {"layer": name, "mflop": flops / 1e6, "bwd_mflop": bwd_flops / 1e6}
-        for key, fn, jfn, n in (("fwd", fwd, jfwd, flops), ("bwd", bwd, jbwd, bwd_flops)):
-            f, jf = tj.jit(fn), jax.jit(jfn)
-            row[f"{key}_ms"] = 1e3 * timeit(lambda f=f: f(*made), args.repeat)
-            row[f"{key}_jax_ms"] = 1e3 * timeit(lambda jf=jf: jax.block_until_ready(jf(*jax_args)), args.repeat)
-            row[f"{key}_x_bound"] = row[f"{key}_ms"] / (1e3 * n / gemm) if n else None
+        for key, fn, n in (("fwd", fwd, flops), ("bwd", bwd, bwd_flops)):
+            f = tj.jit(fn)
+            rows[name][f"{key}_ms"] = 1e3 * timeit(lambda f=f: f(*made), args.repeat)
+            rows[name][f"{key}_x_bound"] = rows[name][f"{key}_ms"] / (1e3 * n / gemm) if n else None
         if name.startswith("conv"):
             forward, backward = im2col_programs(*made)
-            row["im2col_fwd_ms"] = 1e3 * timeit(blas_on_one_thread(forward), args.repeat)
-            row["im2col_bwd_ms"] = 1e3 * timeit(blas_on_one_thread(backward), args.repeat)
-        results["layers"].append(row)
-        print(f"{name:18s} {flops / 1e6:6.1f} | {row['fwd_ms']:7.3f} {row['fwd_jax_ms']:7.3f} "
-              f"{_ratio(row['fwd_x_bound'])} | "
-              f"{row['bwd_ms']:7.3f} {row['bwd_jax_ms']:7.3f} {_ratio(row['bwd_x_bound'])} | "
-              + (f"{row['im2col_fwd_ms']:10.3f} {row['im2col_bwd_ms']:7.3f}" if "im2col_fwd_ms" in row else ""))
+            rows[name]["im2col_fwd_ms"] = 1e3 * timeit(blas_on_one_thread(forward), args.repeat)
+            rows[name]["im2col_bwd_ms"] = 1e3 * timeit(blas_on_one_thread(backward), args.repeat)
 
     rng = np.random.default_rng(0)
     params = make_params(rng)
     images = rng.standard_normal((BATCH, 28, 28, 1)).astype(np.float32)
     labels = np.eye(10, dtype=np.float32)[rng.integers(0, 10, BATCH)]
-    tj_loss = network(tnp, lax, lambda x, w: lax.conv_general_dilated(x, w, (1, 1), "VALID", dimension_numbers=LAYOUT),
-                      lambda h: lax.max_pool(h, (2, 2), (2, 2)))
-    jax_loss = network(jnp, jax.lax,
-                       lambda x, w: jax.lax.conv_general_dilated(x, w, (1, 1), "VALID", dimension_numbers=LAYOUT),
-                       lambda h: jax.lax.reduce_window(h, -np.inf, jax.lax.max, (1, 2, 2, 1), (1, 2, 2, 1), "VALID"))
-    step, jax_step = tj.jit(tj.value_and_grad(tj_loss)), jax.jit(jax.value_and_grad(jax_loss))
-    jax_params = [jnp.asarray(p) for p in params]
+    step = tj.jit(tj.value_and_grad(network(tnp, lax, lambda x, w: lax.conv_general_dilated(
+        x, w, (1, 1), "VALID", dimension_numbers=LAYOUT), lambda h: lax.max_pool(h, (2, 2), (2, 2)))))
     t0 = time.perf_counter()
     value, grads = step(params, images, labels)
     first = time.perf_counter() - t0
+    ms = 1e3 * timeit(lambda: step(params, images, labels), args.repeat)
+
+    theirs = layer_programs((jax.lax, lambda f, n: jax.grad(lambda *p: jnp.sum(f(*p) * 0.5), argnums=n)))
+    for name, (fwd, bwd, made, _, _) in theirs.items():
+        jax_args = [jnp.asarray(x) for x in made]
+        for key, fn in (("fwd", fwd), ("bwd", bwd)):
+            jf = jax.jit(fn)
+            rows[name][f"{key}_jax_ms"] = 1e3 * timeit(lambda jf=jf: jax.block_until_ready(jf(*jax_args)),
+                                                       args.repeat)
+    jax_step = jax.jit(jax.value_and_grad(network(jnp, jax.lax, lambda x, w: jax.lax.conv_general_dilated(
+        x, w, (1, 1), "VALID", dimension_numbers=LAYOUT), lambda h: jax.lax.reduce_window(
+        h, -np.inf, jax.lax.max, (1, 2, 2, 1), (1, 2, 2, 1), "VALID"))))
+    jax_params = [jnp.asarray(p) for p in params]
     t0 = time.perf_counter()
     jax_value, jax_grads = jax.block_until_ready(jax_step(jax_params, images, labels))
     jax_first = time.perf_counter() - t0
+    jax_ms = 1e3 * timeit(lambda: jax.block_until_ready(jax_step(jax_params, images, labels)), args.repeat)
+
+    print(f"{'layer':18s} {'MFLOP':>6s} | {'fwd ms':>7s} {'jax':>7s} {'x bound':>7s} | {'bwd ms':>7s} {'jax':>7s} "
+          f"{'x bound':>7s} | {'im2col fwd':>10s} {'bwd':>7s}")
+    for row in rows.values():
+        print(f"{row['layer']:18s} {row['mflop']:6.1f} | {row['fwd_ms']:7.3f} {row['fwd_jax_ms']:7.3f} "
+              f"{_ratio(row['fwd_x_bound'])} | {row['bwd_ms']:7.3f} {row['bwd_jax_ms']:7.3f} "
+              f"{_ratio(row['bwd_x_bound'])} | "
+              + (f"{row['im2col_fwd_ms']:10.3f} {row['im2col_bwd_ms']:7.3f}" if "im2col_fwd_ms" in row else ""))
+    results["layers"] = list(rows.values())
     error = max(float(np.max(np.abs(g - np.asarray(j))) / (np.max(np.abs(np.asarray(j))) + 1e-30))
                 for g, j in zip(grads, jax_grads))
-    ms = 1e3 * timeit(lambda: step(params, images, labels), args.repeat)
-    jax_ms = 1e3 * timeit(lambda: jax.block_until_ready(jax_step(jax_params, images, labels)), args.repeat)
     results["step"] = {"tracejit_ms": ms, "jax_ms": jax_ms, "speedup": jax_ms / ms, "first_call_s": first,
                        "jax_first_call_s": jax_first, "loss": float(value), "jax_loss": float(jax_value),
                        "max_relative_gradient_difference": error}
