@@ -80,20 +80,19 @@ def conv_problems(draw):
     return lhs, rhs, params
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
-@given(conv_problems())
-def test_against_the_definition(problem):
-    """Eager and compiled, against the reference (small integers: exact in float64), and in float32 and int32."""
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
+@given(conv_problems(), st.sampled_from([np.float64, np.float32, np.int32]))
+def test_against_the_definition(problem, dtype):
+    """Eager, and compiled in one dtype, against the reference (small integers: exact in every dtype)."""
     lhs, rhs, params = problem
     dn = lax.conv_dimension_numbers(lhs.shape, rhs.shape, params["dimension_numbers"])
     want = reference_conv(lhs, rhs, params["window_strides"], params["padding"], params["lhs_dilation"],
                           params["rhs_dilation"], dn, params["feature_group_count"], params["batch_group_count"])
     conv = lambda a, b: lax.conv_general_dilated(a, b, **params)
     np.testing.assert_array_equal(conv(lhs, rhs), want)
-    for dtype in (np.float64, np.float32, np.int32):
-        got = tj.jit(conv)(lhs.astype(dtype), rhs.astype(dtype))
-        assert got.dtype == dtype
-        np.testing.assert_array_equal(got, want.astype(dtype))
+    got = tj.jit(conv)(lhs.astype(dtype), rhs.astype(dtype))
+    assert got.dtype == dtype
+    np.testing.assert_array_equal(got, want.astype(dtype))
 
 
 # name, lhs shape, rhs shape, strides, padding, options
@@ -262,3 +261,7 @@ def test_empty_operands():
         np.testing.assert_array_equal(tj.jit(conv)(x, w), want)
         grads = tj.jit(tj.grad(lambda x, w: tnp.sum(conv(x, w) ** 2), argnums=(0, 1)))(x, w)
         assert [g.shape for g in grads] == [lhs, rhs] and not any(np.any(g) for g in grads)
+    # an empty output along the second last axis: once a division by zero when the tiles were planned
+    out = tj.jit(lambda x, w: lax.conv_general_dilated(x, w, (1, 1), ((0, 0), (0, -1))))(np.ones((1, 1, 2, 1)),
+                                                                                           np.ones((1, 1, 1, 1)))
+    assert out.shape == (1, 1, 2, 0)

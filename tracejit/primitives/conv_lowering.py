@@ -74,7 +74,8 @@ class _Geometry:
             per_row = vectors * self.block_pos
         # short rows: a tile spans several rows of the second last spatial axis (the row axis)
         self.row_axis = len(self.Q) - 2 if len(self.Q) > 1 else None
-        self.block_rows = 1 if self.row_axis is None else min(self.Q[self.row_axis], max(1, ACCUMULATORS // per_row))
+        rows = max(1, ACCUMULATORS // max(per_row, 1))     # (per_row is 0 for an empty output)
+        self.block_rows = 1 if self.row_axis is None else min(self.Q[self.row_axis], rows)
         # the packed input: [feature][padded outer spatial...][phase of the last axis][row of length R]
         s, k, r = self.st[-1], self.K[-1], self.rd[-1]
         reach = _ceil_div(ql, vl) * vl if self.along_x else ql
