@@ -18,6 +18,8 @@ import contextlib
 import functools
 import math
 
+import numpy as np
+
 from ..backend.rules import Kernel, llvm_type, memory_type
 from .window_geometry import dilate_dim, kept_range
 
@@ -306,15 +308,23 @@ def _store_tile(k, g, vec, accs, at, npos, nfeat):
     for n, acc in enumerate(flat):
         k.line(f"store {vec.vty} {k.f.emit(f'load {vec.vty}, ptr {acc}')}, ptr {_ptr(k, tile, vec.vty, n)}")
     inner, cols = len(accs[0]), len(accs[0][0])
-    with _nest(k, [(0, len(accs)), (0, npos), (0, nfeat)]) as (r, p, f):
-        if g.along_x:     # [row][vector of positions][feature], lanes along positions
-            at_tile = b.iop("add", b.iop("mul", b.iop("add", b.iop("mul", b.iop("add", b.iop("mul", r, inner),
-                            b.iop("sdiv", p, vl)), cols), f), vl), b.iop("srem", p, vl))
-        else:             # [row][position][vector of features], lanes along features
-            at_tile = b.iop("add", b.iop("mul", b.iop("add", b.iop("mul", b.iop("add", b.iop("mul", r, inner), p),
-                            cols), b.iop("sdiv", f, vl)), vl), b.iop("srem", f, vl))
-        value = k.f.emit(f"load {ty}, ptr {_ptr(k, tile, ty, at_tile)}, align {g.dtype.itemsize}")
-        _store(k, value, out.ptr, _dot(b, [(base, 1), (r, row_str), (p, x_str), (f, feat_str)]), g.dtype)
+
+    def lanes(count, start):   # the valid lanes of a vector whose first lane is element `start` of `count`
+        return b.intrinsic("smin", vl, b.iop("sub", count, start), dtype=np.int64)
+
+    def copy(r, a, c, lane, pos, feat):
+        at = b.iop("add", b.iop("mul", b.iop("add", b.iop("mul", b.iop("add", b.iop("mul", r, inner), a), cols), c),
+                                vl), lane)
+        value = k.f.emit(f"load {ty}, ptr {_ptr(k, tile, ty, at)}, align {g.dtype.itemsize}")
+        _store(k, value, out.ptr, _dot(b, [(base, 1), (r, row_str), (pos, x_str), (feat, feat_str)]), g.dtype)
+
+    with _nest(k, [(0, len(accs)), (0, inner)]) as (r, a):
+        if g.along_x:       # lanes are positions; the features (contiguous in NHWC) innermost
+            with _nest(k, [(0, lanes(npos, b.iop("mul", a, vl))), (0, cols)]) as (lane, c):
+                copy(r, a, c, lane, b.iop("add", b.iop("mul", a, vl), lane), c)
+        else:               # lanes are features
+            with k.loop(0, cols) as c, k.loop(0, lanes(nfeat, b.iop("mul", c, vl))) as lane:
+                copy(r, a, c, lane, a, b.iop("add", b.iop("mul", c, vl), lane))
 
 
 def _blocks(k, total, size):
