@@ -11,6 +11,7 @@ from ..core.trace import Tracer, bind
 from ..numpy._base import asarray, aval, broadcast_to_shape
 from ..primitives import shapes as sh
 from ..primitives import windowed as wd
+from ..primitives.base import identity
 from ..primitives.window_geometry import dilate_dim, window_out_shape
 from .convolution import padtype_to_pads
 
@@ -70,8 +71,8 @@ def _monoid(computation, inits):
     if len(inits) != 1 or isinstance(inits[0], Tracer) or np.ndim(inits[0]):
         return None
     init = np.asarray(inits[0])
-    for op, fn, value in ((add, reduce_window_sum, 0), (max, reduce_window_max, wd.identity(init.dtype, False)),
-                          (min, reduce_window_min, wd.identity(init.dtype, True))):
+    for op, fn, value in ((add, reduce_window_sum, 0), (max, reduce_window_max, identity(init.dtype, False)),
+                          (min, reduce_window_min, identity(init.dtype, True))):
         if computation is op and init == value:
             return fn
     return None

@@ -12,6 +12,7 @@ from ..core.batching import batched_axis
 from ..core.errors import ShapeError
 from ..core.ops import ops, primitive
 from ..core.trace import Primitive, bind
+from .base import identity
 
 # ------------------------------------------------------------------------------------------ associative_scan
 
@@ -64,13 +65,6 @@ def _shape(name, kinds):
             raise TypeError(f"{name}: does not accept {x.dtype} operands")
         return x
     return rule
-
-
-def _identity(dtype, largest):
-    if dtype.kind == "f":
-        return np.inf if largest else -np.inf
-    info = np.iinfo(dtype)
-    return info.max if largest else info.min
 
 
 def _logaddexp(b, x, y):
@@ -155,8 +149,8 @@ def _primitive_jvp(name):
 cumprod_p = _cumulative("cumprod", "fiu", np.cumprod, _primitive_jvp("mul"),
                         lambda b, acc, x: b.binop("fmul", "mul", acc, x), lambda dtype: 1)
 cummax_p = _cumulative("cummax", "fiu", np.maximum.accumulate, _primitive_jvp("max"),
-                       lambda b, acc, x: b.maximum(acc, x), lambda dtype: _identity(dtype, False))
+                       lambda b, acc, x: b.maximum(acc, x), lambda dtype: identity(dtype, False))
 cummin_p = _cumulative("cummin", "fiu", np.minimum.accumulate, _primitive_jvp("min"),
-                       lambda b, acc, x: b.minimum(acc, x), lambda dtype: _identity(dtype, True))
+                       lambda b, acc, x: b.minimum(acc, x), lambda dtype: identity(dtype, True))
 cumlogsumexp_p = _cumulative("cumlogsumexp", "f", np.logaddexp.accumulate, _logaddexp_jvp, _logaddexp,
                              lambda dtype: -np.inf)

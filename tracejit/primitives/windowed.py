@@ -20,7 +20,7 @@ from ..core.batching import move_batch_axis
 from ..core.errors import ShapeError
 from ..core.ops import ops
 from ..core.trace import Primitive, bind
-from .base import linear_primitive
+from .base import identity, linear_primitive
 from .window_geometry import dilate_dim, dilated_and_padded, kept_range, transpose_padding, window_out_shape
 
 _PARAMS = ("window_dimensions", "window_strides", "padding", "base_dilation", "window_dilation")
@@ -37,17 +37,6 @@ def _check(name, x, window_dimensions, window_strides, padding, base_dilation, w
     if any(dilate_dim(d, b) + lo + hi < 0 for d, b, (lo, hi) in zip(x.shape, base_dilation, padding)):
         raise ValueError(f"{name}: padding {padding} removes more than operand {x.shape} has")
     return window_out_shape(x.shape, window_dimensions, window_strides, padding, base_dilation, window_dilation)
-
-
-def identity(dtype, largest):
-    """The identity of min (largest=True) or max: +-inf, an integer type's extreme, or True/False."""
-    dtype = np.dtype(dtype)
-    if dtype == np.bool_:
-        return largest
-    if dtype.kind == "f":
-        return np.inf if largest else -np.inf
-    info = np.iinfo(dtype)
-    return info.max if largest else info.min
 
 
 def _grid(x, fill, params):
