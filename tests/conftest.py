@@ -50,3 +50,9 @@ except ImportError:
     pass
 else:
     jax.config.update("jax_enable_x64", True)
+
+
+@pytest.fixture(scope="module")
+def jax64():
+    """JAX (with 64-bit values, as set above), the reference of tests that compare with it; skipped without it."""
+    return pytest.importorskip("jax")

@@ -181,3 +181,22 @@ def gemm(a, b, out):
     fn(ROW_MAJOR, trans_a, trans_b, m, n, k, 1.0, a.ctypes.data, lda, b.ctypes.data, ldb,
        0.0, out.ctypes.data, out_layout[1])
     return out
+
+
+SMALL_GEMM = 1 << 22    # multiply-adds up to which a gemm runs on the calling thread alone: OpenBLAS's threads
+                        # bring little there, and cost milliseconds when another process holds the cores
+
+
+@functools.cache
+def threads_local_address():
+    """Address of OpenBLAS's `int openblas_set_num_threads_local(int)` (the calling thread's BLAS thread count;
+    returns the previous one), or None where the BLAS has none."""
+    blas = find_blas()
+    if blas is None:
+        return None
+    try:
+        lib = ctypes.CDLL(blas.path)
+    except OSError:
+        return None
+    return next(filter(None, (_address(lib, f"{prefix}openblas_set_num_threads_local{suffix}")
+                              for prefix in ("",) + _PREFIXES for suffix in ("",) + _SUFFIXES)), None)

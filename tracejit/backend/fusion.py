@@ -52,8 +52,10 @@ class Group:
 
     @property
     def outer_extent(self):
-        """The trip count of the outermost loop (1 for a kernel that is not a loop nest)."""
-        return self.domain[self.loop_order[0]] if self.fusible and self.domain else 1
+        """The trip count of the outermost loop (1 for a kernel that is not a loop nest and cannot be split)."""
+        if self.fusible:
+            return self.domain[self.loop_order[0]] if self.domain else 1
+        return self.rule.split(self.root)[0] if getattr(self.rule, "split", None) else 1
 
 
 def lowering(eqn):

@@ -128,6 +128,9 @@ class Schedule:
         elif splittable and outer > 1 and domain_size(g.domain) * kernel.ns_per_element > PARALLEL_NS:
             self._flush()
             self.steps.extend(self._parallel(kernel, min(n_threads, outer), split_reduction))
+        elif not g.fusible and g.rule.split and n_threads > 1 and outer > 1 and g.rule.split(g.root)[1] > PARALLEL_NS:
+            self._flush()           # a kernel whose outermost loop may be split (rules.Kernel's split)
+            self.steps.extend(self._parallel(kernel, min(n_threads, outer), False))
         else:
             self._serial.append(kernel)
             self._serial_text += kernel.text_size

@@ -19,6 +19,29 @@ from ..primitives import reductions as rd
 from ..primitives import shapes as sh
 from . import linalg
 from .control_flow import cond, fori_loop, scan, switch, while_loop
+from .convolution import (
+    ConvDimensionNumbers,
+    conv,
+    conv_dimension_numbers,
+    conv_general_dilated,
+    conv_general_permutations,
+    conv_general_shape_tuple,
+    conv_shape_tuple,
+    conv_transpose,
+    conv_transpose_shape_tuple,
+    conv_with_general_padding,
+    padtype_to_pads,
+)
+from .cumulative import associative_scan, cumlogsumexp, cummax, cummin, cumprod, sort, sort_key_val, top_k
+from .windowed import (
+    avg_pool,
+    max_pool,
+    reduce_window,
+    reduce_window_max,
+    reduce_window_min,
+    reduce_window_shape_tuple,
+    reduce_window_sum,
+)
 
 
 def _typed(*args):
@@ -232,3 +255,8 @@ __all__ = ["abs", "add", "argmax", "argmin", "bitwise_and", "bitwise_not", "bitw
            "reduce_prod", "reduce_sum", "rem", "reshape", "rev", "round", "rsqrt", "scan", "select", "select_n",
            "sign", "sin", "slice", "sqrt", "squeeze", "stop_gradient", "sub", "switch", "tan", "tanh", "transpose",
            "while_loop"]
+__all__ += ["ConvDimensionNumbers", "associative_scan", "avg_pool", "conv", "conv_dimension_numbers",
+            "conv_general_dilated", "conv_general_permutations", "conv_general_shape_tuple", "conv_shape_tuple",
+            "conv_transpose", "conv_transpose_shape_tuple", "conv_with_general_padding", "cumlogsumexp", "cummax",
+            "cummin", "cumprod", "max_pool", "padtype_to_pads", "reduce_window", "reduce_window_max",
+            "reduce_window_min", "reduce_window_shape_tuple", "reduce_window_sum", "sort", "sort_key_val", "top_k"]

@@ -18,6 +18,7 @@ from .complex_numbers import (
     real,
     real_if_close,
 )
+from .convolve import convolve, correlate
 from .indexing import _AtIndexer, argsort, getitem, interp, repeat, searchsorted, sort, take, take_along_axis
 from .linalg_ops import cross, diag, diagonal, dot, einsum, inner, kron, matmul, outer, tensordot, trace, vdot
 from .shape_ops import (
