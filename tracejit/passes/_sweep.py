@@ -7,7 +7,7 @@ import operator
 
 import numpy as np
 
-from ..core.ir import IR, ClosedIR, Eqn, Literal, Var, sub_irs
+from ..core.ir import IR, ClosedIR, Literal, Var, sub_irs
 
 
 def same_type(x, y):
@@ -49,7 +49,7 @@ def map_sub_irs(eqn, fn):
     params = {k: visit(v) for k, v in eqn.params.items()}
     if all(params[k] is v for k, v in eqn.params.items()):
         return eqn
-    return Eqn(eqn.prim, eqn.inputs, params, eqn.outvars)
+    return eqn.replace(params=params)
 
 
 def freeze(value):
@@ -97,7 +97,7 @@ class Sweep:
         if self.env:
             inputs = [self.read(x) for x in eqn.inputs]
             if not all(map(operator.is_, inputs, eqn.inputs)):
-                eqn = Eqn(eqn.prim, inputs, eqn.params, eqn.outvars)
+                eqn = eqn.replace(inputs=inputs)
         return map_sub_irs(eqn, sub_pass)
 
     def add_const(self, value, aval):

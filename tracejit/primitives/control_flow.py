@@ -119,5 +119,5 @@ def prune_bodies(bodies, keep_out, removable):
 
 
 def pruned_eqn(eqn, keep_in, keep_out, params):
-    return Eqn(eqn.prim, [x for x, k in zip(eqn.inputs, keep_in) if k], params,
-               [v for v, k in zip(eqn.outvars, keep_out) if k])
+    return eqn.replace(inputs=[x for x, k in zip(eqn.inputs, keep_in) if k], params=params,
+                       outvars=[v for v, k in zip(eqn.outvars, keep_out) if k])
