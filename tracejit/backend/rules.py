@@ -13,7 +13,8 @@ A rule is one of four small kinds; the backend reads the kind, never the primiti
   fuses into the reduction loop. `combine` (accs, accs) -> accs, when given, merges partial results, which
   lets the backend split a full reduction over threads.
 - `Kernel(fn)`: fn(k, outs, ins, **params) emits a whole kernel over buffers (dot_general, cumsum,
-  scatter_add). ins/outs are `Buffer`s; k offers loops, loads, stores and the emitter `k.b`.
+  scatter_add). ins/outs are `Buffer`s; k offers loops, loads, stores and the emitter `k.b`. `describe`, when
+  given, says for an equation how its kernel runs (dot_general: "BLAS gemm" or loops), for Lowered.to_dot.
 - `Control(fn)`: fn(c, outs, ins, **params), a Kernel that runs sub-IRs (cond, while, scan). Besides what a
   Kernel has, c offers `c.call(closed, ins, outs)` (the sub-IR compiled in the same module, planned and
   fused like the top level, reading and writing the given buffers or pointers), `c.cases(index, n)` (a
@@ -49,8 +50,8 @@ class Reduce:
 
 
 class Kernel:
-    def __init__(self, fn):
-        self.fn = fn
+    def __init__(self, fn, describe=None):
+        self.fn, self.describe = fn, describe   # describe(eqn) -> str: how it runs, for graph views
 
 
 class Control(Kernel):

@@ -117,6 +117,12 @@ def sub_irs(eqn):
     return (ir for _, ir in named_sub_irs(eqn))
 
 
+def effectful(eqn):
+    """Whether an equation has an effect, itself or in a sub-IR: it runs once, where the program has it, so
+    no pass or transform removes, merges, moves or repeats it."""
+    return eqn.prim.effectful or (bool(eqn.params) and any(effectful(e) for sub in sub_irs(eqn) for e in sub.eqns))
+
+
 # ---------------------------------------------------------------------------------------------- checker
 
 class IRCheckError(Exception):

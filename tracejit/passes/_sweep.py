@@ -7,7 +7,7 @@ import operator
 
 import numpy as np
 
-from ..core.ir import IR, ClosedIR, Literal, Var, sub_irs
+from ..core.ir import IR, ClosedIR, Literal, Var, effectful  # noqa: F401 - effectful: for the passes
 
 
 def same_type(x, y):
@@ -26,11 +26,6 @@ def _holds_ir(value):
 def has_sub_irs(eqn):
     """Whether the equation carries IRs in its params (where core.ir.sub_irs finds them), cheaply."""
     return bool(eqn.params) and any(map(_holds_ir, eqn.params.values()))
-
-
-def effectful(eqn):
-    """An equation with an effect, here or in one of its sub-IRs: never removed, merged or folded."""
-    return eqn.prim.effectful or (has_sub_irs(eqn) and any(effectful(e) for sub in sub_irs(eqn) for e in sub.eqns))
 
 
 def map_sub_irs(eqn, fn):
