@@ -8,7 +8,7 @@ import logging
 import threading
 import time
 
-from . import passes
+from . import debug, passes
 from ._config import config
 from .backend import Lowered, compile_ir
 from .backend.executable import MISS
@@ -120,6 +120,8 @@ class Jitted:
         """fun(*args, **kwargs) by the compiled code of their signature, compiled first on a miss; inside
         another trace, fun's IR inlined there."""
         try:   # (costs nothing until an exception: the call path stays as fast as without it)
+            if config.debug_nans:
+                return self._call_checking_nans(args, kwargs)
             fast = self._fast
             if fast is not None and not kwargs:
                 out = fast(args)
@@ -153,6 +155,17 @@ class Jitted:
         except Exception as e:
             present(e)
             raise
+
+    def _call_checking_nans(self, args, kwargs):
+        """The call without the fast paths, its outputs checked for NaN (config.debug_nans, tracejit.debug)."""
+        dyn_fun, leaves, names, in_tree, statics = self._prepare(args, kwargs)
+        if _stack.builders or any(isinstance(x, Tracer) for x in leaves):
+            closed, out_tree = trace_pytree(dyn_fun, leaves, names, in_tree, fun_name=self.__name__)
+            return tree_unflatten(out_tree, eval_ir(closed, *leaves))
+        entry = self._entry(dyn_fun, leaves, names, in_tree, statics)
+        outs = entry.run(leaves)
+        debug.check_nans(self.__name__, entry.closed, names, as_arrays(leaves), outs)
+        return tree_unflatten(entry.out_tree, outs)
 
     def _hit(self, leaves, in_tree):
         """The cached entry of a call without static arguments, or None."""

@@ -252,7 +252,7 @@ class _Printer:
         for i, v in enumerate(eqn.outvars):
             self.emit(" " if i else "")
             self.binder(v, v in used)
-        self.emit(" = ")
+        self.emit(" = " if eqn.outvars else "")
         self.emit(eqn.prim.name, "prim")
         params = sorted(eqn.params.items())
         nested = any(True for _ in sub_irs(eqn))

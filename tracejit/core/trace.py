@@ -250,6 +250,16 @@ def source_scope():
         _stack.source_info = saved
 
 
+@contextlib.contextmanager
+def watching(hook):
+    """While the block runs, eval_ir calls hook(eqn, outputs) after each equation it computes."""
+    saved, _stack.eqn_hook = _stack.eqn_hook, hook
+    try:
+        yield
+    finally:
+        _stack.eqn_hook = saved
+
+
 def _check_alive(tracer):
     if not tracer.builder.alive:
         raise EscapedTracerError(

@@ -5,7 +5,7 @@ Layers: the families (elementwise, shapes, reductions, linalg, indexing) import 
 rule kinds; cond, while and scan sit above the transforms they apply to their bodies."""
 from ..core.ops import register
 from . import cond, elementwise, indexing, linalg, reductions, scan, shapes, while_loop
-from . import remat
+from . import debug, remat
 
 ALL = register([elementwise, shapes, reductions, linalg, indexing, cond, while_loop, scan])
-ALL.update(register([remat]))
+ALL.update(register([debug, remat]))

@@ -13,7 +13,7 @@ bodies.
 import numpy as np
 
 from ..core.ad_util import Zero, aval, instantiate, is_float_aval
-from ..core.ir import IR, ClosedIR, Eqn
+from ..core.ir import IR, ClosedIR, Eqn, effectful
 from ..core.ir_surgery import reorder
 from ..passes.dce import dce
 from ..transforms.ad import transpose_ir
@@ -84,7 +84,9 @@ def constant_free(closed):
 
 
 def eqn_or_none(prim, inputs, params, outvars):
-    return Eqn(prim, inputs, params, outvars) if outvars else None
+    """The equation, unless it has no outputs and no effect."""
+    eqn = Eqn(prim, inputs, params, outvars)
+    return eqn if outvars or effectful(eqn) else None
 
 # ------------------------------------------------------------------------------- helpers of batching
 

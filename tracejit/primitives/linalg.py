@@ -146,6 +146,7 @@ def _blas_int(b, x, it):
 
 def _dot_general_route(eqn):
     """How _lower_dot_general computes eqn: through the BLAS, or with loops."""
+    # Imported here for the reason _lower_dot_general gives.
     from ..backend import blas
     (lc, rc), (lb, rb) = eqn.params["dimension_numbers"]
     (lhs, rhs), dtype = (x.aval for x in eqn.inputs), eqn.outvars[0].aval.dtype

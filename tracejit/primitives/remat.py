@@ -17,7 +17,7 @@ Under jit, a recomputation (differentiated=True) with prevent_cse stays a call w
 cannot merge it back into the forward pass; lowering inlines it (passes/inline.py).
 """
 from ..backend.rules import Elementwise
-from ..core.ir import IR, ClosedIR, Var, effectful
+from ..core.ir import IR, ClosedIR, Var
 from ..core.ir_surgery import hoist_consts
 from ..core.ad_util import UndefinedPrimal, Zero
 from ..core.trace import Primitive, bind, eval_ir
@@ -75,16 +75,15 @@ def _checkpoint_partial_eval(eqn, unknowns):
     ir = known.ir
     known_call = ClosedIR(IR([], ir.invars, ir.eqns, ir.outvars[:n_known] + [r for r, _ in computed]), [])
     known_outs = [v for v, u in zip(eqn.outvars, out_unknowns) if not u] + [v for _, v in computed]
-    known_eqns = []
-    if known_outs or any(map(effectful, known_call.ir.eqns)):
-        known_eqns.append(eqn.replace(inputs=[x for x, u in zip(eqn.inputs, unknowns) if not u],
-                                      params=dict(p, call=known_call, differentiated=False), outvars=known_outs))
+    known_eqn = cf.eqn_or_none(checkpoint_p, [x for x, u in zip(eqn.inputs, unknowns) if not u],
+                               dict(p, call=known_call, differentiated=False), known_outs)
     unknown_eqn = cf.eqn_or_none(checkpoint_p, residuals + [x for x, u in zip(eqn.inputs, unknowns) if u],
                                  dict(p, call=unknown, differentiated=True),
                                  [v for v, u in zip(eqn.outvars, out_unknowns) if u])
-    if unknown_eqn is not None:
-        unknown_eqn.source_info = eqn.source_info
-    return known_eqns, unknown_eqn
+    for e in (known_eqn, unknown_eqn):
+        if e is not None:
+            e.source_info = eqn.source_info
+    return [known_eqn] if known_eqn else [], unknown_eqn
 
 
 def _checkpoint_transpose(cts, *args, call, **params):
