@@ -187,45 +187,40 @@ remat = checkpoint
 
 def saved_residuals(f, *args, **kwargs):
     """[(aval, where it comes from)] for each value reverse mode stores for the backward pass of f at these
-    arguments (differentiated with respect to every float input), as jax.ad_checkpoint.saved_residuals."""
+    arguments (differentiated with respect to every float input), as jax.ad_checkpoint.saved_residuals:
+    literals, constants, arguments, then outputs of equations in program order."""
     leaves, names, in_tree = flatten_args(f, args, kwargs)
     closed, _ = trace_pytree(f, leaves, names, in_tree, fun_name=name_of(f))
     primal, _, num_res = linearize_ir(closed, [a.dtype.kind in "fc" for a in closed.in_avals])
     ir = primal.ir
-    residuals = ir.outvars[len(ir.outvars) - num_res:] if num_res else []
     found = {}
-    for r in residuals:
+    for r in ir.outvars[len(ir.outvars) - num_res:]:
         found.setdefault(id(r), _source_of(r, ir, names))
-    order = {"literal": 0, "constant": 1, "argument": 2, "equation": 3}
-    ranked = sorted(found.values(), key=lambda s: (order[s[0]], s[1]))
-    described = [(aval, text) for _, _, aval, text in ranked]
-    return described
+    return [(aval, text) for _, aval, text in sorted(found.values(), key=lambda s: s[0])]
 
 
-def _source_of(x, ir, names):
-    """(kind, position, aval, text) for a residual x of ir: an argument, a constant, a literal or an output
-    of an equation; through checkpoint equations, to the equation of their body that computes it."""
+def _source_of(x, ir, names, at=()):
+    """((kind rank, position...), aval, text) for a residual x of ir (nested at equation positions `at`): an
+    argument, a constant, a literal or an output of an equation, followed through checkpoint equations to the
+    equation of their body that computes it."""
     if isinstance(x, Literal):
-        return "literal", 0, x.aval, "from a literal"
+        return (0,), x.aval, "from a literal"
+    if x in ir.constvars:
+        return (1, *at, ir.constvars.index(x)), x.aval, "from a constant"
     if x in ir.invars:
         i = ir.invars.index(x)
-        return "argument", i, x.aval, f"from the argument {names[i]}"
-    if x in ir.constvars:
-        return "constant", ir.constvars.index(x), x.aval, "from a constant"
-    for k, eqn in enumerate(ir.eqns):
-        if x in eqn.outvars:
-            if eqn.prim is checkpoint_p:
-                body = eqn.params["call"].ir
-                inner = body.outvars[eqn.outvars.index(x)]
-                if isinstance(inner, Literal) or inner not in body.invars:
-                    kind, _, aval, text = _source_of(inner, body, names)
-                    return kind, k, x.aval, text
-                return _source_of(eqn.inputs[body.invars.index(inner)], ir, names)
-            where = _summarize(eqn.source_info)
-            if eqn.prim is name_p:
-                return "equation", k, x.aval, f"named '{eqn.params['name']}' from {where}"
-            return "equation", k, x.aval, f"output of {eqn.prim.name} from {where}"
-    raise AssertionError(f"residual {x!r} has no source")
+        return (2, i), x.aval, f"from the argument {names[i]}"
+    k, eqn = next((k, e) for k, e in enumerate(ir.eqns) if x in e.outvars)
+    if eqn.prim is checkpoint_p:
+        body = eqn.params["call"].ir
+        inner = body.outvars[eqn.outvars.index(x)]
+        if isinstance(inner, Literal) or inner not in body.invars:
+            return _source_of(inner, body, names, (*at, k))
+        return _source_of(eqn.inputs[body.invars.index(inner)], ir, names, at)
+    where = _summarize(eqn.source_info)
+    if eqn.prim is name_p:
+        return (3, *at, k), x.aval, f"named '{eqn.params['name']}' from {where}"
+    return (3, *at, k), x.aval, f"output of {eqn.prim.name} from {where}"
 
 
 def _summarize(source_info):

@@ -243,7 +243,8 @@ class Jitted:
         entries = list(self._signatures.entries.items())
         rows = [SignatureInfo(tuple(zip(e.names, (a.str_short() for a in key[1]))), key[2], e.hits, dict(e.times),
                               e.executable.code_size if e.executable else 0,
-                              bool(e.executable and e.executable.from_disk)) for key, e in entries]
+                              bool(e.executable and e.executable.from_disk),
+                              arena_bytes=e.executable.arena_bytes if e.executable else None) for key, e in entries]
         return CacheInfo(self.__name__, len(entries), sum(e.hits for _, e in entries), self.misses, rows)
 
 

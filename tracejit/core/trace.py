@@ -230,7 +230,7 @@ def user_source():
         if internal is None:
             internal = _internal_files[code.co_filename] = internal_file(code.co_filename)
         if not internal:
-            return code.co_filename, frame.f_lineno, code.co_name
+            return code.co_filename, frame.f_lineno, getattr(code, "co_qualname", code.co_name)
         frame = frame.f_back
     return None
 
