@@ -80,9 +80,6 @@ def _checkpoint_partial_eval(eqn, unknowns):
     unknown_eqn = cf.eqn_or_none(checkpoint_p, residuals + [x for x, u in zip(eqn.inputs, unknowns) if u],
                                  dict(p, call=unknown, differentiated=True),
                                  [v for v, u in zip(eqn.outvars, out_unknowns) if u])
-    for e in (known_eqn, unknown_eqn):
-        if e is not None:
-            e.source_info = eqn.source_info
     return [known_eqn] if known_eqn else [], unknown_eqn
 
 

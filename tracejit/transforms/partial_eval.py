@@ -47,6 +47,9 @@ def partial_eval_ir(closed, unknowns, instantiate, recompute=None, stage_effects
             continue
         split = eqn.prim.partial_eval if any(in_unknown) else None
         known, unknown = split(eqn, in_unknown) if split else ([], eqn)
+        for e in [*known, unknown]:        # what a rule makes of an equation comes from the same line
+            if e is not None and e.source_info is None:
+                e.source_info = eqn.source_info
         known_eqns.extend(known)
         if unknown is not None:
             unknown_eqns.append(unknown)
