@@ -361,6 +361,18 @@ def test_cli_text_formats(workdir):
     check_mermaid((workdir / "g.mmd").read_text())
 
 
+def test_cli_lowered(workdir):
+    done = run_cli(workdir, *SHAPES, "--lowered", "--format", "dot")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == tj.jit(predict).lower(*PREDICT_ARGS).to_dot()
+    assert 'label="kernel 0: dot_general by BLAS gemm"' in done.stdout
+    check_dot(done.stdout)
+    done = run_cli(workdir, "--shapes", "f32[4,3]", "f32[n,4]", "--lowered")
+    assert done.returncode == 2 and "--lowered draws code compiled for sizes" in done.stderr
+    done = run_cli(workdir, *SHAPES, "--lowered", "--optimize")
+    assert done.returncode == 2 and "not allowed with argument" in done.stderr
+
+
 def test_cli_symbolic_and_bad_arguments(workdir):
     done = run_cli(workdir, "--shapes", "f32[4,3]", "f32[n,4]", "--format", "dot")
     assert done.returncode == 0 and "f32[n,3]" in done.stdout

@@ -3,9 +3,11 @@ equal to the arena that the liveness plan lays out, checked on programs whose pl
 for fixed and symbolic shapes; cache_info shows the same arena."""
 import jax
 import numpy as np
+import pytest
 
 import tracejit as tj
 import tracejit.numpy as tnp
+from tracejit.core.avals import Dim
 
 N = 64
 X = np.ones((N, N), np.float32)
@@ -66,6 +68,12 @@ def test_symbolic_dimensions_report_the_given_sizes():
         m = lowered.compile().memory_analysis()
         assert m.argument_size_in_bytes == n * 8 * 4 + 8 * 8 * 4 and m.output_size_in_bytes == n * 8 * 4
         assert m.temp_size_in_bytes == 2 * -(-n * 8 * 4 // 64) * 64
+
+
+def test_symbolic_code_lowered_without_sizes_says_so():
+    n = tj.ShapeDtypeStruct((Dim("n"), 8), np.float32)
+    with pytest.raises(ValueError, match=r"symbolic dimensions without sizes \(n\)"):
+        tj.jit(lambda x: tnp.tanh(x) @ x.T).lower(n).compile().memory_analysis()
 
 
 def test_cache_info_shows_the_arena():

@@ -202,7 +202,7 @@ class Jitted:
         entry = self._entry(dyn_fun, leaves, names, in_tree, statics)
         if entry.executable is None:
             raise ValueError("lower() needs the llvm backend")
-        return Lowered(self, entry, [getattr(x, 'shape', ()) for x in leaves])
+        return Lowered(self, entry, [getattr(x, "shape", ()) for x in leaves])
 
     def _compile(self, key, dyn_fun, leaves, names, in_tree, concrete=None):
         """Trace and compile the signature key (symbolic where concrete, the call's own, differs)."""

@@ -2,7 +2,6 @@
 one (title, equations) group per kernel for core.dag's `groups` hook: a fused loop nest, a reduction loop,
 a kernel (saying whether a matrix product runs through the BLAS), a control-flow call, whose sub-IRs' groups
 follow it, or an equation the Python driver runs with NumPy."""
-from ..core.avals import Dim
 from ..core.ir import sub_irs
 from ..passes.inline import inline
 from .fusion import plan_groups
@@ -35,6 +34,6 @@ def group_title(g, k):
     if isinstance(g.rule, Kernel):
         how = g.rule.describe(g.root) if g.rule.describe else "kernel"
         return f"kernel {k}: {name} by {how}"
-    domain = "[" + ",".join(str(d) if isinstance(d, Dim) else str(d) for d in g.domain) + "]"
+    domain = "[" + ",".join(map(str, g.domain)) + "]"
     kind = "reduction loop" if isinstance(g.rule, Reduce) else "fused loop"
     return f"{kind} {k}: {len(g.eqns)} op{'s' if len(g.eqns) > 1 else ''} over {domain}"

@@ -31,6 +31,10 @@ def memory_analysis(executable, arg_shapes):
     sizes = {}
     for b, shape in zip(frame.inputs, arg_shapes):
         sizes.update((d, n) for d, n in zip(b.aval.shape, shape) if isinstance(d, Dim))
+    unsized = [str(d) for d in frame.dims if not isinstance(sizes.get(d), int)]
+    if unsized:
+        raise ValueError(f"memory_analysis: the code was lowered for symbolic dimensions without sizes "
+                         f"({', '.join(unsized)}); lower it with arrays or ShapeDtypeStructs of concrete shapes")
 
     def nbytes(bufs):
         return sum(math.prod(sizes.get(d, d) for d in b.aval.shape) * b.aval.dtype.itemsize for b in bufs)

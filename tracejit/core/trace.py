@@ -16,7 +16,9 @@ from .ir import IR, ClosedIR, Eqn, Literal, Var
 
 # simplify(eqn, producer) -> None | atom | (prim, inputs, params): a rewrite of one equation (tracejit.passes).
 # Flags read by the passes: involution f(f(x)) = x; identity = (left, right) identity elements of a binary op,
-# None where there is none; rearranges: every output element is a copy of an element of the first operand.
+# None where there is none; rearranges: every output element is a copy of an element of the first operand;
+# inline: a call the passes replace by its `call` IR (True, or a function of the equation saying whether they
+# may yet: lowering inlines every call, see tracejit.passes.inline).
 # partial_eval(eqn, unknowns) -> (list of known eqns, unknown eqn | None): how reverse mode splits an equation
 # whose inputs are partly tangents (tracejit.transforms.partial_eval).
 RULES = ("jvp", "transpose", "batch", "lower", "simplify", "partial_eval", "prune")
