@@ -214,10 +214,12 @@ SQRT_MIN_LENGTH = 256     # scans shorter than this keep the default store-every
 
 def _segment_length(checkpoint, length):
     """The iterations per checkpointed segment that `checkpoint` asks for, or None for a plain scan."""
-    if checkpoint is None and config.scan_checkpoint and length >= SQRT_MIN_LENGTH:
+    if checkpoint is None and config.scan_checkpoint and isinstance(length, int) and length >= SQRT_MIN_LENGTH:
         checkpoint = config.scan_checkpoint
     if checkpoint is None:
         return None
+    if not isinstance(length, int):
+        raise ValueError(f"scan: checkpoint needs the length at trace time, but it is the symbolic {length}")
     if checkpoint == "sqrt":
         segment = math.isqrt(length - 1) + 1 if length else 0
     elif isinstance(checkpoint, int) and not isinstance(checkpoint, bool) and checkpoint > 0:
