@@ -209,6 +209,12 @@ EXAMPLES = {
     "scan": [(lambda c, xs: lax.scan(lambda c, x: (c * 0.9 + x, c * x), c, xs)[1], [f64(2), f64(4, 2)]),
              (lambda w, xs: lax.scan(lambda c, x: (c + x * w, None), tnp.zeros(3), xs, reverse=True)[0],
               [f64(3), f64(5, 3)])],
+    # checkpointing and debugging
+    "checkpoint": [(tj.checkpoint(lambda x, y: tnp.sin(x) * y), [f64(3), f64(3)]),
+                   (tj.checkpoint(lambda w, x: tnp.tanh(x @ w), policy=tj.checkpoint_policies.dots_saveable),
+                    [f64(3, 2), f64(4, 3)])],
+    "name": [(lambda x: tj.ad_checkpoint.checkpoint_name(tnp.sin(x), "s") * 2.0, [f64(2, 3)])],
+    "debug_callback": [(lambda x: (tj.debug.callback(lambda v: None, x), x * 2.0)[1], [f64(3)])],
 }
 
 NAMES = sorted(ALL)

@@ -8,7 +8,7 @@ import logging
 import threading
 import time
 
-from . import passes, shipping
+from . import debug, passes, shipping
 from ._config import config
 from .backend import Lowered, compile_ir
 from .backend.executable import MISS
@@ -139,6 +139,8 @@ class Jitted:
         """fun(*args, **kwargs) by the compiled code of their signature, compiled first on a miss; inside
         another trace, fun's IR inlined there."""
         try:   # (costs nothing until an exception: the call path stays as fast as without it)
+            if config.debug_nans:
+                return self._call_checking_nans(args, kwargs)
             fast = self._fast
             if fast is not None and not kwargs:
                 out = fast(args)
@@ -172,6 +174,17 @@ class Jitted:
         except Exception as e:
             present(e)
             raise
+
+    def _call_checking_nans(self, args, kwargs):
+        """The call without the fast paths, its outputs checked for NaN (config.debug_nans, tracejit.debug)."""
+        dyn_fun, leaves, names, in_tree, statics = self._prepare(args, kwargs)
+        if _stack.builders or any(isinstance(x, Tracer) for x in leaves):
+            closed, out_tree = trace_pytree(dyn_fun, leaves, names, in_tree, fun_name=self.__name__)
+            return tree_unflatten(out_tree, eval_ir(closed, *leaves))
+        entry = self._entry(dyn_fun, leaves, names, in_tree, statics)
+        outs = entry.run(leaves)
+        debug.check_nans(self.__name__, entry.closed, names, as_arrays(leaves), outs)
+        return tree_unflatten(entry.out_tree, outs)
 
     def _hit(self, leaves, in_tree):
         """The cached entry of a call without static arguments, or None."""
@@ -210,7 +223,7 @@ class Jitted:
         entry = self._entry(dyn_fun, leaves, names, in_tree, statics)
         if entry.executable is None:
             raise ValueError("lower() needs the llvm backend")
-        return Lowered(self, entry)
+        return Lowered(self, entry, [getattr(x, "shape", ()) for x in leaves])
 
     def _compile(self, key, dyn_fun, leaves, names, in_tree, concrete=None):
         """Trace and compile the signature key (symbolic where concrete, the call's own, differs)."""
@@ -271,7 +284,8 @@ class Jitted:
         entries = list(self._signatures.entries.items())
         rows = [SignatureInfo(tuple(zip(e.names, (a.str_short() for a in key[1]))), key[2], e.hits, dict(e.times),
                               e.executable.code_size if e.executable else 0,
-                              e.executable.source if e.executable else "reference") for key, e in entries]
+                              e.executable.source if e.executable else "reference",
+                              arena_bytes=e.executable.arena_bytes if e.executable else None) for key, e in entries]
         return CacheInfo(self.__name__, len(entries), sum(e.hits for _, e in entries), self.misses,
                          self._signatures.evicted, rows)
 

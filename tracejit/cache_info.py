@@ -2,9 +2,9 @@
 
 `CacheInfo` renders as a rich table (`rich.print(f.cache_info())`, or `str()` for plain text): one row
 per signature with its arguments (pytree path and type), static arguments, hits, compile seconds split
-into phases (trace, transforms, passes, codegen, LLVM), object code size and where the code came from
-(compiled here, the disk cache, or shipped in a pickle). Fields also read by name (`info["hits"]`), as the
-dict it replaced.
+into phases (trace, transforms, passes, codegen, LLVM), object code size, the arena (the memory its
+intermediates take per call; see Compiled.memory_analysis) and where the code came from (compiled here, the
+disk cache, or shipped in a pickle). Fields also read by name (`info["hits"]`), as the dict it replaced.
 """
 import dataclasses
 import io
@@ -20,6 +20,7 @@ class SignatureInfo:
     seconds: dict         # phase -> seconds of its compile (PHASES, and "total")
     code_bytes: int       # object code size; 0 for the reference backend
     source: str           # where the code came from: "compiled", "disk", "shipped" (a pickle) or "reference"
+    arena_bytes: object = None   # the intermediates' memory per call (int); None: depends on symbolic sizes
 
     @property
     def signature(self):
@@ -56,13 +57,15 @@ class CacheInfo:
         evicted = f", {self.evicted} evicted" if self.evicted else ""
         table = Table(title=f"{self.function}: {_count(self.entries, 'signature')}, {_count(self.hits, 'hit')}, "
                             f"{_count(self.misses, 'miss')}{evicted}")
-        for name in ("arguments", "static", "hits", *(f"{p} ms" for p in PHASES), "code KiB", "code from"):
+        for name in ("arguments", "static", "hits", *(f"{p} ms" for p in PHASES), "code KiB", "arena KiB",
+                     "code from"):
             table.add_column(name, justify="left" if name in ("arguments", "static") else "right")
         for s in self.signatures:
             table.add_row(escape("\n".join(f"{path}: {t}" for path, t in s.args) or "-"),
                           escape("\n".join(f"{where}={value!r}" for where, value in s.statics) or "-"), str(s.hits),
                           *(f"{s.seconds[p] * 1e3:.2f}" if p in s.seconds else "-" for p in PHASES),
-                          f"{s.code_bytes / 1024:.1f}", s.source)
+                          f"{s.code_bytes / 1024:.1f}", "-" if s.arena_bytes is None else f"{s.arena_bytes / 1024:.1f}",
+                          s.source)
         return table
 
     def __str__(self):

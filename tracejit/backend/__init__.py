@@ -1,6 +1,7 @@
 """The LLVM backend: an optimised ClosedIR in, an Executable (native code and its Python driver) out.
 
-`compile_ir` is the pipeline, one stage per module:
+`compile_ir` is the pipeline, one stage per module (after the last pass, passes.inline(final=True), which
+inlines the calls the passes keep whole):
 
     fusion.py      IR -> [Group]             which equations share a loop nest
     frame.py       -> Frame                  where every value lives: buffers, arena, the call table
@@ -18,13 +19,16 @@ does (llvm.py).
 """
 import time
 
+from ..passes.inline import inline
 from . import disk_cache, llvm
 from .executable import MISS, Executable
 from .fast_entry import emit_fast_entry
 from .frame import Frame
 from .fusion import plan_groups
+from .fusion_view import lowered_view
 from .kernels import emit_kernel
 from .llvm_text import Module
+from .memory import memory_analysis
 from .steps import Schedule, link, native_steps
 
 
@@ -33,6 +37,7 @@ def compile_ir(closed, fuse=True, cache=True, shipped=None):
     cache=False: never the disk cache; shipped: {key: entry} of object code that came with a pickle, used
     when its key matches)."""
     start = time.perf_counter()
+    closed = inline(closed, final=True)                     # every call inlined
     groups = plan_groups(closed.ir, fuse)                   # IR -> [Group]
     frame = Frame(closed, groups)                           # -> Frame: buffers, arena offsets, table slots
     module = Module()                                       # the LLVM text the next stages write
@@ -54,21 +59,27 @@ def compile_ir(closed, fuse=True, cache=True, shipped=None):
 class Compiled:
     """A compiled signature: call it with the flat arguments' pytree as the jitted function takes them."""
 
-    def __init__(self, jitted, entry):
-        self._jitted, self._entry = jitted, entry
+    def __init__(self, jitted, entry, arg_shapes=()):
+        self._jitted, self._entry, self._arg_shapes = jitted, entry, arg_shapes
 
     def as_asm(self):
         return llvm.assembly(self._entry.executable.optimized_llvm())
+
+    def memory_analysis(self):
+        """Bytes of arguments, outputs, intermediates (the arena) and their peak, for the arguments this was
+        lowered for, under JAX's field names (backend/memory.py)."""
+        return memory_analysis(self._entry.executable, self._arg_shapes)
 
     def __call__(self, *args, **kwargs):
         return self._jitted(*args, **kwargs)
 
 
 class Lowered:
-    """jit(f).lower(*args): the optimised IR and the LLVM IR of one signature."""
+    """jit(f).lower(*args): the optimised IR and the LLVM IR of one signature; arg_shapes: the arguments'
+    shapes (they give symbolic dimensions their sizes)."""
 
-    def __init__(self, jitted, entry):
-        self._jitted, self._entry = jitted, entry
+    def __init__(self, jitted, entry, arg_shapes=()):
+        self._jitted, self._entry, self._arg_shapes = jitted, entry, arg_shapes
 
     def as_text(self):
         return str(self._entry.closed)
@@ -76,8 +87,19 @@ class Lowered:
     def as_llvm(self):
         return self._entry.executable.optimized_llvm()
 
+    def to_dot(self):
+        """Graphviz text of the IR as compiled, each kernel's equations a cluster: what shares a loop nest,
+        what runs through the BLAS or the Python driver, also inside control flow (fusion_view.py)."""
+        closed, groups = lowered_view(self._entry.closed)
+        return closed.to_dot(groups)
+
+    def to_mermaid(self):
+        """Mermaid text of the IR as compiled, each kernel's equations a subgraph, as to_dot."""
+        closed, groups = lowered_view(self._entry.closed)
+        return closed.to_mermaid(groups)
+
     def compile(self):
-        return Compiled(self._jitted, self._entry)
+        return Compiled(self._jitted, self._entry, self._arg_shapes)
 
 
 __all__ = ["MISS", "Compiled", "Executable", "Lowered", "compile_ir"]

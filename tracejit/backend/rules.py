@@ -21,6 +21,8 @@ A rule is one of four small kinds; the backend reads the kind, never the primiti
   split(eqn) -> (extent, estimated serial ns), when given, says that the kernel's outermost loop runs over
   [%lo, %hi) of range(extent), so that the backend may split it over the threads like a loop nest's; chunk c of
   n runs [c * extent // n, (c + 1) * extent // n), and a kernel with scratch keeps one region per chunk.
+  describe(eqn) -> str, when given, says how its kernel runs (dot_general: "BLAS gemm" or loops), for
+  Lowered.to_dot.
 - `Control(fn)`: fn(c, outs, ins, **params), a Kernel that runs sub-IRs (cond, while, scan). Besides what a
   Kernel has, c offers `c.call(closed, ins, outs)` (the sub-IR compiled in the same module, planned and
   fused like the top level, reading and writing the given buffers or pointers), `c.cases(index, n)` (a
@@ -58,8 +60,8 @@ class Reduce:
 
 
 class Kernel:
-    def __init__(self, fn, available=None, scratch=False, split=None):
-        self.fn, self.available, self.scratch, self.split = fn, available, scratch, split
+    def __init__(self, fn, available=None, scratch=False, split=None, describe=None):
+        self.fn, self.available, self.scratch, self.split, self.describe = fn, available, scratch, split, describe
 
 
 class Control(Kernel):

@@ -144,6 +144,18 @@ def _blas_int(b, x, it):
     return x if isinstance(x, int) or it == "i64" else b(f"trunc i64 {x} to {it}")
 
 
+def _dot_general_route(eqn):
+    """How _lower_dot_general computes eqn: through the BLAS, or with loops."""
+    # Imported here for the reason _lower_dot_general gives.
+    from ..backend import blas
+    (lc, rc), (lb, rb) = eqn.params["dimension_numbers"]
+    (lhs, rhs), dtype = (x.aval for x in eqn.inputs), eqn.outvars[0].aval.dtype
+    gemm = (blas.gemm_address(dtype) is not None and 0 not in lhs.shape and 0 not in rhs.shape
+            and _gemm_layout(lhs.ndim, lb, _free_axes(lhs.ndim, lc, lb), lc) is not None
+            and _gemm_layout(rhs.ndim, rb, rc, _free_axes(rhs.ndim, rc, rb)) is not None)
+    return "BLAS gemm" if gemm else "loops"
+
+
 def _lower_dot_general(k, outs, ins, dimension_numbers):
     """The BLAS numpy ships (cblas gemm per batch element) when both operands are row-major or
     transposed matrices per batch element; otherwise loops (any dtype) ordered for the innermost
@@ -208,7 +220,8 @@ def _lower_dot_general(k, outs, ins, dimension_numbers):
 
 
 dot_general_p = Primitive("dot_general", _dot_general_shape, _dot_general_impl, transpose=_dot_general_transpose,
-                          batch=_dot_general_batch, simplify=_dot_general_simplify, lower=Kernel(_lower_dot_general))
+                          batch=_dot_general_batch, simplify=_dot_general_simplify,
+                          lower=Kernel(_lower_dot_general, describe=_dot_general_route))
 dot_general_p.set(jvp=partials_jvp(
     dot_general_p,
     lambda t, x, y, out, dimension_numbers: _dot(t, y, dimension_numbers),
