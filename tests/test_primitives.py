@@ -165,6 +165,8 @@ EXAMPLES = {
     "eigh": [(lambda x: lax.linalg.eigh(x + x.T)[1], [f64(3, 3)])],
     "svd": [(lambda x: tnp.concatenate(lax.linalg.svd(x, full_matrices=False)[::2], axis=0), [f64(4, 3)]),
             (lambda x: lax.linalg.svd(x, compute_uv=False), [f64(3, 4)])],
+    "fft": [(tnp.fft.fft, [c128(3, 4)]), (lambda x: tnp.fft.rfft2(x), [f64(3, 4)]),
+            (lambda z: tnp.fft.irfft(z, n=6), [c128(2, 4)])],
     # indexing
     "dynamic_slice": [(lambda x, i, j: lax.dynamic_slice(x, (i, j), (2, 2)), [f64(4, 5), ints(-1, 4), ints(0, 5)]),
                       (lambda x: lax.dynamic_slice(x, (1, 2), (2, 2)), [f64(4, 5)])],
