@@ -29,7 +29,7 @@ def vector_norm(x, /, *, axis=None, keepdims=False, ord=2):
     if ord == -np.inf:
         return min(abs(x), axis=axis, keepdims=keepdims)
     if ord == 0:
-        return sum(not_equal(x, 0), axis=axis, keepdims=keepdims, dtype=aval(x).dtype)
+        return sum(not_equal(x, 0), axis=axis, keepdims=keepdims, dtype=np.finfo(aval(x).dtype).dtype)
     if ord == 1:
         return sum(abs(x), axis=axis, keepdims=keepdims)
     return power(sum(power(abs(x), float(ord)), axis=axis, keepdims=keepdims), 1.0 / ord)

@@ -243,6 +243,8 @@ def _lower_qr(k, outs, ins, full_matrices):
     with lp.each_matrix(k, a.aval.shape) as i:
         qm, rm, am = lp.item(k, q, i), lp.item(k, r, i), lp.item(k, a, i)
         work = rm if in_r else qm
+        if in_r and full_matrices:      # orgqr reads q's columns past the reflectors (LAPACKE checks them for NaN)
+            lp.fill(k, qm, 0)
         lp.copy(k, work.ptr, am.ptr, lp.nbytes(k, am.aval))
         info = lp.call(k, "geqrf", dtype, [_row_major(), *lp.ints(k, m, n), f"ptr {work.ptr}",
                                            *lp.ints(k, lp.at_least_1(k, n)), f"ptr {tau}"])

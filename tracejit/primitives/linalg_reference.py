@@ -50,7 +50,8 @@ def lu(a):
     """LU with partial pivoting, P a = L U, as LAPACK's getrf: (lu, pivots, permutation), L unit lower in the
     strict lower part of lu, pivots[j] the row swapped with row j at step j, permutation the rows of a in the
     order of P a. A zero pivot leaves its column unscaled (the result is singular, not an error). The pivot is the
-    entry of largest |re| + |im|, as LAPACK's i?amax picks it (|x| for real matrices)."""
+    entry of largest |re| + |im|, as LAPACK's i?amax picks it (|x| for real matrices); where a column holds NaN the
+    BLAS's choice is its own (OpenBLAS's vector kernels differ from the reference BLAS), and this one may differ."""
     a = np.array(a, copy=True)
     batch, (m, n) = a.shape[:-2], a.shape[-2:]
     k = min(m, n)

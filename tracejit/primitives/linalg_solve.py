@@ -24,8 +24,10 @@ from .matrix_ops import conj, leading_batch_rule, matmul, mT, tril, triu
 def _check_pair(name, a, b, common_axis):
     check_matrix(name, a, square=True)
     check_matrix(name, b)
-    if a.dtype != b.dtype or a.shape[:-2] != b.shape[:-2] or b.shape[common_axis] != a.shape[-1]:
-        raise ShapeError(f"{name}: needs a (..., n, n) and b of the same dtype and batch shape sharing n (axis "
+    if a.dtype != b.dtype:
+        raise TypeError(f"{name}: needs a and b of one dtype, got {a.str_short()} and {b.str_short()}")
+    if a.shape[:-2] != b.shape[:-2] or b.shape[common_axis] != a.shape[-1]:
+        raise ShapeError(f"{name}: needs a (..., n, n) and b of the same batch shape sharing n (axis "
                          f"{common_axis}), got {a.str_short()} and {b.str_short()}")
     return b.strip_weak()
 
