@@ -8,6 +8,12 @@ import tracejit.numpy as tnp
 from tracejit.backend.steps import PythonStep
 from tracejit.test_util import check_grads
 
+try:
+    import jax
+    import jax.numpy as jnp
+except ImportError:
+    jax = None
+
 tfft = tnp.fft
 rng = np.random.default_rng(0)
 
@@ -97,7 +103,7 @@ def test_frequencies_as_numpy():
             got = ours(n, d)
             assert got.dtype == want.dtype
             np.testing.assert_array_equal(got, want)
-            traced = tj.jit(lambda d: ours(n, d))(np.float64(d))
+            traced = tj.jit(lambda d, ours=ours, n=n: ours(n, d))(np.float64(d))
             np.testing.assert_allclose(traced, theirs(n, np.float64(d)), rtol=1e-15)
     assert tfft.fftfreq(4, dtype=np.float32).dtype == np.float32
 
@@ -131,13 +137,6 @@ GRADS = {
 def test_check_grads_to_order_2(name):
     fn, args = GRADS[name]
     check_grads(fn, args, order=2)
-
-
-try:
-    import jax
-    import jax.numpy as jnp
-except ImportError:
-    jax = None
 
 
 @pytest.mark.skipif(jax is None, reason="JAX is not installed")

@@ -99,8 +99,8 @@ def test_values_against_numpy_and_scipy(name):
             np.testing.assert_allclose(g, w, rtol=1e-10, atol=1e-10)
 
 
-C64 = ["solve", "inv", "det", "slogdet", "cholesky", "qr_complete", "eigvalsh", "svd_reduced", "lstsq", "pinv", "eigvals",
-       "sp_lu_solve", "sp_solve_triangular", "sp_expm", "matrix_norms"]
+C64 = ["solve", "inv", "det", "slogdet", "cholesky", "qr_complete", "eigvalsh", "svd_reduced", "lstsq", "pinv",
+       "eigvals", "sp_lu_solve", "sp_solve_triangular", "sp_expm", "matrix_norms"]
 
 
 @pytest.mark.parametrize("name", C64)

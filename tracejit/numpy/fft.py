@@ -96,7 +96,7 @@ def _core(name, fft_type, a, s, axes, norm, extra_scale=1):
 
 def _one_axis(name, axis):
     if isinstance(axis, (list, tuple)):
-        raise ValueError(f"{name}: takes one axis (use {name}n for several), got axis={axis!r}")
+        raise ValueError(f"{name}: takes one axis (use {name}n for several), got {axis!r}")  # noqa: TRY004 - as JAX
     return [axis]
 
 
@@ -177,7 +177,7 @@ def irfft2(a, s=None, axes=(-2, -1), norm=None):
 def _frequencies(name, integers, n, d, dtype):
     """integers / (n d) as NumPy computes it (times 1 / (n d)), in float64 unless dtype is given."""
     if isinstance(d, (list, tuple)):
-        raise ValueError(f"{name}: d must be one number, got {d!r}")
+        raise ValueError(f"{name}: d must be one number, got {d!r}")       # noqa: TRY004 - as JAX
     dtype = canonical_dtype(dtype if dtype is not None else np.float64)
     if isinstance(d, Tracer):
         return astype(multiply(integers, divide(1.0, multiply(d, float(n)))), dtype)

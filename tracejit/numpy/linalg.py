@@ -36,12 +36,8 @@ from .ufuncs import (
     abs,
     add,
     divide,
-    equal,
-    exp,
     greater,
     greater_equal,
-    less,
-    log,
     logical_and,
     multiply,
     sign,
@@ -56,9 +52,9 @@ QRResult = collections.namedtuple("QRResult", "Q R")
 LstsqResult = collections.namedtuple("LstsqResult", "x residuals rank s")
 
 __all__ = ["EigResult", "EighResult", "LstsqResult", "QRResult", "SVDResult", "SlogdetResult", "cholesky", "cond",
-           "cross", "det", "diagonal", "eig", "eigh", "eigvals", "eigvalsh", "inv", "lstsq", "matmul", "matrix_norm", "matrix_power",
-           "matrix_rank", "matrix_transpose", "multi_dot", "norm", "outer", "pinv", "qr", "slogdet", "solve", "svd",
-           "svdvals", "tensordot", "tensorinv", "tensorsolve", "trace", "vecdot", "vector_norm"]
+           "cross", "det", "diagonal", "eig", "eigh", "eigvals", "eigvalsh", "inv", "lstsq", "matmul", "matrix_norm",
+           "matrix_power", "matrix_rank", "matrix_transpose", "multi_dot", "norm", "outer", "pinv", "qr", "slogdet",
+           "solve", "svd", "svdvals", "tensordot", "tensorinv", "tensorsolve", "trace", "vecdot", "vector_norm"]
 
 
 def _matrices(name, a, square=True):

@@ -98,8 +98,9 @@ def _lower_triangular_solve(k, outs, ins, left_side, lower, transpose_a, conjuga
     trans = c("CONJ_TRANS" if conjugate else "TRANS") if transpose_a else c("NO_TRANS")
     flags = [c("ROW_MAJOR"), c("LEFT") if left_side else c("RIGHT"), c("LOWER") if lower else c("UPPER"), trans,
              c("UNIT") if unit_diagonal else c("NON_UNIT")]
-    conjugated = lp.malloc(k, lp.nbytes(k, a.aval.update(shape=a.aval.shape[-2:]))) if conjugate and not transpose_a \
-        else None
+    conjugated = None       # scratch for a conjugated copy of each matrix of a
+    if conjugate and not transpose_a:
+        conjugated = lp.malloc(k, lp.nbytes(k, a.aval.update(shape=a.aval.shape[-2:])))
     lp.copy(k, out.ptr, b.ptr, lp.nbytes(k, b.aval))
     with lp.each_matrix(k, b.aval.shape) as i:
         am, om = lp.item(k, a, i), lp.item(k, out, i)
