@@ -48,9 +48,9 @@ def _det_small(a):
 
 
 def _slogdet_value(a):
-    """[sign, log|det|]: by formula for n <= 2, else from LU (the sign of a complex det is its phase)."""
+    """[sign, log|det|]: by formula for n = 1, 2, else from LU (the sign of a complex det is its phase)."""
     dtype = aval(a).dtype
-    if aval(a).shape[-1] <= 2:
+    if aval(a).shape[-1] in (1, 2):
         d = _det_small(a)
         return [sign(d), log(abs(d))]
     lu, pivots, _ = bind(factor.lu_p, a)

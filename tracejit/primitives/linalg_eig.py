@@ -31,7 +31,7 @@ def _eig_shape(a, compute_left_eigenvectors, compute_right_eigenvectors, enable_
 
 
 def _normalized(v):
-    """Columns of unit norm whose largest entry is real and positive, as geev leaves its eigenvectors."""
+    """Columns of unit norm whose largest entry is real (and positive), as geev leaves its eigenvectors."""
     v = v / np.linalg.norm(v, axis=-2, keepdims=True)
     largest = np.take_along_axis(v, np.argmax(np.abs(v), axis=-2)[..., None, :], axis=-2)
     return v * (np.abs(largest) / largest)
@@ -39,7 +39,9 @@ def _normalized(v):
 
 def _eig_impl(a, compute_left_eigenvectors, compute_right_eigenvectors, enable_eigvec_derivs):
     """numpy's eig (geev) with complex results; the left eigenvectors from the inverse of the right ones (its rows
-    are their conjugates, up to scale)."""
+    are their conjugates, up to scale), normalized as geev does, except that geev leaves the sign of the real
+    largest entry to its algorithm and this makes it positive: compiled and eager left eigenvectors may differ
+    by a sign per column."""
     a = np.asarray(a)
     dtype = _complex(a.dtype)
 
