@@ -3,7 +3,7 @@ numpy arrays; inside one it records IR. It also gives tracers their operators an
 import numpy as _np
 
 from ..core.trace import Tracer as _Tracer
-from . import linalg
+from . import fft, linalg
 from .complex_numbers import (
     angle,
     conj,
@@ -16,6 +16,7 @@ from .complex_numbers import (
     real,
     real_if_close,
 )
+from .convolve import convolve, correlate
 from .creation import (
     arange,
     array,

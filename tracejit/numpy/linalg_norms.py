@@ -17,9 +17,7 @@ from .ufuncs import abs, isnan, logical_and, logical_not, multiply, not_equal, p
 
 
 def _sum_of_squares(x, axis, keepdims):
-    """sqrt(sum(|x|**2)): |x|**2 is x * x, for complex x the real part of x * conj(x)."""
-    squares = real(multiply(x, conj(x))) if aval(x).dtype.kind == "c" else multiply(x, x)
-    return sqrt(sum(squares, axis=axis, keepdims=keepdims))
+    return sqrt(sum(real(multiply(x, conj(x))), axis=axis, keepdims=keepdims))
 
 
 def vector_norm(x, /, *, axis=None, keepdims=False, ord=2):
@@ -33,7 +31,7 @@ def vector_norm(x, /, *, axis=None, keepdims=False, ord=2):
     if ord == -np.inf:
         return min(abs(x), axis=axis, keepdims=keepdims)
     if ord == 0:
-        return sum(not_equal(x, 0), axis=axis, keepdims=keepdims, dtype=aval(x).dtype)
+        return sum(not_equal(x, 0), axis=axis, keepdims=keepdims, dtype=np.finfo(aval(x).dtype).dtype)
     if ord == 1:
         return sum(abs(x), axis=axis, keepdims=keepdims)
     return power(sum(power(abs(x), float(ord)), axis=axis, keepdims=keepdims), 1.0 / ord)
