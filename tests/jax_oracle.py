@@ -30,12 +30,13 @@ class Side:
     nn: object
     api: object
     linalg: object
+    fft: object
 
 
-TRACEJIT = Side(tnp, tj.lax, tj.nn, tj, tnp.linalg)
-JAX = Side(jnp, jax.lax, jax.nn, jax, jnp.linalg)
-NUMPY = Side(np, None, None, None, np.linalg)
-MODULES = {"numpy": "numpy", "lax": "lax", "nn": "nn", "tracejit": "api", "linalg": "linalg"}  # prefix: Side field
+TRACEJIT = Side(tnp, tj.lax, tj.nn, tj, tnp.linalg, tnp.fft)
+JAX = Side(jnp, jax.lax, jax.nn, jax, jnp.linalg, jnp.fft)
+NUMPY = Side(np, None, None, None, np.linalg, np.fft)
+MODULES = {"numpy": "numpy", "lax": "lax", "nn": "nn", "tracejit": "api", "linalg": "linalg", "fft": "fft"}  # prefix: field
 
 
 @dataclasses.dataclass

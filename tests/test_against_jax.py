@@ -35,6 +35,7 @@ jax.config.update("jax_enable_x64", True)
 
 # after jax's configuration:
 import jax_oracle as jo
+import jax_specs
 from jax_oracle import Case, Static
 
 import tracejit.numpy as tnp
@@ -233,6 +234,11 @@ SPECS = {
                                      lambda y: M.numpy.sum(M.numpy.logaddexp(0.0, y)))(z))],
     "tracejit.jit": lambda: [Case("one", (r(3),), call=lambda M, jit, x: jit(lambda y: M.numpy.tanh(y) * 2.0)(x)),
                              Case("static", (r(3),), call=lambda M, jit, x: jit(lambda y, n: y ** n, static_argnums=1)(x, 3))],
+    "tracejit.checkpoint": lambda: [
+        Case("grad", (r(3),), call=lambda M, ckpt, x: M.api.grad(lambda y: M.numpy.sum(ckpt(lambda v: M.numpy.sin(v) * v)(y)))(x)),
+        Case("policy", (r(3), r(3)), call=lambda M, ckpt, x, w: M.api.vjp(ckpt(
+            lambda v: M.numpy.tanh(v @ w) * v, policy=M.api.checkpoint_policies.nothing_saveable), x)[1](w)),
+        Case("static", (r(3),), call=lambda M, ckpt, x: ckpt(lambda v, n: v ** n, static_argnums=(1,))(x, 3))],
     "tracejit.custom_jvp": lambda: [Case("rule", (r(3),), call=_custom_jvp_program)],
     "tracejit.custom_vjp": lambda: [Case("rule", (r(3),), call=_custom_vjp_program, derivatives=False)],
     "tracejit.ShapeDtypeStruct": lambda: [Case("fields", ((2, 3), np.float32), traceable=False,
@@ -256,71 +262,6 @@ SPECS = {
 def _complex_cases():
     z = jo.complex_draw(R, 5)
     return [Case("complex", (z,)), Case("complex64", (z.astype(np.complex64),), derivatives=False)]
-
-
-# tracejit.numpy.linalg: well-conditioned matrices; eigenvectors and singular vectors up to sign (their absolute
-# values are compared); each LAPACK-backed function also on a complex matrix, which tracejit does not take yet.
-def square(*shape):
-    """Random matrices, diagonally dominant (well conditioned)."""
-    return r(*shape) + 4 * np.eye(shape[-1])
-
-
-def spd(*shape):
-    """Random symmetric positive definite matrices."""
-    a = r(*shape)
-    return a @ np.swapaxes(a, -1, -2) + 3 * np.eye(shape[-1])
-
-
-def _with_complex(cases, *args):
-    return cases + [Case("complex", tuple(a + 0.5j * r(*np.shape(a)) for a in args))]
-
-
-def _up_to_sign(M, fn, *args, **kwargs):
-    """fn's outputs with the vectors (the 2-D ones: eigenvectors, singular vectors) as absolute values."""
-    return [M.numpy.abs(out) if out.ndim >= 2 else out for out in fn(*args, **kwargs)]
-
-
-LINALG_SPECS = {
-    "linalg.cholesky": lambda: _with_complex([Case("spd", (spd(3, 3),)), Case("batched", (spd(2, 3, 3),))], spd(3, 3)),
-    "linalg.det": lambda: _with_complex([Case("square", (square(3, 3),)), Case("batched", (square(2, 3, 3),)),
-                                         Case("singular", (np.ones((3, 3)),))], square(3, 3)),
-    "linalg.slogdet": lambda: _with_complex([Case("square", (square(3, 3),)), Case("negative", (-square(3, 3),))], square(3, 3)),
-    "linalg.inv": lambda: _with_complex([Case("square", (square(3, 3),)), Case("batched", (square(2, 3, 3),))], square(3, 3)),
-    "linalg.solve": lambda: _with_complex([Case("vector", (square(3, 3), r(3))), Case("matrix", (square(3, 3), r(3, 2))),
-                                           Case("batched", (square(2, 3, 3), r(2, 3, 2)))], square(3, 3), r(3)),
-    "linalg.matrix_power": lambda: [Case(f"n={n}", (square(3, 3), n)) for n in (3, 1, 0, -2)],
-    "linalg.multi_dot": lambda: [Case("three", ([r(2, 3), r(3, 4), r(4, 2)],)), Case("vectors", ([r(3), r(3, 4), r(4)],))],
-    "linalg.tensorinv": lambda: [Case("ind=1", (square(6, 6).reshape(6, 2, 3), 1))],
-    "linalg.tensorsolve": lambda: [Case("two", (square(6, 6).reshape(2, 3, 6), r(2, 3)))],
-    "linalg.eigh": lambda: _with_complex([Case("spd", (spd(3, 3),), call=_up_to_sign),
-                                          Case("batched", (spd(2, 3, 3),), call=_up_to_sign)], spd(3, 3)),
-    "linalg.eigvalsh": lambda: [Case("spd", (spd(3, 3),)), Case("batched", (spd(2, 3, 3),))],
-    "linalg.svd": lambda: _with_complex([Case("tall", (r(4, 3), False), call=_up_to_sign),
-                                         Case("wide", (r(2, 3, 4), False), call=_up_to_sign),
-                                         Case("values", (r(3, 4),), {"compute_uv": False})], r(4, 3)),
-    "linalg.svdvals": lambda: [Case("tall", (r(4, 3),)), Case("batched", (r(2, 3, 4),))],
-    "linalg.qr": lambda: _with_complex([Case("tall", (r(4, 3),)), Case("complete", (r(4, 3), "complete")),
-                                        Case("r", (r(3, 4), "r"))], r(4, 3)),
-    "linalg.lstsq": lambda: [Case("tall", (r(4, 3), r(4))), Case("matrix", (r(4, 3), r(4, 2))), Case("wide", (r(3, 4), r(3)))],
-    "linalg.pinv": lambda: _with_complex([Case("tall", (r(4, 3),)), Case("batched", (r(2, 3, 4),))], r(4, 3)),
-    "linalg.matrix_rank": lambda: [Case("full", (r(3, 4),)), Case("deficient", (np.outer(r(3), r(4)),)),
-                                   Case("vector", (r(3),)), Case("zeros", (np.zeros(3),)),
-                                   Case("tol", (np.outer(r(3), r(4)) + 1e-6 * r(3, 4), 1e-3))],
-    "linalg.cond": lambda: [Case(f"ord={o}", (square(3, 3), o)) for o in (None, "fro", 1, -np.inf, -2, "nuc")],
-    "linalg.norm": lambda: jo.axis_cases("linalg.norm", {"axis": None, "keepdims": False}) + [
-        Case(f"ord={o}", (x, o)) for o, x in ((2, r(3, 4)), ("nuc", r(3, 4)), (-1, r(3, 4)), (np.inf, r(4)), (0.5, r(4)))],
-}
-
-
-def _first_order(spec):
-    """The spec's cases with first derivatives only: tests/test_linalg.py compares the factorizations' second
-    derivatives with JAX's, and compiling them for every case here would double the suite's cost."""
-    def cases():
-        out = spec()
-        for case in out:
-            case.second_order = False
-        return out
-    return cases
 
 
 def _atleast_cases():
@@ -370,7 +311,7 @@ def _custom_vjp_program(M, custom_vjp, x):
     return f(x), M.api.grad(lambda y: M.numpy.sum(f(y)))(x)
 
 
-SPECS.update({q: _first_order(spec) for q, spec in LINALG_SPECS.items()})
+SPECS.update(jax_specs.SPECS)
 
 # ------------------------------------------------------------------------------------------- NOT_IN_JAX
 # Public functions that JAX does not have (under this name, in this module): compared with NumPy where NumPy
@@ -397,6 +338,8 @@ NOT_IN_JAX_SPECS = {   # how to call those that need a spec
         ("close", np.array([1 + 1e-15j, 2 - 1e-15j])), ("far", np.array([1 + 1e-3j, 2.0])), ("real", r(3)))],
     "tracejit.eval_ir": lambda: [Case("ir", (r(3),), call=lambda M, ev, x: ev(M.api.make_ir(M.numpy.sin)(x), x))],
 }
+NOT_IN_JAX.update(jax_specs.NOT_IN_JAX)
+NOT_IN_JAX_SPECS.update(jax_specs.NOT_IN_JAX_SPECS)
 
 
 # ------------------------------------------------------------------------------------------------ KNOWN
@@ -463,6 +406,9 @@ KNOWN = [
     differs("nn.log_softmax nn.logsumexp nn.softmax numpy.amax numpy.amin numpy.nanmax numpy.nanmin numpy.ptp",
             COMPLEX_REDUCTION, "raises", UNORDERED),
     differs("numpy.argmax numpy.argmin", "complex64 axis=None", "raises", UNORDERED),
+    differs("lax.cummax lax.cummin lax.cumlogsumexp", "complex", "raises", UNORDERED),
+    differs("lax.cumprod", "complex", "raises", "tracejit's cumulative product (primitives/cumulative.py) takes real "
+            "and integer operands only; JAX's multiplies complex ones too"),
     differs("lax.is_finite", "complex | complex_special | complex64", "raises", "tracejit's is_finite takes complex "
             "operands (finite in both parts, as tnp.isfinite needs); JAX's lax.is_finite takes real ones only"),
     follows_numpy("numpy.median", "complex axis=0", "value", "the median of complex numbers in NumPy's (lexicographic) "
@@ -484,9 +430,6 @@ KNOWN = [
             "takes log 0 as 0), JAX's NaN"),
     follows_numpy("numpy.reciprocal", "complex_special", "value", "1 / 0j: NaN + NaN j in NumPy's reciprocal and "
                   "tracejit, inf + NaN j in JAX"),
-    differs("linalg.cholesky linalg.eigh linalg.inv linalg.pinv linalg.qr linalg.slogdet linalg.solve linalg.svd",
-            "complex", "raises", "tracejit's LAPACK primitives (primitives/linalg_factor.py, linalg_solve.py) take "
-            "float32 and float64 matrices only; NumPy and JAX factor complex ones too"),
     # tracejit's jit
     differs("numpy.cos numpy.sin numpy.tan lax.cos lax.sin lax.tan", "nonfinite", "jit:value", "the backend's "
             "vectorized sin/cos/tan reduce arguments up to 2**43 only (backend/mathlib.py): jitted, +-1e308 gives "

@@ -160,7 +160,7 @@ def test_float32_stays_float32(name):
     args32 = [a.astype(np.float32) if isinstance(a, np.ndarray) else a for a in args]
     got = tj.jit(fn)(*args32)
     for g in got if isinstance(got, tuple) else (got,):
-        assert np.asarray(g).dtype in (np.float32, np.int64), np.asarray(g).dtype
+        assert np.asarray(g).dtype in (np.float32, np.int32, np.int64), np.asarray(g).dtype   # lstsq: rank int32
     assert_close(got, reference(*args), 2e-4)
 
 

@@ -1,8 +1,12 @@
-"""numpy.convolve and numpy.correlate on the conv_general_dilated primitive (one batch, one feature)."""
+"""numpy.convolve and numpy.correlate on the conv_general_dilated primitive (one batch, one feature); complex
+operands as four real convolutions (the primitive takes real ones)."""
 from ..core.trace import bind
+from ..primitives import complex_parts as cp
 from ..primitives import shapes as sh
 from ..primitives.convolution import ConvDimensionNumbers, conv_general_dilated_p
 from ._base import astype, aval, promote
+from .complex_numbers import conj, imag, real
+from .ufuncs import add, subtract
 
 _NCW = ConvDimensionNumbers((0, 1, 2), (0, 1, 2), (0, 1, 2))
 
@@ -15,6 +19,13 @@ def _conv(a, v, mode, name, flip, preferred_element_type):
         raise ValueError(f"{name}: a and v must be 1-D, got shapes {aval(a).shape} and {aval(v).shape}")
     if aval(a).shape[0] == 0 or aval(v).shape[0] == 0:
         raise ValueError(f"{name}: a and v cannot be empty, got shapes {aval(a).shape} and {aval(v).shape}")
+    if aval(a).dtype.kind == "c":      # correlate conjugates v, as NumPy's
+        v = v if flip else conj(v)
+        (ar, ai), (vr, vi) = (real(a), imag(a)), (real(v), imag(v))
+
+        def part(x, y):
+            return _conv(x, y, mode, name, flip, None)
+        return bind(cp.complex_p, subtract(part(ar, vr), part(ai, vi)), add(part(ar, vi), part(ai, vr)))
     reverse_out = False
     if aval(a).shape[0] < aval(v).shape[0]:        # NumPy slides the shorter one (correlate: reversed result)
         a, v = v, a

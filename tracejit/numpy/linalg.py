@@ -306,7 +306,7 @@ def lstsq(a, b, rcond=None, *, numpy_resid=False):
         rcond = np.finfo(dtype).eps
     u, s, vt = svd(a, full_matrices=False)
     mask = logical_and(greater(s, 0.0), greater_equal(s, multiply(s[0], rcond)))
-    rank = astype(count_nonzero(mask), np.int32)      # as NumPy's and JAX's
+    rank = astype(count_nonzero(mask), np.int32)      # as NumPy's (JAX with x64: int64)
     s_inv = where_(mask, divide(1.0, where_(mask, s, 1.0)), 0.0)[:, None]
     x = matmul(_H(vt), multiply(s_inv, matmul(_H(u), b2)))
     r = subtract(b2, matmul(a, x))
