@@ -1,5 +1,6 @@
-"""tracejit against JAX: every public function of tracejit.numpy, tracejit.lax, tracejit.nn and tracejit (its
-transformations) runs under JAX and under tracejit with the same code, eagerly and under jit.
+"""tracejit against JAX: every public function of tracejit.numpy (with .linalg and .fft), tracejit.lax,
+tracejit.nn and tracejit (its transformations) runs under JAX and under tracejit with the same code, eagerly and
+under jit (how to call linalg, fft and lax's convolutions and windows: tests/jax_specs.py).
 
 - Values and shapes are compared with JAX's (run with x64), first and second derivatives too (jvp, the
   gradient of a random projection, jvp of jvp, grad of grad), at random points and at each function's special
@@ -407,6 +408,9 @@ KNOWN = [
             COMPLEX_REDUCTION, "raises", UNORDERED),
     differs("numpy.argmax numpy.argmin", "complex64 axis=None", "raises", UNORDERED),
     differs("lax.cummax lax.cummin lax.cumlogsumexp", "complex", "raises", UNORDERED),
+    differs("lax.reduce_window", "mul valid | mul ties | mul padded", "jvp grad jvp2 grad2", "JAX differentiates "
+            "reduce_window for add, max and min only (its generic reduce_window has no JVP rule); tracejit's product "
+            "of windows has derivatives (checked against finite differences in test_windowed.py)"),
     differs("lax.cumprod", "complex", "raises", "tracejit's cumulative product (primitives/cumulative.py) takes real "
             "and integer operands only; JAX's multiplies complex ones too"),
     differs("lax.is_finite", "complex | complex_special | complex64", "raises", "tracejit's is_finite takes complex "
@@ -417,6 +421,8 @@ KNOWN = [
                   "has tracejit's; JAX's takes complex operands"),
     follows_jax("numpy.deg2rad numpy.degrees", "complex64", "value", "complex values scaled, as JAX; NumPy's ufunc has "
                 "no complex loop"),
+    follows_jax("linalg.eigvals", "batched", "dtype", "eigenvalues of real matrices are complex, as in JAX; NumPy's "
+                "dtype depends on the values (float64 when all of them are real, as in this case)"),
     follows_jax("numpy.conj", "bool", "dtype", "the conjugate of bools is the bools, as in JAX; NumPy's is int8"),
     differs("numpy.log lax.log", "complex_special", "jvp2 grad2", "the second derivative -1 / z**2 at z = 0: tracejit's "
             "complex division by 0 gives infinities (as C99's), JAX's NaN"),

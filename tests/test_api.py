@@ -16,6 +16,7 @@ import pytest
 
 import tracejit as tj
 import tracejit.numpy as tnp
+import tracejit.scipy.linalg  # noqa: F401 -- its docstrings are checked
 from tracejit.traceback_util import NOTE
 
 PACKAGE_DIR = os.path.dirname(os.path.abspath(tj.__file__)) + os.sep
@@ -277,7 +278,9 @@ def _public_callables(module):
             yield name, obj
 
 
-@pytest.mark.parametrize("module", ["tracejit", "tracejit.lax", "tracejit.nn", "tracejit.tree_util", "tracejit.tree"])
+@pytest.mark.parametrize("module", ["tracejit", "tracejit.lax", "tracejit.nn", "tracejit.tree_util", "tracejit.tree",
+                                    "tracejit.numpy", "tracejit.numpy.linalg", "tracejit.numpy.fft",
+                                    "tracejit.scipy.linalg", "tracejit.lax.linalg", "tracejit.debug"])
 def test_every_public_function_has_a_docstring(module):
     mod = sys.modules[module]
     found = dict(_public_callables(mod))

@@ -60,6 +60,7 @@ FUNCTIONS = {
     "soft_sign": (lambda N, nn, L, x: nn.soft_sign(x), [0.0]),
     "hard_sigmoid": (lambda N, nn, L, x: nn.hard_sigmoid(x), [-3.0, 3.0]),
     "hard_silu": (lambda N, nn, L, x: nn.hard_silu(x), [-3.0, 3.0]),
+    "cumlogsumexp, ties": (lambda N, nn, L, x: L.cumlogsumexp(N.stack([x, 0.0 * x + 0.4, x]))[2], [0.4]),
     "cummax, ties": (lambda N, nn, L, x: L.cummax(N.stack([x, 0.0 * x + 0.4, x]))[2], [0.4]),
     "median, ties": (lambda N, nn, L, x: N.median(N.stack([x, 0.0 * x + 0.4, x])), [0.4]),
     "sort, ties": (lambda N, nn, L, x: N.sort(N.stack([x, 0.0 * x + 0.4, x]))[1], [0.4]),

@@ -12,15 +12,23 @@ import tracejit.numpy as tnp
 
 KEYWORDS_NOT_TAKEN = {     # (function, NumPy's parameter): why tracejit.numpy does not take it
     ("arange", "start_or_stop"): "NumPy 2's name for its positional-only first argument; start, as in JAX",
+    ("linalg.matrix_rank", "A"): "JAX's signature (M, rtol=None, *, hermitian, tol): NumPy 2's second "
+                                 "positional argument is the absolute tol, JAX's the relative rtol",
+    ("linalg.pinv", "rcond"): "JAX's signature (a, rtol=None, hermitian=False, *, rcond): the second positional "
+                              "argument is rtol, which NumPy 2 also takes (its rcond by keyword here)",
 }
 
 
 def _numpy_functions():
-    for name in sorted(tnp.__all__):
-        ours, theirs = getattr(tnp, name), getattr(np, name, None)
-        if callable(ours) and not isinstance(ours, type) and callable(theirs) and not isinstance(theirs, (np.ufunc, type)):
+    for prefix, module, numpy_module in (("", tnp, np), ("linalg.", tnp.linalg, np.linalg), ("fft.", tnp.fft, np.fft)):
+        names = getattr(module, "__all__", None) or [n for n in dir(module) if not n.startswith("_")]
+        for name in sorted(names):
+            ours, theirs = getattr(module, name), getattr(numpy_module, name, None)
+            if not (callable(ours) and not isinstance(ours, type) and callable(theirs)
+                    and not isinstance(theirs, (np.ufunc, type))):
+                continue
             try:
-                yield name, inspect.signature(ours).parameters, inspect.signature(theirs).parameters
+                yield prefix + name, inspect.signature(ours).parameters, inspect.signature(theirs).parameters
             except ValueError:      # NumPy functions written in C without a signature
                 continue
 
@@ -32,13 +40,14 @@ def test_numpy_keywords_are_taken(name, ours, theirs):
     variadic = (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD)
     if any(p.kind == inspect.Parameter.VAR_KEYWORD for p in ours.values()):
         return
-    missing = [p for p, v in theirs.items() if v.kind not in variadic and p not in ours
+    missing = [p for p, v in theirs.items() if v.kind not in (*variadic, v.POSITIONAL_ONLY) and p not in ours
                and (name, p) not in KEYWORDS_NOT_TAKEN]
     assert not missing, f"tnp.{name} does not take NumPy's {missing}"
     positional = [p for p, v in theirs.items() if v.kind in (v.POSITIONAL_ONLY, v.POSITIONAL_OR_KEYWORD)]
     ours_positional = [p for p, v in ours.items() if v.kind in (v.POSITIONAL_ONLY, v.POSITIONAL_OR_KEYWORD)]
     renamed = any((name, p) in KEYWORDS_NOT_TAKEN for p in positional)
-    assert renamed or ours_positional[:len(positional)] == positional, (
+    named = [p if theirs[p].kind == theirs[p].POSITIONAL_OR_KEYWORD else None for p in positional]  # only-positional:
+    assert renamed or [p if q else None for p, q in zip(ours_positional, named)] == named, (   # any name
         f"tnp.{name}'s positional parameters {ours_positional} are not in NumPy's order {positional}")
 
 

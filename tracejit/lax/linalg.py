@@ -42,10 +42,12 @@ def lu(x):
 
 
 def lu_pivots_to_permutation(pivots, permutation_size):
+    """The permutation (int32, of permutation_size) that LAPACK's row swaps `pivots` apply, as JAX's."""
     return bind(factor.lu_pivots_to_permutation_p, asarray(pivots), permutation_size=permutation_size)
 
 
 def qr(x, *, full_matrices=True):
+    """(q, r) of x (batched over leading axes), as jax.lax.linalg.qr."""
     return tuple(bind(factor.qr_p, asarray(x), full_matrices=full_matrices))
 
 

@@ -4,6 +4,7 @@ import numpy as _np
 
 from ..core.trace import Tracer as _Tracer
 from . import fft, linalg
+from ._docs import document_as_numpy as _document_as_numpy
 from .complex_numbers import (
     angle,
     conj,
@@ -235,3 +236,4 @@ for _name, _fn in _METHODS.items():
     setattr(_Tracer, _name, _fn)
 
 __all__ = [n for n in dir() if not n.startswith("_")]
+_document_as_numpy(globals(), _np, "numpy")

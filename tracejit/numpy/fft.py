@@ -15,7 +15,8 @@ from ..core.avals import canonical_dtype, normalize_axis
 from ..core.trace import Tracer, bind
 from ..primitives import fft as fft_prims
 from ..primitives.fft import FftType
-from ._base import asarray, astype, aval, promote
+from ._base import asarray, astype, aval, promote, reject_out
+from ._docs import document_as_numpy
 from .complex_numbers import conj
 from .shape_ops import moveaxis, pad, roll
 from .ufuncs import divide, multiply
@@ -56,8 +57,9 @@ def _scale(inverse, norm, size):
     return 1
 
 
-def _core(name, fft_type, a, s, axes, norm, extra_scale=1):
+def _core(name, fft_type, a, s, axes, norm, extra_scale=1, out=None):
     """The transform over `axes` (all, or the last len(s), when None) with output lengths s, as JAX's _fft_core."""
+    reject_out(name, out)
     a = asarray(a)
     ndim = aval(a).ndim
     if s is not None:
@@ -104,50 +106,50 @@ def _n(n):
     return None if n is None else [n]
 
 
-def fft(a, n=None, axis=-1, norm=None):
-    return _core("fft", FftType.FFT, a, _n(n), _one_axis("fft", axis), norm)
+def fft(a, n=None, axis=-1, norm=None, out=None):
+    return _core("fft", FftType.FFT, a, _n(n), _one_axis("fft", axis), norm, out=out)
 
 
-def ifft(a, n=None, axis=-1, norm=None):
-    return _core("ifft", FftType.IFFT, a, _n(n), _one_axis("ifft", axis), norm)
+def ifft(a, n=None, axis=-1, norm=None, out=None):
+    return _core("ifft", FftType.IFFT, a, _n(n), _one_axis("ifft", axis), norm, out=out)
 
 
-def rfft(a, n=None, axis=-1, norm=None):
-    return _core("rfft", FftType.RFFT, a, _n(n), _one_axis("rfft", axis), norm)
+def rfft(a, n=None, axis=-1, norm=None, out=None):
+    return _core("rfft", FftType.RFFT, a, _n(n), _one_axis("rfft", axis), norm, out=out)
 
 
-def irfft(a, n=None, axis=-1, norm=None):
-    return _core("irfft", FftType.IRFFT, a, _n(n), _one_axis("irfft", axis), norm)
+def irfft(a, n=None, axis=-1, norm=None, out=None):
+    return _core("irfft", FftType.IRFFT, a, _n(n), _one_axis("irfft", axis), norm, out=out)
 
 
-def hfft(a, n=None, axis=-1, norm=None):
+def hfft(a, n=None, axis=-1, norm=None, out=None):
     """The FFT of a Hermitian-symmetric signal given by its first half: n times the inverse real FFT of conj(a)."""
     a = asarray(a)
     size = 2 * (aval(a).shape[normalize_axis(axis, aval(a).ndim, "hfft")] - 1) if n is None else n
-    return _core("hfft", FftType.IRFFT, conj(a), _n(n), _one_axis("hfft", axis), norm, extra_scale=size)
+    return _core("hfft", FftType.IRFFT, conj(a), _n(n), _one_axis("hfft", axis), norm, extra_scale=size, out=out)
 
 
-def ihfft(a, n=None, axis=-1, norm=None):
+def ihfft(a, n=None, axis=-1, norm=None, out=None):
     """The inverse of hfft: conj(rfft(a)) / n."""
     a = asarray(a)
     size = aval(a).shape[normalize_axis(axis, aval(a).ndim, "ihfft")] if n is None else n
-    return conj(_core("ihfft", FftType.RFFT, a, _n(n), _one_axis("ihfft", axis), norm, extra_scale=1 / size))
+    return conj(_core("ihfft", FftType.RFFT, a, _n(n), _one_axis("ihfft", axis), norm, extra_scale=1 / size, out=out))
 
 
-def fftn(a, s=None, axes=None, norm=None):
-    return _core("fftn", FftType.FFT, a, s, axes, norm)
+def fftn(a, s=None, axes=None, norm=None, out=None):
+    return _core("fftn", FftType.FFT, a, s, axes, norm, out=out)
 
 
-def ifftn(a, s=None, axes=None, norm=None):
-    return _core("ifftn", FftType.IFFT, a, s, axes, norm)
+def ifftn(a, s=None, axes=None, norm=None, out=None):
+    return _core("ifftn", FftType.IFFT, a, s, axes, norm, out=out)
 
 
-def rfftn(a, s=None, axes=None, norm=None):
-    return _core("rfftn", FftType.RFFT, a, s, axes, norm)
+def rfftn(a, s=None, axes=None, norm=None, out=None):
+    return _core("rfftn", FftType.RFFT, a, s, axes, norm, out=out)
 
 
-def irfftn(a, s=None, axes=None, norm=None):
-    return _core("irfftn", FftType.IRFFT, a, s, axes, norm)
+def irfftn(a, s=None, axes=None, norm=None, out=None):
+    return _core("irfftn", FftType.IRFFT, a, s, axes, norm, out=out)
 
 
 def _two_axes(name, axes):
@@ -156,20 +158,20 @@ def _two_axes(name, axes):
     return axes
 
 
-def fft2(a, s=None, axes=(-2, -1), norm=None):
-    return _core("fft2", FftType.FFT, a, s, _two_axes("fft2", axes), norm)
+def fft2(a, s=None, axes=(-2, -1), norm=None, out=None):
+    return _core("fft2", FftType.FFT, a, s, _two_axes("fft2", axes), norm, out=out)
 
 
-def ifft2(a, s=None, axes=(-2, -1), norm=None):
-    return _core("ifft2", FftType.IFFT, a, s, _two_axes("ifft2", axes), norm)
+def ifft2(a, s=None, axes=(-2, -1), norm=None, out=None):
+    return _core("ifft2", FftType.IFFT, a, s, _two_axes("ifft2", axes), norm, out=out)
 
 
-def rfft2(a, s=None, axes=(-2, -1), norm=None):
-    return _core("rfft2", FftType.RFFT, a, s, _two_axes("rfft2", axes), norm)
+def rfft2(a, s=None, axes=(-2, -1), norm=None, out=None):
+    return _core("rfft2", FftType.RFFT, a, s, _two_axes("rfft2", axes), norm, out=out)
 
 
-def irfft2(a, s=None, axes=(-2, -1), norm=None):
-    return _core("irfft2", FftType.IRFFT, a, s, _two_axes("irfft2", axes), norm)
+def irfft2(a, s=None, axes=(-2, -1), norm=None, out=None):
+    return _core("irfft2", FftType.IRFFT, a, s, _two_axes("irfft2", axes), norm, out=out)
 
 # ------------------------------------------------------------------------------------- frequencies, shifts
 
@@ -184,14 +186,14 @@ def _frequencies(name, integers, n, d, dtype):
     return (integers * (1.0 / (n * d))).astype(dtype)
 
 
-def fftfreq(n, d=1.0, *, dtype=None, device=None):
+def fftfreq(n, d=1.0, device=None, *, dtype=None):
     """The sample frequencies of an n-point FFT with sample spacing d: [0, 1, ..., -1] / (n d)."""
     n = operator.index(n)
     integers = np.concatenate([np.arange((n - 1) // 2 + 1), np.arange(-(n // 2), 0)])
     return _frequencies("fftfreq", integers, n, d, dtype)
 
 
-def rfftfreq(n, d=1.0, *, dtype=None, device=None):
+def rfftfreq(n, d=1.0, device=None, *, dtype=None):
     """The non-negative sample frequencies of an n-point real FFT: [0, 1, ..., n // 2] / (n d)."""
     n = operator.index(n)
     return _frequencies("rfftfreq", np.arange(n // 2 + 1), n, d, dtype)
@@ -216,3 +218,5 @@ def ifftshift(x, axes=None):
     """The inverse of fftshift."""
     return _shift(x, axes, -1)
 
+
+document_as_numpy(globals(), np.fft, "numpy.fft")

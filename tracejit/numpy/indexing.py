@@ -75,6 +75,8 @@ def _expand(idx, ndim):
 
 
 def getitem(x, idx, mode="clip"):
+    """x[idx] as a function (what a tracer's [] calls): basic and advanced indexing as NumPy's; traced
+    indices out of range are clamped (mode='clip'), as in JAX, concrete ones raise IndexError."""
     x = asarray(x)
     if not isinstance(x, Tracer):
         x = np.asarray(x)

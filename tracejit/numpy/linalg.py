@@ -19,7 +19,8 @@ from ..core.trace import Tracer, bind
 from ..primitives import linalg_factor as factor
 from ..primitives import linalg_solve as solves
 from ..primitives.custom_jvp_call import call_with_jvp
-from ._base import asarray, astype, aval, broadcast_to_shape, promote
+from ._base import asarray, astype, aval, broadcast_to_shape, promote, reject_out
+from ._docs import document_as_numpy
 from .complex_numbers import conj, real
 from .creation import eye, zeros
 from .indexing import argsort, take_along_axis
@@ -27,9 +28,9 @@ from .linalg_det import det
 from .linalg_det import slogdet as _slogdet
 from .linalg_eig import EigResult, eig, eigvals
 from .linalg_norms import cond, matrix_norm, norm, vector_norm
+from .linalg_ops import check_precision, matmul, tensordot
 from .linalg_ops import cross as _cross
 from .linalg_ops import diagonal as _diagonal
-from .linalg_ops import matmul, tensordot
 from .linalg_ops import trace as _trace
 from .reductions import sum
 from .shape_ops import moveaxis, reshape, swapaxes
@@ -318,9 +319,11 @@ def lstsq(a, b, rcond=None, *, numpy_resid=False):
 # -------------------------------------------------------------------------------------------- products
 
 
-def multi_dot(arrays):
+def multi_dot(arrays, *, out=None, precision=None):
     """The product of a chain of matrices, in the order of fewest multiplications (the first and last may be
-    vectors)."""
+    vectors); precision as JAX's (accepted, changes nothing on CPU)."""
+    reject_out("multi_dot", out)
+    check_precision("multi_dot", precision)
     arrays = [asarray(x) for x in arrays]
     if len(arrays) < 2:
         raise ValueError(f"multi_dot: needs at least two arrays, got {len(arrays)}")
@@ -388,3 +391,5 @@ def vecdot(x1, x2, /, *, axis=-1):
                          "have one size")
     return sum(multiply(conj(x1), x2), axis=-1)
 
+
+document_as_numpy(globals(), np.linalg, "numpy.linalg")

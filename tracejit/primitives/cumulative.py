@@ -109,8 +109,12 @@ def _logaddexp_jvp(primals, tangents):
 
 
 def _logaddexp_ops(x, y):
+    """The larger operand plus log1p(exp(-|x - y|)), the larger and -|x - y| by selects (as tnp.logaddexp):
+    through max and abs the second derivative of the jvp's result vanished at ties."""
     delta = ops.sub(x, y)
-    finite = ops.add(ops.max(x, y), ops.log1p(ops.exp(ops.neg(ops.abs(delta)))))
+    x_larger = ops.ge(delta, scalar(0, delta))
+    gap = ops.log1p(ops.exp(ops.select_n(x_larger, delta, ops.neg(delta))))
+    finite = ops.add(ops.select_n(x_larger, y, x), gap)
     return ops.select_n(ops.ne(delta, delta), finite, ops.add(x, y))
 
 

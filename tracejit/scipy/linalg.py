@@ -76,6 +76,8 @@ def cholesky(a, lower=False, overwrite_a=False, check_finite=True):
 
 
 def cho_factor(a, lower=False, overwrite_a=False, check_finite=True):
+    """(c, lower) for cho_solve, as scipy.linalg.cho_factor; c is the Cholesky factor with zeros in its
+    other triangle (SciPy leaves that triangle unspecified)."""
     return cholesky(a, lower=lower), lower
 
 
@@ -162,6 +164,8 @@ def eigh(a, b=None, lower=True, eigvals_only=False, overwrite_a=False, overwrite
 
 
 def svd(a, full_matrices=True, compute_uv=True, overwrite_a=False, check_finite=True, lapack_driver="gesdd"):
+    """(U, s, Vh), or s, as scipy.linalg.svd; overwrite_a, check_finite and lapack_driver are accepted
+    and change nothing."""
     out = tla.svd(a, full_matrices=full_matrices, compute_uv=compute_uv)
     return tuple(out) if compute_uv else out
 
@@ -177,10 +181,12 @@ def qr(a, overwrite_a=False, lwork=None, mode="full", pivoting=False, check_fini
 
 
 def det(a, overwrite_a=False, check_finite=True):
+    """The determinant, as scipy.linalg.det (numpy.linalg.det's rules; the other arguments change nothing)."""
     return tla.det(a)
 
 
 def inv(a, overwrite_a=False, check_finite=True):
+    """The inverse, as scipy.linalg.inv (numpy.linalg.inv's rules; the other arguments change nothing)."""
     return tla.inv(a)
 
 
