@@ -9,7 +9,6 @@ when it keeps the last axis. kernels.ControlBuilder, for Control rules, extends 
 """
 import contextlib
 
-import numpy as np
 
 from ..core.avals import Dim
 from ..core.ir import Literal
@@ -39,12 +38,11 @@ class KernelBuilder:
     def load(self, buf, idx):
         dtype = buf.aval.dtype
         v = self.f.emit(f"load {memory_type(dtype)}, ptr {self.address(buf, idx)}, align {dtype.itemsize}")
-        return self.f.emit(f"icmp ne i8 {v}, 0") if dtype == np.bool_ else v
+        return self.b.from_memory(v, dtype)
 
     def store(self, buf, idx, value):
         dtype = buf.aval.dtype
-        if dtype == np.bool_:
-            value = self.f.emit(f"zext i1 {value} to i8")
+        value = self.b.to_memory(value, dtype)
         self.f.line(f"store {memory_type(dtype)} {value}, ptr {self.address(buf, idx)}, align {dtype.itemsize}")
 
     def load_var(self, var_ptr, ty):

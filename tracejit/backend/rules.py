@@ -29,6 +29,9 @@ import struct
 
 import numpy as np
 
+from ..core import avals
+from . import half_floats
+
 
 class Elementwise:
     def __init__(self, fn, cheap=True):
@@ -59,22 +62,28 @@ class Control(Kernel):
 
 LLVM_TYPES = {np.dtype("float32"): "float", np.dtype("float64"): "double", np.dtype("int32"): "i32",
               np.dtype("int64"): "i64", np.dtype("bool"): "i1"}
+LLVM_TYPES.update({avals.int8: "i8", avals.int16: "i16", avals.uint8: "i8", avals.uint16: "i16", avals.uint32: "i32",
+                   avals.uint64: "i64", avals.float16: "float", avals.bfloat16: "float"})   # 16-bit floats: computed in f32
 
 
 def llvm_type(dtype):
+    """The type of a dtype's values in registers."""
     return LLVM_TYPES[np.dtype(dtype)]
 
 
 def memory_type(dtype):
-    """How a dtype is stored: bool is a byte."""
-    return "i8" if np.dtype(dtype) == np.bool_ else llvm_type(dtype)
+    """How a dtype is stored: bool is a byte, the 16-bit floats their bits."""
+    dtype = np.dtype(dtype)
+    return "i8" if dtype == np.bool_ else "i16" if dtype in avals.HALF_FLOATS else llvm_type(dtype)
 
 
 def const_text(value, dtype):
-    """An exactly representable LLVM constant of `dtype` (f32 written as the hex of its double)."""
+    """An exactly representable LLVM constant of `dtype` (f32 written as the hex of its double; the 16-bit
+    floats as the float32 of their value)."""
     dtype = np.dtype(dtype)
-    value = np.asarray(value).astype(dtype)[()]
-    if dtype.kind == "f":
+    with np.errstate(all="ignore"):
+        value = np.asarray(value).astype(dtype)[()]
+    if avals.is_float(dtype):
         return f"0x{struct.unpack('<Q', struct.pack('<d', float(value)))[0]:016X}"
     if dtype == np.bool_:
         return "true" if value else "false"
@@ -91,8 +100,9 @@ _CMP = {"f": {"eq": "fcmp oeq", "ne": "fcmp une", "lt": "fcmp olt", "le": "fcmp 
               "ge": "fcmp oge"},
         "i": {"eq": "icmp eq", "ne": "icmp ne", "lt": "icmp slt", "le": "icmp sle", "gt": "icmp sgt",
               "ge": "icmp sge"},
-        "b": {"eq": "icmp eq", "ne": "icmp ne", "lt": "icmp ult", "le": "icmp ule", "gt": "icmp ugt",
+        "u": {"eq": "icmp eq", "ne": "icmp ne", "lt": "icmp ult", "le": "icmp ule", "gt": "icmp ugt",
               "ge": "icmp uge"}}
+_CMP["b"] = _CMP["u"]
 
 
 class Emitter:
@@ -111,8 +121,8 @@ class Emitter:
         return np.dtype(dtype) if dtype is not None else self.in_avals[0].dtype
 
     def kind(self, dtype=None):
-        d = self.dtype(dtype)
-        return "b" if d == np.bool_ else ("f" if d.kind == "f" else "i")
+        """'b' (bool), 'i' (signed), 'u' (unsigned) or 'f' (float, the 16-bit ones included)."""
+        return avals.dtype_kind(self.dtype(dtype))
 
     def ty(self, dtype=None):
         return llvm_type(self.dtype(dtype))
@@ -159,31 +169,51 @@ class Emitter:
         kind = self.kind(dtype)
         if kind == "f":
             return self.intrinsic("maximum", x, y, dtype=dtype)
-        return self.intrinsic("umax" if kind == "b" else "smax", x, y, dtype=dtype)
+        return self.intrinsic("smax" if kind == "i" else "umax", x, y, dtype=dtype)
 
     def minimum(self, x, y, dtype=None):
         kind = self.kind(dtype)
         if kind == "f":
             return self.intrinsic("minimum", x, y, dtype=dtype)
-        return self.intrinsic("umin" if kind == "b" else "smin", x, y, dtype=dtype)
+        return self.intrinsic("smin" if kind == "i" else "umin", x, y, dtype=dtype)
 
     def convert(self, x, src, dst):
-        """astype, except that float -> int saturates (NaN -> 0) as the reference impl does."""
+        """astype, except that float -> int saturates (NaN -> 0) as the reference impl does. The 16-bit floats
+        are float32 values rounded to their precision."""
         src, dst = np.dtype(src), np.dtype(dst)
         ks, kd, ts, td = self.kind(src), self.kind(dst), self.ty(src), self.ty(dst)
         if src == dst:
             return x
         if kd == "b":
             return self(f"{'fcmp une' if ks == 'f' else 'icmp ne'} {ts} {x}, {self.const(0, src)}")
-        if ks == "b":
-            return self(f"{'uitofp' if kd == 'f' else 'zext'} i1 {x} to {td}")
-        if ks == "f" and kd == "f":
-            return self(f"{'fpext' if src.itemsize < dst.itemsize else 'fptrunc'} {ts} {x} to {td}")
-        if kd == "f":
-            return self(f"sitofp {ts} {x} to {td}")
-        if ks == "i":
-            return self(f"{'sext' if src.itemsize < dst.itemsize else 'trunc'} {ts} {x} to {td}")
-        return self(f"call {td} @llvm.fptosi.sat.{td}.{'f32' if ts == 'float' else 'f64'}({ts} {x})")
+        if kd != "f":
+            if ks == "f":
+                return self(f"call {td} @llvm.fpto{kd}i.sat.{td}.{'f32' if ts == 'float' else 'f64'}({ts} {x})")
+            if ts == td:
+                return x                          # same width, other signedness: the same bits
+            wider = src.itemsize < dst.itemsize or ks == "b"
+            return self(f"{'trunc' if not wider else 'sext' if ks == 'i' else 'zext'} {ts} {x} to {td}")
+        if ks != "f":
+            x = self(f"{'sitofp' if ks == 'i' else 'uitofp'} {ts} {x} to {td}")
+        elif src == avals.float64 and dst == avals.float16:
+            x = half_floats.round_to_odd_float(self, x)    # then one correct rounding to float16
+        elif ts != td:
+            x = self(f"{'fpext' if ts == 'float' else 'fptrunc'} {ts} {x} to {td}")
+        return half_floats.round_to(self, x, dst) if dst in avals.HALF_FLOATS and ks != "b" else x
+
+    def from_memory(self, v, dtype):
+        """A value as loaded (memory_type) in its register type."""
+        dtype = np.dtype(dtype)
+        if dtype == np.bool_:
+            return self(f"icmp ne i8 {v}, 0")
+        return half_floats.from_bits(self, v, dtype) if dtype in avals.HALF_FLOATS else v
+
+    def to_memory(self, v, dtype):
+        """A register value as stored (memory_type); the 16-bit floats round here."""
+        dtype = np.dtype(dtype)
+        if dtype == np.bool_:
+            return self(f"zext i1 {v} to i8")
+        return half_floats.to_bits(self, v, dtype) if dtype in avals.HALF_FLOATS else v
 
     # ------------------------------------------------------------------------- index arithmetic (i64)
     def size(self, d):

@@ -9,7 +9,7 @@ import threading
 
 import numpy as np
 
-from .avals import Dim, ShapedArray, SymbolicDimError, aval_of, is_python_scalar, substitute_dims
+from .avals import SHORT_NAMES, Dim, ShapedArray, SymbolicDimError, aval_of, is_python_scalar, substitute_dims
 from .errors import ConcretizationError, EscapedTracerError, ShapeError
 from .ir import IR, ClosedIR, Eqn, Literal, Var
 
@@ -334,9 +334,9 @@ def canonicalize_input(x, path):
     if is_python_scalar(x):
         return x
     if isinstance(x, (np.ndarray, np.generic)):
-        if x.dtype not in (np.float32, np.float64, np.int32, np.int64, np.bool_):
-            raise TypeError(f"argument {path} has dtype {x.dtype}; tracejit supports "
-                            "float32, float64, int32, int64 and bool")
+        if x.dtype not in SHORT_NAMES:
+            raise TypeError(f"argument {path} has dtype {x.dtype}, which tracejit does not support (supported: "
+                            f"{', '.join(map(str, SHORT_NAMES))})")
         return x
     raise TypeError(f"argument {path} of type {type(x).__name__} is not an array or a scalar "
                     "(expected a numpy array, a numpy scalar or a Python bool/int/float)")
