@@ -205,20 +205,22 @@ class Jitted:
                         f"{n}: {a.str_short()}" for n, a, c in zip(names, key[1], concrete[1]) if a != c)
                 log.warning(why)
             t0 = time.perf_counter()
+            fits = {}
             with recording() as phases:
-                closed, out_tree = trace_pytree(dyn_fun, leaves, names, in_tree, list(key[1]), fun_name=self.__name__)
+                closed, out_tree = trace_pytree(dyn_fun, leaves, names, in_tree, list(key[1]), fun_name=self.__name__,
+                                                fits=fits)
             t1 = time.perf_counter()
             transforms = phases.get("transforms", 0.0)
             times = {"trace": t1 - t0 - transforms, "transforms": transforms}
             if self.backend == "reference":
-                entry = CacheEntry(closed, in_tree, out_tree, _reference_executable(closed), times, names)
+                entry = CacheEntry(closed, in_tree, out_tree, _reference_executable(closed), times, names, fits=fits)
             else:
                 closed = passes.optimize(closed)
                 t2 = time.perf_counter()
                 exe = compile_ir(closed, cache=self.cache)
                 t3 = time.perf_counter()
                 times.update({"passes": t2 - t1, **exe.times, "total": t3 - t0})
-                entry = CacheEntry(closed, in_tree, out_tree, exe.run, times, names, exe)
+                entry = CacheEntry(closed, in_tree, out_tree, exe.run, times, names, exe, fits)
                 entry.fast = fast_path(exe, entry, leaves, out_tree)
             self._signatures.add(key, entry)
             self.misses += 1

@@ -20,6 +20,7 @@ from .core.api_util import (
                              positional_parameters,
                              trace_pytree,
 )
+from .core.avals import is_float
 from .core.pytree import tree_flatten, tree_unflatten
 from .core.trace import Tracer, eval_ir
 from .traceback_util import api_boundary
@@ -27,7 +28,7 @@ from .transforms.ad import jvp_ir, linearize_ir, transpose_ir
 
 
 def _is_float(aval):
-    return aval.dtype.kind == "f"
+    return is_float(aval.dtype)
 
 
 def _argnums(argnums, num_args, fun):

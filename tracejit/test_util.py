@@ -2,6 +2,7 @@
 reverse mode against forward mode through the inner-product identity <u, J v> = <J^T u, v>."""
 import numpy as np
 
+from .core.avals import is_float
 from .core.pytree import tree_flatten, tree_unflatten
 from .derivatives import jvp, vjp
 
@@ -14,7 +15,7 @@ def _leaves(tree):
 
 
 def _is_float(x):
-    return np.asarray(x).dtype.kind == "f"
+    return is_float(np.asarray(x).dtype)
 
 
 def _random_like(tree, rng):

@@ -9,7 +9,6 @@ when it keeps the last axis. kernels.ControlBuilder, for Control rules, extends 
 """
 import contextlib
 
-
 from ..core.avals import Dim
 from ..core.ir import Literal
 from .fusion import domain_size

@@ -188,7 +188,7 @@ class Emitter:
             return self(f"{'fcmp une' if ks == 'f' else 'icmp ne'} {ts} {x}, {self.const(0, src)}")
         if kd != "f":
             if ks == "f":
-                return self(f"call {td} @llvm.fpto{kd}i.sat.{td}.{'f32' if ts == 'float' else 'f64'}({ts} {x})")
+                return self(f"call {td} @llvm.fpto{'s' if kd == 'i' else 'u'}i.sat.{td}.{'f32' if ts == 'float' else 'f64'}({ts} {x})")
             if ts == td:
                 return x                          # same width, other signedness: the same bits
             wider = src.itemsize < dst.itemsize or ks == "b"

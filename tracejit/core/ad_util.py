@@ -3,7 +3,7 @@ values rules make of them (zeros, sums of tangents). The primitives those need a
 rule runs (core.ops), so this module imports none of them."""
 import numpy as np
 
-from .avals import aval_of
+from .avals import aval_of, is_float
 from .ops import ops
 from .trace import Tracer
 
@@ -55,7 +55,7 @@ def instantiate(t):
 
 
 def is_float_aval(a):
-    return a.dtype.kind == "f"
+    return is_float(a.dtype)
 
 
 def add_tangents(a, b):

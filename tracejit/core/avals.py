@@ -45,6 +45,12 @@ def is_float(dtype):
     return dtype_kind(dtype) == "f"
 
 
+def fits(value, dtype):
+    """Whether the Python int value is within the range of the integer dtype."""
+    info = np.iinfo(dtype)
+    return info.min <= value <= info.max
+
+
 def finfo(dtype):
     """np.finfo, which does not know bfloat16 (ml_dtypes.finfo does)."""
     return ml_dtypes.finfo(dtype) if dtype == bfloat16 else np.finfo(dtype)
@@ -167,7 +173,7 @@ _KIND_ORDER = {"b": 0, "i": 1, "u": 1, "f": 2}
 _WEAK_DEFAULT = {0: bool_, 1: DEFAULT_INT, 2: DEFAULT_FLOAT}
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def promote_types(a, b):
     """NumPy 2's promotion of two array dtypes. NumPy cannot promote bfloat16 with most dtypes; here it sits
     where NumPy puts float16 (an int of 8 bits fits it, int16 needs float32, int32 float64), and the two

@@ -5,6 +5,34 @@ import numpy as _np
 from ..core.trace import Tracer as _Tracer
 from ._base import array, asarray, astype, stack
 from ._base import full as _full
+from .dtypes import (
+    bfloat16,
+    bool_,
+    can_cast,
+    finfo,
+    float16,
+    float32,
+    float64,
+    floating,
+    generic,
+    iinfo,
+    inexact,
+    int8,
+    int16,
+    int32,
+    int64,
+    integer,
+    issubdtype,
+    number,
+    promote_types,
+    result_type,
+    signedinteger,
+    uint8,
+    uint16,
+    uint32,
+    uint64,
+    unsignedinteger,
+)
 from .indexing import _AtIndexer, argsort, getitem, interp, repeat, searchsorted, sort, take, take_along_axis
 from .linalg_ops import cross, diag, diagonal, dot, einsum, inner, kron, matmul, outer, tensordot, trace, vdot
 from .shape_ops import (
@@ -37,7 +65,6 @@ from .shape_ops import (
     identity,
     linspace,
     max,
-    mean,
     meshgrid,
     min,
     moveaxis,
@@ -50,19 +77,30 @@ from .shape_ops import (
     roll,
     split,
     squeeze,
-    std,
     sum,
     swapaxes,
     tile,
     transpose,
     tril,
     triu,
-    var,
     vstack,
     zeros,
     zeros_like,
 )
-from .statistics import allclose, average, count_nonzero, median, nanmax, nanmean, nanmin, nansum, ptp
+from .statistics import (
+    allclose,
+    average,
+    count_nonzero,
+    mean,
+    median,
+    nanmax,
+    nanmean,
+    nanmin,
+    nansum,
+    ptp,
+    std,
+    var,
+)
 from .ufuncs import (
     abs,
     absolute,
@@ -83,6 +121,7 @@ from .ufuncs import (
     atan2,
     atanh,
     bitwise_and,
+    bitwise_count,
     bitwise_not,
     bitwise_or,
     bitwise_xor,
@@ -114,6 +153,7 @@ from .ufuncs import (
     isnan,
     isneginf,
     isposinf,
+    left_shift,
     less,
     less_equal,
     log,
@@ -138,6 +178,7 @@ from .ufuncs import (
     radians,
     reciprocal,
     remainder,
+    right_shift,
     rint,
     round,
     sign,
@@ -153,8 +194,8 @@ from .ufuncs import (
 )
 from .ufuncs import where_ as _where
 
-float32, float64, int32, int64, bool_ = _np.float32, _np.float64, _np.int32, _np.int64, _np.bool_
 dtype, ndarray = _np.dtype, _np.ndarray
+bitwise_left_shift, bitwise_right_shift, bitwise_invert = left_shift, right_shift, invert    # NumPy 2's names
 pi, e, inf, nan, newaxis = _np.pi, _np.e, _np.inf, _np.nan, None
 
 
@@ -202,6 +243,8 @@ _METHODS = {
     "__rmod__": _swap(remainder), "__pow__": power, "__rpow__": _swap(power), "__matmul__": matmul,
     "__rmatmul__": _swap(matmul), "__and__": bitwise_and, "__rand__": _swap(bitwise_and), "__or__": bitwise_or,
     "__ror__": _swap(bitwise_or), "__xor__": bitwise_xor, "__rxor__": _swap(bitwise_xor),
+    "__lshift__": left_shift, "__rlshift__": _swap(left_shift), "__rshift__": right_shift,
+    "__rrshift__": _swap(right_shift),
     "__neg__": negative, "__pos__": positive, "__abs__": absolute, "__invert__": invert,
     "__eq__": equal, "__ne__": not_equal, "__lt__": less, "__le__": less_equal, "__gt__": greater,
     "__ge__": greater_equal, "__getitem__": getitem,

@@ -8,12 +8,14 @@ from ..core.avals import (
     aval_of,
     broadcast_shapes,
     canonical_dtype,
+    is_float,
     is_python_scalar,
     normalize_axis,
     result_dtype,
+    smallest_float,
 )
 from ..core.errors import ShapeError
-from ..core.trace import Tracer, bind
+from ..core.trace import Tracer, bind, require_fit
 from ..primitives import elementwise as ew
 from ..primitives import shapes as sh
 
@@ -35,21 +37,13 @@ def asarray(x, dtype=None):
         return array(x, dtype)
     if is_python_scalar(x) and dtype is None:
         return x
-    if isinstance(x, complex) or (isinstance(x, (np.ndarray, np.generic)) and x.dtype.kind not in "fiub"):
-        raise TypeError(f"tracejit does not support values of type {type(x).__name__}"
-                        + (f" with dtype {x.dtype}" if hasattr(x, "dtype") else ""))
     if not isinstance(x, (np.ndarray, np.generic, bool, int, float)):
         raise TypeError(f"cannot convert a {type(x).__name__} to an array")
-    out = np.asarray(x)
-    if dtype is not None:
-        return out.astype(canonical_dtype(dtype))
-    if out.dtype not in SHORT_NAMES:   # widened, it would promote and overflow unlike NumPy: say so instead
-        raise TypeError(f"a value of dtype {out.dtype} (shape {out.shape}): tracejit supports float32, float64, "
-                        f"int32, int64 and bool; convert it first, e.g. .astype(np.{_WIDER[out.dtype.kind]})")
+    out = np.asarray(x) if dtype is None else np.asarray(x, canonical_dtype(dtype))   # an int that does not
+    if out.dtype not in SHORT_NAMES:                                                      # fit: OverflowError
+        raise TypeError(f"a value of dtype {out.dtype} (shape {out.shape}) is not supported by tracejit "
+                        f"(supported: {', '.join(map(str, SHORT_NAMES))})")
     return out
-
-
-_WIDER = {"f": "float32", "i": "int32", "u": "int64"}
 
 
 def array(obj, dtype=None):
@@ -104,6 +98,8 @@ def _to_dtype(x, dtype):
     if isinstance(x, Tracer):
         if x.dtype == dtype:
             return x
+        if x.weak_type and x.dtype.kind in "iu" and dtype.kind in "iu":
+            require_fit(x, dtype)      # a Python int argument: checked when the jitted function is called
         return bind(ew.convert_element_type_p, x, new_dtype=dtype, weak_type=False)
     if is_python_scalar(x):
         return np.asarray(x, dtype)    # as NumPy 2: an int out of the dtype's range raises OverflowError
@@ -112,10 +108,13 @@ def _to_dtype(x, dtype):
 
 
 def promote(*xs, to_float=False):
+    """The operands in their NumPy 2 result dtype. to_float=True: in the float dtype NumPy's math functions
+    compute that dtype in (float16 for int8, float64 for int32: smallest_float); to_float="float64": integers
+    and bools in float64 (NumPy's true_divide and mean)."""
     xs = [asarray(x) for x in xs]
     dtype, _ = result_dtype(*[aval(x) for x in xs])
-    if to_float and dtype.kind != "f":
-        dtype = DEFAULT_FLOAT
+    if to_float and not is_float(dtype):
+        dtype = DEFAULT_FLOAT if to_float == "float64" else smallest_float(dtype)
     return [_to_dtype(x, dtype) for x in xs]
 
 

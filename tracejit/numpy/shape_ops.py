@@ -4,7 +4,15 @@ import itertools
 
 import numpy as np
 
-from ..core.avals import DEFAULT_FLOAT, DEFAULT_INT, Dim, canonical_dtype, normalize_axes, normalize_axis, shape_size
+from ..core.avals import (
+    DEFAULT_FLOAT,
+    DEFAULT_INT,
+    Dim,
+    canonical_dtype,
+    normalize_axes,
+    normalize_axis,
+    shape_size,
+)
 from ..core.errors import ShapeError
 from ..core.trace import Tracer, bind
 from ..primitives import reductions as rd
@@ -16,11 +24,8 @@ from .ufuncs import (
     equal,
     floor,
     greater_equal,
-    maximum,
     multiply,
     not_equal,
-    sqrt,
-    square,
     subtract,
     where_,
 )
@@ -72,7 +77,7 @@ def linspace(start, stop, num=50, endpoint=True, dtype=None):
     indexed by a traced value inside a trace is a tracer too."""
     if num < 0:
         raise ValueError(f"linspace: number of samples, {num}, must be non-negative")
-    start, stop, _ = promote(start, stop, float(num), to_float=True)
+    start, stop, _ = promote(start, stop, float(num), to_float="float64")
     dtype = canonical_dtype(dtype or aval(start).dtype)
     index = _iota(aval(start).dtype, (num,), 0) if num else np.zeros(0, aval(start).dtype)
     out = add(multiply(index, divide(subtract(stop, start), builtins.max(num - 1 if endpoint else num, 1))), start)
@@ -402,11 +407,11 @@ def _reduce(prim, a, axis, keepdims, dtype=None):
 
 
 def _accumulator_dtype(a, dtype):
-    """NumPy sums bool and int32 in the platform integer (int64)."""
+    """NumPy sums bools and signed integers in the platform integer (int64), unsigned ones in uint64."""
     if dtype is not None:
         return canonical_dtype(dtype)
     kind = aval(asarray(a)).dtype.kind
-    return DEFAULT_INT if kind in "biu" else None
+    return DEFAULT_INT if kind in "bi" else np.dtype(np.uint64) if kind == "u" else None
 
 
 def sum(a, axis=None, dtype=None, keepdims=False):
@@ -443,45 +448,6 @@ def any(a, axis=None, keepdims=False):
 
 def all(a, axis=None, keepdims=False):
     return _reduce(rd.reduce_min_p, asarray(a, np.bool_), axis, keepdims)
-
-
-def mean(a, axis=None, dtype=None, keepdims=False):
-    a = asarray(a)
-    (a,) = promote(a, to_float=True) if dtype is None else (astype(a, dtype),)
-    count = _count(a, axis)
-    if isinstance(count, Tracer):
-        out = divide(sum(a, axis, keepdims=keepdims), count)
-    else:
-        out = divide(sum(a, axis, keepdims=keepdims), np.asarray(count, aval(a).dtype) if count else np.nan)
-    return out if dtype is None else astype(out, dtype)     # an integer dtype: the quotient truncated, as NumPy
-
-
-def _count(a, axis, ddof=0):
-    """How many elements a reduction over axis combines, less ddof: an int, or a traced scalar of a's
-    dtype when a reduced dimension is symbolic (its size is read at run time)."""
-    shape = aval(a).shape
-    axes = normalize_axes(axis, len(shape))
-    count = shape_size([shape[i] for i in axes if not isinstance(shape[i], Dim)])
-    symbolic = [i for i in axes if isinstance(shape[i], Dim)]
-    if not symbolic:
-        return builtins.max(count - ddof, 0)   # as NumPy: ddof >= count divides by 0 (nan or inf)
-    for i in symbolic:
-        size = astype(bind(sh.dim_size_p, dim=shape[i]), aval(a).dtype)
-        count = size if count == 1 else multiply(count, size)
-    return maximum(subtract(count, ddof), 0) if ddof else count
-
-
-def var(a, axis=None, dtype=None, ddof=0, keepdims=False):
-    a = asarray(a)
-    (a,) = promote(a, to_float=True) if dtype is None else (astype(a, dtype),)
-    count = _count(a, axis, ddof)
-    centered = subtract(a, mean(a, axis, keepdims=True))
-    return divide(sum(square(centered), axis, keepdims=keepdims),
-                  count if isinstance(count, Tracer) else np.asarray(count, aval(a).dtype))
-
-
-def std(a, axis=None, dtype=None, ddof=0, keepdims=False):
-    return sqrt(var(a, axis, dtype, ddof, keepdims))
 
 
 def _arg(prim, a, axis, keepdims):

@@ -18,7 +18,7 @@ Each rewrite is checked against the shape rule; a rewritten equation is simplifi
 """
 import numpy as np
 
-from ..core.avals import ShapedArray
+from ..core.avals import ShapedArray, is_float
 from ..core.ir import Eqn, Literal, Var
 from ..core.trace import bind, eager
 from ._sweep import Sweep, concrete, effectful, params_key, same_type
@@ -121,7 +121,7 @@ def _is(value, constant):
     if value is None:
         return False
     constant = np.asarray(constant).astype(value.dtype)
-    return bool(value == constant) and (value.dtype.kind != "f" or bool(np.signbit(value) == np.signbit(constant)))
+    return bool(value == constant) and (not is_float(value.dtype) or bool(np.signbit(value) == np.signbit(constant)))
 
 
 def _algebra(eqn, producer, uniform_value):

@@ -12,7 +12,7 @@ import numpy as np
 
 from ..backend.rules import Kernel, Reduce
 from ..core.ad_util import aval, scalar
-from ..core.avals import ShapedArray, bool_
+from ..core.avals import ShapedArray, bool_, dtype_kind, is_float
 from ..core.batching import batched_axis
 from ..core.errors import ShapeError
 from ..core.ops import ops
@@ -36,7 +36,7 @@ def _reduce_shape(name, kinds):
     def rule(x, axes):
         if any(not 0 <= a < x.ndim for a in axes) or len(set(axes)) != len(axes):
             raise ShapeError(f"{name}: axes {axes} out of range for shape {x.shape}")
-        if x.dtype.kind not in kinds:
+        if dtype_kind(x.dtype) not in kinds:
             raise TypeError(f"{name}: does not accept {x.dtype} operands")
         return ShapedArray([d for i, d in enumerate(x.shape) if i not in axes], x.dtype, x.weak_type)
     return rule
@@ -49,7 +49,7 @@ def _no_axes_is_a_no_op(eqn, producer):
 def _identity(dtype, largest):
     if dtype == bool_:
         return largest
-    if dtype.kind == "f":
+    if is_float(dtype):
         return np.inf if largest else -np.inf
     info = np.iinfo(dtype)
     return info.max if largest else info.min
@@ -177,7 +177,7 @@ argmin_p = _reduction("argmin", _arg_shape("argmin"),
 def _cumsum_shape(x, axis, reverse=False):
     if not 0 <= axis < x.ndim:
         raise ShapeError(f"cumsum: axis {axis} out of range for shape {x.shape}")
-    if x.dtype.kind not in "fiu":
+    if dtype_kind(x.dtype) not in "fiu":
         raise TypeError(f"cumsum: does not accept {x.dtype} operands")
     return x
 
