@@ -179,11 +179,13 @@ class Emitter:
 
     def convert(self, x, src, dst):
         """astype, except that float -> int saturates (NaN -> 0) as the reference impl does. The 16-bit floats
-        are float32 values rounded to their precision."""
+        are float32 in registers: converted to or from, the value is rounded to their precision."""
         src, dst = np.dtype(src), np.dtype(dst)
         ks, kd, ts, td = self.kind(src), self.kind(dst), self.ty(src), self.ty(dst)
         if src == dst:
             return x
+        if src in avals.HALF_FLOATS:    # a value computed in float32 is rounded to its dtype first
+            x = half_floats.round_to(self, x, src)
         if kd == "b":
             return self(f"{'fcmp une' if ks == 'f' else 'icmp ne'} {ts} {x}, {self.const(0, src)}")
         if kd != "f":
