@@ -128,7 +128,9 @@ class Emitter:
         return llvm_type(self.dtype(dtype))
 
     def const(self, value, dtype=None):
-        return const_text(value, self.dtype(dtype))
+        """value as a register constant: of a 16-bit float dtype, a float32 (the precision it is computed in)."""
+        dtype = self.dtype(dtype)
+        return const_text(value, avals.float32 if dtype in avals.HALF_FLOATS else dtype)
 
     # ------------------------------------------------------------------------------------ arithmetic
     def binop(self, fop, iop, x, y, dtype=None):

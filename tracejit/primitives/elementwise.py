@@ -41,12 +41,14 @@ def _rem_impl(x, y):
 
 
 def _pow_impl(x, y):
-    if is_float(np.asarray(x).dtype):
+    x, y = np.asarray(x), np.asarray(y)
+    if is_float(x.dtype) or x.dtype.kind == "u":
         return np.power(x, y)
     negative = y < 0   # integer powers with negative exponents truncate: only 1 and -1 survive
-    odd_sign = np.where(np.remainder(y, 2) == 0, 1, -1)
-    small = np.where(x == 1, 1, np.where(x == -1, odd_sign, 0))
-    return np.where(negative, small, np.power(x, np.where(negative, 0, y)))
+    one, zero = np.ones((), x.dtype), np.zeros((), x.dtype)
+    odd_sign = np.where(np.remainder(y, 2) == 0, one, -one)
+    small = np.where(x == 1, one, np.where(x == -1, odd_sign, zero))
+    return np.where(negative, small, np.power(x, np.where(negative, zero, y)))
 
 
 def _round_impl(x, rounding_method=1):
