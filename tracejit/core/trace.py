@@ -348,6 +348,9 @@ def canonicalize_input(x, path):
     if isinstance(x, (Tracer, ShapedArray)):
         return x
     if is_python_scalar(x):
+        if isinstance(x, int) and not -2**63 <= x < 2**63:
+            raise OverflowError(f"argument {path}: Python int {x} does not fit int64, the dtype of a Python int "
+                                "argument (pass a NumPy array or scalar of the dtype it should have)")
         return x
     if isinstance(x, (np.ndarray, np.generic)):
         if x.dtype not in SHORT_NAMES:

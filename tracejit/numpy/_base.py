@@ -11,6 +11,7 @@ from ..core.avals import (
     is_float,
     is_python_scalar,
     normalize_axis,
+    python_scalar_as,
     result_dtype,
     smallest_float,
 )
@@ -85,12 +86,11 @@ def _flat_items(obj):
 
 
 def astype(x, dtype):
+    """x in dtype, as NumPy's astype, but float -> int saturates (NaN -> 0) also eagerly, as compiled."""
     dtype = canonical_dtype(dtype)
-    if isinstance(x, Tracer):
-        if x.dtype == dtype and not x.weak_type:
-            return x
-        return bind(ew.convert_element_type_p, x, new_dtype=dtype, weak_type=False)
-    return np.asarray(x).astype(dtype)
+    if isinstance(x, Tracer) and x.dtype == dtype and not x.weak_type:
+        return x
+    return bind(ew.convert_element_type_p, asarray(x), new_dtype=dtype, weak_type=False)
 
 
 def _to_dtype(x, dtype):
@@ -102,7 +102,7 @@ def _to_dtype(x, dtype):
             require_fit(x, dtype)      # a Python int argument: checked when the jitted function is called
         return bind(ew.convert_element_type_p, x, new_dtype=dtype, weak_type=False)
     if is_python_scalar(x):
-        return np.asarray(x, dtype)    # as NumPy 2: an int out of the dtype's range raises OverflowError
+        return python_scalar_as(x, dtype)    # as NumPy 2: an int out of the dtype's range raises OverflowError
     out = np.asarray(x)
     return out.astype(dtype) if out.dtype != dtype else out
 

@@ -41,11 +41,15 @@ def promote_types(type1, type2):
 
 
 def can_cast(from_, to, casting="safe"):
-    """NumPy's can_cast between dtypes (or the dtypes of arrays and tracers); NumPy 2 refuses Python scalars."""
+    """NumPy's can_cast between dtypes (or the dtypes of arrays and tracers); NumPy 2 refuses Python scalars.
+    A safe cast to or from bfloat16 is one that promotion allows (promote_types(from_, to) is to)."""
     if avals.is_python_scalar(from_):
         raise TypeError("can_cast() does not support Python ints, floats, and complex because the result used to "
                         "depend on the value. Use the dtype of the value instead.")
-    return bool(np.can_cast(_dtype_of(from_), _dtype_of(to), casting))
+    from_, to = _dtype_of(from_), _dtype_of(to)
+    if avals.bfloat16 in (from_, to) and casting == "safe":     # NumPy cannot promote most pairs with it
+        return avals.promote_types(from_, to) == to
+    return bool(np.can_cast(from_, to, casting))
 
 
 def iinfo(int_type):

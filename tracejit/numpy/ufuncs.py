@@ -46,11 +46,18 @@ def _comparison(prim, name, when_above):
         dtype, _ = result_dtype(aval(x), aval(y))
         if dtype.kind in "iu":
             for value, other, flipped in ((y, x, False), (x, y, True)):
-                if isinstance(value, int) and not isinstance(value, bool) and not fits(value, dtype):
+                if (isinstance(value, int) and not isinstance(value, bool) and aval(other).dtype.kind in "iu"
+                        and not fits(value, dtype)):
                     outcome = when_above[flipped] if value > 0 else when_above[not flipped]
                     return broadcast_to_shape(np.asarray(outcome), aval(other).shape)
-            if dtype.itemsize < 8 and any(isinstance(v, Tracer) and v.weak_type for v in (x, y)):
+            weak = [isinstance(v, Tracer) and v.weak_type for v in (x, y)]
+            if any(weak) and dtype.itemsize < 8:
                 x, y = astype(x, np.int64), astype(y, np.int64)
+            elif any(weak) and dtype == np.uint64:     # a negative int lies below uint64's range
+                flipped = weak[0]
+                below = greater_equal(x if flipped else y, 0)
+                result = bind(prim, *broadcast_operands(astype(x, dtype), astype(y, dtype), op=name))
+                return where_(below, result, when_above[not flipped])
         x, y = promote(x, y)
         return bind(prim, *broadcast_operands(x, y, op=name))
     fn.__name__ = name
