@@ -112,7 +112,13 @@ def promote(*xs, to_float=False):
     compute that dtype in (float16 for int8, float64 for int32: smallest_float); to_float="float64": integers
     and bools in float64 (NumPy's true_divide and mean)."""
     xs = [asarray(x) for x in xs]
-    dtype, _ = result_dtype(*[aval(x) for x in xs])
+    avals = [aval(x) for x in xs]
+    dtype, _ = result_dtype(*avals)
+    strong = [a for a in avals if not a.weak_type]
+    if to_float is True and strong and result_dtype(*strong)[0] == dtype:
+        # NumPy's loop: the first float that every array casts to safely (a Python scalar of a higher kind than
+        # the arrays has made dtype its default, float64 or int64, instead)
+        dtype, _ = result_dtype(*[a.update(dtype=smallest_float(a.dtype)) for a in avals])
     if to_float and not is_float(dtype):
         dtype = DEFAULT_FLOAT if to_float == "float64" else smallest_float(dtype)
     return [_to_dtype(x, dtype) for x in xs]
