@@ -80,8 +80,10 @@ def _shift_right_impl(as_dtype):
 
 
 def _population_count_impl(x):
-    """Set bits of the two's complement (NumPy's bitwise_count counts those of |x|)."""
-    return np.bitwise_count(x.view(_same_width("u")(x.dtype))).astype(x.dtype)
+    """Set bits of the two's complement (NumPy 2's bitwise_count counts those of |x|)."""
+    x = np.asarray(x)
+    octets = np.ascontiguousarray(x).reshape(-1).view(np.uint8).reshape(x.shape + (x.dtype.itemsize,))
+    return np.unpackbits(octets, axis=-1).sum(axis=-1).astype(x.dtype)
 
 
 def _clz_impl(x):
