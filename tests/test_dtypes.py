@@ -20,6 +20,7 @@ from test_backend import ALL_DTYPES, sample
 import tracejit as tj
 import tracejit.numpy as tnp
 from tracejit import lax
+from tracejit.backend import compile_ir
 from tracejit.core.avals import HALF_FLOATS, SHORT_NAMES, bfloat16, is_float
 from tracejit.core.trace import bind, eval_ir
 from tracejit.primitives import ALL
@@ -61,9 +62,19 @@ def same(got, want):
 
 
 def eager_jit_and_ir(f, *args):
-    """f computed eagerly, compiled (fused and not: jit, then the unfused eval of its IR) and by eval_ir."""
+    """f computed eagerly, compiled fused (jit) and unfused, and by the reference interpreter (eval_ir)."""
     closed = tj.make_ir(f)(*args)
-    return {"eager": f(*args), "jit": tj.jit(f, cache=False)(*args), "eval_ir": eval_ir(closed, *args)[0]}
+    return {"eager": f(*args), "jit": tj.jit(f, cache=False)(*args), "eval_ir": eval_ir(closed, *args)[0],
+            "unfused": compile_ir(closed, fuse=False, cache=False).run(list(args))[0]}
+
+
+def agree(f, want, *args, label=""):
+    """f gives want (same) eagerly, compiled fused and unfused, and in eval_ir."""
+    for mode, got in eager_jit_and_ir(f, *args).items():
+        try:
+            same(got, want)
+        except AssertionError as e:
+            raise AssertionError(f"{label} ({mode})") from e
 
 # ----------------------------------------------------------------------------------------------- promotion
 
@@ -197,11 +208,7 @@ def test_conversion_between_every_pair(src):
     x = sample(src, (41,))
     for dst in ALL_DTYPES:
         want = expected_conversion(x, dst)
-        for mode, got in eager_jit_and_ir(lambda a: tnp.astype(a, dst), x).items():
-            try:
-                same(got, want)
-            except AssertionError as e:
-                raise AssertionError(f"{src} -> {dst} ({mode})") from e
+        agree(lambda a: tnp.astype(a, dst), want, x, label=f"{src} -> {dst}")
 
 
 def test_float_to_int_saturates_nan_to_zero():
@@ -211,9 +218,8 @@ def test_float_to_int_saturates_nan_to_zero():
         hi = lambda v: info.max if v > info.max else info.min if v < info.min else int(np.trunc(v))
         want = np.array([0] + [hi(v) for v in x[1:].tolist()], dst)
         for src in FLOATS:
-            for mode, got in eager_jit_and_ir(lambda a: tnp.astype(a, dst), x.astype(src)).items():
-                if not (src in HALF_FLOATS and dst.itemsize == 8):   # 2**63 is inf in float16
-                    np.testing.assert_array_equal(got, want, err_msg=f"{src} -> {dst} ({mode})")
+            if not (src in HALF_FLOATS and dst.itemsize == 8):   # 2**63 is inf in float16
+                agree(lambda a: tnp.astype(a, dst), want, x.astype(src), label=f"{src} -> {dst}")
 
 
 def test_16_bit_float_conversions_bit_for_bit():
@@ -247,14 +253,13 @@ def test_integer_arithmetic_wraps_and_divides_as_numpy(dtype):
     for op in ops:
         with quiet():
             want = op(x, y)
-        fn = getattr(tnp, op.__name__, None) or (lambda a, b: lax.rem(a, b))
-        for mode, got in eager_jit_and_ir(fn, x, y).items():
-            same(got, want) if op is not np.fmod else same(got, np.where(y == 0, 0, want).astype(dtype))
+        if op is np.fmod:       # lax.rem: x % 0 is 0
+            agree(lax.rem, np.where(y == 0, 0, want).astype(dtype), x, y, label="rem")
+        else:
+            agree(getattr(tnp, op.__name__), want, x, y, label=op.__name__)
     for op in (np.negative, np.absolute, np.sign, np.invert, np.square, np.bitwise_count):
         with quiet():
-            want = op(x)
-        for mode, got in eager_jit_and_ir(getattr(tnp, op.__name__), x).items():
-            same(got, want)
+            agree(getattr(tnp, op.__name__), op(x), x, label=op.__name__)
 
 
 @pytest.mark.parametrize("dtype", INTS + [np.dtype(np.bool_)], ids=str)
@@ -265,48 +270,37 @@ def test_shifts_as_numpy(dtype):
     x = sample(dtype, (2 * bits + 8,))
     counts = (np.arange(-4, 2 * bits + 4) if dtype != np.bool_ else np.arange(2 * bits + 8) % 2).astype(dtype)
     for op in (np.left_shift, np.right_shift):
-        want = op(x, counts)
-        for mode, got in eager_jit_and_ir(getattr(tnp, op.__name__), x, counts).items():
-            same(got, want)
+        agree(getattr(tnp, op.__name__), op(x, counts), x, counts, label=op.__name__)
     if dtype == np.bool_:
         return
     unsigned, signed = np.dtype(f"u{dtype.itemsize}"), np.dtype(f"i{dtype.itemsize}")
     for fn, view in ((lax.shift_right_logical, unsigned), (lax.shift_right_arithmetic, signed)):
-        want = np.right_shift(x.view(view), counts.view(view)).view(dtype)
-        for mode, got in eager_jit_and_ir(fn, x, counts).items():
-            same(got, want)
-    for mode, got in eager_jit_and_ir(lax.shift_left, x, counts).items():
-        same(got, np.left_shift(x, counts))
+        agree(fn, np.right_shift(x.view(view), counts.view(view)).view(dtype), x, counts, label=fn.__name__)
+    agree(lax.shift_left, np.left_shift(x, counts), x, counts, label="shift_left")
 
 
 @pytest.mark.parametrize("dtype", INTS, ids=str)
 def test_population_count_and_clz_of_the_bits(dtype):
     x = sample(dtype, (40,))
     words = [int(v) % (1 << 8 * dtype.itemsize) for v in x.tolist()]
-    counts = np.array([bin(w).count("1") for w in words], dtype)
+    counts = np.array([w.bit_count() for w in words], dtype)
     zeros = np.array([8 * dtype.itemsize - w.bit_length() for w in words], dtype)
-    for fn, want in ((lax.population_count, counts), (lax.clz, zeros)):
-        for mode, got in eager_jit_and_ir(fn, x).items():
-            same(got, want)
+    agree(lax.population_count, counts, x, label="population_count")
+    agree(lax.clz, zeros, x, label="clz")
 
 
 def test_bitcast_convert_type_as_numpy_views_and_jax_shapes():
+    """float32 bits read as every dtype of other widths too: a narrower one adds a trailing axis of the ratio,
+    a wider one (8 bytes) takes a trailing axis of 2 away."""
     x = sample(np.float32, (3, 4))
     for dst in ALL_DTYPES:
         if dst == np.bool_:
             continue
-        ratio = 4 / dst.itemsize
-        want = x.view(dst).reshape((3, 4, int(ratio)) if ratio > 1 else (3, 4 // int(1 / ratio)) if ratio < 1
-                                   else (3, 4))
-        if ratio < 1:       # wider: the last axis must be the ratio
-            src = x.reshape(3, 2, 2) if ratio == 0.5 else None
-            want = src.view(dst).reshape(3, 2)
-            x_in = src
-        else:
-            x_in = x
-        for mode, got in eager_jit_and_ir(lambda a: lax.bitcast_convert_type(a, dst), x_in).items():
+        source = x if dst.itemsize <= 4 else x.reshape(3, 2, 2)
+        want = source.view(dst).reshape((3, 4, 4 // dst.itemsize) if dst.itemsize < 4 else source.shape[:2])
+        for mode, got in eager_jit_and_ir(lambda a: lax.bitcast_convert_type(a, dst), source).items():
+            assert got.dtype == dst and got.shape == want.shape, (dst, mode)
             np.testing.assert_array_equal(got.view(np.uint8), want.view(np.uint8), err_msg=f"{dst} ({mode})")
-            assert got.dtype == dst and got.shape == want.shape
     u8 = sample(np.uint8, (5, 2))
     same(tj.jit(lambda a: lax.bitcast_convert_type(a, np.float16))(u8), u8.view(np.float16).reshape(5))
     same(tj.vmap(lambda a: lax.bitcast_convert_type(a, np.uint16), in_axes=2)(u8.reshape(5, 2, 1).repeat(3, 2)),
@@ -322,23 +316,19 @@ def test_16_bit_floats_elementwise_as_numpy_and_ml_dtypes(dtype):
     """One operation: computed in float32 and rounded, as NumPy's float16 loops and ml_dtypes' bfloat16 ones
     do: bit for bit for the correctly rounded operations, within an ulp for the math library's."""
     x, y = sample(dtype, (200,)), sample(dtype, (200,), seed=5)
-    for op in (np.add, np.subtract, np.multiply, np.divide, np.maximum, np.minimum, np.less, np.equal):
-        with quiet():
-            want = op(x, y)
-        for mode, got in eager_jit_and_ir(getattr(tnp, op.__name__), x, y).items():
-            same(got, want)
-    for op in (np.sqrt, np.negative, np.absolute, np.floor, np.ceil, np.isnan, np.square):
-        with quiet():
-            want = op(x)
-        for mode, got in eager_jit_and_ir(getattr(tnp, op.__name__), x).items():
-            same(got, want)
+    with quiet():
+        for op in (np.add, np.subtract, np.multiply, np.divide, np.maximum, np.minimum, np.less, np.equal):
+            agree(getattr(tnp, op.__name__), op(x, y), x, y, label=op.__name__)
+        for op in (np.sqrt, np.negative, np.absolute, np.floor, np.ceil, np.isnan, np.square):
+            agree(getattr(tnp, op.__name__), op(x), x, label=op.__name__)
     eps = float(ml_dtypes.finfo(dtype).eps)
     x = np.where(np.abs(x) > 1e4, 2.0, x).astype(dtype)     # (sin reduces arguments exactly up to 2**43 only)
     for op in (np.exp, np.log, np.sin, np.tanh, np.arctan, np.log1p, np.cbrt):
         with quiet():
             want = op(x).astype(np.float64)
             for mode, got in eager_jit_and_ir(getattr(tnp, op.__name__), x).items():
-                np.testing.assert_allclose(got.astype(np.float64), want, rtol=eps, atol=1e-7, equal_nan=True)
+                np.testing.assert_allclose(got.astype(np.float64), want, rtol=eps, atol=1e-7, equal_nan=True,
+                                           err_msg=f"{op.__name__} ({mode})")
 
 
 @pytest.mark.parametrize("dtype", HALF_FLOATS, ids=str)
@@ -364,17 +354,13 @@ def test_16_bit_floats_are_computed_in_float32_and_rounded_once(dtype):
 
 
 def test_composite_functions_of_16_bit_floats_as_numpy():
-    """floor_divide, remainder and logaddexp are several primitives: in float32, as NumPy's float16 loops, so
-    that fused and unfused code agree with NumPy bit for bit."""
+    """floor_divide, remainder, logaddexp and deg2rad are several primitives: in float32, as NumPy's float16
+    loops, so that fused and unfused code agree with NumPy bit for bit."""
     x, y = sample(np.float16, (300,)), sample(np.float16, (300,), seed=2)
     for op in (np.floor_divide, np.remainder, np.logaddexp, np.deg2rad):
+        args = (x, y)[:op.nin]
         with quiet():
-            want = op(x, y) if op.nin == 2 else op(x)
-            for mode, got in eager_jit_and_ir(getattr(tnp, op.__name__), *((x, y) if op.nin == 2 else (x,))).items():
-                same(got, want)
-            unfused = tj.backend.compile_ir(tj.make_ir(getattr(tnp, op.__name__))(
-                *((x, y) if op.nin == 2 else (x,))), fuse=False).run([x, y][:op.nin])[0]
-            same(unfused, want)
+            agree(getattr(tnp, op.__name__), op(*args), *args, label=op.__name__)
 
 # ---------------------------------------------------------------------------------- transforms and passes
 
@@ -394,7 +380,7 @@ def test_transforms_of_every_dtype():
             g = tj.grad(lambda a: tnp.sum(a * a).astype(np.float32))(x)
             assert g.dtype == d
             np.testing.assert_allclose(g.astype(np.float64), 2 * x.astype(np.float64), rtol=1e-2)
-            out, t = tj.jvp(lambda a: tnp.sin(a), (x,), (np.ones_like(x),))
+            _, t = tj.jvp(lambda a: tnp.sin(a), (x,), (np.ones_like(x),))
             assert t.dtype == d
             np.testing.assert_allclose(t.astype(np.float64), np.cos(x.astype(np.float64)), rtol=2e-2)
         else:

@@ -62,8 +62,9 @@ class Control(Kernel):
 
 LLVM_TYPES = {np.dtype("float32"): "float", np.dtype("float64"): "double", np.dtype("int32"): "i32",
               np.dtype("int64"): "i64", np.dtype("bool"): "i1"}
-LLVM_TYPES.update({avals.int8: "i8", avals.int16: "i16", avals.uint8: "i8", avals.uint16: "i16", avals.uint32: "i32",
-                   avals.uint64: "i64", avals.float16: "float", avals.bfloat16: "float"})   # 16-bit floats: computed in f32
+LLVM_TYPES.update({avals.int8: "i8", avals.int16: "i16", avals.uint8: "i8", avals.uint16: "i16",
+                   avals.uint32: "i32", avals.uint64: "i64",
+                   avals.float16: "float", avals.bfloat16: "float"})     # the 16-bit floats: computed in f32
 
 
 def llvm_type(dtype):
@@ -192,7 +193,8 @@ class Emitter:
             return self(f"{'fcmp une' if ks == 'f' else 'icmp ne'} {ts} {x}, {self.const(0, src)}")
         if kd != "f":
             if ks == "f":
-                return self(f"call {td} @llvm.fpto{'s' if kd == 'i' else 'u'}i.sat.{td}.{'f32' if ts == 'float' else 'f64'}({ts} {x})")
+                sat = f"llvm.fpto{'s' if kd == 'i' else 'u'}i.sat.{td}.{'f32' if ts == 'float' else 'f64'}"
+                return self(f"call {td} @{sat}({ts} {x})")
             if ts == td:
                 return x                          # same width, other signedness: the same bits
             wider = src.itemsize < dst.itemsize or ks == "b"
