@@ -185,6 +185,8 @@ def test_the_ir_prints_every_dtype_as_jaxprs_do():
     for d in ALL_DTYPES:
         assert f"{NAMES[d]}[2]" in text
     assert str(tj.make_ir(lambda x: x + 1)(np.zeros(3, np.uint8))).count("1:u8[]") == 1
+    text = str(tj.make_ir(lambda x: x * 2 + 0.1)(np.zeros(3, bfloat16)))
+    assert "2.0:bf16[]" in text and "0.10009765625:bf16[]" in text     # as jax.make_jaxpr prints them
 
 # -------------------------------------------------------------------------------------------- conversion
 

@@ -302,8 +302,9 @@ def test_compiled_against_the_impl(name):
         operands = SWEEP_OPERANDS.get(name, list)([sample(dtype, seed=k + 1) for k in range(arity)])
         if not accepts(prim, *[tj.ShapeDtypeStruct(x.shape, x.dtype) for x in operands], **eqn.params):
             continue
-        check(lambda *xs: bind(prim, *xs, **eqn.params), *operands, fuse=(True,))
-        if arity > 1:
-            last = operands[-1][3]
-            check(lambda *xs: bind(prim, *xs, last, **eqn.params), *operands[:-1], fuse=(True,))
+        with np.errstate(all="ignore"):      # NumPy warns on the specials, as it does for its users
+            check(lambda *xs: bind(prim, *xs, **eqn.params), *operands, fuse=(True,))
+            if arity > 1:
+                last = operands[-1][3]
+                check(lambda *xs: bind(prim, *xs, last, **eqn.params), *operands[:-1], fuse=(True,))
 
