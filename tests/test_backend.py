@@ -17,8 +17,8 @@ import tracejit as tj
 import tracejit.numpy as tnp
 from tracejit.backend import compile_ir, runtime
 from tracejit.backend.steps import ParallelStep, PythonStep, SerialStep
-from tracejit.core.avals import SHORT_NAMES, finfo, is_float
 from tracejit.core.api_util import flatten_args, trace_pytree
+from tracejit.core.avals import SHORT_NAMES, finfo, is_float
 from tracejit.core.trace import bind, eval_ir
 from tracejit.primitives import ALL
 

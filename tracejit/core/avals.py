@@ -285,9 +285,9 @@ def is_python_scalar(x):
     return isinstance(x, (bool, int, float)) and not isinstance(x, np.generic)
 
 
-def python_scalar_as(x, dtype):
-    """A Python scalar as a 0-d array of dtype: NumPy's OverflowError for an int an integer dtype cannot hold
-    (ml_dtypes converts an int beyond int64 to bfloat16 only through float)."""
+def array_of(x, dtype):
+    """np.asarray(x, dtype): NumPy's OverflowError for a Python int that an integer dtype cannot hold (and
+    ml_dtypes converts an int beyond int64 to bfloat16 only through float)."""
     return np.asarray(float(x) if dtype == bfloat16 and isinstance(x, int) else x, dtype)
 
 

@@ -2,7 +2,7 @@
 shape; Python scalars take the dtype of the array they meet), and control flow."""
 import numpy as np
 
-from ..core.avals import canonical_dtype, is_python_scalar, python_scalar_as
+from ..core.avals import array_of, canonical_dtype, is_python_scalar
 from ..core.trace import bind
 from ..nn import stop_gradient
 from ..numpy._base import asarray, aval
@@ -18,7 +18,7 @@ from .control_flow import cond, fori_loop, scan, switch, while_loop
 def _typed(*args):
     """Python scalars become values of the dtype of the first array among args (weak typing)."""
     like = next((aval(a).dtype for a in args if not is_python_scalar(a)), None)
-    return [python_scalar_as(a, like)[()] if like is not None and is_python_scalar(a) else asarray(a)
+    return [array_of(a, like)[()] if like is not None and is_python_scalar(a) else asarray(a)
             for a in args]
 
 

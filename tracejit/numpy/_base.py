@@ -5,13 +5,13 @@ from ..core.avals import (
     DEFAULT_FLOAT,
     SHORT_NAMES,
     Dim,
+    array_of,
     aval_of,
     broadcast_shapes,
     canonical_dtype,
     is_float,
     is_python_scalar,
     normalize_axis,
-    python_scalar_as,
     result_dtype,
     smallest_float,
 )
@@ -40,8 +40,8 @@ def asarray(x, dtype=None):
         return x
     if not isinstance(x, (np.ndarray, np.generic, bool, int, float)):
         raise TypeError(f"cannot convert a {type(x).__name__} to an array")
-    out = np.asarray(x) if dtype is None else np.asarray(x, canonical_dtype(dtype))   # an int that does not
-    if out.dtype not in SHORT_NAMES:                                                      # fit: OverflowError
+    out = np.asarray(x) if dtype is None else array_of(x, canonical_dtype(dtype))   # an int that does not fit:
+    if out.dtype not in SHORT_NAMES:                                                    # OverflowError
         raise TypeError(f"a value of dtype {out.dtype} (shape {out.shape}) is not supported by tracejit "
                         f"(supported: {', '.join(map(str, SHORT_NAMES))})")
     return out
@@ -102,7 +102,7 @@ def _to_dtype(x, dtype):
             require_fit(x, dtype)      # a Python int argument: checked when the jitted function is called
         return bind(ew.convert_element_type_p, x, new_dtype=dtype, weak_type=False)
     if is_python_scalar(x):
-        return python_scalar_as(x, dtype)    # as NumPy 2: an int out of the dtype's range raises OverflowError
+        return array_of(x, dtype)    # as NumPy 2: an int out of the dtype's range raises OverflowError
     out = np.asarray(x)
     return out.astype(dtype) if out.dtype != dtype else out
 

@@ -10,8 +10,8 @@ from ._base import asarray, astype, aval, broadcast_operands, broadcast_to_shape
 
 
 def _binary(prim, name, to_float=False, on_bool=None):
-    """to_float: as promote's."""
-    """on_bool: the primitive for bool operands, as NumPy has them (True + True is True: a logical or)."""
+    """to_float: as promote's; on_bool: the primitive for bool operands, as NumPy has them (True + True is True:
+    a logical or)."""
     def fn(x, y):
         x, y = promote(x, y, to_float=to_float)
         use = on_bool if on_bool is not None and aval(x).dtype == np.bool_ else prim
@@ -38,9 +38,9 @@ minimum = _binary(ew.min_p, "minimum", on_bool=ew.and_p)
 
 def _comparison(prim, name, when_above):
     """NumPy 2 compares a Python int with an integer array exactly, also one the array's dtype cannot hold
-    (uint8 < 300 is True): when_above is (x OP y, y OP x) for a y above every value of x's dtype (and x OP y
-    for a y below them is y OP x for one above). A traced weak int
-    (a Python int argument) meets a narrower integer dtype in int64, which holds both."""
+    (uint8 < 300 is True): when_above is (x OP y, y OP x) for a y above every value of x's dtype (x OP y for a
+    y below them is y OP x for one above). A traced weak int (a Python int argument) meets a narrower integer
+    dtype in int64, which holds both, and uint64 where it is not negative."""
     def fn(x, y):
         x, y = asarray(x), asarray(y)
         dtype, _ = result_dtype(aval(x), aval(y))
@@ -55,9 +55,9 @@ def _comparison(prim, name, when_above):
                 x, y = astype(x, np.int64), astype(y, np.int64)
             elif any(weak) and dtype == np.uint64:     # a negative int lies below uint64's range
                 flipped = weak[0]
-                below = greater_equal(x if flipped else y, 0)
+                in_range = greater_equal(x if flipped else y, 0)
                 result = bind(prim, *broadcast_operands(astype(x, dtype), astype(y, dtype), op=name))
-                return where_(below, result, when_above[not flipped])
+                return where_(in_range, result, when_above[not flipped])
         x, y = promote(x, y)
         return bind(prim, *broadcast_operands(x, y, op=name))
     fn.__name__ = name
