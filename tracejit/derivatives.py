@@ -26,6 +26,7 @@ from .core.api_util import (
                              positional_parameters,
                              trace_pytree,
 )
+from .core.avals import is_inexact
 from .core.pytree import tree_flatten, tree_unflatten
 from .core.trace import Tracer, eval_ir
 from .traceback_util import api_boundary
@@ -34,7 +35,7 @@ from .transforms.ad import jvp_ir, linearize_ir, transpose_ir
 
 def _is_inexact(aval):
     """Whether a value has tangents: float or complex."""
-    return aval.dtype.kind in "fc"
+    return is_inexact(aval.dtype)
 
 
 def _argnums(argnums, num_args, fun):
