@@ -427,6 +427,28 @@ def test_transforms_of_every_dtype():
             same(vjp(np.ones(x.shape, np.float32))[0], np.zeros_like(x))
 
 
+@pytest.mark.parametrize("dtype", ALL_DTYPES, ids=str)
+def test_linear_algebra_takes_dtypes_as_numpy(dtype):
+    """Integers and bools in float64 and complex as it comes, as NumPy's linalg; float16 and bfloat16 matrices
+    refused with the function's name (LAPACK has no 16-bit routines; NumPy refuses float16 too), but norms,
+    which need no LAPACK, keep them (NumPy's norm of float16 is float16)."""
+    a = np.array([[2, 1, 0], [0, 3, 1], [1, 0, 4]]).astype(dtype)      # (as bools too, not singular)
+    for name in ("det", "inv", "eigvals", "slogdet", "matrix_rank"):
+        if dtype in HALF_FLOATS:
+            with pytest.raises(TypeError, match=f"{name}: {dtype} matrices are not supported"):
+                getattr(tnp.linalg, name)(a)
+            continue
+        with quiet():
+            got, want = tj.jit(getattr(tnp.linalg, name))(a), getattr(np.linalg, name)(a)
+        for g, w in zip(*(v if isinstance(v, tuple) else (v,) for v in (got, want)), strict=True):
+            w = np.asarray(w).dtype
+            w = np.result_type(w, np.complex64) if name == "eigvals" else w     # always complex, as JAX's
+            assert np.asarray(g).dtype == w, (name, np.asarray(g).dtype, w)
+    if dtype != bfloat16:
+        small = np.arange(-2, 4).astype(dtype).reshape(2, 3)
+        assert tnp.linalg.norm(small).dtype == np.linalg.norm(small).dtype
+
+
 def test_constant_folding_wraps_as_the_compiled_code():
     for d in INTS:
         info = np.iinfo(d)

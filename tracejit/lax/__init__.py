@@ -10,6 +10,7 @@ import numpy as np
 from ..core.avals import array_of, canonical_dtype, check_shape, index_arg, is_python_scalar, normalize_axes, shape_arg
 from ..core.trace import bind
 from ..nn import stop_gradient
+from ..numpy import fft as _fft
 from ..numpy._base import asarray, aval
 from ..primitives import bitcast as bc
 from ..primitives import complex_parts as cp
@@ -18,6 +19,7 @@ from ..primitives import indexing as ix
 from ..primitives import linalg as dot_prims
 from ..primitives import reductions as rd
 from ..primitives import shapes as sh
+from ..primitives.fft import FftType
 from . import linalg
 from .control_flow import cond, fori_loop, scan, switch, while_loop
 from .convolution import (
@@ -256,11 +258,18 @@ def dynamic_update_slice(operand, update, start_indices):
                 *[np.asarray(i) if isinstance(i, int) else i for i in start_indices])
 
 
-__all__ = ["abs", "add", "argmax", "argmin", "bitcast_convert_type", "bitwise_and", "bitwise_not", "bitwise_or", "bitwise_xor",
-           "broadcast_in_dim", "broadcasted_iota", "ceil", "clamp", "clz", "concatenate", "cond", "convert_element_type",
-           "cos", "cumsum", "div", "dot_general", "dynamic_slice", "dynamic_update_slice", "eq", "exp", "expand_dims",
-           "expm1", "floor", "fori_loop", "ge", "gt", "integer_pow", "iota", "is_finite", "le", "log", "log1p",
-           "logistic", "lt", "max", "min", "mul", "ne", "neg", "pad", "population_count", "pow", "reduce_max", "reduce_min",
+def fft(x, fft_type, fft_lengths):
+    """The FFT over the trailing len(fft_lengths) axes; fft_type an FftType or 'fft', 'ifft', 'rfft', 'irfft'
+    (x is converted to the real or complex dtype it takes)."""
+    return _fft.transform(x, fft_type, fft_lengths)
+
+
+__all__ = ["FftType", "abs", "add", "argmax", "argmin", "bitcast_convert_type", "bitwise_and", "bitwise_not", "bitwise_or",
+           "bitwise_xor", "broadcast_in_dim", "broadcasted_iota", "ceil", "clamp", "clz", "concatenate", "cond",
+           "convert_element_type", "cos", "cumsum", "div", "dot_general", "dynamic_slice", "dynamic_update_slice", "eq",
+           "exp", "expand_dims", "expm1", "fft", "floor", "fori_loop", "ge", "gt", "integer_pow", "iota", "is_finite",
+           "le", "log", "log1p", "logistic", "lt", "max", "min", "mul", "ne", "neg", "pad", "population_count", "pow",
+           "reduce_max", "reduce_min",
            "reduce_prod", "reduce_sum", "rem", "reshape", "rev", "round", "rsqrt", "scan", "select", "select_n",
            "shift_left", "shift_right_arithmetic", "shift_right_logical",
            "sign", "sin", "slice", "sqrt", "squeeze", "stop_gradient", "sub", "switch", "tan", "tanh", "transpose",
