@@ -147,9 +147,8 @@ def test_einsum_sublists_and_its_greedy_order():
 def test_dtype_names():
     assert tnp.float32 is np.float32 and tnp.int_ is np.int64 and tnp.bool is np.bool_
     assert tnp.issubdtype(tnp.float64, tnp.floating) and tnp.finfo(tnp.float32).eps == np.finfo(np.float32).eps
-    assert tnp.zeros(2, tnp.int32).dtype == np.int32
-    with pytest.raises(TypeError, match="not supported by tracejit"):
-        tnp.zeros(2, tnp.int8)
+    assert tnp.zeros(2, tnp.int32).dtype == np.int32 and tnp.zeros(2, tnp.int8).dtype == np.int8
+    assert tnp.ones(2, tnp.bfloat16).dtype == tnp.bfloat16 and tnp.issubdtype(tnp.bfloat16, tnp.floating)
 
 # --------------------------------------------------------------------------------- derivatives (regressions)
 

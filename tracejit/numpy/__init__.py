@@ -37,6 +37,37 @@ from .creation import (
     zeros,
     zeros_like,
 )
+from .dtypes import (
+    bfloat16,
+    bool_,
+    can_cast,
+    complex64,
+    complex128,
+    complexfloating,
+    finfo,
+    float16,
+    float32,
+    float64,
+    floating,
+    generic,
+    iinfo,
+    inexact,
+    int8,
+    int16,
+    int32,
+    int64,
+    integer,
+    issubdtype,
+    number,
+    promote_types,
+    result_type,
+    signedinteger,
+    uint8,
+    uint16,
+    uint32,
+    uint64,
+    unsignedinteger,
+)
 from .einsum_ops import einsum
 from .indexing import _AtIndexer, argsort, getitem, interp, repeat, searchsorted, sort, take, take_along_axis
 from .linalg_ops import cross, diag, diagonal, dot, inner, kron, matmul, outer, tensordot, trace, vdot
@@ -70,7 +101,17 @@ from .shape_ops import (
     transpose,
     vstack,
 )
-from .statistics import allclose, average, count_nonzero, median, nanmax, nanmean, nanmin, nansum, ptp
+from .statistics import (
+    allclose,
+    average,
+    count_nonzero,
+    median,
+    nanmax,
+    nanmean,
+    nanmin,
+    nansum,
+    ptp,
+)
 from .ufuncs import (
     abs,
     absolute,
@@ -91,6 +132,7 @@ from .ufuncs import (
     atan2,
     atanh,
     bitwise_and,
+    bitwise_count,
     bitwise_not,
     bitwise_or,
     bitwise_xor,
@@ -122,6 +164,7 @@ from .ufuncs import (
     isnan,
     isneginf,
     isposinf,
+    left_shift,
     less,
     less_equal,
     log,
@@ -147,6 +190,7 @@ from .ufuncs import (
     radians,
     reciprocal,
     remainder,
+    right_shift,
     rint,
     round,
     sign,
@@ -162,21 +206,13 @@ from .ufuncs import (
 )
 from .ufuncs import where_ as _where
 
-# The dtype names of jax.numpy, as NumPy's types (so that code written for JAX reads; a dtype tracejit does not
-# compute in raises an error that says so where it is used).
-bool_ = bool = _np.bool_
-int8, int16, int32, int64, int_ = _np.int8, _np.int16, _np.int32, _np.int64, _np.int64
-uint8, uint16, uint32, uint64, uint = _np.uint8, _np.uint16, _np.uint32, _np.uint64, _np.uint64
-float16, float32, float64, float_ = _np.float16, _np.float32, _np.float64, _np.float64
-single, double = _np.float32, _np.float64
-complex64, complex128, complex_, csingle, cdouble = (_np.complex64, _np.complex128, _np.complex128, _np.complex64,
-                                                     _np.complex128)
-generic, number, inexact = _np.generic, _np.number, _np.inexact
-floating, complexfloating = _np.floating, _np.complexfloating
-integer, signedinteger, unsignedinteger = _np.integer, _np.signedinteger, _np.unsignedinteger
-dtype, ndarray, finfo, iinfo = _np.dtype, _np.ndarray, _np.finfo, _np.iinfo
-issubdtype, isdtype, result_type, promote_types, can_cast = (_np.issubdtype, _np.isdtype, _np.result_type,
-                                                            _np.promote_types, _np.can_cast)
+dtype, ndarray = _np.dtype, _np.ndarray
+bitwise_left_shift, bitwise_right_shift, bitwise_invert = left_shift, right_shift, invert    # NumPy 2's names
+# jax.numpy's other names for these dtypes, and isdtype (NumPy's: it does not know bfloat16)
+bool = bool_
+int_, uint, float_, complex_ = int64, uint64, float64, complex128
+single, double, csingle, cdouble = float32, float64, complex64, complex128
+isdtype = _np.isdtype
 pi, e, inf, nan, newaxis = _np.pi, _np.e, _np.inf, _np.nan, None
 
 
@@ -220,6 +256,8 @@ _METHODS = {
     "__rmod__": _swap(remainder), "__pow__": power, "__rpow__": _swap(power), "__matmul__": matmul,
     "__rmatmul__": _swap(matmul), "__and__": bitwise_and, "__rand__": _swap(bitwise_and), "__or__": bitwise_or,
     "__ror__": _swap(bitwise_or), "__xor__": bitwise_xor, "__rxor__": _swap(bitwise_xor),
+    "__lshift__": left_shift, "__rlshift__": _swap(left_shift), "__rshift__": right_shift,
+    "__rrshift__": _swap(right_shift),
     "__neg__": negative, "__pos__": positive, "__abs__": absolute, "__invert__": invert,
     "__eq__": equal, "__ne__": not_equal, "__lt__": less, "__le__": less_equal, "__gt__": greater,
     "__ge__": greater_equal, "__getitem__": getitem,

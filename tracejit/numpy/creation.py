@@ -115,7 +115,7 @@ def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis
         raise ValueError(f"linspace: number of samples, {num}, must be non-negative")
     if axis not in (0, -1):
         raise NotImplementedError(f"linspace: axis={axis}: start and stop are scalars here, so the axis is 0")
-    start, stop, _ = promote(start, stop, float(num), to_float=True)
+    start, stop, _ = promote(start, stop, float(num), to_float="float64")
     dtype = canonical_dtype(dtype or aval(start).dtype)
     index = _iota(aval(start).dtype, (num,), 0) if num else np.zeros(0, aval(start).dtype)
     divisions = num - 1 if endpoint else num

@@ -4,7 +4,7 @@ import builtins
 
 import numpy as np
 
-from ..core.avals import DEFAULT_INT, Dim, canonical_dtype, normalize_axes, normalize_axis, shape_size
+from ..core.avals import DEFAULT_INT, HALF_FLOATS, Dim, canonical_dtype, normalize_axes, normalize_axis, shape_size
 from ..core.errors import ShapeError
 from ..core.trace import Tracer, bind
 from ..primitives import complex_parts as cp
@@ -41,11 +41,11 @@ def _masked(a, where, fill):
 
 
 def _accumulator_dtype(a, dtype):
-    """NumPy sums bool and int32 in the platform integer (int64)."""
+    """NumPy sums bools and signed integers in the platform integer (int64), unsigned ones in uint64."""
     if dtype is not None:
         return canonical_dtype(dtype)
     kind = aval(asarray(a)).dtype.kind
-    return DEFAULT_INT if kind in "biu" else None
+    return DEFAULT_INT if kind in "bi" else np.dtype(np.uint64) if kind == "u" else None
 
 
 def sum(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None):
@@ -130,13 +130,16 @@ def _divide_by_count(total, count, dtype):
 
 
 def _as_float(a, dtype):
-    (a,) = promote(a, to_float=True) if dtype is None else (astype(a, dtype),)
+    """Integers and bools in float64, as NumPy's mean and var (not the smallest float that holds them)."""
+    (a,) = promote(a, to_float="float64") if dtype is None else (astype(a, dtype),)
     return a
 
 
 def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=None):
     reject_out("mean", out)
     a = _as_float(asarray(a), dtype)
+    if aval(a).dtype in HALF_FLOATS:      # as NumPy: summed and divided in float32, rounded once
+        return astype(mean(astype(a, np.float32), axis, keepdims=keepdims, where=where), aval(a).dtype)
     total = sum(a, axis, keepdims=keepdims, where=where)
     out = _divide_by_count(total, _count(a, axis, 0, where, keepdims), aval(a).dtype)
     return out if dtype is None else astype(out, dtype)     # an integer dtype: the quotient truncated, as NumPy

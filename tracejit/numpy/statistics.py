@@ -1,7 +1,7 @@
 """NumPy's NaN-aware reductions, median, average, ptp and count_nonzero, written on the reductions."""
 import numpy as np
 
-from ..core.avals import DEFAULT_INT, normalize_axes, shape_size
+from ..core.avals import DEFAULT_INT, is_float, normalize_axes, shape_size
 from ._base import asarray, astype, aval, broadcast_to_shape, promote, reject_out
 from .creation import full
 from .indexing import sort
@@ -20,13 +20,13 @@ def count_nonzero(a, axis=None, keepdims=False):
 
 def nansum(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None):
     a = asarray(a)
-    return sum(where_(isnan(a), 0, a) if aval(a).dtype.kind == "f" else a, axis, dtype, out, keepdims, initial,
+    return sum(where_(isnan(a), 0, a) if is_float(aval(a).dtype) else a, axis, dtype, out, keepdims, initial,
                where)
 
 
 def nanmean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=None):
     """The mean of the non-NaN values (NaN where there are none, as NumPy, which also warns)."""
-    (a,) = promote(a, to_float=True)
+    (a,) = promote(a, to_float="float64")
     number = logical_not(isnan(a))
     where = number if where is None else bitwise_and(number, where)
     out = mean(a, axis, out=out, keepdims=keepdims, where=where)
@@ -36,7 +36,7 @@ def nanmean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=None):
 def _nan_extremum(reduce, fill):
     def fn(a, axis=None, out=None, keepdims=False, initial=None, where=None):
         a = asarray(a)
-        if aval(a).dtype.kind != "f":
+        if not is_float(aval(a).dtype):
             return reduce(a, axis, out, keepdims, initial, where)
         if initial is None:
             require_nonempty(fn.__name__, a, axis)
@@ -87,7 +87,7 @@ def median(a, axis=None, out=None, overwrite_input=False, keepdims=False):
     """The middle of the sorted values (the mean of the two middle ones for an even count); NaN where a
     slice holds a NaN, as NumPy. overwrite_input changes nothing: inputs are never written."""
     reject_out("median", out)
-    (a,) = promote(a, to_float=True)
+    (a,) = promote(a, to_float="float64")
     shape = aval(a).shape
     axes = normalize_axes(axis, len(shape), "median", iterable=True)
     ax = axes[0] if len(axes) == 1 else len(shape) - len(axes)
