@@ -14,6 +14,7 @@ import zlib
 
 import jax
 import jax.numpy as jnp
+import ml_dtypes
 import numpy as np
 
 import tracejit as tj
@@ -166,7 +167,16 @@ def unary_cases(qualname):
             *variants(Case("complex64", (z.astype(np.complex64),)), Case("scalar", (np.array(0.7),)), Case("python_scalar", (0.7,)), Case("empty", (np.zeros(0),)),
                       Case("matrix", (rng.uniform(-3, 3, (2, 3)),)), Case("float32", (x.astype(np.float32),)),
                       Case("int64", (np.arange(-3, 4),)), Case("int32", (np.arange(-3, 4, dtype=np.int32),)),
-                      Case("bool", (np.array([True, False]),)))]
+                      Case("bool", (np.array([True, False]),)), *_small_dtype_cases(x))]
+
+
+def _small_dtype_cases(*xs):
+    """The 16- and 8-bit dtypes: the floats at the points xs, the integers small and positive (uint8's too)."""
+    ints = [np.arange(len(x)) % 7 - 3 for x in xs]
+    return [Case("float16", tuple(x.astype(np.float16) for x in xs)),
+            Case("bfloat16", tuple(x.astype(ml_dtypes.bfloat16) for x in xs)),
+            Case("int8", tuple(i.astype(np.int8) for i in ints)),
+            Case("uint8", tuple((i + 3).astype(np.uint8) for i in ints))]
 
 
 def binary_cases(qualname):
@@ -188,7 +198,8 @@ def binary_cases(qualname):
                       Case("float32_python_scalar", (x.astype(np.float32), 2.0)),
                       Case("float32_int32", (x.astype(np.float32), ints[0].astype(np.int32))),
                       Case("int64", (ints[0], ints[1])), Case("int32_int64", (ints[0].astype(np.int32), ints[1])),
-                      Case("bool", (np.array([True, True, False, False]), np.array([True, False, True, False]))))]
+                      Case("bool", (np.array([True, True, False, False]), np.array([True, False, True, False]))),
+                      *_small_dtype_cases(x, y), Case("int8_uint8", (ints[0].astype(np.int8), np.abs(ints[1]).astype(np.uint8))))]
 
 
 def axis_cases(qualname, defaults):
@@ -209,7 +220,10 @@ def axis_cases(qualname, defaults):
                       Case("bool axis=None", (rng.integers(0, 2, (3, 4)).astype(bool),), dict(all_axes)),
                       Case("nan axis=-1", (np.array([[1.0, np.nan, 2.0], [0.5, 0.25, -1.0]]),), {"axis": -1}),
                       Case("empty_columns axis=-1", (np.zeros((3, 0)),), {"axis": -1}),
-                      Case("complex64 axis=None", (complex_draw(rng, 3, 4).astype(np.complex64),), dict(all_axes)))]
+                      Case("complex64 axis=None", (complex_draw(rng, 3, 4).astype(np.complex64),), dict(all_axes)),
+                      Case("float16 axis=0", (random.astype(np.float16),), {"axis": 0}),
+                      Case("bfloat16 axis=None", (random.astype(ml_dtypes.bfloat16),), dict(all_axes)),
+                      Case("uint8 axis=0", (rng.integers(0, 9, (3, 4)).astype(np.uint8),), {"axis": 0}))]
 
 
 SHAPES_ONE = [(3, 4), (1, 3, 1), (0,), (), (1,), (5,), (2, 3, 4)]       # the first three with derivatives
@@ -547,7 +561,7 @@ def _close(got, want, rtol):
         g, w = np.broadcast_to(got.astype(np.float64), got.shape), want.astype(np.float64)
     except (TypeError, ValueError):
         return None if np.array_equal(got, want) else f"{got!r}, expected {want!r}"
-    exact = got.dtype.kind not in "fc" and want.dtype.kind not in "fc"
+    exact = not (jnp.issubdtype(got.dtype, jnp.inexact) or jnp.issubdtype(want.dtype, jnp.inexact))   # bfloat16: 'V'
     finite = np.isfinite(w)
     scale = max(1.0, float(np.max(np.abs(w[finite]), initial=0.0)))
     with np.errstate(invalid="ignore", over="ignore"):
@@ -577,5 +591,9 @@ def compare_dtypes(got, want):
     return None if got == want else f"{', '.join(map(str, got))}, expected {', '.join(map(str, want))}"
 
 
+RTOL = {np.dtype(np.float32): 2e-5, np.dtype(np.complex64): 2e-5, np.dtype(np.float16): 2e-3,
+        np.dtype(ml_dtypes.bfloat16): 1.6e-2}      # two units in the last place (float64: a few thousand)
+
+
 def value_rtol(leaves):
-    return 2e-5 if any(np.asarray(x).dtype in (np.float32, np.complex64) for x in leaves) else 1e-9
+    return max([RTOL.get(np.asarray(x).dtype, 1e-9) for x in leaves], default=1e-9)

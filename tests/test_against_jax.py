@@ -8,9 +8,8 @@ under jit (how to call linalg, fft and lax's convolutions and windows: tests/jax
   for the functions inferred below (elementwise, with an axis, of one or two arrays): derivatives with complex
   tangents and the gradient of the real part of the projection, JAX's convention.
 - Dtypes are compared with NumPy's where NumPy has the function (tracejit promotes as NumPy 2, with float64
-  defaults; JAX with x64 is close, not equal), else with JAX's; NumPy's float16 (for bool inputs) reads as
-  float64, which tracejit uses. The cases that only vary dtypes or shapes are compared with NumPy where NumPy
-  has the function (JAX otherwise).
+  defaults; JAX with x64 is close, not equal), else with JAX's. The cases that only vary dtypes or shapes are
+  compared with NumPy where NumPy has the function (JAX otherwise).
 - Functions come from the modules themselves (jax_oracle.public_functions), so a new one is tested without
   editing a list: its calls are inferred by probing (elementwise functions of one or two arrays, functions
   with an axis, functions of one or two arrays at several shapes) unless SPECS says how to call it. Aliases
@@ -203,6 +202,14 @@ SPECS = {
                                                                                  {"axis": 0}),
                            Case("float", (np.array([0.0, 1.0, 1.5]), 2)), Case("dtype", (np.array([1, 0]), 2),
                                                                               {"dtype": np.int32})],
+    "numpy.finfo": lambda: [Case(np.dtype(d).name, (d,), traceable=False, call=lambda M, fn, d: _finfo_fields(fn(d)))
+                            for d in (np.float16, jo.ml_dtypes.bfloat16, np.float32, np.complex64)],
+    "numpy.iinfo": lambda: [Case(np.dtype(d).name, (d,), traceable=False, call=lambda M, fn, d: (fn(d).min, fn(d).max, fn(d).bits))
+                            for d in (np.int8, np.uint16, np.int64)],
+    "lax.bitcast_convert_type": lambda: [Case("f32_i32", (r(3).astype(np.float32), np.int32), derivatives=False),
+                                         Case("f64_u64", (r(3), np.uint64), derivatives=False),
+                                         Case("i16_f16", (ints(3).astype(np.int16), np.float16), derivatives=False),
+                                         Case("f32_u8", (r(3).astype(np.float32), np.uint8), derivatives=False)],
     "numpy.can_cast": lambda: [Case(f"{a.__name__}->{b.__name__}", (a, b), traceable=False)
                                for a, b in ((np.int32, np.float64), (np.float64, np.int32), (np.float32, np.float64))],
     "numpy.isdtype": lambda: [Case(f"{a.__name__} {k}", (np.dtype(a), k), traceable=False)
@@ -258,6 +265,10 @@ SPECS = {
     "tracejit.local_device_count": lambda: [Case("cpu", (), traceable=False)],
     "tracejit.default_backend": lambda: [Case("cpu", (), traceable=False)],
 }
+
+
+def _finfo_fields(info):
+    return float(info.eps), float(info.max), float(info.tiny), info.bits, str(info.dtype)
 
 
 def _complex_cases():
@@ -423,7 +434,6 @@ KNOWN = [
                 "no complex loop"),
     follows_jax("linalg.eigvals", "batched", "dtype", "eigenvalues of real matrices are complex, as in JAX; NumPy's "
                 "dtype depends on the values (float64 when all of them are real, as in this case)"),
-    follows_jax("numpy.conj", "bool", "dtype", "the conjugate of bools is the bools, as in JAX; NumPy's is int8"),
     differs("numpy.log lax.log", "complex_special", "jvp2 grad2", "the second derivative -1 / z**2 at z = 0: tracejit's "
             "complex division by 0 gives infinities (as C99's), JAX's NaN"),
     differs("numpy.sqrt lax.sqrt", "complex_special", "jvp grad", "the derivative 1 / (2 sqrt(z)) at z = 0: as log's "
@@ -443,24 +453,41 @@ KNOWN = [
     # dtypes and arguments
     differs(LAX_BINARY, "float32_python_scalar", "raises", "tracejit.lax gives a Python scalar the dtype of the array "
             "it meets (weak typing, as tracejit.numpy); JAX's lax requires equal dtypes"),
-    differs("lax.pow", "int64", "raises", "tracejit raises integers to integer powers (NumPy's semantics); JAX's "
+    differs("lax.pow", "int64 | int8 | uint8", "raises", "tracejit raises integers to integer powers (NumPy's semantics); JAX's "
             "lax.pow refuses integer bases"),
-    differs("nn.gelu nn.tanh", "int32 | bool", "dtype", "integer and bool inputs: tracejit computes in float64, as "
-            "NumPy (np.tanh of int32 is float64); JAX in float32"),
+    differs("nn.gelu nn.tanh", "int32 | bool", "dtype", "integer and bool inputs: tracejit computes in NumPy's float "
+            "for them (np.tanh of int32 is float64, of bool float16); JAX in float32"),
     differs("nn.log_sigmoid nn.mish nn.soft_sign nn.softplus nn.squareplus", "int32", "dtype", "as nn.tanh"),
+    differs("nn.elu nn.gelu nn.log_sigmoid nn.mish nn.selu nn.soft_sign nn.softplus nn.squareplus nn.tanh",
+            "int8 | uint8", "dtype", "as nn.tanh: NumPy's float for 8-bit integers is float16 (float64 for soft_sign's "
+            "division), JAX's float32 or float64"),
+    differs("nn.elu nn.mish nn.selu nn.squareplus", "bool", "dtype", "as nn.tanh (NumPy's float for bool is float16)"),
+    differs("nn.logsumexp nn.standardize", "uint8 axis=0", "dtype", "as nn.tanh"),
+    differs("nn.log_softmax nn.softmax", "uint8 axis=0", "value", "JAX subtracts the maximum in uint8 (wrapping "
+            "around: -inf and NaN here); tracejit converts to float first"),
+    differs("nn.hard_tanh", "uint8", "raises", "where(x < -1, -1, x) for uint8 x: -1 does not fit uint8, an "
+            "OverflowError under NumPy 2's rule for Python integers (tracejit's); JAX wraps it to 255"),
+    differs("nn.celu nn.elu nn.gelu nn.hard_sigmoid nn.hard_silu nn.leaky_relu nn.selu nn.sparse_plus "
+            "nn.sparse_sigmoid", "bfloat16", "dtype", "eagerly, a Python float times a NumPy bfloat16 array is "
+            "ml_dtypes' product, float32 (under jit tracejit keeps bfloat16, as JAX); these nn formulas use operators"),
+    differs("nn.standardize", "bfloat16 axis=None", "dtype", "as nn.elu"),
+    differs("lax.abs", "uint8", "raises", "tracejit's abs of unsigned integers is the identity (NumPy's); JAX's "
+            "lax.abs refuses them"),
+    differs("lax.complex", "float16 | bfloat16", "raises", "tracejit makes complex64 of 16-bit float parts; JAX's "
+            "lax.complex takes float32 and float64 only"),
+    differs("lax.div", "int8 | uint8", "value", "integer division by 0: tracejit's is 0 (as its integer rem and "
+            "NumPy's), XLA's all ones (-1, 255)"),
+    follows_jax("linalg.norm linalg.vector_norm", "bfloat16 axis=None", "dtype", "the norm of bfloat16 is bfloat16, "
+                "as in JAX; NumPy, which does not know bfloat16 as a float, computes it in float64"),
+    follows_jax("numpy.degrees", "bfloat16", "dtype", "bfloat16 stays bfloat16, as in JAX; NumPy multiplies by a "
+                "Python float, which ml_dtypes promotes to float32"),
     differs("nn.logsumexp nn.standardize", "bool axis=None", "dtype", "as nn.tanh"),
-    differs("nn.sigmoid nn.silu", "bool | int32 | int64", "raises", "tracejit converts integers and bools to float, as "
+    differs("nn.sigmoid nn.silu", "bool | int32 | int64 | int8 | uint8", "raises", "tracejit converts integers and bools to float, as "
             "its other float functions do; JAX's logistic refuses them"),
     differs("nn.log_softmax nn.softmax", "bool axis=None", "raises", "as nn.sigmoid"),
-    differs("nn.squareplus", "bool", "raises", "square of bool: NumPy computes it in int8, which tracejit does not have"),
-    differs("numpy.square numpy.power numpy.floor_divide numpy.mod", "bool", "raises", "NumPy computes bool operands "
-            "in int8, which tracejit does not have: tracejit refuses them"),
     differs("numpy.reciprocal", "int32 | int64", "value", "1 / 0 in integers: NumPy's is undefined (the minimum "
             "integer here), tracejit's 0"),
-    differs("numpy.reciprocal", "bool", "dtype", "NumPy's reciprocal of bool is int8, which tracejit does not have: "
-            "bool (its values, 1 and 0, are NumPy's)"),
-    differs("numpy.around", "bool", "raises", "round of bool: NumPy gives float16 (not in tracejit), JAX refuses; "
-            "tracejit returns the bools, as for integers"),
+    follows_numpy("numpy.around", "bool", "value", "round of bool: float16, as NumPy's; JAX refuses bools"),
     follows_numpy("numpy.take", "out_of_range", "value", "a concrete index past the end raises IndexError, as in "
                   "NumPy (traced ones are clamped, as JAX's jit-time indexing); JAX's take fills NaN"),
     follows_numpy("numpy.argsort", "ties axis=None", "value", "ties in NumPy's order (its quicksort); JAX's sort is "
@@ -472,7 +499,7 @@ KNOWN = [
     follows_numpy("numpy.promote_types", "int32 float32", "value", "NumPy's promotion: float64; JAX's: float32"),
     follows_numpy("numpy.result_type", "<class 'numpy.int32'> <class 'numpy.float32'> | <class 'numpy.float32'> <class "
                   "'numpy.int64'>", "value", "as promote_types"),
-    follows_jax("numpy.power", "int64 | int32_int64", "value", "integers to negative integer powers: NumPy raises, "
+    follows_jax("numpy.power", "int64 | int32_int64 | int8", "value", "integers to negative integer powers: NumPy raises, "
                 "tracejit gives JAX's values (1 and -1 keep their powers, the rest truncate to 0)"),
     follows_jax("numpy.positive", "bool", "value", "NumPy's positive refuses bool; tracejit, as JAX, returns it"),
 ]
@@ -522,7 +549,7 @@ def results():
     runs = [jo.run_tracejit_eagerly(q, c) for q, c in tasks]
     numpy_outcomes = [jo.run_numpy(q, c) for q, c in tasks]
     jax_indices = [k for k, (q, c) in enumerate(tasks) if q in in_jax and (
-        not c.prefer_numpy or not _usable(numpy_outcomes[k]) or "jax" in _forced(q, c.label).values())]
+        not c.prefer_numpy or numpy_outcomes[k] is None or "jax" in _forced(q, c.label).values())]
     jax_tasks = [(q, c, run.tangents, run.weights, "value" in run.eager.errors) for (q, c), run in zip(tasks, runs)]
     with concurrent.futures.ThreadPoolExecutor(1) as pool:
         jax_future = pool.submit(_in_chunks, jo.run_jax, jax_indices, jax_tasks)
@@ -550,22 +577,13 @@ def _in_chunks(run, indices, items, size=100):
     return outcomes
 
 
-def _usable(numpy_out):
-    """NumPy is the oracle of a case unless it computed in float16, which tracejit does not have."""
-    return numpy_out is not None and not _float16(numpy_out)
-
-
-def _float16(outcome):
-    return any(np.asarray(x).dtype == np.float16 for x in outcome.results.get("value", []))
-
-
 def compare_case(eager, jitted, jax_out, numpy_out, forced):
     """({aspect: why} where tracejit, eagerly or under jit, differs from the case's oracle; {aspect: whether
     tracejit differs from the other oracle} for the aspects that KNOWN sends to NumPy or to JAX).
 
-    Values: JAX's, else NumPy's (or where KNOWN says so); dtypes: NumPy's (float64 where NumPy's is float16:
-    tracejit has no float16), else JAX's; derivatives: JAX's. With no oracle, jit is compared with eager."""
-    oracles = {"jax": jax_out, "numpy": numpy_out if _usable(numpy_out) else None}
+    Values: JAX's, else NumPy's (or where KNOWN says so); dtypes: NumPy's, else JAX's; derivatives: JAX's. With
+    no oracle, jit is compared with eager."""
+    oracles = {"jax": jax_out, "numpy": numpy_out}
     value_oracle = oracles[forced.get("value", "jax" if jax_out is not None else "numpy")] or jax_out or eager
     mismatches = {}
     error, expected_error = eager.errors.get("value"), value_oracle.errors.get("value")
@@ -610,10 +628,10 @@ def _differs_from_other(eager, forced, oracles):
 
 
 def _dtype_oracle(oracle):
-    """The dtypes to expect: the oracle's, NumPy's float16 (which tracejit does not have) read as float64."""
+    """The dtypes to expect: the oracle's."""
     if oracle is None or "value" not in oracle.results:
         return None
-    return [np.asarray(x, np.float64) if np.asarray(x).dtype == np.float16 else x for x in oracle.results["value"]]
+    return oracle.results["value"]
 
 
 def _compare_piece(piece, outcome, expected, expected_errors):
@@ -674,8 +692,8 @@ def test_tables_name_public_functions():
     assert not named - set(functions), f"the tables name functions that do not exist: {sorted(named - set(functions))}"
 
 
-NOT_TRACEJIT_TYPES = {"character", "flexible", "object_", "ufunc", "ComplexWarning"}   # no strings or objects;
-                                                                                        # tnp's ufuncs are functions
+NOT_TRACEJIT_TYPES = {"character", "flexible", "object_", "ufunc", "ComplexWarning",  # no strings or objects;
+                      "finfo", "iinfo"}   # tnp's ufuncs are functions, finfo and iinfo too (they know bfloat16)
 
 
 def test_dtype_names_are_jax_numpys():

@@ -176,6 +176,8 @@ def round(a, decimals=0, out=None):
     (x,) = promote(a)
     if aval(x).dtype.kind == "c":      # each part, as NumPy
         return _by_parts(lambda part: round(part, decimals), x)
+    if aval(x).dtype == np.bool_:       # NumPy's round has no bool loop: it rounds them as float16
+        return astype(x, np.float16)
     if not is_float(aval(x).dtype):
         return x
     if decimals == 0:
