@@ -37,7 +37,7 @@ from .array_body import ArrayBody
 from .mathlib import kernel
 from .mathlib_body import Body
 
-FUNCS = ("erf", "erfc", "erfcx", "erf_inv", "ndtr", "ndtri", "log_ndtr", "lgamma", "digamma")
+FUNCS = ("erf", "erfc", "erfcx", "erf_inv", "ndtr", "ndtri", "log_ndtr", "lgamma", "digamma", "gamma")
 
 _INF = float("inf")
 _NAN = float("nan")
@@ -226,9 +226,11 @@ def _odd(f, q):
 
 
 def _reflected(f, x):
-    """(x < 0, the argument the positive-x algorithm sees: 1 - x for x < 0, x clamped to 2**60)."""
+    """(x < 0, y, dy): y + dy is what the positive-x algorithm sees, 1 - x for x < 0 (x clamped to -2**60;
+    dy the rounding error of 1 - x), x itself otherwise."""
     negative = f.cmp("olt", x, 0.0)
-    return negative, f.sel(negative, f.sub(1.0, f.max(x, -(2.0**60))), x)
+    y, dy = f.two_sum(1.0, f.neg(f.max(x, -(2.0**60))))
+    return negative, f.sel(negative, y, x), f.sel(negative, dy, 0.0)
 
 
 def _pole(f, x):
@@ -236,42 +238,70 @@ def _pole(f, x):
     return f.both(f.cmp("ole", x, 0.0), f.cmp("oeq", f.call("floor", x), x))
 
 
-def _lgamma_positive(f, y):
-    big = f.cmp("oge", y, _STIRLING_X)
-    n = f.min(f.max(f.sub(f.call("floor", f.add(y, 0.5)), 2.0), -2.0), _STIRLING_X - 2)
-    t = f.sub(y, f.add(n, 2.0))
-    prod = 1.0
-    for k in range(int(_STIRLING_X) - 2):
-        prod = f.mul(prod, f.sel(f.cmp("olt", float(k), n), f.add(t, 2.0 + k), 1.0))
-    below = f.sel(f.cmp("oeq", n, -2.0), f.mul(y, f.add(y, 1.0)), y)
-    shrink = f.cmp("olt", n, 0.0)
-    lh, ll = f.log_dd(f.sel(big, y, f.sel(shrink, below, prod)))
-    sign = f.sel(shrink, -1.0, 1.0)
-    small = f.fma(t, _poly(f, t, "lgamma", "double"), f.mul(sign, f.add(lh, ll)))
-    half = f.sub(y, 0.5)
-    ph, pl = f.two_prod(half, lh)
-    sh, sl = f.two_sum(ph, f.neg(y))
-    w = f.div(1.0, y)
-    series = f.fma(w, _poly(f, f.mul(w, w), "lgamma_stirling", "double"), _HALF_LOG_2PI[1])
-    tail = f.add(f.add(f.fma(half, ll, pl), sl), f.add(series, _HALF_LOG_2PI[0]))
-    stirling = f.sel(f.cmp("oeq", ph, _INF), _INF, f.add(sh, tail))    # past 2.5e305 lgamma overflows
-    return f.sel(big, stirling, small)
+class _GammaParts:
+    """For y > 0: below 8 (not big), log Gamma(y) = tq + log(prod) (- log(prod) where shrink); from 8 on (big),
+    log Gamma(y + dy) = hi + lo, |lo| <= ulp(hi)/2 (hi is inf past 2.5e305, where it overflows)."""
+
+    def __init__(self, f, y, dy):
+        self.big = f.cmp("oge", y, _STIRLING_X)
+        n = f.min(f.max(f.sub(f.call("floor", f.add(y, 0.5)), 2.0), -2.0), _STIRLING_X - 2)
+        t = f.sub(y, f.add(n, 2.0))
+        prod = 1.0
+        for k in range(int(_STIRLING_X) - 2):
+            prod = f.mul(prod, f.sel(f.cmp("olt", float(k), n), f.add(t, 2.0 + k), 1.0))
+        below = f.sel(f.cmp("oeq", n, -2.0), f.mul(y, f.add(y, 1.0)), y)
+        self.shrink = f.cmp("olt", n, 0.0)
+        self.prod = f.sel(self.shrink, below, prod)
+        self.tq = f.mul(t, _poly(f, t, "lgamma", "double"))
+        self.log_h, self.log_l = f.log_dd(f.sel(self.big, y, self.prod))
+        half = f.sub(y, 0.5)
+        ph, pl = f.two_prod(half, self.log_h)
+        sh, sl = f.two_sum(ph, f.neg(y))
+        w = f.div(1.0, y)
+        series = f.fma(w, _poly(f, f.mul(w, w), "lgamma_stirling", "double"), _HALF_LOG_2PI[1])
+        shift = f.mul(dy, f.fma(w, -0.5, self.log_h))         # dy digamma(y), the rounding of y's argument
+        lo = f.add(f.add(f.fma(half, self.log_l, pl), f.add(sl, shift)), f.add(series, _HALF_LOG_2PI[0]))
+        hi, lo = f.two_sum(sh, lo)
+        overflow = f.cmp("oeq", ph, _INF)
+        self.hi, self.lo = f.sel(overflow, _INF, hi), f.sel(overflow, 0.0, lo)
+
+
+def _sin_pi(f, x):
+    """sin(pi x), reduced exactly, for |x| < 2**60."""
+    s, c, q = _sin_cos_pi(f, x)
+    return f.mul(f.sel(_odd(f, q), c, s), f.sel(f.cmp("oge", q, 2.0), -1.0, 1.0))
 
 
 def _lgamma(f, x, prec):
-    negative, y = _reflected(f, x)
-    s, c, q = _sin_cos_pi(f, f.max(x, -(2.0**60)))
-    sin_pi_x = f.abs(f.sel(_odd(f, q), c, s))
-    value = _lgamma_positive(f, y)
+    negative, y, dy = _reflected(f, x)
+    g = _GammaParts(f, y, dy)
+    small = f.add(g.tq, f.mul(f.sel(g.shrink, -1.0, 1.0), f.add(g.log_h, g.log_l)))
+    value = f.sel(g.big, f.add(g.hi, g.lo), small)
+    sin_pi_x = f.abs(_sin_pi(f, f.max(x, -(2.0**60))))
     value = f.sel(negative, f.sub(f.sub(_LOG_PI, f.log(sin_pi_x)), value), value)
     value = f.sel(_pole(f, x), _INF, value)
     return f.sel(f.cmp("oeq", x, _INF), _INF, f.sel(f.cmp("oeq", x, -_INF), -_INF, value))
 
 
+def _gamma(f, x, prec):
+    """exp(tq) prod (or / prod) below 8, exp(hi + lo) from 8 on; x < 0: pi / (sin(pi x) Gamma(1 - x)), the
+    exponential's argument negated there so that tiny results underflow gradually instead of dividing by inf."""
+    negative, y, dy = _reflected(f, x)
+    g = _GammaParts(f, y, dy)
+    lo = f.sel(f.cmp("olt", g.hi, 750.0), g.lo, 0.0)      # exp takes a small lo only
+    e = f.exp(f.sel(negative, f.neg(g.hi), g.hi), f.sel(negative, f.neg(lo), lo))
+    small = f.mul(f.exp(g.tq), f.sel(g.shrink, f.div(1.0, g.prod), g.prod))
+    value = f.sel(g.big, e, small)
+    reflected = f.div(_PI[0], _sin_pi(f, f.max(x, -(2.0**60))))
+    value = f.sel(negative, f.mul(reflected, f.sel(g.big, e, f.div(1.0, small))), value)
+    value = f.sel(_pole(f, x), _NAN, value)
+    return f.sel(f.cmp("oeq", x, 0.0), f.call("copysign", _INF, x), value)
+
+
 def _digamma(f, x, prec):
     """digamma(r) + sum 1/(r + k) for 0 < x < 8 (reflected for x < 0), the asymptotic series from 8 on, and near
     the negative root (|x - x1| < 0.1) (x - x1) P1(x - x1); the two root polynomials share one Horner pass."""
-    negative, y = _reflected(f, x)
+    negative, y, _ = _reflected(f, x)
     v = f.sub(x, _PSI_NEGATIVE_ROOT[0])
     near = f.cmp("olt", f.abs(v), 0.1)
     n = f.min(f.max(f.sub(f.call("floor", y), 1.0), -1.0), _STIRLING_X - 2)
@@ -297,7 +327,7 @@ def _digamma(f, x, prec):
 
 
 _KERNELS = {"erf": _erf, "erfc": _erfc, "erfcx": _erfcx, "erf_inv": _erf_inv, "ndtr": _ndtr, "ndtri": _ndtri,
-            "log_ndtr": _log_ndtr, "lgamma": _lgamma, "digamma": _digamma}
+            "log_ndtr": _log_ndtr, "lgamma": _lgamma, "digamma": _digamma, "gamma": _gamma}
 
 
 def symbol(name, ty):
