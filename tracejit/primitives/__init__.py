@@ -1,11 +1,12 @@
 """Every primitive, each defined once with all its rules (see DESIGN.md section 5), registered by name so that
 rules apply one another through tracejit.core.ops.
 
-Layers: the families (elementwise, complex_parts, shapes, reductions, linalg, indexing) import only core and the
-backend's rule kinds; cond, while and scan sit above the transforms they apply to their bodies."""
+Layers: the families (elementwise, special, complex_parts, shapes, reductions, linalg, indexing) import only core
+and the backend's rule kinds (special also the backend's specmath kernels, which it runs on NumPy arrays); cond,
+while and scan sit above the transforms they apply to their bodies."""
 from ..core.ops import register
 from . import (complex_parts, cond, elementwise, indexing, linalg, linalg_factor, linalg_solve, reductions, scan,
-               shapes, while_loop)
+               shapes, special, while_loop)
 
-ALL = register([elementwise, complex_parts, shapes, reductions, linalg, linalg_factor, linalg_solve, indexing, cond,
-                while_loop, scan])
+ALL = register([elementwise, special, complex_parts, shapes, reductions, linalg, linalg_factor, linalg_solve, indexing,
+                cond, while_loop, scan])

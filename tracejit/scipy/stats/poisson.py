@@ -1,0 +1,24 @@
+"""The Poisson distribution (jax.scipy.stats.poisson)."""
+import numpy as np
+
+from ... import numpy as tnp
+from .. import special
+from .._args import real_args
+
+
+def logpmf(k, mu, loc=0):
+    """-inf below loc and at non-integer k."""
+    k, mu, loc = real_args("poisson.logpmf", k, mu, loc)
+    x = k - loc
+    log_probs = special.xlogy(x, mu) - special.gammaln(x + 1) - mu
+    return tnp.where((x < 0) | (tnp.round(k) != k), -np.inf, log_probs)
+
+
+def pmf(k, mu, loc=0):
+    return tnp.exp(logpmf(k, mu, loc))
+
+
+def cdf(k, mu, loc=0):
+    k, mu, loc = real_args("poisson.cdf", k, mu, loc)
+    x = k - loc
+    return tnp.where(x < 0, 0.0, special.gammaincc(tnp.floor(1 + tnp.maximum(x, 0.0)), mu))
