@@ -137,6 +137,6 @@ class Module:
     def text(self):
         externals = "\n".join(f"@{name} = external global i8" for name in self.symbols)
         special = {(name, ty) for name, ty in self.math if name in specmath.FUNCS}
-        math = [mathlib.math_module_ir(self.math - special), specmath.module_ir(special), cmathlib.module_ir(self.cmath)]
+        math = [mathlib.math_module_ir(self.math - special), specmath.math_module_ir(special), cmathlib.module_ir(self.cmath)]
         return "\n\n".join([llvm.module_header(), externals, *self.functions, *math,
                             "\n".join(self.metadata)])

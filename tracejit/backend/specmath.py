@@ -3,7 +3,7 @@ with mathlib_body.Body on mathlib's exp, log, log1p and sin/cos kernels: branch-
 fused loop calling them vectorizes as mathlib's functions do. Both types compute in double and round once
 (float32 uses the shorter polynomials of the "float" sets).
 
-Each kernel is written once against Body's instruction set and runs two ways: as LLVM text (`module_ir`, pasted
+Each kernel is written once against Body's instruction set and runs two ways: as LLVM text (`math_module_ir`, pasted
 into a compiled module next to mathlib's functions) and on NumPy arrays (`evaluate`, through array_body.ArrayBody),
 which is the NumPy impl of its primitive (tracejit.primitives.special).
 
@@ -330,23 +330,24 @@ _KERNELS = {"erf": _erf, "erfc": _erfc, "erfcx": _erfcx, "erf_inv": _erf_inv, "n
             "log_ndtr": _log_ndtr, "lgamma": _lgamma, "digamma": _digamma, "gamma": _gamma}
 
 
-def symbol(name, ty):
+def math_symbol(name, ty):
+    """The LLVM name of a function, e.g. ``@tj_erf_float`` (mathlib's convention: Emitter.math calls it)."""
     return f"@tj_{name}_{ty}"
 
 
-def function_ir(name: str, ty: str) -> str:
+def math_function_ir(name: str, ty: str) -> str:
     """Definition of ``@tj_<name>_<ty>``, ``ty (ty)`` for ty float or double."""
     if name not in FUNCS or ty not in ("float", "double"):
         raise ValueError(f"no special function {name!r} for type {ty!r}")
     f = _Body()
     f.ret(_KERNELS[name](f, f.ext("%x", ty), ty), ty)
     body = "\n".join(f.lines)
-    return f"define internal {ty} {symbol(name, ty)}({ty} %x) alwaysinline nounwind {{\n{body}\n}}\n"
+    return f"define internal {ty} {math_symbol(name, ty)}({ty} %x) alwaysinline nounwind {{\n{body}\n}}\n"
 
 
-def module_ir(needed) -> str:
+def math_module_ir(needed) -> str:
     """Definitions of the (name, ty) pairs in ``needed``, each once, in a stable order."""
-    return "\n".join(function_ir(name, ty) for name, ty in sorted(set(needed)))
+    return "\n".join(math_function_ir(name, ty) for name, ty in sorted(set(needed)))
 
 
 def evaluate(name, x):
