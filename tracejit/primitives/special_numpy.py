@@ -58,9 +58,10 @@ def _rounded(like, value):
     return np.asarray(value).astype(np.asarray(like).dtype)
 
 
-def _log1pmx(d):
-    """log(1 + d) - d without cancellation: for |d| < 1/2 with u = d/(2 + d), -2u**2/(1 - u) + 2 sum u**(2k+1)/(2k+1)."""
-    out = np.log1p(d) - d
+def _log_ratio_minus(r, d):
+    """log(r) - d for r = 1 + d, without cancellation: log(r) - d from r itself (an accurate quotient) for
+    |d| >= 1/2; below, with u = d/(2 + d), -2u**2/(1 - u) + 2 sum u**(2k+1)/(2k+1) from d."""
+    out = np.log(r) - d
     small = np.abs(d) < 0.5
     u = d[small] / (2 + d[small])
     u2 = u * u
@@ -72,14 +73,14 @@ def _log1pmx(d):
 
 
 def _log_gamma_prefactor(a, x):
-    """log(x**a e**-x / Gamma(a)); for a >= 8 as a (log1p(d) - d) + log(a / (2 pi))/2 - D(a), d = (x - a)/a, which
+    """log(x**a e**-x / Gamma(a)); for a >= 8 as a (log(x/a) - d) + log(a / (2 pi))/2 - D(a), d = (x - a)/a, which
     has no cancellation when x is near a large a."""
     with np.errstate(all="ignore"):
         direct = a * np.log(x) - x - _lgamma(a)
         big = a >= 8
         safe = np.where(big, a, 8.0)
-        d = (x - safe) / safe
-        uniform = safe * _log1pmx(d) + 0.5 * np.log(safe) - _HALF_LOG_2PI - stirling_correction(safe)
+        uniform = (safe * _log_ratio_minus(x / safe, (x - safe) / safe) + 0.5 * np.log(safe) - _HALF_LOG_2PI
+                   - stirling_correction(safe))
     return np.where(big, uniform, direct)
 
 
@@ -299,7 +300,7 @@ def _bessel_ie(x, order):
     for k in range(1, 25):
         term = -term * (mu - (2 * k - 1) ** 2) / (k * 8 * z)
         total += term
-    out[~small] = total / np.sqrt(2 * np.pi * z)
+    out[~small] = total / np.sqrt(2 * np.pi) / np.sqrt(z)
     return out
 
 
@@ -314,4 +315,4 @@ def bessel_i1e(x):
     (x0,) = _float64(x)
     with np.errstate(all="ignore"):
         value = np.where(np.isnan(x0), np.nan, np.where(np.isinf(x0), 0.0, _bessel_ie(np.nan_to_num(x0), 1)))
-    return _rounded(x, np.copysign(value, x0))
+    return _rounded(x, np.where(x0 < 0, -value, value))      # odd, but i1e(-0) = +0 as SciPy

@@ -86,9 +86,9 @@ def gamma(x):
     return _apply(sp.gamma_p, "gamma", x)
 
 
-def _signbit_or_negative(x):
-    """x < 0, counting -0 as negative."""
-    return tnp.where(x == 0, 1 / tnp.where(x == 0, x, 1) < 0, x < 0)
+def _negative_or_minus_zero(x):
+    """x < 0, counting -0 as negative (atan2(-0, -1) is -pi)."""
+    return (x < 0) | ((x == 0) & (tnp.arctan2(x, -1.0) < 0))
 
 
 def gammasgn(x):
@@ -96,7 +96,7 @@ def gammasgn(x):
     (x,) = real_args("gammasgn", x)
     floor = tnp.floor(x)
     nan = ((x < 0) & (x == floor)) | tnp.isnan(x)
-    minus = ((x < 0) & (tnp.remainder(floor, 2) != 0)) | ((x == 0) & _signbit_or_negative(x))
+    minus = ((x < 0) & (tnp.remainder(floor, 2) != 0)) | ((x == 0) & _negative_or_minus_zero(x))
     return tnp.where(nan, np.nan, tnp.where(minus, -1.0, 1.0)).astype(aval(x).dtype)
 
 
@@ -107,10 +107,12 @@ def loggamma(x):
 
 
 def rgamma(x):
-    """1/Gamma(x), 0 at the poles."""
+    """1/Gamma(x), 0 at the poles; x / Gamma(1 + x) for |x| < 1, so that tiny x (where Gamma overflows) give x."""
     (x,) = real_args("rgamma", x)
     pole = (x <= 0) & (x == tnp.floor(x))
-    return tnp.where(pole, 0.0, 1 / gamma(tnp.where(pole, 1.0, x)))
+    small = tnp.abs(x) < 1
+    safe = tnp.where(pole, 1.0, x)
+    return tnp.where(pole, tnp.where(x == 0, x, 0.0), tnp.where(small, safe / gamma(safe + 1), 1 / gamma(safe)))
 
 
 def factorial(n, exact=False):
@@ -167,7 +169,7 @@ def multigammaln(a, d):
     """log of the multivariate gamma function of dimension d (a static integer)."""
     d = operator.index(d)
     (a,) = real_args("multigammaln", a)
-    constant = 0.25 * d * (d - 1) * np.log(np.pi)
+    constant = float(0.25 * d * (d - 1) * np.log(np.pi))
     shifts = np.arange(d, dtype=aval(a).dtype) / 2
     return tnp.sum(gammaln(tnp.expand_dims(a, -1) - shifts), axis=-1) + constant
 
@@ -257,7 +259,7 @@ def _xlogx_jvp(primals, tangents):
 def entr(x):
     """-x log(x), 0 at 0 and -inf for negative x."""
     (x,) = real_args("entr", x)
-    return tnp.where(x < 0, -np.inf, -_xlogx(x))
+    return tnp.where(x < 0, -np.inf, 0.0 - _xlogx(x))     # entr(0) = +0, as SciPy
 
 
 def rel_entr(p, q):
@@ -266,7 +268,7 @@ def rel_entr(p, q):
     both = (p > 0) & (q > 0)
     safe_p, safe_q = tnp.where(both, p, 1.0), tnp.where(both, q, 1.0)
     value = _xlogx(safe_p) - _xlogy(safe_p, safe_q)
-    return tnp.where(both, value, tnp.where((p == 0) & (q >= 0), 0.0, np.inf))
+    return tnp.where(both, value, tnp.where((p == 0) & (q >= 0), tnp.zeros_like(p), np.inf))
 
 
 def kl_div(p, q):
@@ -364,7 +366,8 @@ def _polyval(coefs, x):
 
 
 def _spence(x):
-    """Cephes' rational approximation (as JAX's spence), with its argument reductions as selects."""
+    """Cephes' rational approximation (as JAX's spence), with its argument reductions as selects (x = 1 goes
+    through the formula, which gives 0 there and the right derivative, -1)."""
     inverted = x > 2
     y = tnp.where(inverted, 1 / tnp.where(inverted, x, 1.0), x)
     above, below = y > 1.5, y < 0.5
@@ -374,4 +377,4 @@ def _spence(x):
     value = tnp.where(below, np.pi**2 / 6 - tnp.log(safe) * tnp.log1p(-safe) - value, value)
     log_y = tnp.log(tnp.where(y > 0, y, 1.0))
     value = tnp.where(inverted | above, -0.5 * log_y * log_y - value, value)
-    return tnp.where(x < 0, np.nan, tnp.where(x == 1, 0.0, tnp.where(x == 0, np.pi**2 / 6, value)))
+    return tnp.where(x < 0, np.nan, tnp.where(x == 0, np.pi**2 / 6, value))

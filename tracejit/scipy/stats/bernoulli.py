@@ -32,4 +32,4 @@ def cdf(k, p):
 
 def ppf(q, p):
     q, p = real_args("bernoulli.ppf", q, p)
-    return tnp.where(_invalid(p, q) | (q < 0) | (q > 1), np.nan, tnp.where(q <= 1 - p, 0.0, 1.0))
+    return tnp.where(_invalid(p, q) | (q < 0) | (q > 1), np.nan, tnp.where(q <= 1 - p, tnp.zeros_like(q), 1.0))
