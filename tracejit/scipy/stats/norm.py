@@ -5,7 +5,7 @@ from ... import numpy as tnp
 from .. import special
 from .._args import real_args
 
-_LOG_SQRT_2PI = 0.5 * np.log(2 * np.pi)
+_LOG_SQRT_2PI = float(0.5 * np.log(2 * np.pi))     # a Python float: weakly typed, float32 stays
 
 
 def _standard(name, x, loc, scale):
