@@ -111,14 +111,16 @@ def test_gradients_against_jax():
         dist, fname = path.split(".")
         return getattr(getattr(jst, dist), fname)
 
+    def summed(f):
+        return lambda *a: f(*a).sum()
+
     def program():
-        return {name: jax.grad(lambda *a, f=theirs_fn(path): f(*a).sum(), argnums=tuple(range(len(args))))(
+        return {name: jax.grad(summed(theirs_fn(path)), argnums=tuple(range(len(args))))(
             *[jax.numpy.asarray(a, float) for a in args]) for name, (_, path, args) in GRADS.items()}
 
     reference = jax.jit(program)()
     for name, (ours, _, args) in GRADS.items():
-        got = tj.grad(lambda *a, f=ours: f(*a).sum(), argnums=tuple(range(len(args))))(
-            *[np.asarray(a, float) for a in args])
+        got = tj.grad(summed(ours), argnums=tuple(range(len(args))))(*[np.asarray(a, float) for a in args])
         for g, w in zip(got, reference[name]):
             np.testing.assert_allclose(g, w, rtol=1e-10, atol=1e-12, err_msg=name)
 

@@ -121,7 +121,7 @@ def _continued_fraction(a, x, grad):
     active = np.ones(a.shape, bool)
     for i in range(1, _MAX_TERMS):
         an, dan = -i * (i - a), i * np.ones_like(a)
-        b, db = b + 2, db
+        b = b + 2
         dd = dan * d + an * dd + db
         d = an * d + b
         d = np.where(np.abs(d) < tiny, tiny, d)

@@ -10,3 +10,15 @@ def real_args(name, *args):
     if aval(xs[0]).dtype.kind == "c":
         raise TypeError(f"{name} does not support complex-valued inputs, got {aval(xs[0]).dtype}")
     return broadcast_operands(*xs, op=name)
+
+
+def standardized(name, x, loc, scale):
+    """(x - loc) / scale of the promoted, broadcast arguments."""
+    x, loc, scale = real_args(name, x, loc, scale)
+    return (x - loc) / scale
+
+
+def located(name, standard, q, loc, scale):
+    """standard(q) * scale + loc: a quantile function from the standard distribution's."""
+    q, loc, scale = real_args(name, q, loc, scale)
+    return standard(q) * scale + loc

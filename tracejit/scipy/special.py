@@ -31,31 +31,34 @@ def _apply(prim, name, *args):
     return bind(prim, *real_args(name, *args))
 
 
-def erf(x):
-    return _apply(sp.erf_p, "erf", x)
+def _function(prim, name, doc, *params):
+    """The jax.scipy.special function `name`: its arguments promoted and broadcast, then the primitive."""
+    def fn(*args):
+        if len(args) != len(params):
+            raise TypeError(f"{name}() takes {len(params)} arguments ({', '.join(params)}), got {len(args)}")
+        return _apply(prim, name, *args)
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = doc
+    return fn
 
 
-def erfc(x):
-    return _apply(sp.erfc_p, "erfc", x)
-
-
-def erfinv(x):
-    return _apply(sp.erf_inv_p, "erfinv", x)
-
-
-def erfcx(x):
-    """exp(x**2) erfc(x), without overflow or underflow."""
-    return _apply(sp.erfcx_p, "erfcx", x)
-
-
-def ndtr(x):
-    """The standard normal CDF, accurate in both tails."""
-    return _apply(sp.ndtr_p, "ndtr", x)
-
-
-def ndtri(p):
-    """The inverse of ndtr, accurate for tiny p and for p near 1."""
-    return _apply(sp.ndtri_p, "ndtri", p)
+erf = _function(sp.erf_p, "erf", "The error function.", "x")
+erfc = _function(sp.erfc_p, "erfc", "1 - erf(x), accurate for large x.", "x")
+erfinv = _function(sp.erf_inv_p, "erfinv", "The inverse of erf.", "x")
+erfcx = _function(sp.erfcx_p, "erfcx", "exp(x**2) erfc(x), without overflow or underflow.", "x")
+ndtr = _function(sp.ndtr_p, "ndtr", "The standard normal CDF, accurate in both tails.", "x")
+ndtri = _function(sp.ndtri_p, "ndtri", "The inverse of ndtr, accurate for tiny p and for p near 1.", "p")
+gammaln = _function(sp.lgamma_p, "gammaln", "log |Gamma(x)|.", "x")
+lgamma = gammaln
+digamma = _function(sp.digamma_p, "digamma", "The logarithmic derivative of Gamma.", "x")
+gamma = _function(sp.gamma_p, "gamma", "The gamma function.", "x")
+betainc = _function(sp.regularized_incomplete_beta_p, "betainc", "The regularized incomplete beta function "
+                    "I_x(a, b) (differentiable in x only, as in JAX).", "a", "b", "x")
+gammainc = _function(sp.igamma_p, "gammainc", "The regularized lower incomplete gamma function P(a, x).", "a", "x")
+gammaincc = _function(sp.igammac_p, "gammaincc", "The regularized upper incomplete gamma function Q(a, x) = "
+                      "1 - P(a, x).", "a", "x")
+i0e = _function(sp.bessel_i0e_p, "i0e", "exp(-|x|) I0(x), the scaled modified Bessel function of order 0.", "x")
+i1e = _function(sp.bessel_i1e_p, "i1e", "exp(-|x|) I1(x), the scaled modified Bessel function of order 1.", "x")
 
 
 def log_ndtr(x, series_order=3):
@@ -68,22 +71,6 @@ def log_ndtr(x, series_order=3):
     if series_order > 30:
         raise ValueError("series_order must be <= 30.")
     return _apply(sp.log_ndtr_p, "log_ndtr", x)
-
-
-def gammaln(x):
-    """log |Gamma(x)|."""
-    return _apply(sp.lgamma_p, "gammaln", x)
-
-
-lgamma = gammaln
-
-
-def digamma(x):
-    return _apply(sp.digamma_p, "digamma", x)
-
-
-def gamma(x):
-    return _apply(sp.gamma_p, "gamma", x)
 
 
 def _negative_or_minus_zero(x):
@@ -134,21 +121,6 @@ def beta(a, b):
     return gammasgn(a) * gammasgn(b) * gammasgn(a + b) * tnp.exp(betaln(a, b))
 
 
-def betainc(a, b, x):
-    """The regularized incomplete beta function I_x(a, b) (differentiable in x only, as in JAX)."""
-    return _apply(sp.regularized_incomplete_beta_p, "betainc", a, b, x)
-
-
-def gammainc(a, x):
-    """The regularized lower incomplete gamma function P(a, x)."""
-    return _apply(sp.igamma_p, "gammainc", a, x)
-
-
-def gammaincc(a, x):
-    """The regularized upper incomplete gamma function Q(a, x) = 1 - P(a, x)."""
-    return _apply(sp.igammac_p, "gammaincc", a, x)
-
-
 def zeta(x, q=None):
     """Hurwitz's zeta function sum_k (q + k)**-x."""
     if q is None:
@@ -172,14 +144,6 @@ def multigammaln(a, d):
     constant = float(0.25 * d * (d - 1) * np.log(np.pi))
     shifts = np.arange(d, dtype=aval(a).dtype) / 2
     return tnp.sum(gammaln(tnp.expand_dims(a, -1) - shifts), axis=-1) + constant
-
-
-def i0e(x):
-    return _apply(sp.bessel_i0e_p, "i0e", x)
-
-
-def i1e(x):
-    return _apply(sp.bessel_i1e_p, "i1e", x)
 
 
 def i0(x):
@@ -213,31 +177,28 @@ def logit(x):
     return _logit(real_args("logit", x)[0])
 
 
-@custom_jvp
-def _xlogy(x, y):
-    return tnp.where((x != 0) | tnp.isnan(y), x * tnp.log(y), 0.0)
+def _x_times_log(log, argument):
+    """x log(argument(y)) with log = log(argument(.)), 0 where x is 0 (unless y is NaN), and JAX's derivative:
+    log(argument(y)) dx + x / argument(y) dy."""
+    @custom_jvp
+    def fn(x, y):
+        return tnp.where((x != 0) | tnp.isnan(y), x * log(y), 0.0)
+
+    @fn.defjvp
+    def fn_jvp(primals, tangents):
+        (x, y), (tx, ty) = primals, tangents
+        return fn(x, y), tx * log(y) + ty * x / argument(y)
+
+    return fn
 
 
-@_xlogy.defjvp
-def _xlogy_jvp(primals, tangents):
-    (x, y), (tx, ty) = primals, tangents
-    return _xlogy(x, y), tx * tnp.log(y) + ty * x / y
+_xlogy = _x_times_log(tnp.log, lambda y: y)
+_xlog1py = _x_times_log(tnp.log1p, lambda y: 1 + y)
 
 
 def xlogy(x, y):
     """x log(y), 0 where x is 0 (unless y is NaN)."""
     return _xlogy(*real_args("xlogy", x, y))
-
-
-@custom_jvp
-def _xlog1py(x, y):
-    return tnp.where((x != 0) | tnp.isnan(y), x * tnp.log1p(y), 0.0)
-
-
-@_xlog1py.defjvp
-def _xlog1py_jvp(primals, tangents):
-    (x, y), (tx, ty) = primals, tangents
-    return _xlog1py(x, y), tx * tnp.log1p(y) + ty * x / (1 + y)
 
 
 def xlog1py(x, y):

@@ -2,16 +2,12 @@
 import numpy as np
 
 from ... import numpy as tnp
-from .._args import real_args
-
-
-def _standard(name, x, loc, scale):
-    x, loc, scale = real_args(name, x, loc, scale)
-    return (x - loc) / scale, scale
+from .._args import located, real_args, standardized
 
 
 def logpdf(x, loc=0, scale=1):
-    z, scale = _standard("cauchy.logpdf", x, loc, scale)
+    x, loc, scale = real_args("cauchy.logpdf", x, loc, scale)
+    z = (x - loc) / scale
     return -(tnp.log(np.pi * scale) + tnp.log1p(z * z))
 
 
@@ -20,8 +16,7 @@ def pdf(x, loc=0, scale=1):
 
 
 def cdf(x, loc=0, scale=1):
-    z, _ = _standard("cauchy.cdf", x, loc, scale)
-    return 0.5 + tnp.arctan(z) / np.pi
+    return 0.5 + tnp.arctan(standardized("cauchy.cdf", x, loc, scale)) / np.pi
 
 
 def logcdf(x, loc=0, scale=1):
@@ -29,8 +24,7 @@ def logcdf(x, loc=0, scale=1):
 
 
 def sf(x, loc=0, scale=1):
-    z, _ = _standard("cauchy.sf", x, loc, scale)
-    return 0.5 - tnp.arctan(z) / np.pi
+    return 0.5 - tnp.arctan(standardized("cauchy.sf", x, loc, scale)) / np.pi
 
 
 def logsf(x, loc=0, scale=1):
@@ -38,10 +32,8 @@ def logsf(x, loc=0, scale=1):
 
 
 def ppf(q, loc=0, scale=1):
-    q, loc, scale = real_args("cauchy.ppf", q, loc, scale)
-    return tnp.tan(np.pi * q - np.pi / 2) * scale + loc
+    return located("cauchy.ppf", lambda p: tnp.tan(np.pi * p - np.pi / 2), q, loc, scale)
 
 
 def isf(q, loc=0, scale=1):
-    q, loc, scale = real_args("cauchy.isf", q, loc, scale)
-    return tnp.tan(np.pi / 2 - np.pi * q) * scale + loc
+    return located("cauchy.isf", lambda p: tnp.tan(np.pi / 2 - np.pi * p), q, loc, scale)

@@ -1,7 +1,7 @@
 """The logistic distribution (jax.scipy.stats.logistic)."""
 from ... import numpy as tnp
 from .. import special
-from .._args import real_args
+from .._args import located, real_args, standardized
 
 
 def logpdf(x, loc=0, scale=1):
@@ -15,20 +15,18 @@ def pdf(x, loc=0, scale=1):
 
 
 def cdf(x, loc=0, scale=1):
-    x, loc, scale = real_args("logistic.cdf", x, loc, scale)
-    return special.expit((x - loc) / scale)
+    return special.expit(standardized("logistic.cdf", x, loc, scale))
 
 
 def sf(x, loc=0, scale=1):
-    x, loc, scale = real_args("logistic.sf", x, loc, scale)
-    return special.expit(-(x - loc) / scale)
+    """1 - cdf, as expit(-z): no cancellation in the upper tail."""
+    return special.expit(-standardized("logistic.sf", x, loc, scale))
 
 
 def ppf(x, loc=0, scale=1):
-    x, loc, scale = real_args("logistic.ppf", x, loc, scale)
-    return special.logit(x) * scale + loc
+    """The inverse of cdf: logit."""
+    return located("logistic.ppf", special.logit, x, loc, scale)
 
 
 def isf(x, loc=0, scale=1):
-    x, loc, scale = real_args("logistic.isf", x, loc, scale)
-    return -special.logit(x) * scale + loc
+    return located("logistic.isf", lambda p: -special.logit(p), x, loc, scale)

@@ -3,14 +3,9 @@ import numpy as np
 
 from ... import numpy as tnp
 from .. import special
-from .._args import real_args
+from .._args import located, real_args, standardized
 
 _LOG_SQRT_2PI = float(0.5 * np.log(2 * np.pi))     # a Python float: weakly typed, float32 stays
-
-
-def _standard(name, x, loc, scale):
-    x, loc, scale = real_args(name, x, loc, scale)
-    return (x - loc) / scale
 
 
 def logpdf(x, loc=0, scale=1):
@@ -24,27 +19,27 @@ def pdf(x, loc=0, scale=1):
 
 
 def cdf(x, loc=0, scale=1):
-    return special.ndtr(_standard("norm.cdf", x, loc, scale))
+    return special.ndtr(standardized("norm.cdf", x, loc, scale))
 
 
 def logcdf(x, loc=0, scale=1):
-    return special.log_ndtr(_standard("norm.logcdf", x, loc, scale))
+    return special.log_ndtr(standardized("norm.logcdf", x, loc, scale))
 
 
 def sf(x, loc=0, scale=1):
-    return special.ndtr(-_standard("norm.sf", x, loc, scale))
+    """1 - cdf, as ndtr(-z): accurate in the upper tail."""
+    return special.ndtr(-standardized("norm.sf", x, loc, scale))
 
 
 def logsf(x, loc=0, scale=1):
-    return special.log_ndtr(-_standard("norm.logsf", x, loc, scale))
+    """log(1 - cdf), as log_ndtr(-z)."""
+    return special.log_ndtr(-standardized("norm.logsf", x, loc, scale))
 
 
 def ppf(q, loc=0, scale=1):
-    q, loc, scale = real_args("norm.ppf", q, loc, scale)
-    return special.ndtri(q) * scale + loc
+    return located("norm.ppf", special.ndtri, q, loc, scale)
 
 
 def isf(q, loc=0, scale=1):
     """ppf(1 - q), computed as -ndtri(q) so that small q keep their precision."""
-    q, loc, scale = real_args("norm.isf", q, loc, scale)
-    return -special.ndtri(q) * scale + loc
+    return located("norm.isf", lambda p: -special.ndtri(p), q, loc, scale)
