@@ -75,6 +75,16 @@ def erfcx_high(v):
     return erfcx_h(mp.mpf(1) / 2 - v)
 
 
+def sin_pi_over_r(z):
+    """sin(pi r) / r as a function of z = r**2."""
+    return mp.pi if z == 0 else mp.sin(mp.pi * mp.sqrt(z)) / mp.sqrt(z)
+
+
+def cos_pi(z):
+    """cos(pi r) as a function of z = r**2 (fitted to absolute accuracy: it is 0 at r = 1/2)."""
+    return mp.cos(mp.pi * mp.sqrt(z))
+
+
 def erf_over_x(z):
     return 2 / SQRT_PI if z == 0 else mp.erf(mp.sqrt(z)) / mp.sqrt(z)
 
@@ -145,7 +155,10 @@ TABLE = {
     "digamma_asymptotic": (digamma_asymptotic, (0, mp.mpf(1) / STIRLING_X**2), mp.mpf(1) / 12 * STIRLING_X**2,
                            {"double": 57}),
     "erfinv": (erfinv_over_y, (0, 0.25), SQRT_PI / 2, {"double": 57, "float": 31}),
-    "erfinv_tail": (erfcinv_tail, (-1, 1), mp.mpf("0.47"), {"double": 22, "float": 22}),
+    "sin_pi": (sin_pi_over_r, (0, 0.25), mp.mpf(2), {"double": 57}),
+    "cos_pi": (cos_pi, (0, 0.25), mp.mpf(1), {"double": 57}),
+    # the double set is Halley's first guess; the float one is accurate enough to be the result
+    "erfinv_tail": (erfcinv_tail, (-1, 1), mp.mpf("0.47"), {"double": 22, "float": 30}),
 }
 
 

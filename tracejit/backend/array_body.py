@@ -103,8 +103,3 @@ class ArrayBody:
         full = np.log(np.asarray(x, _LD))
         hi = full.astype(np.float64)
         return hi, np.where(np.isfinite(hi), full - hi, 0).astype(np.float64)
-
-    def sin_cos(self, rh, rl):
-        """(sin, cos) of rh + rl, |rh| <= pi/4."""
-        r = np.asarray(rh, _LD) + _LD(rl)
-        return np.sin(r).astype(np.float64), np.cos(r).astype(np.float64)

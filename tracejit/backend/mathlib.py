@@ -424,9 +424,8 @@ def _acos(f, x, prec):
 
 def kernel(name):
     """The writer of a function's body, kernel(f, *args, prec) -> SSA value, for the libraries built on these
-    (cmathlib, the complex functions; specmath); also the parts: log_dd(f, x) -> (hi, lo), sin_kernel and
-    cos_kernel(f, rh, rl, prec) of a reduced argument |rh + rl| <= pi/4."""
-    return _KERNELS.get(name) or {"log_dd": _log_dd, "sin_kernel": _sin_kernel, "cos_kernel": _cos_kernel}[name]
+    (cmathlib, the complex functions; specmath); also "log_dd", log_dd(f, x) -> (hi, lo)."""
+    return _log_dd if name == "log_dd" else _KERNELS[name]
 
 
 _KERNELS = {

@@ -18,11 +18,13 @@ Algorithms (polynomial coefficients: Chebyshev interpolants in 40-digit arithmet
   for x < 0 (no underflow: finite down to x = -1.3e154), log1p(-E) above.
 - erf_inv(y) = y P(y**2) for |y| <= 1/2; beyond, erfcinv(q), q = 1 - |y| (exact): a first guess u0 from a
   polynomial in log(sqrt(-log q)), then one Halley step on G(u) = -u**2 + log erfcx(u) - log q (q's log a
-  double-double), which is nearly linear in u**2, so the step takes a 1e-7 guess to full precision.
+  double-double), which is nearly linear in u**2, so the step takes a 1e-7 guess to full precision (float32
+  results use a longer guess polynomial, within 1e-9, and no step).
   ndtri(p) = sqrt(2) erf_inv(2p - 1) with the tail's q = 2 min(p, 1 - p) exact, so tiny p keep their precision.
 - lgamma(x), x > 0: below 8, x = r + n with r in [1.5, 2.5), lgamma(x) = t Q(t) +- log(prod), t = r - 2 = x - (n + 2)
   exact, the product of the n shifts (or x (x + 1) for x < 1.5); from 8, Stirling's series with log x and
-  (x - 1/2) log x - x as double-doubles. x < 0: log(pi / |sin(pi x)|) - lgamma(1 - x), sin(pi x) reduced exactly.
+  (x - 1/2) log x - x as double-doubles. x < 0: log(pi / |sin(pi x)|) - lgamma(1 - x), sin(pi x) = +-sin(pi r), x = k + r
+  exactly, |r| <= 1/2, sin(pi r) = r S(r**2) (and cos(pi r) a polynomial in r**2 for digamma's cot).
 - digamma(x), x > 0: below 8, digamma(r) + sum 1/(r + k) with r in [1, 2), digamma(r) = (r - x0) P(r - 3/2) around
   its root x0 (a double-double); from 8, log x - 1/(2x) - the asymptotic series. x < 0: digamma(1 - x) -
   pi cot(pi x).
@@ -46,7 +48,7 @@ _SQRT_HALF = (0.7071067811865476, -4.833646656726457e-17)
 _SQRT2 = 1.4142135623730951
 _HALF_LOG_2PI = (0.9189385332046728, -3.8782941580672414e-17)
 _LOG_PI = 1.1447298858494002
-_PI = (3.141592653589793, 1.2246467991473532e-16)
+_PI = 3.141592653589793
 _ERFCX_K = 4.0
 _STIRLING_X = 8.0
 
@@ -72,14 +74,18 @@ class _Body(Body):
     def log_dd(self, x):
         return kernel("log_dd")(self, x)
 
-    def sin_cos(self, rh, rl):
-        return kernel("sin_kernel")(self, rh, rl, "double"), kernel("cos_kernel")(self, rh, rl, "double")
 
 
 def _square(f, x):
     """x**2 as p + e exactly (e = 0 where p is not finite)."""
     p, e = f.two_prod(x, x)
     return p, f.sel(f.cmp("olt", p, _INF), e, 0.0)
+
+
+def _log_parts(f, x, prec):
+    """log(x) as hi + lo: a double-double for double results, log(x) + 0 for float ones (which round away far
+    more than the difference; the double-double costs about twice the log)."""
+    return f.log_dd(x) if prec == "double" else (f.log(x), 0.0)
 
 
 def _gauss(f, a, scale):
@@ -180,11 +186,13 @@ def _log_ndtr(f, x, prec):
 
 
 def _erfc_inverse(f, q, prec):
-    """u > 0 with erfc(u) = q for 0 < q <= 1/2: the polynomial guess, then one Halley step on
+    """u > 0 with erfc(u) = q for 0 < q <= 1/2: the polynomial guess, then (for double) one Halley step on
     G(u) = -u**2 + log(erfcx(u)) - log(q), G'(u) = -2/(sqrt(pi) erfcx(u)), G'' = -G' (2u + G')."""
-    lh, ll = f.log_dd(q)
+    lh, ll = _log_parts(f, q, prec)
     v = f.fma(f.log(f.call("sqrt", f.neg(lh))), _TAIL_V[0], _TAIL_V[1])
     u = _poly(f, v, "erfinv_tail", prec)
+    if prec == "float":     # the float set is within 1e-9 relative: no step needed
+        return u
     e = _erfcx_positive(f, u, prec)
     p, pe = _square(f, u)
     g = f.sub(f.add(f.sub(f.neg(p), lh), f.log(e)), f.add(pe, ll))
@@ -212,17 +220,13 @@ def _ndtri(f, p, prec):
     return f.mul(r, _SQRT2)
 
 
-def _sin_cos_pi(f, x):
-    """(sin(pi r), cos(pi r), k mod 4) with x = k/2 + r, |r| <= 1/4, for |x| < 2**60."""
-    k = f.call("roundeven", f.mul(x, 2.0))
-    r = f.sub(x, f.mul(k, 0.5))
-    zh, zl = f.two_prod(r, _PI[0])
-    s, c = f.sin_cos(zh, f.fma(r, _PI[1], zl))
-    return s, c, f.sub(k, f.mul(f.call("floor", f.mul(k, 0.25)), 4.0))
-
-
-def _odd(f, q):
-    return f.either(f.cmp("oeq", q, 1.0), f.cmp("oeq", q, 3.0))
+def _pi_reduced(f, x):
+    """(r, sin(pi r), negate) with x = k + r, k = round(x), |r| <= 1/2 exact: sin(pi x) = +-sin(pi r), negated
+    where k is odd (`negate`, a condition); for |x| < 2**60. sin(pi r) = r S(r**2), a polynomial."""
+    k = f.call("roundeven", x)
+    r = f.sub(x, k)
+    odd = f.cmp("une", f.call("floor", f.mul(k, 0.5)), f.mul(k, 0.5))
+    return r, f.mul(r, _poly(f, f.mul(r, r), "sin_pi", "double")), odd
 
 
 def _reflected(f, x):
@@ -242,7 +246,7 @@ class _GammaParts:
     """For y > 0: below 8 (not big), log Gamma(y) = tq + log(prod) (- log(prod) where shrink); from 8 on (big),
     log Gamma(y + dy) = hi + lo, |lo| <= ulp(hi)/2 (hi is inf past 2.5e305, where it overflows)."""
 
-    def __init__(self, f, y, dy):
+    def __init__(self, f, y, dy, prec):
         self.big = f.cmp("oge", y, _STIRLING_X)
         n = f.min(f.max(f.sub(f.call("floor", f.add(y, 0.5)), 2.0), -2.0), _STIRLING_X - 2)
         t = f.sub(y, f.add(n, 2.0))
@@ -253,7 +257,7 @@ class _GammaParts:
         self.shrink = f.cmp("olt", n, 0.0)
         self.prod = f.sel(self.shrink, below, prod)
         self.tq = f.mul(t, _poly(f, t, "lgamma", "double"))
-        self.log_h, self.log_l = f.log_dd(f.sel(self.big, y, self.prod))
+        self.log_h, self.log_l = _log_parts(f, f.sel(self.big, y, self.prod), prec)
         half = f.sub(y, 0.5)
         ph, pl = f.two_prod(half, self.log_h)
         sh, sl = f.two_sum(ph, f.neg(y))
@@ -266,19 +270,13 @@ class _GammaParts:
         self.hi, self.lo = f.sel(overflow, _INF, hi), f.sel(overflow, 0.0, lo)
 
 
-def _sin_pi(f, x):
-    """sin(pi x), reduced exactly, for |x| < 2**60."""
-    s, c, q = _sin_cos_pi(f, x)
-    return f.mul(f.sel(_odd(f, q), c, s), f.sel(f.cmp("oge", q, 2.0), -1.0, 1.0))
-
-
 def _lgamma(f, x, prec):
     negative, y, dy = _reflected(f, x)
-    g = _GammaParts(f, y, dy)
+    g = _GammaParts(f, y, dy, prec)
     small = f.add(g.tq, f.mul(f.sel(g.shrink, -1.0, 1.0), f.add(g.log_h, g.log_l)))
     value = f.sel(g.big, f.add(g.hi, g.lo), small)
-    sin_pi_x = f.abs(_sin_pi(f, f.max(x, -(2.0**60))))
-    value = f.sel(negative, f.sub(f.sub(_LOG_PI, f.log(sin_pi_x)), value), value)
+    _, sin_pi_r, _ = _pi_reduced(f, f.max(x, -(2.0**60)))
+    value = f.sel(negative, f.sub(f.sub(_LOG_PI, f.log(f.abs(sin_pi_r))), value), value)
     value = f.sel(_pole(f, x), _INF, value)
     return f.sel(f.cmp("oeq", x, _INF), _INF, f.sel(f.cmp("oeq", x, -_INF), -_INF, value))
 
@@ -287,12 +285,13 @@ def _gamma(f, x, prec):
     """exp(tq) prod (or / prod) below 8, exp(hi + lo) from 8 on; x < 0: pi / (sin(pi x) Gamma(1 - x)), the
     exponential's argument negated there so that tiny results underflow gradually instead of dividing by inf."""
     negative, y, dy = _reflected(f, x)
-    g = _GammaParts(f, y, dy)
+    g = _GammaParts(f, y, dy, prec)
     lo = f.sel(f.cmp("olt", g.hi, 750.0), g.lo, 0.0)      # exp takes a small lo only
     e = f.exp(f.sel(negative, f.neg(g.hi), g.hi), f.sel(negative, f.neg(lo), lo))
     small = f.mul(f.exp(g.tq), f.sel(g.shrink, f.div(1.0, g.prod), g.prod))
     value = f.sel(g.big, e, small)
-    reflected = f.div(_PI[0], _sin_pi(f, f.max(x, -(2.0**60))))
+    _, sin_pi_r, odd = _pi_reduced(f, f.max(x, -(2.0**60)))
+    reflected = f.div(_PI, f.sel(odd, f.neg(sin_pi_r), sin_pi_r))
     value = f.sel(negative, f.mul(reflected, f.sel(g.big, e, f.div(1.0, small))), value)
     value = f.sel(_pole(f, x), _NAN, value)
     return f.sel(f.cmp("oeq", x, 0.0), f.call("copysign", _INF, x), value)
@@ -318,9 +317,8 @@ def _digamma(f, x, prec):
     w2 = f.mul(w, w)
     asymptotic = f.sub(f.fma(w, -0.5, f.log(y)), f.mul(w2, _poly(f, w2, "digamma_asymptotic", "double")))
     value = f.sel(f.cmp("oge", y, _STIRLING_X), asymptotic, small)
-    s, c, q = _sin_cos_pi(f, f.max(x, -(2.0**60)))
-    odd = _odd(f, q)
-    pi_cot = f.mul(f.div(f.sel(odd, f.neg(s), c), f.sel(odd, c, s)), _PI[0])
+    r, sin_pi_r, _ = _pi_reduced(f, f.max(x, -(2.0**60)))
+    pi_cot = f.div(f.mul(_poly(f, f.mul(r, r), "cos_pi", "double"), _PI), sin_pi_r)     # period 1
     value = f.sel(near, core, f.sel(negative, f.sub(value, pi_cot), value))
     value = f.sel(_pole(f, x), _NAN, value)
     return f.sel(f.cmp("oeq", x, 0.0), f.call("copysign", _INF, f.neg(x)), value)
@@ -376,8 +374,10 @@ _POLY = {
     ('digamma_asymptotic', 'double'): (0.08333333333333333, -0.00833333333327954, 0.003968253912624483, -0.004166645005361361, 0.007571712041586477, -0.020699259230308006, 0.06364857526115877),
     ('erfinv', 'double'): (0.886226925452758, 0.23201366653465938, 0.12755617530434396, 0.08655212936839432, 0.06495961106449397, 0.051731492171509304, 0.04283245246052014, 0.0365244681104025, 0.031133354835717303, 0.03165882444003925, 0.00820249475773339, 0.07403388841427054, -0.07688796265772653, 0.11364410456260272),
     ('erfinv', 'float'): (0.8862269254110074, 0.23201368757548305, 0.12755444303423538, 0.08660611647478084, 0.06414157945643781, 0.05834710306068424, 0.014197303127289382, 0.09556821705495783),
+    ('sin_pi', 'double'): (3.141592653589793, -5.167712780049969, 2.5501640398773007, -0.599264529318946, 0.08214588657312355, -0.007370430506093225, 0.00046629981702308817, -2.1903499125519212e-05, 7.697847275590284e-07),
+    ('cos_pi', 'double'): (1.0, -4.934802200544676, 4.058712126416498, -1.335262768843456, 0.23533063012967062, -0.02580688873817758, 0.001929556278037417, -0.00010456656706174584, 4.149578027057121e-06),
     ('erfinv_tail', 'double'): (4.540701673880678, 8.535873624807062, 7.221028356959762, 4.1592963748346925, 1.9005910212167816, 0.618765483118478, 0.18691406496002794, 0.055981743003228404, -0.0007593675900786883, 0.007769336622889877, 0.0027792330343317465, -0.003756629034544668, 0.00022178374208711165, 0.0006104705999794447),
-    ('erfinv_tail', 'float'): (4.540701673880678, 8.535873624807062, 7.221028356959762, 4.1592963748346925, 1.9005910212167816, 0.618765483118478, 0.18691406496002794, 0.055981743003228404, -0.0007593675900786883, 0.007769336622889877, 0.0027792330343317465, -0.003756629034544668, 0.00022178374208711165, 0.0006104705999794447),
+    ('erfinv_tail', 'float'): (4.540701748946997, 8.535873344241075, 7.2210210216234705, 4.159307282707147, 1.9007075961725874, 0.6186414370070316, 0.18622491542939779, 0.05661404603162703, 0.0011445694193524894, 0.006071147046025707, 0.000217417435966604, -0.0012006864207084425, 0.001593280191142356, -0.0015373019117119096, 0.0002526758944117698, 0.0009277879517581243, -0.0005090310974485061, -0.0001566390949884249, 0.0001224996981464594),
 }
 _CONSTANT_LO = {
     ('erfcx_low', 'double'): 8.67530448194638e-17,
@@ -393,6 +393,8 @@ _CONSTANT_LO = {
     ('digamma_asymptotic', 'double'): -3.8881659376417105e-18,
     ('erfinv', 'double'): -4.147045105575849e-17,
     ('erfinv', 'float'): 4.445355199971455e-17,
+    ('sin_pi', 'double'): 1.2181518125090214e-16,
+    ('cos_pi', 'double'): -3.916545694188211e-18,
     ('erfinv_tail', 'double'): -2.309772226417984e-16,
-    ('erfinv_tail', 'float'): -2.309772226417984e-16,
+    ('erfinv_tail', 'float'): -4.27248085828525e-16,
 }
