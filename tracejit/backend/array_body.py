@@ -1,9 +1,10 @@
 """`ArrayBody`: mathlib_body.Body's instruction set executed on NumPy float64 arrays, so that one kernel written
 for Body (tracejit.backend.specmath) is both the compiled code and the NumPy reference impl of its primitive.
 
-The arithmetic is IEEE double as in the compiled code; fma is computed in long double, which is exact or
-nearly so (x87's 64-bit significand); mathlib's functions (exp, log ...) are NumPy's, in long double where the
-compiled code keeps a double-double. Results agree with the compiled ones to a few ulp, not bit for bit.
+The arithmetic is IEEE double as in the compiled code, but fma is not fused (one rounding more: long double
+would cost ten times as much); the exact products and sums the kernels rely on (two_prod, two_sum) are exact here
+too, in long double (x87's 64-bit significand). mathlib's functions (exp, log ...) are NumPy's, in long double
+where the compiled code keeps a double-double. Results agree with the compiled ones to a few ulp, not bit for bit.
 """
 import numpy as np
 
@@ -52,7 +53,7 @@ class ArrayBody:
         return _CALLS[fn](*args)
 
     def fma(self, a, b, c):
-        return (np.asarray(a, _LD) * _LD(b) + _LD(c)).astype(np.float64)
+        return np.add(np.multiply(a, b), c)
 
     def abs(self, a):
         return np.abs(a)
@@ -76,9 +77,9 @@ class ArrayBody:
         return c1 | c2
 
     def poly(self, t, coefs):
-        acc = np.full(np.shape(t), coefs[-1])
+        acc = np.broadcast_to(coefs[-1], np.shape(t))
         for c in reversed(coefs[:-1]):
-            acc = self.fma(acc, t, c)
+            acc = acc * t + c
         return acc
 
     def two_sum(self, a, b):

@@ -133,7 +133,8 @@ def _erfcx_positive(f, u, prec, lo=None):
     if lo is not None:
         e = f.add(e, lo)
     p = f.div(1.0, d)
-    w = f.fma(f.fma(f.neg(p), e, f.fma(f.neg(p), d, 1.0)), p, p)
+    pd, pd_lo = f.two_prod(p, d)                                  # 1 - p d exactly: 1 - pd is exact (Sterbenz)
+    w = f.fma(f.fma(f.neg(p), e, f.sub(f.sub(1.0, pd), pd_lo)), p, p)
     low = f.cmp("olt", u, _ERFCX_K)
     t = f.fma(f.add(u, u), w, -0.5 if lo is None else f.fma(f.add(lo, lo), w, -0.5))
     z = f.sel(low, t, f.fma(w, 2 * _ERFCX_K, -0.5))
@@ -152,10 +153,8 @@ def _poly_either(f, cond, z, first, second, prec):
     a, b = _POLY[first, prec], _POLY[second, prec]
     n = max(len(a), len(b))
     a, b = a + (0.0,) * (n - len(a)), b + (0.0,) * (n - len(b))
-    acc = f.sel(cond, a[-1], b[-1])
-    for ca, cb in zip(reversed(a[1:-1]), reversed(b[1:-1])):
-        acc = f.fma(acc, z, f.sel(cond, ca, cb))
-    acc = f.fma(acc, z, f.sel(cond, _CONSTANT_LO[first, prec], _CONSTANT_LO[second, prec]))
+    coefs = [f.sel(cond, ca, cb) for ca, cb in zip(a[1:], b[1:])]
+    acc = f.fma(f.poly(z, coefs), z, f.sel(cond, _CONSTANT_LO[first, prec], _CONSTANT_LO[second, prec]))
     return f.add(acc, f.sel(cond, a[0], b[0]))
 
 

@@ -17,6 +17,7 @@ from ..primitives import indexing as ix
 from ..primitives import linalg as dot_prims
 from ..primitives import reductions as rd
 from ..primitives import shapes as sh
+from ..primitives import special as sp
 from . import linalg
 from .control_flow import cond, fori_loop, scan, switch, while_loop
 
@@ -55,6 +56,11 @@ bitwise_and, bitwise_or, bitwise_xor, bitwise_not = map(_op, (ew.and_p, ew.or_p,
 neg, exp, log, log1p, expm1, sin, cos, tan, tanh, logistic, sqrt, rsqrt, abs, sign, floor, ceil, is_finite = map(
     _op, (ew.neg_p, ew.exp_p, ew.log_p, ew.log1p_p, ew.expm1_p, ew.sin_p, ew.cos_p, ew.tan_p, ew.tanh_p,
           ew.logistic_p, ew.sqrt_p, ew.rsqrt_p, ew.abs_p, ew.sign_p, ew.floor_p, ew.ceil_p, ew.is_finite_p))
+erf, erfc, erf_inv, lgamma, digamma, bessel_i0e, bessel_i1e = map(_op, (sp.erf_p, sp.erfc_p, sp.erf_inv_p, sp.lgamma_p,
+                                                                   sp.digamma_p, sp.bessel_i0e_p, sp.bessel_i1e_p))
+igamma, igammac, igamma_grad_a, zeta, polygamma, betainc = map(_op, (sp.igamma_p, sp.igammac_p, sp.igamma_grad_a_p,
+                                                                     sp.zeta_p, sp.polygamma_p,
+                                                                     sp.regularized_incomplete_beta_p))
 
 
 def round(x, rounding_method=0):
@@ -224,11 +230,13 @@ def dynamic_update_slice(operand, update, start_indices):
                 *[np.asarray(i) if isinstance(i, int) else i for i in start_indices])
 
 
-__all__ = ["abs", "add", "argmax", "argmin", "bitwise_and", "bitwise_not", "bitwise_or", "bitwise_xor",
-           "broadcast_in_dim", "broadcasted_iota", "ceil", "clamp", "concatenate", "cond", "convert_element_type",
-           "cos", "cumsum", "div", "dot_general", "dynamic_slice", "dynamic_update_slice", "eq", "exp", "expand_dims",
-           "expm1", "floor", "fori_loop", "ge", "gt", "integer_pow", "iota", "is_finite", "le", "log", "log1p",
-           "logistic", "lt", "max", "min", "mul", "ne", "neg", "pad", "pow", "reduce_max", "reduce_min",
+__all__ = ["abs", "add", "argmax", "argmin", "bessel_i0e", "bessel_i1e", "betainc", "bitwise_and", "bitwise_not",
+           "bitwise_or", "bitwise_xor", "broadcast_in_dim", "broadcasted_iota", "ceil", "clamp", "concatenate", "cond",
+           "convert_element_type", "cos", "cumsum", "digamma", "div", "dot_general", "dynamic_slice",
+           "dynamic_update_slice", "eq", "erf", "erf_inv", "erfc", "exp", "expand_dims", "expm1", "floor",
+           "fori_loop", "ge", "gt", "igamma", "igamma_grad_a", "igammac", "integer_pow", "iota", "is_finite", "le",
+           "lgamma", "log", "log1p", "logistic", "lt", "max", "min", "mul", "ne", "neg", "pad", "polygamma", "pow",
+           "reduce_max", "reduce_min",
            "reduce_prod", "reduce_sum", "rem", "reshape", "rev", "round", "rsqrt", "scan", "select", "select_n",
            "sign", "sin", "slice", "sqrt", "squeeze", "stop_gradient", "sub", "switch", "tan", "tanh", "transpose",
-           "while_loop"]
+           "while_loop", "zeta"]
