@@ -171,6 +171,7 @@ GRADS = {
     "rel_entr": (S.rel_entr, "rel_entr", [positive(), positive()], (0, 1)),
     "kl_div": (S.kl_div, "kl_div", [positive(), positive()], (0, 1)),
     "spence": (S.spence, "spence", [positive(0.05, 10)], (0,)),
+    "sinc": (S.sinc, lambda x: [(np.cos(np.pi * x) - np.sinc(x)) / x], [normal()], (0,)),
 }
 
 
@@ -303,14 +304,31 @@ def test_check_grads_to_order_2(name):
     check_grads(fn, args, order=order, modes=modes, rtol=1e-4, atol=1e-6)
 
 
-@pytest.mark.parametrize("name", ["erf", "ndtri", "gammaln", "digamma", "gammainc", "betainc", "zeta", "i1e", "xlogy",
-                                  "logit"])
-def test_vmap_and_jit_against_a_loop(name):
+COMPILED_VMAP = ("erf", "ndtri", "gammaln", "digamma", "gammainc", "betainc", "zeta", "i1e", "xlogy", "logit")
+
+
+@pytest.mark.parametrize("name", VALUES)
+def test_vmap_against_a_loop(name):
+    """Every function batched eagerly; the kernels and a few compositions also compiled, batched on axis 1."""
     fn, _, args = VALUES[name]
     batch = [np.stack([a[:6], a[6:12]]) for a in args]
-    loop = np.stack([fn(*[b[i] for b in batch]) for i in range(2)])
-    np.testing.assert_allclose(tj.vmap(fn)(*batch), loop, rtol=1e-14)
-    np.testing.assert_allclose(tj.jit(tj.vmap(fn, in_axes=1, out_axes=1))(*[b.T for b in batch]), loop.T, rtol=1e-14)
+    with np.errstate(all="ignore"):
+        loop = np.stack([fn(*[b[i] for b in batch]) for i in range(2)])
+        np.testing.assert_allclose(tj.vmap(fn)(*batch), loop, rtol=1e-14, equal_nan=True)
+    if name in COMPILED_VMAP:
+        compiled = tj.jit(tj.vmap(fn, in_axes=1, out_axes=1))(*[b.T for b in batch])
+        np.testing.assert_allclose(compiled, loop.T, rtol=1e-14)
+
+
+def test_softmax_against_scipy():
+    x = rng.normal(size=(3, 4, 5)) * 4
+    for axis in (None, 0, -1, (0, 2)):
+        for ours, theirs in ((S.softmax, sc.softmax), (S.log_softmax, sc.log_softmax)):
+            want = theirs(x, axis=axis)
+            np.testing.assert_allclose(ours(x, axis=axis), want, rtol=1e-13, atol=1e-300)
+            compiled = tj.jit(ours, static_argnames="axis")(x.astype(np.float32), axis=axis)
+            assert compiled.dtype == np.float32
+            np.testing.assert_allclose(compiled, want, rtol=2e-5, atol=1e-7)
 
 
 def test_logsumexp_options_against_scipy():

@@ -5,6 +5,7 @@ import pytest
 
 import tracejit as tj
 from tracejit.scipy import stats as T
+from tracejit.test_util import check_grads
 
 ss = pytest.importorskip("scipy.stats")
 try:
@@ -101,6 +102,19 @@ GRADS = {
     "logistic.logpdf": (T.logistic.logpdf, "logistic.logpdf", (x, 0.1, 1.5)),
     "expon.logpdf": (T.expon.logpdf, "expon.logpdf", (positive, 0.1, 1.5)),
     "gamma.cdf": (T.gamma.cdf, "gamma.cdf", (positive + 0.2, 2.5, 0.1, 1.5)),
+    "norm.cdf": (T.norm.cdf, "norm.cdf", (x, 0.3, 1.7)),
+    "norm.sf": (T.norm.sf, "norm.sf", (x, 0.3, 1.7)),
+    "norm.ppf": (T.norm.ppf, "norm.ppf", (q, 0.3, 1.7)),
+    "norm.isf": (T.norm.isf, "norm.isf", (q, 0.3, 1.7)),
+    "bernoulli.logpmf": (T.bernoulli.logpmf, "bernoulli.logpmf", (np.array([0.0, 1.0, 1.0]), 0.3)),
+    "uniform.logpdf": (T.uniform.logpdf, "uniform.logpdf", (x, -5.0, 12.0)),
+    "laplace.cdf": (T.laplace.cdf, "laplace.cdf", (x, 0.1, 1.5)),
+    "cauchy.ppf": (T.cauchy.ppf, "cauchy.ppf", (q, 0.1, 1.5)),
+    "logistic.cdf": (T.logistic.cdf, "logistic.cdf", (x, 0.1, 1.5)),
+    "expon.cdf": (T.expon.cdf, "expon.cdf", (positive, 0.1, 1.5)),
+    "dirichlet.logpdf": (T.dirichlet.logpdf, "dirichlet.logpdf", (np.array([0.2, 0.3, 0.5]), np.array([1.5, 2, 3]))),
+    "multivariate_normal.logpdf": (T.multivariate_normal.logpdf, "multivariate_normal.logpdf",
+                                   (rng.normal(size=(4, 2)), np.array([0.1, -0.2]), np.array([[2.0, 0.3], [0.3, 1.0]]))),
 }
 
 
@@ -143,3 +157,49 @@ def test_mvn_gradient_and_vmap():
     scales = np.array([0.5, 1.0, 2.0])
     batched = tj.jit(tj.vmap(lambda s: T.norm.logpdf(x, 0.3, s)))(scales)
     np.testing.assert_allclose(batched, [ss.norm.logpdf(x, 0.3, s) for s in scales], rtol=1e-13)
+
+
+# (function, arguments) at well-conditioned points (finite differences stay in the support): check_grads to order 2 in every argument, forward and reverse
+CHECK_GRADS = {
+    "norm.logpdf": (T.norm.logpdf, (x[:3], 0.3, 1.7)),
+    "norm.logcdf": (T.norm.logcdf, (x[:3], 0.3, 1.7)),
+    "norm.ppf": (T.norm.ppf, (q[:3], 0.3, 1.7)),
+    "norm.logsf": (T.norm.logsf, (x[:3], 0.3, 1.7)),
+    "t.logpdf": (T.t.logpdf, (x[:3], 3.5, 0.2, 1.3)),
+    "beta.logpdf": (T.beta.logpdf, (np.array([0.2, 0.5, 0.8]), 2.5, 1.5)),
+    "beta.cdf": (lambda u: T.beta.cdf(u, 2.5, 1.5), (np.array([0.2, 0.5, 0.8]),)),
+    "gamma.logpdf": (T.gamma.logpdf, (positive[:3] + 0.2, 2.5, 0.1, 1.5)),
+    "gamma.cdf": (lambda v: T.gamma.cdf(v, 2.5, 0.1, 1.5), (positive[:3] + 0.2,)),
+    "poisson.logpmf": (lambda mu: T.poisson.logpmf(k[:3], mu), (3.3,)),
+    "bernoulli.logpmf": (lambda p: T.bernoulli.logpmf(np.array([0.0, 1.0]), p), (0.3,)),
+    "uniform.logpdf": (lambda v: T.uniform.pdf(x[:3], -5.0, v), (12.0,)),
+    "laplace.logpdf": (T.laplace.logpdf, (np.array([-1.0, 0.7, 2.0]), 0.1, 1.5)),
+    "cauchy.logpdf": (T.cauchy.logpdf, (x[:3], 0.1, 1.5)),
+    "logistic.logpdf": (T.logistic.logpdf, (x[:3], 0.1, 1.5)),
+    "expon.logpdf": (T.expon.logpdf, (positive[:3], 0.1, 1.5)),
+    "dirichlet.logpdf": (lambda alpha: T.dirichlet.logpdf(np.array([0.2, 0.3, 0.5]), alpha),  # x on the simplex
+                         (np.array([1.5, 2.0, 3.0]),)),
+    "multivariate_normal.logpdf": (T.multivariate_normal.logpdf, (rng.normal(size=(2, 2)), np.array([0.1, -0.2]),
+                                                                  np.array([[2.0, 0.3], [0.3, 1.0]]))),
+}
+
+
+@pytest.mark.parametrize("name", CHECK_GRADS)
+def test_check_grads_to_order_2(name):
+    fn, args = CHECK_GRADS[name]
+    check_grads(fn, [np.asarray(a, float) for a in args], order=2, modes=("fwd", "rev"), rtol=1e-4, atol=1e-6)
+
+
+@pytest.mark.parametrize("dist", CASES)
+def test_vmap_against_a_loop(dist):
+    """Each function batched over its argument (rows) and over its last parameter, eager and compiled."""
+    inputs, params = CASES[dist]
+    scales = np.array([1.5, 2.0, 3.0]) if dist != "bernoulli" else np.array([0.2, 0.5, 0.9])
+    for fname, arg in inputs.items():
+        fn = getattr(getattr(T, dist), fname)
+        rows = np.resize(arg, (3, 4))
+        loop = np.stack([fn(r, *params) for r in rows])
+        np.testing.assert_allclose(tj.vmap(lambda r: fn(r, *params))(rows), loop, rtol=1e-14, err_msg=fname)
+        loop = np.stack([fn(arg, *params[:-1], s) for s in scales])
+        batched = tj.jit(tj.vmap(lambda s: fn(arg, *params[:-1], s)))(scales)
+        np.testing.assert_allclose(batched, loop, rtol=1e-13, atol=1e-300, equal_nan=True, err_msg=fname)
