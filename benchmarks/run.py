@@ -168,6 +168,22 @@ def complex_workloads(repeat):
     return out + rows("exp(1j*x)*z + conj(z), 1e6 c64", impls, max(5, repeat // 2))
 
 
+@workload("fft")
+def fft_workloads(repeat):
+    """rfft of 2**20 float32 (issue 18's target) and of 1024 (the call's overhead): the compiled program hands
+    the buffer to NumPy's pocketfft, so parity with NumPy is what to expect."""
+    out = []
+    for n in (2**20, 1024):
+        x = f32(n, seed=7)
+        f = tj.jit(tnp.fft.rfft)
+        impls = {"tracejit": lambda: f(x), "numpy": lambda: np.fft.rfft(x)}
+        if jax:
+            jf, jx = jax.jit(jnp.fft.rfft), jnp.asarray(x)
+            impls["jax"] = lambda: jf(jx).block_until_ready()
+        out += rows(f"rfft {n} f32", impls, repeat)
+    return out
+
+
 def _mlp_loss(params, x, labels):
     w1, b1, w2, b2 = params
     h = tnp.tanh(x @ w1 + b1)

@@ -12,10 +12,17 @@ A rule is one of four small kinds; the backend reads the kind, never the primiti
   **params) -> accs (pos: i64 position along the reduced axes), result(b, accs, **params) -> x. The operand
   fuses into the reduction loop. `combine` (accs, accs) -> accs, when given, merges partial results, which
   lets the backend split a full reduction over threads.
-- `Kernel(fn, available=None)`: fn(k, outs, ins, **params) emits a whole kernel over buffers (dot_general,
-  cumsum, scatter_add). ins/outs are `Buffer`s; k offers loops, loads, stores and the emitter `k.b`.
-  available(eqn) -> bool, when given, says whether fn can lower that equation here (a library routine it
-  calls exists for its dtype); where it cannot, the equation runs its NumPy impl.
+- `Kernel(fn, available=None, scratch=False, split=None)`: fn(k, outs, ins, **params) emits a whole kernel over
+  buffers (dot_general, cumsum, scatter_add). ins/outs are `Buffer`s; k offers loops, loads, stores and the
+  emitter `k.b`. available(eqn) -> bool, when given, says whether fn can lower that equation here (a library
+  routine it calls exists for its dtype); where it cannot, the equation runs its NumPy impl. With scratch=True
+  k also offers `k.scratch_memory(nbytes)`, the pointer to that many bytes of the arena, the kernel's alone
+  while it runs (conv_general_dilated packs its operands there); such a kernel needs fixed shapes.
+  split(eqn) -> (extent, estimated serial ns), when given, says that the kernel's outermost loop runs over
+  [%lo, %hi) of range(extent), so that the backend may split it over the threads like a loop nest's; chunk c of
+  n runs [c * extent // n, (c + 1) * extent // n), and a kernel with scratch keeps one region per chunk.
+  describe(eqn) -> str, when given, says how its kernel runs (dot_general: "BLAS gemm" or loops), for
+  Lowered.to_dot.
 - `Control(fn)`: fn(c, outs, ins, **params), a Kernel that runs sub-IRs (cond, while, scan). Besides what a
   Kernel has, c offers `c.call(closed, ins, outs)` (the sub-IR compiled in the same module, planned and
   fused like the top level, reading and writing the given buffers or pointers), `c.cases(index, n)` (a
@@ -53,12 +60,13 @@ class Reduce:
 
 
 class Kernel:
-    def __init__(self, fn, available=None):
-        self.fn, self.available = fn, available
+    def __init__(self, fn, available=None, scratch=False, split=None, describe=None):
+        self.fn, self.available, self.scratch, self.split, self.describe = fn, available, scratch, split, describe
 
 
 class Control(Kernel):
-    pass
+    def __init__(self, fn):
+        super().__init__(fn, scratch=True)
 
 
 LLVM_TYPES = {np.dtype("float32"): "float", np.dtype("float64"): "double", np.dtype("int32"): "i32",

@@ -9,7 +9,12 @@ _PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 def is_internal(frame):
     """Whether the frame runs tracejit's own code."""
-    return os.path.abspath(frame.f_code.co_filename).startswith(_PACKAGE_DIR + os.sep)
+    return internal_file(frame.f_code.co_filename)
+
+
+def internal_file(filename):
+    """Whether the source file is one of tracejit's own."""
+    return os.path.abspath(filename).startswith(_PACKAGE_DIR + os.sep)
 
 
 def user_frame():

@@ -10,6 +10,7 @@ import numpy as np
 from ..core.avals import canonical_dtype, check_shape, index_arg, is_python_scalar, normalize_axes, shape_arg
 from ..core.trace import bind
 from ..nn import stop_gradient
+from ..numpy import fft as _fft
 from ..numpy._base import asarray, aval
 from ..primitives import complex_parts as cp
 from ..primitives import elementwise as ew
@@ -18,8 +19,32 @@ from ..primitives import linalg as dot_prims
 from ..primitives import reductions as rd
 from ..primitives import shapes as sh
 from ..primitives import special as sp
+from ..primitives.fft import FftType
 from . import linalg
 from .control_flow import cond, fori_loop, scan, switch, while_loop
+from .convolution import (
+    ConvDimensionNumbers,
+    conv,
+    conv_dimension_numbers,
+    conv_general_dilated,
+    conv_general_permutations,
+    conv_general_shape_tuple,
+    conv_shape_tuple,
+    conv_transpose,
+    conv_transpose_shape_tuple,
+    conv_with_general_padding,
+    padtype_to_pads,
+)
+from .cumulative import associative_scan, cumlogsumexp, cummax, cummin, cumprod, sort, sort_key_val, top_k
+from .windowed import (
+    avg_pool,
+    max_pool,
+    reduce_window,
+    reduce_window_max,
+    reduce_window_min,
+    reduce_window_shape_tuple,
+    reduce_window_sum,
+)
 
 
 def _typed(*args):
@@ -230,13 +255,24 @@ def dynamic_update_slice(operand, update, start_indices):
                 *[np.asarray(i) if isinstance(i, int) else i for i in start_indices])
 
 
-__all__ = ["abs", "add", "argmax", "argmin", "bessel_i0e", "bessel_i1e", "betainc", "bitwise_and", "bitwise_not",
-           "bitwise_or", "bitwise_xor", "broadcast_in_dim", "broadcasted_iota", "ceil", "clamp", "concatenate", "cond",
-           "convert_element_type", "cos", "cumsum", "digamma", "div", "dot_general", "dynamic_slice",
-           "dynamic_update_slice", "eq", "erf", "erf_inv", "erfc", "exp", "expand_dims", "expm1", "floor",
-           "fori_loop", "ge", "gt", "igamma", "igamma_grad_a", "igammac", "integer_pow", "iota", "is_finite", "le",
-           "lgamma", "log", "log1p", "logistic", "lt", "max", "min", "mul", "ne", "neg", "pad", "polygamma", "pow",
-           "reduce_max", "reduce_min",
+def fft(x, fft_type, fft_lengths):
+    """The FFT over the trailing len(fft_lengths) axes; fft_type an FftType or 'fft', 'ifft', 'rfft', 'irfft'
+    (x is converted to the real or complex dtype it takes)."""
+    return _fft.transform(x, fft_type, fft_lengths)
+
+
+__all__ = ["FftType", "abs", "add", "argmax", "argmin", "bitwise_and", "bitwise_not", "bitwise_or", "bitwise_xor",
+           "broadcast_in_dim", "broadcasted_iota", "ceil", "clamp", "concatenate", "cond", "convert_element_type",
+           "cos", "cumsum", "div", "dot_general", "dynamic_slice", "dynamic_update_slice", "eq", "exp", "expand_dims",
+           "expm1", "fft", "floor", "fori_loop", "ge", "gt", "integer_pow", "iota", "is_finite", "le", "log", "log1p",
+           "logistic", "lt", "max", "min", "mul", "ne", "neg", "pad", "pow", "reduce_max", "reduce_min",
            "reduce_prod", "reduce_sum", "rem", "reshape", "rev", "round", "rsqrt", "scan", "select", "select_n",
            "sign", "sin", "slice", "sqrt", "squeeze", "stop_gradient", "sub", "switch", "tan", "tanh", "transpose",
-           "while_loop", "zeta"]
+           "while_loop"]
+__all__ += ["ConvDimensionNumbers", "associative_scan", "avg_pool", "conv", "conv_dimension_numbers",
+            "conv_general_dilated", "conv_general_permutations", "conv_general_shape_tuple", "conv_shape_tuple",
+            "conv_transpose", "conv_transpose_shape_tuple", "conv_with_general_padding", "cumlogsumexp", "cummax",
+            "cummin", "cumprod", "max_pool", "padtype_to_pads", "reduce_window", "reduce_window_max",
+            "reduce_window_min", "reduce_window_shape_tuple", "reduce_window_sum", "sort", "sort_key_val", "top_k"]
+__all__ += ["bessel_i0e", "bessel_i1e", "betainc", "digamma", "erf", "erf_inv", "erfc", "igamma", "igamma_grad_a",
+            "igammac", "lgamma", "polygamma", "zeta"]

@@ -3,7 +3,7 @@ numpy arrays; inside one it records IR. It also gives tracers their operators an
 import numpy as _np
 
 from ..core.trace import Tracer as _Tracer
-from . import linalg
+from . import fft, linalg
 from ._base import array, asarray, astype, stack
 from ._base import full as _full
 from .complex_numbers import (
@@ -18,6 +18,7 @@ from .complex_numbers import (
     real,
     real_if_close,
 )
+from .convolve import convolve, correlate
 from .indexing import _AtIndexer, argsort, getitem, interp, repeat, searchsorted, sort, take, take_along_axis
 from .linalg_ops import cross, diag, diagonal, dot, einsum, inner, kron, matmul, outer, tensordot, trace, vdot
 from .shape_ops import (

@@ -8,13 +8,14 @@ from ..core.trace import bind
 from ..primitives import linalg_factor as factor
 from ..primitives import linalg_solve as solves
 from ._base import aval, broadcast_to_shape, promote
+from .complex_numbers import conj, real
 from .shape_ops import any as any_
 from .shape_ops import expand_dims, eye, max, min, moveaxis, sum
 from .ufuncs import abs, isnan, logical_and, logical_not, multiply, not_equal, power, sqrt, where_
 
 
 def _sum_of_squares(x, axis, keepdims):
-    return sqrt(sum(multiply(x, x), axis=axis, keepdims=keepdims))    # complex: x * conj(x), real part
+    return sqrt(sum(real(multiply(x, conj(x))), axis=axis, keepdims=keepdims))
 
 
 def vector_norm(x, /, *, axis=None, keepdims=False, ord=2):
@@ -28,7 +29,7 @@ def vector_norm(x, /, *, axis=None, keepdims=False, ord=2):
     if ord == -np.inf:
         return min(abs(x), axis=axis, keepdims=keepdims)
     if ord == 0:
-        return sum(not_equal(x, 0), axis=axis, keepdims=keepdims, dtype=aval(x).dtype)
+        return sum(not_equal(x, 0), axis=axis, keepdims=keepdims, dtype=np.finfo(aval(x).dtype).dtype)
     if ord == 1:
         return sum(abs(x), axis=axis, keepdims=keepdims)
     return power(sum(power(abs(x), float(ord)), axis=axis, keepdims=keepdims), 1.0 / ord)

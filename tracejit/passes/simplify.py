@@ -72,7 +72,7 @@ def _rewrite(eqn, producer, uniform_value):
         if isinstance(result, (Var, Literal)):
             return result if same_type(result, eqn.outvars[0]) else eqn
         prim, inputs, params = result
-        rewritten = Eqn(prim, inputs, params, eqn.outvars)
+        rewritten = eqn.replace(prim, inputs, params)
         if not _well_typed(rewritten):
             return eqn
         eqn = rewritten

@@ -13,7 +13,7 @@ bodies.
 import numpy as np
 
 from ..core.ad_util import Zero, aval, instantiate, is_inexact_aval
-from ..core.ir import IR, ClosedIR, Eqn
+from ..core.ir import IR, ClosedIR, Eqn, effectful
 from ..core.ir_surgery import reorder
 from ..passes.dce import dce
 from ..transforms.ad import transpose_ir
@@ -84,7 +84,9 @@ def constant_free(closed):
 
 
 def eqn_or_none(prim, inputs, params, outvars):
-    return Eqn(prim, inputs, params, outvars) if outvars else None
+    """The equation, unless it has no outputs and no effect."""
+    eqn = Eqn(prim, inputs, params, outvars)
+    return eqn if outvars or effectful(eqn) else None
 
 # ------------------------------------------------------------------------------- helpers of batching
 
@@ -119,5 +121,5 @@ def prune_bodies(bodies, keep_out, removable):
 
 
 def pruned_eqn(eqn, keep_in, keep_out, params):
-    return Eqn(eqn.prim, [x for x, k in zip(eqn.inputs, keep_in) if k], params,
-               [v for v, k in zip(eqn.outvars, keep_out) if k])
+    return eqn.replace(inputs=[x for x, k in zip(eqn.inputs, keep_in) if k], params=params,
+                       outvars=[v for v, k in zip(eqn.outvars, keep_out) if k])

@@ -144,6 +144,18 @@ def _blas_int(b, x, it):
     return x if isinstance(x, int) or it == "i64" else b(f"trunc i64 {x} to {it}")
 
 
+def _dot_general_route(eqn):
+    """How _lower_dot_general computes eqn: through the BLAS, or with loops."""
+    # Imported here for the reason _lower_dot_general gives.
+    from ..backend import blas
+    (lc, rc), (lb, rb) = eqn.params["dimension_numbers"]
+    (lhs, rhs), dtype = (x.aval for x in eqn.inputs), eqn.outvars[0].aval.dtype
+    gemm = (blas.gemm_address(dtype) is not None and 0 not in lhs.shape and 0 not in rhs.shape
+            and _gemm_layout(lhs.ndim, lb, _free_axes(lhs.ndim, lc, lb), lc) is not None
+            and _gemm_layout(rhs.ndim, rb, rc, _free_axes(rhs.ndim, rc, rb)) is not None)
+    return "BLAS gemm" if gemm else "loops"
+
+
 def _lower_dot_general(k, outs, ins, dimension_numbers):
     """The BLAS numpy ships (cblas gemm per batch element) when both operands are row-major or
     transposed matrices per batch element; otherwise loops (any dtype) ordered for the innermost
@@ -168,6 +180,11 @@ def _lower_dot_general(k, outs, ins, dimension_numbers):
         ty = memory_type(dtype)
         alpha, beta = (f"{ty} {b.const(v, dtype)}" if dtype.kind == "f" else
                        f"ptr {k.f.module.array(np.array(v, dtype))}" for v in (1, 0))   # complex: by pointer
+        small = all(isinstance(x, int) for x in (m, n, kk, batch)) and m * n * kk <= blas.SMALL_GEMM
+        local = blas.threads_local_address() if small else None
+        if local is not None:     # on this thread alone (blas.SMALL_GEMM)
+            threads = k.f.module.symbol(local, "tj_blas_threads_local")
+            previous = k.f.emit(f"call i32 {threads}(i32 1)")
         lda, ldb = (kk if ta == "N" else m), (n if tb == "N" else kk)
         trans = {"N": blas.NO_TRANS, "T": blas.TRANS}
         sizes = [(lhs, b.iop("mul", m, kk)), (rhs, b.iop("mul", kk, n)), (out, b.iop("mul", m, n))]
@@ -180,6 +197,8 @@ def _lower_dot_general(k, outs, ins, dimension_numbers):
             k.line(f"call void {gemm}(i32 {blas.ROW_MAJOR}, i32 {trans[ta]}, i32 {trans[tb]}, "
                    f"{it} {m}, {it} {n}, {it} {kk}, {alpha}, ptr {a}, {it} {lda}, "
                    f"ptr {bm}, {it} {ldb}, {beta}, ptr {c}, {it} {ldc})")
+        if local is not None:
+            k.line(f"call i32 {threads}(i32 {previous})")
         return
     with k.loop_nest(out.aval.shape) as i:
         k.store(out, i, b.const(0, dtype))
@@ -201,7 +220,8 @@ def _lower_dot_general(k, outs, ins, dimension_numbers):
 
 
 dot_general_p = Primitive("dot_general", _dot_general_shape, _dot_general_impl, transpose=_dot_general_transpose,
-                          batch=_dot_general_batch, simplify=_dot_general_simplify, lower=Kernel(_lower_dot_general))
+                          batch=_dot_general_batch, simplify=_dot_general_simplify,
+                          lower=Kernel(_lower_dot_general, describe=_dot_general_route))
 dot_general_p.set(jvp=partials_jvp(
     dot_general_p,
     lambda t, x, y, out, dimension_numbers: _dot(t, y, dimension_numbers),

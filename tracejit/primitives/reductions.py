@@ -12,12 +12,12 @@ import numpy as np
 
 from ..backend.rules import Kernel, Reduce
 from ..core.ad_util import aval, scalar
-from ..core.avals import ShapedArray, bool_
+from ..core.avals import ShapedArray
 from ..core.batching import batched_axis
 from ..core.errors import ShapeError
 from ..core.ops import ops
 from ..core.trace import Primitive, bind
-from .base import LINEAR, ZERO, jvp_rule
+from .base import LINEAR, ZERO, identity, jvp_rule
 
 
 def _reduction(name, shape_rule, impl, derivative, lower, **rules_and_flags):
@@ -44,15 +44,6 @@ def _reduce_shape(name, kinds):
 
 def _no_axes_is_a_no_op(eqn, producer):
     return None if eqn.params["axes"] else eqn.inputs[0]
-
-
-def _identity(dtype, largest):
-    if dtype == bool_:
-        return largest
-    if dtype.kind == "f":
-        return np.inf if largest else -np.inf
-    info = np.iinfo(dtype)
-    return info.max if largest else info.min
 
 
 def _expand(y, x_aval, axes):
@@ -96,12 +87,12 @@ reduce_sum_p = _reduction("reduce_sum", _reduce_shape("reduce_sum", "fiuc"),
                           _lower_reduce(lambda dtype: 0, "fadd", "add"), simplify=_no_axes_is_a_no_op, linear=True,
                           transpose=lambda ct, x, axes: [_expand(ct, x.aval, axes)])
 reduce_max_p = _reduction("reduce_max", _reduce_shape("reduce_max", "fiub"),
-                          lambda x, axes: np.max(x, axis=axes, initial=_identity(np.asarray(x).dtype, False)),
-                          _chosen_location_jvp, _lower_reduce(lambda dtype: _identity(dtype, False), "max"),
+                          lambda x, axes: np.max(x, axis=axes, initial=identity(np.asarray(x).dtype, False)),
+                          _chosen_location_jvp, _lower_reduce(lambda dtype: identity(dtype, False), "max"),
                           simplify=_no_axes_is_a_no_op)
 reduce_min_p = _reduction("reduce_min", _reduce_shape("reduce_min", "fiub"),
-                          lambda x, axes: np.min(x, axis=axes, initial=_identity(np.asarray(x).dtype, True)),
-                          _chosen_location_jvp, _lower_reduce(lambda dtype: _identity(dtype, True), "min"),
+                          lambda x, axes: np.min(x, axis=axes, initial=identity(np.asarray(x).dtype, True)),
+                          _chosen_location_jvp, _lower_reduce(lambda dtype: identity(dtype, True), "min"),
                           simplify=_no_axes_is_a_no_op)
 
 
@@ -164,7 +155,7 @@ def _lower_arg(better, largest):
             take = b(f"or i1 {take}, {nan_first}")
         return [b.select(take, x, best), b.select(take, pos, at, np.int64)]
 
-    return Reduce(lambda b, axes, index_dtype: [(b.const(_identity(b.dtype(), largest)), b.dtype()),
+    return Reduce(lambda b, axes, index_dtype: [(b.const(identity(b.dtype(), largest)), b.dtype()),
                                                 ("0", np.dtype(np.int64))],
                   update, lambda b, accs, axes, index_dtype: b.convert(accs[1], np.int64, index_dtype))
 
