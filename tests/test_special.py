@@ -384,8 +384,11 @@ def test_errors_as_jax():
 
 
 def test_scalars_keep_their_dtypes():
-    """Python and integer arguments promote to the default float; float32 stays float32."""
+    """Python, integer and bool arguments promote to float64 (as SciPy's; NumPy's math functions would pick float16
+    for int8); float32 stays float32."""
     assert S.erf(1).dtype == np.float64 and S.gammainc(1, 2).dtype == np.float64
+    for dtype in (np.int32, np.bool_):
+        assert S.gammaln(np.ones(2, dtype)).dtype == np.float64 and tj.jit(S.ndtri)(np.ones(2, dtype)).dtype == np.float64
     assert S.gammaln(np.float32(3)).dtype == np.float32
     assert tj.jit(S.erf)(np.ones(3, np.float32)).dtype == np.float32
     assert S.xlogy(np.ones(2, np.float32), 2.0).dtype == np.float32

@@ -379,12 +379,13 @@ def math_module_ir(needed) -> str:
 
 
 def evaluate(name, x):
-    """The function on a float32 or float64 array, by the same kernel run on NumPy arrays (rounded once to
-    x's dtype)."""
+    """The function on a float array, by the same kernel run on NumPy arrays: float64 in double, the others as
+    compiled code computes them, in float32's precision rounded to float32 (then to a 16-bit x's dtype)."""
     x = np.asarray(x)
-    prec = "float" if x.dtype == np.float32 else "double"
+    prec = "double" if x.dtype == np.float64 else "float"
     with np.errstate(all="ignore"):
-        return np.asarray(_KERNELS[name](ArrayBody(), x.astype(np.float64), prec)).astype(x.dtype)
+        out = np.asarray(_KERNELS[name](ArrayBody(), x.astype(np.float64), prec))
+        return out.astype(x.dtype if prec == "double" else np.float32).astype(x.dtype)
 
 
 _TAIL_V = (0.5730596678405301, -0.8949831137361044)

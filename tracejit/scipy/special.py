@@ -257,9 +257,9 @@ def logsumexp(a, axis=None, b=None, keepdims=False, return_sign=False, where=Non
     """log(sum(b * exp(a))) over axis, stably (the gradient-stopped maximum subtracted first); with return_sign,
     (log|sum|, sign(sum)), else NaN where a weighted sum is negative. `where` masks elements out."""
     if b is None:
-        (a,) = promote(a, to_float=True)
+        (a,) = promote(a, to_float="float64")
     else:
-        a, b = promote(a, b, to_float=True)
+        a, b = promote(a, b, to_float="float64")
         a, b = broadcast_operands(a, b, op="logsumexp")
         a = tnp.where(b != 0, a, -np.inf)
     if where is not None:

@@ -9,7 +9,7 @@ from .. import special
 
 def logpdf(x, alpha):
     """-inf off the simplex (a component <= 0, or a sum more than 1e-6 from 1)."""
-    x, alpha = promote(x, alpha, to_float=True)
+    x, alpha = promote(x, alpha, to_float="float64")
     xs, shape = aval(x).shape, aval(alpha).shape
     if len(shape) != 1:
         raise ValueError(f"`alpha` must be one-dimensional; got alpha.shape={shape}")

@@ -13,7 +13,7 @@ _LOG_2PI = float(np.log(2 * np.pi))
 def logpdf(x, mean, cov, allow_singular=None):
     if allow_singular is not None:
         raise NotImplementedError("allow_singular argument of multivariate_normal.logpdf")
-    x, mean, cov = promote(x, mean, cov, to_float=True)
+    x, mean, cov = promote(x, mean, cov, to_float="float64")
     mean_shape, cov_shape = aval(mean).shape, aval(cov).shape
     if not mean_shape:
         return -0.5 * tnp.square(x - mean) / cov - 0.5 * (_LOG_2PI + tnp.log(cov))
