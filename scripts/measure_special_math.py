@@ -5,6 +5,8 @@ ulp from SciPy on dense grids including the tails, and max f32 error in f32 ulp 
     python scripts/measure_special_math.py [--mpmath-points N]
 """
 import argparse
+import os
+import sys
 
 import mpmath as mp
 import numpy as np
@@ -13,46 +15,24 @@ import scipy.special as sc
 import tracejit as tj
 from tracejit.scipy import special as S
 
-
-def _erfcinv(q):
-    z = mp.sqrt(-mp.log(q))
-    for _ in range(60):
-        step = (mp.log(mp.erfc(z)) - mp.log(q)) * mp.erfc(z) * mp.sqrt(mp.pi) / -2 * mp.exp(z * z)
-        z -= step
-        if abs(step) < 1e-24 * z:
-            break
-    return z
-
-
-def _erfcx(v):
-    if v > 1e7:
-        return (1 - 1 / (2 * v * v) + 3 / (4 * v**4)) / (mp.sqrt(mp.pi) * v)
-    with mp.workdps(30 + int(2 * max(0, mp.log10(abs(v) + 1)))):
-        return +(mp.exp(v * v) * mp.erfc(v))
-
-
-def _log_ndtr(v):
-    if v >= 0:
-        return mp.log1p(-mp.ncdf(-v))
-    if v > -1e4:
-        return mp.log(mp.ncdf(v))
-    return -v * v / 2 - mp.log(-v * mp.sqrt(2 * mp.pi)) + mp.log1p(-1 / v**2 + 3 / v**4)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests"))
+from test_specmath import REFERENCE  # the mpmath references the tests use
 
 
 # name: (tracejit, SciPy, mpmath, grid from u = 10**uniform)
 FUNCTIONS = {
-    "erf": (S.erf, sc.erf, mp.erf, lambda r, n: np.concatenate([r.uniform(-6, 6, n), r.choice([-1, 1], n) * 10 ** r.uniform(-300, 0.8, n)])),
-    "erfc": (S.erfc, sc.erfc, mp.erfc, lambda r, n: np.concatenate([r.uniform(-6, 27.2, n), r.uniform(-1, 1, n)])),
-    "erfcx": (S.erfcx, sc.erfcx, _erfcx, lambda r, n: np.concatenate([r.uniform(-26, 50, n), 10 ** r.uniform(-300, 300, n)])),
-    "erfinv": (S.erfinv, sc.erfinv, lambda y: mp.sign(y) * _erfcinv(1 - abs(y)) if abs(y) > 0.5 else mp.erfinv(y),
+    "erf": (S.erf, sc.erf, REFERENCE["erf"], lambda r, n: np.concatenate([r.uniform(-6, 6, n), r.choice([-1, 1], n) * 10 ** r.uniform(-300, 0.8, n)])),
+    "erfc": (S.erfc, sc.erfc, REFERENCE["erfc"], lambda r, n: np.concatenate([r.uniform(-6, 27.2, n), r.uniform(-1, 1, n)])),
+    "erfcx": (S.erfcx, sc.erfcx, REFERENCE["erfcx"], lambda r, n: np.concatenate([r.uniform(-26, 50, n), 10 ** r.uniform(-300, 300, n)])),
+    "erfinv": (S.erfinv, sc.erfinv, REFERENCE["erf_inv"],
                lambda r, n: np.concatenate([r.uniform(-1, 1, n), 1 - 10 ** r.uniform(-16, 0, n)])),
-    "ndtr": (S.ndtr, sc.ndtr, mp.ncdf, lambda r, n: r.uniform(-38, 9, 2 * n)),
-    "ndtri": (S.ndtri, sc.ndtri, lambda p: -mp.sqrt(2) * _erfcinv(2 * p) if p < 0.5 else mp.sqrt(2) * _erfcinv(2 - 2 * p),
+    "ndtr": (S.ndtr, sc.ndtr, REFERENCE["ndtr"], lambda r, n: r.uniform(-38, 9, 2 * n)),
+    "ndtri": (S.ndtri, sc.ndtri, REFERENCE["ndtri"],
               lambda r, n: np.concatenate([r.uniform(0, 1, n), 10 ** r.uniform(-300, 0, n)])),
-    "log_ndtr": (S.log_ndtr, sc.log_ndtr, _log_ndtr, lambda r, n: np.concatenate([r.uniform(-60, 40, n), -10 ** r.uniform(1, 150, n)])),
-    "gammaln": (S.gammaln, sc.gammaln, mp.loggamma, lambda r, n: np.concatenate([r.uniform(0, 30, n), 10 ** r.uniform(-300, 305, n)])),
-    "digamma": (S.digamma, sc.digamma, mp.digamma, lambda r, n: np.concatenate([r.uniform(0, 30, n), 10 ** r.uniform(-300, 305, n)])),
-    "gamma": (S.gamma, sc.gamma, mp.gamma, lambda r, n: np.concatenate([r.uniform(-170, 171, n), 10 ** r.uniform(-300, 0, n)])),
+    "log_ndtr": (S.log_ndtr, sc.log_ndtr, REFERENCE["log_ndtr"], lambda r, n: np.concatenate([r.uniform(-60, 40, n), -10 ** r.uniform(1, 150, n)])),
+    "gammaln": (S.gammaln, sc.gammaln, REFERENCE["lgamma"], lambda r, n: np.concatenate([r.uniform(0, 30, n), 10 ** r.uniform(-300, 305, n)])),
+    "digamma": (S.digamma, sc.digamma, REFERENCE["digamma"], lambda r, n: np.concatenate([r.uniform(0, 30, n), 10 ** r.uniform(-300, 305, n)])),
+    "gamma": (S.gamma, sc.gamma, REFERENCE["gamma"], lambda r, n: np.concatenate([r.uniform(-170, 171, n), 10 ** r.uniform(-300, 0, n)])),
 }
 
 
