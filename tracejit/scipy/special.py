@@ -19,7 +19,7 @@ from ..custom_derivatives import custom_jvp
 from ..numpy._base import aval, broadcast_operands, promote
 from ..primitives import special as sp
 from ..primitives import special_numpy as sn
-from ._args import real_args
+from ._args import half_floats_in_float32, real_args
 
 __all__ = ["beta", "betainc", "betaln", "digamma", "entr", "erf", "erfc", "erfcx", "erfinv", "expit",
            "factorial", "gamma", "gammainc", "gammaincc", "gammaln", "gammasgn", "i0", "i0e", "i1", "i1e", "kl_div",
@@ -61,6 +61,7 @@ i0e = _function(sp.bessel_i0e_p, "i0e", "exp(-|x|) I0(x), the scaled modified Be
 i1e = _function(sp.bessel_i1e_p, "i1e", "exp(-|x|) I1(x), the scaled modified Bessel function of order 1.", "x")
 
 
+@half_floats_in_float32
 def log_ndtr(x, series_order=3):
     """log(ndtr(x)) for every x (series_order, JAX's asymptotic-series length, is checked but not needed: the
     kernel is accurate everywhere)."""
@@ -78,6 +79,7 @@ def _negative_or_minus_zero(x):
     return (x < 0) | ((x == 0) & (tnp.arctan2(x, -1.0) < 0))
 
 
+@half_floats_in_float32
 def gammasgn(x):
     """The sign of Gamma(x): NaN at the poles (0 excepted: +-1 there) and at NaN."""
     (x,) = real_args("gammasgn", x)
@@ -87,12 +89,14 @@ def gammasgn(x):
     return tnp.where(nan, np.nan, tnp.where(minus, -1.0, 1.0)).astype(aval(x).dtype)
 
 
+@half_floats_in_float32
 def loggamma(x):
     """log(Gamma(x)) for real x > 0; NaN elsewhere (the principal branch of the complex function is not real)."""
     (x,) = real_args("loggamma", x)
     return tnp.where(x > 0, gammaln(x), np.nan)
 
 
+@half_floats_in_float32
 def rgamma(x):
     """1/Gamma(x), 0 at the poles; x / Gamma(1 + x) for |x| < 1, so that tiny x (where Gamma overflows) give x."""
     (x,) = real_args("rgamma", x)
@@ -102,6 +106,7 @@ def rgamma(x):
     return tnp.where(pole, tnp.where(x == 0, x, 0.0), tnp.where(small, safe / gamma(safe + 1), 1 / gamma(safe)))
 
 
+@half_floats_in_float32
 def factorial(n, exact=False):
     """Gamma(n + 1) for n >= 0, 0 for negative n."""
     if exact:
@@ -110,17 +115,20 @@ def factorial(n, exact=False):
     return tnp.where(n < 0, 0.0, gamma(n + 1))
 
 
+@half_floats_in_float32
 def betaln(a, b):
     """log |B(a, b)|, without the cancellation of lgamma(a) + lgamma(b) - lgamma(a + b) for large arguments."""
     a, b = real_args("betaln", a, b)
     return sn.betaln(a, b, xp=tnp, gammaln=gammaln)
 
 
+@half_floats_in_float32
 def beta(a, b):
     a, b = real_args("beta", a, b)
     return gammasgn(a) * gammasgn(b) * gammasgn(a + b) * tnp.exp(betaln(a, b))
 
 
+@half_floats_in_float32
 def zeta(x, q=None):
     """Hurwitz's zeta function sum_k (q + k)**-x."""
     if q is None:
@@ -129,6 +137,7 @@ def zeta(x, q=None):
     return _apply(sp.zeta_p, "zeta", x, q)
 
 
+@half_floats_in_float32
 def polygamma(n, x):
     """The n-th derivative of digamma; n must be of an integer dtype (as in JAX)."""
     dtype = aval(tnp.asarray(n)).dtype
@@ -137,6 +146,7 @@ def polygamma(n, x):
     return _apply(sp.polygamma_p, "polygamma", n, x)
 
 
+@half_floats_in_float32
 def multigammaln(a, d):
     """log of the multivariate gamma function of dimension d (a static integer)."""
     d = operator.index(d)
@@ -146,16 +156,19 @@ def multigammaln(a, d):
     return tnp.sum(gammaln(tnp.expand_dims(a, -1) - shifts), axis=-1) + constant
 
 
+@half_floats_in_float32
 def i0(x):
     (x,) = real_args("i0", x)
     return tnp.exp(tnp.abs(x)) * i0e(x)
 
 
+@half_floats_in_float32
 def i1(x):
     (x,) = real_args("i1", x)
     return tnp.exp(tnp.abs(x)) * i1e(x)
 
 
+@half_floats_in_float32
 def expit(x):
     """1 / (1 + exp(-x))."""
     return nn.sigmoid(real_args("expit", x)[0])
@@ -172,6 +185,7 @@ def _logit_jvp(primals, tangents):
     return _logit(x), t / (x * (1 - x))
 
 
+@half_floats_in_float32
 def logit(x):
     """log(x / (1 - x))."""
     return _logit(real_args("logit", x)[0])
@@ -196,11 +210,13 @@ _xlogy = _x_times_log(tnp.log, lambda y: y)
 _xlog1py = _x_times_log(tnp.log1p, lambda y: 1 + y)
 
 
+@half_floats_in_float32
 def xlogy(x, y):
     """x log(y), 0 where x is 0 (unless y is NaN)."""
     return _xlogy(*real_args("xlogy", x, y))
 
 
+@half_floats_in_float32
 def xlog1py(x, y):
     """x log(1 + y), 0 where x is 0 (unless y is NaN)."""
     return _xlog1py(*real_args("xlog1py", x, y))
@@ -217,12 +233,14 @@ def _xlogx_jvp(primals, tangents):
     return _xlogx(x), t * (tnp.log(x) + 1)
 
 
+@half_floats_in_float32
 def entr(x):
     """-x log(x), 0 at 0 and -inf for negative x."""
     (x,) = real_args("entr", x)
     return tnp.where(x < 0, -np.inf, 0.0 - _xlogx(x))     # entr(0) = +0, as SciPy
 
 
+@half_floats_in_float32
 def rel_entr(p, q):
     """p log(p / q) for p, q > 0; 0 where p = 0 <= q; inf elsewhere."""
     p, q = real_args("rel_entr", p, q)
@@ -232,16 +250,19 @@ def rel_entr(p, q):
     return tnp.where(both, value, tnp.where((p == 0) & (q >= 0), tnp.zeros_like(p), np.inf))
 
 
+@half_floats_in_float32
 def kl_div(p, q):
     """p log(p / q) - p + q (rel_entr plus the terms that make it non-negative)."""
     p, q = real_args("kl_div", p, q)
     return rel_entr(p, q) - p + q
 
 
+@half_floats_in_float32
 def softmax(x, /, *, axis=None):
     return nn.softmax(x, axis=axis)
 
 
+@half_floats_in_float32
 def log_softmax(x, /, *, axis=None):
     return nn.log_softmax(x, axis=axis)
 
@@ -253,6 +274,7 @@ def _reduced_axes(ndim, axis):
     return tuple(sorted(operator.index(a) % ndim if ndim else operator.index(a) for a in axes))
 
 
+@half_floats_in_float32
 def logsumexp(a, axis=None, b=None, keepdims=False, return_sign=False, where=None):
     """log(sum(b * exp(a))) over axis, stably (the gradient-stopped maximum subtracted first); with return_sign,
     (log|sum|, sign(sum)), else NaN where a weighted sum is negative. `where` masks elements out."""
@@ -296,6 +318,7 @@ def _sinc_at_zero_jvp(k, primals, tangents):
     return _sinc_at_zero(k, x), t * _sinc_at_zero(k + 1, x)
 
 
+@half_floats_in_float32
 def sinc(x):
     """sin(pi x) / (pi x), 1 at 0, with every derivative exact at 0 (as jnp.sinc)."""
     (x,) = real_args("sinc", x)
@@ -305,6 +328,7 @@ def sinc(x):
     return tnp.where(zero, _sinc_at_zero(0, x), tnp.sin(pi_x) / pi_x)
 
 
+@half_floats_in_float32
 def spence(x):
     """Spence's function (the dilogarithm of 1 - x), for real x >= 0 (NaN below, as SciPy)."""
     (x,) = real_args("spence", x)

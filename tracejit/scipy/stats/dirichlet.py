@@ -5,8 +5,10 @@ import numpy as np
 from ... import numpy as tnp
 from ...numpy._base import aval, promote
 from .. import special
+from .._args import half_floats_in_float32
 
 
+@half_floats_in_float32
 def logpdf(x, alpha):
     """-inf off the simplex (a component <= 0, or a sum more than 1e-6 from 1)."""
     x, alpha = promote(x, alpha, to_float="float64")
@@ -25,5 +27,6 @@ def logpdf(x, alpha):
     return tnp.where(simplex, log_probs, -np.inf)
 
 
+@half_floats_in_float32
 def pdf(x, alpha):
     return tnp.exp(logpdf(x, alpha))

@@ -6,10 +6,12 @@ from ... import lax
 from ... import numpy as tnp
 from ...numpy._base import aval, promote
 from .. import linalg
+from .._args import half_floats_in_float32
 
 _LOG_2PI = float(np.log(2 * np.pi))
 
 
+@half_floats_in_float32
 def logpdf(x, mean, cov, allow_singular=None):
     if allow_singular is not None:
         raise NotImplementedError("allow_singular argument of multivariate_normal.logpdf")
@@ -35,5 +37,6 @@ def logpdf(x, mean, cov, allow_singular=None):
     return -0.5 * quadratic - n / 2 * _LOG_2PI - log_det
 
 
+@half_floats_in_float32
 def pdf(x, mean, cov):
     return tnp.exp(logpdf(x, mean, cov))
