@@ -19,7 +19,8 @@ ALLOWED = {
     "tracejit.primitives": ("tracejit.core", "tracejit.passes", "tracejit.transforms", "tracejit.primitives",
                             "tracejit.backend.rules", "tracejit.backend.specmath", "tracejit.backend="),
     "tracejit.numpy": ("tracejit.core", "tracejit.primitives", "tracejit.numpy"),
-    "tracejit.backend.rules": (),
+    "tracejit.backend.rules": ("tracejit.core", "tracejit.backend.half_floats"),   # the dtypes; 16-bit floats
+    "tracejit.backend.half_floats": (),
 }
 
 

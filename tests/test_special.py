@@ -1,6 +1,7 @@
 """tracejit.scipy.special: values against SciPy (eager and compiled, float64 and float32), SciPy's special values,
 derivatives against JAX (first and second order) and finite differences (check_grads to order 2), batching,
 logsumexp's options, and the errors JAX raises."""
+import ml_dtypes
 import numpy as np
 import pytest
 
@@ -387,8 +388,33 @@ def test_scalars_keep_their_dtypes():
     """Python, integer and bool arguments promote to float64 (as SciPy's; NumPy's math functions would pick float16
     for int8); float32 stays float32."""
     assert S.erf(1).dtype == np.float64 and S.gammainc(1, 2).dtype == np.float64
-    for dtype in (np.int32, np.bool_):
+    for dtype in (np.int8, np.uint8, np.int32, np.uint64, np.bool_):
         assert S.gammaln(np.ones(2, dtype)).dtype == np.float64 and tj.jit(S.ndtri)(np.ones(2, dtype)).dtype == np.float64
     assert S.gammaln(np.float32(3)).dtype == np.float32
     assert tj.jit(S.erf)(np.ones(3, np.float32)).dtype == np.float32
     assert S.xlogy(np.ones(2, np.float32), 2.0).dtype == np.float32
+
+
+HALF_FLOATS = ("float16", "bfloat16")
+
+
+@pytest.mark.parametrize("dtype", HALF_FLOATS)
+def test_16_bit_floats(dtype):
+    """float16 and bfloat16 keep their dtype (as JAX's), computed in float32 and rounded once, eagerly and compiled
+    alike (the NumPy impls' float32 may differ in the last bit): within one of their ulps of SciPy's value rounded
+    to them."""
+    dtype = np.dtype(getattr(ml_dtypes, dtype, dtype))
+    info = ml_dtypes.finfo(dtype)
+    eps, subnormal = float(info.eps), float(info.smallest_subnormal)
+    for name, (fn, ref, args) in VALUES.items():
+        if name in ("polygamma", "factorial"):      # integer orders; factorial's are beyond float16
+            continue
+        args16 = [a[:24].astype(dtype) for a in args]
+        with np.errstate(all="ignore"):
+            want = ref(*[a.astype(np.float64) for a in args16]).astype(dtype).astype(np.float64)
+            eager, compiled = fn(*args16), tj.jit(fn)(*args16)
+        assert eager.dtype == compiled.dtype == dtype, name
+        eager, compiled = eager.astype(np.float64), compiled.astype(np.float64)
+        atol = subnormal + F32_ATOL.get(name, 0)        # float32's cancellation where the result crosses zero
+        np.testing.assert_allclose(eager, compiled, rtol=eps, atol=atol, equal_nan=True, err_msg=name)
+        np.testing.assert_allclose(eager, want, rtol=eps, atol=atol, equal_nan=True, err_msg=name)

@@ -1,13 +1,10 @@
 """Argument handling shared by tracejit.scipy.special and tracejit.scipy.stats."""
 import functools
 
-import ml_dtypes
 import numpy as np
 
-from ..core.avals import is_python_scalar, result_dtype
+from ..core.avals import HALF_FLOATS, is_python_scalar, result_dtype
 from ..numpy._base import astype, aval, broadcast_operands, promote
-
-_HALF_FLOATS = (np.dtype(np.float16), np.dtype(ml_dtypes.bfloat16))
 
 
 def real_args(name, *args):
@@ -29,11 +26,11 @@ def half_floats_in_float32(fn):
         arrays = [a for a in (*args, *kwargs.values()) if a is not None and not is_python_scalar(a)
                   and not isinstance(a, (tuple, list, str))]
         dtype = result_dtype(*[aval(a) for a in arrays])[0] if arrays else None
-        if dtype not in _HALF_FLOATS:
+        if dtype not in HALF_FLOATS:
             return fn(*args, **kwargs)
 
         def widened(a):
-            return astype(a, np.float32) if any(a is b for b in arrays) and aval(a).dtype in _HALF_FLOATS else a
+            return astype(a, np.float32) if any(a is b for b in arrays) and aval(a).dtype in HALF_FLOATS else a
 
         out = fn(*map(widened, args), **{k: widened(v) for k, v in kwargs.items()})
         rounded = [astype(o, dtype) if aval(o).dtype == np.float32 else o for o in (out if isinstance(out, tuple)
