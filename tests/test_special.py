@@ -294,6 +294,13 @@ CHECK_GRADS = {
     "log_softmax": (lambda x: S.log_softmax(x, axis=-1), [rng.normal(size=(3, 2))]),
     "sinc": (S.sinc, [np.array([0.0, 0.3, -1.7])]),
     "spence": (S.spence, [np.array([0.2, 1.0, 3.0])]),
+    "beta": (S.beta, [np.array([0.5, 2.0, 4.0]), np.array([1.5, 3.0, 0.7])]),
+    "rgamma": (S.rgamma, [np.array([-1.5, 0.6, 4.0])]),
+    "loggamma": (S.loggamma, [np.array([0.3, 1.5, 6.0])]),
+    "i0": (S.i0, [np.array([-3.0, 0.5, 4.0])]),
+    "i1": (S.i1, [np.array([-3.0, 0.5, 4.0])]),
+    "rel_entr": (S.rel_entr, [np.array([0.2, 1.5, 4.0]), np.array([0.7, 0.5, 2.0])]),
+    "factorial": (S.factorial, [np.array([0.5, 2.5, 4.2])]),
 }
 
 
