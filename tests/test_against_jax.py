@@ -206,6 +206,8 @@ SPECS = {
                             for d in (np.float16, jo.ml_dtypes.bfloat16, np.float32, np.complex64)],
     "numpy.iinfo": lambda: [Case(np.dtype(d).name, (d,), traceable=False, call=lambda M, fn, d: (fn(d).min, fn(d).max, fn(d).bits))
                             for d in (np.int8, np.uint16, np.int64)],
+    "lax.betainc": lambda: [Case("random", (R.uniform(0.5, 3, 5), R.uniform(0.5, 3, 5), R.uniform(0, 1, 5))),
+                            Case("bounds", (np.array([1.0, 2.0, 0.5]), np.array([2.0, 1.0, 0.5]), np.array([0.0, 1.0, 0.5])))],
     "lax.bitcast_convert_type": lambda: [Case("f32_i32", (r(3).astype(np.float32), np.int32), derivatives=False),
                                          Case("f64_u64", (r(3), np.uint64), derivatives=False),
                                          Case("i16_f16", (ints(3).astype(np.int16), np.float16), derivatives=False),
@@ -373,7 +375,10 @@ def follows_jax(names, labels, aspects, reason):
 
 
 LAX_BINARY = ("lax.add lax.sub lax.mul lax.div lax.rem lax.max lax.min lax.eq lax.ne lax.lt lax.le lax.gt lax.ge lax.pow "
-              "lax.complex")
+              "lax.complex lax.igamma lax.igammac lax.igamma_grad_a lax.polygamma lax.zeta")
+AS_SCIPY = ("at poles, infinities and NaN the special functions give SciPy's values (checked: equal to scipy.special's "
+            "at every point of these cases but zeta's NaN arguments, where SciPy says inf and tracejit NaN); JAX's "
+            "are NaN or another infinity there")
 COMPLEX_UNARY, COMPLEX_BINARY = "complex points | complex64", "complex points | complex64 | complex_float"
 COMPLEX_REDUCTION = "complex axis=0 | complex64 axis=None"
 NO_COMPLEX_MATH = ("tracejit's primitive takes real operands only (primitives/elementwise.py: FLOAT rows); NumPy and "
@@ -446,6 +451,17 @@ KNOWN = [
             "takes log 0 as 0), JAX's NaN"),
     follows_numpy("numpy.reciprocal", "complex_special", "value", "1 / 0j: NaN + NaN j in NumPy's reciprocal and "
                   "tracejit, inf + NaN j in JAX"),
+    # the special functions (lax.digamma ... zeta)
+    differs("lax.digamma", "special", "value jvp2 grad2", AS_SCIPY + " (the derivatives follow)"),
+    differs("lax.digamma lax.lgamma", "nonfinite", "value", AS_SCIPY),
+    differs("lax.lgamma", "special", "jvp grad", AS_SCIPY + " (the derivative at a pole follows)"),
+    differs("lax.polygamma lax.zeta", "special | nonfinite | ties", "value", AS_SCIPY),
+    differs("lax.igamma lax.igamma_grad_a", "special | nonfinite", "value", AS_SCIPY),
+    differs("lax.igammac", "nonfinite", "value", AS_SCIPY),
+    differs("lax.igamma lax.igammac", "random | special | ties | nonfinite", "jvp grad", "JAX has no derivative of "
+            "igamma in a (no rule for igamma_grad_a); tracejit's is checked against mpmath in test_special.py"),
+    differs("lax.zeta", "random | special | ties | nonfinite", "jvp grad jvp2 grad2", "JAX has no derivative rule "
+            "for zeta; tracejit's (in x, to second order) is checked against mpmath in test_special.py"),
     # tracejit's jit
     differs("numpy.cos numpy.sin numpy.tan lax.cos lax.sin lax.tan", "nonfinite", "jit:value", "the backend's "
             "vectorized sin/cos/tan reduce arguments up to 2**43 only (backend/mathlib.py): jitted, +-1e308 gives "
