@@ -262,3 +262,57 @@ def test_native_f32_computes_in_f32(name):
     asm = _compiled(name, "float")[1]
     assert re.search(r"\bv\w+ps\s.*\b[yz]mm\d+", asm), name
     assert not re.search(r"\bv\w+pd\s.*\b[yz]mm\d+|vcvtps2pd", asm), name
+
+
+def _library_kernel_ir(name, ty, lanes):
+    """`void lib(ty* in[, ty* in2], ty* out, i64 n)` calling the library's `lanes`-wide function on each block
+    of lanes elements (n a multiple of lanes)."""
+    vty = f"<{lanes} x {ty}>" if lanes > 1 else ty
+    symbol = mathlib.vector_symbol(name, ty, lanes)
+    ins = ["a", "b"] if name in BINARY else ["a"]
+    params = ", ".join(f"ptr noalias %{v}" for v in ins)
+    loads = "".join(f"  %p{v} = getelementptr inbounds {ty}, ptr %{v}, i64 %i\n"
+                    f"  %x{v} = load {vty}, ptr %p{v}, align 1\n" for v in ins)
+    args = ", ".join(f"{vty} %x{v}" for v in ins)
+    return f"""declare {vty} {symbol}({", ".join([vty] * len(ins))})
+define void @lib_{name}_{ty}_{lanes}({params}, ptr noalias %out, i64 %n) {{
+entry:
+  br label %loop
+loop:
+  %i = phi i64 [ 0, %entry ], [ %next, %loop ]
+{loads}  %y = call {vty} {symbol}({args})
+  %po = getelementptr inbounds {ty}, ptr %out, i64 %i
+  store {vty} %y, ptr %po, align 1
+  %next = add nuw nsw i64 %i, {lanes}
+  %more = icmp slt i64 %next, %n
+  br i1 %more, label %loop, label %done
+done:
+  ret void
+}}
+"""
+
+
+@pytest.mark.parametrize("ty", ["float", "double"])
+@pytest.mark.parametrize("name", mathlib.LIBRARY)
+def test_library_functions_match_the_tested_code_bit_for_bit(name, ty):
+    """The vector math library that compiled loops call (vecmath.py), at every width, gives exactly the results
+    of the definitions the accuracy tests measure."""
+    from tracejit.backend import vecmath
+    engine, _ = _llvm()
+    for symbol, address in vecmath.symbols({(name, ty)}).items():
+        llvm.add_symbol(symbol, address)
+    xs = _inputs(name, ty, np.random.default_rng(2), n=2000)
+    n = len(xs[0]) // 16 * 16
+    xs = [np.ascontiguousarray(x[:n]) for x in xs]
+    expected = _apply(name, ty, *xs)
+    for lanes in mathlib.LANES:
+        mod = llvm.parse_assembly(_library_kernel_ir(name, ty, lanes))
+        engine.add_module(mod)
+        engine.finalize_object()
+        nargs = len(xs) + 1
+        fn = ctypes.CFUNCTYPE(None, *[ctypes.c_void_p] * nargs, ctypes.c_int64)(
+            engine.get_function_address(f"lib_{name}_{ty}_{lanes}"))
+        out = np.empty_like(xs[0])
+        fn(*[x.ctypes.data for x in xs], out.ctypes.data, n)
+        np.testing.assert_array_equal(out.view(f"u{out.itemsize}"), expected.view(f"u{out.itemsize}"), err_msg=(
+            name, ty, lanes))

@@ -22,7 +22,9 @@ class Function:
         self.lines, self.allocas, self.n = [], [], 0
         self.latches = []         # (line index of a loop's back edge, its hints)
         self.count = 0            # instructions emitted; with math_calls, a cost estimate
-        self.math_calls = 0
+        self.math_calls = 0       # calls of math functions whose bodies are inlined (mathlib, cmathlib)
+        self.library_calls = 0    # calls of the vector math library (vecmath.py)
+        self.scalar_calls = 0     # calls the loop vectorizer cannot widen (the C math library's)
         self.dims = {}            # Dim -> its i64 SSA value, loaded from %table in the entry block
 
     def size(self, d):
@@ -93,9 +95,11 @@ class Module:
 
     def __init__(self):
         self.functions = []       # function texts in the order they were written
-        self.math = set()         # (name, type) of the mathlib functions called
+        self.math = set()         # (name, type) of the mathlib functions called, inlined
+        self.library = set()      # (name, type) of the vector math library's functions called (vecmath.py)
         self.cmath = set()        # (name, part type) of the cmathlib functions called
         self.metadata = []        # metadata lines (!k = ...)
+        self.kernels = []         # the KernelFunctions written, sub-IRs' included (introspection)
         self.symbols = {}         # external name -> address in this process
         self.arrays = {}          # address -> array, for every array whose address is named (kept alive)
         self._const_names = {}    # address -> its tj_const<k> name

@@ -69,6 +69,8 @@ is already 2**-9), so such arguments are treated as +-0: sin = tan = +-0, cos = 
 Do not put fast-math flags on these bodies: they rely on NaN compares, signed zeros and the exact
 order of the error-compensation steps. The functions are written with mathlib_body.Body.
 """
+import re
+
 from .mathlib_body import Body
 
 FUNCS = ("exp", "log", "log1p", "expm1", "tanh", "logistic", "sin", "cos", "tan", "pow", "atan", "asin", "acos",
@@ -139,6 +141,40 @@ _THIRD = (float.fromhex("0x1.5555555555555p-2"), float.fromhex("0x1.555555555555
 _TRIG_LIMIT = 2.0**43
 
 
+# The functions that have an LLVM intrinsic of the same name and signature (llvm.sin.f32 ...). Loops call them as
+# intrinsics, which the loop vectorizer widens (llvm.sin.v16f32); `library_calls` then renames every such call
+# to the library's function of that width, compiled once per process (vecmath.py), not inlined into each loop.
+LIBRARY = ("exp", "log", "sin", "cos", "tan", "tanh", "pow", "atan", "asin", "acos", "atan2")
+LANES = (1, 2, 4, 8, 16)
+_INTRINSIC = re.compile(r"@llvm\.(" + "|".join(LIBRARY) + r")\.(?:v(\d+))?f(32|64)\b")
+
+
+def intrinsic_symbol(name: str, ty: str) -> str:
+    """``@llvm.<name>.f32`` or ``.f64``: what a loop calls for a LIBRARY function."""
+    return f"@llvm.{name}.{'f32' if ty == 'float' else 'f64'}"
+
+
+def uses_library(text: str) -> bool:
+    """Whether module text calls a LIBRARY intrinsic."""
+    return _INTRINSIC.search(text) is not None
+
+
+def library_calls(text: str):
+    """(text, the (name, ty, lanes) it calls): the LIBRARY intrinsics of an optimised module's text renamed
+    to the library's functions (their declarations become the functions' declarations). A width the
+    library does not have keeps its intrinsic (LLVM then calls the C math library lane by lane)."""
+    found = set()
+
+    def rename(m):
+        lanes = int(m.group(2) or 1)
+        if lanes not in LANES:
+            return m.group(0)
+        ty = "float" if m.group(3) == "32" else "double"
+        found.add((m.group(1), ty, lanes))
+        return vector_symbol(m.group(1), ty, lanes)
+    return _INTRINSIC.sub(rename, text), found
+
+
 def math_symbol(name: str, ty: str) -> str:
     """The LLVM name of a function, e.g. ``@tj_exp_float``."""
     return f"@tj_{name}_{ty}"
@@ -146,16 +182,33 @@ def math_symbol(name: str, ty: str) -> str:
 
 def math_function_ir(name: str, ty: str) -> str:
     """Definition of ``@tj_<name>_<ty>``: ``ty (ty)``, or ``ty (ty, ty)`` for pow and atan2 (y, x); ty is
-    float or double."""
+    float or double. Internal and always inlined: for callers that paste it into their module."""
+    return _define(name, ty, 1, "internal", "alwaysinline nounwind")
+
+
+def library_function_ir(name: str, ty: str, lanes: int) -> str:
+    """An external definition of the function on `lanes`-element vectors (`vector_symbol`), for the
+    library compiled once per process (vecmath.py)."""
+    return _define(name, ty, lanes, "", "nounwind")
+
+
+def vector_symbol(name: str, ty: str, lanes: int) -> str:
+    """``@tj_<name>_<ty>`` for lanes 1, ``@tj_<name>_<ty>_v<lanes>`` otherwise."""
+    return math_symbol(name, ty) + (f"_v{lanes}" if lanes > 1 else "")
+
+
+def _define(name, ty, lanes, linkage, attributes):
     if name not in FUNCS or ty not in _TYPES:
         raise ValueError(f"no math function {name!r} for type {ty!r}")
     params = ("x", "y") if name in BINARY else ("x",)
-    f = Body(ty if name in NATIVE_F32 else "double")
+    f = Body(ty if name in NATIVE_F32 else "double", lanes)
     args = [f.ext(f"%{p}", ty) for p in params]
     f.ret(_KERNELS[name](f, *args, ty), ty)
-    header = ", ".join(f"{ty} %{p}" for p in params)
+    vty = ty if lanes == 1 else f"<{lanes} x {ty}>"
+    header = ", ".join(f"{vty} %{p}" for p in params)
     body = "\n".join(f.lines)
-    return f"define internal {ty} {math_symbol(name, ty)}({header}) alwaysinline nounwind {{\n{body}\n}}\n"
+    return (f"define {linkage + ' ' if linkage else ''}{vty} {vector_symbol(name, ty, lanes)}({header}) {attributes} "
+            f"{{\n{body}\n}}\n")
 
 
 def math_module_ir(needed) -> str:

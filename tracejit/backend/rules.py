@@ -43,11 +43,14 @@ import numpy as np
 
 from ..core import avals
 from . import half_floats
+from .mathlib import LIBRARY, intrinsic_symbol
 
 
 class Elementwise:
-    def __init__(self, fn, cheap=True):
-        self.fn, self.cheap = fn, cheap
+    """An elementwise lowering; `calls`: the math function it calls (fusion's cost model reads it)."""
+
+    def __init__(self, fn, cheap=True, calls=None):
+        self.fn, self.cheap, self.calls = fn, cheap, calls
 
 
 class IndexMap:
@@ -268,11 +271,16 @@ class Emitter:
         return self(f"call {ty} @llvm.{name}.{suffix}({operands})")
 
     def math(self, name, *args, dtype=None):
-        """A vectorizable math function (tracejit.backend.mathlib)."""
+        """A vectorizable math function (tracejit.backend.mathlib): a call of the vector math library for
+        mathlib.LIBRARY's functions (vecmath.py), the function's body inlined for the others."""
         ty = self.ty(dtype)
+        operands = ", ".join(f"{ty} {a}" for a in args)
+        if name in LIBRARY:
+            self.func.module.library.add((name, ty))
+            self.func.library_calls += 1
+            return self(f"call {ty} {intrinsic_symbol(name, ty)}({operands})")
         self.func.module.math.add((name, ty))
         self.func.math_calls += 1
-        operands = ", ".join(f"{ty} {a}" for a in args)
         return self(f"call {ty} @tj_{name}_{ty}({operands})")
 
     def libm(self, name, *args, dtype=None):
@@ -281,6 +289,7 @@ class Emitter:
         scalar call, which the loop vectorizer cannot widen."""
         ty = self.ty(dtype)
         symbol = name if ty == "double" else name + "f"
+        self.func.scalar_calls += 1
         fn = self.func.module.symbol(libm_address(symbol), f"tj_libm_{symbol}")
         return self(f"call {ty} {fn}({', '.join(f'{ty} {a}' for a in args)})")
 
