@@ -8,7 +8,6 @@ arguments. Every row also holds the first call (trace + compile) of tracejit and
 tracejit's code that ran scalar or through the Python driver (`Compiled.kernels()`); the report ends with
 the geometric means and the list of workloads where tracejit loses, with those kernels as the reason.
 """
-# ruff: noqa: B023 -- each lambda is timed right away, inside its loop iteration
 import math
 import time
 
@@ -16,16 +15,14 @@ import numpy as np
 
 import tracejit as tj
 import tracejit.numpy as tnp
+from benchmarks import run
 from benchmarks.run import f32, jax, jnp, timeit
 
 WORKLOADS = {}
 
 
 def workload(name):
-    def register(fn):
-        WORKLOADS[name] = fn
-        return fn
-    return register
+    return run.workload(name, WORKLOADS)
 
 
 def _first(fn, *args):

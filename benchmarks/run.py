@@ -32,9 +32,9 @@ except ImportError:
 WORKLOADS = {}
 
 
-def workload(name):
+def workload(name, registry=WORKLOADS):
     def register(fn):
-        WORKLOADS[name] = fn
+        registry[name] = fn
         return fn
     return register
 
@@ -428,8 +428,8 @@ def main(argv=None):
                         help="keep the persistent compile cache on (first calls then time cache loads)")
     args = parser.parse_args(argv)
     wide = None
-    if args.suite == "wide":
-        from benchmarks import bench_wide as wide     # (imports this module's helpers)
+    if args.suite == "wide":     # (imported here: it imports this module's helpers)
+        from benchmarks import bench_wide as wide
     workloads = wide.WORKLOADS if wide else WORKLOADS
     names = args.only.split(",") if args.only else list(workloads)
     unknown = [n for n in names if n not in workloads]

@@ -14,8 +14,8 @@ inlines the calls the passes keep whole):
     executable.py  -> Executable
 
 rules.py is the interface the primitives' lowering rules are written against; mathlib.py (the vector math
-library compiled once per process by vecmath.py), blas.py and runtime.py are what the generated code calls. Importing the backend does not import llvmlite: compiling
-does (llvm.py).
+library, compiled once per process by vecmath.py), blas.py and runtime.py are what the generated code
+calls. Importing the backend does not import llvmlite: compiling does (llvm.py).
 """
 import time
 

@@ -10,12 +10,13 @@ scan) are kernels that call their sub-IRs, each planned like a top-level IR (ker
 
 The cost model, the one the loop builders and the vectorizer share (kernels.py reads it here): a loop body
 is estimated in instructions (`equation_cost`), a cheap equation (no math call, no division) counting
-CHEAP_COST, a call of the vector math library (vecmath.py: exp, log, sin, tanh, pow, ...) CALL_COST, and any
-other (a math function whose body is inlined: expm1, log1p, logistic, the complex functions; a division)
-INLINE_COST. A loop nest holds at most FUSED_COST, so that LLVM's time on it stays small (the vectorizer's
-time grows with the square of a body); within that every loop nest that is long enough is vectorized
-(kernels.py), and a longer chain is cut into several nests. Where a heuristic needs a size, a symbolic
-dimension counts SIZE_HINT elements (`domain_size`).
+CHEAP_COST, a call of the vector math library (vecmath.py: exp, log, sin, tanh, pow, ...) or another costly
+instruction (a division) CALL_COST, and a math function whose body is inlined (expm1, log1p, logistic, any
+complex function) INLINE_COST. A loop nest holds at most FUSED_COST, so that LLVM's time on it stays small
+(the vectorizer's time grows with the square of a body); within that every loop nest that is long enough is
+vectorized (kernels.py), and a longer chain is cut into several nests. For run time (whether a small loop's work pays
+for vectorizing it, kernels.py) any math call counts INLINE_COST: a scalar call takes about a body's time.
+Where a heuristic needs a size, a symbolic dimension counts SIZE_HINT elements (`domain_size`).
 """
 import math
 
@@ -26,7 +27,7 @@ from .rules import Control, Elementwise, IndexMap, Kernel, Reduce
 
 FUSED_COST = 800          # what the equations of one loop nest may cost
 CHEAP_COST = 2
-CALL_COST = 8             # a call, the registers it clobbers saved around it
+CALL_COST = 8             # a call and the registers it clobbers, saved around it
 INLINE_COST = 100         # an inlined math function's body
 MAX_DUPLICATES = 4        # loop nests a cheap equation may be recomputed in
 RECOMPUTE = 16            # times a cheap equation may be recomputed over a larger domain (a broadcast's)
@@ -91,8 +92,9 @@ def equation_cost(eqn):
     rule = eqn.prim.lower
     if rule.cheap:
         return CHEAP_COST
-    real = all(v.aval.dtype.kind != "c" for v in eqn.outvars)
-    return CALL_COST if real and getattr(rule, "calls", None) in LIBRARY else INLINE_COST
+    calls = getattr(rule, "calls", None)
+    complex_valued = any(v.aval.dtype.kind == "c" for v in eqn.outvars)
+    return INLINE_COST if complex_valued or (calls is not None and calls not in LIBRARY) else CALL_COST
 
 
 def _fits(eqn, g, is_output):

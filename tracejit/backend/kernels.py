@@ -7,8 +7,9 @@ written by a loop builder (loops.py) or by the group's Kernel or Control rule. L
 the pipeline neither unrolls nor interleaves unless a loop asks (reductions do, to hide the accumulator's
 latency): both multiply the code that the later passes and instruction selection chew on, for little gain
 on memory-bound loops. Every loop nest is vectorized but small ones (whose work does not pay for the
-vectorizer's time) and those calling the C math library (scalar calls): fusion keeps each loop nest's body
-below what LLVM handles quickly (fusion.FUSED_COST, the cost model both share).
+vectorizer's time, unless they belong to a control-flow body, which may run them many times) and those
+calling the C math library (scalar calls): fusion keeps each loop nest's body below what LLVM handles
+quickly (fusion.FUSED_COST, the cost model both share).
 
 Control rules (cond, while, scan) call their sub-IRs: `compile_sub_ir` plans, lays out and emits each
 like a top-level IR, into functions of the same module (`@c<k>_run(ptr table)`, no threads), its arena
@@ -23,7 +24,7 @@ import numpy as np
 from ..core.avals import Dim
 from ..core.ir import Literal
 from .frame import Buffer, Frame, aligned
-from .fusion import CALL_COST, INLINE_COST, Group, domain_size, plan_groups
+from .fusion import INLINE_COST, Group, domain_size, plan_groups
 from .llvm_text import Function
 from .loops import KernelBuilder, LoopBuilder
 from .rules import Control, Kernel
@@ -85,22 +86,24 @@ def emit_kernel(module, frame, g, fuse):
     else:
         LoopBuilder(f, g, frame.buffers).emit()
     f.line("ret void")
-    scalar = _loop_hints(g, f)
+    scalar = _loop_hints(g, f, repeated=bool(frame.prefix))
     text = module.add(f)
     ns_per_element = 0.5 + 0.05 * f.count + 2.0 * (f.math_calls + f.library_calls)
-    kernel = KernelFunction(g, name, bufs, ns_per_element if scalar or not g.fusible else ns_per_element / VECTOR_SPEEDUP,
-                            len(text), not scalar if g.fusible else None)
+    if g.fusible and not scalar:
+        ns_per_element /= VECTOR_SPEEDUP
+    kernel = KernelFunction(g, name, bufs, ns_per_element, len(text), not scalar if g.fusible else None)
     module.kernels.append(kernel)
     return kernel
 
 
-def _loop_hints(g, f):
-    """Set the hints of f's loops (see the module's docstring); returns whether they stay scalar."""
-    body = f.count + INLINE_COST * f.math_calls + CALL_COST * f.library_calls
+def _loop_hints(g, f, repeated):
+    """Set the hints of f's loops (see the module's docstring); returns whether they stay scalar. repeated:
+    f runs once per iteration of a control-flow loop, so that its work is not small whatever its size."""
+    body = f.count + INLINE_COST * (f.math_calls + f.library_calls)    # run time: a math call takes ~a body's
     inner = g.domain[g.loop_order[-1]] if g.fusible and g.domain else 0
     small = g.fusible and (
         (isinstance(inner, int) and inner < MIN_VECTOR_LOOP)   # the vectorized loop is the innermost
-        or (not any(isinstance(d, Dim) for d in g.domain)
+        or (not repeated and not any(isinstance(d, Dim) for d in g.domain)
             and domain_size(g.domain) < SCALAR_BELOW and domain_size(g.domain) * body < SCALAR_WORK))
     scalar = small or f.scalar_calls > 0
     for _, hints in f.latches:
