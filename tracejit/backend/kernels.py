@@ -23,11 +23,12 @@ import numpy as np
 
 from ..core.avals import Dim
 from ..core.ir import Literal
+from . import llvm
 from .frame import Buffer, Frame, aligned
 from .fusion import INLINE_COST, Group, domain_size, plan_groups
 from .llvm_text import Function
 from .loops import KernelBuilder, LoopBuilder
-from .rules import Control, Kernel
+from .rules import Control, Kernel, Reduce
 
 VECTOR_SPEEDUP = 8        # how much faster a vectorized loop runs than the scalar estimate (measured 7-25x)
 SCALAR_BELOW = 2048       # elements of a (static) loop domain below which loops stay scalar, unless
@@ -106,9 +107,16 @@ def _loop_hints(g, f, repeated):
         or (not repeated and not any(isinstance(d, Dim) for d in g.domain)
             and domain_size(g.domain) < SCALAR_BELOW and domain_size(g.domain) * body < SCALAR_WORK))
     scalar = small or f.scalar_calls > 0
-    for _, hints in f.latches:
+    # LLVM's cost model prices a library call as scalar calls, so that it picks narrower vectors than the
+    # registers hold (ymm on AVX-512): innermost loops that call the library vectorize at full width, but for
+    # reductions that cannot vectorize (argmax: LLVM would say so on stderr).
+    forced = f.library_calls and not scalar and (not isinstance(g.rule, Reduce) or g.rule.combine is not None)
+    width = llvm.vector_bytes() // (4 if "float" in f.library_types else 8) if forced else 0
+    for k, hints in f.latches:
         if scalar:
             hints.update(vectorize_enable=False, interleave_count=1)
+        elif width and k in f.innermost:
+            hints.setdefault("vectorize_width", width)
         if small or f.math_calls or f.library_calls:  # unrolling or interleaving only multiplies the code
             hints.pop("interleave_count", None)
             hints.pop("unroll_full", None)

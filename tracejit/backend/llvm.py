@@ -57,6 +57,13 @@ def host_cpu():
     return llvm.get_host_cpu_name(), llvm.get_host_cpu_features().flatten()
 
 
+@functools.cache
+def vector_bytes():
+    """The width of the host's vector registers in bytes (64 with AVX-512, 32 with AVX, else 16)."""
+    features = host_cpu()[1]
+    return 64 if "+avx512f" in features else 32 if "+avx," in features + "," else 16
+
+
 def _target_machine():
     cpu, features = host_cpu()
     target = _llvmlite().binding.Target.from_default_triple()

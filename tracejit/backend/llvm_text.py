@@ -21,9 +21,11 @@ class Function:
         self.module, self.header, self.dim_slots = module, header, dim_slots
         self.lines, self.allocas, self.n = [], [], 0
         self.latches = []         # (line index of a loop's back edge, its hints)
+        self.innermost = set()    # the line indices of the back edges of loops that hold no loop
         self.count = 0            # instructions emitted; with math_calls, a cost estimate
         self.math_calls = 0       # calls of math functions whose bodies are inlined (mathlib, cmathlib)
         self.library_calls = 0    # calls of the vector math library (vecmath.py)
+        self.library_types = set()    # the types they compute in ("float", "double")
         self.scalar_calls = 0     # calls the loop vectorizer cannot widen (the C math library's)
         self.dims = {}            # Dim -> its i64 SSA value, loaded from %table in the entry block
 
@@ -74,8 +76,11 @@ class Function:
         i = self.emit(f"load i64, ptr {iv}")
         self.line(f"br i1 {self.emit(f'icmp slt i64 {i}, {hi}')}, label %{body}, label %{done}")
         self.block(body)
+        closed_before = len(self.latches)
         yield i
         self.line(f"store i64 {self.emit(f'add nuw nsw i64 {i}, 1')}, ptr {iv}")
+        if len(self.latches) == closed_before:
+            self.innermost.add(len(self.lines))
         self.latches.append((len(self.lines), hints))
         self.line(f"br label %{head}")
         self.block(done)

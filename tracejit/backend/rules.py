@@ -278,6 +278,7 @@ class Emitter:
         if name in LIBRARY:
             self.func.module.library.add((name, ty))
             self.func.library_calls += 1
+            self.func.library_types.add(ty)
             return self(f"call {ty} {intrinsic_symbol(name, ty)}({operands})")
         self.func.module.math.add((name, ty))
         self.func.math_calls += 1
