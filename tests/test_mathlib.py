@@ -12,7 +12,7 @@ import llvmlite.binding as llvm
 import numpy as np
 import pytest
 
-from tracejit.backend import mathlib
+from tracejit.backend import libcalls, mathlib
 from tracejit.backend.mathlib import BINARY, FUNCS
 
 _DTYPE = {"float": np.float32, "double": np.float64}
@@ -88,9 +88,9 @@ def _compiled(name, ty):
 
 def _apply(name, ty, *xs):
     """The function on arrays: the vector math library's (what compiled loops call, 16 lanes) for
-    mathlib.LIBRARY, the inlined definition for the others."""
+    libcalls.LIBRARY, the inlined definition for the others."""
     xs = [np.ascontiguousarray(x, dtype=_DTYPE[ty]) for x in xs]
-    if name in mathlib.LIBRARY:
+    if name in libcalls.LIBRARY:
         return _apply_library(name, ty, 16, *xs)
     return _apply_inlined(name, ty, *xs)
 
@@ -323,7 +323,7 @@ def _apply_library(name, ty, lanes, *xs):
 
 
 @pytest.mark.parametrize("ty", ["float", "double"])
-@pytest.mark.parametrize("name", mathlib.LIBRARY)
+@pytest.mark.parametrize("name", libcalls.LIBRARY)
 def test_library_functions_agree_at_every_width(name, ty):
     """The vector math library that compiled loops call (vecmath.py) gives the same bits at every width, and
     the bits of the inlined definitions but where it computes otherwise (f32 sin and cos: in f32)."""
@@ -333,7 +333,7 @@ def test_library_functions_agree_at_every_width(name, ty):
     if not (ty == "float" and name in mathlib.F32_TRIG):
         bits = f"u{expected.itemsize}"
         np.testing.assert_array_equal(_apply_inlined(name, ty, *xs).view(bits), expected.view(bits))
-    for lanes in mathlib.LANES:
+    for lanes in libcalls.LANES:
         out = _apply_library(name, ty, lanes, *xs)
         np.testing.assert_array_equal(out.view(f"u{out.itemsize}"), expected.view(f"u{out.itemsize}"),
                                       err_msg=(name, ty, lanes))

@@ -22,7 +22,7 @@ import math
 
 from ..core.avals import HALF_FLOATS, Dim
 from ..core.ir import Literal, effectful, sub_irs
-from .mathlib import LIBRARY
+from .libcalls import LIBRARY
 from .rules import Control, Elementwise, IndexMap, Kernel, Reduce
 
 FUSED_COST = 800          # what the equations of one loop nest may cost

@@ -1,4 +1,5 @@
-"""LLVM for the host: modules optimised at O3 with loop vectorization for the host CPU and its features (SLP
+"""LLVM for the host: modules optimised at O3 with loop vectorization for the host CPU and its features, then
+their math intrinsics renamed to the vector math library's functions (libcalls.py, vecmath.py) (SLP
 vectorization is off: fused loops are vectorized by the loop vectorizer, and SLP cost 14 of 65 ms of a
 1,000-op chain's compile for nothing measurable at run time);
 loops are unrolled or interleaved only where their metadata asks (kernels.py sets it), which
@@ -29,7 +30,7 @@ import re
 import threading
 import weakref
 
-from . import mathlib, runtime
+from . import libcalls, runtime
 
 PARALLEL_TEXT = 12_000    # module text (characters) above which the module is compiled in parts
 ENGINE_GROUP = 8          # modules linked into one engine (disposed once all are dead)
@@ -113,9 +114,9 @@ def optimize(text):
 
 def _calling_library(mod, text, context=None):
     """The optimised module with its LIBRARY intrinsics renamed to the vector math library's functions
-    (mathlib.library_calls): reparsed from its text, which costs little next to the passes."""
-    if mathlib.uses_library(text):
-        renamed, found = mathlib.library_calls(str(mod))
+    (libcalls.library_calls): reparsed from its text, which costs little next to the passes."""
+    if libcalls.uses_library(text):
+        renamed, found = libcalls.library_calls(str(mod))
         if found:
             mod = _llvmlite().binding.parse_assembly(renamed, context=context)
     return mod

@@ -1,16 +1,23 @@
 """Vectorizable elementwise math functions, written as LLVM IR text.
 
-LLVM's libm intrinsics (``llvm.exp.f32`` ...) become scalar library calls, which stop the loop
-vectorizer. The functions here use only arithmetic, bit casts, compares, selects and intrinsics that
-map to single vector instructions (``llvm.fma``, ``llvm.fabs``, ``llvm.floor``, ``llvm.copysign``), with no
-branches, so a fused loop calling them still vectorizes (zmm code on AVX-512).
+LLVM's libm intrinsics (``llvm.exp.f32`` ...) become scalar library calls. The functions here use only
+arithmetic, bit casts, compares, selects and intrinsics that map to single vector instructions (``llvm.fma``,
+``llvm.fabs``, ``llvm.floor``, ``llvm.copysign``), with no branches, so that they vectorize (zmm code on
+AVX-512). They come in two forms:
 
-Each ``@tj_<name>_<ty>`` is a self-contained ``internal alwaysinline`` definition. Its intrinsics are not
-declared (LLVM's IR parser declares used intrinsics itself since LLVM 18), so any set of these
-functions can be pasted into a module next to the caller's own code and declarations::
+- The vector math library (libcalls.LIBRARY: the functions that LLVM has an intrinsic of): each function on
+  vectors of every width in libcalls.LANES (libcalls.library_function_ir), compiled once per process by
+  vecmath.py.
+  Loops call the intrinsic (libcalls.intrinsic_symbol), which the loop vectorizer widens like any other,
+  and libcalls.library_calls renames the calls of the optimised module to the library's functions. A loop holds a
+  call, not the function's body: LLVM's time no longer grows with the number of math calls in a loop.
+- Self-contained ``internal alwaysinline`` definitions ``@tj_<name>_<ty>`` for the others (expm1, log1p,
+  logistic) and for the libraries built on these (cmathlib). Their intrinsics are not declared (LLVM's IR
+  parser declares used intrinsics itself since LLVM 18), so any set of these functions can be pasted into a
+  module next to the caller's own code and declarations::
 
-    text = math_module_ir({("exp", "float"), ("tanh", "double")}) + loops
-    # in a loop body:  %y = call float @tj_exp_float(float %x)
+    text = math_module_ir({("expm1", "float"), ("log1p", "double")}) + loops
+    # in a loop body:  %y = call float @tj_expm1_float(float %x)
 
 Algorithms (branch-free, no tables). exp, expm1, log, log1p, tanh and logistic (``NATIVE_F32``) are
 computed in f32 for f32, with the same algorithms, f32 constants and shorter polynomials, so that a zmm
@@ -74,7 +81,6 @@ Do not put fast-math flags on these bodies: they rely on NaN compares, signed ze
 order of the error-compensation steps. The functions are written with mathlib_body.Body.
 """
 import fractions
-import re
 
 import numpy as np
 
@@ -157,46 +163,12 @@ def _f32_parts(parts, n):
     return tuple(out)
 
 
-# sin and cos of f32 in the library (vecmath.py) reduce and evaluate in f32 up to _F32_TRIG_LIMIT: pi/2 in three
+# sin and cos of f32 in the library (libcalls.py) reduce and evaluate in f32 up to F32_TRIG_LIMIT: pi/2 in three
 # f32 parts; n * P1 is exact in the fma and x - n * P1 too, n * P2 is split exactly, so that r keeps about
 # 2**-58 absolute accuracy for |n| < 2**14; a vector with a lane beyond it (or infinite) takes the double path.
 _F32_PIO2 = _f32_parts(_PIO2, 3)
-_F32_TRIG_LIMIT = 2.0**14
+F32_TRIG_LIMIT = 2.0**14
 F32_TRIG = ("sin", "cos")
-
-
-# The functions that have an LLVM intrinsic of the same name and signature (llvm.sin.f32 ...). Loops call them as
-# intrinsics, which the loop vectorizer widens (llvm.sin.v16f32); `library_calls` then renames every such call
-# to the library's function of that width, compiled once per process (vecmath.py), not inlined into each loop.
-LIBRARY = ("exp", "log", "sin", "cos", "tan", "tanh", "pow", "atan", "asin", "acos", "atan2")
-LANES = (1, 2, 4, 8, 16)
-_INTRINSIC = re.compile(r"@llvm\.(" + "|".join(LIBRARY) + r")\.(?:v(\d+))?f(32|64)\b")
-
-
-def intrinsic_symbol(name: str, ty: str) -> str:
-    """``@llvm.<name>.f32`` or ``.f64``: what a loop calls for a LIBRARY function."""
-    return f"@llvm.{name}.{'f32' if ty == 'float' else 'f64'}"
-
-
-def uses_library(text: str) -> bool:
-    """Whether module text calls a LIBRARY intrinsic."""
-    return _INTRINSIC.search(text) is not None
-
-
-def library_calls(text: str):
-    """(text, the (name, ty, lanes) it calls): the LIBRARY intrinsics of an optimised module's text renamed
-    to the library's functions (their declarations become the functions' declarations). A width the
-    library does not have keeps its intrinsic (LLVM then calls the C math library lane by lane)."""
-    found = set()
-
-    def rename(m):
-        lanes = int(m.group(2) or 1)
-        if lanes not in LANES:
-            return m.group(0)
-        ty = "float" if m.group(3) == "32" else "double"
-        found.add((m.group(1), ty, lanes))
-        return vector_symbol(m.group(1), ty, lanes)
-    return _INTRINSIC.sub(rename, text), found
 
 
 def math_symbol(name: str, ty: str) -> str:
@@ -207,25 +179,7 @@ def math_symbol(name: str, ty: str) -> str:
 def math_function_ir(name: str, ty: str) -> str:
     """Definition of ``@tj_<name>_<ty>``: ``ty (ty)``, or ``ty (ty, ty)`` for pow and atan2 (y, x); ty is
     float or double. Internal and always inlined: for callers that paste it into their module."""
-    return _define(name, ty, 1, "internal", "alwaysinline nounwind")
-
-
-def library_function_ir(name: str, ty: str, lanes: int) -> str:
-    """An external definition of the function on `lanes`-element vectors (`vector_symbol`), for the
-    library compiled once per process (vecmath.py). F32_TRIG functions of f32 compute in f32 and call the
-    double algorithm (an internal `..._wide` function) only for a vector with a lane beyond _F32_TRIG_LIMIT."""
-    if not (ty == "float" and name in F32_TRIG):
-        return _define(name, ty, lanes, "", "nounwind")
-    symbol, vty = vector_symbol(name, ty, lanes), ty if lanes == 1 else f"<{lanes} x {ty}>"
-    f = Body("float", lanes)
-    y = _KERNELS[name](f, "%x", "float")
-    far = f.cmp("ugt", f.abs("%x"), _F32_TRIG_LIMIT)    # beyond the limit, infinite or NaN
-    anyfar = far if lanes == 1 else f._emit(f"call i1 @llvm.vector.reduce.or.v{lanes}i1({f.bty} {far})")
-    body = "\n".join(f.lines)
-    return (_define(name, ty, lanes, "internal", "nounwind", wide=True) +
-            f"define {vty} {symbol}({vty} %x) nounwind {{\n{body}\n  br i1 {anyfar}, label %far, label %near\n"
-            f"near:\n  ret {vty} {y}\nfar:\n  %w = call {vty} {symbol}_wide({vty} %x)\n"
-            f"  %r = select {f.bty} {far}, {vty} %w, {vty} {y}\n  ret {vty} %r\n}}\n")
+    return define(name, ty, 1, "internal", "alwaysinline nounwind")
 
 
 def vector_symbol(name: str, ty: str, lanes: int) -> str:
@@ -233,7 +187,8 @@ def vector_symbol(name: str, ty: str, lanes: int) -> str:
     return math_symbol(name, ty) + (f"_v{lanes}" if lanes > 1 else "")
 
 
-def _define(name, ty, lanes, linkage, attributes, wide=False):
+def define(name, ty, lanes, linkage, attributes, wide=False):
+    """The definition of a function on `lanes`-element vectors (`vector_symbol`, + `_wide` if wide)."""
     if name not in FUNCS or ty not in _TYPES:
         raise ValueError(f"no math function {name!r} for type {ty!r}")
     params = ("x", "y") if name in BINARY else ("x",)
@@ -372,7 +327,7 @@ def _reduce_pio2(f, x):
     """(rh, rl, q): x = n*pi/2 + rh + rl with |rh| <= pi/4 (+2**-10), q = n mod 4 as an integer.
     n*P1 is exact in the fma, n*P2 is split exactly, so r keeps ~2**-105 absolute accuracy in double (f32:
     see _F32_PIO2)."""
-    limit, pio2 = (_TRIG_LIMIT, _PIO2) if f.ty == "double" else (_F32_TRIG_LIMIT, _F32_PIO2)
+    limit, pio2 = (_TRIG_LIMIT, _PIO2) if f.ty == "double" else (F32_TRIG_LIMIT, _F32_PIO2)
     x = f.sel(f.cmp("ogt", f.abs(x), limit), f.mul(x, 0.0), x)  # out of range: +-0, inf -> NaN
     k = f.fma(x, _TWO_OVER_PI, f.k.magic)
     n = f.sub(k, f.k.magic)

@@ -43,7 +43,7 @@ import numpy as np
 
 from ..core import avals
 from . import half_floats
-from .mathlib import LIBRARY, intrinsic_symbol
+from .libcalls import LIBRARY, intrinsic_symbol
 
 
 class Elementwise:
@@ -272,7 +272,7 @@ class Emitter:
 
     def math(self, name, *args, dtype=None):
         """A vectorizable math function (tracejit.backend.mathlib): a call of the vector math library for
-        mathlib.LIBRARY's functions (vecmath.py), the function's body inlined for the others."""
+        libcalls.LIBRARY's functions (vecmath.py), the function's body inlined for the others."""
         ty = self.ty(dtype)
         operands = ", ".join(f"{ty} {a}" for a in args)
         if name in LIBRARY:
