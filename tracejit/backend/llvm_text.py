@@ -10,7 +10,7 @@ process.
 import contextlib
 
 from ..core.avals import Dim
-from . import cmathlib, llvm, mathlib
+from . import cmathlib, libcalls, llvm, mathlib
 
 
 class Function:
@@ -49,6 +49,19 @@ class Function:
 
     def line(self, text):
         self.lines.append(f"  {text}")
+
+    def math_call(self, name, ty, args):
+        """The call of mathlib's function name on args of type ty: of the LLVM intrinsic that llvm.py renames
+        to the vector math library's function (libcalls.LIBRARY), else of the inlined definition."""
+        operands = ", ".join(f"{ty} {a}" for a in args)
+        if name in libcalls.LIBRARY:
+            self.module.library.add((name, ty))
+            self.library_calls += 1
+            self.library_types.add(ty)
+            return f"call {ty} {libcalls.intrinsic_symbol(name, ty)}({operands})"
+        self.module.math.add((name, ty))
+        self.math_calls += 1
+        return f"call {ty} {mathlib.math_symbol(name, ty)}({operands})"
 
     def label(self, stem):
         self.n += 1

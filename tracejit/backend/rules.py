@@ -43,7 +43,6 @@ import numpy as np
 
 from ..core import avals
 from . import half_floats
-from .libcalls import LIBRARY, intrinsic_symbol
 
 
 class Elementwise:
@@ -272,17 +271,9 @@ class Emitter:
 
     def math(self, name, *args, dtype=None):
         """A vectorizable math function (tracejit.backend.mathlib): a call of the vector math library for
-        libcalls.LIBRARY's functions (vecmath.py), the function's body inlined for the others."""
-        ty = self.ty(dtype)
-        operands = ", ".join(f"{ty} {a}" for a in args)
-        if name in LIBRARY:
-            self.func.module.library.add((name, ty))
-            self.func.library_calls += 1
-            self.func.library_types.add(ty)
-            return self(f"call {ty} {intrinsic_symbol(name, ty)}({operands})")
-        self.func.module.math.add((name, ty))
-        self.func.math_calls += 1
-        return self(f"call {ty} @tj_{name}_{ty}({operands})")
+        libcalls.LIBRARY's functions (vecmath.py), the function's body inlined for the others
+        (llvm_text.Function.math_call)."""
+        return self(self.func.math_call(name, self.ty(dtype), args))
 
     def libm(self, name, *args, dtype=None):
         """A function of the C math library (its float version for f32), for the functions mathlib does not
