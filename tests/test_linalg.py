@@ -440,7 +440,7 @@ def test_bad_input_raises_clear_errors():
         la.cholesky(normal(3, 4))
     with pytest.raises(tj.ShapeError, match="solve: b must have shape"):
         la.solve(A4, normal(3))
-    with pytest.raises(TypeError, match="cholesky: needs float32 or float64 matrices, got i32"):
+    with pytest.raises(TypeError, match="cholesky: needs float32, float64, complex64 or complex128 matrices, got i32"):
         tj.lax.linalg.cholesky(np.eye(2, dtype=np.int32), symmetrize_input=False)
     with pytest.raises(ValueError, match="UPLO"):
         la.eigh(Y4, UPLO="X")

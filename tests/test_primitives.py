@@ -12,6 +12,7 @@ from tracejit import lax, vmap
 from tracejit.core.ir import check_ir
 from tracejit.core.trace import bind
 from tracejit.primitives import ALL
+from tracejit.scipy import special
 from tracejit.test_util import check_jvp
 from tracejit.transforms.vmap import vmap_ir
 
@@ -182,18 +183,26 @@ EXAMPLES = {
                     (lambda a, b: lax.dot_general(a, b, (((2,), (1,)), ((0,), (0,)))), [f64(2, 3, 4), f64(2, 4, 5)]),
                     (lambda a, b: lax.dot_general(a, b, (((0,), (1,)), ((), ()))), [f64(4, 3), f64(2, 4)])],
     "cholesky": [(lambda x: lax.linalg.cholesky(x @ x.T + 4.0 * tnp.eye(3)), [f64(3, 3)])],
-    "triangular_solve": [(lambda a, b: lax.linalg.triangular_solve(a + 4.0 * tnp.eye(3), b, left_side=True, lower=True),
-                          [f64(3, 3), f64(3, 2)]),
-                         (lambda a, b: lax.linalg.triangular_solve(a + 4.0 * tnp.eye(3), b, transpose_a=True,
-                                                                   unit_diagonal=True), [f64(3, 3), f64(2, 3)])],
+    "triangular_solve": [(lambda a, b: lax.linalg.triangular_solve(a + 4 * tnp.eye(3, dtype=a.dtype), b,
+                                                                   left_side=True, lower=True), [f64(3, 3), f64(3, 2)]),
+                         (lambda a, b: lax.linalg.triangular_solve(a + 4 * tnp.eye(3, dtype=a.dtype), b,
+                                                                   transpose_a=True, conjugate_a=True,
+                                                                   unit_diagonal=True), [f64(3, 3), f64(2, 3)]),
+                         (lambda a, b: lax.linalg.triangular_solve(a + 4 * tnp.eye(3, dtype=a.dtype), b,
+                                                                   left_side=True, conjugate_a=True),
+                          [f64(3, 3), f64(3, 2)])],
     "solve": [(lambda a, b: tnp.linalg.solve(a + 4.0 * tnp.eye(3), b), [f64(3, 3), f64(3, 2)]),
               (lambda a, b: tnp.linalg.solve(a + 4.0 * tnp.eye(10), b), [f64(10, 10), f64(10)])],
     "lu": [(lambda a: lax.linalg.lu(a)[0], [f64(4, 3)])],
-    "lu_pivots_to_permutation": [(lambda a: lax.linalg.lu_pivots_to_permutation(lax.linalg.lu(a)[1], 5), [f64(5, 3)])],
+    "lu_pivots_to_permutation": [(lambda a: lax.linalg.lu_pivots_to_permutation(lax.linalg.lu(a)[1], 5), [f64(4, 3)])],
     "qr": [(lambda a: tnp.concatenate(lax.linalg.qr(a, full_matrices=False), axis=0), [f64(4, 3)])],
     "eigh": [(lambda x: lax.linalg.eigh(x + x.T)[1], [f64(3, 3)])],
+    "eig": [(lambda x: tnp.linalg.eigvals(x), [f64(3, 3)]),
+            (lambda x: tnp.abs(tnp.stack(lax.linalg.eig(x, enable_eigvec_derivs=True)[1:])), [f64(3, 3)])],
     "svd": [(lambda x: tnp.concatenate(lax.linalg.svd(x, full_matrices=False)[::2], axis=0), [f64(4, 3)]),
             (lambda x: lax.linalg.svd(x, compute_uv=False), [f64(3, 4)])],
+    "fft": [(tnp.fft.fft, [c128(3, 4)]), (lambda x: tnp.fft.rfft2(x), [f64(3, 4)]),
+            (lambda z: tnp.fft.irfft(z, n=6), [c128(2, 4)])],
     # indexing
     "dynamic_slice": [(lambda x, i, j: lax.dynamic_slice(x, (i, j), (2, 2)), [f64(4, 5), ints(-1, 4), ints(0, 5)]),
                       (lambda x: lax.dynamic_slice(x, (1, 2), (2, 2)), [f64(4, 5)])],
@@ -219,6 +228,25 @@ EXAMPLES = {
     "scan": [(lambda c, xs: lax.scan(lambda c, x: (c * 0.9 + x, c * x), c, xs)[1], [f64(2), f64(4, 2)]),
              (lambda w, xs: lax.scan(lambda c, x: (c + x * w, None), tnp.zeros(3), xs, reverse=True)[0],
               [f64(3), f64(5, 3)])],
+    # special functions (tracejit.primitives.special); arguments mapped into each function's domain
+    "erf": [(special.erf, [f64(3)]), (special.erf, [f32(2, 2)])],
+    "erfc": [(special.erfc, [f64(3)])],
+    "erfcx": [(special.erfcx, [f64(4)])],
+    "erf_inv": [(lambda x: special.erfinv(tnp.tanh(x)), [f64(3)])],
+    "ndtr": [(special.ndtr, [f64(3)])],
+    "ndtri": [(lambda x: special.ndtri(tj.nn.sigmoid(x)), [f64(3)])],
+    "log_ndtr": [(special.log_ndtr, [f64(4) * 3])],
+    "lgamma": [(special.gammaln, [pos(3)]), (lambda x: special.gammaln(x - 3.0), [pos(2)])],
+    "digamma": [(special.digamma, [pos(3)])],
+    "gamma": [(special.gamma, [pos(3)])],
+    "igamma": [(special.gammainc, [pos(3), pos(3)])],
+    "igammac": [(special.gammaincc, [pos(3), pos(3)])],
+    "igamma_grad_a": [(lambda x: bind(ALL["igamma_grad_a"], tnp.full_like(x, 2.5), x), [pos(3)])],
+    "regularized_incomplete_beta": [(lambda x: special.betainc(2.0, 3.5, tj.nn.sigmoid(x)), [f64(3)])],
+    "zeta": [(lambda s, q: special.zeta(s + 1.5, q), [pos(3), pos(3)])],
+    "polygamma": [(lambda x: special.polygamma(2, x), [pos(3)])],
+    "bessel_i0e": [(special.i0e, [f64(3)])],
+    "bessel_i1e": [(special.i1e, [f64(3)])],
     # checkpointing and debugging
     "checkpoint": [(tj.checkpoint(lambda x, y: tnp.sin(x) * y), [f64(3), f64(3)]),
                    (tj.checkpoint(lambda w, x: tnp.tanh(x @ w), policy=tj.checkpoint_policies.dots_saveable),

@@ -10,7 +10,7 @@ process.
 import contextlib
 
 from ..core.avals import Dim
-from . import cmathlib, libcalls, llvm, mathlib
+from . import cmathlib, libcalls, llvm, mathlib, specmath
 
 
 class Function:
@@ -113,7 +113,7 @@ class Module:
 
     def __init__(self):
         self.functions = []       # function texts in the order they were written
-        self.math = set()         # (name, type) of the mathlib functions called, inlined
+        self.math = set()         # (name, type) of the mathlib and specmath functions called, inlined
         self.library = set()      # (name, type) of the vector math library's functions called (vecmath.py)
         self.cmath = set()        # (name, part type) of the cmathlib functions called
         self.metadata = []        # metadata lines (!k = ...)
@@ -158,6 +158,7 @@ class Module:
 
     def text(self):
         externals = "\n".join(f"@{name} = external global i8" for name in self.symbols)
-        return "\n\n".join([llvm.module_header(), externals, *self.functions, mathlib.math_module_ir(self.math),
-                            cmathlib.module_ir(self.cmath),
+        special = {(name, ty) for name, ty in self.math if name in specmath.FUNCS}
+        math = [mathlib.math_module_ir(self.math - special), specmath.math_module_ir(special), cmathlib.module_ir(self.cmath)]
+        return "\n\n".join([llvm.module_header(), externals, *self.functions, *math,
                             "\n".join(self.metadata)])

@@ -10,6 +10,7 @@ import numpy as np
 from ..core.avals import array_of, canonical_dtype, check_shape, index_arg, is_python_scalar, normalize_axes, shape_arg
 from ..core.trace import bind
 from ..nn import stop_gradient
+from ..numpy import fft as _fft
 from ..numpy._base import asarray, aval
 from ..primitives import bitcast as bc
 from ..primitives import complex_parts as cp
@@ -18,6 +19,8 @@ from ..primitives import indexing as ix
 from ..primitives import linalg as dot_prims
 from ..primitives import reductions as rd
 from ..primitives import shapes as sh
+from ..primitives import special as sp
+from ..primitives.fft import FftType
 from . import linalg
 from .control_flow import cond, fori_loop, scan, switch, while_loop
 from .convolution import (
@@ -81,6 +84,11 @@ shift_left, shift_right_logical, shift_right_arithmetic, population_count, clz =
 neg, exp, log, log1p, expm1, sin, cos, tan, tanh, logistic, sqrt, rsqrt, abs, sign, floor, ceil, is_finite = map(
     _op, (ew.neg_p, ew.exp_p, ew.log_p, ew.log1p_p, ew.expm1_p, ew.sin_p, ew.cos_p, ew.tan_p, ew.tanh_p,
           ew.logistic_p, ew.sqrt_p, ew.rsqrt_p, ew.abs_p, ew.sign_p, ew.floor_p, ew.ceil_p, ew.is_finite_p))
+erf, erfc, erf_inv, lgamma, digamma, bessel_i0e, bessel_i1e = map(_op, (sp.erf_p, sp.erfc_p, sp.erf_inv_p, sp.lgamma_p,
+                                                                   sp.digamma_p, sp.bessel_i0e_p, sp.bessel_i1e_p))
+igamma, igammac, igamma_grad_a, zeta, polygamma, betainc = map(_op, (sp.igamma_p, sp.igammac_p, sp.igamma_grad_a_p,
+                                                                     sp.zeta_p, sp.polygamma_p,
+                                                                     sp.regularized_incomplete_beta_p))
 
 
 def round(x, rounding_method=0):
@@ -256,11 +264,18 @@ def dynamic_update_slice(operand, update, start_indices):
                 *[np.asarray(i) if isinstance(i, int) else i for i in start_indices])
 
 
-__all__ = ["abs", "add", "argmax", "argmin", "bitcast_convert_type", "bitwise_and", "bitwise_not", "bitwise_or", "bitwise_xor",
-           "broadcast_in_dim", "broadcasted_iota", "ceil", "clamp", "clz", "concatenate", "cond", "convert_element_type",
-           "cos", "cumsum", "div", "dot_general", "dynamic_slice", "dynamic_update_slice", "eq", "exp", "expand_dims",
-           "expm1", "floor", "fori_loop", "ge", "gt", "integer_pow", "iota", "is_finite", "le", "log", "log1p",
-           "logistic", "lt", "max", "min", "mul", "ne", "neg", "pad", "population_count", "pow", "reduce_max", "reduce_min",
+def fft(x, fft_type, fft_lengths):
+    """The FFT over the trailing len(fft_lengths) axes; fft_type an FftType or 'fft', 'ifft', 'rfft', 'irfft'
+    (x is converted to the real or complex dtype it takes)."""
+    return _fft.transform(x, fft_type, fft_lengths)
+
+
+__all__ = ["FftType", "abs", "add", "argmax", "argmin", "bitcast_convert_type", "bitwise_and", "bitwise_not", "bitwise_or",
+           "bitwise_xor", "broadcast_in_dim", "broadcasted_iota", "ceil", "clamp", "clz", "concatenate", "cond",
+           "convert_element_type", "cos", "cumsum", "div", "dot_general", "dynamic_slice", "dynamic_update_slice", "eq",
+           "exp", "expand_dims", "expm1", "fft", "floor", "fori_loop", "ge", "gt", "integer_pow", "iota", "is_finite",
+           "le", "log", "log1p", "logistic", "lt", "max", "min", "mul", "ne", "neg", "pad", "population_count", "pow",
+           "reduce_max", "reduce_min",
            "reduce_prod", "reduce_sum", "rem", "reshape", "rev", "round", "rsqrt", "scan", "select", "select_n",
            "shift_left", "shift_right_arithmetic", "shift_right_logical",
            "sign", "sin", "slice", "sqrt", "squeeze", "stop_gradient", "sub", "switch", "tan", "tanh", "transpose",
@@ -270,3 +285,5 @@ __all__ += ["ConvDimensionNumbers", "associative_scan", "avg_pool", "conv", "con
             "conv_transpose", "conv_transpose_shape_tuple", "conv_with_general_padding", "cumlogsumexp", "cummax",
             "cummin", "cumprod", "max_pool", "padtype_to_pads", "reduce_window", "reduce_window_max",
             "reduce_window_min", "reduce_window_shape_tuple", "reduce_window_sum", "sort", "sort_key_val", "top_k"]
+__all__ += ["bessel_i0e", "bessel_i1e", "betainc", "digamma", "erf", "erf_inv", "erfc", "igamma", "igamma_grad_a",
+            "igammac", "lgamma", "polygamma", "zeta"]

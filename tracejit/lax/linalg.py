@@ -2,22 +2,33 @@
 leading axes batch axes; no broadcasting)."""
 from ..core.trace import bind
 from ..numpy._base import asarray
+from ..numpy.complex_numbers import conj
 from ..numpy.linalg import matrix_transpose
+from ..primitives import linalg_eig
 from ..primitives import linalg_factor as factor
 from ..primitives import linalg_solve as solves
 
-__all__ = ["cholesky", "eigh", "lu", "lu_pivots_to_permutation", "qr", "svd", "triangular_solve"]
+__all__ = ["cholesky", "eig", "eigh", "lu", "lu_pivots_to_permutation", "qr", "svd", "triangular_solve"]
 
 
 def _symmetrized(x, symmetrize_input):
     x = asarray(x)
-    return (x + matrix_transpose(x)) / 2 if symmetrize_input else x
+    return (x + conj(matrix_transpose(x))) / 2 if symmetrize_input else x
 
 
 def cholesky(x, *, symmetrize_input=True):
     """The lower Cholesky factor (NaN where x is not positive definite); without symmetrize_input only x's
     lower triangle is read."""
     return bind(factor.cholesky_p, _symmetrized(x, symmetrize_input))
+
+
+def eig(x, *, compute_left_eigenvectors=True, compute_right_eigenvectors=True, enable_eigvec_derivs=False):
+    """[w, vl, vr] (those asked for) of general square matrices, all complex: eigenvalues, left eigenvectors (vl^H
+    x = w vl^H) and right ones (x vr = vr w), columns of unit norm with their largest entry real. Derivatives of
+    the eigenvectors hold for distinct eigenvalues only: they are taken only with enable_eigvec_derivs=True."""
+    return list(bind(linalg_eig.eig_p, asarray(x), compute_left_eigenvectors=bool(compute_left_eigenvectors),
+                     compute_right_eigenvectors=bool(compute_right_eigenvectors),
+                     enable_eigvec_derivs=bool(enable_eigvec_derivs)))
 
 
 def eigh(x, *, lower=True, symmetrize_input=True, sort_eigenvalues=True):
@@ -52,5 +63,5 @@ def triangular_solve(a, b, *, left_side=False, lower=False, transpose_a=False, c
     if vector:
         b = b[..., None] if left_side else b[..., None, :]
     out = bind(solves.triangular_solve_p, a, b, left_side=left_side, lower=lower, transpose_a=transpose_a,
-               conjugate_a=False, unit_diagonal=unit_diagonal)      # complex: conjugate_a
+               conjugate_a=conjugate_a, unit_diagonal=unit_diagonal)
     return (out[..., 0] if left_side else out[..., 0, :]) if vector else out

@@ -3,7 +3,7 @@ numpy arrays; inside one it records IR. It also gives tracers their operators an
 import numpy as _np
 
 from ..core.trace import Tracer as _Tracer
-from . import linalg
+from . import fft, linalg
 from ._base import array, asarray, astype, stack
 from ._base import full as _full
 from .complex_numbers import (

@@ -5,6 +5,7 @@ import numpy as np
 
 from ..core.avals import (
     DEFAULT_FLOAT,
+    HALF_FLOATS,
     PYTHON_SCALARS,
     SHORT_NAMES,
     Dim,
@@ -139,6 +140,17 @@ def promote(*xs, to_float=False):
     if to_float and not is_inexact(dtype):
         dtype = DEFAULT_FLOAT if to_float == "float64" else smallest_float(dtype)
     return [_to_dtype(x, dtype) for x in xs]
+
+
+def promote_linalg(*xs, name):
+    """The operands of a LAPACK-backed function as NumPy's and SciPy's linalg take them: integers and bools in
+    float64; float16 and bfloat16, which LAPACK has no routines for, refused (NumPy's linalg refuses float16)."""
+    xs = promote(*xs, to_float="float64")
+    dtype = aval(xs[0]).dtype
+    if dtype in HALF_FLOATS:
+        raise TypeError(f"{name}: {dtype} matrices are not supported (LAPACK has no 16-bit floats; NumPy refuses "
+                        "float16 too): convert them to float32")
+    return xs
 
 
 def broadcast_to_shape(x, shape):

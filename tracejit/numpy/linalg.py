@@ -2,10 +2,10 @@
 triangular_solve, solve), so that it is differentiable, batched over leading axes, and compiled to LAPACK calls.
 
 As JAX's, these never raise on values: a singular matrix gives inf/NaN, a matrix that is not positive definite
-a NaN Cholesky factor. Where JAX gives a function its own derivative rule (det, slogdet, pinv), the derivative
-here is that of the computation (through lu or svd), which agrees wherever the function is differentiable and
-its factorization is (det and slogdet of a singular matrix, pinv of a matrix with repeated singular values
-differ). The norms are in linalg_norms.py."""
+a NaN Cholesky factor. Complex matrices are welcome wherever NumPy takes them (eigh's eigenvalues and the singular
+values are real). det, slogdet and pinv have JAX's own derivative rules (finite at a singular matrix, and for
+repeated singular values), bound through custom_jvp_call; the determinants are in linalg_det.py, the norms in
+linalg_norms.py, eig and eigvals (general matrices, complex results) in linalg_eig.py."""
 import collections
 import itertools
 import math
@@ -18,8 +18,13 @@ from ..core.errors import ShapeError
 from ..core.trace import bind
 from ..primitives import linalg_factor as factor
 from ..primitives import linalg_solve as solves
-from ._base import asarray, astype, aval, broadcast_to_shape, promote
+from ..primitives.custom_jvp_call import call_with_jvp
+from ._base import asarray, astype, aval, broadcast_to_shape, promote_linalg
+from .complex_numbers import conj, real
 from .indexing import argsort, take_along_axis
+from .linalg_det import det
+from .linalg_det import slogdet as _slogdet
+from .linalg_eig import EigResult, eig, eigvals
 from .linalg_norms import cond, matrix_norm, norm, vector_norm
 from .linalg_ops import cross as _cross
 from .linalg_ops import diagonal as _diagonal
@@ -31,12 +36,8 @@ from .ufuncs import (
     abs,
     add,
     divide,
-    equal,
-    exp,
     greater,
     greater_equal,
-    less,
-    log,
     logical_and,
     multiply,
     sign,
@@ -50,15 +51,15 @@ SVDResult = collections.namedtuple("SVDResult", "U S Vh")
 QRResult = collections.namedtuple("QRResult", "Q R")
 LstsqResult = collections.namedtuple("LstsqResult", "x residuals rank s")
 
-__all__ = ["EighResult", "LstsqResult", "QRResult", "SVDResult", "SlogdetResult", "cholesky", "cond", "cross",
-           "det", "diagonal", "eigh", "eigvalsh", "inv", "lstsq", "matmul", "matrix_norm", "matrix_power",
-           "matrix_rank", "matrix_transpose", "multi_dot", "norm", "outer", "pinv", "qr", "slogdet", "solve", "svd",
-           "svdvals", "tensordot", "tensorinv", "tensorsolve", "trace", "vecdot", "vector_norm"]
+__all__ = ["EigResult", "EighResult", "LstsqResult", "QRResult", "SVDResult", "SlogdetResult", "cholesky", "cond",
+           "cross", "det", "diagonal", "eig", "eigh", "eigvals", "eigvalsh", "inv", "lstsq", "matmul", "matrix_norm",
+           "matrix_power", "matrix_rank", "matrix_transpose", "multi_dot", "norm", "outer", "pinv", "qr", "slogdet",
+           "solve", "svd", "svdvals", "tensordot", "tensorinv", "tensorsolve", "trace", "vecdot", "vector_norm"]
 
 
 def _matrices(name, a, square=True):
-    """a promoted to float, checked to be a stack of (square) matrices."""
-    (a,) = promote(a, to_float=True)
+    """a promoted to float (promote_linalg), checked to be a stack of (square) matrices."""
+    (a,) = promote_linalg(a, name=name)
     shape = aval(a).shape
     if len(shape) < 2 or (square and shape[-1] != shape[-2]):
         raise ShapeError(f"{name}: needs an array of shape (..., {'n, n' if square else 'm, n'}), got shape {shape}")
@@ -72,15 +73,21 @@ def matrix_transpose(x):
     return swapaxes(x, -1, -2)
 
 
+def _H(x):
+    """The conjugate transposes of a stack of matrices."""
+    return conj(matrix_transpose(x))
+
+
 def _symmetrize(a):
-    return divide(add(a, matrix_transpose(a)), 2.0)
+    """The Hermitian part, (a + a^H) / 2."""
+    return divide(add(a, _H(a)), 2.0)
 
 
 def cholesky(a, *, upper=False, symmetrize_input=True):
     """The lower (or upper) Cholesky factor; NaN for a matrix that is not positive definite."""
     a = _matrices("cholesky", a)
     factor_ = bind(factor.cholesky_p, _symmetrize(a) if symmetrize_input else a)
-    return matrix_transpose(factor_) if upper else factor_
+    return _H(factor_) if upper else factor_
 
 # -------------------------------------------------------------------------------------------------- solving
 
@@ -100,7 +107,7 @@ def _solve(a, b, transpose_a=False):
 
 def solve(a, b):
     """x with a x = b: b is a vector (n,) or a stack of matrices (..., n, k), batch axes broadcast (NumPy 2)."""
-    a, b = promote(a, b, to_float=True)
+    a, b = promote_linalg(a, b, name="solve")
     a = _matrices("solve", a)
     sa, sb = aval(a).shape, aval(b).shape
     vector = len(sb) == 1
@@ -119,7 +126,7 @@ def inv(a):
 
 
 def tensorsolve(a, b, axes=None):
-    a, b = promote(a, b, to_float=True)
+    a, b = promote_linalg(a, b, name="tensorsolve")
     if axes is not None:
         a = moveaxis(a, axes, [aval(a).ndim - 1] * len(axes) if len(axes) == 1 else
                      list(range(aval(a).ndim - len(axes), aval(a).ndim)))
@@ -169,45 +176,8 @@ def matrix_power(a, n):
 # ------------------------------------------------------------------------------------------ determinants
 
 
-def _det_small(a):
-    """det of 2 x 2 and 3 x 3 matrices by their formula (as JAX's: no LU, a smooth derivative)."""
-    n = aval(a).shape[-1]
-    e = [[a[..., i, j] for j in range(n)] for i in range(n)]
-    if n == 2:
-        return subtract(multiply(e[0][0], e[1][1]), multiply(e[0][1], e[1][0]))
-    terms = [multiply(multiply(e[0][j], e[1][(j + 1) % 3]), e[2][(j + 2) % 3]) for j in range(3)]
-    minus = [multiply(multiply(e[0][j], e[1][(j + 2) % 3]), e[2][(j + 1) % 3]) for j in range(3)]
-    return subtract(add(add(terms[0], terms[1]), terms[2]), add(add(minus[0], minus[1]), minus[2]))
-
-
-def _slogdet_lu(a):
-    lu, pivots, _ = bind(factor.lu_p, a)
-    diag = _diagonal(lu, axis1=-2, axis2=-1)
-    n = aval(a).shape[-1]
-    swaps = count_nonzero(pivots != np.arange(n, dtype=np.int32), axis=-1)
-    negative = add(swaps, count_nonzero(less(diag, 0.0), axis=-1))
-    is_zero = count_nonzero(equal(diag, 0.0), axis=-1) > 0
-    sign_ = where_(is_zero, 0.0, subtract(1.0, multiply(2.0, astype(negative % 2, aval(a).dtype))))
-    logdet = where_(is_zero, -np.inf, sum(log(abs(diag)), axis=-1))
-    return sign_, logdet
-
-
 def slogdet(a, *, method=None):
-    a = _matrices("slogdet", a)
-    if method not in (None, "lu"):
-        raise ValueError(f"slogdet: method must be None or 'lu', got {method!r}")
-    if aval(a).shape[-1] in (1, 2):
-        d = a[..., 0, 0] if aval(a).shape[-1] == 1 else _det_small(a)
-        return SlogdetResult(sign(d), log(abs(d)))
-    return SlogdetResult(*_slogdet_lu(a))
-
-
-def det(a):
-    a = _matrices("det", a)
-    if aval(a).shape[-1] in (2, 3):
-        return _det_small(a)
-    sign_, logdet = _slogdet_lu(a)
-    return multiply(sign_, exp(logdet))
+    return SlogdetResult(*_slogdet(a, method=method))
 
 # --------------------------------------------------------------------------------------- decompositions
 
@@ -246,7 +216,7 @@ def _svd_hermitian(a, compute_uv):
         return s
     u = take_along_axis(v, order[..., None, :], axis=-1)
     signs = take_along_axis(sign(w), order, axis=-1)
-    return SVDResult(u, s, matrix_transpose(multiply(u, signs[..., None, :])))
+    return SVDResult(u, s, _H(multiply(u, signs[..., None, :])))
 
 
 def svdvals(x):
@@ -264,7 +234,8 @@ def qr(a, mode="reduced"):
 
 
 def pinv(a, rtol=None, hermitian=False, *, rcond=None):
-    """The pseudo-inverse from the SVD, singular values at or below rtol * the largest treated as zero."""
+    """The pseudo-inverse V S^-1 U^H from the SVD, singular values at or below rtol * the largest treated as zero;
+    its derivative is JAX's rule (Golub and Pereyra), finite where the SVD's is not (repeated singular values)."""
     if rcond is not None:
         if rtol is not None:
             raise ValueError("pinv: give only one of rtol and rcond")
@@ -273,13 +244,32 @@ def pinv(a, rtol=None, hermitian=False, *, rcond=None):
     m, n = aval(a).shape[-2:]
     if m == 0 or n == 0:
         return zeros(aval(a).shape[:-2] + (n, m), aval(a).dtype)
+    real_dtype = np.finfo(aval(a).dtype).dtype
     if rtol is None:
-        rtol = 10.0 * max(m, n) * np.finfo(aval(a).dtype).eps
-    u, s, vh = svd(a, full_matrices=False, hermitian=hermitian)
-    rtol = asarray(rtol, aval(a).dtype)
-    cutoff = multiply(rtol[..., None] if aval(rtol).ndim else rtol, s[..., 0:1])
-    s = where_(greater(s, cutoff), s, np.inf)
-    return matmul(matrix_transpose(vh), divide(matrix_transpose(u), s[..., None]))
+        rtol = 10.0 * max(m, n) * np.finfo(real_dtype).eps
+    rtol = asarray(rtol, real_dtype)
+
+    def value(a):
+        u, s, vh = svd(a, full_matrices=False, hermitian=hermitian)
+        cutoff = multiply(rtol[..., None] if aval(rtol).ndim else rtol, s[..., 0:1])
+        s = where_(greater(s, cutoff), s, np.inf)
+        return [matmul(_H(vh), divide(_H(u), s[..., None]))]
+
+    def pinv_jvp(primals, tangents):
+        (a,), (a_dot,) = primals, tangents
+        p = pinv(a, rtol, hermitian)
+        if hermitian:
+            a, a_dot = _symmetrize(a), _symmetrize(a_dot)
+        p_h, a_dot_h = _H(p), _H(a_dot)
+        if m >= n:
+            s, t = matmul(matmul(p, p_h), a_dot_h), matmul(matmul(a_dot_h, p_h), p)
+            p_dot = -matmul(matmul(p, a_dot), p) + s - matmul(matmul(s, a), p) + t - matmul(matmul(p, a), t)
+        else:
+            s, t = matmul(p, matmul(p_h, a_dot_h)), matmul(a_dot_h, matmul(p_h, p))
+            p_dot = -matmul(p, matmul(a_dot, p)) + s - matmul(s, matmul(a, p)) + t - matmul(p, matmul(a, t))
+        return [p], [p_dot]
+
+    return call_with_jvp(value, pinv_jvp, a)[0]
 
 
 def matrix_rank(M, rtol=None, *, hermitian=False, tol=None):
@@ -287,7 +277,7 @@ def matrix_rank(M, rtol=None, *, hermitian=False, tol=None):
         if rtol is not None:
             raise ValueError("matrix_rank: give only one of tol and rtol")
         rtol = tol
-    (M,) = promote(M, to_float=True)
+    (M,) = promote_linalg(M, name="matrix_rank")
     if aval(M).ndim < 2:
         return astype(count_nonzero(M) > 0, np.int32)
     s = svd(M, compute_uv=False, hermitian=hermitian)
@@ -299,7 +289,7 @@ def matrix_rank(M, rtol=None, *, hermitian=False, tol=None):
 def lstsq(a, b, rcond=None, *, numpy_resid=False):
     """(x, residuals, rank, s) of min |a x - b| from the SVD of a 2-D a, as JAX's (residuals always, unless
     numpy_resid asks for NumPy's empty ones where it gives none)."""
-    a, b = promote(a, b, to_float=True)
+    a, b = promote_linalg(a, b, name="lstsq")
     sa, sb = aval(a).shape, aval(b).shape
     if len(sa) != 2 or len(sb) not in (1, 2) or sa[0] != sb[0]:
         raise ShapeError(f"lstsq: needs a of shape (m, n) and b of shape (m,) or (m, k), got {sa} and {sb}")
@@ -315,10 +305,11 @@ def lstsq(a, b, rcond=None, *, numpy_resid=False):
     mask = logical_and(greater(s, 0.0), greater_equal(s, multiply(s[0], rcond)))
     rank = count_nonzero(mask)
     s_inv = where_(mask, divide(1.0, where_(mask, s, 1.0)), 0.0)[:, None]
-    x = matmul(matrix_transpose(vt), multiply(s_inv, matmul(matrix_transpose(u), b2)))
-    resid = sum(multiply(subtract(b2, matmul(a, x)), subtract(b2, matmul(a, x))), axis=0)
+    x = matmul(_H(vt), multiply(s_inv, matmul(_H(u), b2)))
+    r = subtract(b2, matmul(a, x))
+    resid = sum(real(multiply(r, conj(r))), axis=0)
     if numpy_resid and (int(rank) < n or m <= n):
-        resid = np.zeros((0,), dtype)
+        resid = np.zeros((0,), np.finfo(dtype).dtype)
     return LstsqResult(x[:, 0] if vector else x, resid, rank, s)
 
 # -------------------------------------------------------------------------------------------- products
@@ -383,5 +374,6 @@ def diagonal(x, /, *, offset=0):
 
 
 def vecdot(x1, x2, /, *, axis=-1):
-    return sum(multiply(x1, x2), axis=axis)
+    """sum(conj(x1) * x2) along axis, as NumPy's."""
+    return sum(multiply(conj(x1), x2), axis=axis)
 

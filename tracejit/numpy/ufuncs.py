@@ -122,7 +122,7 @@ isfinite = _unary(ew.is_finite_p, "isfinite", to_float=True)
 invert = bitwise_not = _unary(ew.not_p, "invert")
 
 
-def _bools_as_int8(*xs):
+def bools_as_int8(*xs):
     """Operands of a function NumPy has no bool loop for: bools compute as int8, its smallest integer loop."""
     return [astype(x, np.int8) for x in xs] if aval(xs[0]).dtype == np.bool_ else list(xs)
 
@@ -131,7 +131,7 @@ def _shift(name, signed, unsigned):
     """NumPy's shifts: bools shift as int8; a count of the width or more (or a negative one) shifts every
     bit out; right shifts are arithmetic for signed dtypes, logical for unsigned ones."""
     def fn(x, y):
-        x, y = _bools_as_int8(*promote(x, y))
+        x, y = bools_as_int8(*promote(x, y))
         prim = unsigned if aval(x).dtype.kind == "u" else signed
         return bind(prim, *broadcast_operands(x, y, op=name))
     fn.__name__ = name
@@ -144,7 +144,7 @@ right_shift = _shift("right_shift", ew.shift_right_arithmetic_p, ew.shift_right_
 
 def bitwise_count(x):
     """The number of 1 bits in |x|, as uint8 (NumPy 2's)."""
-    (x,) = _bools_as_int8(*promote(x))
+    (x,) = bools_as_int8(*promote(x))
     if aval(x).dtype.kind not in "iu":
         raise TypeError(f"bitwise_count: needs integers, got {aval(x).dtype}")
     return astype(bind(ew.population_count_p, absolute(x)), np.uint8)
@@ -191,12 +191,12 @@ def logical_or(x, y):
 
 def square(x):
     """x * x; an integer_pow for real x (NumPy's complex square is its product x * x, not its power)."""
-    (x,) = _bools_as_int8(*promote(x))
+    (x,) = bools_as_int8(*promote(x))
     return bind(ew.mul_p, x, x) if aval(x).dtype.kind == "c" else bind(ew.integer_pow_p, x, y=2)
 
 
 def power(x, y):
-    x, y_array = _bools_as_int8(*promote(x, y))   # a NumPy integer scalar takes part (int32 ** np.int64(2): int64)
+    x, y_array = bools_as_int8(*promote(x, y))   # a NumPy integer scalar takes part (int32 ** np.int64(2): int64)
     if isinstance(y, (int, np.integer)) and not isinstance(y, bool) and (is_float(aval(x).dtype) or y >= 0):
         return bind(ew.integer_pow_p, x, y=int(y))
     y = y_array
@@ -224,7 +224,7 @@ def _computed_in_float32(to_float=False):
 @_computed_in_float32()
 def floor_divide(x, y):
     """NumPy's floor division: rounds toward -inf (integer x // 0 is 0; float follows IEEE)."""
-    x, y = broadcast_operands(*_bools_as_int8(*promote(x, y)), op="floor_divide")
+    x, y = broadcast_operands(*bools_as_int8(*promote(x, y)), op="floor_divide")
     if not is_float(aval(x).dtype):
         q = bind(ew.div_p, x, y)
         r = bind(ew.rem_p, x, y)
@@ -248,7 +248,7 @@ def _zero_signed_as(v):
 @_computed_in_float32()
 def remainder(x, y):
     """NumPy's modulo: the result has the sign of the divisor (integer x % 0 is 0)."""
-    x, y = broadcast_operands(*_bools_as_int8(*promote(x, y)), op="remainder")
+    x, y = broadcast_operands(*bools_as_int8(*promote(x, y)), op="remainder")
     r = bind(ew.rem_p, x, y)
     wrong_sign = bitwise_and(not_equal(r, 0), not_equal(less(r, 0), less(y, 0)))
     r = where_(wrong_sign, add(r, y), r)
@@ -353,7 +353,7 @@ def rint(x):
 def reciprocal(x):
     """1 / x; for integers, as NumPy: 1 and -1 stay, every other value gives 0 (and 0 gives 0 here: NumPy's
     is undefined); for complex x NumPy's own formula (not its division: 1 / 0j is NaN + NaN j)."""
-    (x,) = _bools_as_int8(asarray(x))
+    (x,) = bools_as_int8(asarray(x))
     if aval(x).dtype.kind == "c":
         return _complex_reciprocal(x)
     if is_float(aval(x).dtype):

@@ -400,7 +400,7 @@ def _convert_impl(x, new_dtype, weak_type=False):
     """astype, except that float to int saturates and maps NaN to 0 (as JAX; NumPy's result there depends on
     the platform), so compiled code and this oracle agree."""
     x = np.asarray(x)
-    if x.dtype.kind == "c" and new_dtype.kind != "c":   # the real part, silently: tracejit.numpy warns as NumPy
+    if x.dtype.kind == "c" and new_dtype.kind not in "cb":   # the real part, silently: tracejit.numpy warns
         x = x.real
     if is_float(x.dtype) and new_dtype.kind in "iu":
         info = np.iinfo(new_dtype)

@@ -4,13 +4,13 @@ batch axes, over which the compiled code loops natively, calling numpy's LAPACK 
 are JAX's (reverse mode transposes them: they are written with linear primitives of the tangent), and a failed
 factorization gives NaN as JAX's do, never an exception.
 
-Complex dtypes are a later step: the LAPACK routine names already follow the dtype (tracejit.backend.lapack);
-the rules need JAX's conjugations where they transpose (marked "complex:")."""
+Complex matrices take the same routines in their complex forms (ungqr, heevd: tracejit.backend.lapack), and the
+rules conjugate where JAX's do; eigh's eigenvalues and the singular values are real."""
 import numpy as np
 
 from ..backend.rules import Kernel
 from ..core.ad_util import Zero, aval, instantiate
-from ..core.avals import ShapedArray
+from ..core.avals import ShapedArray, real_dtype
 from ..core.errors import ShapeError
 from ..core.ops import ops
 from ..core.trace import Primitive
@@ -18,13 +18,17 @@ from . import linalg_lapack as lp
 from . import linalg_reference as ref
 from .base import zero_jvp
 from .matrix_ops import (
+    as_dtype_of,
+    conj,
     const,
     diag_matrix,
     diagonal,
     eye,
     leading_batch_rule,
     matmul,
+    mH,
     mT,
+    real_part,
     rows,
     sub_matrix,
     symmetrize,
@@ -34,9 +38,9 @@ from .matrix_ops import (
 
 
 def check_matrix(name, x, square=False):
-    """x must be a float32/float64 stack of (square) matrices."""
+    """x must be a float32/float64/complex64/complex128 stack of (square) matrices."""
     if x.dtype not in lp.DTYPES:
-        raise TypeError(f"{name}: needs float32 or float64 matrices, got {x.str_short()}")
+        raise TypeError(f"{name}: needs float32, float64, complex64 or complex128 matrices, got {x.str_short()}")
     if x.ndim < 2 or (square and x.shape[-1] != x.shape[-2]):
         raise ShapeError(f"{name}: needs an array of shape (..., {'n, n' if square else 'm, n'}), got shape "
                          f"{x.shape}")
@@ -59,12 +63,12 @@ def _cholesky_shape(a):
 
 
 def _cholesky_jvp(primals, tangents):
-    """JAX's rule (Murray 2016): L' = L phi(L^-1 A' L^-T), phi taking the lower triangle with a halved diagonal."""
+    """JAX's rule (Murray 2016): L' = L phi(L^-1 A' L^-H), phi taking the lower triangle with a halved diagonal."""
     (x,), (t,) = primals, tangents
     L = ops.cholesky(x)
-    solve = {"lower": True, "conjugate_a": False, "unit_diagonal": False}   # complex: conjugate_a=True
-    tmp = ops.triangular_solve(L, instantiate(t), left_side=False, transpose_a=True, **solve)
-    inner = tril(ops.triangular_solve(L, tmp, left_side=True, transpose_a=False, **solve))
+    solve = {"lower": True, "unit_diagonal": False}
+    tmp = ops.triangular_solve(L, instantiate(t), left_side=False, transpose_a=True, conjugate_a=True, **solve)
+    inner = tril(ops.triangular_solve(L, tmp, left_side=True, transpose_a=False, conjugate_a=False, **solve))
     phi = ops.sub(inner, ops.mul(diag_matrix(diagonal(inner)), const(0.5, inner)))
     return L, matmul(L, phi)
 
@@ -175,12 +179,16 @@ def _qr_shape(a, full_matrices):
 
 
 def _thin_qr_jvp(q, r, dx):
-    """JAX's rule for m >= n (j-towns.github.io/papers/qr-derivative.pdf)."""
+    """JAX's rule for m >= n (j-towns.github.io/papers/qr-derivative.pdf), with its correction for complex
+    matrices: the imaginary part of Q^H X' R^-1's diagonal joins the skew-Hermitian part."""
     dx_rinv = ops.triangular_solve(r, dx, left_side=False, lower=False, transpose_a=False, conjugate_a=False,
                                    unit_diagonal=False)
-    qt_dx_rinv = matmul(mT(q), dx_rinv)        # complex: the conjugate transpose, and the diagonal's imaginary part
+    qt_dx_rinv = matmul(mH(q), dx_rinv)
     low = tril(qt_dx_rinv, -1)
-    do = ops.sub(low, mT(low))
+    do = ops.sub(low, mH(low))
+    if aval(q).dtype.kind == "c":
+        imaginary = ops.sub(qt_dx_rinv, as_dtype_of(ops.real(qt_dx_rinv), q))
+        do = ops.add(do, diag_matrix(diagonal(imaginary)))
     dq = ops.add(matmul(q, ops.sub(do, qt_dx_rinv)), dx_rinv)
     dr = matmul(ops.sub(qt_dx_rinv, do), r)
     return dq, dr
@@ -194,7 +202,7 @@ def _qr_jvp(primals, tangents, full_matrices):
     last = aval(x).ndim - 1
     if m < n:       # X = [X1 X2], R = [R1 R2]: X1 = Q R1 is square, and R2 = Q^T X2
         dq, dr1 = _thin_qr_jvp(q, sub_matrix(r, (0, m), (0, m)), sub_matrix(dx, (0, m), (0, m)))
-        dr2 = ops.add(matmul(mT(dq), sub_matrix(x, (0, m), (m, n))), matmul(mT(q), sub_matrix(dx, (0, m), (m, n))))
+        dr2 = ops.add(matmul(mH(dq), sub_matrix(x, (0, m), (m, n))), matmul(mH(q), sub_matrix(dx, (0, m), (m, n))))
         return [q, r], [dq, ops.concatenate(dr1, dr2, dimension=last)]
     q_mn = sub_matrix(q, (0, m), (0, n)) if full_matrices else q
     r_nn = sub_matrix(r, (0, n), (0, n)) if full_matrices else r
@@ -204,10 +212,11 @@ def _qr_jvp(primals, tangents, full_matrices):
         q_nn, q_pn = sub_matrix(q_mn, (0, n), (0, n)), sub_matrix(q_mn, (n, m), (0, n))
         q_mp = sub_matrix(q, (0, m), (n, m))
         dq_nn, dq_pn = sub_matrix(dq, (0, n), (0, n)), sub_matrix(dq, (n, m), (0, n))
+        # Z^H = (Q_nn - I)^-H Q_pn^H, the conjugate of (Q_nn - I)^-T Q_pn^T
         z_pn_t = ops.solve(ops.sub(q_nn, eye(n, q, batch)), mT(q_pn), transpose_a=True)
         z_pn = mT(z_pn_t)
-        dq_mp = ops.sub(matmul(dq, z_pn_t), matmul(ops.add(q_mn, matmul(q_mp, z_pn)),
-                                                   mT(ops.sub(dq_pn, matmul(z_pn, dq_nn)))))
+        dq_mp = ops.sub(matmul(dq, conj(z_pn_t)), matmul(ops.add(q_mn, matmul(q_mp, z_pn)),
+                                                         mH(ops.sub(dq_pn, matmul(z_pn, dq_nn)))))
         dq = ops.concatenate(dq, dq_mp, dimension=last)
         zeros = ops.broadcast_in_dim(const(0, dr), shape=batch + (m - n, n), broadcast_dimensions=())
         dr = ops.concatenate(dr, zeros, dimension=last - 1)
@@ -234,6 +243,8 @@ def _lower_qr(k, outs, ins, full_matrices):
     with lp.each_matrix(k, a.aval.shape) as i:
         qm, rm, am = lp.item(k, q, i), lp.item(k, r, i), lp.item(k, a, i)
         work = rm if in_r else qm
+        if in_r and full_matrices:      # orgqr reads q's columns past the reflectors (LAPACKE checks them for NaN)
+            lp.fill(k, qm, 0)
         lp.copy(k, work.ptr, am.ptr, lp.nbytes(k, am.aval))
         info = lp.call(k, "geqrf", dtype, [_row_major(), *lp.ints(k, m, n), f"ptr {work.ptr}",
                                            *lp.ints(k, lp.at_least_1(k, n)), f"ptr {tau}"])
@@ -258,14 +269,15 @@ qr_p.set(batch=leading_batch_rule(qr_p))
 
 def _eigh_shape(a, lower):
     check_matrix("eigh", a, square=True)
-    return [a.strip_weak(), ShapedArray(a.shape[:-1], a.dtype)]     # complex: real eigenvalues
+    return [a.strip_weak(), ShapedArray(a.shape[:-1], real_dtype(a.dtype))]
 
 
 def _eigh_jvp(primals, tangents, lower):
     """JAX's rule (non-degenerate perturbation theory): with F_ij = 1 / (w_j - w_i) off the diagonal, dv = v (F *
-    v^T a' v) and dw = diag(v^T a' v). Equal eigenvalues make F infinite: NaN derivatives of v, as in JAX."""
+    v^H a' v) and dw = Re diag(v^H a' v). Equal eigenvalues make F infinite: NaN derivatives of v, as in JAX."""
     (a,), (a_dot,) = primals, tangents
-    v, w = ops.eigh(symmetrize(a), lower=lower)
+    v, w_real = ops.eigh(symmetrize(a), lower=lower)
+    w = as_dtype_of(w_real, v)
     shape = aval(v).shape
     nd = len(shape)
     batch = tuple(range(nd - 2))
@@ -273,8 +285,8 @@ def _eigh_jvp(primals, tangents, lower):
     w_cols = ops.broadcast_in_dim(w, shape=shape, broadcast_dimensions=batch + (nd - 1,))
     w_rows = ops.broadcast_in_dim(w, shape=shape, broadcast_dimensions=batch + (nd - 2,))
     fmat = ops.sub(ops.div(const(1, v), ops.sub(ops.add(eye_n, w_cols), w_rows)), eye_n)
-    vt_adot_v = matmul(matmul(mT(v), instantiate(a_dot)), v)      # complex: v^H, and the real part for dw
-    return [v, w], [matmul(v, ops.mul(fmat, vt_adot_v)), diagonal(vt_adot_v)]
+    vh_adot_v = matmul(matmul(mH(v), instantiate(a_dot)), v)
+    return [v, w_real], [matmul(v, ops.mul(fmat, vh_adot_v)), real_part(diagonal(vh_adot_v))]
 
 
 def _lower_eigh(k, outs, ins, lower):
@@ -303,7 +315,7 @@ def _svd_shape(a, full_matrices, compute_uv):
     check_matrix("svd", a)
     batch, (m, n) = a.shape[:-2], a.shape[-2:]
     k = min(m, n)
-    s = ShapedArray(batch + (k,), a.dtype)       # complex: real singular values
+    s = ShapedArray(batch + (k,), real_dtype(a.dtype))
     if not compute_uv:
         return [s]
     return [s, ShapedArray(batch + (m, m if full_matrices else k), a.dtype),
@@ -311,7 +323,8 @@ def _svd_shape(a, full_matrices, compute_uv):
 
 
 def _svd_jvp(primals, tangents, full_matrices, compute_uv):
-    """JAX's rule; like JAX, not for full U and V of a non-square matrix."""
+    """JAX's rule; like JAX, not for full U and V of a non-square matrix. F and the singular values are real; they
+    scale complex matrices as complex values."""
     (a,), (da,) = primals, tangents
     da = instantiate(da)
     s, u, vt = ops.svd(a, full_matrices=False, compute_uv=True)
@@ -319,9 +332,9 @@ def _svd_jvp(primals, tangents, full_matrices, compute_uv):
     if compute_uv and full_matrices and m != n:
         raise NotImplementedError("svd: the derivative of the full matrices U and V of a non-square matrix is not "
                                   "implemented (as in JAX); use full_matrices=False")
-    v = mT(vt)
-    ds_mat = matmul(matmul(mT(u), da), v)
-    ds = diagonal(ds_mat)
+    v = mH(vt)
+    ds_mat = matmul(matmul(mH(u), da), v)
+    ds = real_part(diagonal(ds_mat))
     if not compute_uv:
         return [s], [ds]
     shape = aval(ds_mat).shape
@@ -331,25 +344,28 @@ def _svd_jvp(primals, tangents, full_matrices, compute_uv):
     s_rows = ops.broadcast_in_dim(s, shape=shape, broadcast_dimensions=batch + (nd - 2,))
     eye_k = eye(k, s, shape[:-2])
     f = ops.sub(ops.div(const(1, s), ops.add(ops.mul(ops.add(s_cols, s_rows), ops.sub(s_cols, s_rows)), eye_k)), eye_k)
+    f, s_cols, s_rows = (as_dtype_of(x, a) for x in (f, s_cols, s_rows))
     dss, sds = ops.mul(s_cols, ds_mat), ops.mul(s_rows, ds_mat)
     s_zero = ops.convert_element_type(ops.eq(s, const(0, s)), new_dtype=aval(s).dtype)
     s_inv = ops.sub(ops.div(const(1, s), ops.add(s, s_zero)), s_zero)
-    du_dv_diag = ops.mul(ops.mul(ops.sub(ds_mat, mT(ds_mat)), diag_matrix(s_inv)), const(0.5, s))
-    du = matmul(u, ops.add(ops.mul(f, ops.add(dss, mT(dss))), du_dv_diag))
-    dv = matmul(v, ops.mul(f, ops.add(sds, mT(sds))))
+    du_dv_diag = ops.mul(ops.mul(ops.sub(ds_mat, mH(ds_mat)), as_dtype_of(diag_matrix(s_inv), a)), const(0.5, a))
+    du = matmul(u, ops.add(ops.mul(f, ops.add(dss, mH(dss))), du_dv_diag))
+    dv = matmul(v, ops.mul(f, ops.add(sds, mH(sds))))
     if m > n:
         dav = matmul(da, v)
-        du = ops.add(du, ops.div(ops.sub(dav, matmul(u, matmul(mT(u), dav))), _spread_last(s, aval(dav).shape)))
+        du = ops.add(du, ops.div(ops.sub(dav, matmul(u, matmul(mH(u), dav))), _spread_last(s, dav)))
     if n > m:
-        dau = matmul(mT(da), u)
-        dv = ops.add(dv, ops.div(ops.sub(dau, matmul(v, matmul(vt, dau))), _spread_last(s, aval(dau).shape)))
-    return [s, u, vt], [ds, du, mT(dv)]
+        dau = matmul(mH(da), u)
+        dv = ops.add(dv, ops.div(ops.sub(dau, matmul(v, matmul(vt, dau))), _spread_last(s, dau)))
+    return [s, u, vt], [ds, du, mH(dv)]
 
 
-def _spread_last(s, shape):
-    """s (..., k) broadcast along the rows of matrices of shape (..., r, k)."""
+def _spread_last(s, like):
+    """s (..., k) broadcast along the rows of matrices like `like` (..., r, k), in like's dtype."""
+    shape = aval(like).shape
     nd = len(shape)
-    return ops.broadcast_in_dim(s, shape=shape, broadcast_dimensions=tuple(range(nd - 2)) + (nd - 1,))
+    spread = ops.broadcast_in_dim(s, shape=shape, broadcast_dimensions=tuple(range(nd - 2)) + (nd - 1,))
+    return as_dtype_of(spread, like)
 
 
 def _lower_svd(k, outs, ins, full_matrices, compute_uv):

@@ -22,7 +22,7 @@ def _lapack():
     return lapack
 
 
-DTYPES = (np.dtype("float32"), np.dtype("float64"))    # what the linear-algebra primitives accept
+DTYPES = tuple(map(np.dtype, ("float32", "float64", "complex64", "complex128")))  # what the primitives accept
 
 
 def lapack_available(routines):
@@ -91,6 +91,14 @@ def call(k, routine, dtype, args, returns=True):
     ty = int_type()
     info = k.f.emit(f"call {ty} {fn}({operands})")
     return info if ty == "i64" else k.f.emit(f"sext {ty} {info} to i64")
+
+
+def scalar(k, value, dtype):
+    """A CBLAS scalar argument (alpha): by value for a real dtype, by pointer (to a constant) for a complex one."""
+    dtype = np.dtype(dtype)
+    if dtype.kind == "c":
+        return f"ptr {k.f.module.array(np.array(value, dtype))}"
+    return f"{k.b.ty(dtype)} {k.b.const(value, dtype)}"
 
 
 def char(c):
@@ -173,6 +181,15 @@ def fill(k, view, value, columns=None):
     rows, cols = view.aval.shape
     with k.loop(0, rows) as r, k.loop(*(columns(r) if columns else (0, cols))) as c:
         k.store(view, [r, c], value)
+
+
+def conjugate_into(k, dst, src):
+    """dst = conj(src) for complex matrix views of one shape; returns dst."""
+    rows, cols = src.aval.shape
+    with k.loop(0, rows) as r, k.loop(0, cols) as c:
+        re, im = k.load(src, [r, c])
+        k.store(dst, [r, c], (re, k.f.emit(f"fneg {k.b.ty(src.aval.dtype)} {im}")))
+    return dst
 
 
 def fill_vector(k, view, value):

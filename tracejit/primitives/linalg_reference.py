@@ -49,7 +49,9 @@ def cholesky(a):
 def lu(a):
     """LU with partial pivoting, P a = L U, as LAPACK's getrf: (lu, pivots, permutation), L unit lower in the
     strict lower part of lu, pivots[j] the row swapped with row j at step j, permutation the rows of a in the
-    order of P a. A zero pivot leaves its column unscaled (the result is singular, not an error)."""
+    order of P a. A zero pivot leaves its column unscaled (the result is singular, not an error). The pivot is the
+    entry of largest |re| + |im|, as LAPACK's i?amax picks it (|x| for real matrices); where a column holds NaN the
+    BLAS's choice is its own (OpenBLAS's vector kernels differ from the reference BLAS), and this one may differ."""
     a = np.array(a, copy=True)
     batch, (m, n) = a.shape[:-2], a.shape[-2:]
     k = min(m, n)
@@ -60,7 +62,9 @@ def lu(a):
     every = np.arange(count)
     with np.errstate(all="ignore"):
         for j in range(k):
-            p = j + np.argmax(np.abs(work[:, j:, j]), axis=1)
+            column = work[:, j:, j]
+            p = j + np.argmax(np.abs(column.real) + np.abs(column.imag) if column.dtype.kind == "c" else
+                              np.abs(column), axis=1)
             pivots[:, j] = p
             work[every, j], work[every, p] = work[every, p], work[every, j].copy()
             perm[every, j], perm[every, p] = perm[every, p], perm[every, j].copy()

@@ -4,8 +4,8 @@ a^-T b), with their derivatives, batching and lowering.
 solve is a primitive, where JAX composes lu with custom_linear_solve, because tracejit.numpy sits below
 custom_jvp: its jvp, x' = a^-1 (b' - a' x), and its transpose, a^-T, are JAX's custom_linear_solve rules, so
 derivatives of every order cost solves, not the derivative of an LU factorization. Compiled, a large system is
-factored by getrf and solved by two trsm calls without a transpose; small ones (n <= linalg_small.SMALL) are
-solved by generated code, which beats a LAPACK call's own overhead."""
+factored by getrf and solved by two trsm calls without a transpose; small real ones (n <= linalg_small.SMALL)
+are solved by generated code, which beats a LAPACK call's own overhead."""
 import numpy as np
 
 from ..backend.rules import Kernel
@@ -18,14 +18,16 @@ from . import linalg_reference as ref
 from .base import partials_jvp
 from .linalg_factor import check_matrix
 from .linalg_small import SMALL, emit_small_solve
-from .matrix_ops import leading_batch_rule, matmul, mT, tril, triu
+from .matrix_ops import conj, leading_batch_rule, matmul, mT, tril, triu
 
 
 def _check_pair(name, a, b, common_axis):
     check_matrix(name, a, square=True)
     check_matrix(name, b)
-    if a.dtype != b.dtype or a.shape[:-2] != b.shape[:-2] or b.shape[common_axis] != a.shape[-1]:
-        raise ShapeError(f"{name}: needs a (..., n, n) and b of the same dtype and batch shape sharing n (axis "
+    if a.dtype != b.dtype:
+        raise TypeError(f"{name}: needs a and b of one dtype, got {a.str_short()} and {b.str_short()}")
+    if a.shape[:-2] != b.shape[:-2] or b.shape[common_axis] != a.shape[-1]:
+        raise ShapeError(f"{name}: needs a (..., n, n) and b of the same batch shape sharing n (axis "
                          f"{common_axis}), got {a.str_short()} and {b.str_short()}")
     return b.strip_weak()
 
@@ -66,7 +68,8 @@ def _triangular_solve_jvp_a(g_a, a, b, out, left_side, lower, transpose_a, conju
     m, n = aval(b).shape[-2:]
     shift = 1 if unit_diagonal else 0
     g_a = ops.neg(tril(g_a, -shift) if lower else triu(g_a, shift))
-    g_a = mT(g_a) if transpose_a else g_a           # complex: conjugated when conjugate_a
+    g_a = mT(g_a) if transpose_a else g_a
+    g_a = conj(g_a) if conjugate_a else g_a
 
     def a_inverse(rhs):
         return ops.triangular_solve(a, rhs, **params)
@@ -85,20 +88,30 @@ def _triangular_solve_transpose(ct, a, b, **params):
 
 
 def _lower_triangular_solve(k, outs, ins, left_side, lower, transpose_a, conjugate_a, unit_diagonal):
-    """trsm per matrix on a copy of b: CBLAS takes row-major operands and the transpose as flags."""
+    """trsm per matrix on a copy of b: CBLAS takes row-major operands and the transpose as flags (ConjTrans for
+    conjugate and transpose); a complex a conjugated but not transposed is conjugated into scratch memory."""
     (out,), (a, b) = outs, ins
     dtype = a.aval.dtype
     rows, cols = b.aval.shape[-2:]
+    conjugate = conjugate_a and dtype.kind == "c"
     c = lp.lapack_constant
-    flags = [c("ROW_MAJOR"), c("LEFT") if left_side else c("RIGHT"), c("LOWER") if lower else c("UPPER"),
-             c("TRANS") if transpose_a else c("NO_TRANS"), c("UNIT") if unit_diagonal else c("NON_UNIT")]
+    trans = c("CONJ_TRANS" if conjugate else "TRANS") if transpose_a else c("NO_TRANS")
+    flags = [c("ROW_MAJOR"), c("LEFT") if left_side else c("RIGHT"), c("LOWER") if lower else c("UPPER"), trans,
+             c("UNIT") if unit_diagonal else c("NON_UNIT")]
+    conjugated = None       # scratch for a conjugated copy of each matrix of a
+    if conjugate and not transpose_a:
+        conjugated = lp.malloc(k, lp.nbytes(k, a.aval.update(shape=a.aval.shape[-2:])))
     lp.copy(k, out.ptr, b.ptr, lp.nbytes(k, b.aval))
     with lp.each_matrix(k, b.aval.shape) as i:
         am, om = lp.item(k, a, i), lp.item(k, out, i)
+        if conjugated is not None:
+            am = lp.conjugate_into(k, lp.View(conjugated, am.aval.shape, dtype), am)
         lp.call(k, "cblas_trsm", dtype, [*(f"i32 {x}" for x in flags), *lp.ints(k, rows, cols),
-                                      f"{k.b.ty(dtype)} {k.b.const(1, dtype)}", f"ptr {am.ptr}",
+                                      lp.scalar(k, 1, dtype), f"ptr {am.ptr}",
                                       *lp.ints(k, lp.at_least_1(k, a.aval.shape[-1])), f"ptr {om.ptr}",
                                       *lp.ints(k, lp.at_least_1(k, cols))], returns=False)
+    if conjugated is not None:
+        lp.free(k, conjugated)
 
 
 triangular_solve_p = Primitive("triangular_solve", _triangular_solve_shape, ref.triangular_solve,
@@ -136,9 +149,9 @@ def _solve_transpose(ct, a, b, transpose_a):
 
 
 def _small(a_aval):
-    """Whether a's systems are solved by generated code (a static n, 0 < n <= SMALL)."""
+    """Whether a's systems are solved by generated code (real, a static n, 0 < n <= SMALL)."""
     n = a_aval.shape[-1]
-    return isinstance(n, int) and 0 < n <= SMALL
+    return a_aval.dtype.kind == "f" and isinstance(n, int) and 0 < n <= SMALL
 
 
 def _lower_solve(k, outs, ins, transpose_a):
@@ -157,7 +170,7 @@ def _lapack_solve(k, out, a, b, transpose_a):
     n, m = b.aval.shape[-2:]
     work = lp.malloc(k, lp.nbytes(k, a.aval.update(shape=a.aval.shape[-2:])))
     ipiv = lp.pivot_vector(k, n)
-    one = f"{k.b.ty(dtype)} {k.b.const(1, dtype)}"
+    one = lp.scalar(k, 1, dtype)
     lda, ldb = lp.at_least_1(k, n), lp.at_least_1(k, m)
 
     def trsm(x, uplo, trans, diag):

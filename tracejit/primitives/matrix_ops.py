@@ -20,6 +20,27 @@ def mT(x):
     return ops.transpose(x, permutation=tuple(range(n - 2)) + (n - 1, n - 2))
 
 
+def conj(x):
+    """The complex conjugate; a real x as it is."""
+    return ops.conj(x) if aval(x).dtype.kind == "c" else x
+
+
+def mH(x):
+    """The matrices' conjugate transposes (the transposes of real ones)."""
+    return conj(mT(x))
+
+
+def real_part(x):
+    """The real part (of the real dtype); a real x as it is."""
+    return ops.real(x) if aval(x).dtype.kind == "c" else x
+
+
+def as_dtype_of(x, like):
+    """x converted to like's dtype (a real value to a complex one, its imaginary part zero)."""
+    dtype = aval(like).dtype
+    return x if aval(x).dtype == dtype else ops.convert_element_type(x, new_dtype=dtype, weak_type=False)
+
+
 def matmul(a, b):
     """a @ b for operands with the same batch axes."""
     n = aval(a).ndim
@@ -90,8 +111,8 @@ def sub_matrix(x, rows_, cols):
 
 
 def symmetrize(x):
-    """(x + x^T) / 2 (complex: x^H)."""
-    return ops.mul(ops.add(x, mT(x)), const(0.5, x))
+    """(x + x^H) / 2: the Hermitian part."""
+    return ops.mul(ops.add(x, mH(x)), const(0.5, x))
 
 
 def leading_batch_rule(prim):

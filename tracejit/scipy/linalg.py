@@ -14,7 +14,7 @@ from ..core.errors import ShapeError
 from ..core.trace import bind
 from ..custom_derivatives import custom_jvp
 from ..numpy import linalg as tla
-from ..numpy._base import aval, broadcast_to_shape, promote
+from ..numpy._base import aval, broadcast_to_shape, promote, promote_linalg
 from ..primitives import linalg_factor as factor
 from ..primitives import linalg_solve as solves
 
@@ -23,7 +23,7 @@ __all__ = ["block_diag", "cho_factor", "cho_solve", "cholesky", "det", "eigh", "
 
 
 def _square(name, a):
-    (a,) = promote(a, to_float=True)
+    (a,) = promote_linalg(a, name=name)
     shape = aval(a).shape
     if len(shape) < 2 or shape[-1] != shape[-2]:
         raise ShapeError(f"{name}: needs an array of shape (..., n, n), got shape {shape}")
@@ -32,7 +32,7 @@ def _square(name, a):
 
 def _with_rhs(name, a, b):
     """a (..., n, n) and b as (..., n, k) with their batch axes broadcast, and whether b was a vector (n,)."""
-    a, b = promote(a, b, to_float=True)
+    a, b = promote_linalg(a, b, name=name)
     a = _square(name, a)
     sa, sb = aval(a).shape, aval(b).shape
     vector = len(sb) == 1
@@ -50,19 +50,21 @@ def _as_given(x, vector):
     return x[..., 0] if vector else x
 
 
-def _triangular(a, b, lower, transpose_a=False, unit_diagonal=False):
+def _triangular(a, b, lower, transpose_a=False, unit_diagonal=False, conjugate_a=None):
+    """op(a)^-1 b: a^-1, a^-T, or a^-H (conjugate_a, by default with transpose_a)."""
     return bind(solves.triangular_solve_p, a, b, left_side=True, lower=lower, transpose_a=transpose_a,
-                conjugate_a=False, unit_diagonal=unit_diagonal)
+                conjugate_a=transpose_a if conjugate_a is None else conjugate_a, unit_diagonal=unit_diagonal)
 
 
 def solve_triangular(a, b, trans=0, lower=False, unit_diagonal=False, overwrite_b=False, debug=None,
                      check_finite=True):
-    """x with op(a) x = b for triangular a (only its `lower` or upper triangle is read); trans 0/'N', 1/'T' or
-    2/'C' (the same as 'T' for real matrices)."""
+    """x with op(a) x = b for triangular a (only its `lower` or upper triangle is read); trans 0/'N', 1/'T' (a^T)
+    or 2/'C' (a^H)."""
     if trans not in (0, 1, 2, "N", "T", "C"):
         raise ValueError(f"solve_triangular: trans must be 0, 1, 2, 'N', 'T' or 'C', got {trans!r}")
     a, b, vector = _with_rhs("solve_triangular", a, b)
-    return _as_given(_triangular(a, b, lower, trans not in (0, "N"), unit_diagonal), vector)
+    return _as_given(_triangular(a, b, lower, trans not in (0, "N"), unit_diagonal, conjugate_a=trans in (2, "C")),
+                     vector)
 
 
 def cholesky(a, lower=False, overwrite_a=False, check_finite=True):
@@ -78,7 +80,7 @@ def cho_factor(a, lower=False, overwrite_a=False, check_finite=True):
 
 
 def cho_solve(c_and_lower, b, overwrite_b=False, check_finite=True):
-    """x with a x = b from a's Cholesky factor c (lower or upper)."""
+    """x with a x = b from a's Cholesky factor c: a = c c^H (lower) or c^H c (upper)."""
     c, lower = c_and_lower
     c, b, vector = _with_rhs("cho_solve", c, b)
     y = _triangular(c, b, lower, transpose_a=not lower)
@@ -87,13 +89,13 @@ def cho_solve(c_and_lower, b, overwrite_b=False, check_finite=True):
 
 def lu_factor(a, overwrite_a=False, check_finite=True):
     """(lu, pivots): L and U in one matrix, and the row swaps (0-based int32), as LAPACK's getrf."""
-    (a,) = promote(a, to_float=True)
+    (a,) = promote_linalg(a, name="lu_factor")
     lu_, pivots, _ = bind(factor.lu_p, a)
     return lu_, pivots
 
 
 def lu_solve(lu_and_piv, b, trans=0, overwrite_b=False, check_finite=True):
-    """x with a x = b (trans 0) or a^T x = b (1 or 2) from lu_factor's (lu, pivots)."""
+    """x with a x = b (trans 0), a^T x = b (1) or a^H x = b (2) from lu_factor's (lu, pivots)."""
     if trans not in (0, 1, 2):
         raise ValueError(f"lu_solve: trans must be 0, 1 or 2, got {trans!r}")
     lu_, pivots = lu_and_piv
@@ -105,21 +107,21 @@ def lu_solve(lu_and_piv, b, trans=0, overwrite_b=False, check_finite=True):
         x = tnp.take_along_axis(b, perm, axis=-2)
         x = _triangular(lu_, x, lower=True, unit_diagonal=True)
         return _as_given(_triangular(lu_, x, lower=False), vector)
-    x = _triangular(lu_, b, lower=False, transpose_a=True)
-    x = _triangular(lu_, x, lower=True, transpose_a=True, unit_diagonal=True)
+    x = _triangular(lu_, b, lower=False, transpose_a=True, conjugate_a=trans == 2)
+    x = _triangular(lu_, x, lower=True, transpose_a=True, unit_diagonal=True, conjugate_a=trans == 2)
     return _as_given(tnp.take_along_axis(x, tnp.argsort(perm, axis=-2), axis=-2), vector)
 
 
 def lu(a, permute_l=False, overwrite_a=False, check_finite=True):
-    """(p, l, u) with a = p @ l @ u, or (p @ l, u) when permute_l."""
-    (a,) = promote(a, to_float=True)
+    """(p, l, u) with a = p @ l @ u (p real, as SciPy's and JAX's), or (p @ l, u) when permute_l."""
+    (a,) = promote_linalg(a, name="lu")
     shape = aval(a).shape
     if len(shape) < 2:
         raise ShapeError(f"lu: needs an array of shape (..., m, n), got shape {shape}")
     lu_, _, perm = bind(factor.lu_p, a)
     (m, n), dtype = shape[-2:], aval(a).dtype
     k = min(m, n)
-    p = tnp.equal(perm[..., None, :], np.arange(m, dtype=np.int32)[:, None]).astype(dtype)
+    p = tnp.equal(perm[..., None, :], np.arange(m, dtype=np.int32)[:, None]).astype(np.finfo(dtype).dtype)
     l_ = tnp.add(tnp.tril(lu_, -1)[..., :, :k], tnp.eye(m, k, dtype=dtype))
     u = tnp.triu(lu_)[..., :k, :]
     return (tnp.matmul(p, l_), u) if permute_l else (p, l_, u)
@@ -242,13 +244,14 @@ def expm(A, *, upper_triangular=False, max_squarings=16):
         flat = tnp.reshape(A, (-1,) + shape[-2:])
         one = vmap(lambda m: expm(m, upper_triangular=upper_triangular, max_squarings=max_squarings))
         return tnp.reshape(one(flat), shape)
-    if aval(A).dtype not in _EXPM_BOUNDS:
-        raise TypeError(f"expm: needs float32 or float64 matrices, got {aval(A).dtype}")
-    maxnorm, bounds, degrees = _EXPM_BOUNDS[aval(A).dtype]
+    real_dtype = np.finfo(aval(A).dtype).dtype if aval(A).dtype.kind in "fc" else None
+    if real_dtype not in _EXPM_BOUNDS:
+        raise TypeError(f"expm: needs float32, float64, complex64 or complex128 matrices, got {aval(A).dtype}")
+    maxnorm, bounds, degrees = _EXPM_BOUNDS[real_dtype]
     norm1 = tla.norm(A, 1)
     squarings = tnp.maximum(0.0, tnp.floor(tnp.log2(norm1 / maxnorm)))
-    scaled = A / tnp.exp2(squarings)
-    which = tnp.sum(tnp.less_equal(np.asarray(bounds, aval(A).dtype), norm1)).astype(np.int32)
+    scaled = A / tnp.exp2(squarings).astype(aval(A).dtype)
+    which = tnp.sum(tnp.less_equal(np.asarray(bounds, real_dtype), norm1)).astype(np.int32)
     u, v = lax.switch(which, [_pade(d) for d in degrees], scaled)
     p, q = u + v, v - u
     r = solve_triangular(q, p) if upper_triangular else tla.solve(q, p)
@@ -256,5 +259,5 @@ def expm(A, *, upper_triangular=False, max_squarings=16):
     def square_while_needed(carry, i):
         return lax.cond(i < squarings, lambda x: tnp.matmul(x, x), lambda x: x, carry), None
 
-    r, _ = lax.scan(square_while_needed, r, np.arange(max_squarings, dtype=aval(A).dtype))
+    r, _ = lax.scan(square_while_needed, r, np.arange(max_squarings, dtype=real_dtype))
     return tnp.where(squarings > max_squarings, np.nan, r)
