@@ -1,6 +1,6 @@
 """The benchmark harness: each workload with tracejit and NumPy (and JAX when importable) in one process.
 
-    python -m benchmarks [--only NAME[,NAME...]] [--json FILE] [--repeat N]
+    python -m benchmarks [--suite default|wide] [--only NAME[,NAME...]] [--json FILE] [--repeat N]
 
 Prints a table of medians, spreads (interquartile range as a percentage of the median) and the ratio
 NumPy time / tracejit time (above 1: tracejit is faster). Timings are medians of repeated runs, each
@@ -8,11 +8,14 @@ run timing a loop of calls long enough to be measured. Workloads whose API is mi
 Compare numbers only within one run: the machine is shared and noisy. For a comparison with numpy's
 BLAS unset OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE (`env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE`).
 The persistent compile cache is off unless --disk-cache, so that first calls time real compiles.
+`--suite wide` runs benchmarks/bench_wide.py's workloads (issue 20) and ends with their geometric means
+and the workloads where tracejit loses, with the kernels that ran scalar or through the Python driver.
 The standalone scripts benchmarks/bench_*.py (autodiff cost, IR sizes) run on their own.
 """
 # ruff: noqa: B023 -- each lambda is timed right away, inside its loop iteration
 import argparse
 import json
+import os
 import time
 
 import numpy as np
@@ -29,9 +32,9 @@ except ImportError:
 WORKLOADS = {}
 
 
-def workload(name):
+def workload(name, registry=WORKLOADS):
     def register(fn):
-        WORKLOADS[name] = fn
+        registry[name] = fn
         return fn
     return register
 
@@ -458,23 +461,30 @@ def report(results):
 
 def main(argv=None):
     parser = argparse.ArgumentParser(prog="python -m benchmarks", description=__doc__.split("\n")[0])
-    parser.add_argument("--only", help="comma-separated workloads: " + ", ".join(WORKLOADS))
+    parser.add_argument("--suite", choices=("default", "wide"), default="default")
+    parser.add_argument("--only", help="comma-separated workloads: " + ", ".join(WORKLOADS) + " (wide: see --suite)")
     parser.add_argument("--json", help="write the results to this file")
     parser.add_argument("--repeat", type=int, default=15)
     parser.add_argument("--disk-cache", action="store_true",
                         help="keep the persistent compile cache on (first calls then time cache loads)")
     args = parser.parse_args(argv)
-    tj.config.disk_cache = args.disk_cache
-    names = args.only.split(",") if args.only else list(WORKLOADS)
-    unknown = [n for n in names if n not in WORKLOADS]
+    wide = None
+    if args.suite == "wide":     # (imported here: it imports this module's helpers)
+        from benchmarks import bench_wide as wide
+    workloads = wide.WORKLOADS if wide else WORKLOADS
+    names = args.only.split(",") if args.only else list(workloads)
+    unknown = [n for n in names if n not in workloads]
     if unknown:
-        parser.error(f"unknown workloads {unknown}; choose from {list(WORKLOADS)}")
-    tj.config.update("disk_cache", False)   # first calls here are cold compiles (see bench_cache.py)
+        parser.error(f"unknown workloads {unknown}; choose from {list(workloads)}")
+    tj.config.update("disk_cache", args.disk_cache)   # off: first calls here are cold compiles (bench_cache.py)
     results = []
     for name in names:
-        results += WORKLOADS[name](args.repeat)
+        results += workloads[name](args.repeat)
     report(results)
+    output = results
+    if wide:
+        output = {"load average": os.getloadavg(), "rows": results, "summary": wide.summary(results)}
     if args.json:
         with open(args.json, "w") as f:
-            json.dump(results, f, indent=1)
+            json.dump(output, f, indent=1)
     return results

@@ -376,9 +376,9 @@ def _kernels(f, *args):
 
 
 def test_long_chains_fuse_into_loop_nests_small_enough_to_vectorize():
-    """A loop body above VECTORIZE_LIMIT stays scalar (the vectorizer's time grows with its square), so a
-    long chain is cut into loop nests of at most FUSED_COST: 1000 ops over 1e5 elements ran 47 ms in one
-    scalar loop, 3 ms in four vector loops. Small loops stay scalar only while their work is small."""
+    """The vectorizer's time grows with the square of a loop body, so a long chain is cut into loop nests of
+    at most fusion.FUSED_COST, each of which vectorizes: 1000 ops over 1e5 elements ran 47 ms in one scalar
+    loop, 3 ms in four vector loops. Small loops stay scalar only while their work is small."""
     def chain(x):
         for i in range(400):
             x = tnp.tanh(x) if i % 100 == 99 else x * 1.0001 if i % 2 else tnp.maximum(x, -1.0)
@@ -393,6 +393,38 @@ def test_long_chains_fuse_into_loop_nests_small_enough_to_vectorize():
     rows = x.reshape(1000, 10)       # the innermost loop (10) is too short to vectorize, however much work
     assert not re.search(r"<\d+ x float>", tj.jit(chain).lower(rows).as_llvm())
     check(chain, rows, fuse=(True,))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("steps", [8, 32, 200])
+def test_math_chains_vectorize_whatever_their_length_and_call_the_library(steps, dtype):
+    """No cliff (issue 20): every loop nest of a chain of math calls is vectorized, however long the chain, and
+    the loops call the vector math library's functions (vecmath.py) instead of carrying their bodies."""
+    def chain(x):
+        for i in range(steps):
+            x = (tnp.sin(x) if i % 2 else tnp.tanh(x)) * 0.5 + 0.25
+        return x
+    x = np.linspace(-1.0, 1.0, 100_000, dtype=dtype)
+    check(chain, x, fuse=(True,))
+    lowered = tj.jit(chain).lower(x)
+    kernels = lowered.compile().kernels()
+    assert kernels and all(k["kind"] == "loop" and k["vectorized"] for k in kernels), kernels
+    assert sum(k["ops"].count("sin") + k["ops"].count("tanh") for k in kernels) == steps
+    ty = "float" if dtype == np.float32 else "double"
+    llvm_ir = lowered.as_llvm()
+    assert re.search(rf"call <\d+ x {ty}> @tj_sin_{ty}_v\d+\(", llvm_ir)
+    assert re.search(rf"call <\d+ x {ty}> @tj_tanh_{ty}_v\d+\(", llvm_ir)
+    assert not re.search(r"^define .*@tj_(sin|tanh)_", llvm_ir, re.MULTILINE)     # called, not defined here
+
+
+def test_kernels_introspection_names_scalar_loops_and_python_steps():
+    """Compiled.kernels(): what a benchmark reports when it loses. A libm call keeps its loop scalar; an
+    equation without a lowering rule runs through the Python driver."""
+    x = np.linspace(0.1, 1.0, 10_000)
+    kernels = tj.jit(lambda x: tnp.hypot(x, 2 * x)).lower(x).compile().kernels()
+    assert [(k["kind"], k["vectorized"], k["elements"]) for k in kernels] == [("loop", False, 10_000)]
+    kernels = tj.jit(lambda x: tnp.exp(x) * 2).lower(x).compile().kernels()
+    assert [(k["kind"], k["vectorized"], k["ops"]) for k in kernels] == [("loop", True, ["exp", "mul"])]
 
 
 def test_fusion_recomputes_cheap_values_and_stores_others_at_their_first_use():

@@ -12,7 +12,7 @@ import llvmlite.binding as llvm
 import numpy as np
 import pytest
 
-from tracejit.backend import mathlib
+from tracejit.backend import libcalls, mathlib
 from tracejit.backend.mathlib import BINARY, FUNCS
 
 _DTYPE = {"float": np.float32, "double": np.float64}
@@ -88,7 +88,15 @@ def _compiled(name, ty, library=mathlib):
 
 
 def _apply(name, ty, *xs, library=mathlib):
+    """The function on arrays: the vector math library's (what compiled loops call, 16 lanes) for
+    libcalls.LIBRARY, the inlined definition of `library` (mathlib, or specmath) for the others."""
     xs = [np.ascontiguousarray(x, dtype=_DTYPE[ty]) for x in xs]
+    if library is mathlib and name in libcalls.LIBRARY:
+        return _apply_library(name, ty, 16, *xs)
+    return _apply_inlined(name, ty, *xs, library=library)
+
+
+def _apply_inlined(name, ty, *xs, library=mathlib):
     out = np.empty_like(xs[0])
     _compiled(name, ty, library)[0](*[x.ctypes.data for x in xs], out.ctypes.data, out.size)
     return out
@@ -263,3 +271,70 @@ def test_native_f32_computes_in_f32(name):
     asm = _compiled(name, "float")[1]
     assert re.search(r"\bv\w+ps\s.*\b[yz]mm\d+", asm), name
     assert not re.search(r"\bv\w+pd\s.*\b[yz]mm\d+|vcvtps2pd", asm), name
+
+
+def _library_kernel_ir(name, ty, lanes):
+    """`void lib(ty* in[, ty* in2], ty* out, i64 n)` calling the library's `lanes`-wide function on each block
+    of lanes elements (n a multiple of lanes)."""
+    vty = f"<{lanes} x {ty}>" if lanes > 1 else ty
+    symbol = mathlib.vector_symbol(name, ty, lanes)
+    ins = ["a", "b"] if name in BINARY else ["a"]
+    params = ", ".join(f"ptr noalias %{v}" for v in ins)
+    loads = "".join(f"  %p{v} = getelementptr inbounds {ty}, ptr %{v}, i64 %i\n"
+                    f"  %x{v} = load {vty}, ptr %p{v}, align 1\n" for v in ins)
+    args = ", ".join(f"{vty} %x{v}" for v in ins)
+    return f"""declare {vty} {symbol}({", ".join([vty] * len(ins))})
+define void @lib_{name}_{ty}_{lanes}({params}, ptr noalias %out, i64 %n) {{
+entry:
+  br label %loop
+loop:
+  %i = phi i64 [ 0, %entry ], [ %next, %loop ]
+{loads}  %y = call {vty} {symbol}({args})
+  %po = getelementptr inbounds {ty}, ptr %out, i64 %i
+  store {vty} %y, ptr %po, align 1
+  %next = add nuw nsw i64 %i, {lanes}
+  %more = icmp slt i64 %next, %n
+  br i1 %more, label %loop, label %done
+done:
+  ret void
+}}
+"""
+
+
+@functools.cache
+def _library(name, ty, lanes):
+    """The ctypes function of `_library_kernel_ir`, the library's functions linked from vecmath."""
+    from tracejit.backend import vecmath
+    engine, _ = _llvm()
+    for symbol, address in vecmath.symbols({(name, ty)}).items():
+        llvm.add_symbol(symbol, address)
+    engine.add_module(llvm.parse_assembly(_library_kernel_ir(name, ty, lanes)))
+    engine.finalize_object()
+    nargs = 3 if name in BINARY else 2
+    return ctypes.CFUNCTYPE(None, *[ctypes.c_void_p] * nargs, ctypes.c_int64)(
+        engine.get_function_address(f"lib_{name}_{ty}_{lanes}"))
+
+
+def _apply_library(name, ty, lanes, *xs):
+    n = len(xs[0])
+    xs = [np.concatenate([x, np.ones(-n % lanes, x.dtype)]) for x in xs]     # whole vectors
+    out = np.empty_like(xs[0])
+    _library(name, ty, lanes)(*[x.ctypes.data for x in xs], out.ctypes.data, len(out))
+    return out[:n]
+
+
+@pytest.mark.parametrize("ty", ["float", "double"])
+@pytest.mark.parametrize("name", libcalls.LIBRARY)
+def test_library_functions_agree_at_every_width(name, ty):
+    """The vector math library that compiled loops call (vecmath.py) gives the same bits at every width, and
+    the bits of the inlined definitions but where it computes otherwise (f32 sin and cos: in f32)."""
+    xs = _inputs(name, ty, np.random.default_rng(2), n=2000)
+    xs = [np.ascontiguousarray(x, dtype=_DTYPE[ty]) for x in xs]
+    expected = _apply_library(name, ty, 1, *xs)
+    if not (ty == "float" and name in mathlib.F32_TRIG):
+        bits = f"u{expected.itemsize}"
+        np.testing.assert_array_equal(_apply_inlined(name, ty, *xs).view(bits), expected.view(bits))
+    for lanes in libcalls.LANES:
+        out = _apply_library(name, ty, lanes, *xs)
+        np.testing.assert_array_equal(out.view(f"u{out.itemsize}"), expected.view(f"u{out.itemsize}"),
+                                      err_msg=(name, ty, lanes))

@@ -24,7 +24,7 @@ from .core.api_util import (
                              static_arguments,
                              trace_pytree,
 )
-from .core.pytree import flatten_as, tree_flatten, tree_unflatten
+from .core.pytree import matcher, tree_flatten, tree_unflatten
 from .core.timing import recording
 from .core.trace import Tracer, _stack, eval_ir
 from .dispatch import CacheEntry, SignatureCache, fast_path, flat_args_tree
@@ -93,7 +93,7 @@ class Jitted:
         self.backend = backend
         self._signatures, self._lock, self.misses = SignatureCache(dynamic_dims, self._forget), threading.RLock(), 0
         self._fast = None   # the dispatch fast path of the signature called last (plain array arguments)
-        self._tree_fast = None  # (tree, fast path on its leaves) of the last call with other arguments
+        self._tree_fast = None  # (matcher of its tree, fast path on its leaves) of the last call with other arguments
 
     def _forget(self, entry):
         """An entry was evicted: drop the fast paths that lead to it, so that its code can be freed."""
@@ -152,7 +152,7 @@ class Jitted:
                 # ~50 us a call), and on the tree of the last such call not even the signature's lookup.
                 tree_fast = self._tree_fast
                 if tree_fast is not None:
-                    leaves = flatten_as(tree_fast[0], (args, kwargs))
+                    leaves = tree_fast[0]((args, kwargs))
                     if leaves is not None:
                         out = tree_fast[1](leaves)
                         if out is not MISS:
@@ -169,7 +169,7 @@ class Jitted:
                 if entry.in_tree == flat_args_tree(len(leaves)):
                     self._fast = entry.fast
                 else:
-                    self._tree_fast = entry.in_tree, entry.fast
+                    self._tree_fast = matcher(entry.in_tree), entry.fast
             return tree_unflatten(entry.out_tree, entry.run(leaves))
         except Exception as e:
             present(e)

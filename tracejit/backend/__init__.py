@@ -13,14 +13,14 @@ inlines the calls the passes keep whole):
     llvm.py        -> Code                   linked into this process (freed when the last user goes)
     executable.py  -> Executable
 
-rules.py is the interface the primitives' lowering rules are written against; mathlib.py, blas.py and
-runtime.py are what the generated code calls. Importing the backend does not import llvmlite: compiling
-does (llvm.py).
+rules.py is the interface the primitives' lowering rules are written against; mathlib.py (the vector math
+library, compiled once per process by vecmath.py), blas.py and runtime.py are what the generated code
+calls. Importing the backend does not import llvmlite: compiling does (llvm.py).
 """
 import time
 
 from ..passes.inline import inline
-from . import disk_cache, llvm
+from . import disk_cache, llvm, vecmath
 from .executable import MISS, Executable
 from .fast_entry import emit_fast_entry
 from .frame import Frame
@@ -50,10 +50,12 @@ def compile_ir(closed, fuse=True, cache=True, shipped=None):
     text = module.text()                                    # -> str
     generated = time.perf_counter()
     names = [s.name for s in native_steps(steps)] + ([fast] if fast else [])
-    objects = disk_cache.object_code(closed, text, names, module.symbols, cache, shipped)   # -> ObjectCode
-    code = llvm.load_objects(objects.objects, names, module.symbols)                      # -> Code
+    symbols = {**module.symbols, **vecmath.symbols(module.library, shipped)}    # the vector math library
+    objects = disk_cache.object_code(closed, text, names, symbols, cache, shipped)        # -> ObjectCode
+    code = llvm.load_objects(objects.objects, names, symbols)                             # -> Code
     times = {"codegen": generated - start, "llvm": time.perf_counter() - generated}
-    return Executable(frame, link(steps, code), code, fast, module.arrays, text, objects, times)
+    return Executable(frame, link(steps, code), code, fast, module.arrays, text, objects, times, module.kernels,
+                      frozenset(module.library))
 
 
 class Compiled:
@@ -64,6 +66,11 @@ class Compiled:
 
     def as_asm(self):
         return llvm.assembly(self._entry.executable.optimized_llvm())
+
+    def kernels(self):
+        """The compiled kernels: kind, ops, elements and whether each loop nest vectorizes
+        (Executable.kernels)."""
+        return self._entry.executable.kernels()
 
     def memory_analysis(self):
         """Bytes of arguments, outputs, intermediates (the arena) and their peak, for the arguments this was

@@ -185,8 +185,15 @@ def object_code(closed, llvm_text, names, symbols, use_disk=True, shipped=None):
     """The ObjectCode of llvm_text: shipped, read from disk, or compiled. names: its entry points; symbols:
     the external names it uses (name -> address), both recorded in entries; shipped: {key: entry} that
     came with a pickle (checked by SHA-256)."""
+    return cached_object_code(" ".join(repr(v.aval) for v in closed.ir.invars), llvm_text, names, symbols, use_disk,
+                              shipped)
+
+
+def cached_object_code(signature, llvm_text, names, symbols, use_disk=True, shipped=None, folder=None):
+    """object_code for a module whose key is made from signature (a string) and its text; folder: a
+    subfolder of the cache's folder that holds such entries (the vector math library's)."""
     baked = "inttoptr (i64 " in llvm_text
-    key = None if baked else entry_key(" ".join(repr(v.aval) for v in closed.ir.invars), llvm_text)
+    key = None if baked else entry_key(signature, llvm_text)
 
     def made(objects, source):
         return ObjectCode(key, objects, list(names), sorted(symbols), source)
@@ -197,6 +204,8 @@ def object_code(closed, llvm_text, names, symbols, use_disk=True, shipped=None):
             return made(objects, "shipped")
         log.info("tracejit: shipped code not used: %s", why)
     directory = _usable(os.path.abspath(config.cache_dir)) if use_disk and config.disk_cache and not baked else None
+    if directory is not None and folder:
+        directory = _usable(os.path.join(directory, folder))
     mac = mac_key(directory) if directory is not None else None
     if mac is None:
         return made(llvm.compile_objects(llvm_text), "compiled")

@@ -39,10 +39,15 @@ class Executable:
     """run(leaves) -> list of fresh output arrays. `fast_call(n)` gives the dispatch fast path.
     frame: the Frame; steps: linked steps; code: the llvm.Code they run; fast: the fast entry's name or
     None; arrays: what the code names by address (kept alive); llvm_text, object_code (a
-    disk_cache.ObjectCode: what a pickle ships), times: what compiling it took."""
+    disk_cache.ObjectCode: what a pickle ships), times: what compiling it took; kernel_functions: the
+    KernelFunctions written (kernels.py), for `kernels()`; library: the (name, type) of the vector math
+    library's functions the code calls (vecmath.py; a pickle ships them with it)."""
 
-    def __init__(self, frame, steps, code, fast, arrays, llvm_text, object_code, times):
+    def __init__(self, frame, steps, code, fast, arrays, llvm_text, object_code, times, kernel_functions=(),
+                 library=frozenset()):
         self.frame, self.steps, self.code, self._keep = frame, steps, code, arrays
+        self.library = library
+        self._kernel_info = [k.describe() for k in kernel_functions]
         self.llvm_text, self.object_code, self.times = llvm_text, object_code, times
         self.source = object_code.source                 # "compiled", "disk" or "shipped"
         self.code_size = sum(map(len, object_code.objects))
@@ -71,6 +76,14 @@ class Executable:
         """Whether a call is small enough to keep the GIL (a cheaper call); others release it so that
         threads run at once."""
         return sum(domain_size(s) for s in shapes) < 4096
+
+    def kernels(self):
+        """One dict per kernel, sub-IRs' included: its name, kind ('loop': a fused loop nest, 'kernel',
+        'control', or 'python': an equation the Python driver runs with NumPy), its ops, its loop domain's
+        elements and whether its loops may vectorize (loops only): what a benchmark names when it loses."""
+        python = [{"kernel": None, "kind": "python", "ops": [s.eqn.prim.name], "elements": None, "vectorized": None}
+                  for s in self.steps if isinstance(s, PythonStep)]
+        return [dict(k) for k in self._kernel_info] + python
 
     def optimized_llvm(self):
         return str(llvm.optimize(self.llvm_text))

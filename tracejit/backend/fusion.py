@@ -8,18 +8,27 @@ producers are computed inside the reduction loop. Kernel rules (matmul, cumsum) 
 lowering rule (run by their NumPy impl) read and write materialised buffers. Control rules (cond, while,
 scan) are kernels that call their sub-IRs, each planned like a top-level IR (kernels.compile_sub_ir).
 
-The cost model, its constants below: a loop body is estimated in instructions, a cheap equation (no math
-call, no division) counting 2 and any other 50 (`equation_cost`); a loop nest holds at most FUSED_COST.
+The cost model, the one the loop builders and the vectorizer share (kernels.py reads it here): a loop body
+is estimated in instructions (`equation_cost`), a cheap equation (no math call, no division) counting
+CHEAP_COST, a call of the vector math library (vecmath.py: exp, log, sin, tanh, pow, ...) or another costly
+instruction (a division) CALL_COST, and a math function whose body is inlined (expm1, log1p, logistic, any
+complex function) INLINE_COST. A loop nest holds at most FUSED_COST, so that LLVM's time on it stays small
+(the vectorizer's time grows with the square of a body); within that every loop nest that is long enough is
+vectorized (kernels.py), and a longer chain is cut into several nests. For run time (whether a small loop's work pays
+for vectorizing it, kernels.py) any math call counts INLINE_COST: a scalar call takes about a body's time.
 Where a heuristic needs a size, a symbolic dimension counts SIZE_HINT elements (`domain_size`).
 """
 import math
 
 from ..core.avals import HALF_FLOATS, Dim
 from ..core.ir import Literal, effectful, sub_irs
+from .libcalls import LIBRARY
 from .rules import Control, Elementwise, IndexMap, Kernel, Reduce
 
-FUSED_COST = 800          # what the equations of one loop nest may cost, so that its body still vectorizes
-                          # (kernels.VECTORIZE_LIMIT: the vectorizer's time grows with the square of a body)
+FUSED_COST = 800          # what the equations of one loop nest may cost
+CHEAP_COST = 2
+CALL_COST = 8             # a call and the registers it clobbers, saved around it
+INLINE_COST = 100         # an inlined math function's body
 MAX_DUPLICATES = 4        # loop nests a cheap equation may be recomputed in
 RECOMPUTE = 16            # times a cheap equation may be recomputed over a larger domain (a broadcast's)
 SIZE_HINT = 1024          # what a symbolic dimension counts as where a heuristic needs a size
@@ -50,7 +59,7 @@ class Group:
                            [a for a in range(len(self.domain)) if a not in axes] + list(axes)
                            if self.fusible else [])
         self.eqns, self.reads = [eqn], None    # members (in program order once planned); values read
-        self.cost = 2                           # of the members (equation_cost), the root counted as a cheap one
+        self.cost = CHEAP_COST                  # of the members (equation_cost), the root counted as a cheap one
 
     @property
     def outer_extent(self):
@@ -79,8 +88,13 @@ def domain_size(shape):
 
 
 def equation_cost(eqn):
-    """A loop body's instructions for the equation, roughly (a math call expands to ~50)."""
-    return 2 if eqn.prim.lower.cheap else 50
+    """A loop body's instructions for the equation, roughly (see the module's docstring)."""
+    rule = eqn.prim.lower
+    if rule.cheap:
+        return CHEAP_COST
+    calls = getattr(rule, "calls", None)
+    complex_valued = any(v.aval.dtype.kind == "c" for v in eqn.outvars)
+    return INLINE_COST if complex_valued or (calls is not None and calls not in LIBRARY) else CALL_COST
 
 
 def _fits(eqn, g, is_output):

@@ -6,9 +6,10 @@ that a large loop can be split over threads, and in symbolic code `ptr %table` f
 written by a loop builder (loops.py) or by the group's Kernel or Control rule. Loops get llvm.loop hints:
 the pipeline neither unrolls nor interleaves unless a loop asks (reductions do, to hide the accumulator's
 latency): both multiply the code that the later passes and instruction selection chew on, for little gain
-on memory-bound loops. Small loops and huge bodies (above VECTORIZE_LIMIT) keep the vectorizer off: it
-takes time quadratic in the body size (0.25 s at 1,000 ops); fusion keeps loop nests below it
-(fusion.FUSED_COST).
+on memory-bound loops. Every loop nest is vectorized but small ones (whose work does not pay for the
+vectorizer's time, unless they belong to a control-flow body, which may run them many times) and those
+calling the C math library (scalar calls): fusion keeps each loop nest's body below what LLVM handles
+quickly (fusion.FUSED_COST, the cost model both share).
 
 Control rules (cond, while, scan) call their sub-IRs: `compile_sub_ir` plans, lays out and emits each
 like a top-level IR, into functions of the same module (`@c<k>_run(ptr table)`, no threads), its arena
@@ -22,14 +23,14 @@ import numpy as np
 
 from ..core.avals import Dim
 from ..core.ir import Literal
+from . import llvm
 from .frame import Buffer, Frame, aligned
-from .fusion import Group, domain_size, plan_groups
+from .fusion import INLINE_COST, Group, domain_size, plan_groups
 from .llvm_text import Function
 from .loops import KernelBuilder, LoopBuilder
-from .rules import Control, Kernel
+from .rules import Control, Kernel, Reduce
 
 VECTOR_SPEEDUP = 8        # how much faster a vectorized loop runs than the scalar estimate (measured 7-25x)
-VECTORIZE_LIMIT = 800     # body size (instructions, a math call counting 100) above which loops stay scalar
 SCALAR_BELOW = 2048       # elements of a (static) loop domain below which loops stay scalar, unless
 SCALAR_WORK = 20_000      # elements x body size reach this (vectorizing pays for its compile time)
 MIN_VECTOR_LOOP = 16      # a static innermost loop shorter than this stays scalar
@@ -38,12 +39,21 @@ MIN_VECTOR_LOOP = 16      # a static innermost loop shorter than this stays scal
 @dataclasses.dataclass
 class KernelFunction:
     """How to call a group's function `name(buffers..., i64 lo, i64 hi[, ptr table])`, the serial run
-    time it is estimated at per element of its loop domain, and the length of its text."""
+    time it is estimated at per element of its loop domain, the length of its text, and whether its loops
+    may vectorize (None for a kernel that is not a fused loop nest)."""
     group: Group
     name: str
     buffers: list
     ns_per_element: float
     text_size: int
+    vectorized: object = None
+
+    def describe(self):
+        """What introspection shows of it (Executable.kernels)."""
+        g = self.group
+        kind = "loop" if g.fusible else "control" if isinstance(g.rule, Control) else "kernel"
+        return {"kernel": self.name.lstrip("@"), "kind": kind, "ops": [e.prim.name for e in g.eqns],
+                "elements": domain_size(g.domain) if g.fusible else None, "vectorized": self.vectorized}
 
 
 def emit_kernel(module, frame, g, fuse):
@@ -77,26 +87,37 @@ def emit_kernel(module, frame, g, fuse):
     else:
         LoopBuilder(f, g, frame.buffers).emit()
     f.line("ret void")
-    scalar = _loop_hints(g, f)
+    scalar = _loop_hints(g, f, repeated=bool(frame.prefix))
     text = module.add(f)
-    ns_per_element = 0.5 + 0.05 * f.count + 2.0 * f.math_calls
-    return KernelFunction(g, name, bufs, ns_per_element if scalar or not g.fusible else ns_per_element / VECTOR_SPEEDUP,
-                          len(text))
+    ns_per_element = 0.5 + 0.05 * f.count + 2.0 * (f.math_calls + f.library_calls)
+    if g.fusible and not scalar:
+        ns_per_element /= VECTOR_SPEEDUP
+    kernel = KernelFunction(g, name, bufs, ns_per_element, len(text), not scalar if g.fusible else None)
+    module.kernels.append(kernel)
+    return kernel
 
 
-def _loop_hints(g, f):
-    """Set the hints of f's loops (see the module's docstring); returns whether they stay scalar."""
-    body = f.count + 100 * f.math_calls
+def _loop_hints(g, f, repeated):
+    """Set the hints of f's loops (see the module's docstring); returns whether they stay scalar. repeated:
+    f runs once per iteration of a control-flow loop, so that its work is not small whatever its size."""
+    body = f.count + INLINE_COST * (f.math_calls + f.library_calls)    # run time: a math call takes ~a body's
     inner = g.domain[g.loop_order[-1]] if g.fusible and g.domain else 0
     small = g.fusible and (
         (isinstance(inner, int) and inner < MIN_VECTOR_LOOP)   # the vectorized loop is the innermost
-        or (not any(isinstance(d, Dim) for d in g.domain)
+        or (not repeated and not any(isinstance(d, Dim) for d in g.domain)
             and domain_size(g.domain) < SCALAR_BELOW and domain_size(g.domain) * body < SCALAR_WORK))
-    scalar = small or body > VECTORIZE_LIMIT
-    for _, hints in f.latches:
+    scalar = small or f.scalar_calls > 0
+    # LLVM's cost model prices a library call as scalar calls, so that it picks narrower vectors than the
+    # registers hold (ymm on AVX-512): innermost loops that call the library vectorize at full width, but for
+    # reductions that cannot vectorize (argmax: LLVM would say so on stderr).
+    forced = f.library_calls and not scalar and (not isinstance(g.rule, Reduce) or g.rule.combine is not None)
+    width = llvm.vector_bytes() // (4 if "float" in f.library_types else 8) if forced else 0
+    for k, hints in f.latches:
         if scalar:
             hints.update(vectorize_enable=False, interleave_count=1)
-        if small or f.math_calls:  # unrolling or interleaving there only multiplies the code (LLVM time)
+        elif width and k in f.innermost:
+            hints.setdefault("vectorize_width", width)
+        if small or f.math_calls or f.library_calls:  # unrolling or interleaving only multiplies the code
             hints.pop("interleave_count", None)
             hints.pop("unroll_full", None)
     return scalar

@@ -1,4 +1,5 @@
-"""LLVM for the host: modules optimised at O3 with loop vectorization for the host CPU and its features (SLP
+"""LLVM for the host: modules optimised at O3 with loop vectorization for the host CPU and its features, then
+their math intrinsics renamed to the vector math library's functions (libcalls.py, vecmath.py) (SLP
 vectorization is off: fused loops are vectorized by the loop vectorizer, and SLP cost 14 of 65 ms of a
 1,000-op chain's compile for nothing measurable at run time);
 loops are unrolled or interleaved only where their metadata asks (kernels.py sets it), which
@@ -29,7 +30,7 @@ import re
 import threading
 import weakref
 
-from . import runtime
+from . import libcalls, runtime
 
 PARALLEL_TEXT = 12_000    # module text (characters) above which the module is compiled in parts
 ENGINE_GROUP = 8          # modules linked into one engine (disposed once all are dead)
@@ -55,6 +56,13 @@ def host_cpu():
     """(CPU name, its features as LLVM's feature string): what the code is compiled for."""
     llvm = _llvmlite().binding
     return llvm.get_host_cpu_name(), llvm.get_host_cpu_features().flatten()
+
+
+@functools.cache
+def vector_bytes():
+    """The width of the host's vector registers in bytes (64 with AVX-512, 32 with AVX, else 16)."""
+    features = host_cpu()[1]
+    return 64 if "+avx512f" in features else 32 if "+avx," in features + "," else 16
 
 
 def _target_machine():
@@ -93,14 +101,25 @@ def _pass_builder(tm):
 
 
 def optimize(text):
-    """Parse and optimise LLVM IR text; returns the llvmlite module."""
+    """Parse and optimise LLVM IR text, its math intrinsics then calling the vector math library; returns the
+    llvmlite module."""
     tm = _machine()
     with _lock:
         mod = _llvmlite().binding.parse_assembly(text)
         mod.verify()
         pb = _pass_builder(tm)
         pb.getModulePassManager().run(mod, pb)
-        return mod
+        return _calling_library(mod, text)
+
+
+def _calling_library(mod, text, context=None):
+    """The optimised module with its LIBRARY intrinsics renamed to the vector math library's functions
+    (libcalls.library_calls): reparsed from its text, which costs little next to the passes."""
+    if libcalls.uses_library(text):
+        renamed, found = libcalls.library_calls(str(mod))
+        if found:
+            mod = _llvmlite().binding.parse_assembly(renamed, context=context)
+    return mod
 
 
 def emit_object(mod):
@@ -141,6 +160,7 @@ def _compile_alone(text):
     mod.verify()
     pb = _pass_builder(tm)
     run_passes(pb.getModulePassManager(), mod, pb)
+    mod = _calling_library(mod, text, context)
     with ffi.OutputString() as error:
         buffer = emit(tm, mod, 1, error)
         if not buffer:
@@ -205,11 +225,12 @@ def _declaration(name, function):
 class _Engine:
     """An MCJIT engine and how many of its modules were loaded and are alive (changed under _lock)."""
 
-    def __init__(self):
+    def __init__(self, counted=True):
         llvm = _llvmlite().binding
         self.engine = llvm.create_mcjit_compiler(llvm.parse_assembly(""), _target_machine())
         self.loaded = self.live = 0
-        _engines.add(self)
+        if counted:
+            _engines.add(self)
 
 
 class Code:
@@ -228,6 +249,7 @@ class Code:
 
 
 _engine = None     # the engine new code is linked into
+_permanent = None  # the engine of permanent code
 _engines = weakref.WeakSet()   # the engines not yet disposed
 _dead = []         # engines of Codes that were collected: one item per dead module (appended by finalizers)
 
@@ -241,19 +263,23 @@ def _dispose_dead():
             group.engine.close()
 
 
-def load_objects(objects, names, symbols):
+def load_objects(objects, names, symbols, permanent=False):
     """Link object code into an engine, its external symbols resolved from symbols (name -> address);
     returns its Code. The engine binds a reference to the latest definition of its name as each object is
     added, so every module may reuse the names with its own addresses as long as a part comes after the
-    parts it calls (split_module's order)."""
-    global _engine
+    parts it calls (split_module's order). permanent: code that stays as long as the process (the vector
+    math library), linked into an engine of its own, never disposed."""
+    global _engine, _permanent
     llvm = _llvmlite().binding
     _machine()
     with _lock:
         _dispose_dead()
-        if _engine is None or _engine.loaded >= ENGINE_GROUP:
+        if permanent:
+            _permanent = _permanent or _Engine(counted=False)
+        elif _engine is None or _engine.loaded >= ENGINE_GROUP:
             _engine = _Engine()
-        group, engine = _engine, _engine.engine
+        group = _permanent if permanent else _engine
+        engine = group.engine
         for name, address in symbols.items():
             llvm.add_symbol(name, address)
         for data in objects:

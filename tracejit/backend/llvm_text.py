@@ -10,7 +10,7 @@ process.
 import contextlib
 
 from ..core.avals import Dim
-from . import cmathlib, llvm, mathlib, specmath
+from . import cmathlib, libcalls, llvm, mathlib, specmath
 
 
 class Function:
@@ -21,8 +21,12 @@ class Function:
         self.module, self.header, self.dim_slots = module, header, dim_slots
         self.lines, self.allocas, self.n = [], [], 0
         self.latches = []         # (line index of a loop's back edge, its hints)
+        self.innermost = set()    # the line indices of the back edges of loops that hold no loop
         self.count = 0            # instructions emitted; with math_calls, a cost estimate
-        self.math_calls = 0
+        self.math_calls = 0       # calls of math functions whose bodies are inlined (mathlib, cmathlib)
+        self.library_calls = 0    # calls of the vector math library (vecmath.py)
+        self.library_types = set()    # the types they compute in ("float", "double")
+        self.scalar_calls = 0     # calls the loop vectorizer cannot widen (the C math library's)
         self.dims = {}            # Dim -> its i64 SSA value, loaded from %table in the entry block
 
     def size(self, d):
@@ -45,6 +49,19 @@ class Function:
 
     def line(self, text):
         self.lines.append(f"  {text}")
+
+    def math_call(self, name, ty, args):
+        """The call of mathlib's function name on args of type ty: of the LLVM intrinsic that llvm.py renames
+        to the vector math library's function (libcalls.LIBRARY), else of the inlined definition."""
+        operands = ", ".join(f"{ty} {a}" for a in args)
+        if name in libcalls.LIBRARY:
+            self.module.library.add((name, ty))
+            self.library_calls += 1
+            self.library_types.add(ty)
+            return f"call {ty} {libcalls.intrinsic_symbol(name, ty)}({operands})"
+        self.module.math.add((name, ty))
+        self.math_calls += 1
+        return f"call {ty} {mathlib.math_symbol(name, ty)}({operands})"
 
     def label(self, stem):
         self.n += 1
@@ -72,8 +89,11 @@ class Function:
         i = self.emit(f"load i64, ptr {iv}")
         self.line(f"br i1 {self.emit(f'icmp slt i64 {i}, {hi}')}, label %{body}, label %{done}")
         self.block(body)
+        closed_before = len(self.latches)
         yield i
         self.line(f"store i64 {self.emit(f'add nuw nsw i64 {i}, 1')}, ptr {iv}")
+        if len(self.latches) == closed_before:
+            self.innermost.add(len(self.lines))
         self.latches.append((len(self.lines), hints))
         self.line(f"br label %{head}")
         self.block(done)
@@ -93,9 +113,11 @@ class Module:
 
     def __init__(self):
         self.functions = []       # function texts in the order they were written
-        self.math = set()         # (name, type) of the mathlib and specmath functions called
+        self.math = set()         # (name, type) of the mathlib and specmath functions called, inlined
+        self.library = set()      # (name, type) of the vector math library's functions called (vecmath.py)
         self.cmath = set()        # (name, part type) of the cmathlib functions called
         self.metadata = []        # metadata lines (!k = ...)
+        self.kernels = []         # the KernelFunctions written, sub-IRs' included (introspection)
         self.symbols = {}         # external name -> address in this process
         self.arrays = {}          # address -> array, for every array whose address is named (kept alive)
         self._const_names = {}    # address -> its tj_const<k> name

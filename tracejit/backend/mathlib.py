@@ -1,28 +1,38 @@
 """Vectorizable elementwise math functions, written as LLVM IR text.
 
-LLVM's libm intrinsics (``llvm.exp.f32`` ...) become scalar library calls, which stop the loop
-vectorizer. The functions here use only arithmetic, bit casts, compares, selects and intrinsics that
-map to single vector instructions (``llvm.fma``, ``llvm.fabs``, ``llvm.floor``, ``llvm.copysign``), with no
-branches, so a fused loop calling them still vectorizes (zmm code on AVX-512).
+LLVM's libm intrinsics (``llvm.exp.f32`` ...) become scalar library calls. The functions here use only
+arithmetic, bit casts, compares, selects and intrinsics that map to single vector instructions (``llvm.fma``,
+``llvm.fabs``, ``llvm.floor``, ``llvm.copysign``), with no branches, so that they vectorize (zmm code on
+AVX-512). They come in two forms:
 
-Each ``@tj_<name>_<ty>`` is a self-contained ``internal alwaysinline`` definition. Its intrinsics are not
-declared (LLVM's IR parser declares used intrinsics itself since LLVM 18), so any set of these
-functions can be pasted into a module next to the caller's own code and declarations::
+- The vector math library (libcalls.LIBRARY: the functions that LLVM has an intrinsic of): each function on
+  vectors of every width in libcalls.LANES (libcalls.library_function_ir), compiled once per process by
+  vecmath.py.
+  Loops call the intrinsic (libcalls.intrinsic_symbol), which the loop vectorizer widens like any other,
+  and libcalls.library_calls renames the calls of the optimised module to the library's functions. A loop holds a
+  call, not the function's body: LLVM's time no longer grows with the number of math calls in a loop.
+- Self-contained ``internal alwaysinline`` definitions ``@tj_<name>_<ty>`` for the others (expm1, log1p,
+  logistic) and for the libraries built on these (cmathlib). Their intrinsics are not declared (LLVM's IR
+  parser declares used intrinsics itself since LLVM 18), so any set of these functions can be pasted into a
+  module next to the caller's own code and declarations::
 
-    text = math_module_ir({("exp", "float"), ("tanh", "double")}) + loops
-    # in a loop body:  %y = call float @tj_exp_float(float %x)
+    text = math_module_ir({("expm1", "float"), ("log1p", "double")}) + loops
+    # in a loop body:  %y = call float @tj_expm1_float(float %x)
 
 Algorithms (branch-free, no tables). exp, expm1, log, log1p, tanh and logistic (``NATIVE_F32``) are
 computed in f32 for f32, with the same algorithms, f32 constants and shorter polynomials, so that a zmm
 register holds 16 lanes instead of 8 (about twice the f32 throughput); their results are within about
-1.5 f32 ulp. sin, cos, tan and pow compute f32 in double and round once (nearly correctly rounded):
+1.5 f32 ulp. tan and pow compute f32 in double and round once (nearly correctly rounded), and so do sin and
+cos as inlined definitions; the library's f32 sin and cos (vecmath.py, what compiled loops call) compute in
+f32 up to |x| = 2**14 (the double algorithm beyond, for the vectors that have such a lane), within 0.6 ulp:
 
 - exp, expm1: x = n*ln2 + r (Cody-Waite, ln2 in two parts), expm1(r) by a minimax polynomial,
   2**n applied in two factors so that results near overflow and in the subnormal range are exact.
 - log, log1p: x = 2**k * m with m in [sqrt(1/2), sqrt(2)); log(m) = 2*atanh(s), s = (m-1)/(m+1);
   log1p carries the rounding error of 1 + x as a first-order correction.
 - tanh = copysign(u / (u + 2), x) with u = expm1(2|x|); logistic from exp(-|x|) (never overflows).
-- sin, cos, tan: x = n*pi/2 + r with pi/2 in three parts and r kept as a double-double.
+- sin, cos, tan: x = n*pi/2 + r with pi/2 in three parts and r kept as a double-double (the library's f32 sin
+  and cos: pi/2 in three f32 parts, r a pair of f32).
 - pow = exp(y * log|x|); for f64, log|x| and the product are double-doubles (about 2**-64 relative).
 - atan: |x| > 1 as pi/2 - atan(1/|x|), then pi/4 + atan((r-1)/(r+1)) above tan(pi/8), a polynomial in u**2
   below; asin and acos through atan (of x/sqrt((1-x)(1+x)) and twice that of sqrt((1-x)/(1+x))), atan2(y, x)
@@ -31,7 +41,8 @@ register holds 16 lanes instead of 8 (about twice the f32 throughput); their res
 Max error measured against long-double NumPy (f64, in ulp) and float64 NumPy (f32, relative) over
 about 10**7 random arguments per function, from wide ranges (subnormal to overflow, trig arguments
 up to 2**43, pow up to the overflow and underflow edges and with x near 1); for the native f32
-functions also over every 251st f32 bit pattern (17 million arguments, all signs and binades):
+functions and the library's f32 sin and cos also over every 251st f32 bit pattern (17 million arguments, all
+signs and binades):
 
 ==========  =========  ===========
 function    f64 (ulp)  f32 (rel)
@@ -42,8 +53,8 @@ log         0.84       8.1e-8  (f32 arithmetic)
 log1p       0.85       8.0e-8  (f32 arithmetic)
 tanh        1.48       1.7e-7  (f32 arithmetic)
 logistic    1.45       1.7e-7  (f32 arithmetic)
-sin         0.78       6.0e-8
-cos         0.78       6.0e-8
+sin         0.78       6.7e-8  (f32 arithmetic up to 2**14, library)
+cos         0.78       6.9e-8  (f32 arithmetic up to 2**14, library)
 tan         2.26       6.0e-8
 pow         0.98       6.0e-8
 atan        1.91       6.0e-8
@@ -69,6 +80,10 @@ is already 2**-9), so such arguments are treated as +-0: sin = tan = +-0, cos = 
 Do not put fast-math flags on these bodies: they rely on NaN compares, signed zeros and the exact
 order of the error-compensation steps. The functions are written with mathlib_body.Body.
 """
+import fractions
+
+import numpy as np
+
 from .mathlib_body import Body
 
 FUNCS = ("exp", "log", "log1p", "expm1", "tanh", "logistic", "sin", "cos", "tan", "pow", "atan", "asin", "acos",
@@ -139,6 +154,23 @@ _THIRD = (float.fromhex("0x1.5555555555555p-2"), float.fromhex("0x1.555555555555
 _TRIG_LIMIT = 2.0**43
 
 
+def _f32_parts(parts, n):
+    """n float32 values whose sum is the sum of the doubles `parts` to about 2**(-24 n) relative."""
+    rest, out = sum(map(fractions.Fraction, parts)), []
+    for _ in range(n):
+        out.append(float(np.float32(float(rest))))
+        rest -= fractions.Fraction(out[-1])
+    return tuple(out)
+
+
+# sin and cos of f32 in the library (libcalls.py) reduce and evaluate in f32 up to F32_TRIG_LIMIT: pi/2 in three
+# f32 parts; n * P1 is exact in the fma and x - n * P1 too, n * P2 is split exactly, so that r keeps about
+# 2**-58 absolute accuracy for |n| < 2**14; a vector with a lane beyond it (or infinite) takes the double path.
+_F32_PIO2 = _f32_parts(_PIO2, 3)
+F32_TRIG_LIMIT = 2.0**14
+F32_TRIG = ("sin", "cos")
+
+
 def math_symbol(name: str, ty: str) -> str:
     """The LLVM name of a function, e.g. ``@tj_exp_float``."""
     return f"@tj_{name}_{ty}"
@@ -146,16 +178,29 @@ def math_symbol(name: str, ty: str) -> str:
 
 def math_function_ir(name: str, ty: str) -> str:
     """Definition of ``@tj_<name>_<ty>``: ``ty (ty)``, or ``ty (ty, ty)`` for pow and atan2 (y, x); ty is
-    float or double."""
+    float or double. Internal and always inlined: for callers that paste it into their module."""
+    return define(name, ty, 1, "internal", "alwaysinline nounwind")
+
+
+def vector_symbol(name: str, ty: str, lanes: int) -> str:
+    """``@tj_<name>_<ty>`` for lanes 1, ``@tj_<name>_<ty>_v<lanes>`` otherwise."""
+    return math_symbol(name, ty) + (f"_v{lanes}" if lanes > 1 else "")
+
+
+def define(name, ty, lanes, linkage, attributes, wide=False):
+    """The definition of a function on `lanes`-element vectors (`vector_symbol`, + `_wide` if wide)."""
     if name not in FUNCS or ty not in _TYPES:
         raise ValueError(f"no math function {name!r} for type {ty!r}")
     params = ("x", "y") if name in BINARY else ("x",)
-    f = Body(ty if name in NATIVE_F32 else "double")
+    f = Body(ty if name in NATIVE_F32 else "double", lanes)
     args = [f.ext(f"%{p}", ty) for p in params]
     f.ret(_KERNELS[name](f, *args, ty), ty)
-    header = ", ".join(f"{ty} %{p}" for p in params)
+    vty = ty if lanes == 1 else f"<{lanes} x {ty}>"
+    header = ", ".join(f"{vty} %{p}" for p in params)
     body = "\n".join(f.lines)
-    return f"define internal {ty} {math_symbol(name, ty)}({header}) alwaysinline nounwind {{\n{body}\n}}\n"
+    symbol = vector_symbol(name, ty, lanes) + ("_wide" if wide else "")
+    return (f"define {linkage + ' ' if linkage else ''}{vty} {symbol}({header}) {attributes} "
+            f"{{\n{body}\n}}\n")
 
 
 def math_module_ir(needed) -> str:
@@ -279,15 +324,17 @@ def _log1p(f, x, prec):
 
 
 def _reduce_pio2(f, x):
-    """(rh, rl, q): x = n*pi/2 + rh + rl with |rh| <= pi/4 (+2**-10), q = n mod 4 as i64.
-    n*P1 is exact in the fma, n*P2 is split exactly, so r keeps ~2**-105 absolute accuracy."""
-    x = f.sel(f.cmp("ogt", f.abs(x), _TRIG_LIMIT), f.mul(x, 0.0), x)  # out of range: +-0, inf -> NaN
+    """(rh, rl, q): x = n*pi/2 + rh + rl with |rh| <= pi/4 (+2**-10), q = n mod 4 as an integer.
+    n*P1 is exact in the fma, n*P2 is split exactly, so r keeps ~2**-105 absolute accuracy in double (f32:
+    see _F32_PIO2)."""
+    limit, pio2 = (_TRIG_LIMIT, _PIO2) if f.ty == "double" else (F32_TRIG_LIMIT, _F32_PIO2)
+    x = f.sel(f.cmp("ogt", f.abs(x), limit), f.mul(x, 0.0), x)  # out of range: +-0, inf -> NaN
     k = f.fma(x, _TWO_OVER_PI, f.k.magic)
     n = f.sub(k, f.k.magic)
-    r1 = f.fma(n, -_PIO2[0], x)
-    p2, p2e = f.two_prod(n, _PIO2[1])
+    r1 = f.fma(n, -pio2[0], x)
+    p2, p2e = f.two_prod(n, pio2[1])
     rh, e = f.two_sum(r1, f.neg(p2))
-    rl = f.sub(f.sub(e, p2e), f.mul(n, _PIO2[2]))
+    rl = f.sub(f.sub(e, p2e), f.mul(n, pio2[2]))
     return rh, rl, f.int("and", f.bits(k), 3)
 
 
@@ -313,7 +360,8 @@ def _sin_or_cos(f, x, prec, shift):
     q = f.int("add", q, shift)
     odd = f.icmp("ne", f.int("and", q, 1), 0)
     y = f.sel(odd, _cos_kernel(f, rh, rl, prec), _sin_kernel(f, rh, rl, prec))
-    return f.from_bits(f.int("xor", f.bits(y), f.int("shl", f.int("and", q, 2), 62)))  # negate if q&2
+    sign = 62 if f.ty == "double" else 30
+    return f.from_bits(f.int("xor", f.bits(y), f.int("shl", f.int("and", q, 2), sign)))  # negate if q&2
 
 
 def _sin(f, x, prec):

@@ -37,32 +37,43 @@ def float_text(v: float, ty: str = "double") -> str:
 
 
 class Body:
-    """Emits straight-line SSA computing in ty (float or double); operands are SSA names or Python floats
-    (rounded to ty). `k` holds the type's constants."""
+    """Emits straight-line SSA computing in ty (float or double), on `lanes`-element vectors when lanes > 1;
+    operands are SSA names or Python floats (rounded to ty), integer operands SSA names or Python ints.
+    `k` holds the type's constants."""
 
-    def __init__(self, ty):
+    def __init__(self, ty, lanes=1):
         self.lines = []
-        self.ty, self.k = ty, TYPE_CONSTANTS[ty]
-        self.sfx = ".f32" if ty == "float" else ".f64"
+        self.ty, self.k, self.lanes = ty, TYPE_CONSTANTS[ty], lanes
+        self.vty, self.ity, self.bty = (self._vec(t) for t in (ty, self.k.ity, "i1"))
+        self.sfx = (f".v{lanes}" if lanes > 1 else ".") + ("f32" if ty == "float" else "f64")
+
+    def _vec(self, scalar_ty):
+        return scalar_ty if self.lanes == 1 else f"<{self.lanes} x {scalar_ty}>"
 
     def _emit(self, rhs: str) -> str:
         name = f"%t{len(self.lines)}"
         self.lines.append(f"  {name} = {rhs}")
         return name
 
+    def _splat(self, scalar_ty, text):
+        return text if self.lanes == 1 else f"splat ({scalar_ty} {text})"
+
     def _d(self, a) -> str:
-        return float_text(a, self.ty) if isinstance(a, float) else a
+        return self._splat(self.ty, float_text(a, self.ty)) if isinstance(a, float) else a
+
+    def _i(self, a) -> str:
+        return self._splat(self.k.ity, str(a)) if isinstance(a, int) else a
 
     def ext(self, arg: str, ty: str) -> str:
-        return arg if ty == self.ty else self._emit(f"fpext {ty} {arg} to {self.ty}")
+        return arg if ty == self.ty else self._emit(f"fpext {self._vec(ty)} {arg} to {self.vty}")
 
     def ret(self, v: str, ty: str):
         if ty != self.ty:
-            v = self._emit(f"fptrunc {self.ty} {v} to {ty}")
-        self.lines.append(f"  ret {ty} {v}")
+            v = self._emit(f"fptrunc {self.vty} {v} to {self._vec(ty)}")
+        self.lines.append(f"  ret {self._vec(ty)} {v}")
 
     def _bin(self, op, a, b):
-        return self._emit(f"{op} {self.ty} {self._d(a)}, {self._d(b)}")
+        return self._emit(f"{op} {self.vty} {self._d(a)}, {self._d(b)}")
 
     def add(self, a, b):
         return self._bin("fadd", a, b)
@@ -77,11 +88,11 @@ class Body:
         return self._bin("fdiv", a, b)
 
     def neg(self, a):
-        return self._emit(f"fneg {self.ty} {self._d(a)}")
+        return self._emit(f"fneg {self.vty} {self._d(a)}")
 
     def call(self, fn, *args):
-        operands = ", ".join(f"{self.ty} {self._d(a)}" for a in args)
-        return self._emit(f"call {self.ty} @llvm.{fn}{self.sfx}({operands})")
+        operands = ", ".join(f"{self.vty} {self._d(a)}" for a in args)
+        return self._emit(f"call {self.vty} @llvm.{fn}{self.sfx}({operands})")
 
     def fma(self, a, b, c):
         return self.call("fma", a, b, c)
@@ -93,7 +104,7 @@ class Body:
         return self._bin(f"fcmp {pred}", a, b)
 
     def sel(self, cond, a, b):
-        return self._emit(f"select i1 {cond}, {self.ty} {self._d(a)}, {self.ty} {self._d(b)}")
+        return self._emit(f"select {self.bty} {cond}, {self.vty} {self._d(a)}, {self.vty} {self._d(b)}")
 
     def min(self, a, c):
         """min(a, c), one vminpd; a NaN gives c (callers restore NaN at the end)."""
@@ -104,22 +115,22 @@ class Body:
         return self.sel(self.cmp("ogt", a, c), a, c)
 
     def bits(self, a):
-        return self._emit(f"bitcast {self.ty} {a} to {self.k.ity}")
+        return self._emit(f"bitcast {self.vty} {a} to {self.ity}")
 
     def from_bits(self, i):
-        return self._emit(f"bitcast {self.k.ity} {i} to {self.ty}")
+        return self._emit(f"bitcast {self.ity} {i} to {self.vty}")
 
     def int(self, op, a, b):
-        return self._emit(f"{op} {self.k.ity} {a}, {b}")
+        return self._emit(f"{op} {self.ity} {self._i(a)}, {self._i(b)}")
 
     def to_fp(self, i):
-        return self._emit(f"sitofp {self.k.ity} {i} to {self.ty}")
+        return self._emit(f"sitofp {self.ity} {i} to {self.vty}")
 
     def icmp(self, pred, a, b):
-        return self._emit(f"icmp {pred} {self.k.ity} {a}, {b}")
+        return self._emit(f"icmp {pred} {self.ity} {self._i(a)}, {self._i(b)}")
 
     def both(self, c1, c2):
-        return self._emit(f"and i1 {c1}, {c2}")
+        return self._emit(f"and {self.bty} {c1}, {c2}")
 
     def poly(self, t, coefs):
         acc = coefs[-1]

@@ -46,8 +46,10 @@ from . import half_floats
 
 
 class Elementwise:
-    def __init__(self, fn, cheap=True):
-        self.fn, self.cheap = fn, cheap
+    """An elementwise lowering; `calls`: the math function it calls (fusion's cost model reads it)."""
+
+    def __init__(self, fn, cheap=True, calls=None):
+        self.fn, self.cheap, self.calls = fn, cheap, calls
 
 
 class IndexMap:
@@ -268,12 +270,10 @@ class Emitter:
         return self(f"call {ty} @llvm.{name}.{suffix}({operands})")
 
     def math(self, name, *args, dtype=None):
-        """A vectorizable math function (tracejit.backend.mathlib)."""
-        ty = self.ty(dtype)
-        self.func.module.math.add((name, ty))
-        self.func.math_calls += 1
-        operands = ", ".join(f"{ty} {a}" for a in args)
-        return self(f"call {ty} @tj_{name}_{ty}({operands})")
+        """A vectorizable math function (tracejit.backend.mathlib): a call of the vector math library for
+        libcalls.LIBRARY's functions (vecmath.py), the function's body inlined for the others
+        (llvm_text.Function.math_call)."""
+        return self(self.func.math_call(name, self.ty(dtype), args))
 
     def libm(self, name, *args, dtype=None):
         """A function of the C math library (its float version for f32), for the functions mathlib does not
@@ -281,6 +281,7 @@ class Emitter:
         scalar call, which the loop vectorizer cannot widen."""
         ty = self.ty(dtype)
         symbol = name if ty == "double" else name + "f"
+        self.func.scalar_calls += 1
         fn = self.func.module.symbol(libm_address(symbol), f"tj_libm_{symbol}")
         return self(f"call {ty} {fn}({', '.join(f'{ty} {a}' for a in args)})")
 

@@ -80,6 +80,45 @@ def flatten_as(treedef, tree):
     return leaves if _match(treedef, tree, leaves) else None
 
 
+@functools.lru_cache(maxsize=256)
+def matcher(treedef):
+    """flatten_as(treedef, .) as one function written for treedef: straight-line code with no recursion, for
+    the dispatch of calls with pytree arguments (a dict of two arrays and an array: 7 recursive calls
+    before). Trees with nodes other than tuples, lists, dicts and None use flatten_as itself."""
+    lines, leaves, keys = ["def match(x):"], [], []
+
+    def visit(td, var):
+        if td.nodetype is None:
+            lines.append(f" if type({var}) is not ndarray and node_of({var}) is not None: return None")
+            leaves.append(var)
+            return True
+        if td.nodetype not in (tuple, list, dict, type(None)):
+            return False
+        if td.nodetype is type(None):
+            lines.append(f" if {var} is not None: return None")
+            return True
+        lines.append(f" if type({var}) is not {td.nodetype.__name__} or len({var}) != {len(td.children)}: return None")
+        items = td.aux if td.nodetype is dict else range(len(td.children))
+        for item, child in zip(items, td.children):
+            v = f"v{len(lines)}"
+            if td.nodetype is dict:
+                keys.append(item)
+                lines.append(f" {v} = {var}.get(keys[{len(keys) - 1}], missing)")
+                lines.append(f" if {v} is missing: return None")
+            else:
+                lines.append(f" {v} = {var}[{item}]")
+            if not visit(child, v):
+                return False
+        return True
+
+    if not visit(treedef, "x"):
+        return functools.partial(flatten_as, treedef)
+    lines.append(f" return [{', '.join(leaves)}]")
+    scope = {"ndarray": np.ndarray, "node_of": _node_of, "keys": tuple(keys), "missing": object()}
+    exec("\n".join(lines), scope)     # noqa: S102 -- our own text, made from the treedef's structure only
+    return scope["match"]
+
+
 def _match(td, x, leaves):
     if td.nodetype is None:
         if type(x) is not np.ndarray and _node_of(x) is not None:

@@ -283,7 +283,7 @@ rem_p = elementwise("rem", silent(_rem_impl), NUMERIC, (
     Elementwise(low.rem, cheap=False))
 pow_p = elementwise("pow", silent(_pow_impl), NUMERIC + COMPLEX, (_pow_dx,
                                                         lambda t, x, y, out: ops.mul(t, ops.mul(_safe_log(x), out))),
-                    Elementwise(low.pow_, cheap=False), identity=(None, 1))
+                    Elementwise(low.pow_, cheap=False, calls="pow"), identity=(None, 1))
 max_p = elementwise("max", np.maximum, NUMERIC + BOOL, (lambda t, x, y, out: ops.mul(t, _max_weight(x, y, out)),
                                                        lambda t, x, y, out: ops.mul(t, _max_weight(y, x, out))),
                     low.extremum("ogt", lambda b, x, y: b.maximum(x, y)), commutative=True, idempotent=True)

@@ -8,7 +8,8 @@ from ..backend.rules import Elementwise
 
 def math(name):
     """A function of the vectorizable math library (tracejit.backend.mathlib; of cmathlib for complex)."""
-    return Elementwise(lambda b, *xs: b.cmath(name, *xs) if b.kind() == "c" else b.math(name, *xs), cheap=False)
+    return Elementwise(lambda b, *xs: b.cmath(name, *xs) if b.kind() == "c" else b.math(name, *xs), cheap=False,
+                       calls=name)
 
 
 def libm(name):

@@ -1,0 +1,337 @@
+"""The wide suite (issue 20): what users run, each workload with a fair NumPy equivalent and JAX when importable.
+
+    python -m benchmarks --suite wide [--only NAME,...] [--json FILE] [--repeat N]
+
+Math chains (`x = f(x) * 0.5 + 0.25`, each function at 1, 8 and 32 steps over 1e3 and 1e6 elements, f32
+and f64), transformer pieces, strided access, gradients, control flow and small calls with pytree
+arguments. Every row also holds the first call (trace + compile) of tracejit and JAX, and the kernels of
+tracejit's code that ran scalar or through the Python driver (`Compiled.kernels()`); the report ends with
+the geometric means and the list of workloads where tracejit loses, with those kernels as the reason.
+"""
+import math
+import time
+
+import numpy as np
+
+import tracejit as tj
+import tracejit.numpy as tnp
+from benchmarks import run
+from benchmarks.run import f32, jax, jnp, timeit
+
+WORKLOADS = {}
+
+
+def workload(name):
+    return run.workload(name, WORKLOADS)
+
+
+def _first(fn, *args):
+    """(seconds of the first call, its result)."""
+    t0 = time.perf_counter()
+    out = fn(*args)
+    if jax is not None:
+        jax.block_until_ready(out)
+    return time.perf_counter() - t0, out
+
+
+def problems(jitted, *args):
+    """The kernels of jitted's code for args that run scalar or through the Python driver, as short strings."""
+    found = []
+    for k in jitted.lower(*args).compile().kernels():
+        ops = ",".join(dict.fromkeys(k["ops"]))[:60]
+        if k["kind"] == "python":
+            found.append(f"python driver: {ops}")
+        elif k["kind"] == "loop" and not k["vectorized"]:
+            found.append(f"scalar loop {k['kernel']} ({ops}; {k['elements']} elements)")
+    return found
+
+
+def compare(name, make, args, repeat, numpy=None, jax_make=None, tol=None):
+    """One row: tracejit's jit(make(tnp)), NumPy's make(np) (or `numpy`), JAX's jit(make(jnp)) (or
+    jax_make()), called on args; tol: check tracejit against NumPy first (rtol = atol = tol)."""
+    f = tj.jit(make(tnp))
+    row = {"workload": name}
+    row["tracejit first ms"], out = _first(f, *args)
+    row["tracejit first ms"] *= 1e3
+    impls = {"tracejit": lambda: f(*args), "numpy": numpy or (lambda: make(np)(*args))}
+    if tol is not None:
+        ref = impls["numpy"]()
+        for a, b in zip(_leaves(out), _leaves(ref)):
+            np.testing.assert_allclose(np.asarray(a, np.float64), np.asarray(b, np.float64), rtol=tol, atol=tol)
+    if jax is not None:
+        jf = jax.jit(jax_make() if jax_make else make(jnp))
+        jargs = jax.tree_util.tree_map(jnp.asarray, args)
+        row["jax first ms"] = _first(jf, *jargs)[0] * 1e3
+        impls["jax"] = lambda: jax.block_until_ready(jf(*jargs))
+    for impl, fn in impls.items():
+        row[impl] = timeit(fn, repeat, min_seconds=0.01)
+    row["problems"] = problems(f, *args)
+    return [row]
+
+
+def _leaves(x):
+    if isinstance(x, dict):
+        return [v for k in sorted(x) for v in _leaves(x[k])]
+    if isinstance(x, (list, tuple)):
+        return [v for y in x for v in _leaves(y)]
+    return [x]
+
+
+# ---------------------------------------------------------------------------------------------- math chains
+
+CHAIN_STEPS = {       # f(M, x): a step that keeps x in the function's domain (x starts in [0, 1))
+    "exp": lambda M, x: M.exp(-x), "log": lambda M, x: M.log(x + 1.5), "log1p": lambda M, x: M.log1p(x),
+    "tanh": lambda M, x: M.tanh(x), "sin": lambda M, x: M.sin(x), "cos": lambda M, x: M.cos(x),
+    "pow": lambda M, x: M.power(x, 0.75),
+}
+
+
+def chain(fn, length):
+    step = CHAIN_STEPS[fn]
+
+    def make(M):
+        def f(x):
+            for _ in range(length):
+                x = step(M, x) * 0.5 + 0.25
+            return x
+        return f
+    return make
+
+
+@workload("math_chains")
+def math_chains(repeat):
+    out = []
+    for dtype in (np.float32, np.float64):
+        for n in (10**3, 10**6):
+            x = np.random.default_rng(0).random(n).astype(dtype)
+            for fn in CHAIN_STEPS:
+                for length in (1, 8, 32):
+                    name = f"{fn} x{length} {n:.0e} {np.dtype(dtype).name}"
+                    out += compare(name, chain(fn, length), (x,), repeat, tol=1e-4 if dtype == np.float32 else 1e-10)
+    return out
+
+
+@workload("long_chain")
+def long_chain(repeat):
+    """1000 ops alternating sin(x) * 1.0001 and x + 0.5: the first call is the compile time."""
+    def make(M):
+        def f(x):
+            for i in range(500):
+                x = M.sin(x) * 1.0001 + 0.5
+            return x
+        return f
+    return compare("1000-op sin chain 1e3 f32", make, (f32(1000),), max(3, repeat // 2), tol=1e-3)
+
+
+# ---------------------------------------------------------------------------------------------- transformer
+
+def gelu(M):
+    return lambda x: 0.5 * x * (1 + M.tanh(0.7978845608 * (x + 0.044715 * x * x * x)))
+
+
+def layernorm(M):
+    def f(x, g, b):
+        m = M.mean(x, axis=-1, keepdims=True)
+        v = M.mean((x - m) ** 2, axis=-1, keepdims=True)
+        return (x - m) / M.sqrt(v + 1e-5) * g + b
+    return f
+
+
+def softmax(M):
+    def f(x):
+        e = M.exp(x - M.max(x, axis=-1, keepdims=True))
+        return e / M.sum(e, axis=-1, keepdims=True)
+    return f
+
+
+def attention(M):
+    def f(q, k, v):
+        s = M.matmul(q, M.swapaxes(k, -1, -2)) * 0.125
+        e = M.exp(s - M.max(s, axis=-1, keepdims=True))
+        return M.matmul(e / M.sum(e, axis=-1, keepdims=True), v)
+    return f
+
+
+@workload("transformer")
+def transformer(repeat):
+    x = f32(1024, 768)
+    g, b = f32(768, seed=1), f32(768, seed=2)
+    q, k, v = (f32(8, 512, 64, seed=s) for s in (3, 4, 5))
+    return (compare("gelu 1024x768 f32", gelu, (x,), repeat, tol=1e-4)
+            + compare("layernorm 1024x768 f32", layernorm, (x, g, b), repeat, tol=1e-3)
+            + compare("softmax rows 1024x768 f32", softmax, (x,), repeat, tol=1e-5)
+            + compare("attention 8x512x64 f32", attention, (q, k, v), repeat, tol=1e-4))
+
+
+# ---------------------------------------------------------------------------------------------- strided
+
+@workload("strided")
+def strided(repeat):
+    return (compare("column sums 4096x1024 f32", lambda M: lambda x: M.sum(x, axis=0), (f32(4096, 1024),), repeat,
+                    tol=1e-2)
+            + compare("x + x.T 2048x2048 f32", lambda M: lambda x: x + x.T, (f32(2048, 2048),), repeat, tol=0))
+
+
+# ---------------------------------------------------------------------------------------------- gradients
+
+@workload("grads")
+def grads(repeat):
+    table, idx = f32(10000, 64) * 0.1, np.random.default_rng(6).integers(0, 10000, 4096).astype(np.int32)
+
+    def embed_numpy():
+        g = np.zeros_like(table)
+        np.add.at(g, idx, 1 - np.tanh(table[idx]) ** 2)
+        return g
+
+    rows = compare("grad of embedding gather 10000x64[4096]", lambda M: _grad(M)(lambda t, i: M.sum(M.tanh(t[i]))),
+                   (table, idx), repeat, numpy=embed_numpy, tol=1e-5)
+    w1, b1, w2, b2 = f32(256, 512, seed=7) * 0.05, np.zeros(512, np.float32), f32(512, 10, seed=8) * 0.05, \
+        np.zeros(10, np.float32)
+    xb, yb = f32(128, 256, seed=9), f32(128, 10, seed=10)
+    params = (w1, b1, w2, b2)
+
+    def mlp_loss(M):
+        def loss(p, x, y):
+            h = M.tanh(x @ p[0] + p[1])
+            return M.mean((h @ p[2] + p[3] - y) ** 2)
+        return loss
+
+    def mlp_numpy():
+        h = np.tanh(xb @ w1 + b1)
+        d = 2 * (h @ w2 + b2 - yb) / yb.size
+        dh = (d @ w2.T) * (1 - h * h)
+        return xb.T @ dh, dh.sum(0), h.T @ d, d.sum(0)
+
+    return rows + compare("grad of MLP 256-512-10 b128", lambda M: _grad(M)(mlp_loss(M)), (params, xb, yb), repeat,
+                          numpy=mlp_numpy, tol=1e-4)
+
+
+def _grad(M):
+    """M's grad: tracejit's or JAX's (NumPy workloads are written by hand)."""
+    return tj.grad if M is tnp else jax.grad
+
+
+# ---------------------------------------------------------------------------------------------- control flow
+
+def _lax(M):
+    return tj.lax if M is tnp else jax.lax
+
+
+def lorenz_step(s):
+    x, y, z = s
+    dt = 0.001
+    return (x + dt * 10.0 * (y - x), y + dt * (x * (28.0 - z) - y), z + dt * (x * y - 8.0 / 3.0 * z))
+
+
+@workload("control")
+def control(repeat):
+    s0 = (np.float64(1.0), np.float64(1.0), np.float64(1.0))
+
+    def ode_python():
+        s = (1.0, 1.0, 1.0)
+        for _ in range(1000):
+            s = lorenz_step(s)
+        return s
+
+    out = compare("fori_loop Lorenz ODE 1000 steps f64", lambda M: lambda s: _lax(M).fori_loop(
+        0, 1000, lambda i, s: lorenz_step(s), s), (s0,), repeat, numpy=ode_python, tol=1e-9)
+
+    a = np.random.default_rng(11).random(10**5) + 0.5
+
+    def newton(M):
+        def f(a):
+            def body(c):
+                i, x = c
+                return i + 1, x - (x * x * x - a) / (3 * x * x)
+            return _lax(M).while_loop(lambda c: c[0] < 30, body, (0, a))[1]
+        return f
+
+    def newton_numpy():
+        x = a
+        for _ in range(30):
+            x = x - (x * x * x - a) / (3 * x * x)
+        return x
+
+    out += compare("while_loop 30 Newton steps 1e5 f64", newton, (a,), repeat, numpy=newton_numpy, tol=1e-12)
+
+    xs, c0 = f32(2000, 64, seed=12) * 0.1, np.zeros(64, np.float32)
+
+    def rnn(M):
+        return lambda c, xs: _lax(M).scan(lambda c, x: (M.tanh(c * 0.9 + x),) * 2, c, xs)[0]
+
+    def rnn_numpy():
+        c = c0
+        for x in xs:
+            c = np.tanh(c * 0.9 + x)
+        return c
+
+    out += compare("scan tanh(c*0.9+x) 2000x64 f32", rnn, (c0, xs), repeat, numpy=rnn_numpy, tol=1e-5)
+    w, ys = f32(64, 64, seed=13) * 0.1, f32(1000, 64, seed=14)
+
+    def rnn_mm(M):
+        return lambda c, xs: _lax(M).scan(lambda c, x: (M.tanh(c @ w + x),) * 2, c, xs)[0]
+
+    def rnn_mm_numpy():
+        c = c0
+        for x in ys:
+            c = np.tanh(c @ w + x)
+        return c
+
+    return out + compare("scan tanh(c@W+x) 1000 steps 64x64 f32", rnn_mm, (c0, ys), repeat, numpy=rnn_mm_numpy,
+                         tol=1e-4)
+
+
+# ---------------------------------------------------------------------------------------------- small calls
+
+@workload("small_calls")
+def small_calls(repeat):
+    p = {"w": f32(8, 8, seed=15), "b": f32(8, seed=16)}
+    x = f32(4, 8, seed=17)
+    q, y = {"a": f32(8, seed=18), "b": f32(8, seed=19)}, f32(8, seed=20)
+    return (compare("tanh(x @ p['w'] + p['b']) dict 8x8, 4x8", lambda M: lambda p, x: M.tanh(x @ p["w"] + p["b"]),
+                    (p, x), repeat * 2, tol=1e-5)
+            + compare("p['a'] * x + p['b'] dict of two + one array, 8 f32",
+                      lambda M: lambda p, x: p["a"] * x + p["b"], (q, y), repeat * 2, tol=1e-6))
+
+
+# ---------------------------------------------------------------------------------------------- report
+
+def ratios(row):
+    """(numpy / tracejit, jax / tracejit or None): above 1, tracejit is faster."""
+    t = row["tracejit"][0]
+    return row["numpy"][0] / t, (row["jax"][0] / t if "jax" in row else None)
+
+
+def losers(results):
+    """(workload, why) where tracejit is slower than NumPy or more than 10% slower than JAX, or compiles slower
+    than JAX."""
+    found = []
+    for r in results:
+        vs_np, vs_jax = ratios(r)
+        why = []
+        if vs_np < 1:
+            why.append(f"{vs_np:.2f}x NumPy")
+        if vs_jax is not None and vs_jax < 1 / 1.1:
+            why.append(f"{vs_jax:.2f}x JAX")
+        if "jax first ms" in r and r["tracejit first ms"] > r["jax first ms"]:
+            why.append(f"first call {r['tracejit first ms']:.0f} ms vs JAX {r['jax first ms']:.0f} ms")
+        if why:
+            found.append((r["workload"], "; ".join(why), r.get("problems") or ["(no scalar or Python kernel)"]))
+    return found
+
+
+def summary(results):
+    """Print the geometric means and the losers with their kernels."""
+    vs = [ratios(r) for r in results]
+    gm_np = math.exp(sum(math.log(a) for a, _ in vs) / len(vs))
+    jaxes = [b for _, b in vs if b is not None]
+    gm_jax = math.exp(sum(map(math.log, jaxes)) / len(jaxes)) if jaxes else None
+    print(f"geometric mean over {len(vs)} workloads: {gm_np:.2f}x NumPy"
+          + (f", {gm_jax:.2f}x JAX" if gm_jax else ""))
+    lost = losers(results)
+    print(f"{len(lost)} workloads where tracejit loses (slower than NumPy, >10% slower than JAX, or compiles slower):")
+    for name, why, kernels in lost:
+        print(f"  {name}: {why}")
+        for k in kernels:
+            print(f"      {k}")
+    return {"geomean numpy": gm_np, "geomean jax": gm_jax, "losers": [list(x) for x in lost]}
