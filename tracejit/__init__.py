@@ -4,11 +4,11 @@
     tj.jit(f)          compile f per input signature        tj.make_ir(f)(*args)   its IR, as jax.make_jaxpr
     tj.grad(f)         reverse-mode gradient                tj.vmap(f)             batching over an axis
     tj.jvp, tj.vjp, tj.linearize, tj.jacfwd, tj.jacrev, tj.hessian, tj.value_and_grad, tj.eval_shape
-    tj.lax, tj.nn, tj.numpy, tj.tree, tj.tree_util, tj.custom_jvp, tj.custom_vjp, tj.config, tj.graph
+    tj.lax, tj.nn, tj.numpy, tj.random, tj.tree, tj.tree_util, tj.custom_jvp, tj.custom_vjp, tj.config, tj.graph
 
 help(tj.jit) explains compilation and its cache; the README, the examples.
 """
-from . import lax, nn, numpy, test_util, tree, tree_util
+from . import lax, nn, numpy, random, test_util, tree, tree_util
 from ._config import config
 from .api import eval_shape, jit, make_ir
 from .batching import vmap

@@ -1,12 +1,13 @@
 """threefry2x32: the Threefry-2x32 block cipher (Salmon et al., "Parallel random numbers: as easy as 1, 2, 3",
 SC 2011), 20 rounds, the hash under JAX's default PRNG (tracejit.random).
 
-threefry2x32(k1, k2, c1, c2) enciphers the counter (c1, c2) under the key (k1, k2), elementwise over uint32
-operands of one shape (rank-0 ones broadcast). JAX's primitive returns the two words of the result; this one
-packs them into one uint64, the first word high, so that the hash is a single-output elementwise primitive
-that fuses with the code consuming its bits (split takes both words apart; 32-bit draws xor them, 64-bit ones
-use the word as it is). The lowering is the 20 rounds as scalar i32 code, rotations as funnel shifts, which
-the loop vectorizer widens to whole registers. Not differentiable (integer outputs: zero tangents).
+threefry2x32[output](k1, k2, c1, c2) enciphers the counter (c1, c2) under the key (k1, k2), elementwise over
+uint32 operands of one shape (rank-0 ones broadcast). JAX's primitive returns the two words of the result; this
+one returns a single array, so that it is an elementwise primitive that fuses with the code consuming its bits:
+output="pair" packs both words into a uint64, the first word high (64-bit draws use it as it is, split takes it
+apart), output="xor" is the uint32 xor of the two words (what 32-bit and narrower draws use; without a 64-bit
+value in the loop, it vectorizes twice as wide). The lowering is the 20 rounds as scalar i32 code, rotations as
+funnel shifts, which the loop vectorizer widens to whole registers. Not differentiable (integer outputs).
 """
 import numpy as np
 
@@ -34,24 +35,31 @@ def _schedule(k1, k2, c1, c2, add, rotate, xor, const):
     return x0, x1
 
 
-def _shape(k1, k2, c1, c2):
+OUTPUTS = {"pair": uint64, "xor": uint32}
+
+
+def _shape(k1, k2, c1, c2, output):
     if any(a.dtype != uint32 for a in (k1, k2, c1, c2)):
         raise TypeError("threefry2x32: operands must be uint32, got "
                         f"{', '.join(a.str_short() for a in (k1, k2, c1, c2))}")
-    return elementwise_shape("threefry2x32", "u", out_dtype=uint64)(k1, k2, c1, c2).strip_weak()
+    if output not in OUTPUTS:
+        raise ValueError(f"threefry2x32: output must be one of {sorted(OUTPUTS)}, got {output!r}")
+    return elementwise_shape("threefry2x32", "u", out_dtype=OUTPUTS[output])(k1, k2, c1, c2).strip_weak()
 
 
-def _impl(k1, k2, c1, c2):
+def _impl(k1, k2, c1, c2, output):
     def rotate(x, r):
         return (x << np.uint32(r)) | (x >> np.uint32(32 - r))
 
     words = [np.asarray(w, uint32) for w in (k1, k2, c1, c2)]
     with np.errstate(over="ignore"):
         x0, x1 = _schedule(*words, add=np.add, rotate=rotate, xor=np.bitwise_xor, const=uint32.type)
+    if output == "xor":
+        return np.asarray(x0 ^ x1)
     return np.asarray((x0.astype(uint64) << np.uint64(32)) | x1.astype(uint64))
 
 
-def _lower(b, k1, k2, c1, c2):
+def _lower(b, k1, k2, c1, c2, output):
     def add(x, y):
         return b(f"add i32 {x}, {y}")
 
@@ -62,6 +70,8 @@ def _lower(b, k1, k2, c1, c2):
         return b(f"call i32 @llvm.fshl.i32(i32 {x}, i32 {x}, i32 {r})")
 
     x0, x1 = _schedule(k1, k2, c1, c2, add=add, rotate=rotate, xor=xor, const=lambda v: str(np.int32(np.uint32(v))))
+    if output == "xor":
+        return xor(x0, x1)
     high = b(f"shl i64 {b(f'zext i32 {x0} to i64')}, 32")
     return b(f"or i64 {high}, {b(f'zext i32 {x1} to i64')}")
 

@@ -85,7 +85,8 @@ def draw_uniform(data, shape, dtype, minval=0.0, maxval=1.0):
     width, mantissa = 8 * dtype.itemsize, info.nmant
     drawn = 8 if mantissa < 8 else width          # bfloat16 draws 8 bits, as JAX
     uint = UINT[width]
-    bits = lax.convert_element_type(random_bits(data, drawn, shape), uint)
+    bits = random_bits(data, drawn, shape)
+    bits = bits if drawn == width else lax.convert_element_type(bits, uint)
     one = np.asarray(1, dtype).view(uint)
     floats = lax.bitcast_convert_type(lax.bitwise_or(lax.shift_right_logical(bits, uint.type(drawn - mantissa)),
                                                      one), dtype) - 1

@@ -122,9 +122,10 @@ def canonical_shape(name, shape):
 # ----------------------------------------------------------------------------------------------- the hash
 
 
-def _hash(data, hi, lo):
-    """threefry2x32 of the counters (hi, lo) under the key: both output words packed in a uint64."""
-    return bind(threefry2x32_p, data[0], data[1], hi, lo)
+def _hash(data, hi, lo, output="pair"):
+    """threefry2x32 of the counters (hi, lo) under the key: both output words packed in a uint64, or their
+    xor (output="xor")."""
+    return bind(threefry2x32_p, data[0], data[1], hi, lo, output=output)
 
 
 def _words(packed):
@@ -137,17 +138,16 @@ def _counters(shape):
     """The high and low words of each element's row-major index over shape (JAX's iota_2x32_shape)."""
     size = math.prod(shape)
     if size <= 2 ** 32:
-        return uint32.type(0), lax.reshape(lax.iota(uint32, size), shape)
+        flat = lax.iota(uint32, size)
+        return uint32.type(0), flat if len(shape) == 1 else lax.reshape(flat, shape)
     return _words(lax.reshape(lax.iota(uint64, size), shape))
 
 
 def random_bits(data, bit_width, shape):
     """Uniform bits of an unsigned dtype of bit_width, one per element of shape."""
-    packed = _hash(data, *_counters(shape))
     if bit_width == 64:
-        return packed
-    first, second = _words(packed)
-    bits = lax.bitwise_xor(first, second)
+        return _hash(data, *_counters(shape))
+    bits = _hash(data, *_counters(shape), output="xor")
     return bits if bit_width == 32 else lax.convert_element_type(bits, UINT[bit_width])
 
 # ----------------------------------------------------------------------------------------------- keys
