@@ -1,9 +1,9 @@
 """Neural-network helpers written with tracejit.numpy (so they trace, differentiate and batch)."""
-from . import numpy as tnp
-from .core.avals import is_python_scalar, normalize_axes
-from .core.trace import bind
-from .custom_derivatives import custom_jvp
-from .primitives import elementwise as ew
+from .. import numpy as tnp
+from ..core.avals import is_python_scalar, normalize_axes
+from ..core.trace import bind
+from ..custom_derivatives import custom_jvp
+from ..primitives import elementwise as ew
 
 
 @custom_jvp
