@@ -18,9 +18,17 @@ from .core.ir import check_ir
 from .core.trace import eval_ir
 from .custom_derivatives import custom_jvp, custom_vjp
 from .derivatives import grad, hessian, jacfwd, jacrev, jvp, linearize, value_and_grad, vjp
-from .devices import (block_until_ready, default_backend, device_count, device_put, devices, local_device_count,
-                      local_devices)
+from .devices import (
+                      block_until_ready,
+                      default_backend,
+                      device_count,
+                      device_put,
+                      devices,
+                      local_device_count,
+                      local_devices,
+)
 from .graph import graph
+from .nn import initializers as _initializers
 from .nn import stop_gradient
 
 make_jaxpr = make_ir

@@ -14,27 +14,35 @@ draws float32 and int32; pass dtype= for those values).
     w = random.normal(sub, (784, 512), dtype=np.float32)
 """
 from .continuous import (
-                         cauchy,
-                         double_sided_maxwell,
-                         exponential,
-                         gumbel,
-                         laplace,
-                         logistic,
-                         lognormal,
-                         maxwell,
-                         multivariate_normal,
-                         normal,
-                         orthogonal,
-                         pareto,
-                         rayleigh,
-                         triangular,
-                         truncated_normal,
-                         uniform,
-                         wald,
-                         weibull_min,
+    cauchy,
+    exponential,
+    gumbel,
+    laplace,
+    logistic,
+    lognormal,
+    maxwell,
+    multivariate_normal,
+    normal,
+    orthogonal,
+    pareto,
+    rayleigh,
+    triangular,
+    truncated_normal,
+    uniform,
+    wald,
+    weibull_min,
 )
 from .counts import binomial, multinomial, poisson
-from .discrete import bernoulli, categorical, choice, geometric, permutation, rademacher, randint
+from .discrete import (
+    bernoulli,
+    categorical,
+    choice,
+    double_sided_maxwell,
+    geometric,
+    permutation,
+    rademacher,
+    randint,
+)
 from .gamma import ball, beta, chisquare, dirichlet, f, gamma, generalized_normal, loggamma, t
 from .keys import KeyArray, PRNGKey, bits, clone, fold_in, key, key_data, key_impl, split, wrap_key_data
 

@@ -295,15 +295,3 @@ def maxwell(key, shape=(), dtype=None):
     dtype = float_dtype("maxwell", dtype)
     samples = draw_normal(data, (*canonical_shape("maxwell", shape), 3), dtype)
     return tnp.sqrt(tnp.sum(samples * samples, axis=-1))
-
-
-def double_sided_maxwell(key, loc, scale, shape=(), dtype=None):
-    """Maxwell floats with a random sign, scaled and shifted."""
-    from .discrete import rademacher
-    data, _ = check_key("double_sided_maxwell", key)
-    dtype = float_dtype("double_sided_maxwell", dtype)
-    params = broadcast_shapes(tnp.shape(loc), tnp.shape(scale))
-    shape = canonical_shape("double_sided_maxwell", shape) or params
-    shape = shape + params
-    maxwell_key, sign_key = split(data)
-    return rademacher(sign_key, shape, dtype) * maxwell(maxwell_key, shape, dtype) * scale + loc

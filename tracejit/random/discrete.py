@@ -8,9 +8,9 @@ import numpy as np
 
 from .. import lax
 from .. import numpy as tnp
-from ..core.avals import int64, is_float, normalize_axis
+from ..core.avals import broadcast_shapes, int64, is_float, normalize_axis
 from . import xla_math
-from .continuous import array, check_shape, draw_gumbel, draw_uniform, sample_shape
+from .continuous import array, check_shape, draw_gumbel, draw_uniform, float_dtype, maxwell, sample_shape
 from .keys import UINT, canonical_shape, check_key, random_bits, split
 
 
@@ -90,6 +90,17 @@ def rademacher(key, shape=(), dtype=None):
     data, _ = check_key("rademacher", key)
     dtype = int64 if dtype is None else np.dtype(dtype)
     return (2 * bernoulli(data, 0.5, canonical_shape("rademacher", shape)).astype(int64) - 1).astype(dtype)
+
+
+def double_sided_maxwell(key, loc, scale, shape=(), dtype=None):
+    """Maxwell floats with a random sign, scaled and shifted."""
+    data, _ = check_key("double_sided_maxwell", key)
+    dtype = float_dtype("double_sided_maxwell", dtype)
+    params = broadcast_shapes(tnp.shape(loc), tnp.shape(scale))
+    shape = canonical_shape("double_sided_maxwell", shape) or params
+    shape = shape + params
+    maxwell_key, sign_key = split(data)
+    return rademacher(sign_key, shape, dtype) * maxwell(maxwell_key, shape, dtype) * scale + loc
 
 
 def geometric(key, p, shape=None, dtype=None):
