@@ -12,6 +12,7 @@ import numpy as np
 from .. import lax
 from .. import numpy as tnp
 from ..core.avals import broadcast_shapes, float64, is_float
+from ..core.errors import ShapeError
 from ..nn import stop_gradient
 from . import xla_math
 from .keys import UINT, canonical_shape, check_key, random_bits, split
@@ -29,10 +30,16 @@ def float_dtype(name, dtype):
 
 def check_shape(name, shape, *param_shapes):
     """shape, which the parameters' shapes must broadcast to (JAX's _check_shape)."""
-    if param_shapes and broadcast_shapes(shape, *param_shapes) != tuple(shape):
+    if not param_shapes:
+        return shape
+    try:
+        result = broadcast_shapes(shape, *param_shapes)
+    except ShapeError:
+        result = "an error (they do not broadcast together)"
+    if result != tuple(shape):
         raise ValueError(f"{name} parameter shapes must be broadcast-compatible with shape argument, and the "
                          f"result of broadcasting the shapes must equal the shape argument, but got result "
-                         f"{broadcast_shapes(shape, *param_shapes)} for shape argument {shape}.")
+                         f"{result} for shape argument {shape} and parameter shapes {list(param_shapes)}.")
     return shape
 
 
