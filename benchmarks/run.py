@@ -268,6 +268,24 @@ def per_example_grads(repeat):
     return rows("per-example grads 256x1000 (vmap(grad))", impls, repeat)
 
 
+@workload("random")
+def random_uniforms(repeat):
+    """1e7 float32 uniforms: tracejit.random under jit (threefry2x32 fused with the conversion to floats, one
+    vectorized loop over the cores) against NumPy's Generator.random (PCG64) and JAX's jit; tracejit's and
+    JAX's values are the same, bit for bit."""
+    n = 10**7
+    key = tj.random.PRNGKey(0)
+    f = tj.jit(lambda k: tj.random.uniform(k, (n,), np.float32))
+    generator = np.random.default_rng(0)
+    impls = {"tracejit": lambda: f(key), "numpy": lambda: generator.random(n, np.float32)}
+    if jax:
+        jf = jax.jit(lambda k: jax.random.uniform(k, (n,), np.float32))
+        jkey = jax.random.PRNGKey(0)
+        assert np.array_equal(f(key), np.asarray(jf(jkey)))
+        impls["jax"] = lambda: jf(jkey).block_until_ready()
+    return rows("random.uniform 1e7 f32 (numpy: Generator.random)", impls, max(5, repeat // 2))
+
+
 @workload("compile")
 def compile_time(repeat):
     out = []
