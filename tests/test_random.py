@@ -1,7 +1,9 @@
 """tracejit.random: JAX's values (bit for bit where JAX's are exact functions of the bits, within ulps where they
 go through transcendental functions), the distributions' statistics (independent of JAX, with scipy.stats), jit ==
 eager == vmap of single draws, and keys through jit, vmap, scan, fori_loop, grad and the disk cache."""
+import importlib.util
 import math
+import pathlib
 import re
 
 import numpy as np
@@ -401,6 +403,15 @@ def test_threefry_fuses_into_one_loop():
     assert llvm.count("define void @step") == 1
     assert len(re.findall(r"call <\d+ x i32> @llvm\.fshl\.v\d+i32", llvm)) == 20
     assert "@llvm.fshl.i32" not in llvm      # no scalar remainder loop
+
+def test_vae_example_trains():
+    """examples/vae.py end to end: keys split inside the jitted Adam step, the reparameterised ELBO falls."""
+    path = pathlib.Path(__file__).parent.parent / "examples" / "vae.py"
+    spec = importlib.util.spec_from_file_location("vae_example", path)
+    vae = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(vae)
+    first, last = vae.main(steps=300, report=300)
+    assert last < 0.6 * first, (first, last)
 
 # ---------------------------------------------------------------------------------------- bad input
 
