@@ -155,18 +155,61 @@ def matmul(repeat):
     out = []
     for dtype in (np.float32, np.float64):
         for n in (256, 512, 1024):
-            a, b = f32(n, n, seed=3).astype(dtype), f32(n, n, seed=4).astype(dtype)
-            f = tj.jit(lambda a, b: a @ b)
-            impls = {"tracejit": lambda: f(a, b), "numpy": lambda: a @ b}
-            if jax:
-                jf = jax.jit(lambda a, b: a @ b)
-                ja, jb = jnp.asarray(a), jnp.asarray(b)
-                impls["jax"] = lambda: jf(ja, jb).block_until_ready()
-            r = rows(f"matmul {n} {np.dtype(dtype).name}", impls, max(5, repeat // 2))
-            for impl in ("tracejit", "numpy", "jax"):
-                if impl in r[0]:
-                    r[0][f"{impl} GFLOP/s"] = 2 * n**3 / r[0][impl][0] / 1e9
-            out += r
+            out += _matmul_rows(f32(n, n, seed=3).astype(dtype), f32(n, n, seed=4).astype(dtype), repeat)
+    return out
+
+
+def _matmul_rows(a, b, repeat):
+    """a @ b timed, with GFLOP/s (a complex multiply-add is 8 flops, a real one 2)."""
+    f = tj.jit(lambda a, b: a @ b)
+    impls = {"tracejit": lambda: f(a, b), "numpy": lambda: a @ b}
+    if jax:
+        jf = jax.jit(lambda a, b: a @ b)
+        ja, jb = jnp.asarray(a), jnp.asarray(b)
+        impls["jax"] = lambda: jf(ja, jb).block_until_ready()
+    n = a.shape[0]
+    r = rows(f"matmul {n} {a.dtype.name}", impls, max(5, repeat // 2))
+    for impl in ("tracejit", "numpy", "jax"):
+        if impl in r[0]:
+            r[0][f"{impl} GFLOP/s"] = (8 if a.dtype.kind == "c" else 2) * n**3 / r[0][impl][0] / 1e9
+    return r
+
+
+def c64(*shape, seed=0):
+    rng = np.random.default_rng(seed)
+    return (rng.standard_normal(shape) + 1j * rng.standard_normal(shape)).astype(np.complex64)
+
+
+@workload("complex")
+def complex_workloads(repeat):
+    """Complex matmul through cgemm/zgemm (8 n**3 flops), and a fused complex chain (issue 16's targets: 0.9x
+    and 2x NumPy)."""
+    out = []
+    for dtype in (np.complex64, np.complex128):
+        out += _matmul_rows(c64(512, 512, seed=3).astype(dtype), c64(512, 512, seed=4).astype(dtype), repeat)
+    x, z = f32(10**6, seed=5), c64(10**6, seed=6)
+    f = tj.jit(lambda x, z: tnp.exp(1j * x) * z + tnp.conj(z))
+    impls = {"tracejit": lambda: f(x, z), "numpy": lambda: np.exp(1j * x) * z + np.conj(z)}
+    if jax:
+        jf = jax.jit(lambda x, z: jnp.exp(1j * x) * z + jnp.conj(z))
+        jx, jz = jnp.asarray(x), jnp.asarray(z)
+        impls["jax"] = lambda: jf(jx, jz).block_until_ready()
+    return out + rows("exp(1j*x)*z + conj(z), 1e6 c64", impls, max(5, repeat // 2))
+
+
+@workload("fft")
+def fft_workloads(repeat):
+    """rfft of 2**20 float32 (issue 18's target) and of 1024 (the call's overhead): the compiled program hands
+    the buffer to NumPy's pocketfft, so parity with NumPy is what to expect."""
+    out = []
+    for n in (2**20, 1024):
+        x = f32(n, seed=7)
+        f = tj.jit(tnp.fft.rfft)
+        impls = {"tracejit": lambda: f(x), "numpy": lambda: np.fft.rfft(x)}
+        if jax:
+            jf, jx = jax.jit(jnp.fft.rfft), jnp.asarray(x)
+            impls["jax"] = lambda: jf(jx).block_until_ready()
+        out += rows(f"rfft {n} f32", impls, repeat)
     return out
 
 

@@ -10,7 +10,7 @@ process.
 import contextlib
 
 from ..core.avals import Dim
-from . import llvm, mathlib
+from . import cmathlib, llvm, mathlib
 
 
 class Function:
@@ -94,6 +94,7 @@ class Module:
     def __init__(self):
         self.functions = []       # function texts in the order they were written
         self.math = set()         # (name, type) of the mathlib functions called
+        self.cmath = set()        # (name, part type) of the cmathlib functions called
         self.metadata = []        # metadata lines (!k = ...)
         self.symbols = {}         # external name -> address in this process
         self.arrays = {}          # address -> array, for every array whose address is named (kept alive)
@@ -136,4 +137,5 @@ class Module:
     def text(self):
         externals = "\n".join(f"@{name} = external global i8" for name in self.symbols)
         return "\n\n".join([llvm.module_header(), externals, *self.functions, mathlib.math_module_ir(self.math),
+                            cmathlib.module_ir(self.cmath),
                             "\n".join(self.metadata)])

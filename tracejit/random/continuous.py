@@ -186,7 +186,7 @@ def multivariate_normal(key, mean, cov, shape=None, dtype=None, method="cholesky
     else:
         factor = tnp.linalg.cholesky(cov)
     samples = draw_normal(data, shape + (n,), dtype)
-    return mean + tnp.einsum("...ij,...j->...i", factor, samples)
+    return mean + (factor @ samples[..., None])[..., 0]
 
 
 def orthogonal(key, n, shape=(), dtype=None, m=None):
