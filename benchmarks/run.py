@@ -290,6 +290,31 @@ def libm(repeat):
     return rows("polar coords 1e6 f64 (hypot, arctan2)", impls, max(5, repeat // 2))
 
 
+@workload("special")
+def special(repeat):
+    """erf and gammaln on 1e6 float32 against scipy.special in the numpy column (issue 18's target: 2x; SciPy
+    computes float32 in double one element at a time). benchmarks/bench_special.py times the other kernels."""
+    try:
+        import scipy.special as sc
+    except ImportError:
+        print("note: special skipped (scipy is not installed)")
+        return []
+    from tracejit.scipy import special as S
+    rng = np.random.default_rng(10)
+    out = []
+    for name, x in (("erf", (rng.standard_normal(10**6) * 2).astype(np.float32)),
+                    ("gammaln", rng.uniform(0.01, 50, 10**6).astype(np.float32))):
+        f, theirs = tj.jit(getattr(S, name)), getattr(sc, name)
+        np.testing.assert_allclose(f(x), theirs(x), rtol=2e-6)
+        impls = {"tracejit": lambda: f(x), "numpy": lambda: theirs(x)}
+        if jax:
+            from jax.scipy import special as js
+            jf, jx = jax.jit(getattr(js, name)), jnp.asarray(x)
+            impls["jax"] = lambda: jf(jx).block_until_ready()
+        out += rows(f"{name} 1e6 f32 (numpy column: scipy.special)", impls, repeat)
+    return out
+
+
 @workload("per_example_grads")
 def per_example_grads(repeat):
     if not (hasattr(tj, "vmap") and hasattr(tj, "grad")):

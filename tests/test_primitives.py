@@ -12,6 +12,7 @@ from tracejit import lax, vmap
 from tracejit.core.ir import check_ir
 from tracejit.core.trace import bind
 from tracejit.primitives import ALL
+from tracejit.scipy import special
 from tracejit.test_util import check_jvp
 from tracejit.transforms.vmap import vmap_ir
 
@@ -232,6 +233,25 @@ EXAMPLES = {
     "scan": [(lambda c, xs: lax.scan(lambda c, x: (c * 0.9 + x, c * x), c, xs)[1], [f64(2), f64(4, 2)]),
              (lambda w, xs: lax.scan(lambda c, x: (c + x * w, None), tnp.zeros(3), xs, reverse=True)[0],
               [f64(3), f64(5, 3)])],
+    # special functions (tracejit.primitives.special); arguments mapped into each function's domain
+    "erf": [(special.erf, [f64(3)]), (special.erf, [f32(2, 2)])],
+    "erfc": [(special.erfc, [f64(3)])],
+    "erfcx": [(special.erfcx, [f64(4)])],
+    "erf_inv": [(lambda x: special.erfinv(tnp.tanh(x)), [f64(3)])],
+    "ndtr": [(special.ndtr, [f64(3)])],
+    "ndtri": [(lambda x: special.ndtri(tj.nn.sigmoid(x)), [f64(3)])],
+    "log_ndtr": [(special.log_ndtr, [f64(4) * 3])],
+    "lgamma": [(special.gammaln, [pos(3)]), (lambda x: special.gammaln(x - 3.0), [pos(2)])],
+    "digamma": [(special.digamma, [pos(3)])],
+    "gamma": [(special.gamma, [pos(3)])],
+    "igamma": [(special.gammainc, [pos(3), pos(3)])],
+    "igammac": [(special.gammaincc, [pos(3), pos(3)])],
+    "igamma_grad_a": [(lambda x: bind(ALL["igamma_grad_a"], tnp.full_like(x, 2.5), x), [pos(3)])],
+    "regularized_incomplete_beta": [(lambda x: special.betainc(2.0, 3.5, tj.nn.sigmoid(x)), [f64(3)])],
+    "zeta": [(lambda s, q: special.zeta(s + 1.5, q), [pos(3), pos(3)])],
+    "polygamma": [(lambda x: special.polygamma(2, x), [pos(3)])],
+    "bessel_i0e": [(special.i0e, [f64(3)])],
+    "bessel_i1e": [(special.i1e, [f64(3)])],
     # checkpointing and debugging
     "checkpoint": [(tj.checkpoint(lambda x, y: tnp.sin(x) * y), [f64(3), f64(3)]),
                    (tj.checkpoint(lambda w, x: tnp.tanh(x @ w), policy=tj.checkpoint_policies.dots_saveable),

@@ -19,6 +19,7 @@ from ..primitives import indexing as ix
 from ..primitives import linalg as dot_prims
 from ..primitives import reductions as rd
 from ..primitives import shapes as sh
+from ..primitives import special as sp
 from ..primitives.fft import FftType
 from . import linalg
 from .control_flow import cond, fori_loop, scan, switch, while_loop
@@ -83,6 +84,11 @@ shift_left, shift_right_logical, shift_right_arithmetic, population_count, clz =
 neg, exp, log, log1p, expm1, sin, cos, tan, tanh, logistic, sqrt, rsqrt, abs, sign, floor, ceil, is_finite = map(
     _op, (ew.neg_p, ew.exp_p, ew.log_p, ew.log1p_p, ew.expm1_p, ew.sin_p, ew.cos_p, ew.tan_p, ew.tanh_p,
           ew.logistic_p, ew.sqrt_p, ew.rsqrt_p, ew.abs_p, ew.sign_p, ew.floor_p, ew.ceil_p, ew.is_finite_p))
+erf, erfc, erf_inv, lgamma, digamma, bessel_i0e, bessel_i1e = map(_op, (sp.erf_p, sp.erfc_p, sp.erf_inv_p, sp.lgamma_p,
+                                                                   sp.digamma_p, sp.bessel_i0e_p, sp.bessel_i1e_p))
+igamma, igammac, igamma_grad_a, zeta, polygamma, betainc = map(_op, (sp.igamma_p, sp.igammac_p, sp.igamma_grad_a_p,
+                                                                     sp.zeta_p, sp.polygamma_p,
+                                                                     sp.regularized_incomplete_beta_p))
 
 
 def round(x, rounding_method=0):
@@ -279,3 +285,5 @@ __all__ += ["ConvDimensionNumbers", "associative_scan", "avg_pool", "conv", "con
             "conv_transpose", "conv_transpose_shape_tuple", "conv_with_general_padding", "cumlogsumexp", "cummax",
             "cummin", "cumprod", "max_pool", "padtype_to_pads", "reduce_window", "reduce_window_max",
             "reduce_window_min", "reduce_window_shape_tuple", "reduce_window_sum", "sort", "sort_key_val", "top_k"]
+__all__ += ["bessel_i0e", "bessel_i1e", "betainc", "digamma", "erf", "erf_inv", "erfc", "igamma", "igamma_grad_a",
+            "igammac", "lgamma", "polygamma", "zeta"]
