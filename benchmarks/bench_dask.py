@@ -83,7 +83,7 @@ def first_result(name, runs):
 def data_parallel(steps, hidden, batch):
     import dask_data_parallel as example
     import mlp
-    params = mlp.init_params(np.random.default_rng(1), [2, hidden, hidden, 2])
+    params = mlp.init_params(tj.random.PRNGKey(1), [2, hidden, hidden, 2])
     data = list(example.batches(steps + 1, batch))
     x, y = data[0]
     half = batch // 2

@@ -339,6 +339,38 @@ def per_example_grads(repeat):
     return rows("per-example grads 256x1000 (vmap(grad))", impls, repeat)
 
 
+@workload("random")
+def random_uniforms(repeat):
+    """1e7 float32 uniforms: tracejit.random under jit (threefry2x32 fused with the conversion to floats, one
+    vectorized loop over the cores) against NumPy's Generator.random (PCG64) and JAX's jit; tracejit's and
+    JAX's values are the same, bit for bit."""
+    n = 10**7
+    key = tj.random.PRNGKey(0)
+    f = tj.jit(lambda k: tj.random.uniform(k, (n,), np.float32))
+    generator = np.random.default_rng(0)
+    impls = {"tracejit": lambda: f(key), "numpy": lambda: generator.random(n, np.float32)}
+    if jax:
+        jf = jax.jit(lambda k: jax.random.uniform(k, (n,), np.float32))
+        jkey = jax.random.PRNGKey(0)
+        assert np.array_equal(f(key), np.asarray(jf(jkey)))
+        impls["jax"] = lambda: jf(jkey).block_until_ready()
+    cpu = {f"{impl} cpu ns/value": cpu_seconds(fn) / n * 1e9 for impl, fn in impls.items()}
+    return rows("random.uniform 1e7 f32 (numpy: Generator.random)", impls, max(5, repeat // 2), cpu)
+
+
+def cpu_seconds(fn, repeat=9):
+    """Median CPU time of fn() over all of the process's threads: the work done, which a loaded machine
+    distorts less than the wall time (tracejit's second thread only shortens the wall time where a core is
+    free)."""
+    fn()
+    samples = []
+    for _ in range(repeat):
+        t0 = time.process_time()
+        fn()
+        samples.append(time.process_time() - t0)
+    return float(np.median(samples))
+
+
 @workload("compile")
 def compile_time(repeat):
     out = []

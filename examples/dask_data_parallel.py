@@ -96,7 +96,7 @@ def main(argv=None):
         n_shards = args.shards or len(client.scheduler_info()["workers"])
         if args.batch % n_shards:
             parser.error(f"--batch {args.batch} is not a multiple of {n_shards} shards")
-        params = mlp.init_params(np.random.default_rng(1), [2, args.hidden, args.hidden, 2])
+        params = mlp.init_params(tj.random.PRNGKey(1), [2, args.hidden, args.hidden, 2])
         lr = np.float32(0.3)
         x, y = next(batches(1, args.batch))
         grad_step(params, x, y)                                      # compiled here: the whole batch,

@@ -4,13 +4,13 @@
     tj.jit(f)          compile f per input signature        tj.make_ir(f)(*args)   its IR, as jax.make_jaxpr
     tj.grad(f)         reverse-mode gradient                tj.vmap(f)             batching over an axis
     tj.jvp, tj.vjp, tj.linearize, tj.jacfwd, tj.jacrev, tj.hessian, tj.value_and_grad, tj.eval_shape
-    tj.lax, tj.nn, tj.numpy, tj.tree, tj.tree_util, tj.custom_jvp, tj.custom_vjp, tj.config, tj.graph
+    tj.lax, tj.nn, tj.numpy, tj.random, tj.tree, tj.tree_util, tj.custom_jvp, tj.custom_vjp, tj.config, tj.graph
     tj.checkpoint (tj.remat), tj.checkpoint_policies, tj.ad_checkpoint   recompute instead of store (reverse mode)
     tj.debug.print, tj.debug.callback   see values while compiled code runs; tj.config.debug_nans finds NaNs
 
 help(tj.jit) explains compilation and its cache; the README, the examples.
 """
-from . import lax, nn, numpy, test_util, tree, tree_util
+from . import lax, nn, numpy, random, test_util, tree, tree_util
 from . import ad_checkpoint, debug
 from .ad_checkpoint import checkpoint, checkpoint_policies, remat
 from ._config import config
@@ -22,9 +22,17 @@ from .core.ir import check_ir
 from .core.trace import eval_ir
 from .custom_derivatives import custom_jvp, custom_vjp
 from .derivatives import grad, hessian, jacfwd, jacrev, jvp, linearize, value_and_grad, vjp
-from .devices import (block_until_ready, default_backend, device_count, device_put, devices, local_device_count,
-                      local_devices)
+from .devices import (
+                      block_until_ready,
+                      default_backend,
+                      device_count,
+                      device_put,
+                      devices,
+                      local_device_count,
+                      local_devices,
+)
 from .graph import graph
+from .nn import initializers as _initializers
 from .nn import stop_gradient
 
 make_jaxpr = make_ir

@@ -27,11 +27,11 @@ def _bitcast_shape(x, new_dtype):
 
 
 def _bitcast_impl(x, new_dtype):
-    x = np.ascontiguousarray(x)
-    out = x.view(new_dtype)
+    x = np.asarray(x)
+    out = np.ascontiguousarray(x).view(new_dtype)     # (ascontiguousarray makes a 0-d array 1-d)
     if x.dtype.itemsize > new_dtype.itemsize:
         return out.reshape(x.shape + (x.dtype.itemsize // new_dtype.itemsize,))
-    return out.reshape(x.shape[:-1]) if x.dtype.itemsize < new_dtype.itemsize else out
+    return out.reshape(x.shape[:-1] if x.dtype.itemsize < new_dtype.itemsize else x.shape)
 
 
 def _as_int(b, v, dtype):

@@ -2,12 +2,12 @@
 batch). Their formulas are JAX's, so that values and derivatives (at kinks too) agree with JAX."""
 import numpy as np
 
-from . import numpy as tnp
-from .core.avals import DEFAULT_FLOAT, normalize_axes
-from .core.trace import bind
-from .custom_derivatives import custom_jvp
-from .numpy._base import stop_gradient
-from .primitives import elementwise as ew
+from .. import numpy as tnp
+from ..core.avals import DEFAULT_FLOAT, normalize_axes
+from ..core.trace import bind
+from ..custom_derivatives import custom_jvp
+from ..numpy._base import stop_gradient
+from ..primitives import elementwise as ew
 
 
 def _floats(*xs):

@@ -1,0 +1,168 @@
+"""The gamma family: gamma and loggamma by Marsaglia and Tsang's rejection method ("A simple method for
+generating gamma variables", 2000), each element drawn by its own key under vmap, as JAX draws them; beta,
+dirichlet, chisquare, f, t, generalized_normal and ball from them. Rejection tests compare floats, so a
+sample differs from JAX's only where an ulp of difference flips a test (rarely), or by an ulp or two.
+
+Samples are constants to differentiation: JAX's implicit reparameterisation gradient with respect to the shape
+parameter (random_gamma_grad) is not implemented, and differentiating with respect to it raises.
+"""
+import functools
+
+import numpy as np
+
+from .. import lax
+from .. import numpy as tnp
+from ..batching import vmap
+from ..custom_derivatives import custom_jvp
+from ..nn import softmax
+from . import xla_math
+from .continuous import (
+    array,
+    as_dtype,
+    check_shape,
+    draw_normal,
+    draw_uniform,
+    exponential,
+    float_dtype,
+    float_sampler,
+    sample_shape,
+)
+from .discrete import rademacher
+from .keys import canonical_shape, check_key, split
+
+
+def _gamma_one(data, alpha, log_space):
+    """One Gamma(alpha) sample (its log with log_space): alpha < 1 is boosted to alpha + 1 and the sample
+    scaled by u ** (1 / alpha)."""
+    dtype = alpha.dtype
+    zero, one = np.asarray(0, dtype), np.asarray(1, dtype)
+    boost_mask = alpha >= one
+    alpha_orig = alpha
+    alpha = tnp.where(boost_mask, alpha, alpha + one)
+    d = alpha - 1.0 / 3.0
+    c = (1.0 / 3.0) / tnp.sqrt(d)
+
+    def rejected(state):
+        _, x, v, u = state
+        return (u >= one - 0.0331 * (x * x)) & (tnp.log(u) >= x * 0.5 + d * ((one - v) + tnp.log(v)))
+
+    def propose(state):
+        def next_normal(kxv):
+            k, subkey = split(kxv[0])
+            x = draw_normal(subkey, (), dtype)
+            return k, x, one + x * c
+
+        k, x_key, u_key = split(state[0], 3)
+        _, x, v = lax.while_loop(lambda kxv: kxv[2] <= zero, next_normal, (x_key, zero, -one))
+        return k, x * x, v * v * v, draw_uniform(u_key, (), dtype)
+
+    data, subkey = split(data)
+    _, _, v, _ = lax.while_loop(rejected, propose, (data, zero, one, np.asarray(2, dtype)))
+    if log_space:
+        log_samples = xla_math.log1p(-draw_uniform(subkey, (), dtype))       # -exponential, as JAX
+        log_boost = tnp.where(boost_mask | (log_samples == 0), zero, log_samples * (one / alpha_orig))
+        return tnp.log(d) + tnp.log(v) + log_boost
+    samples = one - draw_uniform(subkey, (), dtype)
+    boost = tnp.where(boost_mask, one, tnp.power(samples, one / alpha_orig))
+    return d * v * boost
+
+
+@functools.partial(custom_jvp, nondiff_argnums=(2,))
+def _gamma_samples(data, a, log_space):
+    keys = split(data, a.size)
+    samples = vmap(lambda k, alpha: _gamma_one(k, alpha, log_space))(keys, tnp.reshape(a, (-1,)))
+    return tnp.reshape(samples, a.shape)
+
+
+@_gamma_samples.defjvp
+def _gamma_samples_jvp(log_space, primals, tangents):
+    raise NotImplementedError("the derivative of gamma samples with respect to the shape parameter (JAX's "
+                              "implicit reparameterisation, random_gamma_grad) is not implemented; wrap the "
+                              "parameter in stop_gradient to treat the samples as constants")
+
+
+def _gamma(name, key, a, shape, dtype, log_space):
+    data, _ = check_key(name, key)
+    dtype = float_dtype(name, dtype)
+    shape = sample_shape(name, shape, a)
+    a = tnp.broadcast_to(as_dtype(a, dtype), shape)
+    if not a.size:
+        return tnp.zeros(shape, dtype)
+    return _gamma_samples(data, a, log_space)
+
+
+def gamma(key, a, shape=None, dtype=None):
+    """Gamma(a) floats (scale 1)."""
+    return _gamma("gamma", key, a, shape, dtype, False)
+
+
+def loggamma(key, a, shape=None, dtype=None):
+    """The log of Gamma(a) floats, computed in log space (accurate for tiny a, whose samples underflow)."""
+    return _gamma("loggamma", key, a, shape, dtype, True)
+
+
+def beta(key, a, b, shape=None, dtype=None):
+    """Beta(a, b) floats: Gamma(a) / (Gamma(a) + Gamma(b)), from log-gamma samples."""
+    data, dtype, shape = float_sampler("beta", key, dtype, shape, a, b)
+    key_a, key_b = split(data)
+    log_a = loggamma(key_a, tnp.broadcast_to(as_dtype(a, dtype), shape), shape, dtype)
+    log_b = loggamma(key_b, tnp.broadcast_to(as_dtype(b, dtype), shape), shape, dtype)
+    log_max = tnp.maximum(log_a, log_b)
+    scaled_a, scaled_b = tnp.exp(log_a - log_max), tnp.exp(log_b - log_max)
+    return scaled_a / (scaled_a + scaled_b)
+
+
+def dirichlet(key, alpha, shape=None, dtype=None):
+    """Dirichlet(alpha) vectors along the last axis: the softmax of log-gamma samples."""
+    data, _ = check_key("dirichlet", key)
+    dtype = float_dtype("dirichlet", dtype)
+    alpha = array(alpha)
+    if alpha.ndim < 1:
+        raise ValueError(f"dirichlet requires alpha.ndim >= 1, got alpha.ndim == {alpha.ndim}")
+    batch = tuple(alpha.shape[:-1])
+    shape = batch if shape is None else check_shape("dirichlet", canonical_shape("dirichlet", shape), batch)
+    return softmax(loggamma(data, as_dtype(alpha, dtype), shape + tuple(alpha.shape[-1:]), dtype), -1)
+
+
+def chisquare(key, df, shape=None, dtype=None):
+    """Chi-square(df) floats: 2 Gamma(df / 2)."""
+    data, dtype, shape = float_sampler("chisquare", key, dtype, shape, df)
+    return tnp.exp(loggamma(data, as_dtype(df, dtype) / 2, shape, dtype)) * 2
+
+
+def f(key, dfnum, dfden, shape=None, dtype=None):
+    """F(dfnum, dfden) floats: a ratio of chi-squares over their degrees of freedom."""
+    data, dtype, shape = float_sampler("f", key, dtype, shape, dfnum, dfden)
+    dfnum, dfden = as_dtype(dfnum, dtype), as_dtype(dfden, dtype)
+    key_den, key_num = split(data)
+    return (chisquare(key_num, dfnum, shape, dtype) / dfnum) / (chisquare(key_den, dfden, shape, dtype) / dfden)
+
+
+def t(key, df, shape=None, dtype=None):
+    """Student's t(df) floats: normal * sqrt(df / 2 / Gamma(df / 2))."""
+    data, dtype, shape = float_sampler("t", key, dtype, shape, df)
+    key_n, key_g = split(data)
+    half_df = as_dtype(df, dtype) / 2
+    return draw_normal(key_n, shape, dtype) * tnp.sqrt(half_df / gamma(key_g, half_df, shape, dtype))
+
+
+def generalized_normal(key, p, shape=(), dtype=None):
+    """Generalized normal floats of power p (density ~ exp(-|x|**p)): a random sign times Gamma(1/p) ** (1/p)."""
+    data, _ = check_key("generalized_normal", key)
+    dtype = float_dtype("generalized_normal", dtype)
+    shape = canonical_shape("generalized_normal", shape)
+    key_g, key_r = split(data)
+    g = gamma(key_g, 1 / p, shape, dtype)
+    return rademacher(key_r, shape, dtype) * g ** (1 / p)
+
+
+def ball(key, d, p=2, shape=(), dtype=None):
+    """Points uniform in the d-dimensional unit p-norm ball."""
+    data, _ = check_key("ball", key)
+    dtype = float_dtype("ball", dtype)
+    shape = canonical_shape("ball", shape)
+    k1, k2 = split(data)
+    g = generalized_normal(k1, p, (*shape, int(d)), dtype)
+    e = exponential(k2, shape, dtype)
+    return g / ((tnp.sum(tnp.abs(g) ** p, axis=-1) + e) ** (1 / p))[..., None]
+

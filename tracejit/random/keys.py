@@ -1,0 +1,250 @@
+"""Keys and bits: seeding, split, fold_in and random bits, JAX's threefry2x32 scheme with
+jax_threefry_partitionable=True (JAX's default), so every value is JAX's, bit for bit.
+
+A key is a value, never a state: two uint32 words. `PRNGKey(seed)` returns them as a raw uint32[2] array, as
+JAX's legacy keys; `key(seed)` returns a typed key, a `KeyArray` holding key data uint32[..., 2], which
+tracejit carries through jit, vmap, scan and the other transformations as a pytree with that one leaf.
+Every function takes either kind and returns the kind it was given.
+
+Draws of a shape hash the row-major index of each element (a 64-bit counter, as two words) under the key with
+threefry2x32; 32-bit bits are the xor of the cipher's two output words, 64-bit bits the words side by side
+(first word high), narrower bits the low bits of the xor. split(key, shape) gives key i the two words of
+counter i, and fold_in(key, d) the two words of counter d.
+"""
+import math
+import operator
+
+import numpy as np
+
+from .. import lax
+from .. import numpy as tnp
+from ..core.avals import uint32, uint64
+from ..core.pytree import register_pytree_node
+from ..core.trace import Tracer, bind
+from ..primitives.threefry import threefry2x32_p
+
+IMPL = "threefry2x32"
+UINT = {8: np.dtype("uint8"), 16: np.dtype("uint16"), 32: uint32, 64: uint64}
+
+
+class KeyDType:
+    """The dtype of typed keys, printed as JAX prints it (key<fry>)."""
+
+    name = "key<fry>"
+
+    def __repr__(self):
+        return self.name
+
+    def __eq__(self, other):
+        return isinstance(other, KeyDType)
+
+    def __hash__(self):
+        return hash(self.name)
+
+
+class KeyArray:
+    """Typed PRNG keys (random.key, wrap_key_data): an array of keys of `shape`, whose data is uint32[*shape, 2].
+
+    A pytree with the data as its one leaf, so keys are jit arguments and results, vmap over their leading
+    axis, and ride in scan and while carries. Indexing, len and iteration address keys; arithmetic does not
+    exist (as in JAX). `random.key_data` gives the data back."""
+
+    __slots__ = ("data",)
+    dtype = KeyDType()
+
+    def __init__(self, data):
+        self.data = data
+
+    shape = property(lambda self: tuple(self.data.shape[:-1]))
+    ndim = property(lambda self: len(self.data.shape) - 1)
+    size = property(lambda self: math.prod(self.shape))
+
+    def __len__(self):
+        if not self.ndim:
+            raise TypeError("len() of a single key")
+        return self.shape[0]
+
+    def __iter__(self):
+        return (self[i] for i in range(len(self)))
+
+    def __getitem__(self, index):
+        index = index if isinstance(index, tuple) else (index,)
+        if any(i is Ellipsis for i in index) or len(index) > self.ndim:
+            raise IndexError(f"key arrays of shape {self.shape} are indexed by at most {self.ndim} indices "
+                             "(no Ellipsis)")
+        return KeyArray(self.data[index])
+
+    def __eq__(self, other):
+        if not isinstance(other, KeyArray):
+            return NotImplemented
+        return tnp.all(self.data == other.data, axis=-1)
+
+    __hash__ = None
+
+    def __repr__(self):
+        data = self.data if isinstance(self.data, Tracer) else np.asarray(self.data).tolist()
+        return f"Array({data}, dtype={self.dtype})"
+
+
+register_pytree_node(KeyArray, lambda k: ((k.data,), None), lambda _, leaves: KeyArray(leaves[0]))
+
+
+def check_key(name, key):
+    """(key data uint32[2], whether key was typed): the one key a sampler draws from."""
+    typed = isinstance(key, KeyArray)
+    data = key.data if typed else tnp.asarray(key)
+    shape, dtype = tuple(data.shape), data.dtype
+    if dtype != uint32 or not shape or shape[-1] != 2:
+        raise TypeError(f"{name}: key must be a key from random.key or random.PRNGKey (uint32[2] key data), got "
+                        f"{'a typed key array' if typed else f'an array of dtype {dtype} and shape {shape}'}")
+    if len(shape) != 1:
+        raise ValueError(f"{name} accepts a single key, but was given a key array of shape {shape[:-1]} != (). "
+                         "Use jax.vmap for batching.")
+    return data, typed
+
+
+def as_kind(data, typed):
+    """Key data returned as the kind of key the caller gave."""
+    return KeyArray(data) if typed else data
+
+
+def canonical_shape(name, shape):
+    """shape as a tuple of Python ints (a single int is a 1-d shape, as in JAX)."""
+    shape = (shape,) if isinstance(shape, (int, np.integer)) else shape
+    try:
+        out = tuple(operator.index(d) for d in shape)
+    except TypeError:
+        raise TypeError(f"{name}: shape must be a tuple of nonnegative ints, got {shape!r}") from None
+    if any(d < 0 for d in out):
+        raise ValueError(f"{name}: shape must be a tuple of nonnegative ints, got {shape!r}")
+    return out
+
+# ----------------------------------------------------------------------------------------------- the hash
+
+
+def _hash(data, hi, lo, output="pair"):
+    """threefry2x32 of the counters (hi, lo) under the key: both output words packed in a uint64, or their
+    xor (output="xor")."""
+    return bind(threefry2x32_p, data[0], data[1], hi, lo, output=output)
+
+
+def _words(packed):
+    """The two uint32 words of a packed hash, first word first."""
+    return lax.convert_element_type(lax.shift_right_logical(packed, uint64.type(32)), uint32), \
+        lax.convert_element_type(packed, uint32)
+
+
+def _counters(shape):
+    """The high and low words of each element's row-major index over shape (JAX's iota_2x32_shape)."""
+    size = math.prod(shape)
+    if size <= 2 ** 32:
+        flat = lax.iota(uint32, size)
+        return uint32.type(0), flat if len(shape) == 1 else lax.reshape(flat, shape)
+    return _words(lax.reshape(lax.iota(uint64, size), shape))
+
+
+def random_bits(data, bit_width, shape):
+    """Uniform bits of an unsigned dtype of bit_width, one per element of shape."""
+    if bit_width == 64:
+        return _hash(data, *_counters(shape))
+    bits = _hash(data, *_counters(shape), output="xor")
+    return bits if bit_width == 32 else lax.convert_element_type(bits, UINT[bit_width])
+
+# ----------------------------------------------------------------------------------------------- keys
+
+
+def _seed_data(name, seed):
+    """The key data of an integer seed: its high and low 32 bits (a seed narrower than 64 bits has high
+    word 0; a Python int is an int64, as in JAX)."""
+    if isinstance(seed, KeyArray):
+        raise TypeError(f"{name} accepts a scalar seed, but was given a PRNG key.")
+    if isinstance(seed, int) and not isinstance(seed, bool):
+        seed = np.int64(seed)       # OverflowError beyond int64, as JAX
+    seed = seed if isinstance(seed, Tracer) else np.asarray(seed)
+    if seed.ndim:
+        raise TypeError(f"{name} accepts a scalar seed, but was given an array of shape {tuple(seed.shape)} != (). "
+                        "Use jax.vmap for batching")
+    if seed.dtype.kind not in "iu":
+        raise TypeError(f"{name}: the seed must be an integer, got dtype {seed.dtype}")
+    high = lax.shift_right_logical(seed, 32) if seed.dtype.itemsize == 8 else seed.dtype.type(0)
+    return tnp.stack([lax.convert_element_type(high, uint32), lax.convert_element_type(seed, uint32)])
+
+
+def PRNGKey(seed, *, impl=None):
+    """A raw key, uint32[2]: the seed's high and low 32 bits (jax.random.PRNGKey)."""
+    _check_impl(impl)
+    return _seed_data("PRNGKey", seed)
+
+
+def key(seed, *, impl=None):
+    """A typed key (a KeyArray of shape ()) from an integer seed (jax.random.key)."""
+    _check_impl(impl)
+    return KeyArray(_seed_data("key", seed))
+
+
+def _check_impl(impl):
+    if impl not in (None, IMPL):
+        raise ValueError(f'unrecognized PRNG implementation "{impl}". Did you mean one of: "{IMPL}"?')
+
+
+def key_data(keys):
+    """The uint32[..., 2] data of typed keys (raw keys are returned as they are)."""
+    if isinstance(keys, KeyArray):
+        return keys.data
+    data = tnp.asarray(keys)
+    check_data("key_data", data)
+    return data
+
+
+def check_data(name, data):
+    if data.dtype != uint32 or not data.ndim or data.shape[-1] != 2:
+        raise TypeError(f"{name}: key data must be uint32 with a last axis of size 2, got dtype {data.dtype} and "
+                        f"shape {tuple(data.shape)}")
+
+
+def wrap_key_data(key_bits_array, *, impl=None):
+    """Typed keys from uint32[..., 2] key data (jax.random.wrap_key_data)."""
+    _check_impl(impl)
+    data = tnp.asarray(key_bits_array)
+    check_data("wrap_key_data", data)
+    return KeyArray(data)
+
+
+def key_impl(keys):
+    """The name of the PRNG implementation of keys (always threefry2x32)."""
+    if not isinstance(keys, KeyArray):
+        check_data("key_impl", tnp.asarray(keys))
+    return IMPL
+
+
+def clone(key):
+    """key itself: keys are values here, so there is nothing to copy (jax.random.clone)."""
+    return key
+
+
+def split(key, num=2):
+    """num new keys (num an int, or a tuple: the shape of the key array), key i the hash of counter i."""
+    data, typed = check_key("split", key)
+    shape = canonical_shape("split", num)
+    first, second = _words(_hash(data, *_counters(shape)))
+    return as_kind(tnp.stack([first, second], axis=-1), typed)
+
+
+def fold_in(key, data):
+    """A new key from key and a 32-bit integer (the hash of counter data)."""
+    key_words, typed = check_key("fold_in", key)
+    if tnp.ndim(data):
+        raise TypeError(f"fold_in accepts a scalar, but was given an array of shape {tnp.shape(data)} != (). "
+                        "Use jax.vmap for batching.")
+    data = tnp.asarray(data, uint32)          # a Python int must fit (OverflowError); arrays wrap, as in JAX
+    first, second = _words(_hash(key_words, uint32.type(0), data))
+    return as_kind(tnp.stack([first, second]), typed)
+
+
+def bits(key, shape=(), dtype=None):
+    """Uniform random bits as unsigned integers of dtype (default uint64, as JAX with x64)."""
+    data, _ = check_key("bits", key)
+    dtype = uint64 if dtype is None else np.dtype(dtype)
+    if dtype.kind != "u":
+        raise ValueError(f"dtype argument to `bits` must be an unsigned int dtype, got {dtype}")
+    return random_bits(data, 8 * dtype.itemsize, canonical_shape("bits", shape))
