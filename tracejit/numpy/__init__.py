@@ -19,7 +19,25 @@ from .complex_numbers import (
     real_if_close,
 )
 from .convolve import convolve, correlate
+from .elementwise_extra import fabs, sinc
+from .index_tricks import (
+    c_,
+    diag_indices,
+    diag_indices_from,
+    r_,
+    ravel_multi_index,
+    tri,
+    tril_indices,
+    tril_indices_from,
+    triu_indices,
+    triu_indices_from,
+    unravel_index,
+)
 from .indexing import _AtIndexer, argsort, getitem, interp, repeat, searchsorted, sort, take, take_along_axis
+from .nonzero import argwhere, flatnonzero, nonzero
+from .rearranging import append, dsplit, hsplit, rollaxis, rot90, row_stack, vsplit
+from .selection import argpartition, partition, select
+from .setops import isin, lexsort, unique
 from .linalg_ops import cross, diag, diagonal, dot, einsum, inner, kron, matmul, outer, tensordot, trace, vdot
 from .shape_ops import (
     all,
@@ -177,12 +195,13 @@ def full(shape, fill_value, dtype=None):
     return _full(shape, fill_value, dtype)
 
 
-def where(condition, x=None, y=None):
+def where(condition, x=None, y=None, *, size=None, fill_value=None):
+    """where(condition, x, y) chooses elementwise; where(condition) is nonzero(condition) (with size= and
+    fill_value= under a trace, as JAX's)."""
     if x is None and y is None:
-        if isinstance(condition, _Tracer):
-            raise TypeError("tnp.where(condition) with one argument has a data-dependent shape; "
-                            "use tnp.where(condition, x, y)")
-        return _np.nonzero(condition)
+        return nonzero(condition, size=size, fill_value=fill_value)
+    if size is not None or fill_value is not None:
+        raise TypeError("where: size= and fill_value= apply only to where(condition) with one argument")
     return _where(condition, x, y)
 
 
