@@ -1,0 +1,134 @@
+"""quantile, percentile and their NaN-ignoring forms, as NumPy computes them: sort along the reduced axes, a
+virtual index per q (NumPy's formula for each method), the neighbours gathered and interpolated with NumPy's
+lerp. Derivatives flow to a (through sort and gather) and to q (through the interpolation weight)."""
+import numpy as np
+
+from ..core.avals import DEFAULT_INT, normalize_axes, shape_size
+from ..core.trace import Tracer
+from ._base import asarray, astype, aval, broadcast_to_shape, promote
+from .shape_ops import reshape, sum, transpose
+from .indexing import sort, take_along_axis
+from .ufuncs import (
+    add,
+    ceil,
+    clip,
+    divide,
+    equal,
+    floor,
+    greater_equal,
+    isnan,
+    less,
+    logical_not,
+    multiply,
+    rint,
+    subtract,
+    where_,
+)
+
+# (alpha, beta) of NumPy's continuous methods: virtual index n q + alpha + q (1 - alpha - beta) - 1
+_CONTINUOUS = {"weibull": (0, 0), "hazen": (0.5, 0.5), "median_unbiased": (1 / 3, 1 / 3),
+               "normal_unbiased": (3 / 8, 3 / 8), "interpolated_inverted_cdf": (0, 1)}
+_AT_AN_INDEX = {"lower": floor, "higher": ceil, "nearest": rint}
+METHODS = ("linear", "midpoint", *_AT_AN_INDEX, *_CONTINUOUS)
+
+
+def _virtual_index(method, n, q):
+    """Where q falls in n sorted values (a float; NumPy's per-method formula), and the interpolation weight's
+    rule: None for the fractional part."""
+    if method in _CONTINUOUS:
+        alpha, beta = _CONTINUOUS[method]
+        return subtract(add(multiply(n, q), add(alpha, multiply(q, 1 - alpha - beta))), 1)
+    scaled = multiply(subtract(n, 1), q)
+    if method == "midpoint":
+        return multiply(add(floor(scaled), ceil(scaled)), 0.5)
+    return _AT_AN_INDEX[method](scaled) if method in _AT_AN_INDEX else scaled
+
+
+def _lerp(lo, hi, t):
+    """NumPy's lerp: from the nearer end, so t = 0 and t = 1 give lo and hi exactly."""
+    d = subtract(hi, lo)
+    return where_(greater_equal(t, 0.5), subtract(hi, multiply(d, subtract(1, t))), add(lo, multiply(d, t)))
+
+
+def _quantile(name, a, q, axis, method, keepdims, ignore_nan, scale=1):
+    if method not in METHODS:
+        raise ValueError(f"{name}: method {method!r} is not supported; use one of {', '.join(METHODS)} (NumPy's "
+                         "inverted_cdf, averaged_inverted_cdf and closest_observation are not)")
+    exact = asarray(a)     # NumPy takes lower/higher/nearest quantiles as they are, in their dtype
+    a, q = promote(a, q, to_float=True)
+    if method in _AT_AN_INDEX and aval(exact).dtype.kind in "iuf":
+        a = exact
+    if aval(a).dtype.kind == "c":
+        raise TypeError(f"{name}: complex values have no order, got {aval(a).str_short()}")
+    if scale != 1:
+        q = divide(q, scale)
+    if not isinstance(q, Tracer) and not np.all((np.asarray(q) >= 0) & (np.asarray(q) <= 1)):
+        raise ValueError(f"{name}: q must be in the range [0, {scale}], got {np.asarray(q) * scale}")
+    shape = aval(a).shape
+    axes = normalize_axes(axis, len(shape), name, iterable=True)
+    kept = [k for k in range(len(shape)) if k not in axes]
+    n = shape_size([shape[k] for k in axes], name)
+    if n == 0:
+        raise ValueError(f"{name}: the reduced axes of shape {shape} hold no values")
+    ordered = sort(reshape(transpose(a, kept + list(axes)), tuple(shape[k] for k in kept) + (n,)), axis=-1)
+    q_shape, rest = aval(q).shape, aval(ordered).shape[:-1]
+    q = reshape(q, q_shape + (1,) * len(rest))
+    count = sum(logical_not(isnan(ordered)), axis=-1, dtype=aval(q).dtype) if ignore_nan else asarray(n, aval(q).dtype)
+    virtual = _virtual_index(method, count, q)
+    lo = clip(floor(virtual), 0, subtract(count, 1))
+    hi = clip(add(lo, 1), 0, subtract(count, 1))
+    weight = subtract(virtual, floor(virtual))     # midpoint's is 0 or 0.5, as NumPy's
+    weight = where_(less(virtual, 0), 0.0, weight)
+    spread = broadcast_to_shape(ordered, q_shape + aval(ordered).shape)
+
+    def at(index):
+        index = astype(broadcast_to_shape(index, q_shape + rest), DEFAULT_INT)
+        return reshape(take_along_axis(spread, reshape(index, aval(index).shape + (1,)), -1), q_shape + rest)
+    out = at(lo) if method in _AT_AN_INDEX else _lerp(at(lo), at(hi), weight)
+    if aval(a).dtype.kind == "f":              # NaNs sort last: a NaN there means the slice holds one
+        out = where_(equal(count, 0) if ignore_nan else isnan(ordered[..., -1]), np.nan, out)
+    if keepdims:
+        out = reshape(out, q_shape + tuple(1 if k in axes else d for k, d in enumerate(shape)))
+    return out
+
+
+def quantile(a, q, axis=None, out=None, overwrite_input=False, method="linear", keepdims=False, *,
+             weights=None):
+    """The q-th quantiles (q in [0, 1], any shape: it leads the result's shape) along axis; NaN where a slice
+    holds a NaN."""
+    _no_extras("quantile", out, weights)
+    return _quantile("quantile", a, q, axis, method, keepdims, ignore_nan=False)
+
+
+def percentile(a, q, axis=None, out=None, overwrite_input=False, method="linear", keepdims=False, *,
+               weights=None):
+    """quantile with q in percent."""
+    _no_extras("percentile", out, weights)
+    return _quantile("percentile", a, q, axis, method, keepdims, ignore_nan=False, scale=100)
+
+
+def nanquantile(a, q, axis=None, out=None, overwrite_input=False, method="linear", keepdims=False, *,
+                weights=None):
+    """quantile of the values that are not NaN (NaN where there are none)."""
+    _no_extras("nanquantile", out, weights)
+    return _quantile("nanquantile", a, q, axis, method, keepdims, ignore_nan=True)
+
+
+def nanpercentile(a, q, axis=None, out=None, overwrite_input=False, method="linear", keepdims=False, *,
+                  weights=None):
+    """nanquantile with q in percent."""
+    _no_extras("nanpercentile", out, weights)
+    return _quantile("nanpercentile", a, q, axis, method, keepdims, ignore_nan=True, scale=100)
+
+
+def nanmedian(a, axis=None, out=None, overwrite_input=False, keepdims=False):
+    """The median of the values that are not NaN."""
+    _no_extras("nanmedian", out, None)
+    return _quantile("nanmedian", a, 0.5, axis, "linear", keepdims, ignore_nan=True)
+
+
+def _no_extras(name, out, weights):
+    if out is not None:
+        raise TypeError(f"{name}: out= is not supported (results are new arrays)")
+    if weights is not None:
+        raise NotImplementedError(f"{name}: weights= (NumPy's, for method='inverted_cdf') is not supported")
