@@ -6,6 +6,7 @@ from ..core.trace import Tracer as _Tracer
 from . import fft, linalg
 from ._base import array, asarray, astype, stack
 from ._base import full as _full
+from .calculus import cumprod, gradient, trapezoid
 from .complex_numbers import (
     angle,
     conj,
@@ -19,7 +20,9 @@ from .complex_numbers import (
     real_if_close,
 )
 from .convolve import convolve, correlate
+from .covariance import corrcoef, cov
 from .elementwise_extra import fabs, sinc
+from .histograms import bincount, digitize, histogram, histogram_bin_edges
 from .index_tricks import (
     c_,
     diag_indices,
@@ -34,11 +37,13 @@ from .index_tricks import (
     unravel_index,
 )
 from .indexing import _AtIndexer, argsort, getitem, interp, repeat, searchsorted, sort, take, take_along_axis
+from .linalg_ops import cross, diag, diagonal, dot, einsum, inner, kron, matmul, outer, tensordot, trace, vdot
 from .nonzero import argwhere, flatnonzero, nonzero
+from .polynomials import polyfit, polyval, vander
+from .quantiles import nanmedian, nanpercentile, nanquantile, percentile, quantile
 from .rearranging import append, dsplit, hsplit, rollaxis, rot90, row_stack, vsplit
 from .selection import argpartition, partition, select
 from .setops import isin, lexsort, unique
-from .linalg_ops import cross, diag, diagonal, dot, einsum, inner, kron, matmul, outer, tensordot, trace, vdot
 from .shape_ops import (
     all,
     amax,
@@ -243,7 +248,7 @@ _METHODS = {
     "max": max, "min": min, "prod": prod, "argmax": argmax, "argmin": argmin, "dot": dot, "ravel": ravel,
     "flatten": ravel, "squeeze": squeeze, "cumsum": cumsum, "var": var, "std": std, "any": any, "all": all,
     "clip": clip, "round": round, "swapaxes": swapaxes, "take": take, "repeat": repeat,
-    "sort": sort, "argsort": argsort, "conj": conj, "conjugate": conjugate,
+    "sort": sort, "argsort": argsort, "cumprod": cumprod, "nonzero": nonzero, "conj": conj, "conjugate": conjugate,
     "real": property(real), "imag": property(imag),
     "T": property(lambda self: transpose(self)),
     "at": property(lambda self: _AtIndexer(self)),

@@ -4,7 +4,7 @@ wrapped as JAX's, since compiled code cannot raise)."""
 import numpy as np
 
 from ..core.avals import DEFAULT_INT, index_arg, shape_arg
-from ..core.errors import ConcretizationError, ShapeError
+from ..core.errors import ConcretizationError
 from ..core.trace import Tracer
 from ._base import asarray, astype, aval, broadcast_operands, promote
 from .shape_ops import arange, concatenate, linspace, ones, reshape, swapaxes, transpose, tril

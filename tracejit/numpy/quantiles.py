@@ -6,8 +6,8 @@ import numpy as np
 from ..core.avals import DEFAULT_INT, normalize_axes, shape_size
 from ..core.trace import Tracer
 from ._base import asarray, astype, aval, broadcast_to_shape, promote
-from .shape_ops import reshape, sum, transpose
 from .indexing import sort, take_along_axis
+from .shape_ops import reshape, sum, transpose
 from .ufuncs import (
     add,
     ceil,

@@ -2,7 +2,6 @@
 import numpy as np
 
 from ..core.avals import DEFAULT_INT, normalize_axis
-from ..core.trace import bind
 from ..primitives import indexing as ix
 from ._base import asarray, aval, promote
 from .indexing import argsort, searchsorted, sort, take
