@@ -98,7 +98,7 @@ def histogram_bin_edges(a, bins=10, range=None, weights=None):
         first, last = min(a), max(a)
         if not isinstance(a, Tracer) and not np.isfinite([first, last]).all():
             raise ValueError(f"histogram: the data's range [{first}, {last}] is not finite; give range=")
-    first, last = astype(asarray(first), dtype), astype(asarray(last), dtype)
+    first, last = astype(asarray(first), np.float64), astype(asarray(last), np.float64)   # NumPy's, in float64
     same = equal(first, last)
     return linspace(where_(same, subtract(first, 0.5), first), where_(same, add(last, 0.5), last), count + 1,
                     dtype=dtype)
@@ -107,14 +107,15 @@ def histogram_bin_edges(a, bins=10, range=None, weights=None):
 def histogram(a, bins=10, range=None, weights=None, density=None):
     """(counts per bin, edges), as np.histogram: bins are half-open but the last, which holds its upper edge;
     values outside the edges (and NaNs) are not counted; density divides by the total and the widths."""
-    a = ravel(asarray(a))
+    data = asarray(a)
+    a = ravel(data)
     edges = histogram_bin_edges(a, bins, range)
     n = aval(edges).shape[0] - 1
     a_, e = promote(a, edges)
     index = subtract(searchsorted(e, a_, "right"), 1)
     index = where_(equal(a_, e[-1]), n - 1, index)
     outside = bitwise_or(bitwise_or(less(a_, e[0]), greater(a_, e[-1])), isnan(a_))
-    values = np.ones((), DEFAULT_INT) if weights is None else ravel(_weights_like(asarray(a), weights, "histogram"))
+    values = np.ones((), DEFAULT_INT) if weights is None else ravel(_weights_like(data, weights, "histogram"))
     counts = scatter_sum(n, where_(outside, n, index), values)
     if density:
         counts = astype(counts, np.float64)

@@ -138,7 +138,7 @@ class _AxisConcatenator:
         parts = []
         for item in items:
             if isinstance(item, str):
-                raise ValueError(f"{self.name}: a string may only come first (the directive), got {item!r}")
+                raise ValueError(f"{self.name}: a string may only come first (the directive), got {item!r}")  # noqa: TRY004 - NumPy's
             if isinstance(item, slice):
                 part = self._range(item)
                 if ndmin > 1:

@@ -57,19 +57,23 @@ def _filled(found, filled, fill_value, ndim, name):
 
 def nonzero(a, *, size=None, fill_value=None):
     """The indices of the nonzero elements, one array per dimension (size= and fill_value= as JAX's)."""
+    return _nonzero(a, size, fill_value, "nonzero")
+
+
+def _nonzero(a, size, fill_value, name):
     a = asarray(a)
     shape = aval(a).shape
     if not shape:
         raise ValueError("nonzero: a 0-d array has no indices; use atleast_1d(a).nonzero() (as NumPy 2)")
-    size = data_dependent_size("nonzero", a, size, lambda: np.count_nonzero(a))
+    size = data_dependent_size(name, a, size, lambda: np.count_nonzero(a))
     found, filled = first_positions(not_equal(a, 0), size)
     coords = unravel_index(found, shape) if len(shape) > 1 and np.prod(shape) else (found,) * len(shape)
-    return _filled(coords, filled, fill_value, len(shape), "nonzero")
+    return _filled(coords, filled, fill_value, len(shape), name)
 
 
 def flatnonzero(a, *, size=None, fill_value=None):
     """The indices of the nonzero elements of ravel(a)."""
-    return nonzero(ravel(a), size=size, fill_value=fill_value)[0]
+    return _nonzero(ravel(a), size, fill_value, "flatnonzero")[0]
 
 
 def argwhere(a, *, size=None, fill_value=None):
@@ -78,4 +82,4 @@ def argwhere(a, *, size=None, fill_value=None):
     if not aval(a).shape:      # NumPy's rows of no columns: one for a true scalar, none for a false one
         size = data_dependent_size("argwhere", a, size, lambda: np.count_nonzero(a))
         return zeros((size, 0), DEFAULT_INT)
-    return stack(nonzero(a, size=size, fill_value=fill_value), axis=1)
+    return stack(_nonzero(a, size, fill_value, "argwhere"), axis=1)
