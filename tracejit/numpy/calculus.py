@@ -19,7 +19,10 @@ def cumprod(a, axis=None, dtype=None):
     acc = _accumulator_dtype(a, dtype)
     if acc is not None:
         a = astype(a, acc)
-    return bind(cu.cumprod_p, a, axis=normalize_axis(axis, aval(a).ndim, "cumprod", bools=False), reverse=False)
+    axis = normalize_axis(axis, aval(a).ndim, "cumprod", bools=False)
+    if aval(a).dtype.kind == "c":     # the primitive is real: complex products by a scan of multiplications
+        return cu.associative_scan(lambda x, y: [multiply(x[0], y[0])], [a], axis)[0]
+    return bind(cu.cumprod_p, a, axis=axis, reverse=False)
 
 
 def trapezoid(y, x=None, dx=1.0, axis=-1):
@@ -36,7 +39,7 @@ def trapezoid(y, x=None, dx=1.0, axis=-1):
             d = reshape(diff(x), tuple(-1 if k == axis else 1 for k in range(ndim)))
         else:
             d = diff(x, axis=axis)
-    pairs = add(_slice_axis(y, axis, 1, n), _slice_axis(y, axis, 0, max(n - 1, 0)))
+    pairs = add(_slice_axis(y, axis, min(1, n), n), _slice_axis(y, axis, 0, max(n - 1, 0)))
     return sum(divide(multiply(d, pairs), 2.0), axis)
 
 

@@ -29,11 +29,11 @@ def vander(x, N=None, increasing=False):
 
 
 def polyval(p, x, *, unroll=16):
-    """The polynomial with coefficients p (highest power first) at x, by Horner's rule (unroll: JAX's loop
-    hint, without effect here)."""
+    """The polynomial with coefficients p[0], p[1], ... (highest power first; each may be an array, broadcast with
+    x) at x, by Horner's rule (unroll: JAX's loop hint, without effect here)."""
     p = asarray(p)
-    if aval(p).ndim != 1:
-        raise ValueError(f"polyval: p must be 1-D coefficients, got {aval(p).str_short()}")
+    if aval(p).ndim < 1:
+        raise ValueError(f"polyval: p must hold coefficients along its first axis, got {aval(p).str_short()}")
     p, x = promote(p, x)
     y = multiply(x, 0)
     for k in range(aval(p).shape[0]):

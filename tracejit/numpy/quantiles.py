@@ -5,7 +5,7 @@ import numpy as np
 
 from ..core.avals import DEFAULT_INT, normalize_axes, shape_size
 from ..core.trace import Tracer
-from ._base import asarray, astype, aval, broadcast_to_shape, promote
+from ._base import asarray, astype, aval, broadcast_to_shape, full, promote
 from .indexing import sort, take_along_axis
 from .shape_ops import reshape, sum, transpose
 from .ufuncs import (
@@ -68,8 +68,9 @@ def _quantile(name, a, q, axis, method, keepdims, ignore_nan, scale=1):
     axes = normalize_axes(axis, len(shape), name, iterable=True)
     kept = [k for k in range(len(shape)) if k not in axes]
     n = shape_size([shape[k] for k in axes], name)
-    if n == 0:
-        raise ValueError(f"{name}: the reduced axes of shape {shape} hold no values")
+    if n == 0:          # no values: NaN, as JAX's (and NumPy's nanquantile)
+        a = full(tuple(shape[k] for k in kept) + (1,), np.nan, aval(q).dtype)
+        n = 1
     ordered = sort(reshape(transpose(a, kept + list(axes)), tuple(shape[k] for k in kept) + (n,)), axis=-1)
     q_shape, rest = aval(q).shape, aval(ordered).shape[:-1]
     q = reshape(q, q_shape + (1,) * len(rest))

@@ -11,10 +11,13 @@ from .ufuncs import bitwise_and, bitwise_not, clip, equal, isnan, logical_not, n
 
 
 def lexsort(keys, axis=-1):
-    """The stable order sorting by the last key, then the one before ... (np.lexsort): one stable argsort per key."""
+    """The stable order sorting by the last key, then the one before ... (np.lexsort): one stable argsort per key
+    (of the flattened keys with axis=None)."""
     keys = [asarray(k) for k in keys]
     if not keys:
         raise TypeError("lexsort: need at least one key")
+    if axis is None:
+        keys, axis = [ravel(k) for k in keys], 0
     shape = aval(keys[0]).shape
     axis = normalize_axis(axis, len(shape), "lexsort")
     order = None
@@ -46,11 +49,11 @@ def unique(ar, return_index=False, return_inverse=False, return_counts=False, ax
     ar = asarray(ar)
     shape = aval(ar).shape
     if axis is None:
-        rows = reshape(ar, (-1, 1))
+        rows = reshape(ar, (int(np.prod(shape)), 1))
     else:
         axis = normalize_axis(axis, len(shape), "unique")
         moved = moveaxis(ar, axis, 0)
-        rows = reshape(moved, (shape[axis], -1))
+        rows = reshape(moved, (shape[axis], int(np.prod(aval(moved).shape[1:]))))
     n, width = aval(rows).shape
     if n and width:
         perm = lexsort([rows[:, j] for j in reversed(range(width))], axis=0)
