@@ -291,6 +291,7 @@ BAD_INPUT = [
     (lambda: tnp.rot90(X2, 1, (0,)), ValueError, "2 axes"),
     (lambda: tnp.vsplit(X1, 3), ValueError, "vsplit.*2 or more"),
     (lambda: tnp.dsplit(X2, 2), ValueError, "dsplit.*3 or more"),
+    (lambda: tnp.hsplit(X1, np.array([1.5])), TypeError, "hsplit: split indices must be integers"),
     (lambda: tnp.rollaxis(X2, 0, 5), np.exceptions.AxisError, "start"),
     (lambda: tnp.fabs(np.array([1j])), TypeError, "complex"),
     (lambda: tnp.select([X2 > 0], []), ValueError, "1 conditions but 0 choices"),

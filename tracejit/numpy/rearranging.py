@@ -1,5 +1,7 @@
 """NumPy's rearranging functions on the shape functions: append, rot90, rollaxis, the splits named by axis
 (vsplit, hsplit, dsplit) and row_stack (vstack's old name, still in NumPy)."""
+import numpy as np
+
 from ..core.avals import index_arg, normalize_axis
 from ..core.errors import AxisError
 from ._base import aval
@@ -59,6 +61,8 @@ def _split_along(name, axis_of_rank, min_rank):
         if ndim < min_rank:
             raise ValueError(f"{name} only works on arrays of {min_rank} or more dimensions, got shape "
                              f"{aval(ary).shape}")
+        if np.ndim(indices_or_sections) and np.asarray(indices_or_sections).dtype.kind not in "iu":
+            raise TypeError(f"{name}: split indices must be integers, got {indices_or_sections!r}")
         return split(ary, indices_or_sections, axis_of_rank(ndim))
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = f"np.{name}: split along axis {axis_of_rank(3)} (for arrays of rank {min_rank} or more)."
