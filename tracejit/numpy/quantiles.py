@@ -11,14 +11,13 @@ from .shape_ops import reshape, sum, transpose
 from .ufuncs import (
     add,
     ceil,
-    clip,
     divide,
-    equal,
     floor,
     greater_equal,
     isnan,
-    less,
     logical_not,
+    maximum,
+    minimum,
     multiply,
     rint,
     subtract,
@@ -71,23 +70,25 @@ def _quantile(name, a, q, axis, method, keepdims, ignore_nan, scale=1):
     if n == 0:          # no values: NaN, as JAX's (and NumPy's nanquantile)
         a = full(tuple(shape[k] for k in kept) + (1,), np.nan, aval(q).dtype)
         n = 1
+    if ignore_nan:      # the NaNs are not data: no derivative reaches them (as JAX's)
+        a = where_(isnan(a), np.nan, a)
     ordered = sort(reshape(transpose(a, kept + list(axes)), tuple(shape[k] for k in kept) + (n,)), axis=-1)
     q_shape, rest = aval(q).shape, aval(ordered).shape[:-1]
     q = reshape(q, q_shape + (1,) * len(rest))
     count = sum(logical_not(isnan(ordered)), axis=-1, dtype=aval(q).dtype) if ignore_nan else asarray(n, aval(q).dtype)
     virtual = _virtual_index(method, count, q)
-    lo = clip(floor(virtual), 0, subtract(count, 1))
-    hi = clip(add(lo, 1), 0, subtract(count, 1))
+    last = subtract(count, 1)     # (-1 for a slice of NaNs only: index 0 then, a NaN)
+    lo = maximum(minimum(floor(virtual), last), 0)
+    hi = maximum(minimum(ceil(virtual), last), 0)     # lo at whole indices: no derivative in q there, as JAX's
     weight = subtract(virtual, floor(virtual))     # midpoint's is 0 or 0.5, as NumPy's
-    weight = where_(less(virtual, 0), 0.0, weight)
     spread = broadcast_to_shape(ordered, q_shape + aval(ordered).shape)
 
     def at(index):
         index = astype(broadcast_to_shape(index, q_shape + rest), DEFAULT_INT)
         return reshape(take_along_axis(spread, reshape(index, aval(index).shape + (1,)), -1), q_shape + rest)
     out = at(lo) if method in _AT_AN_INDEX else _lerp(at(lo), at(hi), weight)
-    if aval(a).dtype.kind == "f":              # NaNs sort last: a NaN there means the slice holds one
-        out = where_(equal(count, 0) if ignore_nan else isnan(ordered[..., -1]), np.nan, out)
+    if aval(a).dtype.kind == "f" and not ignore_nan:   # NaNs sort last: a NaN there means the slice holds one
+        out = where_(isnan(ordered[..., -1]), np.nan, out)     # (a slice of NaNs only gives NaN by itself)
     if keepdims:
         out = reshape(out, q_shape + tuple(1 if k in axes else d for k, d in enumerate(shape)))
     return out

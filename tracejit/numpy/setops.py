@@ -11,14 +11,13 @@ from .ufuncs import bitwise_and, bitwise_not, clip, equal, isnan, logical_not, n
 
 
 def lexsort(keys, axis=-1):
-    """The stable order sorting by the last key, then the one before ... (np.lexsort): one stable argsort per key
-    (of the flattened keys with axis=None)."""
+    """The stable order sorting by the last key, then the one before ... (np.lexsort): one stable argsort per key."""
     keys = [asarray(k) for k in keys]
     if not keys:
         raise TypeError("lexsort: need at least one key")
-    if axis is None:
-        keys, axis = [ravel(k) for k in keys], 0
     shape = aval(keys[0]).shape
+    if not shape:           # scalar keys: the order of one element
+        return np.zeros((), DEFAULT_INT)
     axis = normalize_axis(axis, len(shape), "lexsort")
     order = None
     for key in keys:
