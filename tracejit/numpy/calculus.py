@@ -5,7 +5,8 @@ import numpy as np
 from ..core.avals import normalize_axes, normalize_axis
 from ..core.trace import Tracer, bind
 from ..primitives import cumulative as cu
-from ._base import asarray, astype, aval, promote
+from ._base import asarray, astype, aval
+from .elementwise_extra import as_inexact
 from .shape_ops import _accumulator_dtype, _slice_axis, concatenate, diff, ravel, reshape, sum
 from .ufuncs import add, divide, multiply, subtract
 
@@ -27,7 +28,7 @@ def cumprod(a, axis=None, dtype=None):
 
 def trapezoid(y, x=None, dx=1.0, axis=-1):
     """The integral of y along axis by the trapezoidal rule, at spacing dx or at the coordinates x."""
-    (y,) = promote(y, to_float=True)
+    y = asarray(y)
     ndim = aval(y).ndim
     axis = normalize_axis(axis, ndim, "trapezoid")
     n = aval(y).shape[axis]
@@ -39,7 +40,7 @@ def trapezoid(y, x=None, dx=1.0, axis=-1):
             d = reshape(diff(x), tuple(-1 if k == axis else 1 for k in range(ndim)))
         else:
             d = diff(x, axis=axis)
-    pairs = add(_slice_axis(y, axis, min(1, n), n), _slice_axis(y, axis, 0, max(n - 1, 0)))
+    pairs = as_inexact(add(_slice_axis(y, axis, min(1, n), n), _slice_axis(y, axis, 0, max(n - 1, 0))))  # NumPy's order
     return sum(divide(multiply(d, pairs), 2.0), axis)
 
 
@@ -61,7 +62,7 @@ def _spacing(f, varargs, axes):
         if aval(coords).ndim != 1 or aval(coords).shape[0] != aval(f).shape[ax]:
             raise ValueError(f"gradient: the coordinates of axis {ax} must be 1-D of its length "
                              f"{aval(f).shape[ax]}, got {aval(coords).str_short()}")
-        steps = diff(promote(coords, to_float=True)[0])
+        steps = diff(as_inexact(coords))
         uniform = not isinstance(steps, Tracer) and np.all(steps == steps[0])
         out.append(steps[0] if uniform else steps)
     return out
@@ -108,7 +109,7 @@ def _one_axis(f, ax, h, edge_order):
 
 def gradient(f, *varargs, axis=None, edge_order=1):
     """The derivative of the sampled f along each axis (a tuple of arrays for several axes), as np.gradient."""
-    (f,) = promote(f, to_float=True)
+    f = as_inexact(f)
     if edge_order not in (1, 2):
         raise ValueError(f"gradient: edge_order must be 1 or 2, got {edge_order!r}")
     axes = normalize_axes(axis, aval(f).ndim, "gradient", iterable=True)

@@ -2,9 +2,17 @@
 import numpy as np
 
 from ..primitives.custom_jvp_call import call_with_jvp
-from ._base import aval, promote
+from ._base import asarray, astype, aval, promote
 from .shape_ops import full_like
 from .ufuncs import absolute, divide, equal, multiply, sin, where_
+
+
+def as_inexact(x):
+    """x in its own float or complex dtype, integers and bools in float64: the dtype of NumPy's functions written
+    in Python, where an integer array meets a Python float (sinc, gradient, trapezoid, polyfit), not the ufuncs'
+    smallest float that holds the integers."""
+    x = asarray(x)
+    return astype(x, np.float64) if aval(x).dtype.kind in "biu" else promote(x, to_float=True)[0]
 
 
 def fabs(x):
@@ -30,7 +38,7 @@ def _sinc_derivative_at_zero(k, x):
 
 def sinc(x):
     """sin(pi x) / (pi x), 1 at 0, as np.sinc; its derivatives at 0 are the series' (as jnp.sinc's)."""
-    (x,) = promote(x, to_float=True)
+    x = as_inexact(x)
     zero = equal(x, 0)
     pi_x = multiply(np.pi, where_(zero, 1, x))
     return where_(zero, _sinc_derivative_at_zero(0, x), divide(sin(pi_x), pi_x))

@@ -30,8 +30,8 @@ def bincount(x, weights=None, minlength=0, *, length=None):
         raise ValueError(f"bincount: minlength must not be negative, got {minlength}")
     if not isinstance(x, Tracer) and np.any(np.asarray(x) < 0):
         raise ValueError("bincount: x must have no negative elements")
-    length = data_dependent_size("bincount", x, length, lambda: np.max([minlength, np.max(x, initial=-1) + 1]),
-                                 keyword="length")
+    length = data_dependent_size("bincount", x, length, keyword="length",
+                                 count=lambda: np.max([minlength, int(np.max(x)) + 1 if np.size(x) else 0]))
     if weights is None:
         values = np.ones((), DEFAULT_INT)
     else:

@@ -5,6 +5,7 @@ import numpy as np
 from ..core.avals import index_arg
 from ..core.trace import Tracer
 from ._base import asarray, aval, broadcast_to_shape, promote, stack
+from .elementwise_extra import as_inexact
 from .linalg import inv, lstsq
 from .linalg_ops import matmul, outer
 from .shape_ops import ones_like, sum, transpose
@@ -13,8 +14,8 @@ from .ufuncs import add, divide, multiply, sqrt
 
 def vander(x, N=None, increasing=False):
     """Columns of powers of the 1-D x: x**(N-1), ..., x, 1 (the reverse with increasing), by repeated
-    products as NumPy's."""
-    x = asarray(x)
+    products as NumPy's, in x's dtype promoted with int64 (as NumPy's: float32 gives float64)."""
+    x = promote(x, np.zeros((), np.int64))[0]
     if aval(x).ndim != 1:
         raise ValueError(f"vander: x must be 1-D, got {aval(x).str_short()}")
     n = aval(x).shape[0] if N is None else index_arg(N, "vander: N")
@@ -45,7 +46,7 @@ def polyfit(x, y, deg, rcond=None, full=False, w=None, cov=False):
     """The least-squares polynomial of degree deg through (x, y) (y may hold several columns): coefficients,
     with full=True also (residuals, rank, singular values, rcond), with cov also their covariance."""
     order = index_arg(deg, "polyfit: deg") + 1
-    x, y = (promote(v, to_float=True)[0] for v in (x, y))
+    x, y = as_inexact(x), as_inexact(y)
     x, y = promote(x, y)
     if order < 1:
         raise ValueError(f"polyfit: deg must be >= 0, got {deg}")
