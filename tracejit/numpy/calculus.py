@@ -14,13 +14,9 @@ from .ufuncs import add, divide, multiply, subtract
 def cumprod(a, axis=None, dtype=None):
     """The running product along axis (of the flattened a when None); integers and bools in int64, as NumPy.
     Its derivative is JAX's (finite at zeros)."""
-    a = asarray(a)
-    if axis is None:
-        a, axis = ravel(a), 0
-    acc = _accumulator_dtype(a, dtype)
-    if acc is not None:
-        a = astype(a, acc)
-    axis = normalize_axis(axis, aval(a).ndim, "cumprod", bools=False)
+    a, acc = asarray(a), _accumulator_dtype(a, dtype)
+    a = astype(a if axis is not None else ravel(a), aval(a).dtype if acc is None else acc)
+    axis = normalize_axis(0 if axis is None else axis, aval(a).ndim, "cumprod", bools=False)
     if aval(a).dtype.kind == "c":     # the primitive is real: complex products by a scan of multiplications
         return cu.associative_scan(lambda x, y: [multiply(x[0], y[0])], [a], axis)[0]
     return bind(cu.cumprod_p, a, axis=axis, reverse=False)

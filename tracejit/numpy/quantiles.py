@@ -94,33 +94,21 @@ def _quantile(name, a, q, axis, method, keepdims, ignore_nan, scale=1):
     return out
 
 
-def quantile(a, q, axis=None, out=None, overwrite_input=False, method="linear", keepdims=False, *,
-             weights=None):
-    """The q-th quantiles (q in [0, 1], any shape: it leads the result's shape) along axis; NaN where a slice
-    holds a NaN."""
-    _no_extras("quantile", out, weights)
-    return _quantile("quantile", a, q, axis, method, keepdims, ignore_nan=False)
+def _quantile_function(name, ignore_nan, scale, doc):
+    def fn(a, q, axis=None, out=None, overwrite_input=False, method="linear", keepdims=False, *, weights=None):
+        _no_extras(name, out, weights)
+        return _quantile(name, a, q, axis, method, keepdims, ignore_nan, scale)
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = doc
+    return fn
 
 
-def percentile(a, q, axis=None, out=None, overwrite_input=False, method="linear", keepdims=False, *,
-               weights=None):
-    """quantile with q in percent."""
-    _no_extras("percentile", out, weights)
-    return _quantile("percentile", a, q, axis, method, keepdims, ignore_nan=False, scale=100)
-
-
-def nanquantile(a, q, axis=None, out=None, overwrite_input=False, method="linear", keepdims=False, *,
-                weights=None):
-    """quantile of the values that are not NaN (NaN where there are none)."""
-    _no_extras("nanquantile", out, weights)
-    return _quantile("nanquantile", a, q, axis, method, keepdims, ignore_nan=True)
-
-
-def nanpercentile(a, q, axis=None, out=None, overwrite_input=False, method="linear", keepdims=False, *,
-                  weights=None):
-    """nanquantile with q in percent."""
-    _no_extras("nanpercentile", out, weights)
-    return _quantile("nanpercentile", a, q, axis, method, keepdims, ignore_nan=True, scale=100)
+quantile = _quantile_function("quantile", False, 1, "The q-th quantiles (q in [0, 1], any shape: it leads the "
+                              "result's shape) along axis; NaN where a slice holds a NaN.")
+percentile = _quantile_function("percentile", False, 100, "quantile with q in percent.")
+nanquantile = _quantile_function("nanquantile", True, 1, "quantile of the values that are not NaN (NaN where there "
+                                 "are none).")
+nanpercentile = _quantile_function("nanpercentile", True, 100, "nanquantile with q in percent.")
 
 
 def nanmedian(a, axis=None, out=None, overwrite_input=False, keepdims=False):
