@@ -115,8 +115,9 @@ def _same(ours, theirs, what, rtol=1e-12):
     assert len(ours) == len(theirs), what
     for a, b in zip(ours, theirs):
         assert a.dtype == b.dtype and a.shape == b.shape, (what, a.dtype, a.shape, b.dtype, b.shape)
-        np.testing.assert_allclose(a, b, rtol=rtol if a.dtype != np.float32 else 1e-5, atol=1e-13, err_msg=what,
-                                   equal_nan=True)
+        low = a.dtype in (np.float32, np.float16)          # float16: NumPy rounds at every step, tracejit once
+        np.testing.assert_allclose(a, b, rtol=max(rtol, 1e-5) if low else rtol, atol=1e-3 if a.dtype == np.float16
+                                   else 1e-13, err_msg=what, equal_nan=True)
 
 
 @pytest.mark.parametrize("name,f,args", VALUE_CASES, ids=[c[0] for c in VALUE_CASES])
