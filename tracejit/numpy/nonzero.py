@@ -23,9 +23,10 @@ def data_dependent_size(name, x, size, count, keyword="size"):
             raise ValueError(f"{name}: {keyword} must be non-negative, got {size}")
         return size
     if isinstance(x, Tracer):
+        padding = ", with fill_value= for the padding" if keyword == "size" else ""
         raise ConcretizationError(
             f"{name}: the length of its result depends on the values of its input, which are traced here "
-            f"({x.aval.str_short()}); pass {keyword}= (a static int, with fill_value= for the padding) to fix it")
+            f"({x.aval.str_short()}); pass {keyword}= (a static int{padding}) to fix it")
     return int(count())
 
 
