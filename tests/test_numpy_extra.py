@@ -253,6 +253,14 @@ def test_check_grads_to_order_2(name, f, args):
     check_grads(lambda *a: f(tnp, *a), args, order=2, rtol=1e-4, atol=1e-6)
 
 
+@pytest.mark.parametrize("name", ["sinc", "quantile", "polyfit", "gradient"])
+def test_compiled_gradients_match_eager(name):
+    f, args = next((f, args) for n, f, args in DERIVATIVE_CASES if n == name)
+    grad = tj.grad(lambda *a: f(tnp, *a).sum(), argnums=tuple(range(len(args))))
+    for a, b in zip(tj.jit(grad)(*args), grad(*args)):
+        np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-12, err_msg=name)
+
+
 def test_sinc_derivatives_at_zero_are_the_series():
     d = tj.grad
     assert d(tnp.sinc)(0.0) == 0.0
