@@ -4,19 +4,8 @@ import itertools
 
 import numpy as np
 
-from ..core.avals import (
-    DEFAULT_FLOAT,
-    DEFAULT_INT,
-    Dim,
-    axis_tuple,
-    canonical_dtype,
-    index_arg,
-    normalize_axes,
-    normalize_axis,
-    reshape_sizes,
-    shape_arg,
-    shape_size,
-)
+from ..core.avals import DEFAULT_FLOAT, DEFAULT_INT, Dim, axis_tuple, canonical_dtype, index_arg, normalize_axes
+from ..core.avals import normalize_axis, reshape_sizes, shape_arg, shape_size
 from ..core.errors import ShapeError
 from ..core.trace import Tracer, bind
 from ..primitives import complex_parts as cp
