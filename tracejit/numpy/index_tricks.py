@@ -59,10 +59,12 @@ def diag_indices_from(arr):
 
 
 def _int_indices(x, name):
+    """(the indices as int64, their values if they are concrete else None: inside a trace even a conversion of
+    concrete values is traced)."""
     x = asarray(x)
     if aval(x).dtype.kind not in "iu":
         raise TypeError(f"{name}: indices must be integers, got {aval(x).str_short()}")
-    return astype(x, DEFAULT_INT)
+    return astype(x, DEFAULT_INT), None if isinstance(x, Tracer) else np.asarray(x)
 
 
 def _dims(shape, name):
@@ -78,16 +80,16 @@ def unravel_index(indices, shape, order="C"):
     dims = _dims(shape, "unravel_index")
     if order not in ("C", "F"):
         raise ValueError(f"unravel_index: order must be 'C' or 'F', got {order!r}")
-    flat = _int_indices(indices, "unravel_index")
+    flat, values = _int_indices(indices, "unravel_index")
     size = int(np.prod(dims))
-    if not isinstance(flat, Tracer) and np.any((flat < 0) | (flat >= size)):
-        bad = np.asarray(flat)[(flat < 0) | (flat >= size)].flat[0]
+    if values is not None and np.any((values < 0) | (values >= size)):
+        bad = values[(values < 0) | (values >= size)].flat[0]
         raise ValueError(f"unravel_index: index {bad} is out of bounds for an array of size {size}")
     rest, out = flat, [None] * len(dims)
     for i in reversed(range(len(dims))) if order == "C" else range(len(dims)):
         d = max(dims[i], 1)
         rest, out[i] = floor_divide(rest, d), remainder(rest, d)
-    if isinstance(flat, Tracer):
+    if values is None:
         above, below = greater(rest, 0), less(rest, -1)
         out = [where_(above, d - 1, where_(below, 0, o)) for d, o in zip(dims, out)]
     return tuple(out)
@@ -103,16 +105,16 @@ def ravel_multi_index(multi_index, dims, mode="raise", order="C"):
     if order not in ("C", "F") or len(modes) != len(dims) or set(modes) - {"raise", "wrap", "clip"}:
         raise ValueError(f"ravel_multi_index: order must be 'C' or 'F' and mode 'raise', 'wrap' or 'clip' (or one "
                          f"per dimension), got order={order!r}, mode={mode!r}")
-    coords = broadcast_operands(*[_int_indices(i, "ravel_multi_index") for i in multi_index],
-                                op="ravel_multi_index")
+    coords, values = zip(*[_int_indices(i, "ravel_multi_index") for i in multi_index])
+    coords = broadcast_operands(*coords, op="ravel_multi_index")
     flat = np.zeros((), DEFAULT_INT)
     for k in range(len(dims)) if order == "C" else reversed(range(len(dims))):
         c, d = coords[k], dims[k]
         if modes[k] == "raise":
-            if isinstance(c, Tracer):
+            if values[k] is None:
                 raise ConcretizationError("ravel_multi_index: mode='raise' needs concrete indices (a traced one "
                                           "cannot raise); pass mode='wrap' or mode='clip'")
-            if np.any((c < 0) | (c >= d)):
+            if np.any((values[k] < 0) | (values[k] >= d)):
                 raise ValueError(f"ravel_multi_index: an index is out of bounds for dimension {k} of size {d}")
         elif modes[k] == "wrap":
             c = remainder(c, max(d, 1))
