@@ -121,6 +121,35 @@ def chain(repeat):
     return out
 
 
+@workload("dtypes")
+def dtypes(repeat):
+    """uint8 image normalisation and a float16 chain (NumPy's float16 loops convert one element at a time)."""
+    rng = np.random.default_rng(10)
+    img = rng.integers(0, 256, (256, 3, 64, 64), dtype=np.uint8)
+    mean = np.array([0.485, 0.456, 0.406], np.float32).reshape(1, 3, 1, 1)
+    std = np.array([0.229, 0.224, 0.225], np.float32).reshape(1, 3, 1, 1)
+
+    def normalise(M):
+        return lambda img, mean, std: (img.astype(np.float32) / 255 - mean) / std
+
+    x, y = (rng.standard_normal(10**6).astype(np.float16) for _ in range(2))
+
+    def chain(M):
+        return lambda x, y: M.tanh(x * y + 1) * 0.5 + M.exp(-x * x)
+
+    out = []
+    for name, make, args, tol in (("uint8 image normalisation 256x3x64x64", normalise, (img, mean, std), 1e-6),
+                                  ("float16 chain tanh(x*y+1)*0.5+exp(-x*x) 1e6", chain, (x, y), 2e-3)):
+        f, g = tj.jit(make(tnp)), make(np)
+        np.testing.assert_allclose(f(*args).astype(np.float32), g(*args).astype(np.float32), rtol=tol, atol=tol)
+        impls = {"tracejit": lambda: f(*args), "numpy": lambda: g(*args)}
+        if jax:
+            jf, jargs = jax.jit(make(jnp)), [jnp.asarray(a) for a in args]
+            impls["jax"] = lambda: jf(*jargs).block_until_ready()
+        out += rows(name, impls, max(5, repeat // 2))
+    return out
+
+
 @workload("matmul")
 def matmul(repeat):
     out = []
@@ -259,6 +288,31 @@ def libm(repeat):
         jx, jy = jnp.asarray(x), jnp.asarray(y)
         impls["jax"] = lambda: [o.block_until_ready() for o in jf(jx, jy)]
     return rows("polar coords 1e6 f64 (hypot, arctan2)", impls, max(5, repeat // 2))
+
+
+@workload("special")
+def special(repeat):
+    """erf and gammaln on 1e6 float32 against scipy.special in the numpy column (issue 18's target: 2x; SciPy
+    computes float32 in double one element at a time). benchmarks/bench_special.py times the other kernels."""
+    try:
+        import scipy.special as sc
+    except ImportError:
+        print("note: special skipped (scipy is not installed)")
+        return []
+    from tracejit.scipy import special as S
+    rng = np.random.default_rng(10)
+    out = []
+    for name, x in (("erf", (rng.standard_normal(10**6) * 2).astype(np.float32)),
+                    ("gammaln", rng.uniform(0.01, 50, 10**6).astype(np.float32))):
+        f, theirs = tj.jit(getattr(S, name)), getattr(sc, name)
+        np.testing.assert_allclose(f(x), theirs(x), rtol=2e-6)
+        impls = {"tracejit": lambda: f(x), "numpy": lambda: theirs(x)}
+        if jax:
+            from jax.scipy import special as js
+            jf, jx = jax.jit(getattr(js, name)), jnp.asarray(x)
+            impls["jax"] = lambda: jf(jx).block_until_ready()
+        out += rows(f"{name} 1e6 f32 (numpy column: scipy.special)", impls, repeat)
+    return out
 
 
 @workload("per_example_grads")

@@ -18,10 +18,12 @@ import tracejit.numpy as tnp
 from tracejit.backend import compile_ir, runtime
 from tracejit.backend.steps import ParallelStep, PythonStep, SerialStep
 from tracejit.core.api_util import flatten_args, trace_pytree
+from tracejit.core.avals import SHORT_NAMES, finfo, is_float
 from tracejit.core.trace import bind, eval_ir
 from tracejit.primitives import ALL
 
 DTYPES = [np.float32, np.float64, np.int32, np.int64, np.bool_]
+ALL_DTYPES = [np.dtype(d) for d in SHORT_NAMES]      # every dtype tracejit supports
 P = ALL
 
 
@@ -34,16 +36,21 @@ def sample(dtype, shape=(23,), seed=0):
         out = np.empty(shape, dtype)
         out.real, out.imag = sample(part, shape, seed), sample(part, shape, seed + 1000)
         return out
-    if dtype.kind == "f":
-        special = [0.0, -0.0, 1.0, -1.0, 0.5, -0.5, 2.5, -2.5, np.inf, -np.inf, np.nan, 1e30, -1e30, 88.5, -100.0]
+    if is_float(dtype):     # the dtype's extremes, a subnormal, and values beyond float16's range
+        info = finfo(dtype)
+        special = [0.0, -0.0, 1.0, -1.0, 0.5, -0.5, 2.5, -2.5, np.inf, -np.inf, np.nan, 1e30, -1e30, 88.5, -100.0,
+                   float(info.max), -float(info.max), float(info.smallest_subnormal), 70000.0]
         x = np.concatenate([special, rng.normal(size=n) * 3])[:n] if n >= len(special) else rng.normal(size=n)
-        return rng.permutation(x).astype(dtype).reshape(shape) if n else x.astype(dtype).reshape(shape)
+        with np.errstate(over="ignore"):
+            return rng.permutation(x).astype(dtype).reshape(shape) if n else x.astype(dtype).reshape(shape)
     if dtype == np.bool_:
         return rng.random(n).reshape(shape) < 0.5
-    info = np.iinfo(dtype)
-    special = [0, -1, 1, 2, -2, 7, info.max, info.min]
-    x = np.concatenate([special, rng.integers(-20, 20, size=n)])[:n] if n >= len(special) else rng.integers(-5, 5, n)
-    return rng.permutation(x).astype(dtype).reshape(shape)
+    info, bits = np.iinfo(dtype), 8 * dtype.itemsize
+    special = [v % (1 << bits) if dtype.kind == "u" else v     # negatives wrap for unsigned dtypes
+               for v in (0, -1, 1, 2, -2, 7, info.max, info.min, info.max - 1, info.min + 1, bits)]
+    x = (np.concatenate([np.array(special, dtype), rng.integers(-20, 20, size=n).astype(dtype)])[:n]
+         if n >= len(special) else rng.integers(-5, 5, n).astype(dtype))
+    return rng.permutation(x).reshape(shape)
 
 
 def assert_same(got, want, rtol=None, atol=None, normwise=False):
@@ -53,12 +60,14 @@ def assert_same(got, want, rtol=None, atol=None, normwise=False):
     assert got.shape == want.shape and got.dtype == want.dtype, (got.shape, got.dtype, want.shape, want.dtype)
     if want.dtype.kind == "c":
         assert_complex_close(got, want, rtol or (3e-6 if want.dtype == np.complex64 else 1e-13))
-    elif want.dtype.kind == "f":
-        tol = rtol or (3e-6 if want.dtype == np.float32 else 1e-13)
-        atol = atol or np.finfo(want.dtype).tiny * 4
+    elif is_float(want.dtype):     # the 16-bit floats: within an ulp (a math function's float32 result may differ)
+        info = finfo(want.dtype)
+        tol = rtol or {np.float32: 3e-6, np.float64: 1e-13}.get(want.dtype.type, float(info.eps))
+        atol = atol or float(info.tiny) * 4
         if normwise and want.size and np.isfinite(want).all():
-            atol = max(atol, tol * np.abs(want).max())
-        np.testing.assert_allclose(got, want, rtol=tol, atol=atol, equal_nan=True)
+            atol = max(atol, tol * float(np.abs(want.astype(np.float64)).max()))
+        np.testing.assert_allclose(got.astype(np.float64), want.astype(np.float64), rtol=tol, atol=atol,
+                                   equal_nan=True)
     else:
         np.testing.assert_array_equal(got, want)
 

@@ -3,6 +3,7 @@ check_grads to order 2; vmap against a loop; the compiled program calling NumPy'
 import numpy as np
 import pytest
 
+from test_backend import ALL_DTYPES, sample
 import tracejit as tj
 import tracejit.numpy as tnp
 from tracejit.backend.steps import PythonStep
@@ -87,13 +88,19 @@ def test_single_precision_as_numpy(name):
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
 
 
-def test_integer_and_bool_input_as_numpy():
-    for x in (np.arange(6), np.array([True, False, True])):
-        for fn in (tfft.fft, tfft.rfft, tfft.ihfft):
-            want = getattr(np.fft, fn.__name__)(x)
-            got = tj.jit(fn)(x)
-            assert got.dtype == want.dtype
-            np.testing.assert_allclose(got, want, rtol=1e-6)
+@pytest.mark.parametrize("dtype", ALL_DTYPES, ids=str)
+def test_every_dtype_as_numpy(dtype):
+    """Integers and bools in float64, float16 and bfloat16 in float32 (NumPy's loops), complex as it comes. (An
+    inverse transform of float16 differs from NumPy's by float16's rounding of 1/n: NumPy's scale factor has the
+    input's real dtype, 1/6 as 0.16663; here it is float32's.)"""
+    x = sample(dtype, (6,))
+    for fn in (tfft.fft, tfft.ifft, tfft.rfft, tfft.ihfft) if dtype.kind != "c" else (tfft.fft, tfft.ifft):
+        want = getattr(np.fft, fn.__name__)(x)
+        got = tj.jit(fn)(x)
+        assert got.dtype == want.dtype, (fn.__name__, got.dtype, want.dtype)
+        rtol = np.finfo(np.float16).eps if dtype == np.float16 and fn in (tfft.ifft, tfft.ihfft) else 1e-6
+        scale = np.abs(x.astype(np.complex128)).sum()
+        np.testing.assert_allclose(got, want, rtol=rtol, atol=rtol * scale, err_msg=fn.__name__)
 
 
 def test_frequencies_as_numpy():

@@ -4,7 +4,7 @@ NumPy impl (jit against eval_ir). A primitive without examples fails all three, 
 elementwise ones are also compiled in every dtype they accept, on special values (inf, nan, -0.0, extremes)."""
 import numpy as np
 import pytest
-from test_backend import accepts, check, sample
+from test_backend import ALL_DTYPES, accepts, check, sample
 
 import tracejit as tj
 import tracejit.numpy as tnp
@@ -12,6 +12,7 @@ from tracejit import lax, vmap
 from tracejit.core.ir import check_ir
 from tracejit.core.trace import bind
 from tracejit.primitives import ALL
+from tracejit.scipy import special
 from tracejit.test_util import check_jvp
 from tracejit.transforms.vmap import vmap_ir
 
@@ -104,6 +105,13 @@ EXAMPLES = {
     "max": [(tnp.maximum, [f64(2, 3), f64(3)])],
     "min": [(tnp.minimum, [f64(2, 3), f64(2, 3)])],
     "and": [(tnp.bitwise_and, [ints(0, 9, 3), ints(0, 9, 3)])],
+    "shift_left": [(tnp.left_shift, [ints(-9, 9, 4), ints(0, 70, 4)]),
+                   (lax.shift_left, [ints(0, 255, 3).astype(np.uint8), ints(0, 9, 3).astype(np.uint8)])],
+    "shift_right_arithmetic": [(tnp.right_shift, [ints(-99, 99, 4), ints(0, 70, 4)])],
+    "shift_right_logical": [(lax.shift_right_logical, [ints(-99, 99, 4), ints(0, 70, 4)]),
+                            (tnp.right_shift, [ints(0, 60000, 3).astype(np.uint16), ints(0, 20, 3).astype(np.uint16)])],
+    "population_count": [(lax.population_count, [ints(-99, 99, 4)])],
+    "clz": [(lax.clz, [ints(-99, 99, 4).astype(np.int16)])],
     "or": [(tnp.logical_or, [bools(3), bools(3)])],
     "xor": [(tnp.bitwise_xor, [ints(0, 9, 3), ints(0, 9, 3)])],
     "eq": [(lambda x, y: x == y, [ints(0, 2, 4), ints(0, 2, 4)])],
@@ -124,6 +132,9 @@ EXAMPLES = {
     "imag": [(tnp.imag, [c128(3, 2)]), (lambda z: z.imag * 2, [c64(4)])],
     "conj": [(tnp.conj, [c128(3, 2)]), (lambda z: z.conj() * z, [c64(4)])],
     "complex": [(lax.complex, [f64(3, 2), f64(3, 2)]), (lambda x, y: lax.complex(x, y) * 1j, [f32(4), f32()])],
+    "bitcast_convert_type": [(lambda x: lax.bitcast_convert_type(x, np.int64), [f64(3)]),
+                             (lambda x: lax.bitcast_convert_type(x, np.uint8), [f32(2, 3)]),
+                             (lambda x: lax.bitcast_convert_type(x, np.float32), [ints(0, 255, 3, 4).astype(np.uint8)])],
     "convert_element_type": [(lambda x: lax.convert_element_type(x * 3, np.int32), [f64(3)]),
                              (lambda x: lax.convert_element_type(x, np.float64), [f32(3)])],
     # structural
@@ -217,6 +228,25 @@ EXAMPLES = {
     "scan": [(lambda c, xs: lax.scan(lambda c, x: (c * 0.9 + x, c * x), c, xs)[1], [f64(2), f64(4, 2)]),
              (lambda w, xs: lax.scan(lambda c, x: (c + x * w, None), tnp.zeros(3), xs, reverse=True)[0],
               [f64(3), f64(5, 3)])],
+    # special functions (tracejit.primitives.special); arguments mapped into each function's domain
+    "erf": [(special.erf, [f64(3)]), (special.erf, [f32(2, 2)])],
+    "erfc": [(special.erfc, [f64(3)])],
+    "erfcx": [(special.erfcx, [f64(4)])],
+    "erf_inv": [(lambda x: special.erfinv(tnp.tanh(x)), [f64(3)])],
+    "ndtr": [(special.ndtr, [f64(3)])],
+    "ndtri": [(lambda x: special.ndtri(tj.nn.sigmoid(x)), [f64(3)])],
+    "log_ndtr": [(special.log_ndtr, [f64(4) * 3])],
+    "lgamma": [(special.gammaln, [pos(3)]), (lambda x: special.gammaln(x - 3.0), [pos(2)])],
+    "digamma": [(special.digamma, [pos(3)])],
+    "gamma": [(special.gamma, [pos(3)])],
+    "igamma": [(special.gammainc, [pos(3), pos(3)])],
+    "igammac": [(special.gammaincc, [pos(3), pos(3)])],
+    "igamma_grad_a": [(lambda x: bind(ALL["igamma_grad_a"], tnp.full_like(x, 2.5), x), [pos(3)])],
+    "regularized_incomplete_beta": [(lambda x: special.betainc(2.0, 3.5, tj.nn.sigmoid(x)), [f64(3)])],
+    "zeta": [(lambda s, q: special.zeta(s + 1.5, q), [pos(3), pos(3)])],
+    "polygamma": [(lambda x: special.polygamma(2, x), [pos(3)])],
+    "bessel_i0e": [(special.i0e, [f64(3)])],
+    "bessel_i1e": [(special.i1e, [f64(3)])],
     # checkpointing and debugging
     "checkpoint": [(tj.checkpoint(lambda x, y: tnp.sin(x) * y), [f64(3), f64(3)]),
                    (tj.checkpoint(lambda w, x: tnp.tanh(x @ w), policy=tj.checkpoint_policies.dots_saveable),
@@ -268,7 +298,7 @@ def draw(example, axis):
         copies = [bools(*example.shape) for _ in range(B)]
     elif example.dtype.kind == "c":
         copies = [c128(*example.shape).astype(example.dtype) for _ in range(B)]
-    elif example.dtype.kind == "i":
+    elif example.dtype.kind in "iu":
         lo, hi = int(example.min()), int(example.max())
         copies = [rng.integers(lo, hi + 1, size=example.shape).astype(example.dtype) for _ in range(B)]
     elif np.all(example > 0):
@@ -367,14 +397,15 @@ def test_compiled_against_the_impl(name):
     if not ALL[name].elementwise or len({x.aval.dtype for x in eqn.inputs}) != 1:
         return
     prim, arity = ALL[name], len(eqn.inputs)
-    for dtype in (np.float32, np.float64, np.int32, np.int64, np.bool_, np.complex64, np.complex128):
+    for dtype in ALL_DTYPES:
         operands = SWEEP_OPERANDS.get(name, list)([sample(dtype, seed=k + 1) for k in range(arity)])
         if not accepts(prim, *[tj.ShapeDtypeStruct(x.shape, x.dtype) for x in operands], **eqn.params):
             continue
-        check(lambda *xs: bind(prim, *xs, **eqn.params), *operands, fuse=(True,))
-        if arity > 1:
-            last = operands[-1][3]
-            check(lambda *xs: bind(prim, *xs, last, **eqn.params), *operands[:-1], fuse=(True,))
+        with np.errstate(all="ignore"):      # NumPy warns on the specials, as it does for its users
+            check(lambda *xs: bind(prim, *xs, **eqn.params), *operands, fuse=(True,))
+            if arity > 1:
+                last = operands[-1][3]
+                check(lambda *xs: bind(prim, *xs, last, **eqn.params), *operands[:-1], fuse=(True,))
 
 
 

@@ -15,6 +15,7 @@ import weakref
 import cloudpickle
 import numpy as np
 import pytest
+from test_backend import ALL_DTYPES, sample
 
 import tracejit as tj
 import tracejit.numpy as tnp
@@ -219,6 +220,29 @@ def test_options_statics_pytrees_and_keywords_travel(receiver):
     np.testing.assert_allclose(got["y"], want["y"])
     np.testing.assert_allclose(got["n"], want["n"])
     assert g.cache_info().misses == 0 and g.cache_info().signatures[0].statics == (("mode", "tanh"),)
+
+
+def test_every_dtype_ships_and_so_do_the_ranges_of_python_int_arguments(receiver):
+    """A signature of each dtype links in the receiver and computes bit for bit what the sender's does; the
+    dtypes a Python int argument must fit travel with it (NumPy 2's OverflowError at each call, there too)."""
+    functions = []
+    for d in ALL_DTYPES:
+        f = tj.jit(lambda a, b, d=d: a ^ b if d == np.bool_ else a * b - a, cache=False)
+        x, y = sample(d, (9,)), sample(d, (9,), seed=1)
+        with np.errstate(all="ignore"):
+            functions.append((f, (x, y), f(x, y)))
+    scaled = tj.jit(lambda a, k: a * k, cache=False)
+    small = np.arange(3, dtype=np.uint8)
+    functions.append((scaled, (small, 3), scaled(small, 3)))
+    received = receiver(cloudpickle.dumps([f for f, _, _ in functions]))
+    for g, (f, args, want) in zip(received, functions, strict=True):
+        with np.errstate(all="ignore"):
+            got = g(*args)
+        assert got.dtype == want.dtype and got.tobytes() == want.tobytes(), want.dtype
+        assert g.cache_info().misses == 0 and g.cache_info().signatures[0].source == "shipped", want.dtype
+    with pytest.raises(OverflowError, match="argument k: Python integer 300 out of bounds for uint8"):
+        received[-1](small, 300)
+    assert received[-1].cache_info().misses == 0
 
 
 def test_received_object_ships_what_it_has_not_linked_yet(receiver):

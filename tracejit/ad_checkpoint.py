@@ -14,6 +14,7 @@ import functools
 import types
 
 from .core.api_util import flatten_args, name_of, trace_pytree
+from .core.avals import is_inexact
 from .core.ir import Literal
 from .core.ir_surgery import hoist_consts
 from .core.pytree import tree_map, tree_unflatten
@@ -191,7 +192,7 @@ def saved_residuals(f, *args, **kwargs):
     literals, constants, arguments, then outputs of equations in program order."""
     leaves, names, in_tree = flatten_args(f, args, kwargs)
     closed, _ = trace_pytree(f, leaves, names, in_tree, fun_name=name_of(f))
-    primal, _, num_res = linearize_ir(closed, [a.dtype.kind in "fc" for a in closed.in_avals])
+    primal, _, num_res = linearize_ir(closed, [is_inexact(a.dtype) for a in closed.in_avals])
     ir = primal.ir
     found = {}
     for r in ir.outvars[len(ir.outvars) - num_res:]:

@@ -239,20 +239,22 @@ class Jitted:
                         f"{n}: {a.str_short()}" for n, a, c in zip(names, key[1], concrete[1]) if a != c)
                 log.warning(why)
             t0 = time.perf_counter()
+            fits = {}
             with recording() as phases:
-                closed, out_tree = trace_pytree(dyn_fun, leaves, names, in_tree, list(key[1]), fun_name=self.__name__)
+                closed, out_tree = trace_pytree(dyn_fun, leaves, names, in_tree, list(key[1]), fun_name=self.__name__,
+                                                fits=fits)
             t1 = time.perf_counter()
             transforms = phases.get("transforms", 0.0)
             times = {"trace": t1 - t0 - transforms, "transforms": transforms}
             if self.backend == "reference":
-                entry = CacheEntry(closed, in_tree, out_tree, _reference_executable(closed), times, names)
+                entry = CacheEntry(closed, in_tree, out_tree, _reference_executable(closed), times, names, fits=fits)
             else:
                 closed = passes.optimize(closed)
                 t2 = time.perf_counter()
                 exe = compile_ir(closed, cache=self.cache)
                 t3 = time.perf_counter()
                 times.update({"passes": t2 - t1, **exe.times, "total": t3 - t0})
-                entry = _native_entry(closed, in_tree, out_tree, names, exe, times, leaves)
+                entry = _native_entry(closed, in_tree, out_tree, names, exe, times, leaves, fits)
             self._signatures.add(key, entry)
             self.misses += 1
             return entry
@@ -269,7 +271,8 @@ class Jitted:
             t0 = time.perf_counter()
             exe = compile_ir(shipped.closed, cache=self.cache, shipped=shipped.entries)
             times = {**exe.times, "total": time.perf_counter() - t0}
-            entry = _native_entry(shipped.closed, pattern[0], shipped.out_tree, shipped.names, exe, times, leaves)
+            entry = _native_entry(shipped.closed, pattern[0], shipped.out_tree, shipped.names, exe, times, leaves,
+                                  shipped.fits)
             self._signatures.add(pattern, entry)
             if exe.source != "shipped":
                 self.misses += 1
@@ -290,9 +293,9 @@ class Jitted:
                          self._signatures.evicted, rows)
 
 
-def _native_entry(closed, in_tree, out_tree, names, exe, times, leaves):
+def _native_entry(closed, in_tree, out_tree, names, exe, times, leaves, fits):
     """The cache entry of compiled code, with its fast path for calls like this one (leaves)."""
-    entry = CacheEntry(closed, in_tree, out_tree, exe.run, times, names, exe)
+    entry = CacheEntry(closed, in_tree, out_tree, exe.run, times, names, exe, fits)
     entry.fast = fast_path(exe, entry, leaves, out_tree)
     return entry
 

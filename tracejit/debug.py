@@ -11,6 +11,7 @@ import builtins
 import numpy as np
 
 from .core.api_util import name_of
+from .core.avals import is_inexact
 from .core.ir import print_eqn_one_line
 from .core.pytree import tree_flatten, tree_unflatten
 from .core.trace import bind, canonicalize_input, eval_ir, watching
@@ -59,7 +60,7 @@ def print(fmt, *args, ordered=False, **kwargs):  # noqa: A001 - the name jax.deb
 
 def _has_nan(x):
     x = np.asarray(x)
-    return x.dtype.kind in "fc" and bool(np.isnan(x).any())
+    return is_inexact(x.dtype) and bool(np.isnan(x).any())
 
 
 def _where(eqn):

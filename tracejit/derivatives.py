@@ -26,6 +26,7 @@ from .core.api_util import (
                              positional_parameters,
                              trace_pytree,
 )
+from .core.avals import dtype_kind, is_inexact
 from .core.pytree import tree_flatten, tree_unflatten
 from .core.trace import Tracer, eval_ir
 from .traceback_util import api_boundary
@@ -34,7 +35,7 @@ from .transforms.ad import jvp_ir, linearize_ir, transpose_ir
 
 def _is_inexact(aval):
     """Whether a value has tangents: float or complex."""
-    return aval.dtype.kind in "fc"
+    return is_inexact(aval.dtype)
 
 
 def _argnums(argnums, num_args, fun):
@@ -127,7 +128,7 @@ def _flat_output(fun, has_aux, box, check=None):
 
 def _check_output(fun, what, aval, holomorphic):
     """JAX's rules for the outputs of grad and jacrev (and of jacfwd with holomorphic=True)."""
-    kind = aval.dtype.kind
+    kind = dtype_kind(aval.dtype)
     if holomorphic and kind != "c":
         raise TypeError(f"{what} with holomorphic=True requires outputs with complex dtype, but {name_of(fun)} "
                         f"returned {aval.str_short()}")

@@ -35,18 +35,38 @@ class HitCount:
 class CacheEntry:
     """One compiled signature: its IR, trees, how to run it on flat leaves, and what it cost."""
 
-    __slots__ = ("closed", "count", "executable", "fast", "in_tree", "names", "nbytes", "out_tree", "run", "seen",
-                 "serial", "stamp", "times")
+    __slots__ = ("closed", "count", "executable", "fast", "fits", "in_tree", "names", "nbytes", "out_tree", "run",
+                 "seen", "serial", "stamp", "times")
 
-    def __init__(self, closed, in_tree, out_tree, run, times, names, executable=None):
-        self.closed, self.in_tree, self.out_tree, self.run, self.count = closed, in_tree, out_tree, run, HitCount()
-        self.times, self.names, self.executable, self.fast = times, names, executable, None
+    def __init__(self, closed, in_tree, out_tree, run, times, names, executable=None, fits=None):
+        self.closed, self.in_tree, self.out_tree, self.count = closed, in_tree, out_tree, HitCount()
+        self.times, self.names, self.executable, self.fast, self.fits = times, names, executable, None, fits or {}
+        self.run = run if not self.fits else _checked(run, self.fits, names)
         self.nbytes = entry_bytes(closed, executable)
         self.seen = self.stamp = self.serial = 0       # for eviction (see the module's docstring)
 
     @property
     def hits(self):
         return self.count.hits
+
+
+def _checked(run, fits, names):
+    """run after check_fits (a closure over the entry's parts, not the entry: see HitCount)."""
+    def checked(leaves):
+        check_fits(fits, names, leaves)
+        return run(leaves)
+    return checked
+
+
+def check_fits(fits, names, leaves):
+    """NumPy 2's OverflowError for a Python int argument that the function combines with an array of a dtype
+    it does not fit ({leaf position: dtypes}, recorded while tracing: core.trace.require_fit)."""
+    for i, dtypes in fits.items():
+        for dtype in dtypes:
+            try:
+                np.asarray(leaves[i], dtype)
+            except OverflowError as e:
+                raise OverflowError(f"argument {names[i]}: {e}") from None
 
 
 ENTRY_OVERHEAD = 8 << 10   # bytes an entry holds whatever its size (see entry_bytes)
@@ -262,26 +282,29 @@ def fast_path(executable, entry, leaves, out_tree):
     fast = executable.fast_call(len(leaves), entry.count, out_tree == LEAF)
     if fast is None:
         return None
-    fast = _scalars_as_arrays(fast, leaves, executable.in_dtypes)
+    fast = _scalars_as_arrays(fast, leaves, executable.in_dtypes, entry)
     if out_tree == LEAF:
         return fast
     return lambda args: outs if (outs := fast(args)) is MISS else tree_unflatten(out_tree, outs)
 
 
-def _scalars_as_arrays(fast, leaves, dtypes):
+def _scalars_as_arrays(fast, leaves, dtypes, entry):
     """The fast path on flat leaves where the signature was compiled for Python or NumPy scalars at some
     positions: a scalar of the same type there becomes a 0-d array of the compiled dtype (another type
-    is another signature: MISS; the generated code checks the arrays)."""
+    is another signature: MISS; the generated code checks the arrays), after the entry's check_fits."""
     scalars = [(i, type(x), d) for i, (x, d) in enumerate(zip(leaves, dtypes)) if type(x) is not np.ndarray]
     if not scalars:
         return fast
-    asarray = np.asarray
+    asarray, fits, names = np.asarray, entry.fits, entry.names
 
     def call(args):
         args = list(args)
         for i, kind, dtype in scalars:
             if i >= len(args) or type(args[i]) is not kind:
                 return MISS
+        if fits:
+            check_fits(fits, names, args)
+        for i, kind, dtype in scalars:
             args[i] = asarray(args[i], dtype)
         return fast(args)
     return call

@@ -56,7 +56,7 @@ except ImportError:                                   # pragma: no cover -- clou
 
 log = logging.getLogger("tracejit")
 
-FORMAT = b"tracejit-jitted-1"
+FORMAT = b"tracejit-jitted-2"
 KEEP_RECEIVED = 16        # unpickled Jitted objects kept alive (the most recently received)
 
 _received = weakref.WeakValueDictionary()    # token -> the Jitted of that token in this process
@@ -66,11 +66,13 @@ _lock = threading.Lock()
 
 class Shipped:
     """A signature that came with a pickle, not yet linked: its optimised IR, output tree, argument names,
-    object code entry ({key: entry}) and its payload as received (shipped on as it is)."""
-    __slots__ = ("closed", "entries", "names", "out_tree", "payload")
+    the dtypes its Python int arguments must fit (CacheEntry.fits), object code entry ({key: entry}) and its
+    payload as received (shipped on as it is)."""
+    __slots__ = ("closed", "entries", "fits", "names", "out_tree", "payload")
 
-    def __init__(self, closed, out_tree, names, entries, payload):
-        self.closed, self.out_tree, self.names, self.entries, self.payload = closed, out_tree, names, entries, payload
+    def __init__(self, closed, out_tree, names, fits, entries, payload):
+        self.closed, self.out_tree, self.names, self.fits = closed, out_tree, names, fits
+        self.entries, self.payload = entries, payload
 
 
 def _primitive(module, name):
@@ -137,7 +139,7 @@ def _payloads(jitted):
         if exe is None or exe.object_code.key is None:
             continue
         try:
-            out.append(_dumps((key, entry.closed, entry.out_tree, entry.names,
+            out.append(_dumps((key, entry.closed, entry.out_tree, entry.names, entry.fits,
                                {exe.object_code.key: exe.object_code.entry()})))
         except Exception as e:  # noqa: BLE001 -- a signature that does not pickle is compiled where it goes
             log.info("tracejit: signature of %s not shipped (it compiles where it goes): %s", jitted.__name__, e)
@@ -205,12 +207,12 @@ def unpack(jitted):
             continue
         for payload in payloads:
             try:
-                key, closed, out_tree, names, entries = pickle.loads(payload)
+                key, closed, out_tree, names, fits, entries = pickle.loads(payload)
             except Exception as e:  # noqa: BLE001 -- e.g. a class the sender had and this process lacks
                 log.info("tracejit: a shipped signature of %s does not unpickle here (it compiles here): %s",
                          jitted.__name__, e)
                 continue
-            jitted._signatures.receive(key, Shipped(closed, out_tree, names, entries, payload))
+            jitted._signatures.receive(key, Shipped(closed, out_tree, names, fits, entries, payload))
 
 
 def _lookup(module, qualname):

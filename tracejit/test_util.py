@@ -4,6 +4,7 @@ as JAX checks them: random complex directions, <x, y> = Re(sum(conj(x) y)), and 
 (JAX's transposes do not conjugate)."""
 import numpy as np
 
+from .core.avals import is_float, is_inexact
 from .core.pytree import tree_flatten, tree_unflatten
 from .derivatives import jvp, vjp
 
@@ -17,14 +18,14 @@ def _leaves(tree):
 
 def _is_float(x):
     """Whether x has tangents: float or complex."""
-    return np.asarray(x).dtype.kind in "fc"
+    return is_inexact(np.asarray(x).dtype)
 
 
 def _random_one(x, rng):
     dtype = np.asarray(x).dtype
     if dtype.kind == "c":
         return (rng.standard_normal(np.shape(x)) + 1j * rng.standard_normal(np.shape(x))).astype(dtype)
-    return rng.standard_normal(np.shape(x)).astype(dtype) if dtype.kind == "f" else np.zeros_like(x)
+    return rng.standard_normal(np.shape(x)).astype(dtype) if is_float(dtype) else np.zeros_like(x)
 
 
 def _random_like(tree, rng):

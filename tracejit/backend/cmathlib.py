@@ -319,13 +319,19 @@ def _pow(f, a, b, c, d, ty):
     return f.sel(w_zero, 1.0, re), f.sel(w_zero, 0.0, im)
 
 
-def _sign(f, a, b):
-    """NumPy's z/|z|: 0 at 0, NaN + NaN j if a part is NaN, the unit along an infinite part (NaN if both are)."""
+_MAX = {"float": float.fromhex("0x1.fffffep+127"), "double": float.fromhex("0x1.fffffffffffffp+1023")}
+
+
+def _sign(f, a, b, ty):
+    """NumPy's z/|z|: 0 at 0, NaN + NaN j if a part is NaN, the unit along an infinite part (NaN if both are).
+    Where |z| overflows ty with finite parts, NumPy's loop takes the imaginary part for the infinite one:
+    copysign(1, b) j (its sign of 3e38 + 3e38j in complex64 is 1j)."""
     h = _abs(f, a, b)
     re, im = f.div(a, h), f.div(b, h)
-    a_inf, b_inf = _is_inf(f, a), _is_inf(f, b)
-    re = f.sel(a_inf, f.call("copysign", 1.0, a), f.sel(b_inf, 0.0, re))
-    im = f.sel(b_inf, f.call("copysign", 1.0, b), f.sel(a_inf, 0.0, im))
+    a_inf, over = _is_inf(f, a), f.cmp("ogt", h, _MAX[ty])
+    re = f.sel(a_inf, f.call("copysign", 1.0, a), f.sel(over, 0.0, re))
+    im = f.sel(over, f.sel(a_inf, 0.0, f.call("copysign", 1.0, b)), im)
+    b_inf = _is_inf(f, b)
     both = f.both(a_inf, b_inf)
     re, im = f.sel(both, _NAN, re), f.sel(both, _NAN, im)
     zero = f.cmp("oeq", h, 0.0)
@@ -346,7 +352,7 @@ def function_ir(name, ty):
     params = [f"%{p}{k}" for k in range(arity) for p in "ri"]
     f = Body("double")
     args = [f.ext(p, ty) for p in params]
-    result = writer(f, *args, ty) if name == "pow" else writer(f, *args)
+    result = writer(f, *args, ty) if name in ("pow", "sign") else writer(f, *args)
     parts = result if complex_result else (result,)
     narrow = [p if ty == "double" else f._emit(f"fptrunc double {p} to {ty}") for p in parts]
     ret = f"{{{ty}, {ty}}}" if complex_result else ty

@@ -14,7 +14,7 @@ Where a heuristic needs a size, a symbolic dimension counts SIZE_HINT elements (
 """
 import math
 
-from ..core.avals import Dim
+from ..core.avals import HALF_FLOATS, Dim
 from ..core.ir import Literal, effectful, sub_irs
 from .rules import Control, Elementwise, IndexMap, Kernel, Reduce
 
@@ -42,8 +42,10 @@ class Group:
         self.domain = domain.shape if self.fusible else None
         axes = eqn.params["axes"] if isinstance(rule, Reduce) else ()
         # A reduction that keeps the last axis (a column sum) loops in memory order and accumulates in its
-        # output, so that the inner loop is contiguous and vectorizes; others keep the reduced axes inner.
-        self.in_place = bool(axes) and rule.combine is not None and len(self.domain) - 1 not in axes
+        # output, so that the inner loop is contiguous and vectorizes; others keep the reduced axes inner (and
+        # so do 16-bit floats, which accumulate in float32 and round once).
+        self.in_place = (bool(axes) and rule.combine is not None and len(self.domain) - 1 not in axes
+                         and eqn.outvars[0].aval.dtype not in HALF_FLOATS)
         self.loop_order = (list(range(len(self.domain))) if self.in_place else
                            [a for a in range(len(self.domain)) if a not in axes] + list(axes)
                            if self.fusible else [])

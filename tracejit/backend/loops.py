@@ -47,7 +47,7 @@ class KernelBuilder:
             ty = llvm_type(dtype)
             return tuple(self.f.emit(f"load {ty}, ptr {p}, align {dtype.itemsize // 2}") for p in self._parts(buf, idx))
         v = self.f.emit(f"load {memory_type(dtype)}, ptr {self.address(buf, idx)}, align {dtype.itemsize}")
-        return self.f.emit(f"icmp ne i8 {v}, 0") if dtype == np.bool_ else v
+        return self.b.from_memory(v, dtype)
 
     def store(self, buf, idx, value):
         dtype = buf.aval.dtype
@@ -56,8 +56,7 @@ class KernelBuilder:
             for p, v in zip(self._parts(buf, idx), value):
                 self.f.line(f"store {ty} {v}, ptr {p}, align {dtype.itemsize // 2}")
             return
-        if dtype == np.bool_:
-            value = self.f.emit(f"zext i1 {value} to i8")
+        value = self.b.to_memory(value, dtype)
         self.f.line(f"store {memory_type(dtype)} {value}, ptr {self.address(buf, idx)}, align {dtype.itemsize}")
 
     def variable(self, dtype):

@@ -424,8 +424,8 @@ def _acos(f, x, prec):
 
 def kernel(name):
     """The writer of a function's body, kernel(f, *args, prec) -> SSA value, for the libraries built on these
-    (cmathlib, the complex functions)."""
-    return _KERNELS[name]
+    (cmathlib, the complex functions; specmath); also "log_dd", log_dd(f, x) -> (hi, lo)."""
+    return _log_dd if name == "log_dd" else _KERNELS[name]
 
 
 _KERNELS = {

@@ -30,7 +30,8 @@ A rule is one of four small kinds; the backend reads the kind, never the primiti
   and `c.row(buf, i)` (the i-th slice along axis 0). An equation whose sub-IRs hold an equation without a
   lowering rule runs its NumPy impl instead.
 
-Scalar values are LLVM SSA names or constants; bool values are i1 in registers (i8 in memory); a complex
+Scalar values are LLVM SSA names or constants; bool values are i1 in registers (i8 in memory); float16 and
+bfloat16 values are float32 in registers (their bits, i16, in memory: Emitter.from_memory/to_memory); a complex
 value is a pair (re, im) of its parts' values, which the emitter's helpers accept wherever the dtype is complex
 (see "complex arithmetic" below).
 """
@@ -39,6 +40,9 @@ import functools
 import struct
 
 import numpy as np
+
+from ..core import avals
+from . import half_floats
 
 
 class Elementwise:
@@ -71,20 +75,24 @@ class Control(Kernel):
 
 LLVM_TYPES = {np.dtype("float32"): "float", np.dtype("float64"): "double", np.dtype("int32"): "i32",
               np.dtype("int64"): "i64", np.dtype("bool"): "i1"}
-LLVM_TYPES.update({np.dtype("complex64"): "float", np.dtype("complex128"): "double"})   # the type of a part
+LLVM_TYPES.update({avals.int8: "i8", avals.int16: "i16", avals.uint8: "i8", avals.uint16: "i16",
+                   avals.uint32: "i32", avals.uint64: "i64",
+                   avals.float16: "float", avals.bfloat16: "float",      # the 16-bit floats: computed in f32
+                   avals.complex64: "float", avals.complex128: "double"})   # complex: the type of a part
 
 
 def llvm_type(dtype):
-    """The type of a value of dtype in registers (of each part of a complex one)."""
+    """The type of a dtype's values in registers (of each part of a complex one)."""
     return LLVM_TYPES[np.dtype(dtype)]
 
 
 def memory_type(dtype):
-    """How a dtype is stored: bool is a byte, a complex number its two parts (NumPy's interleaved layout)."""
+    """How a dtype is stored: bool is a byte, the 16-bit floats their bits, a complex number its two parts
+    (NumPy's interleaved layout)."""
     dtype = np.dtype(dtype)
     if dtype.kind == "c":
         return f"[2 x {llvm_type(dtype)}]"
-    return "i8" if dtype == np.bool_ else llvm_type(dtype)
+    return "i8" if dtype == np.bool_ else "i16" if dtype in avals.HALF_FLOATS else llvm_type(dtype)
 
 
 def part_dtype(dtype):
@@ -93,13 +101,14 @@ def part_dtype(dtype):
 
 
 def const_text(value, dtype):
-    """An exactly representable LLVM constant of `dtype` (f32 written as the hex of its double); for a complex
-    dtype the pair of its parts' constants."""
+    """An exactly representable LLVM constant of `dtype` (f32 written as the hex of its double; the 16-bit
+    floats as the float32 of their value); for a complex dtype the pair of its parts' constants."""
     dtype = np.dtype(dtype)
-    value = np.asarray(value).astype(dtype)[()]
+    with np.errstate(all="ignore"):
+        value = np.asarray(value).astype(dtype)[()]
     if dtype.kind == "c":
         return const_text(value.real, part_dtype(dtype)), const_text(value.imag, part_dtype(dtype))
-    if dtype.kind == "f":
+    if avals.is_float(dtype):
         return f"0x{struct.unpack('<Q', struct.pack('<d', float(value)))[0]:016X}"
     if dtype == np.bool_:
         return "true" if value else "false"
@@ -116,8 +125,9 @@ _CMP = {"f": {"eq": "fcmp oeq", "ne": "fcmp une", "lt": "fcmp olt", "le": "fcmp 
               "ge": "fcmp oge"},
         "i": {"eq": "icmp eq", "ne": "icmp ne", "lt": "icmp slt", "le": "icmp sle", "gt": "icmp sgt",
               "ge": "icmp sge"},
-        "b": {"eq": "icmp eq", "ne": "icmp ne", "lt": "icmp ult", "le": "icmp ule", "gt": "icmp ugt",
+        "u": {"eq": "icmp eq", "ne": "icmp ne", "lt": "icmp ult", "le": "icmp ule", "gt": "icmp ugt",
               "ge": "icmp uge"}}
+_CMP["b"] = _CMP["u"]
 
 
 # ------------------------------------------------------------------------------------- complex arithmetic
@@ -207,14 +217,16 @@ class Emitter:
         return np.dtype(dtype) if dtype is not None else self.in_avals[0].dtype
 
     def kind(self, dtype=None):
-        d = self.dtype(dtype)
-        return "b" if d == np.bool_ else (d.kind if d.kind in "fc" else "i")
+        """'b' (bool), 'i' (signed), 'u' (unsigned), 'f' (float, the 16-bit ones included) or 'c' (complex)."""
+        return avals.dtype_kind(self.dtype(dtype))
 
     def ty(self, dtype=None):
         return llvm_type(self.dtype(dtype))
 
     def const(self, value, dtype=None):
-        return const_text(value, self.dtype(dtype))
+        """value as a register constant: of a 16-bit float dtype, a float32 (the precision it is computed in)."""
+        dtype = self.dtype(dtype)
+        return const_text(value, avals.float32 if dtype in avals.HALF_FLOATS else dtype)
 
     # ------------------------------------------------------------------------------------ arithmetic
     def binop(self, fop, iop, x, y, dtype=None):
@@ -277,33 +289,56 @@ class Emitter:
         kind = self.kind(dtype)
         if kind == "f":
             return self.intrinsic("maximum", x, y, dtype=dtype)
-        return self.intrinsic("umax" if kind == "b" else "smax", x, y, dtype=dtype)
+        return self.intrinsic("smax" if kind == "i" else "umax", x, y, dtype=dtype)
 
     def minimum(self, x, y, dtype=None):
         kind = self.kind(dtype)
         if kind == "f":
             return self.intrinsic("minimum", x, y, dtype=dtype)
-        return self.intrinsic("umin" if kind == "b" else "smin", x, y, dtype=dtype)
+        return self.intrinsic("smin" if kind == "i" else "umin", x, y, dtype=dtype)
 
     def convert(self, x, src, dst):
-        """astype, except that float -> int saturates (NaN -> 0) as the reference impl does."""
+        """astype, except that float -> int saturates (NaN -> 0) as the reference impl does. The 16-bit floats
+        are float32 in registers: converted to or from, the value is rounded to their precision."""
         src, dst = np.dtype(src), np.dtype(dst)
         ks, kd, ts, td = self.kind(src), self.kind(dst), self.ty(src), self.ty(dst)
         if src == dst:
             return x
         if "c" in (ks, kd):
             return _complex_convert(self, x, src, dst, part_dtype)
+        if src in avals.HALF_FLOATS:    # a value computed in float32 is rounded to its dtype first
+            x = half_floats.round_to(self, x, src)
         if kd == "b":
             return self(f"{'fcmp une' if ks == 'f' else 'icmp ne'} {ts} {x}, {self.const(0, src)}")
-        if ks == "b":
-            return self(f"{'uitofp' if kd == 'f' else 'zext'} i1 {x} to {td}")
-        if ks == "f" and kd == "f":
-            return self(f"{'fpext' if src.itemsize < dst.itemsize else 'fptrunc'} {ts} {x} to {td}")
-        if kd == "f":
-            return self(f"sitofp {ts} {x} to {td}")
-        if ks == "i":
-            return self(f"{'sext' if src.itemsize < dst.itemsize else 'trunc'} {ts} {x} to {td}")
-        return self(f"call {td} @llvm.fptosi.sat.{td}.{'f32' if ts == 'float' else 'f64'}({ts} {x})")
+        if kd != "f":
+            if ks == "f":
+                sat = f"llvm.fpto{'s' if kd == 'i' else 'u'}i.sat.{td}.{'f32' if ts == 'float' else 'f64'}"
+                return self(f"call {td} @{sat}({ts} {x})")
+            if ts == td:
+                return x                          # same width, other signedness: the same bits
+            wider = src.itemsize < dst.itemsize or ks == "b"
+            return self(f"{'trunc' if not wider else 'sext' if ks == 'i' else 'zext'} {ts} {x} to {td}")
+        if ks != "f":
+            x = self(f"{'sitofp' if ks == 'i' else 'uitofp'} {ts} {x} to {td}")
+        elif src == avals.float64 and dst == avals.float16:
+            x = half_floats.round_to_odd_float(self, x)    # then one correct rounding to float16
+        elif ts != td:
+            x = self(f"{'fpext' if ts == 'float' else 'fptrunc'} {ts} {x} to {td}")
+        return half_floats.round_to(self, x, dst) if dst in avals.HALF_FLOATS and ks != "b" else x
+
+    def from_memory(self, v, dtype):
+        """A value as loaded (memory_type) in its register type."""
+        dtype = np.dtype(dtype)
+        if dtype == np.bool_:
+            return self(f"icmp ne i8 {v}, 0")
+        return half_floats.from_bits(self, v, dtype) if dtype in avals.HALF_FLOATS else v
+
+    def to_memory(self, v, dtype):
+        """A register value as stored (memory_type); the 16-bit floats round here."""
+        dtype = np.dtype(dtype)
+        if dtype == np.bool_:
+            return self(f"zext i1 {v} to i8")
+        return half_floats.to_bits(self, v, dtype) if dtype in avals.HALF_FLOATS else v
 
     # ------------------------------------------------------------------------- index arithmetic (i64)
     def size(self, d):

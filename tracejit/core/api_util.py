@@ -103,8 +103,8 @@ def owned(values):
     return [x if isinstance(x, Tracer) else np.array(x) for x in values]
 
 
-def trace_pytree(fun, leaves, names, in_tree, avals=None, fun_name=None):
-    """Trace fun(*args, **kwargs) with abstract leaves; returns (ClosedIR, output tree)."""
+def trace_pytree(fun, leaves, names, in_tree, avals=None, fun_name=None, fits=None):
+    """Trace fun(*args, **kwargs) with abstract leaves; returns (ClosedIR, output tree). fits: see trace_flat."""
     out_tree_box = []
 
     def flat(*tracers):
@@ -118,7 +118,7 @@ def trace_pytree(fun, leaves, names, in_tree, avals=None, fun_name=None):
         return out_leaves
 
     avals = avals if avals is not None else [leaf_aval(x) for x in leaves]
-    closed = trace_flat(flat, avals, names, fun_name or name_of(fun))
+    closed = trace_flat(flat, avals, names, fun_name or name_of(fun), fits)
     return closed, out_tree_box[0]
 
 

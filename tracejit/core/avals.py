@@ -1,7 +1,10 @@
-"""Abstract values (shape, dtype, weak type), dtype promotion and the shape helpers every rule uses."""
+"""Abstract values (shape, dtype, weak type), the dtypes and their promotion, and the shape helpers every rule
+uses."""
+import functools
 import math
 import operator
 
+import ml_dtypes
 import numpy as np
 
 from .errors import AxisError, ShapeError
@@ -9,11 +12,16 @@ from .errors import AxisError, ShapeError
 float32, float64 = np.dtype("float32"), np.dtype("float64")
 int32, int64 = np.dtype("int32"), np.dtype("int64")
 bool_ = np.dtype("bool")
+int8, int16 = np.dtype("int8"), np.dtype("int16")
+uint8, uint16, uint32, uint64 = np.dtype("uint8"), np.dtype("uint16"), np.dtype("uint32"), np.dtype("uint64")
+float16, bfloat16 = np.dtype("float16"), np.dtype(ml_dtypes.bfloat16)
 complex64, complex128 = np.dtype("complex64"), np.dtype("complex128")
 
 SHORT_NAMES = {float32: "f32", float64: "f64", int32: "i32", int64: "i64", bool_: "bool"}
-SHORT_NAMES.update({complex64: "c64", complex128: "c128"})
+SHORT_NAMES.update({int8: "i8", int16: "i16", uint8: "u8", uint16: "u16", uint32: "u32", uint64: "u64",
+                    float16: "f16", bfloat16: "bf16", complex64: "c64", complex128: "c128"})
 DEFAULT_FLOAT, DEFAULT_INT, DEFAULT_COMPLEX = float64, int64, complex128
+HALF_FLOATS = (float16, bfloat16)    # stored as such, computed in float32
 
 
 def canonical_dtype(dtype):
@@ -28,6 +36,31 @@ def canonical_dtype(dtype):
         supported = ", ".join(str(k) for k in SHORT_NAMES)
         raise TypeError(f"dtype {dtype!r} is not supported by tracejit (supported: {supported})")
     return d
+
+
+def dtype_kind(dtype):
+    """NumPy's kind letter ('b', 'i', 'u', 'f' ...), with bfloat16 a float (ml_dtypes makes it 'V')."""
+    return "f" if dtype == bfloat16 else dtype.kind
+
+
+def is_float(dtype):
+    return dtype_kind(dtype) == "f"
+
+
+def is_inexact(dtype):
+    """Float or complex: the dtypes whose values have tangents (JAX's inexact dtypes)."""
+    return dtype_kind(dtype) in "fc"
+
+
+def fits(value, dtype):
+    """Whether the Python int value is within the range of the integer dtype."""
+    info = np.iinfo(dtype)
+    return info.min <= value <= info.max
+
+
+def finfo(dtype):
+    """np.finfo, which does not know bfloat16 (ml_dtypes.finfo does)."""
+    return ml_dtypes.finfo(dtype) if dtype == bfloat16 else np.finfo(dtype)
 
 
 class SymbolicDimError(ShapeError):
@@ -183,17 +216,39 @@ def real_dtype(dtype):
     return np.dtype(f"f{dtype.itemsize // 2}") if dtype.kind == "c" else dtype
 
 
+@functools.cache
+def promote_types(a, b):
+    """NumPy 2's promotion of two array dtypes. NumPy cannot promote bfloat16 with most dtypes; here it sits
+    where NumPy puts float16 (an int of 8 bits fits it, int16 needs float32, int32 float64), and the two
+    16-bit floats meet in float32."""
+    if a == b:
+        return a
+    if bfloat16 in (a, b):
+        other = b if a == bfloat16 else a
+        if other == float16:
+            return float32
+        return bfloat16 if np.promote_types(other, float16) == float16 else np.promote_types(other, float16)
+    return np.promote_types(a, b)
+
+
+def smallest_float(dtype):
+    """The inexact dtype NumPy's math functions (exp, sqrt ...) compute a dtype in: itself if a float, else
+    the smallest float that holds every value (bool, int8, uint8: float16; int16: float32; int32: float64);
+    a complex dtype is its own."""
+    return dtype if is_inexact(dtype) else promote_types(dtype, float16)
+
+
 def result_dtype(*avals):
     """NumPy 2 promotion where Python scalars are weak: they take the dtype of the arrays they meet,
     unless they are of a higher kind (an int array times 2.5 is float64, as in NumPy)."""
     strong = [a.dtype for a in avals if not a.weak_type]
-    weak_kind = max((_KIND_ORDER[a.dtype.kind] for a in avals if a.weak_type), default=-1)
+    weak_kind = max((_KIND_ORDER[dtype_kind(a.dtype)] for a in avals if a.weak_type), default=-1)
     if not strong:
-        weak = [a.dtype for a in avals if _KIND_ORDER[a.dtype.kind] == weak_kind]
-        return np.result_type(*weak), True
-    dtype = strong[0] if all(d is strong[0] for d in strong) else np.result_type(*strong)
-    if weak_kind > _KIND_ORDER[dtype.kind]:   # a Python complex keeps a float array's precision (NumPy 2)
-        dtype = complex_dtype(dtype) if weak_kind == 3 and dtype.kind == "f" else _WEAK_DEFAULT[weak_kind]
+        weak = [a.dtype for a in avals if _KIND_ORDER[dtype_kind(a.dtype)] == weak_kind]
+        return functools.reduce(promote_types, weak), True
+    dtype = functools.reduce(promote_types, strong)
+    if weak_kind > _KIND_ORDER[dtype_kind(dtype)]:   # a Python complex keeps a float array's precision (NumPy 2)
+        dtype = complex_dtype(dtype) if weak_kind == 3 and is_float(dtype) else _WEAK_DEFAULT[weak_kind]
     return dtype, False
 
 
@@ -341,6 +396,12 @@ PYTHON_SCALARS = (bool, int, float, complex)
 def is_python_scalar(x):
     """bool, int, float or complex but not a numpy scalar (np.float64 subclasses float, yet is strongly typed)."""
     return isinstance(x, PYTHON_SCALARS) and not isinstance(x, np.generic)
+
+
+def array_of(x, dtype):
+    """np.asarray(x, dtype): NumPy's OverflowError for a Python int that an integer dtype cannot hold (and
+    ml_dtypes converts an int beyond int64 to bfloat16 only through float)."""
+    return np.asarray(float(x) if dtype == bfloat16 and isinstance(x, int) else x, dtype)
 
 
 def aval_of(x):

@@ -1,7 +1,7 @@
 """The typed SSA IR: variables, literals, equations, IRs and closed IRs, with the checker and the printer."""
 import numpy as np
 
-from .avals import ShapedArray
+from .avals import HALF_FLOATS, ShapedArray
 from .dag import Edge, Graph, Node
 
 
@@ -187,8 +187,9 @@ def var_name(i):
 
 
 def format_literal(lit):
-    value = lit.value
-    text = str(bool(value)) if lit.aval.dtype == np.bool_ else str(value)
+    """`2.0:f32[]`; a 16-bit float shows its exact value, as jaxprs do (`0.0999755859375:f16[]`)."""
+    value, dtype = lit.value, lit.aval.dtype
+    text = str(bool(value)) if dtype == np.bool_ else repr(float(value)) if dtype in HALF_FLOATS else str(value)
     return f"{text}:{lit.aval.str_short()}"
 
 

@@ -153,9 +153,13 @@ class Builder:
         self.name, self.level = name, len(_stack.builders)
         self.invars, self.eqns, self.alive = [], [], True
         self.consts = {}  # id(value) -> (Var, value): arrays and captured outer tracers
+        self.input_index = {}   # id(Var) of an input -> its position
+        self.fits = {}          # input position -> dtypes its value must fit (require_fit)
 
     def new_input(self, aval, source):
-        return Tracer(self, Var(aval), frozenset([source]) if source is not None else frozenset())
+        var = Var(aval)
+        self.input_index[id(var)] = len(self.input_index)
+        return Tracer(self, var, frozenset([source]) if source is not None else frozenset())
 
     def atom(self, x):
         """The IR operand for x: our tracer's var, an inline literal, or a constant binder."""
@@ -329,14 +333,26 @@ def bind(prim, *args, **params):
     return outs if prim.multiple_results else outs[0]
 
 
-def trace_flat(fun, in_avals, names=None, fun_name=None):
-    """Trace fun(*flat_args) -> list of flat outputs into a ClosedIR."""
+def require_fit(tracer, dtype):
+    """A weakly typed int is converted to dtype where NumPy 2 raises OverflowError for a Python int that
+    does not fit it. The value of an input of the trace (a Python int argument of a jitted function) is
+    known only when it is called: trace_flat hands the requirement to the caller, who checks it."""
+    index = tracer.builder.input_index.get(id(tracer.irvar))
+    if index is not None:
+        tracer.builder.fits.setdefault(index, set()).add(dtype)
+
+
+def trace_flat(fun, in_avals, names=None, fun_name=None, fits=None):
+    """Trace fun(*flat_args) -> list of flat outputs into a ClosedIR. fits (a dict), when given, receives
+    {input position: dtypes its value must fit} (require_fit)."""
     names = names or [None] * len(in_avals)
     builder = Builder(fun_name or getattr(fun, "__name__", "function"))
     _stack.builders.append(builder)
     try:
         inputs = [builder.new_input(a, n) for a, n in zip(in_avals, names)]
         outputs = fun(*inputs)
+        if fits is not None:
+            fits.update(builder.fits)
         return builder.build(outputs, inputs)
     finally:
         builder.alive = False
@@ -385,11 +401,14 @@ def canonicalize_input(x, path):
     if isinstance(x, (Tracer, ShapedArray)):
         return x
     if is_python_scalar(x):
+        if isinstance(x, int) and not -2**63 <= x < 2**63:
+            raise OverflowError(f"argument {path}: Python int {x} does not fit int64, the dtype of a Python int "
+                                "argument (pass a NumPy array or scalar of the dtype it should have)")
         return x
     if isinstance(x, (np.ndarray, np.generic)):
         if x.dtype not in SHORT_NAMES:
-            raise TypeError(f"argument {path} has dtype {x.dtype}; tracejit supports "
-                            f"{', '.join(map(str, SHORT_NAMES))}")
+            raise TypeError(f"argument {path} has dtype {x.dtype}, which tracejit does not support (supported: "
+                            f"{', '.join(map(str, SHORT_NAMES))})")
         return x
     raise TypeError(f"argument {path} of type {type(x).__name__} is not an array or a scalar "
                     "(expected a numpy array, a numpy scalar or a Python bool/int/float/complex)")

@@ -7,17 +7,19 @@ import warnings
 
 import numpy as np
 
-from ..core.avals import canonical_dtype, check_shape, index_arg, is_python_scalar, normalize_axes, shape_arg
+from ..core.avals import array_of, canonical_dtype, check_shape, index_arg, is_python_scalar, normalize_axes, shape_arg
 from ..core.trace import bind
 from ..nn import stop_gradient
 from ..numpy import fft as _fft
 from ..numpy._base import asarray, aval
+from ..primitives import bitcast as bc
 from ..primitives import complex_parts as cp
 from ..primitives import elementwise as ew
 from ..primitives import indexing as ix
 from ..primitives import linalg as dot_prims
 from ..primitives import reductions as rd
 from ..primitives import shapes as sh
+from ..primitives import special as sp
 from ..primitives.fft import FftType
 from . import linalg
 from .control_flow import cond, fori_loop, scan, switch, while_loop
@@ -49,7 +51,7 @@ from .windowed import (
 def _typed(*args):
     """Python scalars become values of the dtype of the first array among args (weak typing)."""
     like = next((aval(a).dtype for a in args if not is_python_scalar(a)), None)
-    return [np.asarray(a, like)[()] if like is not None and is_python_scalar(a) else asarray(a)
+    return [array_of(a, like)[()] if like is not None and is_python_scalar(a) else asarray(a)
             for a in args]
 
 
@@ -77,9 +79,16 @@ add, sub, mul, div, rem, pow, max, min = map(_op, (ew.add_p, ew.sub_p, ew.mul_p,
                                                   ew.max_p, ew.min_p))
 eq, ne, lt, le, gt, ge = map(_op, (ew.eq_p, ew.ne_p, ew.lt_p, ew.le_p, ew.gt_p, ew.ge_p))
 bitwise_and, bitwise_or, bitwise_xor, bitwise_not = map(_op, (ew.and_p, ew.or_p, ew.xor_p, ew.not_p))
+shift_left, shift_right_logical, shift_right_arithmetic, population_count, clz = map(_op, (
+    ew.shift_left_p, ew.shift_right_logical_p, ew.shift_right_arithmetic_p, ew.population_count_p, ew.clz_p))
 neg, exp, log, log1p, expm1, sin, cos, tan, tanh, logistic, sqrt, rsqrt, abs, sign, floor, ceil, is_finite = map(
     _op, (ew.neg_p, ew.exp_p, ew.log_p, ew.log1p_p, ew.expm1_p, ew.sin_p, ew.cos_p, ew.tan_p, ew.tanh_p,
           ew.logistic_p, ew.sqrt_p, ew.rsqrt_p, ew.abs_p, ew.sign_p, ew.floor_p, ew.ceil_p, ew.is_finite_p))
+erf, erfc, erf_inv, lgamma, digamma, bessel_i0e, bessel_i1e = map(_op, (sp.erf_p, sp.erfc_p, sp.erf_inv_p, sp.lgamma_p,
+                                                                   sp.digamma_p, sp.bessel_i0e_p, sp.bessel_i1e_p))
+igamma, igammac, igamma_grad_a, zeta, polygamma, betainc = map(_op, (sp.igamma_p, sp.igammac_p, sp.igamma_grad_a_p,
+                                                                     sp.zeta_p, sp.polygamma_p,
+                                                                     sp.regularized_incomplete_beta_p))
 
 
 def round(x, rounding_method=0):
@@ -124,6 +133,12 @@ def convert_element_type(operand, new_dtype):
 
 
 real, imag, conj, complex = map(_op, (cp.real_p, cp.imag_p, cp.conj_p, cp.complex_p))
+
+
+def bitcast_convert_type(operand, new_dtype):
+    """operand's bits read as new_dtype: a trailing axis appears for a narrower dtype (the bytes of each element,
+    lowest first) and disappears for a wider one, as in JAX."""
+    return bind(bc.bitcast_convert_type_p, asarray(operand), new_dtype=canonical_dtype(new_dtype))
 
 
 def broadcast_in_dim(operand, shape, broadcast_dimensions):
@@ -231,7 +246,7 @@ def dot_general(lhs, rhs, dimension_numbers):
     (lhs batch axes, rhs batch axes)); the result has the batch axes, then lhs's free axes, then rhs's."""
     (lc, rc), (lb, rb) = dimension_numbers
     lc, rc, lb, rb = (_ints(d, "dot_general: dimension_numbers") for d in (lc, rc, lb, rb))
-    return bind(dot_prims.dot_general_p, asarray(lhs), asarray(rhs), dimension_numbers=((lc, rc), (lb, rb)))
+    return dot_prims.dot_general(asarray(lhs), asarray(rhs), ((lc, rc), (lb, rb)))
 
 
 def dynamic_slice(operand, start_indices, slice_sizes):
@@ -255,12 +270,14 @@ def fft(x, fft_type, fft_lengths):
     return _fft.transform(x, fft_type, fft_lengths)
 
 
-__all__ = ["FftType", "abs", "add", "argmax", "argmin", "bitwise_and", "bitwise_not", "bitwise_or", "bitwise_xor",
-           "broadcast_in_dim", "broadcasted_iota", "ceil", "clamp", "concatenate", "cond", "convert_element_type",
-           "cos", "cumsum", "div", "dot_general", "dynamic_slice", "dynamic_update_slice", "eq", "exp", "expand_dims",
-           "expm1", "fft", "floor", "fori_loop", "ge", "gt", "integer_pow", "iota", "is_finite", "le", "log", "log1p",
-           "logistic", "lt", "max", "min", "mul", "ne", "neg", "pad", "pow", "reduce_max", "reduce_min",
+__all__ = ["FftType", "abs", "add", "argmax", "argmin", "bitcast_convert_type", "bitwise_and", "bitwise_not", "bitwise_or",
+           "bitwise_xor", "broadcast_in_dim", "broadcasted_iota", "ceil", "clamp", "clz", "concatenate", "cond",
+           "convert_element_type", "cos", "cumsum", "div", "dot_general", "dynamic_slice", "dynamic_update_slice", "eq",
+           "exp", "expand_dims", "expm1", "fft", "floor", "fori_loop", "ge", "gt", "integer_pow", "iota", "is_finite",
+           "le", "log", "log1p", "logistic", "lt", "max", "min", "mul", "ne", "neg", "pad", "population_count", "pow",
+           "reduce_max", "reduce_min",
            "reduce_prod", "reduce_sum", "rem", "reshape", "rev", "round", "rsqrt", "scan", "select", "select_n",
+           "shift_left", "shift_right_arithmetic", "shift_right_logical",
            "sign", "sin", "slice", "sqrt", "squeeze", "stop_gradient", "sub", "switch", "tan", "tanh", "transpose",
            "while_loop"]
 __all__ += ["ConvDimensionNumbers", "associative_scan", "avg_pool", "conv", "conv_dimension_numbers",
@@ -268,3 +285,5 @@ __all__ += ["ConvDimensionNumbers", "associative_scan", "avg_pool", "conv", "con
             "conv_transpose", "conv_transpose_shape_tuple", "conv_with_general_padding", "cumlogsumexp", "cummax",
             "cummin", "cumprod", "max_pool", "padtype_to_pads", "reduce_window", "reduce_window_max",
             "reduce_window_min", "reduce_window_shape_tuple", "reduce_window_sum", "sort", "sort_key_val", "top_k"]
+__all__ += ["bessel_i0e", "bessel_i1e", "betainc", "digamma", "erf", "erf_inv", "erfc", "igamma", "igamma_grad_a",
+            "igammac", "lgamma", "polygamma", "zeta"]

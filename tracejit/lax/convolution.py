@@ -5,8 +5,9 @@ import numpy as np
 from ..core.avals import canonical_dtype
 from ..core.trace import bind
 from ..numpy._base import asarray, aval
+from ..primitives import convolution as conv_prims
 from ..primitives import shapes as sh
-from ..primitives.convolution import ConvDimensionNumbers, conv_general_dilated_p
+from ..primitives.convolution import ConvDimensionNumbers
 from ..primitives.convolution import conv_shape_tuple as _conv_shape_tuple
 from ..primitives.window_geometry import dilate_dim
 
@@ -119,12 +120,12 @@ def conv_general_dilated(lhs, rhs, window_strides, padding, lhs_dilation=None, r
     if isinstance(padding, str):
         window = [dilate_dim(rhs_shape[a], d) for a, d in zip(dnums.rhs_spec[2:], rhs_dilation)]
         padding = padtype_to_pads([lhs_shape[a] for a in dnums.lhs_spec[2:]], window, window_strides, padding)
-    return bind(conv_general_dilated_p, lhs, rhs, window_strides=tuple(int(s) for s in window_strides),
-                padding=_pairs(padding), lhs_dilation=tuple(int(d) for d in lhs_dilation), rhs_dilation=rhs_dilation,
-                dimension_numbers=dnums, feature_group_count=int(feature_group_count),
-                batch_group_count=int(batch_group_count), precision=_precision(precision),
-                preferred_element_type=None if preferred_element_type is None
-                else canonical_dtype(preferred_element_type))
+    return conv_prims.conv_general_dilated(
+        lhs, rhs, window_strides=tuple(int(s) for s in window_strides), padding=_pairs(padding),
+        lhs_dilation=tuple(int(d) for d in lhs_dilation), rhs_dilation=rhs_dilation, dimension_numbers=dnums,
+        feature_group_count=int(feature_group_count), batch_group_count=int(batch_group_count),
+        precision=_precision(precision),
+        preferred_element_type=None if preferred_element_type is None else canonical_dtype(preferred_element_type))
 
 
 def conv(lhs, rhs, window_strides, padding, precision=None, preferred_element_type=None):

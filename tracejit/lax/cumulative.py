@@ -1,7 +1,7 @@
 """jax.lax's cumulative reductions, associative_scan, sort with several operands, and top_k."""
 import numpy as np
 
-from ..core.avals import normalize_axis
+from ..core.avals import is_float, normalize_axis
 from ..core.pytree import tree_flatten, tree_unflatten
 from ..core.trace import bind
 from ..numpy._base import asarray, aval
@@ -73,7 +73,7 @@ def sort(operand, dimension=-1, is_stable=True, num_keys=1):
     if len({aval(x).shape for x in operands}) != 1:
         raise ValueError(f"sort: operands must have one shape, got {[aval(x).shape for x in operands]}")
     dimension = normalize_axis(dimension, aval(operands[0]).ndim)
-    if single and aval(operands[0]).dtype.kind != "f":     # equal values are indistinguishable
+    if single and not is_float(aval(operands[0]).dtype):     # equal values are indistinguishable
         return bind(ix.sort_p, operands[0], axis=dimension)
     order = _lexsort(operands[:num_keys], dimension)
     out = tuple(_take_along(x, order, dimension) for x in operands)

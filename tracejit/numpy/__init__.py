@@ -21,6 +21,37 @@ from .complex_numbers import (
 )
 from .convolve import convolve, correlate
 from .covariance import corrcoef, cov
+from .dtypes import (
+    bfloat16,
+    bool_,
+    can_cast,
+    complex64,
+    complex128,
+    complexfloating,
+    finfo,
+    float16,
+    float32,
+    float64,
+    floating,
+    generic,
+    iinfo,
+    inexact,
+    int8,
+    int16,
+    int32,
+    int64,
+    integer,
+    issubdtype,
+    number,
+    promote_types,
+    result_type,
+    signedinteger,
+    uint8,
+    uint16,
+    uint32,
+    uint64,
+    unsignedinteger,
+)
 from .elementwise_extra import fabs, sinc
 from .histograms import bincount, digitize, histogram, histogram_bin_edges
 from .index_tricks import (
@@ -74,7 +105,6 @@ from .shape_ops import (
     identity,
     linspace,
     max,
-    mean,
     meshgrid,
     min,
     moveaxis,
@@ -87,19 +117,30 @@ from .shape_ops import (
     roll,
     split,
     squeeze,
-    std,
     sum,
     swapaxes,
     tile,
     transpose,
     tril,
     triu,
-    var,
     vstack,
     zeros,
     zeros_like,
 )
-from .statistics import allclose, average, count_nonzero, median, nanmax, nanmean, nanmin, nansum, ptp
+from .statistics import (
+    allclose,
+    average,
+    count_nonzero,
+    mean,
+    median,
+    nanmax,
+    nanmean,
+    nanmin,
+    nansum,
+    ptp,
+    std,
+    var,
+)
 from .ufuncs import (
     abs,
     absolute,
@@ -120,6 +161,7 @@ from .ufuncs import (
     atan2,
     atanh,
     bitwise_and,
+    bitwise_count,
     bitwise_not,
     bitwise_or,
     bitwise_xor,
@@ -151,6 +193,7 @@ from .ufuncs import (
     isnan,
     isneginf,
     isposinf,
+    left_shift,
     less,
     less_equal,
     log,
@@ -175,6 +218,7 @@ from .ufuncs import (
     radians,
     reciprocal,
     remainder,
+    right_shift,
     rint,
     round,
     sign,
@@ -190,9 +234,8 @@ from .ufuncs import (
 )
 from .ufuncs import where_ as _where
 
-float32, float64, int32, int64, bool_ = _np.float32, _np.float64, _np.int32, _np.int64, _np.bool_
-complex64, complex128 = _np.complex64, _np.complex128
 dtype, ndarray = _np.dtype, _np.ndarray
+bitwise_left_shift, bitwise_right_shift, bitwise_invert = left_shift, right_shift, invert    # NumPy 2's names
 pi, e, inf, nan, newaxis = _np.pi, _np.e, _np.inf, _np.nan, None
 
 
@@ -241,6 +284,8 @@ _METHODS = {
     "__rmod__": _swap(remainder), "__pow__": power, "__rpow__": _swap(power), "__matmul__": matmul,
     "__rmatmul__": _swap(matmul), "__and__": bitwise_and, "__rand__": _swap(bitwise_and), "__or__": bitwise_or,
     "__ror__": _swap(bitwise_or), "__xor__": bitwise_xor, "__rxor__": _swap(bitwise_xor),
+    "__lshift__": left_shift, "__rlshift__": _swap(left_shift), "__rshift__": right_shift,
+    "__rrshift__": _swap(right_shift),
     "__neg__": negative, "__pos__": positive, "__abs__": absolute, "__invert__": invert,
     "__eq__": equal, "__ne__": not_equal, "__lt__": less, "__le__": less_equal, "__gt__": greater,
     "__ge__": greater_equal, "__getitem__": getitem,

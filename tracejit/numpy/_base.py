@@ -5,20 +5,25 @@ import numpy as np
 
 from ..core.avals import (
     DEFAULT_FLOAT,
+    HALF_FLOATS,
     PYTHON_SCALARS,
     SHORT_NAMES,
     Dim,
+    array_of,
     aval_of,
     broadcast_shapes,
     canonical_dtype,
     check_shape,
+    dtype_kind,
+    is_inexact,
     is_python_scalar,
     normalize_axis,
     result_dtype,
     shape_arg,
+    smallest_float,
 )
 from ..core.errors import ShapeError
-from ..core.trace import Tracer, bind
+from ..core.trace import Tracer, bind, require_fit
 from ..primitives import elementwise as ew
 from ..primitives import shapes as sh
 
@@ -40,21 +45,19 @@ def asarray(x, dtype=None):
         return array(x, dtype)
     if is_python_scalar(x) and dtype is None:
         return x
-    if isinstance(x, (np.ndarray, np.generic)) and x.dtype.kind not in "fiubc":
+    if isinstance(x, (np.ndarray, np.generic)) and dtype_kind(x.dtype) not in "fiubc":
         raise TypeError(f"tracejit does not support values of type {type(x).__name__} with dtype {x.dtype}")
     if not isinstance(x, (np.ndarray, np.generic, *PYTHON_SCALARS)):
         raise TypeError(f"cannot convert a {type(x).__name__} to an array")
-    out = np.asarray(x)
-    if dtype is not None:
-        return out.astype(canonical_dtype(dtype))
-    if out.dtype not in SHORT_NAMES:   # widened, it would promote and overflow unlike NumPy: say so instead
+    out = np.asarray(x) if dtype is None else array_of(x, canonical_dtype(dtype))   # an int that does not fit:
+    if out.dtype not in SHORT_NAMES:   # (OverflowError) long double: it would not round like NumPy: say so instead
         raise TypeError(f"a value of dtype {out.dtype} (shape {out.shape}): tracejit supports "
                         f"{', '.join(map(str, SHORT_NAMES))}; convert it first, e.g. "
-                        f".astype(np.{_WIDER[out.dtype.kind]})")
+                        f".astype(np.{_NARROWER[out.dtype.kind]})")
     return out
 
 
-_WIDER = {"f": "float32", "i": "int32", "u": "int64", "c": "complex64"}
+_NARROWER = {"f": "float64", "c": "complex128"}    # for long double and its complex
 
 
 def array(obj, dtype=None):
@@ -96,16 +99,16 @@ def _flat_items(obj):
 
 
 def astype(x, dtype):
-    """x as dtype; complex to real keeps the real part and warns (np.exceptions.ComplexWarning), as NumPy."""
+    """x in dtype, as NumPy's astype (complex to real keeps the real part and warns, np.exceptions.ComplexWarning),
+    but float -> int saturates (NaN -> 0) also eagerly, as compiled."""
     dtype = canonical_dtype(dtype)
-    if isinstance(x, Tracer):
-        if x.dtype.kind == "c" and dtype.kind not in "cb":
-            warnings.warn("Casting complex values to real discards the imaginary part", np.exceptions.ComplexWarning,
-                          stacklevel=2)
-        if x.dtype == dtype and not x.weak_type:
-            return x
-        return bind(ew.convert_element_type_p, x, new_dtype=dtype, weak_type=False)
-    return np.asarray(x).astype(dtype)
+    x = asarray(x)
+    if aval(x).dtype.kind == "c" and dtype.kind not in "cb":
+        warnings.warn("Casting complex values to real discards the imaginary part", np.exceptions.ComplexWarning,
+                      stacklevel=2)
+    if isinstance(x, Tracer) and x.dtype == dtype and not x.weak_type:
+        return x
+    return bind(ew.convert_element_type_p, x, new_dtype=dtype, weak_type=False)
 
 
 def _to_dtype(x, dtype):
@@ -113,19 +116,41 @@ def _to_dtype(x, dtype):
     if isinstance(x, Tracer):
         if x.dtype == dtype:
             return x
+        if x.weak_type and x.dtype.kind in "iu" and dtype.kind in "iu":
+            require_fit(x, dtype)      # a Python int argument: checked when the jitted function is called
         return bind(ew.convert_element_type_p, x, new_dtype=dtype, weak_type=False)
     if is_python_scalar(x):
-        return np.asarray(x, dtype)    # as NumPy 2: an int out of the dtype's range raises OverflowError
+        return array_of(x, dtype)    # as NumPy 2: an int out of the dtype's range raises OverflowError
     out = np.asarray(x)
     return out.astype(dtype) if out.dtype != dtype else out
 
 
 def promote(*xs, to_float=False):
+    """The operands in their NumPy 2 result dtype. to_float=True: in the float dtype NumPy's math functions
+    compute that dtype in (float16 for int8, float64 for int32: smallest_float); to_float="float64": integers
+    and bools in float64 (NumPy's true_divide and mean)."""
     xs = [asarray(x) for x in xs]
-    dtype, _ = result_dtype(*[aval(x) for x in xs])
-    if to_float and dtype.kind not in "fc":
-        dtype = DEFAULT_FLOAT
+    avals = [aval(x) for x in xs]
+    dtype, _ = result_dtype(*avals)
+    strong = [a for a in avals if not a.weak_type]
+    if to_float is True and strong and result_dtype(*strong)[0] == dtype:
+        # NumPy's loop: the first float that every array casts to safely (a Python scalar of a higher kind than
+        # the arrays has made dtype its default, float64 or int64, instead)
+        dtype, _ = result_dtype(*[a.update(dtype=smallest_float(a.dtype)) for a in avals])
+    if to_float and not is_inexact(dtype):
+        dtype = DEFAULT_FLOAT if to_float == "float64" else smallest_float(dtype)
     return [_to_dtype(x, dtype) for x in xs]
+
+
+def promote_linalg(*xs, name):
+    """The operands of a LAPACK-backed function as NumPy's and SciPy's linalg take them: integers and bools in
+    float64; float16 and bfloat16, which LAPACK has no routines for, refused (NumPy's linalg refuses float16)."""
+    xs = promote(*xs, to_float="float64")
+    dtype = aval(xs[0]).dtype
+    if dtype in HALF_FLOATS:
+        raise TypeError(f"{name}: {dtype} matrices are not supported (LAPACK has no 16-bit floats; NumPy refuses "
+                        "float16 too): convert them to float32")
+    return xs
 
 
 def broadcast_to_shape(x, shape):

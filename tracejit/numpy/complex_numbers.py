@@ -1,6 +1,6 @@
 """Complex numbers in tracejit.numpy: their parts, conjugate, angle and the predicates, as NumPy has them (on
-real arrays, real is the array itself, imag zeros and conj the array), written on the primitives real, imag,
-conj and complex (tracejit.primitives.complex_parts).
+real arrays, real is the array itself, imag zeros and conj the array, bools as int8 as NumPy's ufunc gives
+them), written on the primitives real, imag, conj and complex (tracejit.primitives.complex_parts).
 
 real_if_close changes the dtype with the data, so it works on concrete arrays only; traced, it raises a
 TypeError that says what to use instead (tnp.real, when the imaginary parts are known to vanish).
@@ -9,9 +9,9 @@ import numpy as np
 
 from ..core.trace import Tracer, bind
 from ..primitives import complex_parts as cp
-from ._base import asarray, aval, promote
+from ._base import asarray, aval
 from .shape_ops import ones_like, zeros_like
-from .ufuncs import arctan2, equal, multiply, not_equal
+from .ufuncs import arctan2, bools_as_int8, equal, multiply, not_equal
 
 
 def _is_complex(x):
@@ -29,7 +29,7 @@ def imag(val):
 
 
 def conjugate(x):
-    x = asarray(x)
+    (x,) = bools_as_int8(asarray(x))
     return bind(cp.conj_p, x) if _is_complex(x) else x
 
 
@@ -37,9 +37,10 @@ conj = conjugate
 
 
 def angle(z, deg=False):
-    """The counterclockwise angle from the positive real axis, in radians (degrees with deg=True)."""
-    (z,) = promote(z, to_float=True)
-    a = arctan2(imag(z), real(z))
+    """The counterclockwise angle from the positive real axis, in radians (degrees with deg=True); of a real z
+    NumPy's arctan2(0, z), whose dtype follows from the Python 0 (bool: float64, int8: float16)."""
+    z = asarray(z)
+    a = arctan2(imag(z), real(z)) if _is_complex(z) else arctan2(0, z)
     return multiply(a, 180 / np.pi) if deg else a
 
 

@@ -1,7 +1,7 @@
 """numpy.convolve and numpy.correlate on the conv_general_dilated primitive (one batch, one feature)."""
 from ..core.trace import bind
 from ..primitives import shapes as sh
-from ..primitives.convolution import ConvDimensionNumbers, conv_general_dilated_p
+from ..primitives.convolution import ConvDimensionNumbers, conv_general_dilated
 from ._base import astype, aval, promote
 
 _NCW = ConvDimensionNumbers((0, 1, 2), (0, 1, 2), (0, 1, 2))
@@ -25,10 +25,10 @@ def _conv(a, v, mode, name, flip, preferred_element_type):
     pads = {"valid": (0, 0), "same": (n // 2, n - n // 2 - 1), "full": (n - 1, n - 1)}
     if mode not in pads:
         raise ValueError(f"{name}: mode must be 'full', 'same' or 'valid', got {mode!r}")
-    out = bind(conv_general_dilated_p, *(bind(sh.reshape_p, x, new_sizes=(1, 1, aval(x).shape[0])) for x in (a, v)),
-               window_strides=(1,), padding=(pads[mode],), lhs_dilation=(1,), rhs_dilation=(1,),
-               dimension_numbers=_NCW, feature_group_count=1, batch_group_count=1, precision=None,
-               preferred_element_type=None)
+    out = conv_general_dilated(*(bind(sh.reshape_p, x, new_sizes=(1, 1, aval(x).shape[0])) for x in (a, v)),
+                               window_strides=(1,), padding=(pads[mode],), lhs_dilation=(1,), rhs_dilation=(1,),
+                               dimension_numbers=_NCW, feature_group_count=1, batch_group_count=1, precision=None,
+                               preferred_element_type=None)
     out = bind(sh.reshape_p, out, new_sizes=aval(out).shape[2:])
     return bind(sh.rev_p, out, dimensions=(0,)) if reverse_out else out
 

@@ -3,7 +3,7 @@ differentiable, batched, and compiled (to NumPy's pocketfft, called by the compi
 
 As JAX's: the transformed axes move to the end for the primitive and back; `n` / `s` crop or zero-pad the input;
 `norm` ("backward", the default, "ortho" or "forward") scales the result; repeated axes are refused. Dtypes are
-NumPy's, which here agree with JAX's: float32 (and float16) data gives complex64, float64 and integers give
+NumPy's, which here agree with JAX's: float32 (and float16, bfloat16) data gives complex64, float64 and integers give
 complex128, and the inverse real transforms give the matching real dtype. fftfreq and rfftfreq are float64 (NumPy's
 default; JAX's with x64) unless `dtype` says otherwise."""
 import math
@@ -11,7 +11,7 @@ import operator
 
 import numpy as np
 
-from ..core.avals import canonical_dtype, normalize_axis
+from ..core.avals import HALF_FLOATS, canonical_dtype, normalize_axis
 from ..core.trace import Tracer, bind
 from ..primitives import fft as fft_prims
 from ..primitives.fft import FftType
@@ -31,9 +31,9 @@ def transform(x, fft_type, fft_lengths):
     its trailing len(fft_lengths) axes."""
     fft_type = fft_prims.fft_type_arg(fft_type)
     lengths = tuple(operator.index(n) for n in fft_lengths)
-    (x,) = promote(x, to_float=True)
+    (x,) = promote(x, to_float="float64")      # integers and bools in float64, as NumPy's
     dtype = aval(x).dtype
-    if dtype.kind == "f" and dtype.itemsize < 4:      # NumPy transforms float16 in float32
+    if dtype in HALF_FLOATS:      # NumPy transforms float16 (and ml_dtypes' bfloat16) in float32
         dtype = np.dtype(np.float32)
     if fft_type == FftType.RFFT:
         if dtype.kind == "c":

@@ -2,7 +2,7 @@
 (integer-array) indexing becomes one gather, and x.at[idx] updates become scatter_add."""
 import numpy as np
 
-from ..core.avals import DEFAULT_INT, Dim, broadcast_shapes, normalize_axis
+from ..core.avals import DEFAULT_INT, Dim, broadcast_shapes, is_float, normalize_axis
 from ..core.errors import ConcretizationError, ShapeError
 from ..core.trace import Tracer, bind, eager
 from ..primitives import indexing as ix
@@ -348,7 +348,7 @@ class _AtUpdate:
         count = self._scatter(positions, flat, np.ones((), aval(flat).dtype))
         total = self._scatter(positions, flat, values)
         hit = greater(count, 0)
-        mean = divide(total, where_(hit, count, 1)) if aval(flat).dtype.kind == "f" else _int_mean(total, count)
+        mean = divide(total, where_(hit, count, 1)) if is_float(aval(flat).dtype) else _int_mean(total, count)
         return reshape(where_(hit, astype(mean, aval(flat).dtype), flat), aval(self.x).shape)
 
     def multiply(self, values):

@@ -19,7 +19,7 @@ from ..core.trace import bind
 from ..primitives import linalg_factor as factor
 from ..primitives import linalg_solve as solves
 from ..primitives.custom_jvp_call import call_with_jvp
-from ._base import asarray, astype, aval, broadcast_to_shape, promote
+from ._base import asarray, astype, aval, broadcast_to_shape, promote_linalg
 from .complex_numbers import conj, real
 from .indexing import argsort, take_along_axis
 from .linalg_det import det
@@ -58,8 +58,8 @@ __all__ = ["EigResult", "EighResult", "LstsqResult", "QRResult", "SVDResult", "S
 
 
 def _matrices(name, a, square=True):
-    """a promoted to float, checked to be a stack of (square) matrices."""
-    (a,) = promote(a, to_float=True)
+    """a promoted to float (promote_linalg), checked to be a stack of (square) matrices."""
+    (a,) = promote_linalg(a, name=name)
     shape = aval(a).shape
     if len(shape) < 2 or (square and shape[-1] != shape[-2]):
         raise ShapeError(f"{name}: needs an array of shape (..., {'n, n' if square else 'm, n'}), got shape {shape}")
@@ -107,7 +107,7 @@ def _solve(a, b, transpose_a=False):
 
 def solve(a, b):
     """x with a x = b: b is a vector (n,) or a stack of matrices (..., n, k), batch axes broadcast (NumPy 2)."""
-    a, b = promote(a, b, to_float=True)
+    a, b = promote_linalg(a, b, name="solve")
     a = _matrices("solve", a)
     sa, sb = aval(a).shape, aval(b).shape
     vector = len(sb) == 1
@@ -126,7 +126,7 @@ def inv(a):
 
 
 def tensorsolve(a, b, axes=None):
-    a, b = promote(a, b, to_float=True)
+    a, b = promote_linalg(a, b, name="tensorsolve")
     if axes is not None:
         a = moveaxis(a, axes, [aval(a).ndim - 1] * len(axes) if len(axes) == 1 else
                      list(range(aval(a).ndim - len(axes), aval(a).ndim)))
@@ -277,7 +277,7 @@ def matrix_rank(M, rtol=None, *, hermitian=False, tol=None):
         if rtol is not None:
             raise ValueError("matrix_rank: give only one of tol and rtol")
         rtol = tol
-    (M,) = promote(M, to_float=True)
+    (M,) = promote_linalg(M, name="matrix_rank")
     if aval(M).ndim < 2:
         return astype(count_nonzero(M) > 0, np.int32)
     s = svd(M, compute_uv=False, hermitian=hermitian)
@@ -289,7 +289,7 @@ def matrix_rank(M, rtol=None, *, hermitian=False, tol=None):
 def lstsq(a, b, rcond=None, *, numpy_resid=False):
     """(x, residuals, rank, s) of min |a x - b| from the SVD of a 2-D a, as JAX's (residuals always, unless
     numpy_resid asks for NumPy's empty ones where it gives none)."""
-    a, b = promote(a, b, to_float=True)
+    a, b = promote_linalg(a, b, name="lstsq")
     sa, sb = aval(a).shape, aval(b).shape
     if len(sa) != 2 or len(sb) not in (1, 2) or sa[0] != sb[0]:
         raise ShapeError(f"lstsq: needs a of shape (m, n) and b of shape (m,) or (m, k), got {sa} and {sb}")

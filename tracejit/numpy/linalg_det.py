@@ -10,7 +10,7 @@ from ..core.trace import bind
 from ..primitives import linalg_factor as factor
 from ..primitives import linalg_solve as solves
 from ..primitives.custom_jvp_call import call_with_jvp
-from ._base import astype, aval, promote
+from ._base import astype, aval, promote_linalg
 from .complex_numbers import real
 from .indexing import take_along_axis
 from .linalg_ops import diagonal
@@ -77,7 +77,7 @@ def _slogdet_jvp(primals, tangents):
 
 def slogdet(a, *, method=None):
     """(sign, log|det|) of square matrices; sign 0 and -inf for a singular one."""
-    (a,) = promote(a, to_float=True)
+    (a,) = promote_linalg(a, name="slogdet")
     shape = aval(a).shape
     if len(shape) < 2 or shape[-1] != shape[-2]:
         raise ShapeError(f"slogdet: needs an array of shape (..., n, n), got shape {shape}")
@@ -126,7 +126,7 @@ def _det_jvp(primals, tangents):
 
 def det(a):
     """The determinant of square matrices (0 for a singular one)."""
-    (a,) = promote(a, to_float=True)
+    (a,) = promote_linalg(a, name="det")
     shape = aval(a).shape
     if len(shape) < 2 or shape[-1] != shape[-2]:
         raise ShapeError(f"det: needs an array of shape (..., n, n), got shape {shape}")

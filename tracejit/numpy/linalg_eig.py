@@ -6,14 +6,14 @@ import collections
 
 from ..core.trace import bind
 from ..primitives import linalg_eig
-from ._base import promote
+from ._base import promote_linalg
 
 EigResult = collections.namedtuple("EigResult", "eigenvalues eigenvectors")
 
 
 def eig(a):
     """(eigenvalues, eigenvectors in columns) of square matrices (..., n, n), both complex."""
-    (a,) = promote(a, to_float=True)
+    (a,) = promote_linalg(a, name="eig")
     w, v = bind(linalg_eig.eig_p, a, compute_left_eigenvectors=False, compute_right_eigenvectors=True,
                 enable_eigvec_derivs=False)
     return EigResult(w, v)
@@ -21,7 +21,7 @@ def eig(a):
 
 def eigvals(a):
     """The complex eigenvalues of square matrices (..., n, n)."""
-    (a,) = promote(a, to_float=True)
+    (a,) = promote_linalg(a, name="eigvals")
     (w,) = bind(linalg_eig.eig_p, a, compute_left_eigenvectors=False, compute_right_eigenvectors=False,
                 enable_eigvec_derivs=False)
     return w

@@ -7,7 +7,7 @@ from ..core.errors import ShapeError
 from ..core.trace import bind
 from ..primitives import linalg_factor as factor
 from ..primitives import linalg_solve as solves
-from ._base import aval, broadcast_to_shape, promote
+from ._base import aval, broadcast_to_shape, promote, promote_linalg
 from .complex_numbers import conj, real
 from .shape_ops import any as any_
 from .shape_ops import expand_dims, eye, max, min, moveaxis, sum
@@ -19,7 +19,7 @@ def _sum_of_squares(x, axis, keepdims):
 
 
 def vector_norm(x, /, *, axis=None, keepdims=False, ord=2):
-    (x,) = promote(x, to_float=True)
+    (x,) = promote(x, to_float="float64")      # integers as NumPy's: in float64
     if ord is None or ord == 2:
         return _sum_of_squares(x, axis, keepdims)
     if isinstance(ord, str):
@@ -57,8 +57,8 @@ def _matrix_norm(x, ord, row, col, keepdims):
 
 def norm(x, ord=None, axis=None, keepdims=False):
     """numpy.linalg.norm: the 2-norm of everything (ord and axis None), a vector norm over one axis, a matrix
-    norm over two."""
-    (x,) = promote(x, to_float=True)
+    norm over two; integers in float64, as NumPy's."""
+    (x,) = promote(x, to_float="float64")
     ndim = aval(x).ndim
     if axis is None:
         if ord is None:
@@ -79,7 +79,7 @@ def matrix_norm(x, /, *, keepdims=False, ord="fro"):
 def cond(x, p=None):
     """The condition number in the p-norm: from the singular values for p None, 2 and -2, else
     norm(x) * norm(inv(x)); inf where that is NaN and x has no NaN (a singular matrix)."""
-    (x,) = promote(x, to_float=True)
+    (x,) = promote_linalg(x, name="cond")
     shape = aval(x).shape
     if len(shape) < 2 or 0 in shape[-2:]:
         raise ShapeError(f"cond: needs a non-empty array of shape (..., m, n), got shape {shape}")

@@ -6,7 +6,6 @@ import numpy as np
 
 from ..core.avals import broadcast_shapes, index_arg, normalize_axis
 from ..core.errors import ShapeError
-from ..core.trace import bind
 from ..primitives import linalg
 from ._base import asarray, astype, aval, broadcast_to_shape, promote, stack
 from .complex_numbers import conj
@@ -16,7 +15,7 @@ from .ufuncs import multiply, not_equal, subtract, where_
 
 
 def _dot_general(a, b, contract, batch=((), ())):
-    return bind(linalg.dot_general_p, a, b, dimension_numbers=(contract, batch))
+    return linalg.dot_general(a, b, (contract, batch))
 
 
 def _bool_as_any(product):

@@ -4,11 +4,20 @@ import itertools
 
 import numpy as np
 
-from ..core.avals import DEFAULT_FLOAT, DEFAULT_INT, Dim, axis_tuple, canonical_dtype, index_arg, normalize_axes
-from ..core.avals import normalize_axis, reshape_sizes, shape_arg, shape_size
+from ..core.avals import (
+    DEFAULT_FLOAT,
+    DEFAULT_INT,
+    Dim,
+    axis_tuple,
+    canonical_dtype,
+    index_arg,
+    normalize_axes,
+    normalize_axis,
+    reshape_sizes,
+    shape_arg,
+)
 from ..core.errors import ShapeError
 from ..core.trace import Tracer, bind
-from ..primitives import complex_parts as cp
 from ..primitives import reductions as rd
 from ..primitives import shapes as sh
 from ._base import asarray, astype, aval, broadcast_to_shape, full, int_array, normalize_shape, promote
@@ -18,11 +27,8 @@ from .ufuncs import (
     equal,
     floor,
     greater_equal,
-    maximum,
     multiply,
     not_equal,
-    sqrt,
-    square,
     subtract,
     where_,
 )
@@ -79,7 +85,7 @@ def linspace(start, stop, num=50, endpoint=True, dtype=None):
     num = index_arg(num, "linspace: num")
     if num < 0:
         raise ValueError(f"linspace: number of samples, {num}, must be non-negative")
-    start, stop, _ = promote(start, stop, float(num), to_float=True)
+    start, stop, _ = promote(start, stop, float(num), to_float="float64")
     dtype = canonical_dtype(dtype or aval(start).dtype)
     index = _iota(aval(start).dtype, (num,), 0) if num else np.zeros(0, aval(start).dtype)
     out = add(multiply(index, divide(subtract(stop, start), builtins.max(num - 1 if endpoint else num, 1))), start)
@@ -407,11 +413,11 @@ def _reduce(prim, a, axis, keepdims, dtype=None):
 
 
 def _accumulator_dtype(a, dtype):
-    """NumPy sums bool and int32 in the platform integer (int64)."""
+    """NumPy sums bools and signed integers in the platform integer (int64), unsigned ones in uint64."""
     if dtype is not None:
         return canonical_dtype(dtype)
     kind = aval(asarray(a)).dtype.kind
-    return DEFAULT_INT if kind in "biu" else None
+    return DEFAULT_INT if kind in "bi" else np.dtype(np.uint64) if kind == "u" else None
 
 
 def sum(a, axis=None, dtype=None, keepdims=False):
@@ -448,45 +454,6 @@ def any(a, axis=None, keepdims=False):
 
 def all(a, axis=None, keepdims=False):
     return _reduce(rd.reduce_min_p, asarray(a, np.bool_), axis, keepdims)
-
-
-def mean(a, axis=None, dtype=None, keepdims=False):
-    a = asarray(a)
-    (a,) = promote(a, to_float=True) if dtype is None else (astype(a, dtype),)
-    count = _count(a, axis)
-    if isinstance(count, Tracer):
-        out = divide(sum(a, axis, keepdims=keepdims), count)
-    else:
-        out = divide(sum(a, axis, keepdims=keepdims), np.asarray(count, aval(a).dtype) if count else np.nan)
-    return out if dtype is None else astype(out, dtype)     # an integer dtype: the quotient truncated, as NumPy
-
-
-def _count(a, axis, ddof=0):
-    """How many elements a reduction over axis combines, less ddof: an int, or a traced scalar of a's
-    dtype when a reduced dimension is symbolic (its size is read at run time)."""
-    shape = aval(a).shape
-    axes = normalize_axes(axis, len(shape))
-    count = shape_size([shape[i] for i in axes if not isinstance(shape[i], Dim)])
-    symbolic = [i for i in axes if isinstance(shape[i], Dim)]
-    if not symbolic:
-        return builtins.max(count - ddof, 0)   # as NumPy: ddof >= count divides by 0 (nan or inf)
-    for i in symbolic:
-        size = astype(bind(sh.dim_size_p, dim=shape[i]), aval(a).dtype)
-        count = size if count == 1 else multiply(count, size)
-    return maximum(subtract(count, ddof), 0) if ddof else count
-
-
-def var(a, axis=None, dtype=None, ddof=0, keepdims=False):
-    a = asarray(a)
-    (a,) = promote(a, to_float=True) if dtype is None else (astype(a, dtype),)
-    count, c = _count(a, axis, ddof), subtract(a, mean(a, axis, keepdims=True))
-    squared = bind(cp.real_p, multiply(c, bind(cp.conj_p, c))) if aval(c).dtype.kind == "c" else square(c)  # |c|**2
-    return divide(sum(squared, axis, keepdims=keepdims),
-                  count if isinstance(count, Tracer) else np.asarray(count, aval(squared).dtype))
-
-
-def std(a, axis=None, dtype=None, ddof=0, keepdims=False):
-    return sqrt(var(a, axis, dtype, ddof, keepdims))
 
 
 def _arg(prim, a, axis, keepdims):

@@ -1,15 +1,75 @@
-"""NumPy's NaN-aware reductions, median, average, ptp and count_nonzero, written on the reductions."""
+"""Means and variances, NumPy's NaN-aware reductions, median, average, ptp and count_nonzero, written on the
+reductions."""
+import builtins
+
 import numpy as np
 
-from ..core.avals import DEFAULT_INT, normalize_axes, shape_size
+from ..core.avals import DEFAULT_INT, HALF_FLOATS, Dim, is_float, normalize_axes, shape_size
+from ..core.trace import Tracer, bind
+from ..primitives import complex_parts as cp
+from ..primitives import shapes as sh
 from ._base import asarray, astype, aval, broadcast_to_shape, promote
 from .indexing import sort
-from .shape_ops import _slice_axis, all, full, max, mean, min, reshape, squeeze, sum, transpose
-from .ufuncs import add, divide, isclose, isnan, logical_not, multiply, not_equal, subtract, where_
+from .shape_ops import _slice_axis, all, full, max, min, reshape, squeeze, sum, transpose
+from .ufuncs import (
+    add,
+    divide,
+    isclose,
+    isnan,
+    logical_not,
+    maximum,
+    multiply,
+    not_equal,
+    sqrt,
+    square,
+    subtract,
+    where_,
+)
 
 
 def allclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
     return all(isclose(a, b, rtol, atol, equal_nan))
+
+
+def mean(a, axis=None, dtype=None, keepdims=False):
+    a = asarray(a)
+    (a,) = promote(a, to_float="float64") if dtype is None else (astype(a, dtype),)
+    if aval(a).dtype in HALF_FLOATS:      # as NumPy: summed and divided in float32, rounded once
+        return astype(mean(astype(a, np.float32), axis, keepdims=keepdims), aval(a).dtype)
+    count = _count(a, axis)
+    if isinstance(count, Tracer):
+        out = divide(sum(a, axis, keepdims=keepdims), count)
+    else:
+        out = divide(sum(a, axis, keepdims=keepdims), np.asarray(count, aval(a).dtype) if count else np.nan)
+    return out if dtype is None else astype(out, dtype)     # an integer dtype: the quotient truncated, as NumPy
+
+
+def _count(a, axis, ddof=0):
+    """How many elements a reduction over axis combines, less ddof: an int, or a traced scalar of a's
+    dtype when a reduced dimension is symbolic (its size is read at run time)."""
+    shape = aval(a).shape
+    axes = normalize_axes(axis, len(shape))
+    count = shape_size([shape[i] for i in axes if not isinstance(shape[i], Dim)])
+    symbolic = [i for i in axes if isinstance(shape[i], Dim)]
+    if not symbolic:
+        return builtins.max(count - ddof, 0)   # as NumPy: ddof >= count divides by 0 (nan or inf)
+    for i in symbolic:
+        size = astype(bind(sh.dim_size_p, dim=shape[i]), aval(a).dtype)
+        count = size if count == 1 else multiply(count, size)
+    return maximum(subtract(count, ddof), 0) if ddof else count
+
+
+def var(a, axis=None, dtype=None, ddof=0, keepdims=False):
+    a = asarray(a)
+    (a,) = promote(a, to_float="float64") if dtype is None else (astype(a, dtype),)
+    count, c = _count(a, axis, ddof), subtract(a, mean(a, axis, keepdims=True))
+    squared = bind(cp.real_p, multiply(c, bind(cp.conj_p, c))) if aval(c).dtype.kind == "c" else square(c)  # |c|**2
+    return divide(sum(squared, axis, keepdims=keepdims),
+                  count if isinstance(count, Tracer) else np.asarray(count, aval(squared).dtype))
+
+
+def std(a, axis=None, dtype=None, ddof=0, keepdims=False):
+    return sqrt(var(a, axis, dtype, ddof, keepdims))
 
 
 def count_nonzero(a, axis=None, keepdims=False):
@@ -18,12 +78,12 @@ def count_nonzero(a, axis=None, keepdims=False):
 
 def nansum(a, axis=None, dtype=None, keepdims=False):
     a = asarray(a)
-    return sum(where_(isnan(a), 0, a) if aval(a).dtype.kind == "f" else a, axis, dtype, keepdims)
+    return sum(where_(isnan(a), 0, a) if is_float(aval(a).dtype) else a, axis, dtype, keepdims)
 
 
 def nanmean(a, axis=None, dtype=None, keepdims=False):
     """The mean of the non-NaN values (NaN where there are none, as NumPy, which also warns)."""
-    (a,) = promote(a, to_float=True)
+    (a,) = promote(a, to_float="float64")
     count = sum(logical_not(isnan(a)), axis, dtype=aval(a).dtype, keepdims=keepdims)
     out = divide(nansum(a, axis, keepdims=keepdims), count)
     return out if dtype is None else astype(out, dtype)
@@ -32,7 +92,7 @@ def nanmean(a, axis=None, dtype=None, keepdims=False):
 def _nan_extremum(reduce, fill):
     def fn(a, axis=None, keepdims=False):
         a = asarray(a)
-        if aval(a).dtype.kind != "f":
+        if not is_float(aval(a).dtype):
             return reduce(a, axis, keepdims)
         nan = isnan(a)
         return where_(all(nan, axis, keepdims), np.nan, reduce(where_(nan, fill, a), axis, keepdims))
@@ -74,7 +134,7 @@ def average(a, axis=None, weights=None, returned=False, keepdims=False):
 def median(a, axis=None, keepdims=False):
     """The middle of the sorted values (the mean of the two middle ones for an even count); NaN where a
     slice holds a NaN, as NumPy."""
-    (a,) = promote(a, to_float=True)
+    (a,) = promote(a, to_float="float64")
     shape = aval(a).shape
     axes = normalize_axes(axis, len(shape), "median", iterable=True)
     ax = axes[0] if len(axes) == 1 else len(shape) - len(axes)

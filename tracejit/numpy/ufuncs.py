@@ -1,7 +1,9 @@
 """Elementwise NumPy functions: promote, broadcast explicitly, then bind one primitive."""
+import functools
+
 import numpy as np
 
-from ..core.avals import broadcast_shapes
+from ..core.avals import HALF_FLOATS, broadcast_shapes, dtype_kind, finfo, fits, is_float, result_dtype
 from ..core.trace import Tracer, bind
 from ..primitives import complex_parts as cp
 from ..primitives import elementwise as ew
@@ -9,7 +11,8 @@ from ._base import asarray, astype, aval, broadcast_operands, broadcast_to_shape
 
 
 def _binary(prim, name, to_float=False, on_bool=None):
-    """on_bool: the primitive for bool operands, as NumPy has them (True + True is True: a logical or)."""
+    """to_float: as promote's; on_bool: the primitive for bool operands, as NumPy has them (True + True is True:
+    a logical or)."""
     def fn(x, y):
         x, y = promote(x, y, to_float=to_float)
         use = on_bool if on_bool is not None and aval(x).dtype == np.bool_ else prim
@@ -29,15 +32,45 @@ def _unary(prim, name, to_float=False):
 add = _binary(ew.add_p, "add", on_bool=ew.or_p)
 subtract = _binary(ew.sub_p, "subtract")
 multiply = _binary(ew.mul_p, "multiply", on_bool=ew.and_p)
-true_divide = divide = _binary(ew.div_p, "divide", to_float=True)
+true_divide = divide = _binary(ew.div_p, "divide", to_float="float64")
 maximum = _binary(ew.max_p, "maximum", on_bool=ew.or_p)
 minimum = _binary(ew.min_p, "minimum", on_bool=ew.and_p)
-equal = _binary(ew.eq_p, "equal")
-not_equal = _binary(ew.ne_p, "not_equal")
-less = _binary(ew.lt_p, "less")
-less_equal = _binary(ew.le_p, "less_equal")
-greater = _binary(ew.gt_p, "greater")
-greater_equal = _binary(ew.ge_p, "greater_equal")
+
+
+def _comparison(prim, name, when_above):
+    """NumPy 2 compares a Python int with an integer array exactly, also one the array's dtype cannot hold
+    (uint8 < 300 is True): when_above is (x OP y, y OP x) for a y above every value of x's dtype (x OP y for a
+    y below them is y OP x for one above). A traced weak int (a Python int argument) meets a narrower integer
+    dtype in int64, which holds both, and uint64 where it is not negative."""
+    def fn(x, y):
+        x, y = asarray(x), asarray(y)
+        dtype, _ = result_dtype(aval(x), aval(y))
+        if dtype.kind in "iu":
+            for value, other, flipped in ((y, x, False), (x, y, True)):
+                if (isinstance(value, int) and not isinstance(value, bool) and aval(other).dtype.kind in "iu"
+                        and not fits(value, dtype)):
+                    outcome = when_above[flipped] if value > 0 else when_above[not flipped]
+                    return broadcast_to_shape(np.asarray(outcome), aval(other).shape)
+            weak = [isinstance(v, Tracer) and v.weak_type for v in (x, y)]
+            if any(weak) and dtype.itemsize < 8:
+                x, y = astype(x, np.int64), astype(y, np.int64)
+            elif any(weak) and dtype == np.uint64:     # a negative int lies below uint64's range
+                flipped = weak[0]
+                in_range = greater_equal(x if flipped else y, 0)
+                result = bind(prim, *broadcast_operands(astype(x, dtype), astype(y, dtype), op=name))
+                return where_(in_range, result, when_above[not flipped])
+        x, y = promote(x, y)
+        return bind(prim, *broadcast_operands(x, y, op=name))
+    fn.__name__ = name
+    return fn
+
+
+equal = _comparison(ew.eq_p, "equal", (False, False))
+not_equal = _comparison(ew.ne_p, "not_equal", (True, True))
+less = _comparison(ew.lt_p, "less", (True, False))
+less_equal = _comparison(ew.le_p, "less_equal", (True, False))
+greater = _comparison(ew.gt_p, "greater", (False, True))
+greater_equal = _comparison(ew.ge_p, "greater_equal", (False, True))
 bitwise_and = _binary(ew.and_p, "bitwise_and")
 bitwise_or = _binary(ew.or_p, "bitwise_or")
 bitwise_xor = _binary(ew.xor_p, "bitwise_xor")
@@ -75,7 +108,7 @@ def _rounding(prim, name):
 
     def fn(x):
         x = asarray(x)
-        if _ROUNDING_KEEPS_INTS and aval(x).dtype.kind in "biu":
+        if _ROUNDING_KEEPS_INTS and dtype_kind(aval(x).dtype) in "biu":
             return x if isinstance(x, Tracer) else np.array(x)
         return to_float(x)
     fn.__name__ = name
@@ -87,6 +120,34 @@ ceil = _rounding(ew.ceil_p, "ceil")
 sign = _unary(ew.sign_p, "sign")
 isfinite = _unary(ew.is_finite_p, "isfinite", to_float=True)
 invert = bitwise_not = _unary(ew.not_p, "invert")
+
+
+def bools_as_int8(*xs):
+    """Operands of a function NumPy has no bool loop for: bools compute as int8, its smallest integer loop."""
+    return [astype(x, np.int8) for x in xs] if aval(xs[0]).dtype == np.bool_ else list(xs)
+
+
+def _shift(name, signed, unsigned):
+    """NumPy's shifts: bools shift as int8; a count of the width or more (or a negative one) shifts every
+    bit out; right shifts are arithmetic for signed dtypes, logical for unsigned ones."""
+    def fn(x, y):
+        x, y = bools_as_int8(*promote(x, y))
+        prim = unsigned if aval(x).dtype.kind == "u" else signed
+        return bind(prim, *broadcast_operands(x, y, op=name))
+    fn.__name__ = name
+    return fn
+
+
+left_shift = _shift("left_shift", ew.shift_left_p, ew.shift_left_p)
+right_shift = _shift("right_shift", ew.shift_right_arithmetic_p, ew.shift_right_logical_p)
+
+
+def bitwise_count(x):
+    """The number of 1 bits in |x|, as uint8 (NumPy 2's)."""
+    (x,) = bools_as_int8(*promote(x))
+    if aval(x).dtype.kind not in "iu":
+        raise TypeError(f"bitwise_count: needs integers, got {aval(x).dtype}")
+    return astype(bind(ew.population_count_p, absolute(x)), np.uint8)
 
 
 def absolute(x):
@@ -105,7 +166,7 @@ def round(x, decimals=0):
     (x,) = promote(x)
     if aval(x).dtype.kind == "c":      # each part, as NumPy
         return _by_parts(lambda part: round(part, decimals), x)
-    if aval(x).dtype.kind != "f":
+    if not is_float(aval(x).dtype):
         return x
     if decimals == 0:
         return bind(ew.round_p, x, rounding_method=1)
@@ -130,13 +191,13 @@ def logical_or(x, y):
 
 def square(x):
     """x * x; an integer_pow for real x (NumPy's complex square is its product x * x, not its power)."""
-    (x,) = promote(x)
+    (x,) = bools_as_int8(*promote(x))
     return bind(ew.mul_p, x, x) if aval(x).dtype.kind == "c" else bind(ew.integer_pow_p, x, y=2)
 
 
 def power(x, y):
-    x, y_array = promote(x, y)   # a NumPy integer scalar takes part in the dtype (int32 ** np.int64(2): int64)
-    if isinstance(y, (int, np.integer)) and not isinstance(y, bool) and (aval(x).dtype.kind == "f" or y >= 0):
+    x, y_array = bools_as_int8(*promote(x, y))   # a NumPy integer scalar takes part (int32 ** np.int64(2): int64)
+    if isinstance(y, (int, np.integer)) and not isinstance(y, bool) and (is_float(aval(x).dtype) or y >= 0):
         return bind(ew.integer_pow_p, x, y=int(y))
     y = y_array
     if not isinstance(y, Tracer) and np.ndim(y) == 0 and y == 0.5:
@@ -144,10 +205,27 @@ def power(x, y):
     return bind(ew.pow_p, *broadcast_operands(x, y, op="power"))
 
 
+def _computed_in_float32(to_float=False):
+    """NumPy's loops for float16 (and ml_dtypes' for bfloat16) compute in float32 and round once: so does a
+    function written with several primitives here when its operands are 16-bit floats, which otherwise
+    rounds after each step where it is not fused (and one ulp there can flip a floor)."""
+    def decorate(fn):
+        @functools.wraps(fn)
+        def wrapped(*args):
+            xs = promote(*args, to_float=to_float)
+            dtype = aval(xs[0]).dtype
+            if dtype not in HALF_FLOATS:
+                return fn(*xs)
+            return astype(fn(*[astype(x, np.float32) for x in xs]), dtype)
+        return wrapped
+    return decorate
+
+
+@_computed_in_float32()
 def floor_divide(x, y):
     """NumPy's floor division: rounds toward -inf (integer x // 0 is 0; float follows IEEE)."""
-    x, y = broadcast_operands(*promote(x, y), op="floor_divide")
-    if aval(x).dtype.kind != "f":
+    x, y = broadcast_operands(*bools_as_int8(*promote(x, y)), op="floor_divide")
+    if not is_float(aval(x).dtype):
         q = bind(ew.div_p, x, y)
         r = bind(ew.rem_p, x, y)
         adjust = bitwise_and(not_equal(r, 0), not_equal(less(r, 0), less(y, 0)))
@@ -167,13 +245,14 @@ def _zero_signed_as(v):
     return astype(where_(bitwise_or(less(v, 0), less(divide(1.0, v), 0)), -0.0, 0.0), aval(v).dtype)
 
 
+@_computed_in_float32()
 def remainder(x, y):
     """NumPy's modulo: the result has the sign of the divisor (integer x % 0 is 0)."""
-    x, y = broadcast_operands(*promote(x, y), op="remainder")
+    x, y = broadcast_operands(*bools_as_int8(*promote(x, y)), op="remainder")
     r = bind(ew.rem_p, x, y)
     wrong_sign = bitwise_and(not_equal(r, 0), not_equal(less(r, 0), less(y, 0)))
     r = where_(wrong_sign, add(r, y), r)
-    return where_(equal(r, 0), _zero_signed_as(y), r) if aval(r).dtype.kind == "f" else r
+    return where_(equal(r, 0), _zero_signed_as(y), r) if is_float(aval(r).dtype) else r
 
 
 mod = remainder
@@ -190,6 +269,7 @@ def where_(cond, x, y):
     return bind(ew.select_n_p, *[broadcast_to_shape(v, shape) for v in (cond, y, x)])
 
 
+@_computed_in_float32(to_float=True)
 def logaddexp(x, y):
     x, y = broadcast_operands(*promote(x, y, to_float=True), op="logaddexp")
     biggest = maximum(x, y)
@@ -226,7 +306,7 @@ def isneginf(x):
 
 def isclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
     """NumPy's: |a - b| <= atol + rtol * |b| where b is finite, equal infinities, NaNs only with equal_nan."""
-    a, b = promote(a, b, to_float=True)
+    a, b = promote(a, b, to_float="float64")
     close = bitwise_and(less_equal(absolute(subtract(a, b)), add(atol, multiply(rtol, absolute(b)))), isfinite(b))
     close = bitwise_or(close, equal(a, b))
     return bitwise_or(close, bitwise_and(isnan(a), isnan(b))) if equal_nan else close
@@ -248,9 +328,9 @@ def nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None):
     if aval(x).dtype.kind == "c":      # each part, as NumPy
         return _by_parts(lambda part: nan_to_num(part, copy, nan, posinf, neginf), x)
     dtype = aval(x).dtype
-    if dtype.kind != "f":
+    if not is_float(dtype):
         return x
-    big = np.finfo(dtype).max
+    big = finfo(dtype).max
     x = where_(isnan(x), nan, x)
     x = where_(isposinf(x), big if posinf is None else posinf, x)
     return where_(isneginf(x), -big if neginf is None else neginf, x)
@@ -273,10 +353,10 @@ def rint(x):
 def reciprocal(x):
     """1 / x; for integers, as NumPy: 1 and -1 stay, every other value gives 0 (and 0 gives 0 here: NumPy's
     is undefined); for complex x NumPy's own formula (not its division: 1 / 0j is NaN + NaN j)."""
-    x = asarray(x)
+    (x,) = bools_as_int8(asarray(x))
     if aval(x).dtype.kind == "c":
         return _complex_reciprocal(x)
-    if aval(x).dtype.kind == "f":
+    if is_float(aval(x).dtype):
         return divide(1, x)
     return where_(equal(absolute(x), 1), x, astype_like(0, x))
 
@@ -301,11 +381,13 @@ def logical_xor(x, y):
     return not_equal(asarray(x, np.bool_), asarray(y, np.bool_))
 
 
+@_computed_in_float32(to_float=True)
 def deg2rad(x):
     (x,) = promote(x, to_float=True)
     return multiply(x, np.pi / 180.0)       # the constant NumPy multiplies by
 
 
+@_computed_in_float32(to_float=True)
 def rad2deg(x):
     (x,) = promote(x, to_float=True)
     return multiply(x, 180.0 / np.pi)

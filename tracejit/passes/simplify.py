@@ -19,7 +19,7 @@ Each rewrite is checked against the shape rule; a rewritten equation is simplifi
 """
 import numpy as np
 
-from ..core.avals import ShapedArray
+from ..core.avals import ShapedArray, is_inexact
 from ..core.ir import Eqn, Literal, Var
 from ..core.trace import bind, eager
 from ._sweep import Sweep, concrete, effectful, params_key, same_type
@@ -122,7 +122,7 @@ def _is(value, constant):
     if value is None:
         return False
     constant = np.asarray(constant).astype(value.dtype)
-    if value.dtype.kind not in "fc":
+    if not is_inexact(value.dtype):
         return bool(value == constant)
     parts = (np.real(value), np.imag(value), np.real(constant), np.imag(constant))
     return bool(value == constant) and bool(np.all(np.signbit(parts[:2]) == np.signbit(parts[2:])))

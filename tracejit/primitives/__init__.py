@@ -1,11 +1,12 @@
 """Every primitive, each defined once with all its rules (see DESIGN.md section 5), registered by name so that
 rules apply one another through tracejit.core.ops.
 
-Layers: the families (elementwise, complex_parts, shapes, reductions, linalg, fft, indexing) import only core and
-the backend's rule kinds; cond, while and scan sit above the transforms they apply to their bodies."""
+Layers: the families (elementwise, special, bitcast, complex_parts, shapes, reductions, linalg, fft, indexing)
+import only core and the backend's rule kinds (special also the backend's specmath kernels, which it runs on NumPy
+arrays); cond, while and scan sit above the transforms they apply to their bodies."""
 from ..core.ops import register
-from . import (complex_parts, cond, convolution, cumulative, debug, elementwise, fft, indexing, linalg, linalg_eig,
-               linalg_factor, linalg_solve, reductions, remat, scan, shapes, while_loop, windowed)
+from . import (bitcast, complex_parts, cond, convolution, cumulative, debug, elementwise, fft, indexing, linalg,
+               linalg_eig, linalg_factor, linalg_solve, reductions, remat, scan, shapes, special, while_loop, windowed)
 
-ALL = register([elementwise, complex_parts, shapes, reductions, cumulative, linalg, linalg_factor, linalg_solve,
-                linalg_eig, fft, indexing, convolution, windowed, cond, while_loop, scan, debug, remat])
+ALL = register([elementwise, special, bitcast, complex_parts, shapes, reductions, cumulative, linalg, linalg_factor,
+                linalg_solve, linalg_eig, fft, indexing, convolution, windowed, cond, while_loop, scan, debug, remat])

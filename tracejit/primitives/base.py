@@ -7,6 +7,7 @@ jvp(primals, tangents, **params) -> (primal_out, tangent_out); tangents may be s
 import numpy as np
 
 from ..core.ad_util import Zero, add_tangents, aval, instantiate, is_inexact_aval
+from ..core.avals import is_float
 from ..core.ops import ops
 from ..core.trace import Primitive, bind
 
@@ -94,7 +95,7 @@ def identity(dtype, largest):
     dtype = np.dtype(dtype)
     if dtype == np.bool_:
         return largest
-    if dtype.kind == "f":
+    if is_float(dtype):
         return np.inf if largest else -np.inf
     info = np.iinfo(dtype)
     return info.max if largest else info.min

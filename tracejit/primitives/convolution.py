@@ -14,7 +14,7 @@ import collections
 import numpy as np
 
 from ..core.ad_util import UndefinedPrimal, aval, zeros
-from ..core.avals import ShapedArray
+from ..core.avals import HALF_FLOATS, ShapedArray, dtype_kind
 from ..core.errors import ShapeError
 from ..core.ops import ops
 from ..core.trace import Primitive
@@ -47,9 +47,12 @@ def _conv_shape(lhs, rhs, *, window_strides, padding, lhs_dilation, rhs_dilation
     name = "conv_general_dilated"
     if lhs.ndim != rhs.ndim or lhs.ndim < 2:
         raise ShapeError(f"{name}: lhs and rhs must have the same rank (at least 2), got {lhs.shape} and {rhs.shape}")
-    if lhs.dtype != rhs.dtype or lhs.dtype.kind not in "fiu":
-        raise TypeError(f"{name}: lhs and rhs must share a numeric (not bool) dtype, got {lhs.str_short()} and "
-                        f"{rhs.str_short()}")
+    if lhs.dtype != rhs.dtype or dtype_kind(lhs.dtype) not in "fiu":
+        raise TypeError(f"{name}: lhs and rhs must share a numeric dtype (real: not bool or complex), got "
+                        f"{lhs.str_short()} and {rhs.str_short()}")
+    if lhs.dtype in HALF_FLOATS or preferred_element_type in HALF_FLOATS:
+        raise TypeError(f"{name}: {lhs.dtype} values are convolved in float32 (the conversions explicit in the "
+                        "IR): use tracejit.lax.conv_general_dilated or tracejit.numpy, which convert")
     n_sp = lhs.ndim - 2
     for what, v in (("window_strides", window_strides), ("lhs_dilation", lhs_dilation),
                     ("rhs_dilation", rhs_dilation), ("padding", padding)):
@@ -146,6 +149,17 @@ def _conv(lhs, rhs, precision=None, preferred_element_type=None, **params):
 
 def _astype(x, dtype):
     return x if aval(x).dtype == dtype else ops.convert_element_type(x, new_dtype=dtype, weak_type=False)
+
+
+def conv_general_dilated(lhs, rhs, **params):
+    """The conv_general_dilated primitive, where 16-bit floats (operands or preferred_element_type) are convolved
+    in float32 and the result rounded once, as dot_general multiplies them."""
+    dtype = np.dtype(params["preferred_element_type"] or aval(lhs).dtype)
+    if aval(lhs).dtype not in HALF_FLOATS and dtype not in HALF_FLOATS:
+        return ops.conv_general_dilated(lhs, rhs, **params)
+    wide = np.dtype(np.float32) if dtype in HALF_FLOATS else dtype
+    lhs, rhs = (_astype(_astype(x, dtype), wide) for x in (lhs, rhs))
+    return _astype(ops.conv_general_dilated(lhs, rhs, **{**params, "preferred_element_type": None}), dtype)
 
 
 def _transpose_lhs(ct, lhs_aval, rhs, *, window_strides, padding, lhs_dilation, rhs_dilation, dimension_numbers,

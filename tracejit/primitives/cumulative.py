@@ -8,6 +8,7 @@ import numpy as np
 
 from ..backend.rules import Kernel
 from ..core.ad_util import Zero, aval, scalar
+from ..core.avals import dtype_kind
 from ..core.batching import batched_axis
 from ..core.errors import ShapeError
 from ..core.ops import ops, primitive
@@ -61,7 +62,7 @@ def _shape(name, kinds):
     def rule(x, axis, reverse=False):
         if not 0 <= axis < x.ndim:
             raise ShapeError(f"{name}: axis {axis} out of range for shape {x.shape}")
-        if x.dtype.kind not in kinds:
+        if dtype_kind(x.dtype) not in kinds:
             raise TypeError(f"{name}: does not accept {x.dtype} operands")
         return x
     return rule

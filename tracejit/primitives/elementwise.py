@@ -10,7 +10,7 @@ import numpy as np
 
 from ..backend.rules import Elementwise
 from ..core.ad_util import UndefinedPrimal, Zero, aval, instantiate, is_inexact_aval, scalar
-from ..core.avals import ShapedArray, bool_, real_dtype
+from ..core.avals import ShapedArray, bool_, dtype_kind, finfo, is_float, is_inexact, real_dtype
 from ..core.errors import ShapeError
 from ..core.ir import Literal
 from ..core.ops import ops, primitive
@@ -42,22 +42,24 @@ def _int_div(x, y):
 
 
 def _div_impl(x, y):
-    return np.divide(x, y) if np.asarray(x).dtype.kind in "fc" else _int_div(x, y)
+    return np.divide(x, y) if is_inexact(np.asarray(x).dtype) else _int_div(x, y)
 
 
 def _rem_impl(x, y):
-    if np.asarray(x).dtype.kind == "f":
+    if is_float(np.asarray(x).dtype):
         return np.fmod(x, y)
     return np.where(y == 0, 0, np.fmod(x, np.where(y == 0, 1, y)))
 
 
 def _pow_impl(x, y):
-    if np.asarray(x).dtype.kind in "fc":
+    x, y = np.asarray(x), np.asarray(y)
+    if is_inexact(x.dtype) or x.dtype.kind == "u":
         return np.power(x, y)
     negative = y < 0   # integer powers with negative exponents truncate: only 1 and -1 survive
-    odd_sign = np.where(np.remainder(y, 2) == 0, 1, -1)
-    small = np.where(x == 1, 1, np.where(x == -1, odd_sign, 0))
-    return np.where(negative, small, np.power(x, np.where(negative, 0, y)))
+    one, zero = np.ones((), x.dtype), np.zeros((), x.dtype)
+    odd_sign = np.where(np.remainder(y, 2) == 0, one, -one)
+    small = np.where(x == 1, one, np.where(x == -1, odd_sign, zero))
+    return np.where(negative, small, np.power(x, np.where(negative, zero, y)))
 
 
 def _round_impl(x, rounding_method=1):
@@ -72,7 +74,35 @@ def _logistic_impl(x):
 
 
 def _integer_pow_impl(x, y):
-    return _pow_impl(x, np.asarray(y, dtype=x.dtype)) if x.dtype.kind not in "fc" else np.power(x, x.dtype.type(y))
+    return np.power(x, x.dtype.type(y)) if is_inexact(x.dtype) else _pow_impl(x, np.asarray(y, dtype=x.dtype))
+
+
+def _same_width(kind):
+    """The integer dtype of kind 'i' or 'u' as wide as a dtype: bits viewed so."""
+    return lambda dtype: np.dtype(f"{kind}{dtype.itemsize}")
+
+
+def _shift_right_impl(as_dtype):
+    """NumPy's right_shift on the bits viewed as signed (arithmetic) or unsigned (logical)."""
+    def impl(x, y):
+        t = as_dtype(x.dtype)
+        return np.right_shift(x.view(t), y.view(t)).view(x.dtype)
+    return impl
+
+
+def _population_count_impl(x):
+    """Set bits of the two's complement (NumPy 2's bitwise_count counts those of |x|)."""
+    x = np.asarray(x)
+    octets = np.ascontiguousarray(x).reshape(-1).view(np.uint8).reshape(x.shape + (x.dtype.itemsize,))
+    return np.unpackbits(octets, axis=-1).sum(axis=-1).astype(x.dtype)
+
+
+def _clz_impl(x):
+    u = np.asarray(x.view(_same_width("u")(x.dtype)), np.uint64)
+    length = np.zeros(u.shape, x.dtype)
+    for k in range(8 * x.dtype.itemsize):
+        length = np.where(u >> np.uint64(k) != 0, k + 1, length).astype(x.dtype)
+    return (8 * x.dtype.itemsize - length).astype(x.dtype)
 
 
 def _logical_or_bitwise(logical, bitwise):
@@ -202,6 +232,9 @@ not_p = elementwise("not", _logical_or_bitwise(np.logical_not, np.invert), INT +
 is_finite_p = elementwise("is_finite", np.isfinite, INEXACT, ZERO, Elementwise(low.is_finite), out_dtype=bool_)
 stop_gradient_p = elementwise("stop_gradient", lambda x: np.array(x), NUMERIC + COMPLEX + BOOL, ZERO,
                               Elementwise(low.identity))
+population_count_p = elementwise("population_count", _population_count_impl, INT, ZERO,
+                                 Elementwise(low.population_count))
+clz_p = elementwise("clz", _clz_impl, INT, ZERO, Elementwise(low.clz))
 integer_pow_p = elementwise("integer_pow", silent(_integer_pow_impl), NUMERIC + COMPLEX, _integer_pow_dx,
                             Elementwise(low.integer_pow), simplify=_integer_pow_simplify)
 
@@ -261,6 +294,11 @@ or_p = elementwise("or", _logical_or_bitwise(np.logical_or, np.bitwise_or), INT 
                    commutative=True, idempotent=True, identity=(0, 0))
 xor_p = elementwise("xor", _logical_or_bitwise(np.logical_xor, np.bitwise_xor), INT + BOOL, ZERO,
                     low.binop("xor", "xor"), commutative=True, identity=(0, 0))
+shift_left_p = elementwise("shift_left", np.left_shift, INT, ZERO, low.shift("shl"))
+shift_right_arithmetic_p = elementwise("shift_right_arithmetic", _shift_right_impl(_same_width("i")), INT, ZERO,
+                                       low.shift("ashr"))
+shift_right_logical_p = elementwise("shift_right_logical", _shift_right_impl(_same_width("u")), INT, ZERO,
+                                    low.shift("lshr"))
 eq_p = elementwise("eq", np.equal, NUMERIC + COMPLEX + BOOL, ZERO, low.compare("eq"), out_dtype=bool_, commutative=True)
 ne_p = elementwise("ne", np.not_equal, NUMERIC + COMPLEX + BOOL, ZERO, low.compare("ne"), out_dtype=bool_,
                    commutative=True)
@@ -281,7 +319,7 @@ hypot_p = elementwise("hypot", silent(np.hypot), FLOAT, (lambda t, x, y, out: op
 def _select_n_shape(pred, *cases):
     if not cases:
         raise TypeError("select_n: needs at least one case")
-    if pred.dtype != bool_ and pred.dtype.kind != "i":
+    if pred.dtype != bool_ and pred.dtype.kind not in "iu":
         raise TypeError(f"select_n: the predicate must be bool or int32, got {pred.str_short()}")
     if pred.dtype == bool_ and len(cases) > 2:
         raise TypeError(f"select_n: a bool predicate selects between 2 cases, got {len(cases)}")
@@ -359,22 +397,25 @@ def _convert_shape(x, new_dtype, weak_type=False):
 
 
 def _convert_impl(x, new_dtype, weak_type=False):
-    """Float to int saturates and maps NaN to 0, so compiled code and this oracle agree."""
+    """astype, except that float to int saturates and maps NaN to 0 (as JAX; NumPy's result there depends on
+    the platform), so compiled code and this oracle agree."""
     x = np.asarray(x)
-    if x.dtype.kind == "c" and new_dtype.kind != "c":   # the real part, silently: tracejit.numpy warns as NumPy
+    if x.dtype.kind == "c" and new_dtype.kind not in "cb":   # the real part, silently: tracejit.numpy warns
         x = x.real
-    if x.dtype.kind == "f" and new_dtype.kind == "i":
+    if is_float(x.dtype) and new_dtype.kind in "iu":
         info = np.iinfo(new_dtype)
-        limit = 2.0 ** (info.bits - 1)  # exact in every float type: values at or beyond it saturate
-        safe = np.where(np.isnan(x) | (x >= limit) | (x < -limit), 0, x)
-        return np.where(x >= limit, info.max, np.where(x < -limit, info.min, np.trunc(safe).astype(new_dtype)))
-    return x.astype(new_dtype)
+        wide = x.astype(np.float64)           # exact: every float16, bfloat16 and float32
+        high, low = 2.0 ** (info.bits - (new_dtype.kind == "i")), float(info.min)   # exact powers of two
+        safe = np.where(np.isnan(wide) | (wide >= high) | (wide < low), 0, wide)
+        return np.where(wide >= high, info.max, np.where(wide < low, info.min, np.trunc(safe).astype(new_dtype)))
+    with np.errstate(all="ignore"):
+        return x.astype(new_dtype)
 
 
 def _convert_jvp(primals, tangents, new_dtype, weak_type=False):
     (x,), (t,) = primals, tangents
     out = ops.convert_element_type(x, new_dtype=new_dtype, weak_type=weak_type)
-    if isinstance(t, Zero) or new_dtype.kind not in "fc" or aval(x).dtype.kind not in "fc":
+    if isinstance(t, Zero) or not is_inexact(new_dtype) or not is_inexact(aval(x).dtype):
         return out, Zero(aval(out))
     return out, ops.convert_element_type(t, new_dtype=new_dtype, weak_type=weak_type)
 
@@ -385,13 +426,19 @@ def _convert_transpose(ct, x, new_dtype, weak_type=False):
 
 def _widens(a, b):
     """Every value of dtype a is exactly representable in dtype b."""
-    if a == bool_:
+    ka, kb = dtype_kind(a), dtype_kind(b)
+    if a == bool_ or a == b:
         return True
-    if a.kind == b.kind:
-        return b.itemsize >= a.itemsize
-    if a.kind in FLOAT and b.kind in COMPLEX:
-        return b.itemsize >= 2 * a.itemsize
-    return a.kind in INT and b.kind in FLOAT + COMPLEX and np.finfo(b).nmant + 1 >= 8 * a.itemsize
+    if "c" in (ka, kb):     # a complex number's parts are floats of half its size
+        return kb == "c" and _widens(real_dtype(a), real_dtype(b))
+    if kb == "f":
+        if ka != "f":      # the integer's magnitude bits fit the significand
+            return finfo(b).nmant + 1 >= 8 * a.itemsize - (ka == "i")
+        fa, fb = finfo(a), finfo(b)
+        return fb.nmant >= fa.nmant and fb.maxexp >= fa.maxexp and fb.minexp <= fa.minexp
+    if ka == "f" or kb == "b" or (ka, kb) == ("i", "u"):
+        return False
+    return b.itemsize > a.itemsize or b.itemsize == a.itemsize and ka == kb
 
 
 def _convert_simplify(eqn, producer):

@@ -7,7 +7,7 @@ broadcast is an explicit broadcast_in_dim).
 import numpy as np
 
 from ..core.ad_util import aval
-from ..core.avals import ShapedArray
+from ..core.avals import ShapedArray, dtype_kind
 from ..core.batching import move_batch_axis
 from ..core.errors import ShapeError
 from ..core.ops import ops
@@ -35,7 +35,7 @@ def elementwise_shape(name, kinds, out_dtype=None):
             raise TypeError(f"{name}: operands must share one dtype, got "
                             f"{', '.join(a.str_short() for a in avals)}")
         dtype = dtypes.pop()
-        if dtype.kind not in kinds:
+        if dtype_kind(dtype) not in kinds:
             raise TypeError(f"{name}: does not accept {dtype} operands")
         shapes = {a.shape for a in avals if a.ndim}
         if len(shapes) > 1:

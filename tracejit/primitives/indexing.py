@@ -16,7 +16,7 @@ import numpy as np
 
 from ..backend.rules import IndexMap, Kernel
 from ..core.ad_util import UndefinedPrimal, Zero, aval, zeros
-from ..core.avals import DEFAULT_INT, ShapedArray
+from ..core.avals import DEFAULT_INT, ShapedArray, is_float
 from ..core.batching import batched_axis, move_batch_axis
 from ..core.errors import ShapeError
 from ..core.ops import ops
@@ -395,7 +395,7 @@ def _searchsorted_shape(a, v, side):
 
 def _before(a, v, side):
     """Whether a sorts before v (left) or not after it (right) in NumPy's order, where NaN is the largest."""
-    if aval(a).dtype.kind != "f":
+    if not is_float(aval(a).dtype):
         return (ops.lt if side == "left" else ops.le)(a, v)
     v_nan = ops.ne(v, v)
     if side == "right":
@@ -434,7 +434,7 @@ def _lower_searchsorted(k, outs, ins, side):
             half = b(f"lshr i64 {length}, 1")
             mid = b.iop("add", lo, half)
             probe = k.load(a, [b(f"select i1 {b(f'icmp slt i64 {mid}, {n}')}, i64 {mid}, i64 {max(n - 1, 0)}")])
-            if dtype.kind != "f":
+            if not is_float(dtype):
                 before = b.cmp("lt" if side == "left" else "le", probe, x, dtype)
             elif side == "right":
                 before = b(f"or i1 {b(f'fcmp ole {ty} {probe}, {x}')}, {b(f'fcmp uno {ty} {x}, {x}')}")

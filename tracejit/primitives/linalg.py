@@ -6,7 +6,7 @@ import numpy as np
 
 from ..backend.rules import Kernel, memory_type
 from ..core.ad_util import UndefinedPrimal, aval
-from ..core.avals import ShapedArray
+from ..core.avals import HALF_FLOATS, ShapedArray
 from ..core.batching import batched_axis
 from ..core.errors import ShapeError
 from ..core.ops import ops, primitive
@@ -23,6 +23,9 @@ def _dot_general_shape(lhs, rhs, dimension_numbers):
     if lhs.dtype != rhs.dtype or lhs.dtype.kind == "b":
         raise TypeError(f"dot_general: operands must share a numeric dtype, got {lhs.str_short()} and "
                         f"{rhs.str_short()}")
+    if lhs.dtype in HALF_FLOATS:
+        raise TypeError(f"dot_general: {lhs.dtype} operands are multiplied in float32 (the conversions explicit "
+                        "in the IR): use tracejit.lax.dot_general or tracejit.numpy, which convert")
     if (len(lc) != len(rc) or len(lb) != len(rb)
             or any(not 0 <= a < lhs.ndim for a in lc + lb) or any(not 0 <= a < rhs.ndim for a in rc + rb)
             or any(lhs.shape[a] != rhs.shape[b] for a, b in zip(lc + lb, rc + rb))):
@@ -47,8 +50,18 @@ def _dot_general_impl(lhs, rhs, dimension_numbers):
     return np.einsum(spec, lhs, rhs, optimize=lhs.dtype.kind in "fc").astype(lhs.dtype, copy=False)
 
 
-def _dot(lhs, rhs, dimension_numbers):
-    return ops.dot_general(lhs, rhs, dimension_numbers=dimension_numbers)
+def dot_general(lhs, rhs, dimension_numbers):
+    """The dot_general primitive, with 16-bit float operands multiplied in float32 (by the BLAS's sgemm) and
+    the product rounded once, as NumPy's and ml_dtypes' accumulate in float32."""
+    dtype = aval(lhs).dtype
+    if dtype not in HALF_FLOATS:
+        return ops.dot_general(lhs, rhs, dimension_numbers=dimension_numbers)
+    lhs, rhs = (ops.convert_element_type(x, new_dtype=np.dtype(np.float32), weak_type=False) for x in (lhs, rhs))
+    product = ops.dot_general(lhs, rhs, dimension_numbers=dimension_numbers)
+    return ops.convert_element_type(product, new_dtype=dtype, weak_type=False)
+
+
+_dot = dot_general
 
 
 def _transpose_lhs(ct, lhs_aval, rhs, dimension_numbers, ans_lhs_first=True):

@@ -12,7 +12,7 @@ import numpy as np
 
 from ..backend.rules import Kernel, Reduce
 from ..core.ad_util import aval, scalar
-from ..core.avals import ShapedArray
+from ..core.avals import HALF_FLOATS, ShapedArray, dtype_kind
 from ..core.batching import batched_axis
 from ..core.errors import ShapeError
 from ..core.ops import ops
@@ -36,7 +36,7 @@ def _reduce_shape(name, kinds):
     def rule(x, axes):
         if any(not 0 <= a < x.ndim for a in axes) or len(set(axes)) != len(axes):
             raise ShapeError(f"{name}: axes {axes} out of range for shape {x.shape}")
-        if x.dtype.kind not in kinds:
+        if dtype_kind(x.dtype) not in kinds:
             raise TypeError(f"{name}: does not accept {x.dtype} operands")
         return ShapedArray([d for i, d in enumerate(x.shape) if i not in axes], x.dtype, x.weak_type)
     return rule
@@ -56,12 +56,28 @@ def _sum(x, axes):
     return ops.reduce_sum(x, axes=axes)
 
 
-_WIDE = {np.dtype(np.float32): np.dtype(np.float64), np.dtype(np.complex64): np.dtype(np.complex128)}
+def _in_float32(reduce):
+    """A NumPy reduction of 16-bit floats accumulated in float32, rounded once (as NumPy's float16 sum, which
+    accumulates pairwise in float32, nearly does; ml_dtypes' bfloat16 sum rounds every step)."""
+    def impl(x, axes):
+        x = np.asarray(x)
+        if x.dtype not in HALF_FLOATS:
+            return reduce(x, axes)
+        return reduce(x.astype(np.float32), axes).astype(x.dtype)
+    return impl
+
+
+# float sums add up blocks in float32 (16-bit floats are float32 in registers) or complex64 into a wide accumulator
+_WIDE = {np.dtype(np.float32): np.dtype(np.float64), np.dtype(np.complex64): np.dtype(np.complex128),
+         **{half: np.dtype(np.float64) for half in HALF_FLOATS}}
 
 
 def _lower_reduce(identity, fop, iop=None):
     def wide(b):
         return _WIDE.get(b.dtype(), b.dtype()) if fop == "fadd" else b.dtype()
+
+    def held(b):     # the dtype of the values in registers (float32 for the 16-bit floats: not rounded here)
+        return np.dtype(np.float32) if b.dtype() in HALF_FLOATS else b.dtype()
 
     def op(b, x, y, dtype=None):
         if fop in ("max", "min"):
@@ -69,7 +85,7 @@ def _lower_reduce(identity, fop, iop=None):
         return b.binop(f"{fop} reassoc", iop, x, y, dtype)
 
     return Reduce(lambda b, axes: [(b.const(identity(b.dtype()), wide(b)), wide(b))],
-                  lambda b, accs, x, pos, axes: [op(b, accs[0], b.convert(x, b.dtype(), wide(b)), wide(b))],
+                  lambda b, accs, x, pos, axes: [op(b, accs[0], b.convert(x, held(b), wide(b)), wide(b))],
                   lambda b, accs, axes: b.convert(accs[0], wide(b), b.dtype()),
                   lambda b, accs, others, axes: [op(b, accs[0], others[0])])
 
@@ -83,7 +99,7 @@ def _chosen_location_jvp(t, x, out, axes):
 
 
 reduce_sum_p = _reduction("reduce_sum", _reduce_shape("reduce_sum", "fiuc"),
-                          lambda x, axes: np.sum(x, axis=axes, dtype=np.asarray(x).dtype), LINEAR,
+                          _in_float32(lambda x, axes: np.sum(x, axis=axes, dtype=x.dtype)), LINEAR,
                           _lower_reduce(lambda dtype: 0, "fadd", "add"), simplify=_no_axes_is_a_no_op, linear=True,
                           transpose=lambda ct, x, axes: [_expand(ct, x.aval, axes)])
 reduce_max_p = _reduction("reduce_max", _reduce_shape("reduce_max", "fiub"),
@@ -126,7 +142,7 @@ def _prod_partial(x, axes):
 
 
 reduce_prod_p = _reduction("reduce_prod", _reduce_shape("reduce_prod", "fiuc"),
-                           lambda x, axes: np.prod(x, axis=axes, dtype=np.asarray(x).dtype),
+                           _in_float32(lambda x, axes: np.prod(x, axis=axes, dtype=x.dtype)),
                            lambda t, x, out, axes: _sum(ops.mul(t, _prod_partial(x, axes)), axes),
                            _lower_reduce(lambda dtype: 1, "fmul", "mul"), simplify=_no_axes_is_a_no_op)
 
@@ -173,16 +189,18 @@ argmin_p = _reduction("argmin", _arg_shape("argmin"),
 def _cumsum_shape(x, axis, reverse=False):
     if not 0 <= axis < x.ndim:
         raise ShapeError(f"cumsum: axis {axis} out of range for shape {x.shape}")
-    if x.dtype.kind not in "fiuc":
+    if dtype_kind(x.dtype) not in "fiuc":
         raise TypeError(f"cumsum: does not accept {x.dtype} operands")
     return x
 
 
 def _cumsum_impl(x, axis, reverse=False):
+    """A running sum; of 16-bit floats in float32, each total rounded on its own."""
     x = np.asarray(x)
+    acc = np.float32 if x.dtype in HALF_FLOATS else x.dtype
     if reverse:
-        return np.flip(np.cumsum(np.flip(x, axis), axis=axis, dtype=x.dtype), axis)
-    return np.cumsum(x, axis=axis, dtype=x.dtype)
+        return np.flip(np.cumsum(np.flip(x, axis), axis=axis, dtype=acc), axis).astype(x.dtype)
+    return np.cumsum(x, axis=axis, dtype=acc).astype(x.dtype)
 
 
 def _lower_cumsum(k, outs, ins, axis, reverse=False):

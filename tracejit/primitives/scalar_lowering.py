@@ -45,6 +45,8 @@ def rsqrt(b, x):
 def abs_(b, x):
     if b.kind() == "c":
         return b.cmath("abs", x, real=True)
+    if b.kind() == "u":
+        return x
     return b.intrinsic("fabs", x) if b.kind() == "f" else b.intrinsic("abs", x, extra=", i1 false")
 
 
@@ -74,6 +76,26 @@ def identity(b, x):
     return x
 
 
+def shift(op):
+    """x shifted by y bits (y an unsigned count: a negative one is huge). LLVM's shifts by the width or more
+    are poison; NumPy's give 0 (and -1 for a negative x shifted right arithmetically)."""
+    def lower(b, x, y):
+        ty, bits = b.ty(), 8 * b.dtype().itemsize
+        huge = b(f"icmp uge {ty} {y}, {bits}")
+        shifted = b(f"{op} {ty} {x}, {b.select(huge, b.const(0), y)}")
+        past = b(f"ashr {ty} {x}, {bits - 1}") if op == "ashr" else b.const(0)
+        return b.select(huge, past, shifted)
+    return Elementwise(lower)
+
+
+def population_count(b, x):
+    return b.intrinsic("ctpop", x)
+
+
+def clz(b, x):
+    return b.intrinsic("ctlz", x, extra=", i1 false")
+
+
 def div(b, x, y):
     return b.binop("fdiv", None, x, y) if b.kind() in "fc" else _int_div(b, x, y)
 
@@ -90,7 +112,10 @@ def pow_(b, x, y):
 
 def _int_div(b, x, y):
     """Truncating division; x / 0 is 0 and x / -1 is -x (wrapping), never a trap."""
-    zero, minus_one = b.cmp("eq", y, b.const(0)), b.cmp("eq", y, b.const(-1))
+    zero = b.cmp("eq", y, b.const(0))
+    if b.kind() == "u":
+        return b.select(zero, b.const(0), b(f"udiv {b.ty()} {x}, {b.select(zero, b.const(1), y)}"))
+    minus_one = b.cmp("eq", y, b.const(-1))
     safe = b.select(b(f"or i1 {zero}, {minus_one}"), b.const(1), y)
     q = b.select(minus_one, b(f"sub {b.ty()} 0, {x}"), b(f"sdiv {b.ty()} {x}, {safe}"))
     return b.select(zero, b.const(0), q)
@@ -98,8 +123,11 @@ def _int_div(b, x, y):
 
 def _int_rem(b, x, y):
     """Remainder with the dividend's sign; x % 0 and x % -1 are 0."""
-    bad = b(f"or i1 {b.cmp('eq', y, b.const(0))}, {b.cmp('eq', y, b.const(-1))}")
-    return b.select(bad, b.const(0), b(f"srem {b.ty()} {x}, {b.select(bad, b.const(1), y)}"))
+    bad = b.cmp("eq", y, b.const(0))
+    if b.kind() == "i":
+        bad = b(f"or i1 {bad}, {b.cmp('eq', y, b.const(-1))}")
+    op = "urem" if b.kind() == "u" else "srem"
+    return b.select(bad, b.const(0), b(f"{op} {b.ty()} {x}, {b.select(bad, b.const(1), y)}"))
 
 
 def _int_power(b, x, y):

@@ -15,7 +15,7 @@ import numpy as np
 
 from ..backend.rules import IndexMap, Kernel, memory_type
 from ..core.ad_util import aval
-from ..core.avals import ShapedArray
+from ..core.avals import ShapedArray, dtype_kind
 from ..core.batching import move_batch_axis
 from ..core.errors import ShapeError
 from ..core.ops import ops
@@ -83,7 +83,7 @@ def _window_indices(b, idx, shape, window_dimensions, window_strides, padding, b
 def _windowed(name, kinds, np_op, largest, lower_op):
     """A reduce_window primitive: its shape rule, impl and lowering (sum: largest None, identity 0)."""
     def shape_rule(x, **params):
-        if x.dtype.kind not in kinds:
+        if dtype_kind(x.dtype) not in kinds:
             raise TypeError(f"{name}: does not accept {x.dtype} operands")
         return ShapedArray(_check(name, x, **params), x.dtype, x.weak_type)
 
@@ -176,7 +176,8 @@ def _selected(operand, select_prim, out_shape, params):
 
 def _select_shape(name, out_of):
     def rule(x, operand, *, select_prim, **params):
-        if select_prim not in ("ge", "le") or x.dtype.kind not in "fiu" or operand.dtype.kind not in "fiub":
+        if (select_prim not in ("ge", "le") or dtype_kind(x.dtype) not in "fiu"
+                or dtype_kind(operand.dtype) not in "fiub"):
             raise TypeError(f"{name}: needs select_prim 'ge' or 'le' and numeric operands, got {select_prim!r}, "
                             f"{x.str_short()} and {operand.str_short()}")
         shape = _check(name, operand, **params)
@@ -299,9 +300,9 @@ def _lower_select_and_scatter_add(k, outs, ins, select_prim, **params):
             return
         ty = memory_type(o_dtype)
         ptr = k.f.emit(f"getelementptr inbounds {ty}, ptr {out.ptr}, i64 {at}")
-        old = k.f.emit(f"load {ty}, ptr {ptr}, align {o_dtype.itemsize}")
-        new = b.binop("fadd", "add", old, contribution, o_dtype)
-        k.line(f"store {ty} {b.select(inside, new, old, o_dtype)}, ptr {ptr}, align {o_dtype.itemsize}")
+        old = b.from_memory(k.f.emit(f"load {ty}, ptr {ptr}, align {o_dtype.itemsize}"), o_dtype)
+        new = b.to_memory(b.select(inside, b.binop("fadd", "add", old, contribution, o_dtype), old, o_dtype), o_dtype)
+        k.line(f"store {ty} {new}, ptr {ptr}, align {o_dtype.itemsize}")
 
 
 def _front(args, dims, params):

@@ -14,7 +14,7 @@ from ..core.errors import ShapeError
 from ..core.trace import bind
 from ..custom_derivatives import custom_jvp
 from ..numpy import linalg as tla
-from ..numpy._base import aval, broadcast_to_shape, promote
+from ..numpy._base import aval, broadcast_to_shape, promote, promote_linalg
 from ..primitives import linalg_factor as factor
 from ..primitives import linalg_solve as solves
 
@@ -23,7 +23,7 @@ __all__ = ["block_diag", "cho_factor", "cho_solve", "cholesky", "det", "eigh", "
 
 
 def _square(name, a):
-    (a,) = promote(a, to_float=True)
+    (a,) = promote_linalg(a, name=name)
     shape = aval(a).shape
     if len(shape) < 2 or shape[-1] != shape[-2]:
         raise ShapeError(f"{name}: needs an array of shape (..., n, n), got shape {shape}")
@@ -32,7 +32,7 @@ def _square(name, a):
 
 def _with_rhs(name, a, b):
     """a (..., n, n) and b as (..., n, k) with their batch axes broadcast, and whether b was a vector (n,)."""
-    a, b = promote(a, b, to_float=True)
+    a, b = promote_linalg(a, b, name=name)
     a = _square(name, a)
     sa, sb = aval(a).shape, aval(b).shape
     vector = len(sb) == 1
@@ -89,7 +89,7 @@ def cho_solve(c_and_lower, b, overwrite_b=False, check_finite=True):
 
 def lu_factor(a, overwrite_a=False, check_finite=True):
     """(lu, pivots): L and U in one matrix, and the row swaps (0-based int32), as LAPACK's getrf."""
-    (a,) = promote(a, to_float=True)
+    (a,) = promote_linalg(a, name="lu_factor")
     lu_, pivots, _ = bind(factor.lu_p, a)
     return lu_, pivots
 
@@ -114,7 +114,7 @@ def lu_solve(lu_and_piv, b, trans=0, overwrite_b=False, check_finite=True):
 
 def lu(a, permute_l=False, overwrite_a=False, check_finite=True):
     """(p, l, u) with a = p @ l @ u (p real, as SciPy's and JAX's), or (p @ l, u) when permute_l."""
-    (a,) = promote(a, to_float=True)
+    (a,) = promote_linalg(a, name="lu")
     shape = aval(a).shape
     if len(shape) < 2:
         raise ShapeError(f"lu: needs an array of shape (..., m, n), got shape {shape}")
