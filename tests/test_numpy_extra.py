@@ -353,3 +353,28 @@ BAD_INPUT = [
 def test_bad_input_raises_a_clear_error(call, error, match):
     with pytest.raises(error, match=match):
         call()
+
+
+# ------------------------------------------------------------------------------------------- the small dtypes
+
+SMALL_DTYPES = [np.int8, np.uint8, np.int16, np.uint16, np.uint32, np.float16]
+DTYPE_CASES = [
+    ("sinc", lambda m, x: m.sinc(x)), ("fabs", lambda m, x: m.fabs(x)), ("cumprod", lambda m, x: m.cumprod(x, 1)),
+    ("gradient", lambda m, x: m.gradient(x, axis=1)), ("trapezoid", lambda m, x: m.trapezoid(x)),
+    ("quantile", lambda m, x: m.quantile(x, 0.3, 1)), ("quantile-lower", lambda m, x: m.quantile(x, 0.3, 0, method="lower")),
+    ("cov", lambda m, x: m.cov(x)), ("vander", lambda m, x: m.vander(x[0], 3)),
+    ("polyval", lambda m, x: m.polyval(x[0, :3], x)), ("digitize", lambda m, x: m.digitize(x, np.array([0, 1, 3], x.dtype))),
+    ("histogram", lambda m, x: m.histogram(x, 3)), ("bincount", lambda m, x: m.bincount(x[0].astype(np.uint8))),
+    ("isin", lambda m, x: m.isin(x, x[0])), ("unique", lambda m, x: m.unique(x, return_counts=True)),
+    ("select", lambda m, x: m.select([x > 1], [x], 2)), ("append", lambda m, x: m.append(x, 1)),
+]
+
+
+@pytest.mark.parametrize("dtype", SMALL_DTYPES, ids=lambda d: np.dtype(d).name)
+def test_small_dtypes_as_numpy(dtype):
+    x = (rng.integers(0, 7, (4, 6)) if np.dtype(dtype).kind in "iu" else rng.standard_normal((4, 6))).astype(dtype)
+    for name, f in DTYPE_CASES:
+        want, rtol = f(np, x), 2e-3 if dtype == np.float16 else 1e-12     # (NumPy rounds float16 at each step)
+        _same(f(tnp, x), want, f"{name} {np.dtype(dtype).name}", rtol)
+        if dtype in (np.int8, np.float16) and name not in ("unique", "bincount"):     # compiled too
+            _same(tj.jit(lambda v, f=f: f(tnp, v))(x), want, f"{name} {np.dtype(dtype).name} compiled", rtol)
