@@ -5,6 +5,7 @@ import numpy as _np
 from ..core.trace import Tracer as _Tracer
 from . import fft, linalg
 from ._docs import document_as_numpy as _document_as_numpy
+from .calculus import cumprod, gradient, trapezoid
 from .complex_numbers import (
     angle,
     conj,
@@ -18,6 +19,7 @@ from .complex_numbers import (
     real_if_close,
 )
 from .convolve import convolve, correlate
+from .covariance import corrcoef, cov
 from .creation import (
     arange,
     array,
@@ -69,9 +71,30 @@ from .dtypes import (
     unsignedinteger,
 )
 from .einsum_ops import einsum
+from .elementwise_extra import fabs, sinc
+from .histograms import bincount, digitize, histogram, histogram_bin_edges
+from .index_tricks import (
+    c_,
+    diag_indices,
+    diag_indices_from,
+    r_,
+    ravel_multi_index,
+    tri,
+    tril_indices,
+    tril_indices_from,
+    triu_indices,
+    triu_indices_from,
+    unravel_index,
+)
 from .indexing import _AtIndexer, argsort, getitem, interp, repeat, searchsorted, sort, take, take_along_axis
 from .linalg_ops import cross, diag, diagonal, dot, inner, kron, matmul, outer, tensordot, trace, vdot
+from .nonzero import argwhere, flatnonzero, nonzero
+from .polynomials import polyfit, polyval, vander
+from .quantiles import nanmedian, nanpercentile, nanquantile, percentile, quantile
+from .rearranging import append, dsplit, hsplit, rollaxis, rot90, row_stack, vsplit
 from .reductions import all, amax, amin, any, argmax, argmin, cumsum, max, mean, min, prod, std, sum, var
+from .selection import argpartition, partition, select
+from .setops import isin, lexsort, unique
 from .shape_ops import (
     array_split,
     atleast_1d,
@@ -216,12 +239,13 @@ isdtype = _np.isdtype
 pi, e, inf, nan, newaxis = _np.pi, _np.e, _np.inf, _np.nan, None
 
 
-def where(condition, x=None, y=None):
+def where(condition, x=None, y=None, *, size=None, fill_value=None):
+    """where(condition, x, y) chooses elementwise; where(condition) is nonzero(condition) (with size= and
+    fill_value= under a trace, as JAX's)."""
     if x is None and y is None:
-        if isinstance(condition, _Tracer):
-            raise TypeError("tnp.where(condition) with one argument has a data-dependent shape; "
-                            "use tnp.where(condition, x, y)")
-        return _np.nonzero(condition)
+        return nonzero(condition, size=size, fill_value=fill_value)
+    if size is not None or fill_value is not None:
+        raise TypeError("where: size= and fill_value= apply only to where(condition) with one argument")
     return _where(condition, x, y)
 
 
@@ -265,7 +289,7 @@ _METHODS = {
     "max": max, "min": min, "prod": prod, "argmax": argmax, "argmin": argmin, "dot": dot, "ravel": ravel,
     "flatten": ravel, "squeeze": squeeze, "cumsum": cumsum, "var": var, "std": std, "any": any, "all": all,
     "clip": clip, "round": round, "swapaxes": swapaxes, "take": take, "repeat": repeat,
-    "sort": sort, "argsort": argsort, "conj": conj, "conjugate": conjugate,
+    "sort": sort, "argsort": argsort, "cumprod": cumprod, "nonzero": nonzero, "conj": conj, "conjugate": conjugate,
     "real": property(real), "imag": property(imag),
     "T": property(lambda self: transpose(self)),
     "at": property(lambda self: _AtIndexer(self)),

@@ -7,7 +7,6 @@ primitives with vectorized compiled kernels (tracejit.backend.specmath); gammain
 polygamma, i0e and i1e primitives run NumPy code, also from compiled programs; the rest is written on these and
 tracejit.numpy.
 """
-import functools
 import operator
 
 import numpy as np
@@ -304,28 +303,7 @@ def logsumexp(a, axis=None, b=None, keepdims=False, return_sign=False, where=Non
     return out
 
 
-@functools.partial(custom_jvp, nondiff_argnums=(0,))
-def _sinc_at_zero(k, x):
-    """The k-th derivative of sinc at 0 (k a static int), with its jvp the (k+1)-th: Maclaurin coefficients
-    (-1)**(k/2) pi**k / (k + 1) for even k, 0 for odd k."""
-    value = 0.0 if k % 2 else (-1) ** (k // 2) * np.pi**k / (k + 1)
-    return tnp.zeros_like(x) + value
-
-
-@_sinc_at_zero.defjvp
-def _sinc_at_zero_jvp(k, primals, tangents):
-    (x,), (t,) = primals, tangents
-    return _sinc_at_zero(k, x), t * _sinc_at_zero(k + 1, x)
-
-
-@half_floats_in_float32
-def sinc(x):
-    """sin(pi x) / (pi x), 1 at 0, with every derivative exact at 0 (as jnp.sinc)."""
-    (x,) = real_args("sinc", x)
-    zero = x == 0
-    safe = tnp.where(zero, 1.0, x)
-    pi_x = np.pi * safe
-    return tnp.where(zero, _sinc_at_zero(0, x), tnp.sin(pi_x) / pi_x)
+sinc = half_floats_in_float32(tnp.sinc)     # NumPy's sinc (tracejit.numpy), 16-bit floats computed in float32
 
 
 @half_floats_in_float32
