@@ -7,7 +7,8 @@ from ..core.trace import Tracer, bind
 from ..primitives import cumulative as cu
 from ._base import asarray, astype, aval
 from .elementwise_extra import as_inexact
-from .shape_ops import _accumulator_dtype, _slice_axis, concatenate, diff, ravel, reshape, sum
+from .reductions import _accumulator_dtype, sum
+from .shape_ops import _slice_axis, concatenate, diff, ravel, reshape
 from .ufuncs import add, divide, multiply, subtract
 
 

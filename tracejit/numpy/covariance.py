@@ -7,7 +7,8 @@ from ..primitives import complex_parts as cp
 from ._base import asarray, astype, aval, promote
 from .complex_numbers import conj, imag, real
 from .linalg_ops import diagonal, dot
-from .shape_ops import atleast_2d, concatenate, squeeze, sum, transpose
+from .reductions import sum
+from .shape_ops import atleast_2d, concatenate, squeeze, transpose
 from .statistics import average
 from .ufuncs import clip, divide, maximum, multiply, sqrt, subtract
 

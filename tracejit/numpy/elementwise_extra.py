@@ -3,7 +3,7 @@ import numpy as np
 
 from ..primitives.custom_jvp_call import call_with_jvp
 from ._base import asarray, astype, aval, promote
-from .shape_ops import full_like
+from .creation import full_like
 from .ufuncs import absolute, divide, equal, multiply, sin, where_
 
 

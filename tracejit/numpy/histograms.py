@@ -5,9 +5,11 @@ import numpy as np
 from ..core.avals import DEFAULT_INT, index_arg
 from ..core.trace import Tracer
 from ._base import asarray, astype, aval, promote
+from .creation import linspace
 from .indexing import searchsorted
 from .nonzero import data_dependent_size, scatter_sum
-from .shape_ops import diff, flip, linspace, max, min, ravel, sum
+from .reductions import max, min, sum
+from .shape_ops import diff, flip, ravel
 from .ufuncs import add, bitwise_or, divide, equal, greater, isnan, less, maximum, subtract, where_
 
 

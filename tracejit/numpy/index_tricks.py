@@ -7,7 +7,8 @@ from ..core.avals import DEFAULT_INT, index_arg, shape_arg
 from ..core.errors import ConcretizationError
 from ..core.trace import Tracer
 from ._base import asarray, astype, aval, broadcast_operands, promote
-from .shape_ops import arange, concatenate, linspace, ones, reshape, swapaxes, transpose, tril
+from .creation import arange, linspace, ones, tril
+from .shape_ops import concatenate, reshape, swapaxes, transpose
 from .ufuncs import add, clip, floor_divide, greater, less, multiply, remainder, where_
 
 

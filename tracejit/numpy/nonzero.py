@@ -9,8 +9,10 @@ from ..core.errors import ConcretizationError
 from ..core.trace import Tracer, bind
 from ..primitives import indexing as ix
 from ._base import asarray, astype, aval, broadcast_to_shape, stack
+from .creation import arange, zeros
 from .index_tricks import unravel_index
-from .shape_ops import arange, cumsum, expand_dims, ravel, sum, zeros
+from .reductions import cumsum, sum
+from .shape_ops import expand_dims, ravel
 from .ufuncs import less, not_equal, where_
 
 

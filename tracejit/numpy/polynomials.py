@@ -5,10 +5,12 @@ import numpy as np
 from ..core.avals import index_arg
 from ..core.trace import Tracer
 from ._base import asarray, aval, broadcast_to_shape, promote, stack
+from .creation import ones_like
 from .elementwise_extra import as_inexact
 from .linalg import inv, lstsq
 from .linalg_ops import matmul, outer
-from .shape_ops import ones_like, sum, transpose
+from .reductions import sum
+from .shape_ops import transpose
 from .ufuncs import add, divide, multiply, sqrt
 
 

@@ -7,7 +7,8 @@ from ..core.avals import DEFAULT_INT, normalize_axes, shape_size
 from ..core.trace import Tracer
 from ._base import asarray, astype, aval, broadcast_to_shape, full, promote
 from .indexing import sort, take_along_axis
-from .shape_ops import reshape, sum, transpose
+from .reductions import sum
+from .shape_ops import reshape, transpose
 from .ufuncs import (
     add,
     ceil,

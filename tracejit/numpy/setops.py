@@ -4,9 +4,11 @@ import numpy as np
 from ..core.avals import DEFAULT_INT, normalize_axis
 from ..primitives import indexing as ix
 from ._base import asarray, aval, promote
+from .creation import arange, ones, zeros
 from .indexing import argsort, searchsorted, sort, take
 from .nonzero import data_dependent_size, first_positions, scatter_sum
-from .shape_ops import any, arange, concatenate, cumsum, moveaxis, ones, ravel, reshape, zeros
+from .reductions import any, cumsum
+from .shape_ops import concatenate, moveaxis, ravel, reshape
 from .ufuncs import bitwise_and, bitwise_not, clip, equal, isnan, logical_not, not_equal, where_
 
 
