@@ -266,6 +266,63 @@ SPECS = {
     "tracejit.device_count": lambda: [Case("cpu", (), traceable=False)],
     "tracejit.local_device_count": lambda: [Case("cpu", (), traceable=False)],
     "tracejit.default_backend": lambda: [Case("cpu", (), traceable=False)],
+    # issue 18's NumPy functions (numpy/rearranging.py, index_tricks.py, selection.py, setops.py, nonzero.py,
+    # histograms.py, quantiles.py, covariance.py, calculus.py, polynomials.py)
+    "numpy.rollaxis": lambda: [Case("back", (r(2, 3, 4), 2)), Case("start", (r(2, 3, 4), 0, 2)),
+                               Case("negative", (r(2, 3, 4), -1, -2))],
+    "numpy.vsplit": lambda: [Case("sections", (r(4, 2), 2)), Case("indices", (r(4, 3), [1, 3]))],
+    "numpy.hsplit": lambda: [Case("sections", (r(2, 4), 2)), Case("indices", (r(3, 4), [1])), Case("vector", (r(6), 3))],
+    "numpy.dsplit": lambda: [Case("sections", (r(2, 2, 4), 2)), Case("indices", (r(2, 2, 4), [1, 3]))],
+    "numpy.select": lambda: [Case("two", ([COND, ~COND & (r(4) > 0)], [r(4), r(4)], 0.5)),
+                             Case("default_array", ([COND], [r(2, 4)], r(4))), Case("ints", ([COND], [ints(4)]))],
+    "numpy.partition": lambda: [Case(f"kth={k} axis={a}", (r(4, 5), k, a)) for k, a in ((0, -1), (2, 0), (-1, 1))] + [
+        Case("ints", (ints(6), 3))],
+    "numpy.argpartition": lambda: [Case(f"kth={k} axis={a}", (r(4, 5), k, a), derivatives=False)
+                                   for k, a in ((0, -1), (2, 0), (-1, 1))],
+    "numpy.unique": lambda: [Case("eager", (ints(3, 4),), traceable=False),
+                             Case("size", (ints(3, 4),), {"size": 5}, derivatives=False),
+                             Case("all", (ints(10),), {"size": 4, "return_index": True, "return_inverse": True,
+                                                       "return_counts": True}, derivatives=False),
+                             Case("fill", (np.round(r(6)),), {"size": 8, "fill_value": 0.5}),
+                             Case("axis", (ints(4, 2, low=0, high=2),), {"axis": 0, "size": 3}, derivatives=False)],
+    "numpy.nonzero": lambda: [Case("eager", (ints(3, 4),), traceable=False), Case("size", (r(3, 4) > 0,), {"size": 8}),
+                              Case("fill", (ints(2, 5),), {"size": 12, "fill_value": -1})],
+    "numpy.flatnonzero": lambda: [Case("eager", (ints(3, 4),), traceable=False), Case("size", (r(3, 4),), {"size": 5}),
+                                  Case("fill", (ints(2, 5),), {"size": 12, "fill_value": -1})],
+    "numpy.argwhere": lambda: [Case("eager", (ints(3, 4),), traceable=False), Case("size", (r(3, 4) > 0,), {"size": 8}),
+                               Case("fill", (ints(2, 5),), {"size": 12, "fill_value": -1})],
+    "numpy.bincount": lambda: [Case("eager", (ints(8, low=0, high=5),), traceable=False),
+                               Case("length", (ints(8, low=0, high=5),), {"length": 6}),
+                               Case("weights", (ints(8, low=0, high=5), r(8)), {"length": 4})],
+    "numpy.digitize": lambda: [Case("increasing", (r(8), np.array([-2.0, 0.0, 1.5])), derivatives=False),
+                               Case("decreasing_right", (r(8), np.array([2.0, 0.0, -1.0]), True), derivatives=False)],
+    "numpy.histogram": lambda: [Case("range", (r(20), 4, (-2.0, 2.0)), derivatives=False),
+                                Case("edges", (r(20), np.array([-3.0, -1.0, 0.5, 3.0])), derivatives=False),
+                                Case("data_range", (r(20), 3), derivatives=False),
+                                Case("weights", (r(20), 3, (-3.0, 3.0), r(20))),
+                                Case("density", (r(20), 3, (-3.0, 3.0)), {"density": True}, derivatives=False)],
+    "numpy.histogram_bin_edges": lambda: [Case("data", (r(10), 4)), Case("range", (r(10), 3, (-1.0, 2.0)))],
+    "numpy.quantile": lambda: _quantile_cases(1.0),
+    "numpy.percentile": lambda: _quantile_cases(100.0),
+    "numpy.nanquantile": lambda: _quantile_cases(1.0, nans=True),
+    "numpy.nanpercentile": lambda: _quantile_cases(100.0, nans=True),
+    "numpy.gradient": lambda: [Case("default", (r(4, 5),)), Case("spacing", (r(6), 0.5)),
+                               Case("coordinates", (r(6), np.cumsum(R.uniform(0.5, 1.0, 6)))),
+                               Case("axis", (r(3, 4),), {"axis": 1})],
+    "numpy.polyfit": lambda: [Case("deg2", (r(8), r(8), 2), second_order=False),
+                              Case("weights", (r(8), r(8), 1), {"w": R.uniform(0.5, 1.0, 8)}, second_order=False),
+                              Case("columns", (r(8), r(8, 2), 2), second_order=False)],
+    "numpy.tri": lambda: [Case("square", (3,)), Case("wide", (3, 5, 1)), Case("dtype", (2, 3, -1, np.int32))],
+    "numpy.tril_indices": lambda: [Case("n", (4,)), Case("k", (4, 1)), Case("m", (3, -1, 5))],
+    "numpy.triu_indices": lambda: [Case("n", (4,)), Case("k", (4, 1)), Case("m", (3, -1, 5))],
+    "numpy.diag_indices": lambda: [Case("n", (3,)), Case("ndim", (2, 3))],
+    "numpy.diag_indices_from": lambda: [Case("square", (r(3, 3),)), Case("cube", (r(2, 2, 2),))],
+    "numpy.unravel_index": lambda: [Case("in_range", (np.array([0, 5, 11, 7]), (3, 4))),
+                                    Case("out_of_range", (np.array([-1, -12, -13, 12, 100]), (3, 4)), traceable=True),
+                                    Case("scalar", (np.array(7), (2, 2, 2)))],
+    "numpy.ravel_multi_index": lambda: [Case(m, ((ints(5, low=-4, high=9), ints(5, low=-4, high=9)), (3, 5)),
+                                             {"mode": m}) for m in ("wrap", "clip")] + [
+        Case("raise", ((np.array([0, 2, 1]), np.array([4, 0, 3])), (3, 5)), traceable=False)],
 }
 
 
@@ -339,6 +396,7 @@ NOT_IN_JAX = {
     "numpy.real_if_close": "NumPy's real_if_close (its result's dtype depends on the values): compared with NumPy",
     "tracejit.graph": "the IR as a DAG (nodes, edges, order): tracejit's own, tested in test_graph.py",
     "tracejit.stop_gradient": "JAX has it as jax.lax.stop_gradient (compared there); tj.stop_gradient is the same function",
+    "numpy.row_stack": "NumPy's old name of vstack (jax.numpy dropped it): compared with NumPy",
 }
 NOT_COMPARED = {   # in JAX, but with results that are not comparable
     "tracejit.make_jaxpr": "JAX's name, but the IR text is tracejit's own (DESIGN.md section 3)",
@@ -351,9 +409,20 @@ NOT_IN_JAX_SPECS = {   # how to call those that need a spec
     "numpy.real_if_close": lambda: [Case(label, (z,), traceable=False) for label, z in (
         ("close", np.array([1 + 1e-15j, 2 - 1e-15j])), ("far", np.array([1 + 1e-3j, 2.0])), ("real", r(3)))],
     "tracejit.eval_ir": lambda: [Case("ir", (r(3),), call=lambda M, ev, x: ev(M.api.make_ir(M.numpy.sin)(x), x))],
+    "numpy.row_stack": lambda: [Case("vectors", ([r(3), r(3)],)), Case("matrices", ([r(2, 3), r(1, 3)],))],
 }
 NOT_IN_JAX.update(jax_specs.NOT_IN_JAX)
 NOT_IN_JAX_SPECS.update(jax_specs.NOT_IN_JAX_SPECS)
+
+
+def _quantile_cases(scale, nans=False):
+    data = r(4, 5)
+    if nans:
+        data[1, 2] = data[3] = np.nan
+    return [Case("scalar_q", (data, 0.3 * scale)), Case("q_array axis=1", (data, np.array([0.0, 0.4, 1.0]) * scale, 1)),
+            Case("lower axis=0", (data, 0.6 * scale, 0), {"method": "lower"}),
+            Case("higher keepdims", (data, 0.25 * scale, 1), {"method": "higher", "keepdims": True}),
+            Case("midpoint", (data, 0.5 * scale), {"method": "midpoint"}), Case("ints", (ints(3, 4), 0.5 * scale, 0))]
 
 
 # ------------------------------------------------------------------------------------------------ KNOWN
@@ -386,6 +455,16 @@ NO_COMPLEX_MATH = ("tracejit's primitive takes real operands only (primitives/el
 UNORDERED = ("tracejit does not order complex numbers (its comparisons, max and min take real operands); NumPy and "
              "JAX order them lexicographically")
 KNOWN = [
+    # issue 18's NumPy functions: where tracejit keeps NumPy's behaviour
+    differs("numpy.cov numpy.corrcoef", "(0,)", "jvp jvp2", "the covariance of no observations is 0 / 0: tracejit's "
+            "derivative is NaN, as its value; JAX's 0"),
+    differs("numpy.nanmedian", "complex64 axis=None", "raises", UNORDERED),
+    differs("numpy.nanmedian", "empty_rows axis=0", "raises", "NaN for a slice of no values, as NumPy's nanmedian; "
+            "JAX's gather raises"),
+    differs("numpy.trapezoid", "empty_rows axis=0", "raises", "the integral over no samples is 0, as NumPy's; JAX raises "
+            "IndexError"),
+    differs("numpy.unravel_index", "out_of_range", "raises", "concrete indices out of range raise ValueError, as NumPy's; "
+            "JAX clips them, as tracejit does traced ones"),
     # derivatives that differ by a primitive's rule
     differs("numpy.power lax.pow", "special | ties", "jvp grad jvp2", "d(x**y)/dx at x = y = 0: JAX NaN (0 * 0**-1), "
             "tracejit 0 (x**0 is 1 everywhere); deliberate"),
