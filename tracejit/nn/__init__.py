@@ -65,3 +65,7 @@ def stop_gradient(x):
     """x, as a constant for differentiation: its derivative is zero (jax.lax.stop_gradient)."""
     x = tnp.asarray(x)
     return bind(ew.stop_gradient_p, x) if not is_python_scalar(x) else x
+
+
+# Last: attention is written with the functions above.
+from .attention import dot_product_attention  # noqa: E402
