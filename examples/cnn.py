@@ -2,9 +2,10 @@
 
 The network (issue 19): conv 5x5 -> 6, relu, 2x2 max pool, conv 5x5 -> 16, relu, 2x2 max pool, dense 120 -> 84 ->
 10. The data: 28x28 grey images of ten classes, each class a smooth random template, each image its template
-shifted by up to two pixels, with a random contrast, under pixel noise three times as strong as the template (one pixel says little; the
-shapes the convolutions find say which class). The training step, forward, backward and the Adam update, is one
-jitted function; the parameters are initialized by stax from a tracejit.random key, as JAX's stax would.
+shifted by up to two pixels, with a random contrast, under pixel noise three times as strong as the template (one
+pixel says little; the shapes the convolutions find say which class). The training step, forward, backward and
+the Adam update, is one jitted function; stax initializes the parameters from a tracejit.random key, as JAX's
+stax would.
 
     python examples/cnn.py [--epochs 5] [--train 4096]
 """
