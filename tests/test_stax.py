@@ -3,6 +3,7 @@ tracejit.nn.dot_product_attention against jax.nn.dot_product_attention (values a
 mnist_classifier program with only its imports changed, and examples/cnn.py."""
 import importlib.util
 import pathlib
+from itertools import count
 
 import numpy as np
 import pytest
@@ -113,7 +114,6 @@ def test_gradients_through_layers_match_jax():
 def mnist_classifier(jit, grad, jnp, random, optimizers, stax, images, labels, num_epochs=3, batch_size=32):
     """JAX's examples/mnist_classifier.py, shrunk (smaller layers, a few epochs of given data): the same program
     runs with JAX's modules or tracejit's."""
-    from itertools import count  # noqa: PLC0415 (as the original imports it)
     Dense, Relu, LogSoftmax = stax.Dense, stax.Relu, stax.LogSoftmax
 
     def loss(params, batch):

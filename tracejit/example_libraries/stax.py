@@ -20,9 +20,10 @@ from ..nn import log_softmax, relu, sigmoid, softmax
 from ..nn.initializers import glorot_normal, normal, ones, zeros
 
 glorot, randn, logsoftmax = glorot_normal, normal, log_softmax   # JAX's aliases
+_GLOROT, _NORMAL, _TINY_NORMAL = glorot_normal(), normal(), normal(1e-6)   # the default initializers (pure)
 
 
-def Dense(out_dim, W_init=glorot_normal(), b_init=normal()):
+def Dense(out_dim, W_init=_GLOROT, b_init=_NORMAL):
     """Fully connected: inputs @ W + b, W of shape (in, out_dim)."""
     def init_fun(rng, input_shape):
         k1, k2 = random.split(rng)
@@ -39,7 +40,7 @@ def _conv_layer(shape_tuple, convolve):
     rule and its convolution: the kernel's 'I' axis takes the input's channels, 'O' is out_chan, the spatial axes
     filter_shape; the bias broadcasts along the output's 'C' axis."""
     def constructor(dimension_numbers, out_chan, filter_shape, strides=None, padding="VALID", W_init=None,
-                    b_init=normal(1e-6)):
+                    b_init=_TINY_NORMAL):
         lhs_spec, rhs_spec, out_spec = dimension_numbers
         strides = tuple(strides or (1,) * len(filter_shape))
         W_init = W_init or glorot_normal(rhs_spec.index("I"), rhs_spec.index("O"))
