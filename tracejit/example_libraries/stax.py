@@ -108,6 +108,13 @@ def _nn(name):
     return fun
 
 
+def __getattr__(name):
+    """JAX's stax also offers these jax.nn functions by name: tracejit.nn's, where it has them."""
+    if name in ("softplus", "elu", "leaky_relu", "selu", "gelu", "standardize") and hasattr(nn, name):
+        return getattr(nn, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
 Tanh = elementwise(tnp.tanh)
 Relu = elementwise(relu)
 Exp = elementwise(tnp.exp)
