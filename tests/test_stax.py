@@ -39,6 +39,7 @@ def layers(s):
         ("MaxPool SAME", s.MaxPool((3, 2), (2, 1), "SAME"), (2, 7, 6, 3)),
         ("SumPool", s.SumPool((2, 3)), (2, 5, 6, 3)),
         ("AvgPool SAME", s.AvgPool((3, 3), (2, 2), "SAME"), (2, 7, 6, 3)),
+        ("AvgPool uneven", s.AvgPool((3, 2), (2, 3), "SAME"), (2, 8, 7, 3)),
         ("AvgPool NCHW spec", s.AvgPool((2, 2), (1, 2), "SAME", spec="NCHW"), (2, 3, 5, 6)),
         ("residual", s.serial(s.FanOut(2), s.parallel(s.Dense(5), s.Identity), s.FanInSum), (3, 5)),
         ("concat", s.serial(s.FanOut(3), s.parallel(s.Dense(5), s.Tanh, s.Relu), s.FanInConcat()), (3, 5)),

@@ -152,12 +152,22 @@ def _pooling_layer(reduce, normalize=False):
 
         def apply_fun(params, inputs, **kwargs):
             out = reduce(inputs, window, steps, padding)
-            if not normalize:
-                return out
-            counts = lax.reduce_window_sum(np.ones(tnp.shape(inputs), out.dtype), window, steps, padding)
-            return out / counts
+            return out / _window_counts(tnp.shape(inputs), window, steps, padding, out.dtype) if normalize else out
         return init_fun, apply_fun
     return constructor
+
+
+def _window_counts(shape, window, strides, padding, dtype):
+    """How many input elements each window covers (padding excluded), a NumPy constant that broadcasts against the
+    pooled result: the product of one count per axis (size 1 along the axes where every count is 1)."""
+    counts = np.ones((1,) * len(shape), dtype)
+    for axis, (n, w, s, (lo, hi)) in enumerate(zip(shape, window, strides,
+                                                    lax.padtype_to_pads(shape, window, strides, padding))):
+        starts = np.arange((n + lo + hi - w) // s + 1) * s - lo
+        along = np.minimum(starts + w, n) - np.maximum(starts, 0)
+        if np.any(along != 1):
+            counts = counts * along.reshape([-1 if i == axis else 1 for i in range(len(shape))]).astype(dtype)
+    return counts
 
 
 MaxPool = _pooling_layer(lax.reduce_window_max)
