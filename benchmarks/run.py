@@ -155,18 +155,61 @@ def matmul(repeat):
     out = []
     for dtype in (np.float32, np.float64):
         for n in (256, 512, 1024):
-            a, b = f32(n, n, seed=3).astype(dtype), f32(n, n, seed=4).astype(dtype)
-            f = tj.jit(lambda a, b: a @ b)
-            impls = {"tracejit": lambda: f(a, b), "numpy": lambda: a @ b}
-            if jax:
-                jf = jax.jit(lambda a, b: a @ b)
-                ja, jb = jnp.asarray(a), jnp.asarray(b)
-                impls["jax"] = lambda: jf(ja, jb).block_until_ready()
-            r = rows(f"matmul {n} {np.dtype(dtype).name}", impls, max(5, repeat // 2))
-            for impl in ("tracejit", "numpy", "jax"):
-                if impl in r[0]:
-                    r[0][f"{impl} GFLOP/s"] = 2 * n**3 / r[0][impl][0] / 1e9
-            out += r
+            out += _matmul_rows(f32(n, n, seed=3).astype(dtype), f32(n, n, seed=4).astype(dtype), repeat)
+    return out
+
+
+def _matmul_rows(a, b, repeat):
+    """a @ b timed, with GFLOP/s (a complex multiply-add is 8 flops, a real one 2)."""
+    f = tj.jit(lambda a, b: a @ b)
+    impls = {"tracejit": lambda: f(a, b), "numpy": lambda: a @ b}
+    if jax:
+        jf = jax.jit(lambda a, b: a @ b)
+        ja, jb = jnp.asarray(a), jnp.asarray(b)
+        impls["jax"] = lambda: jf(ja, jb).block_until_ready()
+    n = a.shape[0]
+    r = rows(f"matmul {n} {a.dtype.name}", impls, max(5, repeat // 2))
+    for impl in ("tracejit", "numpy", "jax"):
+        if impl in r[0]:
+            r[0][f"{impl} GFLOP/s"] = (8 if a.dtype.kind == "c" else 2) * n**3 / r[0][impl][0] / 1e9
+    return r
+
+
+def c64(*shape, seed=0):
+    rng = np.random.default_rng(seed)
+    return (rng.standard_normal(shape) + 1j * rng.standard_normal(shape)).astype(np.complex64)
+
+
+@workload("complex")
+def complex_workloads(repeat):
+    """Complex matmul through cgemm/zgemm (8 n**3 flops), and a fused complex chain (issue 16's targets: 0.9x
+    and 2x NumPy)."""
+    out = []
+    for dtype in (np.complex64, np.complex128):
+        out += _matmul_rows(c64(512, 512, seed=3).astype(dtype), c64(512, 512, seed=4).astype(dtype), repeat)
+    x, z = f32(10**6, seed=5), c64(10**6, seed=6)
+    f = tj.jit(lambda x, z: tnp.exp(1j * x) * z + tnp.conj(z))
+    impls = {"tracejit": lambda: f(x, z), "numpy": lambda: np.exp(1j * x) * z + np.conj(z)}
+    if jax:
+        jf = jax.jit(lambda x, z: jnp.exp(1j * x) * z + jnp.conj(z))
+        jx, jz = jnp.asarray(x), jnp.asarray(z)
+        impls["jax"] = lambda: jf(jx, jz).block_until_ready()
+    return out + rows("exp(1j*x)*z + conj(z), 1e6 c64", impls, max(5, repeat // 2))
+
+
+@workload("fft")
+def fft_workloads(repeat):
+    """rfft of 2**20 float32 (issue 18's target) and of 1024 (the call's overhead): the compiled program hands
+    the buffer to NumPy's pocketfft, so parity with NumPy is what to expect."""
+    out = []
+    for n in (2**20, 1024):
+        x = f32(n, seed=7)
+        f = tj.jit(tnp.fft.rfft)
+        impls = {"tracejit": lambda: f(x), "numpy": lambda: np.fft.rfft(x)}
+        if jax:
+            jf, jx = jax.jit(jnp.fft.rfft), jnp.asarray(x)
+            impls["jax"] = lambda: jf(jx).block_until_ready()
+        out += rows(f"rfft {n} f32", impls, repeat)
     return out
 
 
@@ -247,6 +290,31 @@ def libm(repeat):
     return rows("polar coords 1e6 f64 (hypot, arctan2)", impls, max(5, repeat // 2))
 
 
+@workload("special")
+def special(repeat):
+    """erf and gammaln on 1e6 float32 against scipy.special in the numpy column (issue 18's target: 2x; SciPy
+    computes float32 in double one element at a time). benchmarks/bench_special.py times the other kernels."""
+    try:
+        import scipy.special as sc
+    except ImportError:
+        print("note: special skipped (scipy is not installed)")
+        return []
+    from tracejit.scipy import special as S
+    rng = np.random.default_rng(10)
+    out = []
+    for name, x in (("erf", (rng.standard_normal(10**6) * 2).astype(np.float32)),
+                    ("gammaln", rng.uniform(0.01, 50, 10**6).astype(np.float32))):
+        f, theirs = tj.jit(getattr(S, name)), getattr(sc, name)
+        np.testing.assert_allclose(f(x), theirs(x), rtol=2e-6)
+        impls = {"tracejit": lambda: f(x), "numpy": lambda: theirs(x)}
+        if jax:
+            from jax.scipy import special as js
+            jf, jx = jax.jit(getattr(js, name)), jnp.asarray(x)
+            impls["jax"] = lambda: jf(jx).block_until_ready()
+        out += rows(f"{name} 1e6 f32 (numpy column: scipy.special)", impls, repeat)
+    return out
+
+
 @workload("per_example_grads")
 def per_example_grads(repeat):
     if not (hasattr(tj, "vmap") and hasattr(tj, "grad")):
@@ -266,6 +334,38 @@ def per_example_grads(repeat):
     np.testing.assert_allclose(f(w, xs, ys), np_grads(w, xs, ys), rtol=1e-4, atol=1e-3)
     impls = {"tracejit": lambda: f(w, xs, ys), "numpy": lambda: np_grads(w, xs, ys)}
     return rows("per-example grads 256x1000 (vmap(grad))", impls, repeat)
+
+
+@workload("random")
+def random_uniforms(repeat):
+    """1e7 float32 uniforms: tracejit.random under jit (threefry2x32 fused with the conversion to floats, one
+    vectorized loop over the cores) against NumPy's Generator.random (PCG64) and JAX's jit; tracejit's and
+    JAX's values are the same, bit for bit."""
+    n = 10**7
+    key = tj.random.PRNGKey(0)
+    f = tj.jit(lambda k: tj.random.uniform(k, (n,), np.float32))
+    generator = np.random.default_rng(0)
+    impls = {"tracejit": lambda: f(key), "numpy": lambda: generator.random(n, np.float32)}
+    if jax:
+        jf = jax.jit(lambda k: jax.random.uniform(k, (n,), np.float32))
+        jkey = jax.random.PRNGKey(0)
+        assert np.array_equal(f(key), np.asarray(jf(jkey)))
+        impls["jax"] = lambda: jf(jkey).block_until_ready()
+    cpu = {f"{impl} cpu ns/value": cpu_seconds(fn) / n * 1e9 for impl, fn in impls.items()}
+    return rows("random.uniform 1e7 f32 (numpy: Generator.random)", impls, max(5, repeat // 2), cpu)
+
+
+def cpu_seconds(fn, repeat=9):
+    """Median CPU time of fn() over all of the process's threads: the work done, which a loaded machine
+    distorts less than the wall time (tracejit's second thread only shortens the wall time where a core is
+    free)."""
+    fn()
+    samples = []
+    for _ in range(repeat):
+        t0 = time.process_time()
+        fn()
+        samples.append(time.process_time() - t0)
+    return float(np.median(samples))
 
 
 @workload("compile")

@@ -12,11 +12,13 @@ import numpy as np
 
 import tracejit as tj
 import tracejit.numpy as tnp
+from tracejit import random
 
 
-def init_params(rng, sizes):
-    return [{"w": rng.standard_normal((m, n)).astype(np.float32) / np.sqrt(m), "b": np.zeros(n, np.float32)}
-            for m, n in itertools.pairwise(sizes)]
+def init_params(key, sizes):
+    keys = random.split(key, len(sizes) - 1)
+    return [{"w": random.normal(k, (m, n), np.float32) / np.sqrt(m), "b": np.zeros(n, np.float32)}
+            for k, (m, n) in zip(keys, itertools.pairwise(sizes))]
 
 
 def predict(params, x):
@@ -51,7 +53,7 @@ def make_data(rng, n):
 def main(steps=1000, batch=128, report=100):
     rng = np.random.default_rng(0)
     x_all, y_all = make_data(rng, 4096)
-    params = init_params(rng, [2, 32, 32, 2])
+    params = init_params(random.PRNGKey(0), [2, 32, 32, 2])
     lr = np.float32(0.3)
     print(f"initial   loss {float(loss(params, x_all, y_all)):.4f}  accuracy {accuracy(params, x_all, y_all):.3f}")
     start, recent = time.perf_counter(), []

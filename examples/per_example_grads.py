@@ -12,6 +12,7 @@ import numpy as np
 
 import tracejit as tj
 import tracejit.numpy as tnp
+from tracejit import random
 
 
 def predict(params, x):
@@ -49,8 +50,9 @@ def main():
     d, hidden, batch, steps = 8, 32, 128, 150
     clip, noise_multiplier, lr = 1.0, 1.1, 0.5
     x_all, y_all = make_data(rng, 4096, d)
-    params = {"w1": rng.normal(size=(d, hidden)) / np.sqrt(d), "b1": np.zeros(hidden),
-              "w2": rng.normal(size=hidden) / np.sqrt(hidden), "b2": np.zeros(())}
+    key, k1, k2 = random.split(random.PRNGKey(0), 3)
+    params = {"w1": random.normal(k1, (d, hidden)) / np.sqrt(d), "b1": np.zeros(hidden),
+              "w2": random.normal(k2, (hidden,)) / np.sqrt(hidden), "b2": np.zeros(())}
 
     # vmap(grad) agrees with a Python loop of grad calls, and the batched program does not grow with the batch.
     xb, yb = x_all[:batch], y_all[:batch]
@@ -75,11 +77,13 @@ def main():
     print(f"per-example gradients of {batch} examples: vmap {t_vmap * 1e3:.2f} ms, loop {t_loop * 1e3:.2f} ms")
 
     for step in range(steps + 1):
-        idx = rng.choice(len(x_all), batch, replace=False)
+        key, k_batch, k_noise = random.split(key, 3)
+        idx = random.choice(k_batch, len(x_all), (batch,), replace=False)
         grads = per_example_grads(params, x_all[idx], y_all[idx])
         mean_grad, norms = clipped_mean(grads, clip)
         # Gaussian mechanism: noise scaled to the clipping bound, added once to the batch's mean gradient
-        params = {k: p - lr * (mean_grad[k] + rng.normal(size=np.shape(p)) * noise_multiplier * clip / batch)
+        noise = dict(zip(params, random.split(k_noise, len(params))))
+        params = {k: p - lr * (mean_grad[k] + random.normal(noise[k], np.shape(p)) * noise_multiplier * clip / batch)
                   for k, p in params.items()}
         if step % 50 == 0:
             logits = tj.jit(tj.vmap(predict, in_axes=(None, 0)))(params, x_all)

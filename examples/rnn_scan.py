@@ -12,14 +12,15 @@ import numpy as np
 
 import tracejit as tj
 import tracejit.numpy as tnp
-from tracejit import lax
+from tracejit import lax, random
 
 
-def init_params(rng, hidden):
-    return {"w_in": rng.standard_normal((1, hidden)).astype(np.float32),
-            "w_h": (rng.standard_normal((hidden, hidden)) * 0.5 / np.sqrt(hidden)).astype(np.float32),
+def init_params(key, hidden):
+    k_in, k_h, k_out = random.split(key, 3)
+    return {"w_in": random.normal(k_in, (1, hidden), np.float32),
+            "w_h": random.normal(k_h, (hidden, hidden), np.float32) * np.float32(0.5 / np.sqrt(hidden)),
             "b": np.zeros(hidden, np.float32),
-            "w_out": (rng.standard_normal((hidden, 1)) / np.sqrt(hidden)).astype(np.float32)}
+            "w_out": random.normal(k_out, (hidden, 1), np.float32) / np.float32(np.sqrt(hidden))}
 
 
 def predict(params, xs):
@@ -52,7 +53,7 @@ def make_batch(rng, batch, length):
 
 def main(steps=200, batch=32, length=50, report=25):
     rng = np.random.default_rng(0)
-    params = init_params(rng, hidden=16)
+    params = init_params(random.PRNGKey(0), hidden=16)
     lr = np.float32(0.1)
     test_x, test_y = make_batch(rng, 256, length)
     print(f"initial   test loss {float(loss(params, test_x, test_y)):.4f}")

@@ -22,3 +22,37 @@ os.environ["TRACEJIT_CACHE_DIR"] = _cache_dir
 @pytest.fixture
 def rng():
     return np.random.default_rng(0)
+
+
+@pytest.fixture
+def cache_dir(tmp_path, monkeypatch):
+    """A fresh persistent compile cache folder (not made yet), in use for the test."""
+    import tracejit as tj  # (imported here: tracejit reads TRACEJIT_CACHE_DIR, set above, when imported)
+    d = tmp_path / "cache"
+    monkeypatch.setattr(tj.config, "cache_dir", str(d))
+    monkeypatch.setattr(tj.config, "disk_cache", True)
+    return d
+
+
+@pytest.fixture(autouse=True)
+def fresh_cache_warnings(monkeypatch):
+    """The compile cache warns once per reason and process: each test sees its own warnings."""
+    from tracejit.backend import disk_cache
+    monkeypatch.setattr(disk_cache, "_warned", set())
+
+
+# JAX, where installed, is the reference for semantics and derivatives; it runs with 64-bit types for the
+# whole session (tracejit follows NumPy: float64 by default), set here once so that no test module's import
+# changes another's reference.
+try:
+    import jax
+except ImportError:
+    pass
+else:
+    jax.config.update("jax_enable_x64", True)
+
+
+@pytest.fixture(scope="module")
+def jax64():
+    """JAX (with 64-bit values, as set above), the reference of tests that compare with it; skipped without it."""
+    return pytest.importorskip("jax")

@@ -149,8 +149,8 @@ def test_star_args_are_named_by_position():
 
 def test_grad_of_an_integer_function_of_an_integer_reports_the_input():
     """The input is checked before the output (whose dtype follows from it), and is named."""
-    with pytest.raises(TypeError, match=r"grad requires real-valued \(float\) inputs, but argument 'n' has "
-                                        r"dtype int32 \(i32\[\]\)"):
+    with pytest.raises(TypeError, match=r"grad requires real- or complex-valued \(float or complex\) inputs, but "
+                                        r"argument 'n' has dtype int32 \(i32\[\]\)"):
         tj.grad(lambda n: n * 2)(np.int32(3))
     with pytest.raises(TypeError, match=r"argument 'k' has dtype int64"):
         tj.grad(lambda x, k: x * k, argnums=(0, 1))(1.0, 3)

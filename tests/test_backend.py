@@ -31,6 +31,11 @@ def sample(dtype, shape=(23,), seed=0):
     rng = np.random.default_rng(seed)
     dtype = np.dtype(dtype)
     n = int(np.prod(shape))
+    if dtype.kind == "c":        # each part a float sample: special values meet each other and finite ones
+        part = np.finfo(dtype).dtype
+        out = np.empty(shape, dtype)
+        out.real, out.imag = sample(part, shape, seed), sample(part, shape, seed + 1000)
+        return out
     if is_float(dtype):     # the dtype's extremes, a subnormal, and values beyond float16's range
         info = finfo(dtype)
         special = [0.0, -0.0, 1.0, -1.0, 0.5, -0.5, 2.5, -2.5, np.inf, -np.inf, np.nan, 1e30, -1e30, 88.5, -100.0,
@@ -48,17 +53,38 @@ def sample(dtype, shape=(23,), seed=0):
     return rng.permutation(x).reshape(shape)
 
 
-def assert_same(got, want, rtol=None, atol=None):
+def assert_same(got, want, rtol=None, atol=None, normwise=False):
+    """Equal dtypes and shapes, and values within rtol; normwise: within rtol of the largest |value| (the
+    accuracy of matrix factorizations and solves, where a small element carries the error of the large ones)."""
     got, want = np.asarray(got), np.asarray(want)
     assert got.shape == want.shape and got.dtype == want.dtype, (got.shape, got.dtype, want.shape, want.dtype)
-    if is_float(want.dtype):     # the 16-bit floats: within an ulp (a math function's float32 result may differ)
+    if want.dtype.kind == "c":
+        assert_complex_close(got, want, rtol or (3e-6 if want.dtype == np.complex64 else 1e-13))
+    elif is_float(want.dtype):     # the 16-bit floats: within an ulp (a math function's float32 result may differ)
         info = finfo(want.dtype)
         tol = rtol or {np.float32: 3e-6, np.float64: 1e-13}.get(want.dtype.type, float(info.eps))
         atol = atol or float(info.tiny) * 4
+        if normwise and want.size and np.isfinite(want).all():
+            atol = max(atol, tol * float(np.abs(want.astype(np.float64)).max()))
         np.testing.assert_allclose(got.astype(np.float64), want.astype(np.float64), rtol=tol, atol=atol,
                                    equal_nan=True)
     else:
         np.testing.assert_array_equal(got, want)
+
+
+def assert_complex_close(got, want, rtol):
+    """Each part equal where NumPy's is not finite (NaN for NaN, the sign of a zero), else within rtol of |want|
+    (a part much smaller than the other is only as accurate as the larger one)."""
+    with np.errstate(over="ignore"):
+        magnitude = np.abs(want)
+    for g, w in ((got.real, want.real), (got.imag, want.imag)):
+        finite = np.isfinite(w)
+        np.testing.assert_array_equal(np.where(finite, 0, g), np.where(finite, 0, w))
+        scale = np.where(np.isfinite(magnitude), magnitude, np.abs(w))
+        tol = rtol * np.where(finite, scale, 0) + np.finfo(w.dtype).tiny * 4
+        with np.errstate(invalid="ignore"):
+            bad = finite & ~(np.abs(g - w) <= tol)
+        assert not bad.any(), f"{g[bad]} != {w[bad]} (of {got[bad]} and {want[bad]})"
 
 
 def compiled_and_reference(f, *args, fuse=True):
@@ -69,12 +95,12 @@ def compiled_and_reference(f, *args, fuse=True):
     return got, want
 
 
-def check(f, *args, rtol=None, atol=None, fuse=(True, False)):
+def check(f, *args, rtol=None, atol=None, fuse=(True, False), normwise=False):
     for fu in fuse:
         got, want = compiled_and_reference(f, *args, fuse=fu)
         assert len(got) == len(want)
         for g, w in zip(got, want):
-            assert_same(g, w, rtol, atol)
+            assert_same(g, w, rtol, atol, normwise)
 
 
 def accepts(prim, *avals, **params):

@@ -1,6 +1,10 @@
 """numpy's BLAS found and called through ctypes; array data pointers; the parallel_for pool."""
 import ctypes
 import ctypes.util
+import glob
+import json
+import os
+import subprocess
 import sys
 import threading
 import time
@@ -25,6 +29,19 @@ def test_find_blas_record(found):
     assert blas.gemm_address(np.float32) == found.sgemm_addr != 0
     assert blas.gemm_address("float64") == found.dgemm_addr != 0
     assert blas.gemm_address(np.int32) is None and blas.gemm_address(np.float16) is None
+
+
+def test_numpy_blas_is_chosen_whatever_else_is_loaded(found):
+    """With scipy's LP64 OpenBLAS mapped too (at an address that may come first in /proc/self/maps), the
+    choice stays numpy's: every process must generate the same code, or the disk cache and shipped code
+    (keyed by the module text) would not fit across processes."""
+    pytest.importorskip("scipy")
+    code = ("import scipy.linalg, json; from tracejit.backend import blas; b = blas.find_blas(); "
+            "print(json.dumps([b.path, b.int_bits]))")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
+    assert json.loads(proc.stdout) == [found.path, found.int_bits]
+    assert os.path.dirname(found.path) == os.path.dirname(np.__file__) + ".libs" or not glob.glob(
+        os.path.dirname(np.__file__) + ".libs/*blas*")
 
 
 def test_probe_skips_other_libraries():

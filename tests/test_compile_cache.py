@@ -1,6 +1,7 @@
 """The compile cache: persistent object code on disk, cache_info(), the miss log."""
 import ctypes
 import hashlib
+import hmac
 import json
 import logging
 import os
@@ -32,14 +33,6 @@ def expected(x, w):
 def inputs(rows=5):
     rng = np.random.default_rng(rows)
     return rng.normal(size=(rows, 4)).astype(np.float32), W
-
-
-@pytest.fixture
-def cache_dir(tmp_path, monkeypatch):
-    d = tmp_path / "cache"
-    monkeypatch.setattr(tj.config, "cache_dir", str(d))
-    monkeypatch.setattr(tj.config, "disk_cache", True)
-    return d
 
 
 def entries(d):
@@ -104,31 +97,34 @@ def _meta_and_objects(data):
     return json.loads(data[disk_cache.HEADER.size:disk_cache.HEADER.size + n_meta]), data[disk_cache.HEADER.size + n_meta:]
 
 
-def _foreign(data, **changes):
-    """The entry as another CPU would have written it (or with other metadata), with a valid checksum."""
+def _foreign(data, mac=None, **changes):
+    """The entry as another CPU would have written it (or with other metadata), with a valid digest: an HMAC
+    under mac, or a SHA-256 checksum."""
     meta, obj = _meta_and_objects(data)
     meta.update(changes or {"host": {**meta["host"], "cpu": "some-other-cpu"}})
     meta = json.dumps(meta).encode()
-    digest = hashlib.sha256(meta + obj).digest()
+    digest = hmac.new(mac, meta + obj, "sha256").digest() if mac else hashlib.sha256(meta + obj).digest()
     return disk_cache.HEADER.pack(disk_cache.MAGIC, len(meta), len(obj), digest) + meta + obj
 
 
 @pytest.mark.parametrize("damage", [
-    lambda d: d[:len(d) // 2],                                          # truncated
-    lambda d: d[:disk_cache.HEADER.size - 3],                           # truncated inside the header
-    lambda d: d[:-100] + bytes(b ^ 0xFF for b in d[-100:-99]) + d[-99:],  # a flipped byte in the code
-    lambda d: d[:disk_cache.HEADER.size + 5] + b"X" + d[disk_cache.HEADER.size + 6:],  # in the metadata
-    lambda d: b"garbage" * 10,
-    lambda d: b"",
+    lambda d, mac: d[:len(d) // 2],                                          # truncated
+    lambda d, mac: d[:disk_cache.HEADER.size - 3],                           # truncated inside the header
+    lambda d, mac: d[:-100] + bytes(b ^ 0xFF for b in d[-100:-99]) + d[-99:],  # a flipped byte in the code
+    lambda d, mac: d[:disk_cache.HEADER.size + 5] + b"X" + d[disk_cache.HEADER.size + 6:],  # in the metadata
+    lambda d, mac: b"garbage" * 10,
+    lambda d, mac: b"",
     _foreign,
 ], ids=["truncated", "truncated-header", "corrupt-code", "corrupt-metadata", "garbage", "empty", "foreign-cpu"])
 def test_damaged_or_foreign_entries_are_recompiled(cache_dir, damage, caplog):
     call()
     (path,) = entries(cache_dir)
-    _rewrite(path, damage)
+    mac = disk_cache.mac_key(str(cache_dir))
+    _rewrite(path, lambda d: damage(d, mac))
     with caplog.at_level(logging.INFO, logger="tracejit"):
         assert call()[1] is False                       # refused, compiled again, results right
     assert "ignoring compile cache entry" in caplog.text
+    assert ("another host" in caplog.text) if damage is _foreign else True
     assert call()[1] is True                            # and the fresh entry replaced it
 
 
@@ -179,14 +175,17 @@ def test_cache_off_by_argument_config_and_environment(cache_dir, monkeypatch, tm
     assert not entries(cache)
 
 
-def test_unsafe_folder_is_not_used(tmp_path, monkeypatch, caplog):
+@pytest.mark.parametrize("mode", [0o777, 0o770, 0o720], ids=oct)
+def test_folder_writable_by_group_or_others_is_not_used(tmp_path, monkeypatch, caplog, mode):
     d = tmp_path / "shared"
-    d.mkdir(mode=0o777)
-    os.chmod(d, 0o777)
+    d.mkdir()
+    os.chmod(d, mode)
     monkeypatch.setattr(tj.config, "cache_dir", str(d))
     with caplog.at_level(logging.WARNING, logger="tracejit"):
-        assert call()[1] is False
-    assert "writable by others" in caplog.text and not entries(d)
+        assert call()[1] is False and call()[1] is False
+    assert f"writable by group or others (mode {mode:o})" in caplog.text and not entries(d)
+    assert len(caplog.records) == 1                     # once
+    assert not (d / disk_cache.KEY_FILE).exists()
 
 
 def test_miss_log_names_the_argument(monkeypatch, caplog):
@@ -217,10 +216,11 @@ def test_cache_info_record_and_rich_table(cache_dir):
     assert first.args == (("x", "f64[3]"),) and first.statics == (("scale", 2.0),) and first.hits == 1
     assert set(first.seconds) >= {"trace", "transforms", "passes", "codegen", "llvm", "total"}
     assert first.seconds["transforms"] > 0 and first.code_bytes > 0 and first.from_disk is False
+    assert first.source == "compiled" and info.evicted == 0
     console = rich.console.Console(record=True, width=200)
     console.print(info)
     text = console.export_text()
-    for word in ("arguments", "hits", "transforms ms", "llvm ms", "code KiB", "from disk", "x: f32[2,2]",
+    for word in ("arguments", "hits", "transforms ms", "llvm ms", "code KiB", "code from", "compiled", "x: f32[2,2]",
                  "scale=2.0"):
         assert word in text
     assert "x: f64[3]" in str(info)
@@ -235,9 +235,10 @@ def test_module_text_holds_no_process_address(cache_dir):
 def test_module_with_a_baked_address_is_not_cached(cache_dir):
     closed = tj.make_ir(lambda x: x)(np.ones(1))
     text = llvm.module_header() + "define ptr @f() {\n  ret ptr inttoptr (i64 4096 to ptr)\n}\n"
-    objects, from_disk = disk_cache.object_code(closed, text, ["f"], {})
-    (address,) = llvm.load_objects(objects, ["f"], {})
-    assert ctypes.CFUNCTYPE(ctypes.c_void_p)(address)() == 4096 and sum(map(len, objects)) > 0 and not from_disk
+    objects = disk_cache.object_code(closed, text, ["f"], {})
+    code = llvm.load_objects(objects.objects, ["f"], {})
+    assert code.function(ctypes.CFUNCTYPE(ctypes.c_void_p), "f")() == 4096 and sum(map(len, objects.objects)) > 0
+    assert objects.source == "compiled" and objects.key is None
     assert not entries(cache_dir)
 
 

@@ -352,8 +352,8 @@ def test_shape_errors_name_operation_shapes_and_line(body, pattern):
 
 
 @pytest.mark.parametrize("arg,path", [
-    ({"w": "text"}, r"x\['w'\]"), ([np.ones(2), object()], r"x\[1\]"), (np.ones(2, np.complex64), "x has dtype complex64"),
-    (1 + 2j, "x of type complex"),
+    ({"w": "text"}, r"x\['w'\]"), ([np.ones(2), object()], r"x\[1\]"), (np.array(["a"]), "x has dtype <U1"),
+    (np.zeros(2, "datetime64[s]"), r"x has dtype datetime64\[s\]"), (b"bytes", "x of type bytes"),
 ])
 def test_unsupported_arguments_name_their_path(arg, path):
     with pytest.raises(TypeError, match=path):

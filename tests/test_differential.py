@@ -17,7 +17,7 @@ import pytest
 
 import tracejit as tj
 import tracejit.numpy as tnp
-from tracejit.core.avals import fits, is_float
+from tracejit.core.avals import fits, is_float, is_inexact
 
 N_PROGRAMS = int(os.environ.get("TRACEJIT_FUZZ_PROGRAMS", "300"))
 SHAPES = [(), (0,), (1,), (5,), (3, 5), (4, 1, 5), (2, 0, 3), (17,), (6, 6), (3, 1), (65,), (2, 3, 4)]
@@ -69,8 +69,42 @@ ORDER_PRESERVING = ("M.abs(", "M.negative(", "M.maximum(", "M.minimum(", "M.wher
 REDUCE = ["sum", "mean", "max", "min", "prod", "argmax", "nansum", "nanmax", "nanmean", "median", "ptp",
           "count_nonzero"]
 
+# Complex programs: complex arrays meet real ones (of several widths: NumPy 2's promotion of int8 and complex64
+# is complex64, of int32 and complex64 complex128) and Python complex scalars. NumPy's complex products and
+# quotients round differently on other CPUs (its SIMD loops fuse a product), so they count as rounded. The
+# trigonometric functions and non-integer powers see bounded arguments (z / (1 + |z|)): on huge ones their
+# results are ill-conditioned (the sign of an overflowing part, trigonometry past 2**43).
+C_DTYPES = ["complex64", "complex128", "float32", "float64", "int8", "uint8", "int16", "uint32", "float16"]
+C_UNARY = [("M.abs({a})", ROUNDED, False), ("M.negative({a})", EXACT, False), ("M.square({a})", ROUNDED, False),
+           ("M.conj({a})", EXACT, False), ("M.real({a})", EXACT, False), ("M.imag({a})", EXACT, False),
+           ("M.exp({a} / (1 + M.abs({a})))", ROUNDED, False), ("M.log({a})", ROUNDED, False),
+           ("M.sqrt({a})", ROUNDED, False), ("M.sin({a} / (1 + M.abs({a})))", ROUNDED, False),
+           ("M.cos({a} / (1 + M.abs({a})))", ROUNDED, False), ("M.tanh({a} / (1 + M.abs({a})))", ROUNDED, False),
+           ("M.angle({a})", ROUNDED, False), ("{a} * 2j", ROUNDED, False), ("{a} + 1j", EXACT, False),
+           ("{a}.T", EXACT, False), ("{a}[::-1]", EXACT, False), ("M.reshape({a}, (-1,))", EXACT, False),
+           ("M.concatenate([{a}, M.conj({a})])", EXACT, False), ("M.isnan({a})", EXACT, True),
+           ("M.isfinite({a})", EXACT, True), ("({a} == 0)", EXACT, True), ("M.iscomplex({a})", EXACT, True),
+           ("M.where(M.real({a}) > 0, {a}, M.conj({a}))", EXACT, True), ("{a}.astype(np.complex64)", EXACT, False),
+           ("M.reciprocal({a} * 1j)", ROUNDED, False), ("M.power({a}, 3)", ROUNDED, False),
+           ("M.sign({a})", ROUNDED, False),
+           ("M.power({a}, -2)", ROUNDED, False), ("M.power({a} / (1 + M.abs({a})), (0.5-1j))", ROUNDED, False),
+           ("M.cumsum({a})", ROUNDED, False), ("M.flip({a})", EXACT, False), ("M.pad({a}, 1)", EXACT, False)]
+C_BINARY = [("M.add({a}, {b})", EXACT, False), ("{a} - {b}", EXACT, False), ("{a} * {b}", ROUNDED, False),
+            ("{a} / {b}", ROUNDED, False), ("M.equal({a}, {b})", EXACT, True), ("M.not_equal({a}, {b})", EXACT, True),
+            ("M.where(M.abs({a}) > 1, {a}, {b})", EXACT, True), ("M.vstack([{a}, {b}])", EXACT, False),
+            ("M.power({a} / (1 + M.abs({a})), {b} / (1 + M.abs({b})))", ROUNDED, False)]
+C_SCALARS = ["2", "1j", "0.5", "(-1.5+2j)", "-1j"]
+C_REDUCE = ["sum", "mean", "prod"]
+LANGUAGES = {"real": (DTYPES, UNARY, BINARY, REDUCE, SCALARS), "complex": (C_DTYPES, C_UNARY, C_BINARY, C_REDUCE,
+                                                                         C_SCALARS)}
+N_COMPLEX = N_PROGRAMS // 3
+
 
 def random_array(rng, shape, dtype):
+    if dtype.startswith("complex"):
+        out = np.empty(shape, dtype)
+        out.real, out.imag = (random_array(rng, shape, f"float{int(dtype[7:]) // 2}") for _ in range(2))
+        return out
     n = int(np.prod(shape))
     gen = np.random.default_rng(rng.randrange(2**32))
     dtype = np.dtype(getattr(ml_dtypes, dtype, dtype))
@@ -101,19 +135,21 @@ def argument(rng, shape, dtype):
     return random_array(rng, shape, dtype)
 
 
-def generate(seed):
-    """(source of f(M, *args), args, per output (exactness, rtol)): f runs with M = numpy or tracejit.numpy."""
+def generate(seed, language="real"):
+    """(source of f(M, *args), args, per output (exactness, rtol)): f runs with M = numpy or tracejit.numpy;
+    its steps are drawn from the language's (dtypes, unary, binary, reductions, scalars)."""
+    dtypes, unary, binary, reduce, scalars = LANGUAGES[language]
     rng = random.Random(seed)
     base = rng.choice(SHAPES)
     args = [argument(rng, base if i == 0 or rng.random() < 0.5 else base[rng.randrange(len(base) + 1):],
-                     rng.choice(DTYPES)) for i in range(rng.choice([1, 2, 2, 3]))]
+                     rng.choice(dtypes)) for i in range(rng.choice([1, 2, 2, 3]))]
     values = [(f"x{i}", a, EXACT) for i, a in enumerate(args)]      # (name, NumPy value, exactness)
     lines = []
     for _ in range(rng.randrange(2, 9)):
         name, a, a_exact = rng.choice(values[-2:] if rng.random() < 0.6 else values)   # mostly chains
         kind = rng.random()
         if kind < 0.15 and np.ndim(a):
-            op = rng.choice(REDUCE)
+            op = rng.choice(reduce)
             axis = rng.choice([None, rng.randrange(np.ndim(a))])
             keep = op != "argmax" and rng.random() < 0.3
             if op == "argmax" and a.size == 0:
@@ -123,15 +159,20 @@ def generate(seed):
             # pick by SIMD lane) and in median (NumPy's partition orders the tie unlike our sort)
             exact = (EXACT if op in ("argmax", "count_nonzero") or op == "median" and not is_float(a.dtype) or
                      op in ("sum", "nansum", "prod") and a.dtype.kind in "ibu" else
+                     ROUNDED if a.dtype.kind == "c" else
                      ROUNDED if op in ("sum", "nansum", "prod", "mean", "nanmean") else
                      EXACT_BUT_ZERO_SIGNS if is_float(a.dtype) else EXACT)   # max, min, nanmax, ptp, median
             needs_exact = op == "argmax"
         elif kind < 0.55:
-            template, exact, needs_exact = rng.choice(UNARY)
+            template, exact, needs_exact = rng.choice(unary)
             expr = template.format(a=name)
         else:
-            template, exact, needs_exact = rng.choice(BINARY)
-            other, _, b_exact = rng.choice(values) if rng.random() < 0.7 else (rng.choice(SCALARS), None, EXACT)
+            template, exact, needs_exact = rng.choice(binary)
+            # a function of {b} takes an array: NumPy's make a Python scalar a strong NumPy scalar (M.abs(1j) is
+            # np.float64), tracejit.numpy's keep it weak while tracing
+            scalar_ok = "({b})" not in template
+            other, _, b_exact = (rng.choice(values) if rng.random() < 0.7 or not scalar_ok else
+                                 (rng.choice(scalars), None, EXACT))
             expr = template.format(a=name, b=other)
             a_exact = min(a_exact, b_exact)
             if "M.where" in expr and other in SCALARS and "." not in other and a.dtype.kind in "iu" and \
@@ -152,7 +193,7 @@ def generate(seed):
                 value = np.asarray(eval(expr, {"M": np, "np": np}, {n: v for n, v, _ in values}))
         except (TypeError, ValueError, IndexError, OverflowError):
             continue                        # NumPy refuses it (shapes, dtypes): not a program to test
-        if value.dtype.name not in DTYPES or value.size > 10_000:
+        if value.dtype.name not in dtypes + DTYPES or value.size > 10_000:
             continue
         if value.dtype.name in HALF and not any(t in expr for t in ORDER_PRESERVING):
             if a_exact != EXACT:
@@ -164,15 +205,20 @@ def generate(seed):
     source = "\n".join([f"def f(M, {', '.join(f'x{i}' for i in range(len(args)))}):", *lines,
                         f"    return [{', '.join(n for n, _, _ in outs)}]"])
     names = {v.dtype.name for _, v, _ in values}
-    rtol = 3e-2 if "bfloat16" in names else 4e-3 if "float16" in names else 1e-4 if "float32" in names else 1e-9
+    rtol = (3e-2 if "bfloat16" in names else 4e-3 if "float16" in names else
+            1e-4 if names & {"float32", "complex64"} else 1e-9)
     return source, args, [(e, rtol) for _, _, e in outs]
 
 
-def agrees(got, want, exact, rtol):
+def agrees(got, want, exact, rtol, scale=None):
     """Bit for bit when exact (signs of zeros too, if known; not of NaNs: x86 makes 0/0 a negative NaN);
     else within rtol of the largest magnitude, with NaNs and infinities in the same places."""
     got, want = np.asarray(got), np.asarray(want)
     assert got.shape == want.shape and got.dtype == want.dtype, (got.shape, got.dtype, want.shape, want.dtype)
+    if want.dtype.kind == "c":          # each part, rounded ones within rtol of the largest magnitude of both
+        for g, w in ((got.real, want.real), (got.imag, want.imag)):
+            agrees(g, w, exact, rtol, scale=np.max(np.abs(want[np.isfinite(want)]), initial=1.0))
+        return
     if want.dtype.name == "bfloat16":       # (NumPy's testing does not see bfloat16 NaNs)
         got, want = got.astype(np.float32), want.astype(np.float32)
     if exact != ROUNDED or not is_float(want.dtype):
@@ -189,14 +235,14 @@ def agrees(got, want, exact, rtol):
         np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
         np.testing.assert_array_equal(np.isinf(got) * np.sign(got), np.isinf(want) * np.sign(want))
         finite = np.isfinite(want)
-    scale = float(np.max(np.abs(want[finite]), initial=1.0))
+    scale = float(np.max(np.abs(want[finite]), initial=1.0)) if scale is None else scale
     np.testing.assert_allclose(got[finite], want[finite], rtol=rtol, atol=rtol * scale)
 
 
-def programs(start):
+def programs(start, language="real"):
     """(seed, source, f, args, tolerances) of the 20 programs from seed `start`."""
-    for seed in range(start, min(start + 20, N_PROGRAMS)):
-        source, args, tolerances = generate(seed)
+    for seed in range(start, min(start + 20, N_PROGRAMS if language == "real" else N_COMPLEX)):
+        source, args, tolerances = generate(seed, language)
         namespace = {"np": np}
         exec(source, namespace)     # noqa: S102 (a program generated above)
         yield seed, source, namespace["f"], args, tolerances
@@ -211,9 +257,12 @@ def check_outputs(runs, want, tolerances, seed, source):
                 raise AssertionError(f"seed {seed}, {mode}, output {i}:\n{source}\n{err}") from None
 
 
-@pytest.mark.parametrize("start", range(0, N_PROGRAMS, 20))
-def test_random_programs_agree_with_numpy(start):
-    for seed, source, f, args, tolerances in programs(start):
+BATCHES = [("real", start) for start in range(0, N_PROGRAMS, 20)] + [("complex", s) for s in range(0, N_COMPLEX, 20)]
+
+
+@pytest.mark.parametrize("language,start", BATCHES)
+def test_random_programs_agree_with_numpy(language, start):
+    for seed, source, f, args, tolerances in programs(start, language):
         traced = lambda *xs, f=f: f(tnp, *xs)
         with np.errstate(all="ignore"), warnings.catch_warnings():
             warnings.simplefilter("ignore")
@@ -226,6 +275,17 @@ def test_random_programs_agree_with_numpy(start):
         check_outputs(runs, want, tolerances, seed, source)
         for a, s in zip(args, saved):
             np.testing.assert_array_equal(a.tobytes(), s.tobytes())
+
+
+def differentiable(x):
+    return is_inexact(x.dtype) and x.dtype.name not in HALF and np.isfinite(x).all()
+
+
+def random_direction(rng, like):
+    like = np.asarray(like)
+    if like.dtype.kind == "c":
+        return (rng.standard_normal(like.shape) + 1j * rng.standard_normal(like.shape)).astype(like.dtype)
+    return rng.standard_normal(like.shape).astype(like.dtype)
 
 
 def check_finite_differences(forward, g, primals, u, seed, source):
@@ -254,11 +314,12 @@ def check_finite_differences(forward, g, primals, u, seed, source):
                            atol=1e-4), f"seed {seed}: jvp {d} but finite differences {(ahead + behind) / 2}\n{source}"
 
 
-@pytest.mark.parametrize("start", range(0, N_PROGRAMS, 20))
-def test_random_programs_transform_consistently(start):
-    """vmap equals a loop over examples; forward and reverse mode agree (<v, J u> = <J^T v, u>), eagerly
-    and under jit, wherever the primal values and the products are finite."""
-    for seed, source, f, args, tolerances in programs(start):
+@pytest.mark.parametrize("language,start", BATCHES)
+def test_random_programs_transform_consistently(language, start):
+    """vmap equals a loop over examples; forward and reverse mode agree (<v, J u> = <J^T v, u>, the real part
+    of it for complex values, with JAX's unconjugated transposes: J^T v = conj(vjp(conj(v)))), eagerly and
+    under jit, wherever the primal values and the products are finite."""
+    for seed, source, f, args, tolerances in programs(start, language):
         rng = np.random.default_rng(seed)
         with np.errstate(all="ignore"), warnings.catch_warnings():
             warnings.simplefilter("ignore")
@@ -271,8 +332,10 @@ def test_random_programs_transform_consistently(start):
                           want, tolerances, seed, source)
 
             outs = f(np, *args)
-            wrt = [i for i, a in enumerate(args) if is_float(a.dtype) and np.isfinite(a).all()]
-            of = [k for k, o in enumerate(outs) if is_float(np.asarray(o).dtype) and np.isfinite(o).all()]
+            # not 16-bit floats: a derivative that cancels (of x / x) keeps rounding noise of the size of its
+            # terms, which the bound below, relative to the products, cannot see (test_dtypes checks theirs)
+            wrt = [i for i, a in enumerate(args) if differentiable(a)]
+            of = [k for k, o in enumerate(outs) if differentiable(np.asarray(o))]
             if not wrt or not of:
                 continue
 
@@ -284,18 +347,18 @@ def test_random_programs_transform_consistently(start):
                 return [outs[k] for k in of]
 
             primals = [args[i] for i in wrt]
-            u = [rng.standard_normal(p.shape).astype(p.dtype) for p in primals]
-            v = [rng.standard_normal(np.shape(outs[k])).astype(np.asarray(outs[k]).dtype) for k in of]
+            u = [random_direction(rng, p) for p in primals]
+            v = [random_direction(rng, outs[k]) for k in of]
             forward = lambda *p, g=g, u=u: tj.jvp(g, p, u)[1]
-            reverse = lambda *p, g=g, v=v: tj.vjp(g, *p)[1](v)
+            reverse = lambda *p, g=g, v=v: [tnp.conj(c) for c in tj.vjp(g, *p)[1]([tnp.conj(c) for c in v])]
             eager_ju = forward(*primals)
             if "float32" not in source and all(p.dtype == np.float64 for p in primals) and \
                     all(np.asarray(o).dtype == np.float64 for o in eager_ju):       # no rounding to float32 on the way
                 check_finite_differences(forward, g, primals, u, seed, source)
             for mode, (ju, jtv) in {"eager": (eager_ju, reverse(*primals)),
                                     "jit": (tj.jit(forward)(*primals), tj.jit(reverse)(*primals))}.items():
-                terms = [np.asarray(a, np.float64) * b for a, b in zip(v, ju)] + \
-                        [np.asarray(a, np.float64) * b for a, b in zip(jtv, u)]
+                terms = [np.real(np.conj(np.asarray(a, np.complex128)) * b) for a, b in zip(v, ju)] + \
+                        [np.real(np.conj(np.asarray(a, np.complex128)) * b) for a, b in zip(jtv, u)]
                 if not all(np.isfinite(t).all() for t in terms):
                     continue
                 lhs, rhs = sum(t.sum() for t in terms[:len(v)]), sum(t.sum() for t in terms[len(v):])

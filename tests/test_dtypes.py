@@ -1,8 +1,8 @@
-"""Every dtype (issue 16): promotion of every pair and of Python scalars against NumPy 2, conversion between
-every pair against NumPy / ml_dtypes (and the documented float -> int saturation where NumPy's result is
-undefined), integer semantics (wrap-around, unsigned arithmetic, shifts, division by zero), 16-bit floats
-computed in float32 and rounded once, the dtype functions, transforms, constant folding, the fast path and
-the disk cache."""
+"""Every dtype (issue 16, complex numbers included): promotion of every pair and of Python scalars against
+NumPy 2, conversion between every pair against NumPy / ml_dtypes (and the documented float -> int saturation
+where NumPy's result is undefined), integer semantics (wrap-around, unsigned arithmetic, shifts, division by
+zero), 16-bit floats computed in float32 and rounded once, the dtype functions, transforms, constant folding,
+the fast path and the disk cache."""
 # ruff: noqa: B023 -- each lambda is traced right away, inside its loop iteration
 import itertools
 import json
@@ -51,7 +51,10 @@ def same(got, want):
     """Equal dtype and values, NaNs in the same places (signs of zeros too)."""
     got, want = np.asarray(got), np.asarray(want)
     assert got.dtype == want.dtype and got.shape == want.shape, (got.dtype, want.dtype, got.shape, want.shape)
-    if is_float(want.dtype):
+    if want.dtype.kind == "c":
+        same(got.real, want.real)
+        same(got.imag, want.imag)
+    elif is_float(want.dtype):
         g, w = got.astype(np.float64), want.astype(np.float64)
         np.testing.assert_array_equal(np.isnan(g), np.isnan(w))
         ok = ~np.isnan(w)
@@ -81,18 +84,29 @@ def agree(f, want, *args, label=""):
 
 @pytest.mark.parametrize("a", ALL_DTYPES, ids=str)
 def test_promotion_of_every_pair_as_numpy(a):
+    """Complex numbers are not ordered (as in JAX): maximum and < refuse them, where NumPy orders them by
+    their parts; products of complex numbers round as NumPy's on this CPU only within an ulp (fma)."""
     x = sample(a, (4,))
     for b in ALL_DTYPES:
         want = numpy_promotion(a, b)
         assert tnp.result_type(a, b) == want and tnp.promote_types(a, b) == want, (a, b)
         y = sample(b, (4,), seed=1)
-        for got in (tnp.add(x, y), tj.jit(lambda p, q: p + q)(x, y), tj.jit(tnp.maximum)(x, y)):
+        ordered = want.kind != "c"
+        for got in (tnp.add(x, y), tj.jit(lambda p, q: p + q)(x, y), tj.jit(tnp.maximum if ordered else
+                                                                               tnp.subtract)(x, y)):
             expected = np.dtype(np.bool_) if want == np.bool_ else want
             assert got.dtype == expected, (a, b, got.dtype)
+        if not ordered:
+            with pytest.raises(TypeError, match="complex"):
+                tj.jit(tnp.maximum)(x, y)
         if bfloat16 not in (a, b):
             with quiet():
-                same(tj.jit(lambda p, q: p * q)(x, y), np.multiply(x, y))
-                same(tj.jit(lambda p, q: p < q)(x, y), np.less(x, y))
+                if ordered:
+                    same(tj.jit(lambda p, q: p * q)(x, y), np.multiply(x, y))
+                else:
+                    np.testing.assert_allclose(tj.jit(lambda p, q: p * q)(x, y), np.multiply(x, y), rtol=1e-6)
+                compare = np.less if ordered else np.equal
+                same(tj.jit(getattr(tnp, compare.__name__))(x, y), compare(x, y))
 
 
 SCALARS = [True, 1, -1, 2.5, 200, 300, -129, 2**31, 2**40, 2**63, -2**63 - 1, 1e6]
@@ -107,6 +121,10 @@ def test_python_scalars_are_weak_and_must_fit(dtype):
     for s, op in itertools.product(SCALARS, ["add", "multiply", "subtract", "less", "equal", "greater_equal",
                                              "maximum", "floor_divide"]):
         if op == "floor_divide" and dtype == np.bool_:
+            continue
+        if dtype.kind == "c" and op in ("less", "greater_equal", "maximum"):
+            with pytest.raises(TypeError, match="complex"):      # not ordered (as in JAX)
+                getattr(tnp, op)(x, s)
             continue
         if dtype == bfloat16:
             ref = lambda v: getattr(np, op)(x.astype(np.float32), np.float32(v).astype(bfloat16).astype(np.float32))
@@ -194,8 +212,11 @@ def test_the_ir_prints_every_dtype_as_jaxprs_do():
 def expected_conversion(x, dst):
     """NumPy's astype (ml_dtypes' for bfloat16), except float -> int where the value is NaN or out of range:
     there NumPy's result is undefined (it differs between CPUs) and tracejit saturates as JAX does (NaN -> 0)."""
-    with quiet():
+    with quiet(), warnings.catch_warnings():
+        warnings.simplefilter("ignore", np.exceptions.ComplexWarning)
         want = x.astype(dst)
+    if x.dtype.kind == "c" and dst.kind in "iu":     # complex -> int: the real part's conversion
+        x = x.real
     if is_float(x.dtype) and dst.kind in "iu":
         info, wide = np.iinfo(dst), x.astype(np.float64)
         want = np.where(np.isnan(wide), 0, want)
@@ -207,10 +228,16 @@ def expected_conversion(x, dst):
 
 @pytest.mark.parametrize("src", ALL_DTYPES, ids=str)
 def test_conversion_between_every_pair(src):
+    """Complex to real keeps the real part, with NumPy's ComplexWarning (to bool, both parts count)."""
     x = sample(src, (41,))
     for dst in ALL_DTYPES:
         want = expected_conversion(x, dst)
-        agree(lambda a: tnp.astype(a, dst), want, x, label=f"{src} -> {dst}")
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", np.exceptions.ComplexWarning)
+            agree(lambda a: tnp.astype(a, dst), want, x, label=f"{src} -> {dst}")
+        if src.kind == "c" and dst.kind not in "cb":
+            with pytest.warns(np.exceptions.ComplexWarning):
+                tnp.astype(x, dst)
 
 
 def test_float_to_int_saturates_nan_to_zero():
@@ -296,7 +323,11 @@ def test_bitcast_convert_type_as_numpy_views_and_jax_shapes():
     a wider one (8 bytes) takes a trailing axis of 2 away."""
     x = sample(np.float32, (3, 4))
     for dst in ALL_DTYPES:
-        if dst == np.bool_:
+        if dst == np.bool_ or dst.kind == "c":
+            with pytest.raises(TypeError, match="convert only to their own dtype"):     # as in JAX
+                lax.bitcast_convert_type(x, dst)
+            z = sample(dst, (3,))
+            same(tj.jit(lambda a: lax.bitcast_convert_type(a, dst))(z), z)
             continue
         source = x if dst.itemsize <= 4 else x.reshape(3, 2, 2)
         want = source.view(dst).reshape((3, 4, 4 // dst.itemsize) if dst.itemsize < 4 else source.shape[:2])
@@ -377,7 +408,13 @@ def test_transforms_of_every_dtype():
             np.testing.assert_allclose(batched.astype(float), looped.astype(float), rtol=ml_dtypes.finfo(d).eps)
         else:
             same(batched, looped)
-        if is_float(d):
+        if d.kind == "c":      # JAX's convention: the gradient of Re(sum(a * a)) is 2 a
+            x = (np.linspace(0.5, 2, 12) + 1j * np.linspace(-1, 1, 12)).reshape(4, 3).astype(d)
+            np.testing.assert_allclose(tj.grad(lambda a: tnp.real(tnp.sum(a * a)))(x), 2 * x, rtol=1e-6)
+            _, t = tj.jvp(lambda a: tnp.sin(a), (x,), (np.ones_like(x),))
+            assert t.dtype == d
+            np.testing.assert_allclose(t, np.cos(x), rtol=1e-6)
+        elif is_float(d):
             x = np.linspace(0.5, 2, 12).reshape(4, 3).astype(d)
             g = tj.grad(lambda a: tnp.sum(a * a).astype(np.float32))(x)
             assert g.dtype == d
@@ -388,6 +425,28 @@ def test_transforms_of_every_dtype():
         else:
             _, vjp = tj.vjp(lambda a: (a * 2).astype(np.float32), x)
             same(vjp(np.ones(x.shape, np.float32))[0], np.zeros_like(x))
+
+
+@pytest.mark.parametrize("dtype", ALL_DTYPES, ids=str)
+def test_linear_algebra_takes_dtypes_as_numpy(dtype):
+    """Integers and bools in float64 and complex as it comes, as NumPy's linalg; float16 and bfloat16 matrices
+    refused with the function's name (LAPACK has no 16-bit routines; NumPy refuses float16 too), but norms,
+    which need no LAPACK, keep them (NumPy's norm of float16 is float16)."""
+    a = np.array([[2, 1, 0], [0, 3, 1], [1, 0, 4]]).astype(dtype)      # (as bools too, not singular)
+    for name in ("det", "inv", "eigvals", "slogdet", "matrix_rank"):
+        if dtype in HALF_FLOATS:
+            with pytest.raises(TypeError, match=f"{name}: {dtype} matrices are not supported"):
+                getattr(tnp.linalg, name)(a)
+            continue
+        with quiet():
+            got, want = tj.jit(getattr(tnp.linalg, name))(a), getattr(np.linalg, name)(a)
+        for g, w in zip(*(v if isinstance(v, tuple) else (v,) for v in (got, want)), strict=True):
+            w = np.asarray(w).dtype
+            w = np.result_type(w, np.complex64) if name == "eigvals" else w     # always complex, as JAX's
+            assert np.asarray(g).dtype == w, (name, np.asarray(g).dtype, w)
+    if dtype != bfloat16:
+        small = np.arange(-2, 4).astype(dtype).reshape(2, 3)
+        assert tnp.linalg.norm(small).dtype == np.linalg.norm(small).dtype
 
 
 def test_constant_folding_wraps_as_the_compiled_code():
@@ -425,11 +484,12 @@ DISK_SCRIPT = textwrap.dedent("""
     from test_backend import ALL_DTYPES, sample
     results = []
     for d in ALL_DTYPES:
-        f = tj.jit(lambda a, b: (a | b) if d == np.bool_ else tnp.maximum(a * b, a))
+        g = lambda a, b: (a | b) if d == np.bool_ else a * b - a if d.kind == "c" else tnp.maximum(a * b, a)
+        f = tj.jit(g)
         x, y = sample(d, (9,)), sample(d, (9,), seed=1)
         with np.errstate(all="ignore"):
-            want = tj.jit(lambda a, b: (a | b) if d == np.bool_ else tnp.maximum(a * b, a), cache=False)(x, y)
-            ok = np.array_equal(f(x, y).astype(float), want.astype(float), equal_nan=True)
+            want = tj.jit(g, cache=False)(x, y)
+            ok = f(x, y).tobytes() == want.tobytes()
         results.append((str(d), bool(ok), f.cache_info().signatures[0].from_disk))
     print(json.dumps(results))
 """).format(tests=os.path.dirname(__file__))

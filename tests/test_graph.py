@@ -361,6 +361,18 @@ def test_cli_text_formats(workdir):
     check_mermaid((workdir / "g.mmd").read_text())
 
 
+def test_cli_lowered(workdir):
+    done = run_cli(workdir, *SHAPES, "--lowered", "--format", "dot")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == tj.jit(predict).lower(*PREDICT_ARGS).to_dot()
+    assert 'label="kernel 0: dot_general by BLAS gemm"' in done.stdout
+    check_dot(done.stdout)
+    done = run_cli(workdir, "--shapes", "f32[4,3]", "f32[n,4]", "--lowered")
+    assert done.returncode == 2 and "--lowered draws code compiled for sizes" in done.stderr
+    done = run_cli(workdir, *SHAPES, "--lowered", "--optimize")
+    assert done.returncode == 2 and "not allowed with argument" in done.stderr
+
+
 def test_cli_symbolic_and_bad_arguments(workdir):
     done = run_cli(workdir, "--shapes", "f32[4,3]", "f32[n,4]", "--format", "dot")
     assert done.returncode == 0 and "f32[n,3]" in done.stdout
@@ -397,3 +409,43 @@ def test_readme_example_is_current():
     g = tj.graph(predict)(*PREDICT_ARGS)
     assert g.to_mermaid() == block
     assert "# ['in0', 'e0', 'e1', 'e2', 'out0']" in readme and ids(g.critical_path) == ["in0", "e0", "e1", "e2", "out0"]
+
+
+# ------------------------------------------------------------------------------- lowered: fusion groups
+
+def fused_program(w, x):
+    """Matmuls (BLAS), elementwise work (fused loops), a scan (a control kernel with its own groups) and a
+    callback (the Python driver)."""
+    h = tnp.tanh(x @ w)
+    tj.debug.callback(lambda v: None, h)
+    c, _ = lax.scan(lambda c, t: (c * tnp.sin(t) + 1.0, None), 0.0, h.sum(axis=1))
+    return tnp.sum(h ** 2) + c
+
+
+def test_lowered_views_draw_the_fusion_groups():
+    from tracejit.backend.fusion_view import lowered_view
+    lowered = tj.jit(tj.grad(fused_program)).lower(*PREDICT_ARGS)
+    dot = lowered.to_dot()
+    _, clusters, _ = check_dot(dot)
+    check_mermaid(lowered.to_mermaid())
+    titles = re.findall(r'label="([^"]*)"; style=rounded', dot)
+    for expected in (r"fused loop \d+: \d+ ops? over \[2,3\]", r"kernel \d+: dot_general by BLAS gemm",
+                     r"control \d+: scan, its sub-IRs compiled as functions",
+                     r"Python driver \d+: debug_callback by NumPy", r"reduction loop \d+: \d+ ops? over \[2,3\]"):
+        assert any(re.fullmatch(expected, t) for t in titles), (expected, titles)
+    closed, groups = lowered_view(lowered._entry.closed)
+    scans = [e for e in closed.eqns if e.prim.name == "scan"]
+    every = closed.eqns + [e for scan in scans for e in scan.params["body"].eqns]
+    assert len(scans) == 2 and {id(e) for _, eqns in groups for e in eqns} == set(map(id, every))
+    for node in closed.to_graph().nodes:      # each scan body's groups are drawn inside its cluster
+        if node.key in scans:
+            assert any(c.startswith(f'"cluster_{node.subgraphs[0][1].id}group') for c in clusters)
+
+
+def test_lowered_view_is_what_compiles():
+    """The drawn IR is the one lowering compiles: the passes' output with every call inlined."""
+    from tracejit.backend.fusion_view import lowered_view
+    lowered = tj.jit(tj.grad(tj.checkpoint(mlp_loss))).lower(*PREDICT_ARGS)
+    assert "checkpoint" in lowered.as_text()
+    closed, _ = lowered_view(lowered._entry.closed)
+    assert "checkpoint" not in str(closed) and "checkpoint" not in lowered.to_dot()

@@ -129,10 +129,11 @@ def test_dot_general(rng, dtype):
           a[0, 0], b[0, 0], rtol=tol)
 
 
-def test_dynamic_slices_clamp(rng):
+def test_dynamic_slices_wrap_negative_starts_once_then_clamp(rng):
+    """As JAX: a negative start counts from the end of the operand's axis once, then the start is clamped."""
     x = rand(rng, (4, 5), np.float64)
-    for i, j in [(1, 2), (3, 4), (-2, 0), (10, 10)]:
-        ci, cj = np.clip(i, 0, 2), np.clip(j, 0, 2)
+    for i, j in [(1, 2), (3, 4), (-2, 0), (10, 10), (-1, -3), (-4, -5), (-9, -6)]:
+        ci, cj = np.clip(i + 4 * (i < 0), 0, 2), np.clip(j + 5 * (j < 0), 0, 2)
         check(lambda a, i, j: lax.dynamic_slice(a, (i, j), (2, 3)),
               lambda a, i, j, ci=ci, cj=cj: a[ci:ci + 2, cj:cj + 3], x, np.int32(i), np.int32(j))
         expected = x.copy()

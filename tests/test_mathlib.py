@@ -42,21 +42,22 @@ def _llvm():
     return llvm.create_mcjit_compiler(llvm.parse_assembly(""), machine()), machine()
 
 
-def _kernel_ir(name, ty):
-    """`void kernel(ty* in[, ty* in2], ty* out, i64 n)` applying the function elementwise."""
+def _kernel_ir(name, ty, library=mathlib):
+    """`void kernel(ty* in[, ty* in2], ty* out, i64 n)` applying the function of `library` (mathlib, or another
+    library with its interface: specmath) elementwise."""
     ins = ["a", "b"] if name in BINARY else ["a"]
     params = ", ".join(f"ptr noalias %{v}" for v in ins)
     loads = "".join(f"  %p{v} = getelementptr inbounds {ty}, ptr %{v}, i64 %i\n"
                     f"  %x{v} = load {ty}, ptr %p{v}\n" for v in ins)
     args = ", ".join(f"{ty} %x{v}" for v in ins)
-    return mathlib.math_module_ir({(name, ty)}) + f"""
+    return library.math_module_ir({(name, ty)}) + f"""
 define void @kernel_{name}_{ty}({params}, ptr noalias %out, i64 %n) {{
 entry:
   %nonempty = icmp sgt i64 %n, 0
   br i1 %nonempty, label %loop, label %done
 loop:
   %i = phi i64 [ 0, %entry ], [ %next, %loop ]
-{loads}  %y = call {ty} {mathlib.math_symbol(name, ty)}({args})
+{loads}  %y = call {ty} {library.math_symbol(name, ty)}({args})
   %po = getelementptr inbounds {ty}, ptr %out, i64 %i
   store {ty} %y, ptr %po
   %next = add nuw nsw i64 %i, 1
@@ -69,10 +70,10 @@ done:
 
 
 @functools.cache
-def _compiled(name, ty):
+def _compiled(name, ty, library=mathlib):
     """(ctypes function, optimised assembly) of the kernel for one math function."""
     engine, tm = _llvm()
-    mod = llvm.parse_assembly(_kernel_ir(name, ty))
+    mod = llvm.parse_assembly(_kernel_ir(name, ty, library))
     mod.triple = tm.triple
     mod.data_layout = str(tm.target_data)
     mod.verify()
@@ -86,10 +87,10 @@ def _compiled(name, ty):
     return proto(engine.get_function_address(f"kernel_{name}_{ty}")), asm
 
 
-def _apply(name, ty, *xs):
+def _apply(name, ty, *xs, library=mathlib):
     xs = [np.ascontiguousarray(x, dtype=_DTYPE[ty]) for x in xs]
     out = np.empty_like(xs[0])
-    _compiled(name, ty)[0](*[x.ctypes.data for x in xs], out.ctypes.data, out.size)
+    _compiled(name, ty, library)[0](*[x.ctypes.data for x in xs], out.ctypes.data, out.size)
     return out
 
 

@@ -196,18 +196,16 @@ EDGES = {   # found by differential fuzzing: each differed from NumPy in value, 
 def test_unsupported_dtypes_name_the_argument_and_the_dtype():
     i32 = np.arange(3, dtype=np.int32)
     for value in (np.array(["a", "b"]), np.array([1, "x"], dtype=object), np.array(["2020-01-01"], "datetime64[D]")):
-        with pytest.raises(TypeError, match=f"dtype {re.escape(str(value.dtype))} .*not supported"):
+        with pytest.raises(TypeError, match=f"does not support .*dtype {re.escape(str(value.dtype))}"):
             tnp.add(i32, value)
-        with pytest.raises(TypeError, match=f"dtype {re.escape(str(value.dtype))} .*not supported"):
+        with pytest.raises(TypeError, match=f"does not support .*dtype {re.escape(str(value.dtype))}"):
             tj.jit(lambda i, v=value: i * v)(i32)
         with pytest.raises(TypeError, match=f"argument v has dtype {re.escape(str(value.dtype))}, which tracejit does not support"):
             tj.jit(lambda i, v: i * v)(i32, value)
-
-
-def test_complex_is_refused_until_it_is_supported():
-    """(Until the complex dtypes land: then this test goes.)"""
-    with pytest.raises(TypeError, match="argument z has dtype complex128"):
-        tj.jit(lambda z: z * 2)(np.ones(2, np.complex128))
+    if np.dtype(np.longdouble) != np.float64:      # (where long double is wider: x86)
+        for value, hint in ((np.ones(2, np.longdouble), "float64"), (np.ones(2, np.clongdouble), "complex128")):
+            with pytest.raises(TypeError, match=f"dtype {value.dtype} .*astype\\(np.{hint}\\)"):
+                tnp.add(i32, value)     # (rounded, it would not compute as NumPy does)
 
 
 @pytest.mark.parametrize("name", ["floor_divide", "remainder", "maximum", "minimum", "clip"])

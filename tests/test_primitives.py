@@ -12,6 +12,7 @@ from tracejit import lax, vmap
 from tracejit.core.ir import check_ir
 from tracejit.core.trace import bind
 from tracejit.primitives import ALL
+from tracejit.scipy import special
 from tracejit.test_util import check_jvp
 from tracejit.transforms.vmap import vmap_ir
 
@@ -40,10 +41,21 @@ def bools(*shape):
     return rng.random(size=shape) < 0.5
 
 
+def c128(*shape):
+    return rng.normal(size=shape) + 1j * rng.normal(size=shape)
+
+
+def c64(*shape):
+    return c128(*shape).astype(np.complex64)
+
+
 def applied(name, **params):
     """The primitive `name` bound directly."""
     return lambda *xs: bind(ALL[name], *xs, **params)
 
+
+WINDOW = {"window_dimensions": (2, 2), "window_strides": (1, 1), "padding": ((0, 0), (1, 0)), "base_dilation": (1, 1),
+          "window_dilation": (1, 1)}
 
 # name: [(function, example arguments)]: each function applies the primitive, spelled as users write it where
 # tnp or lax has it. Batching draws B fresh arguments like each example (ints from its range, positives stay
@@ -121,6 +133,10 @@ EXAMPLES = {
                                                               ints(0, 9, 3).astype(np.uint32),
                                                               ints(0, 2 ** 32 - 1, 3).astype(np.uint32)]),
                      (applied("threefry2x32", output="xor"), [ints(0, 2 ** 32 - 1, 2, 3).astype(np.uint32)] * 4)],
+    "real": [(tnp.real, [c128(3, 2)]), (lambda z: z.real * 2, [c64(4)])],
+    "imag": [(tnp.imag, [c128(3, 2)]), (lambda z: z.imag * 2, [c64(4)])],
+    "conj": [(tnp.conj, [c128(3, 2)]), (lambda z: z.conj() * z, [c64(4)])],
+    "complex": [(lax.complex, [f64(3, 2), f64(3, 2)]), (lambda x, y: lax.complex(x, y) * 1j, [f32(4), f32()])],
     "bitcast_convert_type": [(lambda x: lax.bitcast_convert_type(x, np.int64), [f64(3)]),
                              (lambda x: lax.bitcast_convert_type(x, np.uint8), [f32(2, 3)]),
                              (lambda x: lax.bitcast_convert_type(x, np.float32), [ints(0, 255, 3, 4).astype(np.uint8)])],
@@ -149,12 +165,49 @@ EXAMPLES = {
     "argmin": [(lambda x: tnp.argmin(x, axis=0), [f64(3, 2)])],
     "cumsum": [(lambda x: tnp.cumsum(x, axis=1), [f64(2, 3)]),
                (lambda x: lax.cumsum(x, axis=0, reverse=True), [f64(4, 2)])],
+    "cumprod": [(lambda x: lax.cumprod(x, axis=1), [f64(3, 4)])],
+    "cummax": [(lambda x: lax.cummax(x, axis=0, reverse=True), [f64(4, 3)])],
+    "cummin": [(lambda x: lax.cummin(x, axis=1), [f64(2, 5)])],
+    "cumlogsumexp": [(lambda x: lax.cumlogsumexp(x, axis=1, reverse=True), [f64(2, 4)])],
+    # windows
+    "reduce_window_sum": [(lambda x: lax.reduce_window_sum(x, (2, 2), (1, 2), ((1, 0), (0, 1))), [f64(4, 5)])],
+    "reduce_window_max": [(lambda x: lax.max_pool(x, (2, 2), (1, 1), "SAME"), [f64(2, 4, 5, 3)])],
+    "reduce_window_min": [(lambda x: lax.reduce_window(x, np.inf, lax.min, (3,), (2,), "VALID", (2,), None), [f64(6)])],
+    "select_and_gather_add": [(applied("select_and_gather_add", select_prim="ge", **WINDOW), [f64(3, 4), f64(3, 4)])],
+    "select_and_scatter_add": [(applied("select_and_scatter_add", select_prim="le", **WINDOW), [f64(2, 4), f64(3, 4)])],
+    "conv_general_dilated": [
+        (lambda x, w: lax.conv_general_dilated(x, w, (2, 1), ((1, 0), (0, 1)), rhs_dilation=(1, 2),
+                                               dimension_numbers=("NHWC", "HWIO", "NHWC")),
+         [f64(2, 5, 4, 2), f64(2, 2, 2, 3)]),
+        (lambda x, w: lax.conv_general_dilated(x, w, (1,), ((1, 1),), lhs_dilation=(2,), feature_group_count=2),
+         [f64(1, 4, 5), f64(4, 2, 3)])],
     # linear algebra
     "dot_general": [(lambda a, v: a @ v, [f64(3, 4), f64(4)]),
                     (tnp.matmul, [f64(2, 3), f64(3, 5)]),
                     (tnp.dot, [f64(4), f64(4)]),
                     (lambda a, b: lax.dot_general(a, b, (((2,), (1,)), ((0,), (0,)))), [f64(2, 3, 4), f64(2, 4, 5)]),
                     (lambda a, b: lax.dot_general(a, b, (((0,), (1,)), ((), ()))), [f64(4, 3), f64(2, 4)])],
+    "cholesky": [(lambda x: lax.linalg.cholesky(x @ x.T + 4.0 * tnp.eye(3)), [f64(3, 3)])],
+    "triangular_solve": [(lambda a, b: lax.linalg.triangular_solve(a + 4 * tnp.eye(3, dtype=a.dtype), b,
+                                                                   left_side=True, lower=True), [f64(3, 3), f64(3, 2)]),
+                         (lambda a, b: lax.linalg.triangular_solve(a + 4 * tnp.eye(3, dtype=a.dtype), b,
+                                                                   transpose_a=True, conjugate_a=True,
+                                                                   unit_diagonal=True), [f64(3, 3), f64(2, 3)]),
+                         (lambda a, b: lax.linalg.triangular_solve(a + 4 * tnp.eye(3, dtype=a.dtype), b,
+                                                                   left_side=True, conjugate_a=True),
+                          [f64(3, 3), f64(3, 2)])],
+    "solve": [(lambda a, b: tnp.linalg.solve(a + 4.0 * tnp.eye(3), b), [f64(3, 3), f64(3, 2)]),
+              (lambda a, b: tnp.linalg.solve(a + 4.0 * tnp.eye(10), b), [f64(10, 10), f64(10)])],
+    "lu": [(lambda a: lax.linalg.lu(a)[0], [f64(4, 3)])],
+    "lu_pivots_to_permutation": [(lambda a: lax.linalg.lu_pivots_to_permutation(lax.linalg.lu(a)[1], 5), [f64(4, 3)])],
+    "qr": [(lambda a: tnp.concatenate(lax.linalg.qr(a, full_matrices=False), axis=0), [f64(4, 3)])],
+    "eigh": [(lambda x: lax.linalg.eigh(x + x.T)[1], [f64(3, 3)])],
+    "eig": [(lambda x: tnp.linalg.eigvals(x), [f64(3, 3)]),
+            (lambda x: tnp.abs(tnp.stack(lax.linalg.eig(x, enable_eigvec_derivs=True)[1:])), [f64(3, 3)])],
+    "svd": [(lambda x: tnp.concatenate(lax.linalg.svd(x, full_matrices=False)[::2], axis=0), [f64(4, 3)]),
+            (lambda x: lax.linalg.svd(x, compute_uv=False), [f64(3, 4)])],
+    "fft": [(tnp.fft.fft, [c128(3, 4)]), (lambda x: tnp.fft.rfft2(x), [f64(3, 4)]),
+            (lambda z: tnp.fft.irfft(z, n=6), [c128(2, 4)])],
     # indexing
     "dynamic_slice": [(lambda x, i, j: lax.dynamic_slice(x, (i, j), (2, 2)), [f64(4, 5), ints(-1, 4), ints(0, 5)]),
                       (lambda x: lax.dynamic_slice(x, (1, 2), (2, 2)), [f64(4, 5)])],
@@ -180,6 +233,31 @@ EXAMPLES = {
     "scan": [(lambda c, xs: lax.scan(lambda c, x: (c * 0.9 + x, c * x), c, xs)[1], [f64(2), f64(4, 2)]),
              (lambda w, xs: lax.scan(lambda c, x: (c + x * w, None), tnp.zeros(3), xs, reverse=True)[0],
               [f64(3), f64(5, 3)])],
+    # special functions (tracejit.primitives.special); arguments mapped into each function's domain
+    "erf": [(special.erf, [f64(3)]), (special.erf, [f32(2, 2)])],
+    "erfc": [(special.erfc, [f64(3)])],
+    "erfcx": [(special.erfcx, [f64(4)])],
+    "erf_inv": [(lambda x: special.erfinv(tnp.tanh(x)), [f64(3)])],
+    "ndtr": [(special.ndtr, [f64(3)])],
+    "ndtri": [(lambda x: special.ndtri(tj.nn.sigmoid(x)), [f64(3)])],
+    "log_ndtr": [(special.log_ndtr, [f64(4) * 3])],
+    "lgamma": [(special.gammaln, [pos(3)]), (lambda x: special.gammaln(x - 3.0), [pos(2)])],
+    "digamma": [(special.digamma, [pos(3)])],
+    "gamma": [(special.gamma, [pos(3)])],
+    "igamma": [(special.gammainc, [pos(3), pos(3)])],
+    "igammac": [(special.gammaincc, [pos(3), pos(3)])],
+    "igamma_grad_a": [(lambda x: bind(ALL["igamma_grad_a"], tnp.full_like(x, 2.5), x), [pos(3)])],
+    "regularized_incomplete_beta": [(lambda x: special.betainc(2.0, 3.5, tj.nn.sigmoid(x)), [f64(3)])],
+    "zeta": [(lambda s, q: special.zeta(s + 1.5, q), [pos(3), pos(3)])],
+    "polygamma": [(lambda x: special.polygamma(2, x), [pos(3)])],
+    "bessel_i0e": [(special.i0e, [f64(3)])],
+    "bessel_i1e": [(special.i1e, [f64(3)])],
+    # checkpointing and debugging
+    "checkpoint": [(tj.checkpoint(lambda x, y: tnp.sin(x) * y), [f64(3), f64(3)]),
+                   (tj.checkpoint(lambda w, x: tnp.tanh(x @ w), policy=tj.checkpoint_policies.dots_saveable),
+                    [f64(3, 2), f64(4, 3)])],
+    "name": [(lambda x: tj.ad_checkpoint.checkpoint_name(tnp.sin(x), "s") * 2.0, [f64(2, 3)])],
+    "debug_callback": [(lambda x: (tj.debug.callback(lambda v: None, x), x * 2.0)[1], [f64(3)])],
 }
 
 NAMES = sorted(ALL)
@@ -207,13 +285,13 @@ def test_jvp_against_finite_differences(name):
     floats (comparisons, indices) have zero tangents."""
     assert ALL[name].jvp is not None, f"{name} has no jvp rule"
     for f, args, *derivative in examples(name):
-        tangents = [np.ones_like(a) if np.asarray(a).dtype.kind == "f" else np.zeros_like(a) for a in args]
+        tangents = [np.ones_like(a) if np.asarray(a).dtype.kind in "fc" else np.zeros_like(a) for a in args]
         out, out_tangent = tj.jvp(f, tuple(args), tuple(tangents))
         if derivative:
             np.testing.assert_allclose(out_tangent, derivative[0](args, tangents))
         else:
             check_jvp(f, args, err_msg=f"JVP of {name}")
-        if np.asarray(out).dtype.kind != "f":
+        if np.asarray(out).dtype.kind not in "fc":
             assert not np.any(out_tangent), name
 
 # -------------------------------------------------------------------------------------------- batching
@@ -223,6 +301,8 @@ def draw(example, axis):
     """B fresh examples like `example`, stacked along `axis`."""
     if example.dtype == bool:
         copies = [bools(*example.shape) for _ in range(B)]
+    elif example.dtype.kind == "c":
+        copies = [c128(*example.shape).astype(example.dtype) for _ in range(B)]
     elif example.dtype.kind in "iu":
         lo, hi = int(example.min()), int(example.max())
         copies = [rng.integers(lo, hi + 1, size=example.shape).astype(example.dtype) for _ in range(B)]
@@ -285,10 +365,29 @@ def _below(limit, at=0):
     return fit
 
 
+def _complex_below(limit):
+    """_below for complex operands (all of them) only."""
+    def fit(operands):
+        if operands[0].dtype.kind != "c":
+            return operands
+        for at in range(len(operands)):
+            operands = _below(limit, at)(operands)
+        return operands
+    return fit
+
+
+def _pow_operands(operands):
+    if operands[0].dtype == np.float32:
+        return _below(30, at=1)(operands)
+    return _complex_below(3)(operands)
+
+
 # What the compiled sweep feeds instead of the samples: mathlib's sin, cos and tan reduce arguments exactly up to
-# 2**43 only; a float32 pow with an exponent past 30 overflows where NumPy's does not.
-SWEEP_OPERANDS = {"sin": _below(1e10), "cos": _below(1e10), "tan": _below(1e10),
-                  "pow": lambda operands: _below(30, at=1)(operands) if operands[0].dtype == np.float32 else operands}
+# 2**43 only, so do the complex functions made of them (exp, tanh: of the imaginary part); a float32 pow with an
+# exponent past 30 overflows where NumPy's does not; NumPy's complex64 power computes exp(w log z) in float32,
+# whose error grows with |w log z|.
+SWEEP_OPERANDS = {"sin": _below(1e10), "cos": _below(1e10), "tan": _below(1e10), "exp": _complex_below(1e10),
+                  "tanh": _complex_below(1e10), "pow": _pow_operands}
 
 
 @pytest.mark.parametrize("name", NAMES)
@@ -297,7 +396,7 @@ def test_compiled_against_the_impl(name):
     whose operands share one dtype also in each dtype it accepts, on special values, and with a rank-0 last
     operand."""
     for f, args, *_ in examples(name):
-        check(f, *args)
+        check(f, *args, normwise=not ALL[name].elementwise)
     f, args, *_ = examples(name)[0]
     eqn = _eqn_of(name, f, args)
     if not ALL[name].elementwise or len({x.aval.dtype for x in eqn.inputs}) != 1:
@@ -313,3 +412,25 @@ def test_compiled_against_the_impl(name):
                 last = operands[-1][3]
                 check(lambda *xs: bind(prim, *xs, last, **eqn.params), *operands[:-1], fuse=(True,))
 
+
+
+def _as_complex(args, dtype):
+    """The float arguments of an example as complex ones of its shape: special values in either part."""
+    return [sample(dtype, np.shape(a), seed=k + 1) if np.asarray(a).dtype.kind == "f" else a
+            for k, a in enumerate(args)]
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_compiled_in_complex_dtypes(name):
+    """Every example whose float arguments may be complex (complex numbers are not ordered: comparisons,
+    max, sort keys... refuse them), compiled with complex64 and complex128 arguments holding special values,
+    fused and unfused, against eval_ir."""
+    for f, args, *_ in examples(name):
+        for dtype in (np.complex64, np.complex128):
+            complex_args = _as_complex(args, dtype)
+            try:
+                tj.make_ir(f)(*complex_args)
+            except TypeError:
+                continue
+            with np.errstate(all="ignore"):
+                check(f, *complex_args)

@@ -38,3 +38,27 @@ def test_every_python_block_runs_in_order_and_prints_what_the_readme_says():
             exec(compile(code, f"README.md block {k}", "exec"), namespace)
         if printed is not None:
             assert stdout.getvalue().startswith(printed), f"block {k} printed:\n{stdout.getvalue()}"
+
+
+def test_the_pictures_are_current(tmp_path, monkeypatch):
+    """The README shows the SVGs that `python docs/make_pictures.py` draws; the .dot text beside each is what
+    the command makes today, and the SVG was drawn from it (the same nodes)."""
+    import re
+    import sys
+    docs = os.path.join(os.path.dirname(README), "docs")
+    monkeypatch.syspath_prepend(docs)
+    import make_pictures
+    from tracejit.graph.__main__ import main as draw
+    text = open(README).read()
+    assert "`python docs/make_pictures.py`" in text
+    assert set(make_pictures.PICTURES) == {"grad_traced", "grad_compiled"}
+    for name, args in make_pictures.commands().items():
+        assert f"(docs/{name}.svg)" in text
+        assert draw([*args, "--format", "dot", "-o", str(tmp_path / f"{name}.dot")]) == 0
+        dot = (tmp_path / f"{name}.dot").read_text()
+        assert dot == open(os.path.join(docs, f"{name}.dot")).read(), f"run python docs/make_pictures.py ({name})"
+        svg = open(os.path.join(docs, f"{name}.svg")).read()
+        drawn = re.findall(r'<g id="node\d+" class="node">\s*<title>([^<]*)</title>', svg)
+        assert sorted(drawn) == sorted(re.findall(r'^\s*"(\w+)" \[label=', dot, re.M)) and drawn
+    assert "--lowered" in make_pictures.commands()["grad_compiled"] and "cluster_group" in dot
+    del sys.modules["make_pictures"], sys.modules["model"]

@@ -5,10 +5,14 @@
     tj.grad(f)         reverse-mode gradient                tj.vmap(f)             batching over an axis
     tj.jvp, tj.vjp, tj.linearize, tj.jacfwd, tj.jacrev, tj.hessian, tj.value_and_grad, tj.eval_shape
     tj.lax, tj.nn, tj.numpy, tj.random, tj.tree, tj.tree_util, tj.custom_jvp, tj.custom_vjp, tj.config, tj.graph
+    tj.checkpoint (tj.remat), tj.checkpoint_policies, tj.ad_checkpoint   recompute instead of store (reverse mode)
+    tj.debug.print, tj.debug.callback   see values while compiled code runs; tj.config.debug_nans finds NaNs
 
 help(tj.jit) explains compilation and its cache; the README, the examples.
 """
 from . import lax, nn, numpy, random, test_util, tree, tree_util
+from . import ad_checkpoint, debug
+from .ad_checkpoint import checkpoint, checkpoint_policies, remat
 from ._config import config
 from .api import eval_shape, jit, make_ir
 from .batching import vmap

@@ -8,8 +8,19 @@ Each setting starts from an environment variable, read when tracejit is imported
                                                 ~/.cache/tracejit)
     cache_max_bytes  TRACEJIT_CACHE_MAX_BYTES   its size cap; least recently used entries go first
                                                 (default 512 MiB)
+    memory_cache_max_entries TRACEJIT_MEMORY_CACHE_MAX_ENTRIES  compiled signatures kept in memory per jitted
+                                                function; least recently used ones are evicted and their
+                                                machine code freed (default 256)
+    memory_cache_max_bytes TRACEJIT_MEMORY_CACHE_MAX_BYTES  the same, for all jitted functions of the process
+                                                together, by the estimated size of their entries (default 512 MiB)
     symbolic_dims_after TRACEJIT_SYMBOLIC_DIMS_AFTER  compile an axis symbolically once it has been seen
                                                 with this many sizes (default 2; 0: never; see jit)
+    scan_checkpoint  TRACEJIT_SCAN_CHECKPOINT=sqrt   scans of at least 256 iterations that do not say otherwise
+                                                checkpoint sqrt(length) segments, so that reverse mode stores
+                                                O(sqrt(length)) carries (see tj.lax.scan; default: off)
+    debug_nans       TRACEJIT_DEBUG_NANS=1       a jitted function that returns a NaN raises FloatingPointError
+                                                naming the first equation (and line of code) that made one
+                                                (see tracejit.debug; default off)
     traceback_filtering TRACEJIT_TRACEBACK_FILTERING=off  show tracejit's own frames in the tracebacks of
                                                 errors raised through jit, grad, vmap ... (default: only
                                                 the user's frames, as JAX does)
@@ -35,8 +46,12 @@ class Config:
         self.disk_cache = _flag("TRACEJIT_DISK_CACHE", True)
         self.cache_dir = os.environ.get("TRACEJIT_CACHE_DIR") or _default_cache_dir()
         self.cache_max_bytes = int(os.environ.get("TRACEJIT_CACHE_MAX_BYTES", str(512 << 20)))
+        self.memory_cache_max_entries = int(os.environ.get("TRACEJIT_MEMORY_CACHE_MAX_ENTRIES", "256"))
+        self.memory_cache_max_bytes = int(os.environ.get("TRACEJIT_MEMORY_CACHE_MAX_BYTES", str(512 << 20)))
         self.symbolic_dims_after = int(os.environ.get("TRACEJIT_SYMBOLIC_DIMS_AFTER", "2"))
         self.traceback_filtering = _flag("TRACEJIT_TRACEBACK_FILTERING", True)
+        self.scan_checkpoint = os.environ.get("TRACEJIT_SCAN_CHECKPOINT") or None
+        self.debug_nans = _flag("TRACEJIT_DEBUG_NANS", False)
 
     def update(self, name, value):
         if name not in vars(self):

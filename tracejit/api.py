@@ -8,7 +8,7 @@ import logging
 import threading
 import time
 
-from . import passes
+from . import debug, passes, shipping
 from ._config import config
 from .backend import Lowered, compile_ir
 from .backend.executable import MISS
@@ -21,6 +21,7 @@ from .core.api_util import (
                              leaf_aval,
                              name_of,
                              owned,
+                             static_arguments,
                              trace_pytree,
 )
 from .core.pytree import flatten_as, tree_flatten, tree_unflatten
@@ -81,22 +82,40 @@ def _gc_paused():
 class Jitted:
     """A function traced once per input signature, optimised, compiled and cached (see `jit`)."""
 
-    def __init__(self, fun, static_argnums=(), static_argnames=(), backend="llvm", cache=True, dynamic_dims=None):
+    def __init__(self, fun, static_argnums=(), static_argnames=(), backend="llvm", cache=True, dynamic_dims=None,
+                 ship_code=True):
         functools.update_wrapper(self, fun, updated=())  # a callable object's attributes stay its own
         self.__name__ = name_of(fun)
-        self.fun, self.cache = fun, cache
-        self.static_argnums = (static_argnums,) if isinstance(static_argnums, int) else tuple(static_argnums)
-        self.static_argnames = (static_argnames,) if isinstance(static_argnames, str) else tuple(static_argnames)
+        self.fun, self.cache, self.ship_code, self._token = fun, cache, ship_code, None
+        self.static_argnums, self.static_argnames = static_arguments(fun, static_argnums, static_argnames)
         if backend not in ("llvm", "reference"):
             raise ValueError(f"jit: backend must be 'llvm' or 'reference', got {backend!r}")
         self.backend = backend
-        self._signatures, self._lock, self.misses = SignatureCache(dynamic_dims), threading.RLock(), 0
+        self._signatures, self._lock, self.misses = SignatureCache(dynamic_dims, self._forget), threading.RLock(), 0
         self._fast = None   # the dispatch fast path of the signature called last (plain array arguments)
         self._tree_fast = None  # (tree, fast path on its leaves) of the last call with other arguments
+
+    def _forget(self, entry):
+        """An entry was evicted: drop the fast paths that lead to it, so that its code can be freed."""
+        if self._fast is not None and self._fast is entry.fast:
+            self._fast = None
+        tree_fast = self._tree_fast
+        if tree_fast is not None and tree_fast[1] is entry.fast:
+            self._tree_fast = None
 
     @property
     def dynamic_dims(self):
         return self._signatures.dynamic_dims
+
+    def options(self):
+        """The keyword arguments of jit that made this object."""
+        return {"static_argnums": self.static_argnums, "static_argnames": self.static_argnames,
+                "backend": self.backend, "cache": self.cache, "dynamic_dims": self.dynamic_dims,
+                "ship_code": self.ship_code}
+
+    def __reduce__(self):
+        """Pickles with the function, the options and the compiled code (see tracejit/shipping.py)."""
+        return _unpickle, shipping.state(self)
 
     def _prepare(self, args, kwargs):
         dyn_fun, dyn_args, dyn_kwargs, statics = _split_static(self.fun, args, kwargs, self.static_argnums,
@@ -120,6 +139,8 @@ class Jitted:
         """fun(*args, **kwargs) by the compiled code of their signature, compiled first on a miss; inside
         another trace, fun's IR inlined there."""
         try:   # (costs nothing until an exception: the call path stays as fast as without it)
+            if config.debug_nans:
+                return self._call_checking_nans(args, kwargs)
             fast = self._fast
             if fast is not None and not kwargs:
                 out = fast(args)
@@ -154,6 +175,17 @@ class Jitted:
             present(e)
             raise
 
+    def _call_checking_nans(self, args, kwargs):
+        """The call without the fast paths, its outputs checked for NaN (config.debug_nans, tracejit.debug)."""
+        dyn_fun, leaves, names, in_tree, statics = self._prepare(args, kwargs)
+        if _stack.builders or any(isinstance(x, Tracer) for x in leaves):
+            closed, out_tree = trace_pytree(dyn_fun, leaves, names, in_tree, fun_name=self.__name__)
+            return tree_unflatten(out_tree, eval_ir(closed, *leaves))
+        entry = self._entry(dyn_fun, leaves, names, in_tree, statics)
+        outs = entry.run(leaves)
+        debug.check_nans(self.__name__, entry.closed, names, as_arrays(leaves), outs)
+        return tree_unflatten(entry.out_tree, outs)
+
     def _hit(self, leaves, in_tree):
         """The cached entry of a call without static arguments, or None."""
         if any(isinstance(x, Tracer) for x in leaves):
@@ -169,6 +201,8 @@ class Jitted:
         dynamic_dims says so)."""
         key = (in_tree, tuple(leaf_aval(x) for x in leaves), statics)
         entry = self._signatures.lookup(key)
+        if entry is None and (self._signatures.shipped or self._signatures.parcels):
+            entry = self._link_shipped(key, leaves)
         if entry is not None:
             return entry
         pattern, explicit = self._signatures.symbolic_signature(key, names)
@@ -189,7 +223,7 @@ class Jitted:
         entry = self._entry(dyn_fun, leaves, names, in_tree, statics)
         if entry.executable is None:
             raise ValueError("lower() needs the llvm backend")
-        return Lowered(self, entry)
+        return Lowered(self, entry, [getattr(x, "shape", ()) for x in leaves])
 
     def _compile(self, key, dyn_fun, leaves, names, in_tree, concrete=None):
         """Trace and compile the signature key (symbolic where concrete, the call's own, differs)."""
@@ -220,20 +254,55 @@ class Jitted:
                 exe = compile_ir(closed, cache=self.cache)
                 t3 = time.perf_counter()
                 times.update({"passes": t2 - t1, **exe.times, "total": t3 - t0})
-                entry = CacheEntry(closed, in_tree, out_tree, exe.run, times, names, exe, fits)
-                entry.fast = fast_path(exe, entry, leaves, out_tree)
+                entry = _native_entry(closed, in_tree, out_tree, names, exe, times, leaves, fits)
             self._signatures.add(key, entry)
             self.misses += 1
             return entry
 
+    def _link_shipped(self, key, leaves):
+        """The entry of a signature that came with a pickle and that key fits, linked now (or compiled from
+        its IR where the shipped code does not fit this process); None when none fits."""
+        with self._lock, _gc_paused():
+            shipping.unpack(self)
+            found = self._signatures.take_shipped(key)
+            if found is None:      # (another thread may have linked it meanwhile)
+                return self._signatures.lookup(key)
+            pattern, shipped = found
+            t0 = time.perf_counter()
+            exe = compile_ir(shipped.closed, cache=self.cache, shipped=shipped.entries)
+            times = {**exe.times, "total": time.perf_counter() - t0}
+            entry = _native_entry(shipped.closed, pattern[0], shipped.out_tree, shipped.names, exe, times, leaves,
+                                  shipped.fits)
+            self._signatures.add(pattern, entry)
+            if exe.source != "shipped":
+                self.misses += 1
+                log.info("tracejit: %s: the shipped code of a signature does not fit this process; compiled its IR "
+                         "here", self.__name__)
+            return entry
+
     def cache_info(self):
         """A CacheInfo record (renders as a rich table): per signature its arguments, hits, compile time
-        split into phases, code size and whether the code came from the disk cache."""
+        split into phases, code size and where the code came from (compiled, disk, shipped); misses (signatures
+        compiled here) and evicted (entries dropped by the memory cache's bounds)."""
         entries = list(self._signatures.entries.items())
         rows = [SignatureInfo(tuple(zip(e.names, (a.str_short() for a in key[1]))), key[2], e.hits, dict(e.times),
                               e.executable.code_size if e.executable else 0,
-                              bool(e.executable and e.executable.from_disk)) for key, e in entries]
-        return CacheInfo(self.__name__, len(entries), sum(e.hits for _, e in entries), self.misses, rows)
+                              e.executable.source if e.executable else "reference",
+                              arena_bytes=e.executable.arena_bytes if e.executable else None) for key, e in entries]
+        return CacheInfo(self.__name__, len(entries), sum(e.hits for _, e in entries), self.misses,
+                         self._signatures.evicted, rows)
+
+
+def _native_entry(closed, in_tree, out_tree, names, exe, times, leaves, fits):
+    """The cache entry of compiled code, with its fast path for calls like this one (leaves)."""
+    entry = CacheEntry(closed, in_tree, out_tree, exe.run, times, names, exe, fits)
+    entry.fast = fast_path(exe, entry, leaves, out_tree)
+    return entry
+
+
+def _unpickle(*state):
+    """A Jitted from the state Jitted.__reduce__ gave (tracejit/shipping.py)."""
+    return shipping.restore(Jitted, *state)
 
 
 def _reference_executable(closed):
@@ -241,7 +310,8 @@ def _reference_executable(closed):
     return lambda leaves: owned(eval_ir(closed, *as_arrays(leaves)))
 
 
-def jit(fun=None, *, static_argnums=(), static_argnames=(), backend="llvm", cache=True, dynamic_dims=None):
+def jit(fun=None, *, static_argnums=(), static_argnames=(), backend="llvm", cache=True, dynamic_dims=None,
+        ship_code=True):
     """Compile fun per input signature (as jax.jit): `jit(f)(*args)` traces f with abstract arguments
     (shape and dtype, no data), optimises the IR, compiles it to native code and caches the code per
     signature (the pytree structure, shapes and dtypes of the arguments, and the static arguments); a
@@ -267,6 +337,10 @@ def jit(fun=None, *, static_argnums=(), static_argnames=(), backend="llvm", cach
         (see "Symbolic dimensions" below).
     cache: False keeps this function's code out of the persistent disk cache (tracejit.config.disk_cache
         turns it off for all).
+    ship_code: False pickles the function without its compiled code (a process that unpickles it traces and
+        compiles it itself). By default a pickle (Dask, Ray, multiprocessing) carries the code of every
+        compiled signature, which a process on the same CPU with the same versions links without
+        compiling (see the README's "Dask and other pickle-based engines").
     backend: "llvm" (native code, the default) or "reference" (run the IR with the NumPy interpreter,
         the oracle that tests compare the compiled code with).
 
@@ -274,7 +348,7 @@ def jit(fun=None, *, static_argnums=(), static_argnames=(), backend="llvm", cach
         lower(*args)   the signature of these arguments, compiled: .as_text() optimised IR, .as_llvm()
                        LLVM IR, .compile() -> callable with .as_asm() machine code
         trace(*args)   (ClosedIR, output tree) of the trace, before optimisation (make_ir prints it)
-        cache_info()   per signature: arguments, hits, compile seconds per phase, code size, from disk
+        cache_info()   per signature: arguments, hits, compile seconds per phase, code size, code source
         misses         how many signatures were compiled
     It works on every callable (functions, lambdas, functools.partial, bound methods, callable objects,
     tracejit.numpy functions) and composes with grad, vmap and the rest in any order; called inside
@@ -296,10 +370,10 @@ def jit(fun=None, *, static_argnums=(), static_argnames=(), backend="llvm", cach
     the dimension and the operation."""
     if fun is None:
         return functools.partial(jit, static_argnums=static_argnums, static_argnames=static_argnames,
-                                 backend=backend, cache=cache, dynamic_dims=dynamic_dims)
+                                 backend=backend, cache=cache, dynamic_dims=dynamic_dims, ship_code=ship_code)
     if not callable(fun):
         raise TypeError(f"jit: expected a callable, got {type(fun).__name__}")
-    return Jitted(fun, static_argnums, static_argnames, backend, cache, dynamic_dims)
+    return Jitted(fun, static_argnums, static_argnames, backend, cache, dynamic_dims, ship_code)
 
 
 def make_ir(fun, *, static_argnums=(), static_argnames=(), optimize=False):

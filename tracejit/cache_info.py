@@ -2,8 +2,9 @@
 
 `CacheInfo` renders as a rich table (`rich.print(f.cache_info())`, or `str()` for plain text): one row
 per signature with its arguments (pytree path and type), static arguments, hits, compile seconds split
-into phases (trace, transforms, passes, codegen, LLVM), object code size and whether the code came from
-the disk cache. Fields also read by name (`info["hits"]`), as the dict it replaced.
+into phases (trace, transforms, passes, codegen, LLVM), object code size, the arena (the memory its
+intermediates take per call; see Compiled.memory_analysis) and where the code came from (compiled here, the
+disk cache, or shipped in a pickle). Fields also read by name (`info["hits"]`), as the dict it replaced.
 """
 import dataclasses
 import io
@@ -18,11 +19,20 @@ class SignatureInfo:
     hits: int
     seconds: dict         # phase -> seconds of its compile (PHASES, and "total")
     code_bytes: int       # object code size; 0 for the reference backend
-    from_disk: bool       # the object code was loaded from the persistent cache
+    source: str           # where the code came from: "compiled", "disk", "shipped" (a pickle) or "reference"
+    arena_bytes: object = None   # the intermediates' memory per call (int); None: depends on symbolic sizes
 
     @property
     def signature(self):
         return [t for _, t in self.args]
+
+    @property
+    def from_disk(self):
+        return self.source == "disk"
+
+    @property
+    def shipped(self):
+        return self.source == "shipped"
 
     def __getitem__(self, name):
         return getattr(self, name)
@@ -33,7 +43,8 @@ class CacheInfo:
     function: str
     entries: int
     hits: int
-    misses: int
+    misses: int           # signatures compiled here (traced, or recompiled from a pickle's IR)
+    evicted: int          # entries dropped by the memory cache's bounds (config.memory_cache_max_*)
     signatures: list      # of SignatureInfo, in order of compilation
 
     def __getitem__(self, name):
@@ -43,15 +54,18 @@ class CacheInfo:
         # rich is imported here, when a table is first rendered, so that `import tracejit` does not load it
         from rich.markup import escape
         from rich.table import Table
+        evicted = f", {self.evicted} evicted" if self.evicted else ""
         table = Table(title=f"{self.function}: {_count(self.entries, 'signature')}, {_count(self.hits, 'hit')}, "
-                            f"{_count(self.misses, 'miss')}")
-        for name in ("arguments", "static", "hits", *(f"{p} ms" for p in PHASES), "code KiB", "from disk"):
+                            f"{_count(self.misses, 'miss')}{evicted}")
+        for name in ("arguments", "static", "hits", *(f"{p} ms" for p in PHASES), "code KiB", "arena KiB",
+                     "code from"):
             table.add_column(name, justify="left" if name in ("arguments", "static") else "right")
         for s in self.signatures:
             table.add_row(escape("\n".join(f"{path}: {t}" for path, t in s.args) or "-"),
                           escape("\n".join(f"{where}={value!r}" for where, value in s.statics) or "-"), str(s.hits),
                           *(f"{s.seconds[p] * 1e3:.2f}" if p in s.seconds else "-" for p in PHASES),
-                          f"{s.code_bytes / 1024:.1f}", "yes" if s.from_disk else "no")
+                          f"{s.code_bytes / 1024:.1f}", "-" if s.arena_bytes is None else f"{s.arena_bytes / 1024:.1f}",
+                          s.source)
         return table
 
     def __str__(self):

@@ -1,7 +1,8 @@
 """custom_jvp and custom_vjp: functions with user-written derivative rules, with JAX semantics.
 
 A call traces the function to an IR and binds a call primitive whose params hold that IR and the rules:
-`custom_jvp_call` (its jvp calls the user's jvp rule) and `custom_vjp_call` (its jvp runs the user's fwd and
+`custom_jvp_call` (tracejit.primitives.custom_jvp_call, below tracejit.numpy, which binds it too: its jvp calls
+the user's jvp rule) and `custom_vjp_call` (its jvp runs the user's fwd and
 emits `custom_lin`, a linear primitive whose transpose calls the user's bwd). Values the function closes over
 become explicit operands (the first `num_consts`), so the equation survives jit and nested traces.
 Evaluating a call primitive evaluates its IR. Batching rules for these primitives belong to the vmap
@@ -16,47 +17,21 @@ from .core.api_util import leaf_aval, name_of
 from .core.batching import move_batch_axis
 from .core.ir_surgery import hoist_consts
 from .core.pytree import tree_flatten, tree_unflatten, treedef_flatten_up_to
-from .core.trace import Primitive, bind, canonicalize_input, eval_ir, standing_in, trace_flat
+from .core.trace import Primitive, bind, canonicalize_input, standing_in, trace_flat
 from .numpy._base import astype
+from .primitives.custom_jvp_call import call_impl, call_shape, custom_jvp_call_p, no_closed_over_tangents
 from .transforms.vmap import vmap_ir
 
 
-def _call_shape(*avals, call, num_consts, **rules):
-    expected = call.in_avals
-    if len(avals) != len(expected) or any((a.shape, a.dtype) != (e.shape, e.dtype) for a, e in zip(avals, expected)):
-        raise TypeError(f"custom call: operands {[a.str_short() for a in avals]} do not match the function's "
-                        f"inputs {[e.str_short() for e in expected]}")
-    return call.out_avals
-
-
-def _call_impl(*args, call, num_consts, **rules):
-    return eval_ir(call, *args)
-
-
-def _no_closed_over_tangents(kind, rule, tangents, num_consts):
-    if any(not isinstance(t, Zero) for t in tangents[:num_consts]):
-        raise TypeError(f"a {kind} function ({rule.__name__}) was differentiated with respect to a value it closes "
-                        "over; pass that value as an argument instead")
-
-
-def _custom_jvp_call_jvp(primals, tangents, call, jvp, num_consts):
-    _no_closed_over_tangents("custom_jvp", jvp, tangents, num_consts)
-    return jvp(primals[num_consts:], [instantiate(t) for t in tangents[num_consts:]], primals[:num_consts])
-
-
-custom_jvp_call_p = Primitive("custom_jvp_call", _call_shape, _call_impl, multiple_results=True,
-                              jvp=_custom_jvp_call_jvp, inline=True)
-
-
 def _custom_vjp_call_jvp(primals, tangents, call, fwd, bwd, num_consts):
-    _no_closed_over_tangents("custom_vjp", fwd, tangents, num_consts)
+    no_closed_over_tangents("custom_vjp", fwd, tangents, num_consts)
     outs, residuals = fwd(primals[num_consts:], primals[:num_consts])
     out_avals = tuple(aval(o).strip_weak() for o in outs)
     tangents_in = [instantiate(t) for t in tangents[num_consts:]]
     return outs, bind(custom_lin_p, *residuals, *tangents_in, num_res=len(residuals), bwd=bwd, out_avals=out_avals)
 
 
-custom_vjp_call_p = Primitive("custom_vjp_call", _call_shape, _call_impl, multiple_results=True,
+custom_vjp_call_p = Primitive("custom_vjp_call", call_shape, call_impl, multiple_results=True,
                               jvp=_custom_vjp_call_jvp, inline=True)
 
 

@@ -1,5 +1,11 @@
 """The derivative API, as JAX's: grad, value_and_grad, jvp, vjp, linearize, jacfwd, jacrev, hessian.
 
+Complex numbers follow JAX's convention: tangents of complex values are complex, transposes are not
+conjugated, so grad of a real function of z is the conjugate of its gradient in x + iy (grad(abs(z)**2) at
+3+4j is 6-8j), and with holomorphic=True grad, jacfwd and jacrev give f'(z) (inputs and outputs complex).
+Without it, grad and jacrev refuse complex outputs and jacfwd complex inputs, with JAX's errors; jvp and vjp
+take any inexact values.
+
 Each traces the user function to IR, transforms it with the IR-to-IR transforms of transforms/ad.py and
 evaluates the result with eval_ir on the arguments that arrived: numpy arrays compute, tracers of an
 enclosing trace (jit, another grad) re-emit the IR there, which is how every transformation nests.
@@ -20,15 +26,16 @@ from .core.api_util import (
                              positional_parameters,
                              trace_pytree,
 )
-from .core.avals import is_float
+from .core.avals import dtype_kind, is_inexact
 from .core.pytree import tree_flatten, tree_unflatten
 from .core.trace import Tracer, eval_ir
 from .traceback_util import api_boundary
 from .transforms.ad import jvp_ir, linearize_ir, transpose_ir
 
 
-def _is_float(aval):
-    return is_float(aval.dtype)
+def _is_inexact(aval):
+    """Whether a value has tangents: float or complex."""
+    return is_inexact(aval.dtype)
 
 
 def _argnums(argnums, num_args, fun):
@@ -57,18 +64,26 @@ def _trace(fun, args, kwargs):
     return as_arrays(leaves), names, closed, out_tree
 
 
-def _differentiable(leaves, names, args, nums, what):
+def _differentiable(leaves, names, args, nums, what, holomorphic=False, forward=False):
     """`which` mask over the flat leaves for positional arguments `nums`, and the leaf range of each
-    argument; an argument that is not float is an error naming it."""
+    argument. JAX's rules, with the argument named: holomorphic needs complex inputs; otherwise reverse mode
+    takes float or complex ones, forward mode (jacfwd) float ones."""
     slices, which = _arg_slices(args), [False] * len(leaves)
     for i in nums:
         for j in slices[i]:
             aval = leaf_aval(leaves[j])
-            if not _is_float(aval):
-                raise TypeError(f"{what} requires real-valued (float) inputs, but argument '{names[j]}' has dtype "
-                                f"{aval.dtype} ({aval.str_short()}). Differentiate only with respect to float "
-                                "arguments (see argnums), convert it with .astype(float), or use vjp, which gives "
-                                "integer inputs zero cotangents")
+            if holomorphic and aval.dtype.kind != "c":
+                raise TypeError(f"{what} with holomorphic=True requires inputs with complex dtype, but argument "
+                                f"'{names[j]}' has dtype {aval.dtype} ({aval.str_short()})")
+            if forward and aval.dtype.kind == "c" and not holomorphic:
+                raise TypeError(f"{what} requires real-valued inputs (float), but argument '{names[j]}' has dtype "
+                                f"{aval.dtype}. For holomorphic differentiation, pass holomorphic=True. For "
+                                "differentiation of non-holomorphic functions involving complex inputs, use jvp")
+            if not _is_inexact(aval):
+                raise TypeError(f"{what} requires real- or complex-valued (float or complex) inputs, but argument "
+                                f"'{names[j]}' has dtype {aval.dtype} ({aval.str_short()}). Differentiate only with "
+                                "respect to float arguments (see argnums), convert it with .astype(float), or use "
+                                "vjp, which gives integer inputs zero cotangents")
             which[j] = True
     return which, slices
 
@@ -111,7 +126,22 @@ def _flat_output(fun, has_aux, box, check=None):
     return flat
 
 
-def _scalar_output(fun, what):
+def _check_output(fun, what, aval, holomorphic):
+    """JAX's rules for the outputs of grad and jacrev (and of jacfwd with holomorphic=True)."""
+    kind = dtype_kind(aval.dtype)
+    if holomorphic and kind != "c":
+        raise TypeError(f"{what} with holomorphic=True requires outputs with complex dtype, but {name_of(fun)} "
+                        f"returned {aval.str_short()}")
+    if kind == "c" and not holomorphic:
+        raise TypeError(f"{what} requires real-valued outputs (float), but {name_of(fun)} returned "
+                        f"{aval.str_short()}. For holomorphic differentiation, pass holomorphic=True. For "
+                        "differentiation of non-holomorphic functions involving complex outputs, use vjp")
+    if kind not in "fc":
+        raise TypeError(f"{what} requires a real-valued (float) output, but {name_of(fun)} returned "
+                        f"{aval.str_short()}")
+
+
+def _scalar_output(fun, what, holomorphic=False):
     def check(out):
         leaves = tree_flatten(out)[0]
         if len(leaves) != 1:
@@ -121,25 +151,24 @@ def _scalar_output(fun, what):
         if aval.shape != ():
             raise TypeError(f"{what} requires a scalar output (shape ()), but {name_of(fun)} returned an array of "
                             f"shape {aval.shape} ({aval.str_short()}); reduce it (e.g. .sum()) or use vjp/jacrev")
-        if not _is_float(aval):
-            raise TypeError(f"{what} requires a real-valued (float) output, but {name_of(fun)} returned "
-                            f"{aval.str_short()}")
+        _check_output(fun, what, aval, holomorphic)
         return leaves[0]
     return check
 
 
-def value_and_grad(fun, argnums=0, has_aux=False):
+def value_and_grad(fun, argnums=0, has_aux=False, holomorphic=False):
     """A function returning (fun(*args), gradient of fun with respect to args[argnums]); with has_aux,
-    fun returns (output, aux) and this returns ((output, aux), gradient), as in JAX."""
+    fun returns (output, aux) and this returns ((output, aux), gradient), as in JAX. With holomorphic=True,
+    fun maps complex inputs to a complex output and the gradient is its complex derivative."""
 
     @api_boundary
     @functools.wraps(fun)
     def value_and_grad_f(*args, **kwargs):
         nums = _argnums(argnums, len(args), fun)
         leaves, names, in_tree = flatten_args(fun, args, kwargs)
-        which, slices = _differentiable(leaves, names, args, nums, "grad")  # the inputs before the output
+        which, slices = _differentiable(leaves, names, args, nums, "grad", holomorphic)  # inputs before output
         box = {}
-        flat = _flat_output(fun, has_aux, box, _scalar_output(fun, "grad"))
+        flat = _flat_output(fun, has_aux, box, _scalar_output(fun, "grad", holomorphic))
         closed, _ = trace_pytree(flat, leaves, names, in_tree, fun_name=name_of(fun))
         outs, backward = _vjp_flat(closed, as_arrays(leaves), which)
         ones = np.ones((), closed.out_avals[0].dtype)
@@ -152,10 +181,10 @@ def value_and_grad(fun, argnums=0, has_aux=False):
     return value_and_grad_f
 
 
-def grad(fun, argnums=0, has_aux=False):
+def grad(fun, argnums=0, has_aux=False, holomorphic=False):
     """The gradient of a scalar function with respect to args[argnums] (same pytree structure); with
-    has_aux, returns (gradient, aux)."""
-    vg = value_and_grad(fun, argnums, has_aux)
+    has_aux, returns (gradient, aux); holomorphic=True: the complex derivative of a holomorphic function."""
+    vg = value_and_grad(fun, argnums, has_aux, holomorphic)
 
     @api_boundary
     @functools.wraps(fun)
@@ -168,13 +197,13 @@ def grad(fun, argnums=0, has_aux=False):
 
 def _matching(fun, what, reference, values, tree, v_tree, kind):
     """values (tangents or cotangents) checked against the reference leaves (primals or outputs) and cast
-    to their dtypes; only float references are kept."""
+    to their dtypes; only float and complex references are kept."""
     if tree != v_tree:
         raise TypeError(f"{what}: the {kind}s for {name_of(fun)} must have the structure {tree}, got {v_tree}")
     out = []
     for i, (x, t) in enumerate(zip(reference, values)):
         ref, got = leaf_aval(x), leaf_aval(t)
-        if not _is_float(ref):
+        if not _is_inexact(ref):
             continue
         if got.shape != ref.shape or (got.dtype != ref.dtype and not got.weak_type):
             raise TypeError(f"{what}: {kind} {i} is {got.str_short()} but must match {ref.str_short()} in shape "
@@ -192,7 +221,7 @@ def jvp(fun, primals, tangents):
     leaves, _, closed, out_tree = _trace(fun, primals, {})
     t_leaves, t_tree = tree_flatten(tuple(tangents))
     t_leaves = _matching(fun, "jvp", leaves, t_leaves, tree_flatten(tuple(primals))[1], t_tree, "tangent")
-    which = [_is_float(leaf_aval(x)) for x in leaves]
+    which = [_is_inexact(leaf_aval(x)) for x in leaves]
     values = owned(eval_ir(jvp_ir(closed, which), *leaves, *t_leaves))
     num_outs = len(closed.out_avals)
     return tree_unflatten(out_tree, values[:num_outs]), tree_unflatten(out_tree, values[num_outs:])
@@ -202,7 +231,7 @@ def jvp(fun, primals, tangents):
 def linearize(fun, *primals):
     """(fun(*primals), jvp_fun) where jvp_fun(*tangents) evaluates only the linear part, as jax.linearize."""
     leaves, _, closed, out_tree = _trace(fun, primals, {})
-    which = [_is_float(leaf_aval(x)) for x in leaves]
+    which = [_is_inexact(leaf_aval(x)) for x in leaves]
     primal, linear, _ = linearize_ir(closed, which)
     values = eval_ir(primal, *leaves)
     num_outs = len(closed.out_avals)
@@ -224,7 +253,7 @@ def vjp(fun, *primals, has_aux=False):
     jax.vjp; with has_aux, (out, vjp_fun, aux). Integer primals get zero cotangents."""
     box = {}
     leaves, _, closed, _ = _trace(_flat_output(fun, has_aux, box), primals, {})
-    which = [_is_float(leaf_aval(x)) for x in leaves]
+    which = [_is_inexact(leaf_aval(x)) for x in leaves]
     outs, backward = _vjp_flat(closed, leaves, which)
     num_out, in_tree = box["num_out"], tree_flatten(tuple(primals))[1]
 
@@ -232,7 +261,7 @@ def vjp(fun, *primals, has_aux=False):
     def vjp_fun(cotangent):
         ct_leaves, ct_tree = tree_flatten(cotangent)
         out_leaves = outs[:num_out]
-        has_ct = [_is_float(leaf_aval(x)) for x in out_leaves]
+        has_ct = [_is_inexact(leaf_aval(x)) for x in out_leaves]
         cts = _matching(fun, "vjp", out_leaves, ct_leaves, box["out_tree"], ct_tree, "cotangent")
         in_cts = iter(backward(cts, has_ct + [False] * (len(outs) - num_out)))
         full = [next(in_cts) if w else np.zeros(leaf_aval(x).shape, leaf_aval(x).dtype)
@@ -283,23 +312,24 @@ def _dyn_fun(fun, args, kwargs, nums):
     return partial_fun
 
 
-def _wrt(fun, args, kwargs, argnums, what):
-    """(the arguments argnums names, fun as a function of those only), after checking that they are float."""
+def _wrt(fun, args, kwargs, argnums, what, holomorphic):
+    """(the arguments argnums names, fun as a function of those only), after checking their dtypes."""
     nums = _argnums(argnums, len(args), fun)
     leaves, names, _ = flatten_args(fun, args)
-    _differentiable(leaves, names, args, nums, what)
+    _differentiable(leaves, names, args, nums, what, holomorphic, forward=what == "jacfwd")
     return tuple(args[i] for i in nums), _dyn_fun(fun, args, kwargs, nums)
 
 
-def jacfwd(fun, argnums=0, has_aux=False):
+def jacfwd(fun, argnums=0, has_aux=False, holomorphic=False):
     """The Jacobian of fun with respect to args[argnums] by forward mode: vmap of jvp over the standard
     basis (one batched IR). Each output leaf holds (*out.shape, *in.shape) arrays in the arguments' tree.
-    With has_aux, fun returns (output, aux) and this returns (jacobian, aux)."""
+    With has_aux, fun returns (output, aux) and this returns (jacobian, aux); holomorphic=True: complex
+    inputs and outputs, the complex derivative."""
 
     @api_boundary
     @functools.wraps(fun)
     def jacfwd_f(*args, **kwargs):
-        dyn, partial_fun = _wrt(fun, args, kwargs, argnums, "jacfwd")
+        dyn, partial_fun = _wrt(fun, args, kwargs, argnums, "jacfwd", holomorphic)
         dyn_leaves, dyn_tree = tree_flatten(dyn)
         main_fun = (lambda *a: _split_aux(fun, partial_fun(*a))[0]) if has_aux else partial_fun
 
@@ -307,6 +337,8 @@ def jacfwd(fun, argnums=0, has_aux=False):
             return jvp(main_fun, dyn, tree_unflatten(dyn_tree, tangent_leaves))[1]
 
         columns, out_tree = tree_flatten(vmap(pushfwd)(*_std_basis(dyn_leaves)))
+        for col in columns if holomorphic else ():
+            _check_output(fun, "jacfwd", leaf_aval(col), holomorphic)
         in_avals = [leaf_aval(x) for x in dyn_leaves]
         jac = []
         for col in columns:  # col: (inputs, *out.shape) -> per input (*out.shape, *in.shape)
@@ -329,21 +361,20 @@ def _select_args(dyn, argnums):
     return dyn[0] if isinstance(argnums, int) else dyn
 
 
-def jacrev(fun, argnums=0, has_aux=False):
+def jacrev(fun, argnums=0, has_aux=False, holomorphic=False):
     """The Jacobian of fun with respect to args[argnums] by reverse mode: one vjp, then vmap of its backward
-    pass over the standard basis of the outputs. With has_aux, returns (jacobian, aux)."""
+    pass over the standard basis of the outputs. With has_aux, returns (jacobian, aux); holomorphic=True:
+    complex inputs and outputs, the complex derivative."""
 
     @api_boundary
     @functools.wraps(fun)
     def jacrev_f(*args, **kwargs):
-        dyn, partial_fun = _wrt(fun, args, kwargs, argnums, "jacrev")
+        dyn, partial_fun = _wrt(fun, args, kwargs, argnums, "jacrev", holomorphic)
         out, vjp_fun, *aux = vjp(partial_fun, *dyn, has_aux=has_aux)
         out_leaves, out_tree = tree_flatten(out)
         out_avals = [leaf_aval(x) for x in out_leaves]
         for a in out_avals:
-            if not _is_float(a):
-                raise TypeError(f"jacrev requires real-valued (float) outputs, but {name_of(fun)} returned "
-                                f"{a.str_short()}")
+            _check_output(fun, "jacrev", a, holomorphic)
 
         def pullback(*ct_leaves):
             return vjp_fun(tree_unflatten(out_tree, ct_leaves))
@@ -358,6 +389,7 @@ def jacrev(fun, argnums=0, has_aux=False):
     return jacrev_f
 
 
-def hessian(fun, argnums=0, has_aux=False):
+def hessian(fun, argnums=0, has_aux=False, holomorphic=False):
     """The Hessian of a scalar function: jacfwd of jacrev, as in JAX (with has_aux: (hessian, aux))."""
-    return jacfwd(jacrev(fun, argnums, has_aux=has_aux), argnums, has_aux=has_aux)
+    return jacfwd(jacrev(fun, argnums, has_aux=has_aux, holomorphic=holomorphic), argnums, has_aux=has_aux,
+                  holomorphic=holomorphic)

@@ -1,8 +1,10 @@
 """Numerical checking of derivatives, as jax.test_util.check_grads: forward mode against central differences,
-reverse mode against forward mode through the inner-product identity <u, J v> = <J^T u, v>."""
+reverse mode against forward mode through the inner-product identity <u, J v> = <J^T u, v>. Complex values
+as JAX checks them: random complex directions, <x, y> = Re(sum(conj(x) y)), and the cotangent conj(vjp(conj(u)))
+(JAX's transposes do not conjugate)."""
 import numpy as np
 
-from .core.avals import is_float
+from .core.avals import is_float, is_inexact
 from .core.pytree import tree_flatten, tree_unflatten
 from .derivatives import jvp, vjp
 
@@ -15,14 +17,25 @@ def _leaves(tree):
 
 
 def _is_float(x):
-    return is_float(np.asarray(x).dtype)
+    """Whether x has tangents: float or complex."""
+    return is_inexact(np.asarray(x).dtype)
+
+
+def _random_one(x, rng):
+    dtype = np.asarray(x).dtype
+    if dtype.kind == "c":
+        return (rng.standard_normal(np.shape(x)) + 1j * rng.standard_normal(np.shape(x))).astype(dtype)
+    return rng.standard_normal(np.shape(x)).astype(dtype) if is_float(dtype) else np.zeros_like(x)
 
 
 def _random_like(tree, rng):
     leaves, treedef = tree_flatten(tree)
-    return tree_unflatten(treedef, [
-        rng.standard_normal(np.shape(x)).astype(np.asarray(x).dtype) if _is_float(x) else np.zeros_like(x)
-        for x in leaves])
+    return tree_unflatten(treedef, [_random_one(x, rng) for x in leaves])
+
+
+def _conj(tree):
+    leaves, treedef = tree_flatten(tree)
+    return tree_unflatten(treedef, [np.conj(x) if _is_float(x) else x for x in leaves])
 
 
 def _axpy(a, x, y):
@@ -31,12 +44,13 @@ def _axpy(a, x, y):
 
 
 def _inner(xs, ys):
-    return sum(float(np.sum(np.asarray(x, np.float64) * np.asarray(y, np.float64)))
+    return sum(float(np.real(np.sum(np.conj(np.asarray(x, np.complex128)) * np.asarray(y, np.complex128))))
                for x, y in zip(_leaves(xs), _leaves(ys)) if _is_float(x))
 
 
 def _dtype_of(args):
-    floats = [np.asarray(x).dtype for x in _leaves(args) if _is_float(x)]
+    """The least precise float type among args (a complex type's parts count)."""
+    floats = [np.finfo(np.asarray(x).dtype).dtype for x in _leaves(args) if _is_float(x)]
     return min(floats, key=lambda d: d.itemsize) if floats else np.dtype("float64")
 
 
@@ -73,7 +87,7 @@ def check_vjp(f, args, atol=None, rtol=None, eps=None, err_msg="VJP", rng=None):
     tangents = _random_like(args, rng)
     tangent_out = numerical_jvp(f, args, tangents, eps)
     cotangents = _random_like(out, rng)
-    cotangents_in = vjp_fun(cotangents)
+    cotangents_in = _conj(vjp_fun(_conj(cotangents)))
     got, expected = _inner(tangents, cotangents_in), _inner(tangent_out, cotangents)
     np.testing.assert_allclose(got, expected, atol=atol, rtol=rtol, err_msg=f"{err_msg}: <J^T u, v> != <u, J v>")
 

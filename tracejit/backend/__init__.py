@@ -1,6 +1,7 @@
 """The LLVM backend: an optimised ClosedIR in, an Executable (native code and its Python driver) out.
 
-`compile_ir` is the pipeline, one stage per module:
+`compile_ir` is the pipeline, one stage per module (after the last pass, passes.inline(final=True), which
+inlines the calls the passes keep whole):
 
     fusion.py      IR -> [Group]             which equations share a loop nest
     frame.py       -> Frame                  where every value lives: buffers, arena, the call table
@@ -8,8 +9,8 @@
     steps.py       -> [Step]                 what runs in order, serially or over the threads
     fast_entry.py  -> "fast" or None         the whole call in generated code, for the dispatch fast path
     llvm_text.py   -> str                    the module's text
-    disk_cache.py  -> [object code]          read from disk, or compiled (llvm.py) and written there
-    llvm.py        -> {entry point: address} linked into this process
+    disk_cache.py  -> ObjectCode             shipped, read from disk, or compiled (llvm.py) and written there
+    llvm.py        -> Code                   linked into this process (freed when the last user goes)
     executable.py  -> Executable
 
 rules.py is the interface the primitives' lowering rules are written against; mathlib.py, blas.py and
@@ -18,20 +19,25 @@ does (llvm.py).
 """
 import time
 
+from ..passes.inline import inline
 from . import disk_cache, llvm
 from .executable import MISS, Executable
 from .fast_entry import emit_fast_entry
 from .frame import Frame
 from .fusion import plan_groups
+from .fusion_view import lowered_view
 from .kernels import emit_kernel
 from .llvm_text import Module
+from .memory import memory_analysis
 from .steps import Schedule, link, native_steps
 
 
-def compile_ir(closed, fuse=True, cache=True):
+def compile_ir(closed, fuse=True, cache=True, shipped=None):
     """An Executable for a ClosedIR whose constants are arrays (fuse=False: one loop per equation;
-    cache=False: never the disk cache)."""
+    cache=False: never the disk cache; shipped: {key: entry} of object code that came with a pickle, used
+    when its key matches)."""
     start = time.perf_counter()
+    closed = inline(closed, final=True)                     # every call inlined
     groups = plan_groups(closed.ir, fuse)                   # IR -> [Group]
     frame = Frame(closed, groups)                           # -> Frame: buffers, arena offsets, table slots
     module = Module()                                       # the LLVM text the next stages write
@@ -44,31 +50,36 @@ def compile_ir(closed, fuse=True, cache=True):
     text = module.text()                                    # -> str
     generated = time.perf_counter()
     names = [s.name for s in native_steps(steps)] + ([fast] if fast else [])
-    objects, from_disk = disk_cache.object_code(closed, text, names, module.symbols, cache)  # -> [bytes]
-    addresses = dict(zip(names, llvm.load_objects(objects, names, module.symbols)))         # -> {name: address}
+    objects = disk_cache.object_code(closed, text, names, module.symbols, cache, shipped)   # -> ObjectCode
+    code = llvm.load_objects(objects.objects, names, module.symbols)                      # -> Code
     times = {"codegen": generated - start, "llvm": time.perf_counter() - generated}
-    return Executable(frame, link(steps, addresses), addresses.get(fast), module.arrays, text, from_disk,
-                      sum(map(len, objects)), times)
+    return Executable(frame, link(steps, code), code, fast, module.arrays, text, objects, times)
 
 
 class Compiled:
     """A compiled signature: call it with the flat arguments' pytree as the jitted function takes them."""
 
-    def __init__(self, jitted, entry):
-        self._jitted, self._entry = jitted, entry
+    def __init__(self, jitted, entry, arg_shapes=()):
+        self._jitted, self._entry, self._arg_shapes = jitted, entry, arg_shapes
 
     def as_asm(self):
         return llvm.assembly(self._entry.executable.optimized_llvm())
+
+    def memory_analysis(self):
+        """Bytes of arguments, outputs, intermediates (the arena) and their peak, for the arguments this was
+        lowered for, under JAX's field names (backend/memory.py)."""
+        return memory_analysis(self._entry.executable, self._arg_shapes)
 
     def __call__(self, *args, **kwargs):
         return self._jitted(*args, **kwargs)
 
 
 class Lowered:
-    """jit(f).lower(*args): the optimised IR and the LLVM IR of one signature."""
+    """jit(f).lower(*args): the optimised IR and the LLVM IR of one signature; arg_shapes: the arguments'
+    shapes (they give symbolic dimensions their sizes)."""
 
-    def __init__(self, jitted, entry):
-        self._jitted, self._entry = jitted, entry
+    def __init__(self, jitted, entry, arg_shapes=()):
+        self._jitted, self._entry, self._arg_shapes = jitted, entry, arg_shapes
 
     def as_text(self):
         return str(self._entry.closed)
@@ -76,8 +87,19 @@ class Lowered:
     def as_llvm(self):
         return self._entry.executable.optimized_llvm()
 
+    def to_dot(self):
+        """Graphviz text of the IR as compiled, each kernel's equations a cluster: what shares a loop nest,
+        what runs through the BLAS or the Python driver, also inside control flow (fusion_view.py)."""
+        closed, groups = lowered_view(self._entry.closed)
+        return closed.to_dot(groups)
+
+    def to_mermaid(self):
+        """Mermaid text of the IR as compiled, each kernel's equations a subgraph, as to_dot."""
+        closed, groups = lowered_view(self._entry.closed)
+        return closed.to_mermaid(groups)
+
     def compile(self):
-        return Compiled(self._jitted, self._entry)
+        return Compiled(self._jitted, self._entry, self._arg_shapes)
 
 
 __all__ = ["MISS", "Compiled", "Executable", "Lowered", "compile_ir"]

@@ -9,16 +9,21 @@ The gemm addresses point at a CBLAS function with this C signature (s: float, d:
                      float alpha, const float *A, intN lda, const float *B, intN ldb,
                      float beta, float *C, intN ldc)
 
-computing C = alpha * op(A) @ op(B) + beta * C, with op(A) M x K, op(B) K x N and C M x N.
+computing C = alpha * op(A) @ op(B) + beta * C, with op(A) M x K, op(B) K x N and C M x N. The complex
+ones (c: complex64, z: complex128; `cgemm_addr`, `zgemm_addr`, None when the library lacks them) take alpha
+and beta by pointer (`const void *alpha`) and interleaved complex matrices, otherwise the same arguments.
 The enums are C ints: layout RowMajor = 101 (ColMajor = 102), trans NoTrans = 111, Trans = 112.
 intN is a 64-bit integer when `Blas.int_bits == 64` (ILP64, what numpy's wheels ship) and a
 32-bit int when it is 32 (LP64). With RowMajor, lda is the distance in elements between rows of A
 as stored (of A itself for NoTrans, of its transpose for Trans) and must be >= max(1, columns of
 the stored matrix). `set_threads_addr`, when found, is `void openblas_set_num_threads(int)`.
 
-Where it looks: the shared libraries already mapped into this process whose names contain "blas"
-(numpy has loaded its BLAS by then; Linux only), then the folders numpy's wheels bundle their
-libraries in. Symbol names tried: `cblas_sgemm` with the prefix "scipy_" or none and the suffix
+Where it looks: the folders numpy's wheels bundle their libraries in, then the shared libraries
+already mapped into this process whose names contain "blas" (numpy has loaded its BLAS by then; Linux
+only), in address order. numpy's own comes first so that every process picks the same BLAS whatever
+else it loaded (scipy's LP64 OpenBLAS was sometimes mapped below numpy's and chosen): the generated code,
+and so the keys of the disk cache and of shipped code, depend on it (ILP64 and LP64 take different
+integer types). Symbol names tried: `cblas_sgemm` with the prefix "scipy_" or none and the suffix
 "64_", "_64" or none (numpy >= 2 wheels: `scipy_cblas_sgemm64_`; numpy 1.x: `cblas_sgemm64_`).
 """
 import collections
@@ -35,7 +40,8 @@ ROW_MAJOR = 101
 NO_TRANS = 111
 TRANS = 112
 
-Blas = collections.namedtuple("Blas", "path sgemm_addr dgemm_addr int_bits set_threads_addr")
+Blas = collections.namedtuple("Blas", "path sgemm_addr dgemm_addr int_bits set_threads_addr cgemm_addr zgemm_addr",
+                              defaults=(None, None))
 
 _PREFIXES = ("scipy_", "")
 _SUFFIXES = ("64_", "_64", "")
@@ -43,15 +49,15 @@ _SUFFIXES = ("64_", "_64", "")
 
 def _candidate_paths():
     paths = []
+    numpy_dir = os.path.dirname(np.__file__)
+    for folder in (numpy_dir + ".libs", os.path.join(numpy_dir, ".libs"), os.path.join(numpy_dir, ".dylibs")):
+        paths += sorted(glob.glob(os.path.join(folder, "*blas*")))
     if sys.platform.startswith("linux"):
         with open("/proc/self/maps") as maps:
             for line in maps:
                 path = line.split(maxsplit=5)[-1].strip()
                 if "blas" in os.path.basename(path).lower() and path not in paths:
                     paths.append(path)
-    numpy_dir = os.path.dirname(np.__file__)
-    for folder in (numpy_dir + ".libs", os.path.join(numpy_dir, ".libs"), os.path.join(numpy_dir, ".dylibs")):
-        paths += sorted(p for p in glob.glob(os.path.join(folder, "*blas*")) if p not in paths)
     return paths
 
 
@@ -78,7 +84,8 @@ def _probe(path):
             if config is not None and b"USE64BITINT" in ctypes.CFUNCTYPE(ctypes.c_char_p)(config)():
                 int_bits = 64
             set_threads = _address(lib, f"{prefix}openblas_set_num_threads{suffix}")
-            return Blas(path, sgemm, dgemm, int_bits, set_threads)
+            cgemm, zgemm = (_address(lib, f"{prefix}cblas_{t}gemm{suffix}") for t in "cz")
+            return Blas(path, sgemm, dgemm, int_bits, set_threads, cgemm, zgemm)
     return None
 
 
@@ -100,11 +107,14 @@ def find_blas():
 
 
 def gemm_address(dtype):
-    """Address of cblas_sgemm (float32) or cblas_dgemm (float64), or None."""
+    """Address of cblas_sgemm (float32), cblas_dgemm (float64), cblas_cgemm (complex64) or cblas_zgemm
+    (complex128), or None."""
     blas = find_blas()
     dtype = np.dtype(dtype)
-    if blas is None or dtype.kind != "f":
+    if blas is None or dtype.kind not in "fc":
         return None
+    if dtype.kind == "c":
+        return {8: blas.cgemm_addr, 16: blas.zgemm_addr}.get(dtype.itemsize)
     return {4: blas.sgemm_addr, 8: blas.dgemm_addr}.get(dtype.itemsize)
 
 
@@ -171,3 +181,22 @@ def gemm(a, b, out):
     fn(ROW_MAJOR, trans_a, trans_b, m, n, k, 1.0, a.ctypes.data, lda, b.ctypes.data, ldb,
        0.0, out.ctypes.data, out_layout[1])
     return out
+
+
+SMALL_GEMM = 1 << 22    # multiply-adds up to which a gemm runs on the calling thread alone: OpenBLAS's threads
+                        # bring little there, and cost milliseconds when another process holds the cores
+
+
+@functools.cache
+def threads_local_address():
+    """Address of OpenBLAS's `int openblas_set_num_threads_local(int)` (the calling thread's BLAS thread count;
+    returns the previous one), or None where the BLAS has none."""
+    blas = find_blas()
+    if blas is None:
+        return None
+    try:
+        lib = ctypes.CDLL(blas.path)
+    except OSError:
+        return None
+    return next(filter(None, (_address(lib, f"{prefix}openblas_set_num_threads_local{suffix}")
+                              for prefix in ("",) + _PREFIXES for suffix in ("",) + _SUFFIXES)), None)

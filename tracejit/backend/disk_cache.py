@@ -1,6 +1,6 @@
 """The persistent compile cache: object code on disk, keyed by everything that determines it. In: a module's
-text, its entry points and external symbols. Out: its object code (`object_code`), read from disk or
-compiled (llvm.compile_objects) and written there.
+text, its entry points and external symbols. Out: its object code (`object_code`): shipped with a pickle,
+read from disk, or compiled (llvm.compile_objects) and written there.
 
 Key: SHA-256 of the host description (format, tracejit, llvmlite, LLVM and numpy versions, target
 triple, CPU name and features), the input signature and the LLVM module text. The module text is what
@@ -10,26 +10,39 @@ which would add nothing to the key but its printing (5 ms for 1,000 equations, 8
 
 Entry `<key>.tjc` (no pickle, nothing executed but the object code itself):
 
-    magic b"TJCACHE\\x02" | u32 metadata length | u64 objects' length | SHA-256 of metadata + objects
+    magic b"TJCACHE\\x03" | u32 metadata length | u64 objects' length | digest of metadata + objects
     metadata: UTF-8 JSON {"key", "host", "names" (entry points), "symbols" (external names),
               "objects" (the length of each object)}
     objects: the relocatable object code LLVM emitted (one object per part of a module compiled in
              parts), linked at load with this process's addresses
 
-An entry is used only when its length, checksum, key and host all match; anything else (truncated,
-corrupted, written on another CPU or by another version) is ignored and overwritten by a fresh compile.
-Writes go to a temporary file in the same folder and are renamed into place, so readers and racing
+The digest is an HMAC-SHA-256 under this user's key (the file `hmac.key` in the folder, 32 random bytes,
+mode 0600) for entries on disk, and a plain SHA-256 for entries shipped inside a pickle (`shipped`), whose
+trust is the pickle's own (see tracejit/shipping.py). An entry is used only when its length, digest, key
+and host all match; anything else (truncated, corrupted, copied from another user or machine, written on
+another CPU or by another version) is ignored and overwritten by a fresh compile.
+
+Trust model. An entry is machine code that this process will run: the digest detects damage and entries
+made elsewhere, and the key that they fit, but a writer holding the HMAC key (this user) is trusted. So
+the cache is read only when nobody else can write to it: the folder must be owned by this user and not
+writable by group or others (it is created 0700), and so must each entry, which must also be a regular
+file (a FIFO would block open(), a symbolic link could point out of the folder: both are refused). A
+refused folder or entry is not read, a warning says why (once per reason), and compiles proceed.
+
+Writes go to a temporary file (0600) in the same folder and are renamed into place, so readers and racing
 writers only ever see whole entries. A hit refreshes the entry's mtime; after a write, the least
-recently used entries are deleted until the folder is under `config.cache_max_bytes`. The folder is
-created 0700 and refused (with a warning) when another user owns it or others can write to it.
+recently used entries are deleted until the folder is under `config.cache_max_bytes`.
 A module that still bakes an address into its code (an `inttoptr (i64 N to ptr)` constant) is never
 cached: its key would hold the address but not the data there.
 """
+import dataclasses
 import functools
 import hashlib
+import hmac
 import json
 import logging
 import os
+import stat
 import struct
 import tempfile
 
@@ -40,9 +53,11 @@ from . import llvm
 
 log = logging.getLogger("tracejit")
 
-MAGIC = b"TJCACHE\x02"
+MAGIC = b"TJCACHE\x03"
 HEADER = struct.Struct("<8sIQ32s")
 SUFFIX = ".tjc"
+KEY_FILE = "hmac.key"
+KEY_BYTES = 32
 
 
 @functools.cache
@@ -61,6 +76,49 @@ def entry_key(signature, llvm_text):
     return h.hexdigest()
 
 
+_warned = set()
+
+
+def _refuse(what, why):
+    """Warn, once per reason, that `what` (a folder or an entry) is not read."""
+    if why not in _warned:
+        _warned.add(why)
+        log.warning("tracejit: compile cache %s not read: %s. The cache holds machine code, so tracejit reads only "
+                    "regular files in a folder that nobody but you can write to; compiling instead.", what, why)
+
+
+def _unsafe(st, private=False):
+    """Why a file or folder with this stat is not trusted, or None."""
+    if hasattr(os, "getuid") and st.st_uid != os.getuid():
+        return f"owned by user id {st.st_uid}, not by you ({os.getuid()})"
+    if st.st_mode & (0o077 if private else 0o022):
+        return (f"{'readable or writable' if private else 'writable'} by group or others "
+                f"(mode {stat.S_IMODE(st.st_mode):o})")
+    return None
+
+
+def read_private(path, private=False):
+    """(bytes of the regular file at path, None) or (None, why not): refuses symbolic links, FIFOs, devices
+    and files that are not ours or that group or others may write to (private: read either)."""
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        return None, "missing"
+    except OSError as e:
+        return None, f"cannot stat: {e}"
+    if not stat.S_ISREG(st.st_mode):
+        return None, "a symbolic link" if stat.S_ISLNK(st.st_mode) else "not a regular file"
+    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+    try:
+        fd = os.open(path, flags)
+    except OSError as e:
+        return None, f"cannot open: {e}"
+    with os.fdopen(fd, "rb") as f:
+        st = os.fstat(fd)       # the file opened, which may have been swapped in since lstat
+        why = "not a regular file" if not stat.S_ISREG(st.st_mode) else _unsafe(st, private)
+        return (None, why) if why else (f.read(), None)
+
+
 @functools.cache
 def _usable(directory):
     """directory, created 0700 if missing, or None when it cannot be made or is not safely ours."""
@@ -70,40 +128,101 @@ def _usable(directory):
     except OSError as e:
         log.warning("tracejit: compile cache disabled, cannot create %s: %s", directory, e)
         return None
-    if (hasattr(os, "getuid") and st.st_uid != os.getuid()) or st.st_mode & 0o022:
-        log.warning("tracejit: compile cache disabled, %s is not owned by this user or is writable by others",
-                    directory)
+    why = _unsafe(st)
+    if why:
+        _refuse(f"folder {directory}", f"the folder is {why}")
         return None
     return directory
 
 
-def object_code(closed, llvm_text, names, symbols, use_disk=True):
-    """(the object code of llvm_text as a list of objects, whether it came from disk). names: its entry
-    points; symbols: the external names it uses (name -> address), both recorded in the entry."""
-    use_disk = use_disk and config.disk_cache and "inttoptr (i64 " not in llvm_text
-    directory = _usable(os.path.abspath(config.cache_dir)) if use_disk else None
-    if directory is None:
-        return llvm.compile_objects(llvm_text), False
-    signature = " ".join(repr(v.aval) for v in closed.ir.invars)
-    key = entry_key(signature, llvm_text)
+@functools.cache
+def mac_key(directory):
+    """This user's HMAC key for the entries in directory (made on first use), or None when its file is not
+    safely ours."""
+    path = os.path.join(directory, KEY_FILE)
+    for _ in range(2):
+        key, why = read_private(path, private=True)
+        if key is not None and len(key) == KEY_BYTES:
+            return key
+        if key is not None:
+            why = f"{len(key)} bytes, expected {KEY_BYTES} (delete it to start afresh)"
+        if why != "missing":
+            _refuse(f"key {path}", f"the key file is {why}")
+            return None
+        try:      # a whole file or none: written aside, then linked into place (fails if another was first)
+            fd, tmp = tempfile.mkstemp(dir=directory, prefix=".tmp-")
+            try:
+                with os.fdopen(fd, "wb") as f:
+                    f.write(os.urandom(KEY_BYTES))
+                os.link(tmp, path)
+            finally:
+                os.unlink(tmp)
+        except FileExistsError:
+            continue
+        except OSError as e:
+            log.warning("tracejit: compile cache disabled, cannot create its key %s: %s", path, e)
+            return None
+    return None
+
+
+@dataclasses.dataclass(frozen=True)
+class ObjectCode:
+    """A module's object code and what it fits: its key (None for a module with a baked address, which fits
+    this process only), objects, entry point names, external symbol names, and where it came from
+    ("shipped", "disk" or "compiled")."""
+    key: str
+    objects: list
+    names: list
+    symbols: list
+    source: str
+
+    def entry(self):
+        """The entry in the disk-cache format with a SHA-256 digest, as a pickle ships it."""
+        return encode(self.key, self.objects, self.names, self.symbols)
+
+
+def object_code(closed, llvm_text, names, symbols, use_disk=True, shipped=None):
+    """The ObjectCode of llvm_text: shipped, read from disk, or compiled. names: its entry points; symbols:
+    the external names it uses (name -> address), both recorded in entries; shipped: {key: entry} that
+    came with a pickle (checked by SHA-256)."""
+    baked = "inttoptr (i64 " in llvm_text
+    key = None if baked else entry_key(" ".join(repr(v.aval) for v in closed.ir.invars), llvm_text)
+
+    def made(objects, source):
+        return ObjectCode(key, objects, list(names), sorted(symbols), source)
+
+    if shipped and key in shipped:
+        objects, why = decode(shipped[key], key, names, symbols)
+        if objects is not None:
+            return made(objects, "shipped")
+        log.info("tracejit: shipped code not used: %s", why)
+    directory = _usable(os.path.abspath(config.cache_dir)) if use_disk and config.disk_cache and not baked else None
+    mac = mac_key(directory) if directory is not None else None
+    if mac is None:
+        return made(llvm.compile_objects(llvm_text), "compiled")
     path = os.path.join(directory, key + SUFFIX)
-    objects = read_entry(path, key, names, symbols)
+    objects = read_entry(path, key, names, symbols, mac)
     if objects is not None:
-        return objects, True
+        return made(objects, "disk")
     objects = llvm.compile_objects(llvm_text)
-    write_entry(path, key, objects, names, symbols)
+    write_entry(path, key, objects, names, symbols, mac)
     evict(directory, keep=path)
-    return objects, False
+    return made(objects, "compiled")
 
 
-def encode(key, objects, names, symbols):
+def _digest(data, mac):
+    return hmac.new(mac, data, hashlib.sha256).digest() if mac is not None else hashlib.sha256(data).digest()
+
+
+def encode(key, objects, names, symbols, mac=None):
+    """An entry's bytes; its digest an HMAC under mac, or a SHA-256 when mac is None."""
     meta = json.dumps({"key": key, "host": host(), "names": list(names), "symbols": sorted(symbols),
                        "objects": [len(o) for o in objects]}, sort_keys=True).encode()
     body = b"".join(objects)
-    return HEADER.pack(MAGIC, len(meta), len(body), hashlib.sha256(meta + body).digest()) + meta + body
+    return HEADER.pack(MAGIC, len(meta), len(body), _digest(meta + body, mac)) + meta + body
 
 
-def decode(data, key, names, symbols):
+def decode(data, key, names, symbols, mac=None):
     """(The objects of an entry, None), or (None, the reason it was refused)."""
     if len(data) < HEADER.size:
         return None, "truncated header"
@@ -113,8 +232,9 @@ def decode(data, key, names, symbols):
     if len(data) != HEADER.size + n_meta + n_obj:
         return None, f"length {len(data)}, expected {HEADER.size + n_meta + n_obj} (truncated)"
     body = memoryview(data)[HEADER.size:]
-    if hashlib.sha256(body).digest() != digest:
-        return None, "checksum mismatch (corrupted)"
+    if not hmac.compare_digest(_digest(body, mac), digest):
+        return None, ("HMAC mismatch (corrupted, or written with another key: another user or machine)"
+                      if mac is not None else "checksum mismatch (corrupted)")
     try:
         meta = json.loads(bytes(body[:n_meta]))
     except ValueError:
@@ -133,26 +253,26 @@ def decode(data, key, names, symbols):
     return [bytes(body[a:a + n]) for a, n in zip(starts, lengths)], None
 
 
-def read_entry(path, key, names, symbols):
-    try:
-        with open(path, "rb") as f:
-            data = f.read()
-    except OSError:
+def read_entry(path, key, names, symbols, mac):
+    data, why = read_private(path)
+    if data is None:
+        if why != "missing":
+            _refuse(f"entry {path}", f"an entry is {why}")
         return None
-    objects, why = decode(data, key, names, symbols)
+    objects, why = decode(data, key, names, symbols, mac)
     if objects is None:
         log.info("tracejit: ignoring compile cache entry %s: %s", path, why)
         return None
     try:
-        os.utime(path)
+        os.utime(path, follow_symlinks=False)
     except OSError:
         pass
     return objects
 
 
-def write_entry(path, key, objects, names, symbols):
+def write_entry(path, key, objects, names, symbols, mac):
     """Write atomically (temporary file + rename); failures only cost the cache."""
-    data = encode(key, objects, names, symbols)
+    data = encode(key, objects, names, symbols, mac)
     try:
         fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path), prefix=".tmp-", suffix=SUFFIX)
         try:
@@ -172,8 +292,8 @@ def evict(directory, keep=None):
     try:
         with os.scandir(directory) as it:
             for e in it:
-                if e.name.endswith(SUFFIX) and not e.name.startswith(".") and e.is_file():
-                    st = e.stat()
+                if e.name.endswith(SUFFIX) and not e.name.startswith(".") and e.is_file(follow_symlinks=False):
+                    st = e.stat(follow_symlinks=False)
                     entries.append((st.st_mtime, e.path, st.st_size))
                     total += st.st_size
     except OSError:

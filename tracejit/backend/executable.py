@@ -4,6 +4,7 @@ outputs the frame leaves to the caller), and `fast_call`, the dispatch fast path
 """
 import collections
 import ctypes
+import functools
 
 import numpy as np
 
@@ -26,14 +27,25 @@ NO_ARENA = np.empty(0, np.uint8)   # for symbolic code whose arena fits on the s
 Plan = collections.namedtuple("Plan", "outs arena_bytes extra env offsets steps cfunc arena_arg")
 
 
+@functools.cache
+def _fast_prototypes(n_objects):
+    """(ctypes prototype keeping the GIL, one releasing it) of a fast entry taking n_objects arrays (made
+    once: each PYFUNCTYPE call makes a new class, about 3 KiB)."""
+    signature = [ctypes.c_int, *[ctypes.py_object] * n_objects]
+    return ctypes.PYFUNCTYPE(*signature), ctypes.CFUNCTYPE(*signature)
+
+
 class Executable:
     """run(leaves) -> list of fresh output arrays. `fast_call(n)` gives the dispatch fast path.
-    frame: the Frame; steps: linked steps; fast: the fast entry's address or None; arrays: what the code
-    names by address (kept alive); llvm_text, from_disk, code_size, times: what compiling it took."""
+    frame: the Frame; steps: linked steps; code: the llvm.Code they run; fast: the fast entry's name or
+    None; arrays: what the code names by address (kept alive); llvm_text, object_code (a
+    disk_cache.ObjectCode: what a pickle ships), times: what compiling it took."""
 
-    def __init__(self, frame, steps, fast, arrays, llvm_text, from_disk, code_size, times):
-        self.frame, self.steps, self._keep = frame, steps, arrays
-        self.llvm_text, self.from_disk, self.code_size, self.times = llvm_text, from_disk, code_size, times
+    def __init__(self, frame, steps, code, fast, arrays, llvm_text, object_code, times):
+        self.frame, self.steps, self.code, self._keep = frame, steps, code, arrays
+        self.llvm_text, self.object_code, self.times = llvm_text, object_code, times
+        self.source = object_code.source                 # "compiled", "disk" or "shipped"
+        self.code_size = sum(map(len, object_code.objects))
         self.in_dtypes = [b.aval.dtype for b in frame.inputs]
         self.out_avals = [b.aval for b in frame.outputs]
         self.arena_bytes = frame.arena_bytes
@@ -49,9 +61,8 @@ class Executable:
         self._blocks = frame.block_plan() if frame.symbolic else None
         self._fast_gil = self._fast = None
         if fast is not None:
-            n_obj = len(frame.inputs) + len(frame.outputs) + frame.fast_takes_arena
-            signature = [ctypes.c_int, *[ctypes.py_object] * n_obj]
-            self._fast_gil, self._fast = (kind(*signature)(fast) for kind in (ctypes.PYFUNCTYPE, ctypes.CFUNCTYPE))
+            prototypes = _fast_prototypes(len(frame.inputs) + len(frame.outputs) + frame.fast_takes_arena)
+            self._fast_gil, self._fast = (code.function(p, fast) for p in prototypes)
             if self._small([a.shape for a in self.out_avals] + [b.aval.shape for b in frame.inputs]):
                 self._fast = self._fast_gil
 
@@ -156,14 +167,15 @@ class Executable:
                 np.copyto(self._view(b, ins, outs, arena), r)
 
     # ------------------------------------------------------------------------------------ fast path
-    def fast_call(self, n_args, entry, single):
+    def fast_call(self, n_args, counter, single):
         """f(args) -> the output (single) or the list of outputs, or MISS when an argument is not a
         C-contiguous aligned ndarray of the compiled shape and dtype object (checked by the generated
-        code). Counts hits on `entry`."""
+        code). Counts hits on `counter.hits` (not the cache entry itself: an entry holding its fast path
+        that refers back to it would be a cycle, which only the garbage collector frees)."""
         if self._fast is None or n_args != len(self.in_dtypes):
             return None
         if self.frame.symbolic:
-            return self._symbolic_fast_call(n_args, entry, single)
+            return self._symbolic_fast_call(n_args, counter, single)
         cfunc, empty = self._fast, np.empty
         specs = [(a.shape, a.dtype) for a in self.out_avals]
         if not self.frame.fast_takes_arena and len(specs) == 1 and single:
@@ -173,7 +185,7 @@ class Executable:
                     out = empty(shape, dtype)
                     if len(args) != 1 or cfunc(args[0], out):
                         return MISS
-                    entry.hits += 1
+                    counter.hits += 1
                     return out
                 return fast
 
@@ -181,7 +193,7 @@ class Executable:
                 out = empty(shape, dtype)
                 if len(args) != n_args or cfunc(*args, out):
                     return MISS
-                entry.hits += 1
+                counter.hits += 1
                 return out
             return fast
         arenas, make_arena, arena_bytes = self._arenas, self._arena, self.arena_bytes
@@ -199,11 +211,11 @@ class Executable:
                 failed = cfunc(*args, *outs)
             if failed:
                 return MISS
-            entry.hits += 1
+            counter.hits += 1
             return outs[0] if single else outs
         return fast
 
-    def _symbolic_fast_call(self, n_args, entry, single):
+    def _symbolic_fast_call(self, n_args, counter, single):
         """The fast path of code compiled for symbolic dimensions: the generated code reads the sizes from
         the arguments' dimensions, checks every axis and plans the arena (on the stack, or in an arena of
         ours when it is too large); Python reads the sizes only to allocate the outputs (shapes cached per
@@ -246,7 +258,7 @@ class Executable:
                 failed = cfunc(*args, out, *arena_arg)
                 if failed and misfits(failed, args, [out], plan((len(args[0]),))):
                     return MISS
-                entry.hits += 1
+                counter.hits += 1
                 return out
 
             def first_of_size(args):
@@ -259,7 +271,7 @@ class Executable:
                     if len(lean) > 256:
                         lean.clear()
                     lean[len(args[0])] = p.outs[0][0], p.cfunc, p.arena_arg
-                entry.hits += 1
+                counter.hits += 1
                 return out
             return fast
 
@@ -275,6 +287,6 @@ class Executable:
             failed = call(args, outs, p)
             if failed and misfits(failed, args, outs, p):
                 return MISS
-            entry.hits += 1
+            counter.hits += 1
             return outs[0] if single else outs
         return fast

@@ -13,8 +13,8 @@ compiled code takes (`ptr %table`):
 Intermediates of code for fixed shapes get their arena offsets at compile time, from a first-fit plan over
 the groups' liveness (`arena_plan`). Symbolic code's offsets depend on the sizes: `block_plan` is a plan
 valid for every size, which the fast entry evaluates from the sizes it reads from the arrays and the
-Python driver from the sizes it is called with (`arena_layout`). Control-flow kernels take scratch memory
-after the planned arena (`extend_arena`), and a reduction split over the threads a block for its
+Python driver from the sizes it is called with (`arena_layout`). Kernels with scratch memory (control flow,
+convolution) take it after the planned arena (`extend_arena`), and a reduction split over the threads a block for its
 partial results (`partials_buffer`). The generated code reads a buffer's address with `pointer`, the
 Python driver fills the table with `fill_table`.
 """
@@ -25,7 +25,6 @@ import numpy as np
 from ..core.avals import Dim
 from ..core.ir import Literal
 from . import runtime
-from .rules import Control
 
 ALIGN = 64
 STACK_ARENA = 128 << 10   # arena bytes up to which the fast entry takes its arena from the native stack
@@ -98,7 +97,7 @@ class Frame:
         """Symbolic dimensions are compiled for plain loop nests and kernels; the rest needs sizes."""
         what = ("a control-flow body" if self.prefix else
                 next((f"{g.root.prim.name} (no compiled form for symbolic shapes)" for g in self.groups
-                      if g.rule is None or isinstance(g.rule, Control)), None))
+                      if g.rule is None or getattr(g.rule, "scratch", False)), None))
         if what is not None:
             self.dims[0].need(what)
 
@@ -190,7 +189,7 @@ class Frame:
         return {b: starts[k] for b, k in block_of.items()}, total
 
     def extend_arena(self, nbytes):
-        """Reserve nbytes after the arena of code for fixed shapes (a Control kernel's scratch)."""
+        """Reserve nbytes after the arena of code for fixed shapes (a scratch kernel's memory)."""
         self.arena_bytes += nbytes
 
     def partials_buffer(self, aval, chunks):

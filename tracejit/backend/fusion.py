@@ -15,8 +15,8 @@ Where a heuristic needs a size, a symbolic dimension counts SIZE_HINT elements (
 import math
 
 from ..core.avals import HALF_FLOATS, Dim
-from ..core.ir import Literal, sub_irs
-from .rules import Control, Elementwise, IndexMap, Reduce
+from ..core.ir import Literal, effectful, sub_irs
+from .rules import Control, Elementwise, IndexMap, Kernel, Reduce
 
 FUSED_COST = 800          # what the equations of one loop nest may cost, so that its body still vectorizes
                           # (kernels.VECTORIZE_LIMIT: the vectorizer's time grows with the square of a body)
@@ -32,13 +32,13 @@ class Group:
 
     def __init__(self, index, eqn):
         self.index, self.root = index, eqn
-        rule = eqn.prim.lower
+        rule = lowering(eqn)
         if isinstance(rule, Control) and not all(map(lowerable, sub_irs(eqn))):
             rule = None
         self.rule = rule
         self.fusible = isinstance(rule, (Elementwise, IndexMap, Reduce))
         self.stores = list(eqn.outvars)
-        domain = eqn.inputs[0].aval if isinstance(rule, Reduce) else eqn.outvars[0].aval
+        domain = (eqn.inputs[0] if isinstance(rule, Reduce) else eqn.outvars[0]).aval if self.fusible else None
         self.domain = domain.shape if self.fusible else None
         axes = eqn.params["axes"] if isinstance(rule, Reduce) else ()
         # A reduction that keeps the last axis (a column sum) loops in memory order and accumulates in its
@@ -54,13 +54,23 @@ class Group:
 
     @property
     def outer_extent(self):
-        """The trip count of the outermost loop (1 for a kernel that is not a loop nest)."""
-        return self.domain[self.loop_order[0]] if self.fusible and self.domain else 1
+        """The trip count of the outermost loop (1 for a kernel that is not a loop nest and cannot be split)."""
+        if self.fusible:
+            return self.domain[self.loop_order[0]] if self.domain else 1
+        return self.rule.split(self.root)[0] if getattr(self.rule, "split", None) else 1
+
+
+def lowering(eqn):
+    """The equation's lowering rule; None where it has none, or where its Kernel rule is not `available` for it."""
+    rule = eqn.prim.lower
+    if isinstance(rule, Kernel) and rule.available is not None and not rule.available(eqn):
+        return None
+    return rule
 
 
 def lowerable(ir):
     """Whether every equation of ir (and of its sub-IRs) has a lowering rule."""
-    return all(e.prim.lower is not None and all(map(lowerable, sub_irs(e))) for e in ir.eqns)
+    return all(lowering(e) is not None and all(map(lowerable, sub_irs(e))) for e in ir.eqns)
 
 
 def domain_size(shape):
@@ -113,7 +123,7 @@ def plan_groups(ir, fuse=True):
     for eqn in reversed(ir.eqns):
         users = list(dict.fromkeys(g for v in eqn.outvars for c in consumers.get(id(v), ())
                                    for g in groups_of.get(id(c), ())))
-        live = users or any(id(v) in outputs for v in eqn.outvars) or eqn.prim.effectful
+        live = users or any(id(v) in outputs for v in eqn.outvars) or effectful(eqn)
         if not live:
             continue
         rule = eqn.prim.lower

@@ -56,7 +56,7 @@ def emit_kernel(module, frame, g, fuse):
         if b not in bufs:
             bufs.append(b)
     name = f"@{frame.prefix}g{g.index}"
-    if isinstance(g.rule, Control):
+    if isinstance(g.rule, Kernel) and g.rule.scratch:
         scratch = Buffer("tmp", None)
         scratch.offset = frame.arena_bytes
         bufs.append(scratch)
@@ -67,11 +67,12 @@ def emit_kernel(module, frame, g, fuse):
     for i, b in enumerate(bufs):
         b.ptr = f"%p{i}"
     if isinstance(g.rule, Kernel):
-        k = ControlBuilder(f, frame, scratch, fuse) if isinstance(g.rule, Control) else KernelBuilder(f)
+        k = (ControlBuilder(f, frame, scratch, fuse) if isinstance(g.rule, Control) else
+             ScratchBuilder(f, scratch) if g.rule.scratch else KernelBuilder(f))
         k.b.in_avals = [x.aval for x in g.root.inputs]
         ins = [_as_buffer(module, frame, x) for x in g.root.inputs]
         g.rule.fn(k, [frame.buffers[id(v)] for v in g.root.outvars], ins, **g.root.params)
-        if isinstance(g.rule, Control):
+        if g.rule.scratch:
             frame.extend_arena(k.used)
     else:
         LoopBuilder(f, g, frame.buffers).emit()
@@ -131,15 +132,13 @@ def compile_sub_ir(module, closed, fuse, prefix):
     return f"@{prefix}run", frame.arena_bytes
 
 
-class ControlBuilder(KernelBuilder):
-    """What a Control rule writes with: sub-IRs called as functions of the same module, a switch, and a
-    loop over double-buffered carries. Its scratch memory (carry buffers, the sub-IRs' arenas) is a region
-    of the arena after every planned buffer: `used` bytes from the `scratch` Buffer."""
+class ScratchBuilder(KernelBuilder):
+    """What a Kernel rule with scratch memory writes with: a region of the arena after every planned buffer,
+    `used` bytes from the `scratch` Buffer."""
 
-    def __init__(self, func, frame, scratch, fuse):
+    def __init__(self, func, scratch):
         super().__init__(func)
-        self.frame, self.scratch, self.fuse, self.used = frame, scratch, fuse, 0
-        self.subs, self.exits = {}, []
+        self.scratch, self.used = scratch, 0
 
     def _reserve(self, nbytes):
         offset, self.used = self.used, self.used + aligned(nbytes)
@@ -147,6 +146,20 @@ class ControlBuilder(KernelBuilder):
 
     def _at(self, offset):
         return self.f.emit(f"getelementptr i8, ptr {self.scratch.ptr}, i64 {offset}")
+
+    def scratch_memory(self, nbytes):
+        """A pointer to nbytes of scratch memory (ALIGN-aligned)."""
+        return self._at(self._reserve(nbytes))
+
+
+class ControlBuilder(ScratchBuilder):
+    """What a Control rule writes with: sub-IRs called as functions of the same module, a switch, and a
+    loop over double-buffered carries. Its scratch memory holds carry buffers and the sub-IRs' arenas."""
+
+    def __init__(self, func, frame, scratch, fuse):
+        super().__init__(func, scratch)
+        self.frame, self.fuse = frame, fuse
+        self.subs, self.exits = {}, []
 
     def call(self, closed, ins, outs):
         """Run the sub-IR `closed` reading ins and writing outs (Buffers or pointers)."""

@@ -10,7 +10,7 @@ process.
 import contextlib
 
 from ..core.avals import Dim
-from . import llvm, mathlib
+from . import cmathlib, llvm, mathlib, specmath
 
 
 class Function:
@@ -93,7 +93,8 @@ class Module:
 
     def __init__(self):
         self.functions = []       # function texts in the order they were written
-        self.math = set()         # (name, type) of the mathlib functions called
+        self.math = set()         # (name, type) of the mathlib and specmath functions called
+        self.cmath = set()        # (name, part type) of the cmathlib functions called
         self.metadata = []        # metadata lines (!k = ...)
         self.symbols = {}         # external name -> address in this process
         self.arrays = {}          # address -> array, for every array whose address is named (kept alive)
@@ -135,5 +136,7 @@ class Module:
 
     def text(self):
         externals = "\n".join(f"@{name} = external global i8" for name in self.symbols)
-        return "\n\n".join([llvm.module_header(), externals, *self.functions, mathlib.math_module_ir(self.math),
+        special = {(name, ty) for name, ty in self.math if name in specmath.FUNCS}
+        math = [mathlib.math_module_ir(self.math - special), specmath.math_module_ir(special), cmathlib.module_ir(self.cmath)]
+        return "\n\n".join([llvm.module_header(), externals, *self.functions, *math,
                             "\n".join(self.metadata)])

@@ -9,6 +9,8 @@ when it keeps the last axis. kernels.ControlBuilder, for Control rules, extends 
 """
 import contextlib
 
+import numpy as np
+
 from ..core.avals import Dim
 from ..core.ir import Literal
 from .fusion import domain_size
@@ -34,20 +36,44 @@ class KernelBuilder:
             return buf.ptr
         return self.f.emit(f"getelementptr inbounds {memory_type(buf.aval.dtype)}, ptr {buf.ptr}, i64 {flat}")
 
+    def _parts(self, buf, idx):
+        """The addresses of a complex element's real and imaginary parts."""
+        at = self.address(buf, idx)
+        return at, self.f.emit(f"getelementptr inbounds {llvm_type(buf.aval.dtype)}, ptr {at}, i64 1")
+
     def load(self, buf, idx):
         dtype = buf.aval.dtype
+        if dtype.kind == "c":
+            ty = llvm_type(dtype)
+            return tuple(self.f.emit(f"load {ty}, ptr {p}, align {dtype.itemsize // 2}") for p in self._parts(buf, idx))
         v = self.f.emit(f"load {memory_type(dtype)}, ptr {self.address(buf, idx)}, align {dtype.itemsize}")
         return self.b.from_memory(v, dtype)
 
     def store(self, buf, idx, value):
         dtype = buf.aval.dtype
+        if dtype.kind == "c":
+            ty = llvm_type(dtype)
+            for p, v in zip(self._parts(buf, idx), value):
+                self.f.line(f"store {ty} {v}, ptr {p}, align {dtype.itemsize // 2}")
+            return
         value = self.b.to_memory(value, dtype)
         self.f.line(f"store {memory_type(dtype)} {value}, ptr {self.address(buf, idx)}, align {dtype.itemsize}")
 
+    def variable(self, dtype):
+        """A stack slot for a value of dtype (a pair of slots for a complex one)."""
+        ty = llvm_type(dtype)
+        return (self.alloca(ty), self.alloca(ty)) if np.dtype(dtype).kind == "c" else self.alloca(ty)
+
     def load_var(self, var_ptr, ty):
+        if isinstance(var_ptr, tuple):
+            return tuple(self.load_var(p, ty) for p in var_ptr)
         return self.f.emit(f"load {ty}, ptr {var_ptr}")
 
     def store_var(self, var_ptr, ty, value):
+        if isinstance(var_ptr, tuple):
+            for p, v in zip(var_ptr, value):
+                self.store_var(p, ty, v)
+            return
         self.f.line(f"store {ty} {value}, ptr {var_ptr}")
 
 
@@ -133,13 +159,13 @@ class LoopBuilder(KernelBuilder):
         b.in_avals = [in_aval]
         inits = g.rule.init(b, **params)
         tys = [llvm_type(dtype) for _, dtype in inits]
-        accs = [f.alloca(t) for t in tys]
+        accs = [self.variable(dtype) for _, dtype in inits]
         for a, t, (v, _) in zip(accs, tys, inits):
             self.store_var(a, t, v)
         blocked = g.rule.combine is not None and tys != [llvm_type(in_aval.dtype)]
         if blocked:
             narrow_ty = llvm_type(in_aval.dtype)
-            narrow = f.alloca(narrow_ty)
+            narrow = self.variable(in_aval.dtype)
             narrow_init = g.rule.result(b, [v for v, _ in inits], **params)
 
         def bounds(n):

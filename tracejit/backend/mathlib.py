@@ -422,6 +422,12 @@ def _acos(f, x, prec):
     return f.mul(_atan(f, f.call("sqrt", f.div(f.sub(1.0, x), f.add(1.0, x))), prec), 2.0)
 
 
+def kernel(name):
+    """The writer of a function's body, kernel(f, *args, prec) -> SSA value, for the libraries built on these
+    (cmathlib, the complex functions; specmath); also "log_dd", log_dd(f, x) -> (hi, lo)."""
+    return _log_dd if name == "log_dd" else _KERNELS[name]
+
+
 _KERNELS = {
     "exp": _exp, "expm1": _expm1, "log": _log, "log1p": _log1p, "tanh": _tanh,
     "logistic": _logistic, "sin": _sin, "cos": _cos, "tan": _tan, "pow": _pow, "atan": _atan, "asin": _asin,

@@ -12,8 +12,17 @@ A rule is one of four small kinds; the backend reads the kind, never the primiti
   **params) -> accs (pos: i64 position along the reduced axes), result(b, accs, **params) -> x. The operand
   fuses into the reduction loop. `combine` (accs, accs) -> accs, when given, merges partial results, which
   lets the backend split a full reduction over threads.
-- `Kernel(fn)`: fn(k, outs, ins, **params) emits a whole kernel over buffers (dot_general, cumsum,
-  scatter_add). ins/outs are `Buffer`s; k offers loops, loads, stores and the emitter `k.b`.
+- `Kernel(fn, available=None, scratch=False, split=None)`: fn(k, outs, ins, **params) emits a whole kernel over
+  buffers (dot_general, cumsum, scatter_add). ins/outs are `Buffer`s; k offers loops, loads, stores and the
+  emitter `k.b`. available(eqn) -> bool, when given, says whether fn can lower that equation here (a library
+  routine it calls exists for its dtype); where it cannot, the equation runs its NumPy impl. With scratch=True
+  k also offers `k.scratch_memory(nbytes)`, the pointer to that many bytes of the arena, the kernel's alone
+  while it runs (conv_general_dilated packs its operands there); such a kernel needs fixed shapes.
+  split(eqn) -> (extent, estimated serial ns), when given, says that the kernel's outermost loop runs over
+  [%lo, %hi) of range(extent), so that the backend may split it over the threads like a loop nest's; chunk c of
+  n runs [c * extent // n, (c + 1) * extent // n), and a kernel with scratch keeps one region per chunk.
+  describe(eqn) -> str, when given, says how its kernel runs (dot_general: "BLAS gemm" or loops), for
+  Lowered.to_dot.
 - `Control(fn)`: fn(c, outs, ins, **params), a Kernel that runs sub-IRs (cond, while, scan). Besides what a
   Kernel has, c offers `c.call(closed, ins, outs)` (the sub-IR compiled in the same module, planned and
   fused like the top level, reading and writing the given buffers or pointers), `c.cases(index, n)` (a
@@ -21,7 +30,10 @@ A rule is one of four small kinds; the backend reads the kind, never the primiti
   and `c.row(buf, i)` (the i-th slice along axis 0). An equation whose sub-IRs hold an equation without a
   lowering rule runs its NumPy impl instead.
 
-Scalar values are LLVM SSA names or constants; bool values are i1 in registers (i8 in memory).
+Scalar values are LLVM SSA names or constants; bool values are i1 in registers (i8 in memory); float16 and
+bfloat16 values are float32 in registers (their bits, i16, in memory: Emitter.from_memory/to_memory); a complex
+value is a pair (re, im) of its parts' values, which the emitter's helpers accept wherever the dtype is complex
+(see "complex arithmetic" below).
 """
 import ctypes
 import functools
@@ -52,38 +64,50 @@ class Reduce:
 
 
 class Kernel:
-    def __init__(self, fn):
-        self.fn = fn
+    def __init__(self, fn, available=None, scratch=False, split=None, describe=None):
+        self.fn, self.available, self.scratch, self.split, self.describe = fn, available, scratch, split, describe
 
 
 class Control(Kernel):
-    pass
+    def __init__(self, fn):
+        super().__init__(fn, scratch=True)
 
 
 LLVM_TYPES = {np.dtype("float32"): "float", np.dtype("float64"): "double", np.dtype("int32"): "i32",
               np.dtype("int64"): "i64", np.dtype("bool"): "i1"}
 LLVM_TYPES.update({avals.int8: "i8", avals.int16: "i16", avals.uint8: "i8", avals.uint16: "i16",
                    avals.uint32: "i32", avals.uint64: "i64",
-                   avals.float16: "float", avals.bfloat16: "float"})     # the 16-bit floats: computed in f32
+                   avals.float16: "float", avals.bfloat16: "float",      # the 16-bit floats: computed in f32
+                   avals.complex64: "float", avals.complex128: "double"})   # complex: the type of a part
 
 
 def llvm_type(dtype):
-    """The type of a dtype's values in registers."""
+    """The type of a dtype's values in registers (of each part of a complex one)."""
     return LLVM_TYPES[np.dtype(dtype)]
 
 
 def memory_type(dtype):
-    """How a dtype is stored: bool is a byte, the 16-bit floats their bits."""
+    """How a dtype is stored: bool is a byte, the 16-bit floats their bits, a complex number its two parts
+    (NumPy's interleaved layout)."""
     dtype = np.dtype(dtype)
+    if dtype.kind == "c":
+        return f"[2 x {llvm_type(dtype)}]"
     return "i8" if dtype == np.bool_ else "i16" if dtype in avals.HALF_FLOATS else llvm_type(dtype)
+
+
+def part_dtype(dtype):
+    """The dtype of a complex dtype's parts (complex64 -> float32)."""
+    return np.dtype(f"f{np.dtype(dtype).itemsize // 2}")
 
 
 def const_text(value, dtype):
     """An exactly representable LLVM constant of `dtype` (f32 written as the hex of its double; the 16-bit
-    floats as the float32 of their value)."""
+    floats as the float32 of their value); for a complex dtype the pair of its parts' constants."""
     dtype = np.dtype(dtype)
     with np.errstate(all="ignore"):
         value = np.asarray(value).astype(dtype)[()]
+    if dtype.kind == "c":
+        return const_text(value.real, part_dtype(dtype)), const_text(value.imag, part_dtype(dtype))
     if avals.is_float(dtype):
         return f"0x{struct.unpack('<Q', struct.pack('<d', float(value)))[0]:016X}"
     if dtype == np.bool_:
@@ -106,6 +130,77 @@ _CMP = {"f": {"eq": "fcmp oeq", "ne": "fcmp une", "lt": "fcmp olt", "le": "fcmp 
 _CMP["b"] = _CMP["u"]
 
 
+# ------------------------------------------------------------------------------------- complex arithmetic
+# A complex value inside a kernel is a pair (re, im) of SSA values of its parts' type: loads and stores read
+# and write both halves of NumPy's interleaved storage (loops.py), and the emitter's helpers call these for
+# complex operands, so a fused loop of complex arithmetic is a loop of real arithmetic that LLVM vectorizes (the
+# interleaved loads and stores become shuffles). Numerics are NumPy's: a product is (ar*br - ai*bi, ar*bi +
+# ai*br) with the first product of each part fused (fma), as NumPy's AVX-512 loops compute it; a quotient is
+# Smith's algorithm with NumPy's branches as selects (x / 0 is a complex inf or NaN as in NumPy); equality
+# compares both parts. The complex functions (exp, log ...) are cmathlib's (Emitter.cmath).
+
+def _fma(b, ty, flags, x, y, z):
+    sfx = "f32" if ty == "float" else "f64"
+    return b(f"call{flags} {ty} @llvm.fma.{sfx}({ty} {x}, {ty} {y}, {ty} {z})")
+
+
+def _complex_binop(b, fop, x, y, ty):
+    """x fop y for fop in fadd, fsub, fmul, fdiv (optionally followed by fast-math flags: 'fadd reassoc')."""
+    op, _, flags = fop.partition(" ")
+    flags = f" {flags}" if flags else ""
+
+    def arith(name, p, q):
+        return b(f"{name}{flags} {ty} {p}, {q}")
+
+    (ar, ai), (br, bi) = x, y
+    if op in ("fadd", "fsub"):
+        return arith(op, ar, br), arith(op, ai, bi)
+    if op == "fmul":
+        return (_fma(b, ty, flags, ar, br, b(f"fneg{flags} {ty} {arith('fmul', ai, bi)}")),
+                _fma(b, ty, flags, ar, bi, arith("fmul", ai, br)))
+    if op != "fdiv":
+        raise TypeError(f"no complex {op}")
+    # Smith: scale by the larger part of y (|br| >= |bi|, else swapped); both zero: the parts over |br|
+    abs_br, abs_bi = (b(f"call {ty} @llvm.fabs.{'f32' if ty == 'float' else 'f64'}({ty} {v})") for v in (br, bi))
+    real_big = b(f"fcmp oge {ty} {abs_br}, {abs_bi}")
+    zero = b(f"and i1 {b(f'fcmp oeq {ty} {abs_br}, 0.0')}, {b(f'fcmp oeq {ty} {abs_bi}, 0.0')}")
+
+    def sel(c, p, q):
+        return b(f"select i1 {c}, {ty} {p}, {ty} {q}")
+
+    big, small = sel(real_big, br, bi), sel(real_big, bi, br)
+    rat = arith("fdiv", small, big)
+    scl = arith("fdiv", "1.0", arith("fadd", big, arith("fmul", small, rat)))
+    # real_big: ((ar + ai*rat), (ai - ar*rat)); else: ((ar*rat + ai), (ai*rat - ar))
+    re = sel(real_big, arith("fadd", ar, arith("fmul", ai, rat)), arith("fadd", arith("fmul", ar, rat), ai))
+    im = sel(real_big, arith("fsub", ai, arith("fmul", ar, rat)), arith("fsub", arith("fmul", ai, rat), ar))
+    re, im = arith("fmul", re, scl), arith("fmul", im, scl)
+    return sel(zero, arith("fdiv", ar, abs_br), re), sel(zero, arith("fdiv", ai, abs_bi), im)
+
+
+def _complex_compare(b, pred, x, y, ty):
+    """x == y (both parts equal) or x != y (either differs or is NaN); complex numbers are not ordered."""
+    if pred == "eq":
+        return b(f"and i1 {b(f'fcmp oeq {ty} {x[0]}, {y[0]}')}, {b(f'fcmp oeq {ty} {x[1]}, {y[1]}')}")
+    if pred == "ne":
+        return b(f"or i1 {b(f'fcmp une {ty} {x[0]}, {y[0]}')}, {b(f'fcmp une {ty} {x[1]}, {y[1]}')}")
+    raise TypeError(f"complex numbers have no order ({pred})")
+
+
+def _complex_convert(b, x, src, dst, part):
+    """astype between complex and any dtype: to complex, a real x is the real part (imaginary +0.0); from
+    complex, the imaginary part is dropped (NumPy warns at the API, tracejit.numpy.astype), to bool both parts
+    count. `part` is the real dtype of the complex side."""
+    if src.kind == "c" and dst.kind == "c":
+        return b.convert(x[0], part(src), part(dst)), b.convert(x[1], part(src), part(dst))
+    if dst.kind == "c":
+        return b.convert(x, src, part(dst)), b.const(0, part(dst))
+    if dst == bool:
+        ty = b.ty(src)
+        return b(f"or i1 {b(f'fcmp une {ty} {x[0]}, 0.0')}, {b(f'fcmp une {ty} {x[1]}, 0.0')}")
+    return b.convert(x[0], part(src), dst)
+
+
 class Emitter:
     """Appends SSA instructions to a function body. `in_avals` are the operands of the equation being
     lowered; the default dtype of every helper is the first operand's."""
@@ -122,7 +217,7 @@ class Emitter:
         return np.dtype(dtype) if dtype is not None else self.in_avals[0].dtype
 
     def kind(self, dtype=None):
-        """'b' (bool), 'i' (signed), 'u' (unsigned) or 'f' (float, the 16-bit ones included)."""
+        """'b' (bool), 'i' (signed), 'u' (unsigned), 'f' (float, the 16-bit ones included) or 'c' (complex)."""
         return avals.dtype_kind(self.dtype(dtype))
 
     def ty(self, dtype=None):
@@ -135,14 +230,36 @@ class Emitter:
 
     # ------------------------------------------------------------------------------------ arithmetic
     def binop(self, fop, iop, x, y, dtype=None):
-        op = fop if self.kind(dtype) == "f" else iop
+        kind = self.kind(dtype)
+        if kind == "c":
+            return _complex_binop(self, fop, x, y, self.ty(dtype))
+        op = fop if kind == "f" else iop
         return self(f"{op} {self.ty(dtype)} {x}, {y}")
 
     def cmp(self, pred, x, y, dtype=None):
+        if self.kind(dtype) == "c":
+            return _complex_compare(self, pred, x, y, self.ty(dtype))
         return self(f"{_CMP[self.kind(dtype)][pred]} {self.ty(dtype)} {x}, {y}")
 
     def select(self, c, x, y, dtype=None):
+        if isinstance(x, tuple):      # complex: part by part
+            return tuple(self.select(c, p, q, dtype) for p, q in zip(x, y))
         return self(f"select i1 {c}, {self.ty(dtype)} {x}, {self.ty(dtype)} {y}")
+
+    @staticmethod
+    def parts(x):
+        """The parts of a value: (re, im) of a complex one, (x,) of another."""
+        return x if isinstance(x, tuple) else (x,)
+
+    def cmath(self, name, *args, dtype=None, real=False):
+        """A vectorizable complex function (tracejit.backend.cmathlib) of complex pairs: a pair, or a real
+        value for a real-valued function (abs)."""
+        ty = self.ty(dtype)
+        self.func.module.cmath.add((name, ty))
+        self.func.math_calls += 1
+        ret = ty if real else f"{{{ty}, {ty}}}"
+        value = self(f"call {ret} @tj_c{name}_{ty}({', '.join(f'{ty} {p}' for a in args for p in a)})")
+        return value if real else tuple(self(f"extractvalue {ret} {value}, {i}") for i in (0, 1))
 
     def intrinsic(self, name, *args, dtype=None, extra=""):
         ty = self.ty(dtype)
@@ -187,6 +304,8 @@ class Emitter:
         ks, kd, ts, td = self.kind(src), self.kind(dst), self.ty(src), self.ty(dst)
         if src == dst:
             return x
+        if "c" in (ks, kd):
+            return _complex_convert(self, x, src, dst, part_dtype)
         if src in avals.HALF_FLOATS:    # a value computed in float32 is rounded to its dtype first
             x = half_floats.round_to(self, x, src)
         if kd == "b":

@@ -11,7 +11,7 @@ Out: a list of steps and their entry points, written into the module.
 - `PythonStep`: an equation without a lowering rule, run by its NumPy impl on views of the buffers.
 
 A loop is split over the cores when its estimated serial time exceeds PARALLEL_NS. Steps name their entry
-points; `link` binds them to the addresses the loaded code has.
+points; `link` binds them to the loaded code's functions.
 """
 import ctypes
 import dataclasses
@@ -82,17 +82,20 @@ def native_steps(steps):
             for t in ([s.serial, *s.parallel] if isinstance(s, SplitStep) else [s])]
 
 
-def link(steps, addresses):
-    """The steps with their functions at addresses ({entry point name: address})."""
-    def linked(s):
-        if isinstance(s, SerialStep):
-            return dataclasses.replace(s, function=_STEP_TYPE(addresses[s.name]))
-        if isinstance(s, ParallelStep):
-            return dataclasses.replace(s, function=_PAR_TYPE(addresses[s.name]))
-        if isinstance(s, SplitStep):
-            return dataclasses.replace(s, serial=linked(s.serial), parallel=[linked(t) for t in s.parallel])
-        return s
-    return [linked(s) for s in steps]
+def link(steps, code):
+    """The steps with their functions in code (an llvm.Code, which the functions keep alive)."""
+    return [_linked(s, code) for s in steps]
+
+
+def _linked(s, code):
+    # (not a closure calling itself: that would be a cycle holding the code until the garbage collector ran)
+    if isinstance(s, SerialStep):
+        return dataclasses.replace(s, function=code.function(_STEP_TYPE, s.name))
+    if isinstance(s, ParallelStep):
+        return dataclasses.replace(s, function=code.function(_PAR_TYPE, s.name))
+    if isinstance(s, SplitStep):
+        return dataclasses.replace(s, serial=_linked(s.serial, code), parallel=[_linked(t, code) for t in s.parallel])
+    return s
 
 
 class Schedule:
@@ -125,6 +128,9 @@ class Schedule:
         elif splittable and outer > 1 and domain_size(g.domain) * kernel.ns_per_element > PARALLEL_NS:
             self._flush()
             self.steps.extend(self._parallel(kernel, min(n_threads, outer), split_reduction))
+        elif not g.fusible and g.rule.split and n_threads > 1 and outer > 1 and g.rule.split(g.root)[1] > PARALLEL_NS:
+            self._flush()           # a kernel whose outermost loop may be split (rules.Kernel's split)
+            self.steps.extend(self._parallel(kernel, min(n_threads, outer), False))
         else:
             self._serial.append(kernel)
             self._serial_text += kernel.text_size

@@ -3,7 +3,7 @@ values rules make of them (zeros, sums of tangents). The primitives those need a
 rule runs (core.ops), so this module imports none of them."""
 import numpy as np
 
-from .avals import aval_of, is_float
+from .avals import aval_of, is_inexact
 from .ops import ops
 from .trace import Tracer
 
@@ -54,8 +54,9 @@ def instantiate(t):
     return zeros(t.aval) if isinstance(t, Zero) else t
 
 
-def is_float_aval(a):
-    return is_float(a.dtype)
+def is_inexact_aval(a):
+    """Whether values of this type have tangents: floats and complex numbers (as JAX's inexact dtypes)."""
+    return is_inexact(a.dtype)
 
 
 def add_tangents(a, b):

@@ -5,7 +5,7 @@ import inspect
 
 import numpy as np
 
-from .avals import ShapedArray, aval_of
+from .avals import PYTHON_SCALARS, ShapedArray, aval_of, index_arg
 from .pytree import tree_flatten, tree_flatten_with_path, tree_unflatten
 from .trace import Tracer, canonicalize_input, trace_flat
 
@@ -33,6 +33,36 @@ def positional_parameters(fun):
         return [], None
     var = next((p.name for p in params if p.kind is inspect.Parameter.VAR_POSITIONAL), None)
     return [p for p in params if p.kind in POSITIONAL], var
+
+
+def static_arguments(fun, static_argnums, static_argnames):
+    """jit's static_argnums and static_argnames as tuples, checked as JAX checks them: a position that is not an
+    integer (or a name that is not a string) is a TypeError; one that fun does not take, where its signature
+    says so (no *args, no **kwargs), a ValueError. As in JAX, each also names the parameters the other means:
+    a static parameter is static whether it is passed by position or by name."""
+    nums = static_argnums if isinstance(static_argnums, (tuple, list)) else () if static_argnums is None else (
+        static_argnums,)
+    nums = tuple(index_arg(i, f"jit: static_argnums {static_argnums!r}: each") for i in nums)
+    names = (static_argnames,) if isinstance(static_argnames, str) else static_argnames or ()
+    if not isinstance(names, (tuple, list)) or not all(isinstance(k, str) for k in names):
+        raise TypeError(f"jit: static_argnames must be a string or a sequence of strings, got {static_argnames!r}")
+    try:
+        params = inspect.signature(fun).parameters.values()
+    except (TypeError, ValueError):
+        return nums, tuple(names)
+    kinds = {p.kind for p in params}
+    n = sum(p.kind in POSITIONAL for p in params)
+    bad = [i for i in nums if not -n <= i < n]
+    if bad and inspect.Parameter.VAR_POSITIONAL not in kinds:
+        raise ValueError(f"jit: static_argnums {bad} out of range: {name_of(fun)} takes {n} positional arguments")
+    unknown = [k for k in names if k not in {p.name for p in params if p.kind is not inspect.Parameter.POSITIONAL_ONLY}]
+    if unknown and inspect.Parameter.VAR_KEYWORD not in kinds:
+        raise ValueError(f"jit: static_argnames {unknown} are not parameters of {name_of(fun)}")
+    by_position = [p for p in params if p.kind in POSITIONAL]
+    nums += tuple(i for i, p in enumerate(by_position) if p.name in names and i not in nums and i - n not in nums)
+    names = tuple(names) + tuple(by_position[i].name for i in nums if 0 <= i < n and by_position[i].name not in names
+                                 and by_position[i].kind is inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    return nums, tuple(dict.fromkeys(names))
 
 
 def argument_names(fun, args, kwargs=None):
@@ -82,7 +112,7 @@ def trace_pytree(fun, leaves, names, in_tree, avals=None, fun_name=None, fits=No
         out_leaves, out_tree = tree_flatten(fun(*args, **kwargs))
         out_tree_box.append(out_tree)
         for i, leaf in enumerate(out_leaves):
-            if not isinstance(leaf, (Tracer, np.ndarray, np.generic, bool, int, float)):
+            if not isinstance(leaf, (Tracer, np.ndarray, np.generic, *PYTHON_SCALARS)):
                 raise TypeError(f"{fun_name or name_of(fun)} returned a "
                                 f"{type(leaf).__name__} at output leaf {i}; outputs must be arrays or scalars")
         return out_leaves

@@ -2,11 +2,12 @@
 uses."""
 import functools
 import math
+import operator
 
 import ml_dtypes
 import numpy as np
 
-from .errors import ShapeError
+from .errors import AxisError, ShapeError
 
 float32, float64 = np.dtype("float32"), np.dtype("float64")
 int32, int64 = np.dtype("int32"), np.dtype("int64")
@@ -14,11 +15,12 @@ bool_ = np.dtype("bool")
 int8, int16 = np.dtype("int8"), np.dtype("int16")
 uint8, uint16, uint32, uint64 = np.dtype("uint8"), np.dtype("uint16"), np.dtype("uint32"), np.dtype("uint64")
 float16, bfloat16 = np.dtype("float16"), np.dtype(ml_dtypes.bfloat16)
+complex64, complex128 = np.dtype("complex64"), np.dtype("complex128")
 
 SHORT_NAMES = {float32: "f32", float64: "f64", int32: "i32", int64: "i64", bool_: "bool"}
 SHORT_NAMES.update({int8: "i8", int16: "i16", uint8: "u8", uint16: "u16", uint32: "u32", uint64: "u64",
-                    float16: "f16", bfloat16: "bf16"})
-DEFAULT_FLOAT, DEFAULT_INT = float64, int64
+                    float16: "f16", bfloat16: "bf16", complex64: "c64", complex128: "c128"})
+DEFAULT_FLOAT, DEFAULT_INT, DEFAULT_COMPLEX = float64, int64, complex128
 HALF_FLOATS = (float16, bfloat16)    # stored as such, computed in float32
 
 
@@ -43,6 +45,11 @@ def dtype_kind(dtype):
 
 def is_float(dtype):
     return dtype_kind(dtype) == "f"
+
+
+def is_inexact(dtype):
+    """Float or complex: the dtypes whose values have tangents (JAX's inexact dtypes)."""
+    return dtype_kind(dtype) in "fc"
 
 
 def fits(value, dtype):
@@ -126,12 +133,35 @@ def substitute_dims(value, sizes):
     return value
 
 
+_MAX_BYTES = np.iinfo(np.intp).max
+
+
+def check_shape(shape, dtype=None, what="shape"):
+    """shape, or a ShapeError (a ValueError) for a negative size or for more bytes than a buffer can hold
+    (NumPy's "array is too big": elements times the np.dtype's item size beyond the largest intp; 1 byte
+    each without a dtype). Symbolic sizes are bounded at run time."""
+    if not shape:
+        return shape
+    n = 1
+    for d in shape:
+        if not isinstance(d, Dim):
+            if d < 0:
+                raise ShapeError(f"{what} {tuple(shape)}: negative dimensions are not allowed")
+            n *= d
+    if n > _MAX_BYTES // (1 if dtype is None else dtype.itemsize):
+        of = "" if dtype is None else f" of {dtype}"
+        raise ShapeError(f"{what} {tuple(shape)}{of}: array is too big ({n} elements; a buffer holds at most "
+                         f"2**63 - 1 bytes)")
+    return shape
+
+
 def _dim(d):
-    return d if isinstance(d, Dim) else int(d)
+    return d if isinstance(d, Dim) else operator.index(d)
 
 
 class ShapedArray:
-    """What a tracer knows about a value: its shape and dtype, and whether it came from a Python scalar."""
+    """What a tracer knows about a value: its shape and dtype, and whether it came from a Python scalar.
+    Every shape a rule computes passes here, so a negative or too large size raises here at the latest."""
 
     __slots__ = ("dtype", "shape", "weak_type")
 
@@ -139,6 +169,7 @@ class ShapedArray:
         self.shape = tuple(map(_dim, shape))
         self.dtype = canonical_dtype(dtype)
         self.weak_type = bool(weak_type)
+        check_shape(self.shape, self.dtype)
 
     ndim = property(lambda self: len(self.shape))
     size = property(lambda self: shape_size(self.shape))
@@ -168,9 +199,21 @@ class ShapedArray:
 
 _BOOL_SCALAR, _WEAK_INT, _WEAK_FLOAT = ShapedArray((), bool_), ShapedArray((), DEFAULT_INT, True), ShapedArray(
     (), DEFAULT_FLOAT, True)   # the avals of Python scalars (avals are never mutated)
+_WEAK_COMPLEX = ShapedArray((), DEFAULT_COMPLEX, True)
 
-_KIND_ORDER = {"b": 0, "i": 1, "u": 1, "f": 2}
-_WEAK_DEFAULT = {0: bool_, 1: DEFAULT_INT, 2: DEFAULT_FLOAT}
+_KIND_ORDER = {"b": 0, "i": 1, "u": 1, "f": 2, "c": 3}
+_WEAK_DEFAULT = {0: bool_, 1: DEFAULT_INT, 2: DEFAULT_FLOAT, 3: DEFAULT_COMPLEX}
+
+
+def complex_dtype(dtype):
+    """The complex dtype whose parts have the float `dtype`'s precision or more (f32 -> c64, f64 -> c128)."""
+    return complex64 if np.dtype(dtype).itemsize <= 4 else complex128
+
+
+def real_dtype(dtype):
+    """The dtype of a complex dtype's parts (c64 -> f32); other dtypes are their own."""
+    dtype = np.dtype(dtype)
+    return np.dtype(f"f{dtype.itemsize // 2}") if dtype.kind == "c" else dtype
 
 
 @functools.cache
@@ -189,9 +232,10 @@ def promote_types(a, b):
 
 
 def smallest_float(dtype):
-    """The float dtype NumPy's math functions (exp, sqrt ...) compute a dtype in: itself if a float, else
-    the smallest float that holds every value (bool, int8, uint8: float16; int16: float32; int32: float64)."""
-    return dtype if is_float(dtype) else promote_types(dtype, float16)
+    """The inexact dtype NumPy's math functions (exp, sqrt ...) compute a dtype in: itself if a float, else
+    the smallest float that holds every value (bool, int8, uint8: float16; int16: float32; int32: float64);
+    a complex dtype is its own."""
+    return dtype if is_inexact(dtype) else promote_types(dtype, float16)
 
 
 def result_dtype(*avals):
@@ -203,8 +247,8 @@ def result_dtype(*avals):
         weak = [a.dtype for a in avals if _KIND_ORDER[dtype_kind(a.dtype)] == weak_kind]
         return functools.reduce(promote_types, weak), True
     dtype = functools.reduce(promote_types, strong)
-    if weak_kind > _KIND_ORDER[dtype_kind(dtype)]:
-        dtype = _WEAK_DEFAULT[weak_kind]
+    if weak_kind > _KIND_ORDER[dtype_kind(dtype)]:   # a Python complex keeps a float array's precision (NumPy 2)
+        dtype = complex_dtype(dtype) if weak_kind == 3 and is_float(dtype) else _WEAK_DEFAULT[weak_kind]
     return dtype, False
 
 
@@ -241,23 +285,89 @@ def same_size(old, new):
     return True
 
 
-def normalize_axis(axis, ndim, what="axis"):
-    axis = int(axis)
+def index_arg(value, what, bools=True):
+    """value as a Python int, with operator.index's rule (ints, numpy integers and integer 0-d arrays; not
+    floats, strings or sequences), or a TypeError naming the argument. bools=False refuses True and False too,
+    as NumPy's C functions do for axes and sizes."""
+    if not bools and isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"{what} must be an integer, not a bool ({value!r})")
+    try:
+        return operator.index(value)
+    except TypeError:
+        if hasattr(value, "aval"):   # a tracer: its own error says why it needs a concrete value
+            raise
+        raise TypeError(f"{what} must be an integer, got {value!r} of type {type(value).__name__}") from None
+
+
+def _axis_name(what):
+    """How errors name an axis argument: "axis", or "<function>: axis"."""
+    return f"{what}: axis" if what and what != "axis" else "axis"
+
+
+def reshape_sizes(shape, newshape):
+    """newshape with its one negative size (NumPy reads any, usually -1) inferred from shape's element count."""
+    unknown = [k for k, d in enumerate(newshape) if not isinstance(d, Dim) and d < 0]
+    if len(unknown) > 1:
+        raise ShapeError(f"reshape: can only specify one unknown dimension, got shape {newshape}")
+    if not unknown:
+        return newshape
+    known = shape_size([d for k, d in enumerate(newshape) if k != unknown[0]], "reshape with -1")
+    size = shape_size(shape, "reshape with -1")
+    if known == 0 or size % known:
+        raise ShapeError(f"reshape: cannot reshape an array of shape {shape} ({size} elements) into {newshape}")
+    return tuple(size // known if k == unknown[0] else d for k, d in enumerate(newshape))
+
+
+def normalize_axis(axis, ndim, what=None, bools=True):
+    """An axis in [-ndim, ndim) as a non-negative int. `what` names the function in errors: a TypeError
+    for an axis that is not an integer (NumPy's C functions refuse bools too: bools=False), an AxisError
+    (a ValueError and an IndexError, as NumPy's) for one out of bounds."""
+    name = _axis_name(what)
+    axis = index_arg(axis, name, bools)
     if not -ndim <= axis < ndim:
-        raise ShapeError(f"{what} {axis} is out of bounds for an array of rank {ndim}")
+        raise AxisError(f"{name} {axis} is out of bounds for an array of rank {ndim}")
     return axis % ndim
 
 
-def normalize_axes(axes, ndim, what="axis"):
-    """None means all axes; an int or a sequence becomes a sorted tuple of non-negative axes."""
+def axis_tuple(axes, what=None, iterable=False):
+    """The axes of an `axis` argument, not yet bounded: one integer, or a tuple of them. iterable=True reads
+    it as NumPy's Python functions do (any iterable, lists and bools included: flip, expand_dims); otherwise
+    as its reductions do (a tuple, no bools)."""
+    name = _axis_name(what)
+    if isinstance(axes, tuple) or (iterable and not isinstance(axes, (str, bytes)) and np.ndim(axes) == 1):
+        return tuple(index_arg(a, name, iterable) for a in axes)
+    return (index_arg(axes, name, iterable),)
+
+
+def normalize_axes(axes, ndim, what=None, iterable=False):
+    """None means all axes; otherwise axis_tuple's axes made non-negative, sorted, and checked for repeats."""
     if axes is None:
         return tuple(range(ndim))
-    if isinstance(axes, (int, np.integer)):
-        axes = (axes,)
-    out = tuple(sorted(normalize_axis(a, ndim, what) for a in axes))
+    raw = axis_tuple(axes, what, iterable)
+    out = tuple(sorted(normalize_axis(a, ndim, what) for a in raw))
     if len(set(out)) != len(out):
-        raise ShapeError(f"repeated {what} in {tuple(axes)}")
+        raise ShapeError(f"{_axis_name(what)}: repeated axis in {raw}")
     return out
+
+
+def shape_arg(shape, what="shape"):
+    """A shape argument read as NumPy reads one: an integer or a sequence of integers (numpy integers and
+    integer arrays too; bools, floats, strings and None are refused with a TypeError naming the argument).
+    Symbolic dimensions pass through. Negative sizes are left to the caller (reshape's -1, check_shape)."""
+    if isinstance(shape, Dim):
+        return (shape,)
+    if isinstance(shape, (tuple, list)) or (isinstance(shape, np.ndarray) and shape.ndim == 1):
+        if isinstance(shape, np.ndarray) and shape.dtype.kind not in "iu":
+            raise TypeError(f"{what} must be a sequence of integers, got {shape!r}")
+        return tuple(d if isinstance(d, Dim) else index_arg(d, f"{what} {_seq_text(shape)}: each size", False)
+                     for d in shape)
+    if shape is None or isinstance(shape, (str, bytes)) or np.ndim(shape) != 0:
+        raise TypeError(f"{what} must be an integer or a sequence of integers, got {shape!r}")
+    return (index_arg(shape, what, bools=False),)
+
+
+def _seq_text(shape):
+    return repr(tuple(shape) if not isinstance(shape, np.ndarray) else shape)
 
 
 def broadcast_shapes(*shapes, op="broadcast"):
@@ -280,9 +390,12 @@ def broadcast_shapes(*shapes, op="broadcast"):
     return tuple(result)
 
 
+PYTHON_SCALARS = (bool, int, float, complex)
+
+
 def is_python_scalar(x):
-    """bool, int or float but not a numpy scalar (np.float64 subclasses float, yet is strongly typed)."""
-    return isinstance(x, (bool, int, float)) and not isinstance(x, np.generic)
+    """bool, int, float or complex but not a numpy scalar (np.float64 subclasses float, yet is strongly typed)."""
+    return isinstance(x, PYTHON_SCALARS) and not isinstance(x, np.generic)
 
 
 def array_of(x, dtype):
@@ -301,6 +414,8 @@ def aval_of(x):
         return _WEAK_INT
     if isinstance(x, float):
         return _WEAK_FLOAT
+    if isinstance(x, complex):
+        return _WEAK_COMPLEX
     if isinstance(x, ShapedArray):
         return x
     raise TypeError(f"value of type {type(x).__name__} is not an array or a scalar")

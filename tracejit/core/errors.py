@@ -2,12 +2,19 @@
 import os
 import sys
 
+import numpy as np
+
 _PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 def is_internal(frame):
     """Whether the frame runs tracejit's own code."""
-    return os.path.abspath(frame.f_code.co_filename).startswith(_PACKAGE_DIR + os.sep)
+    return internal_file(frame.f_code.co_filename)
+
+
+def internal_file(filename):
+    """Whether the source file is one of tracejit's own."""
+    return os.path.abspath(filename).startswith(_PACKAGE_DIR + os.sep)
 
 
 def user_frame():
@@ -45,3 +52,8 @@ class ConcretizationError(TracejitError, TypeError):
 
 class EscapedTracerError(TracejitError, RuntimeError):
     """A tracer was used after the trace that made it had ended."""
+
+
+class AxisError(ShapeError, np.exceptions.AxisError):
+    """An axis out of bounds: a ValueError and an IndexError, and caught by `except np.exceptions.AxisError`,
+    as NumPy's."""

@@ -34,12 +34,21 @@ class Literal:
 
 
 class Eqn:
-    """outvars = prim[params](*inputs)"""
+    """outvars = prim[params](*inputs). `source_info` is where the user's code made it, a
+    (filename, line, function) tuple or None; nothing prints it but error reports (debug_nans) and
+    print_saved_residuals."""
 
-    __slots__ = ("inputs", "outvars", "params", "prim")
+    __slots__ = ("inputs", "outvars", "params", "prim", "source_info")
 
-    def __init__(self, prim, inputs, params, outvars):
+    def __init__(self, prim, inputs, params, outvars, source_info=None):
         self.prim, self.inputs, self.params, self.outvars = prim, list(inputs), dict(params), list(outvars)
+        self.source_info = source_info
+
+    def replace(self, prim=None, inputs=None, params=None, outvars=None):
+        """A copy with some parts changed, keeping where it came from."""
+        return Eqn(prim or self.prim, self.inputs if inputs is None else inputs,
+                   self.params if params is None else params, self.outvars if outvars is None else outvars,
+                   self.source_info)
 
 
 class IR:
@@ -106,6 +115,12 @@ def named_sub_irs(eqn):
 def sub_irs(eqn):
     """The IRs an equation carries in its params (branches, loop bodies)."""
     return (ir for _, ir in named_sub_irs(eqn))
+
+
+def effectful(eqn):
+    """Whether an equation has an effect, itself or in a sub-IR: it runs once, where the program has it, so
+    no pass or transform removes, merges, moves or repeats it."""
+    return eqn.prim.effectful or (bool(eqn.params) and any(effectful(e) for sub in sub_irs(eqn) for e in sub.eqns))
 
 
 # ---------------------------------------------------------------------------------------------- checker
@@ -238,7 +253,7 @@ class _Printer:
         for i, v in enumerate(eqn.outvars):
             self.emit(" " if i else "")
             self.binder(v, v in used)
-        self.emit(" = ")
+        self.emit(" = " if eqn.outvars else "")
         self.emit(eqn.prim.name, "prim")
         params = sorted(eqn.params.items())
         nested = any(True for _ in sub_irs(eqn))

@@ -1,7 +1,7 @@
 """Rewiring IRs: constants into inputs (closure conversion), unused inputs added, inputs and outputs permuted,
 and an IR's equations copied into another with fresh variables (inlining). Control-flow rules, the inlining
 pass, custom derivatives and lax share these."""
-from .ir import IR, ClosedIR, Eqn, Var
+from .ir import IR, ClosedIR, Var
 
 
 def hoist_consts(closed):
@@ -50,6 +50,6 @@ def inline_eqns(ir, env):
     eqns = []
     for eqn in ir.eqns:
         outvars = [Var(v.aval) for v in eqn.outvars]
-        eqns.append(Eqn(eqn.prim, [read(x) for x in eqn.inputs], eqn.params, outvars))
+        eqns.append(eqn.replace(inputs=[read(x) for x in eqn.inputs], outvars=outvars))
         env.update(zip(eqn.outvars, outvars))
     return eqns, [read(x) for x in ir.outvars]

@@ -5,17 +5,21 @@ appends an equation to the innermost builder among its arguments. Tracers of an 
 meet an inner trace become constants of the inner IR, so nested traces never confuse their values.
 """
 import contextlib
+import sys
 import threading
 
 import numpy as np
 
-from .avals import SHORT_NAMES, Dim, ShapedArray, SymbolicDimError, aval_of, is_python_scalar, substitute_dims
-from .errors import ConcretizationError, EscapedTracerError, ShapeError
+from .avals import (PYTHON_SCALARS, SHORT_NAMES, Dim, ShapedArray, SymbolicDimError, aval_of, is_python_scalar,
+                    substitute_dims)
+from .errors import ConcretizationError, EscapedTracerError, ShapeError, internal_file
 from .ir import IR, ClosedIR, Eqn, Literal, Var
 
 # simplify(eqn, producer) -> None | atom | (prim, inputs, params): a rewrite of one equation (tracejit.passes).
 # Flags read by the passes: involution f(f(x)) = x; identity = (left, right) identity elements of a binary op,
-# None where there is none; rearranges: every output element is a copy of an element of the first operand.
+# None where there is none; rearranges: every output element is a copy of an element of the first operand;
+# inline: a call the passes replace by its `call` IR (True, or a function of the equation saying whether they
+# may yet: lowering inlines every call, see tracejit.passes.inline).
 # partial_eval(eqn, unknowns) -> (list of known eqns, unknown eqn | None): how reverse mode splits an equation
 # whose inputs are partly tangents (tracejit.transforms.partial_eval).
 RULES = ("jvp", "transpose", "batch", "lower", "simplify", "partial_eval", "prune")
@@ -65,6 +69,8 @@ class _TraceStack(threading.local):
     def __init__(self):
         self.builders = []
         self.stand_ins = {}   # id(tracer of an ended trace) -> its value in the current one (`standing_in`)
+        self.source_info = None   # the source of the equation being interpreted, which those it emits inherit
+        self.eqn_hook = None      # hook(eqn, outputs) after eval_ir computes each equation (debug_nans)
 
 
 _stack = _TraceStack()
@@ -182,7 +188,7 @@ class Builder:
                 raise
             e.dim.need(prim.name)
         outvars = [Var(a) for a in out_avals]
-        self.eqns.append(Eqn(prim, atoms, params, outvars))
+        self.eqns.append(Eqn(prim, atoms, params, outvars, _stack.source_info or user_source()))
         traced = [x.sources for x in args if isinstance(x, Tracer)]
         sources = traced[0] if len(traced) == 1 else frozenset().union(*traced)
         outs = [Tracer(self, v, sources) for v in outvars]
@@ -205,7 +211,7 @@ def _scalar_aval(x):
         if x.ndim:
             return None
         key = (np.ndarray, x.dtype)
-    elif isinstance(x, (np.generic, bool, int, float)):
+    elif isinstance(x, (np.generic, *PYTHON_SCALARS)):
         key = (type(x), getattr(x, "dtype", None))
     else:
         aval = aval_of(x)
@@ -217,6 +223,48 @@ def _scalar_aval(x):
             return None
         _scalar_avals[key] = aval
     return aval
+
+
+_internal_files = {}   # filename -> whether it is tracejit's own (a cache: the check costs a path normalisation)
+
+
+def user_source():
+    """(filename, line, function) of the innermost frame outside tracejit: an equation's source_info."""
+    frame = sys._getframe(1)
+    while frame is not None:
+        code = frame.f_code
+        internal = _internal_files.get(code.co_filename)
+        if internal is None:
+            internal = _internal_files[code.co_filename] = internal_file(code.co_filename)
+        if not internal:
+            return code.co_filename, frame.f_lineno, getattr(code, "co_qualname", code.co_name)
+        frame = frame.f_back
+    return None
+
+
+@contextlib.contextmanager
+def source_scope():
+    """For interpreters of IRs (eval_ir, the transforms): yields `at(eqn)`, which makes the equations
+    emitted next inherit eqn's source_info (as JAX keeps source lines through transformations)."""
+    saved = _stack.source_info
+
+    def at(eqn):
+        _stack.source_info = eqn.source_info or saved
+
+    try:
+        yield at
+    finally:
+        _stack.source_info = saved
+
+
+@contextlib.contextmanager
+def watching(hook):
+    """While the block runs, eval_ir calls hook(eqn, outputs) after each equation it computes."""
+    saved, _stack.eqn_hook = _stack.eqn_hook, hook
+    try:
+        yield
+    finally:
+        _stack.eqn_hook = saved
 
 
 def _check_alive(tracer):
@@ -323,11 +371,16 @@ def eval_ir(closed, *args):
     def read(x):
         return x if isinstance(x, Literal) else env[x]
 
-    sizes = _dim_sizes(ir.invars, args)
-    for eqn in ir.eqns:
-        params = substitute_dims(eqn.params, sizes) if sizes else eqn.params
-        outs = bind(eqn.prim, *[read(x) for x in eqn.inputs], **params)
-        env.update(zip(eqn.outvars, outs if eqn.prim.multiple_results else [outs]))
+    sizes, hook = _dim_sizes(ir.invars, args), _stack.eqn_hook
+    with source_scope() as at:
+        for eqn in ir.eqns:
+            at(eqn)
+            params = substitute_dims(eqn.params, sizes) if sizes else eqn.params
+            outs = bind(eqn.prim, *[read(x) for x in eqn.inputs], **params)
+            outs = outs if eqn.prim.multiple_results else [outs]
+            if hook is not None:
+                hook(eqn, outs)
+            env.update(zip(eqn.outvars, outs))
     return [np.asarray(x.value) if isinstance(x, Literal) else env[x] for x in ir.outvars]
 
 
@@ -358,5 +411,5 @@ def canonicalize_input(x, path):
                             f"{', '.join(map(str, SHORT_NAMES))})")
         return x
     raise TypeError(f"argument {path} of type {type(x).__name__} is not an array or a scalar "
-                    "(expected a numpy array, a numpy scalar or a Python bool/int/float)")
+                    "(expected a numpy array, a numpy scalar or a Python bool/int/float/complex)")
 

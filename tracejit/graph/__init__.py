@@ -1,5 +1,6 @@
 """tj.graph(f)(*args): the IR of f as a DAG (nodes, edges, Kahn order, degrees, depth, critical path), with
-.to_dot() and .to_mermaid(). `python -m tracejit.graph` draws it from the command line (see __main__)."""
+.to_dot() and .to_mermaid(). `python -m tracejit.graph` draws it from the command line (see __main__).
+jit(f).lower(*args).to_dot() draws the compiled program with its fusion groups (backend/fusion_view.py)."""
 from ..api import make_ir
 from ..core.dag import Edge, Graph, Node
 

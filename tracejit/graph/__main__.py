@@ -1,6 +1,8 @@
-"""python -m tracejit.graph module:function --shapes "f32[3,4]" "f32[4]" [--optimize] [--format svg|png|dot|mermaid]
-[-o FILE]: draw the IR of a function traced at the given argument types. SVG and PNG need Graphviz's `dot`
-program; without it the DOT text is written instead, with a note on how to install Graphviz."""
+"""python -m tracejit.graph module:function --shapes "f32[3,4]" "f32[4]" [--optimize | --lowered]
+[--format svg|png|dot|mermaid] [-o FILE]: draw the IR of a function traced at the given argument types;
+--lowered draws it as jit compiles it, after the passes, each kernel's equations in a cluster (a fused loop
+nest, a BLAS call, control flow, the Python driver). SVG and PNG need Graphviz's `dot` program; without it
+the DOT text is written instead, with a note on how to install Graphviz."""
 import argparse
 import importlib
 import re
@@ -9,6 +11,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from ..api import jit
 from ..core.avals import SHORT_NAMES, Dim, ShapedArray
 from . import graph
 
@@ -53,12 +56,20 @@ def main(argv=None):
     parser.add_argument("function", help="module:function, the module importable from the current directory")
     parser.add_argument("--shapes", nargs="*", type=parse_type, default=[], metavar="TYPE",
                         help="one type per positional argument, as the IR prints them: f32[3,4], i64[], f64[n,8]")
-    parser.add_argument("--optimize", action="store_true", help="draw the IR after the optimisation passes")
+    drawn = parser.add_mutually_exclusive_group()
+    drawn.add_argument("--optimize", action="store_true", help="draw the IR after the optimisation passes")
+    drawn.add_argument("--lowered", action="store_true",
+                       help="draw the IR jit compiles, with the fusion groups (kernels) as clusters")
     parser.add_argument("--format", choices=["svg", "png", "dot", "mermaid"], default="svg")
     parser.add_argument("-o", "--output", help="file to write (default: FUNCTION.svg or .png; stdout for text)")
     args = parser.parse_args(argv)
     fun = load_function(args.function, parser)
-    g = graph(fun, optimize=args.optimize)(*args.shapes)
+    if args.lowered:
+        if any(isinstance(d, Dim) for a in args.shapes for d in a.shape):
+            parser.error("--lowered draws code compiled for sizes: give every dimension a number")
+        g = jit(fun).lower(*args.shapes)
+    else:
+        g = graph(fun, optimize=args.optimize)(*args.shapes)
     text = g.to_mermaid() if args.format == "mermaid" else g.to_dot()
     if args.format in ("dot", "mermaid"):
         if args.output:

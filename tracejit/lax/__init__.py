@@ -1,18 +1,51 @@
 """tracejit.lax: the primitives by name, with jax.lax signatures (operands must already agree in dtype and
-shape; Python scalars take the dtype of the array they meet), and control flow."""
+shape; Python scalars take the dtype of the array they meet), and control flow. Static arguments (shapes, axes,
+dimension numbers) are read with operator.index, so a float or a string raises a TypeError naming the argument;
+axes that JAX lets count from the end (squeeze, expand_dims) are normalized here, the primitives take them
+non-negative."""
+import warnings
+
 import numpy as np
 
-from ..core.avals import array_of, canonical_dtype, is_python_scalar
+from ..core.avals import array_of, canonical_dtype, check_shape, index_arg, is_python_scalar, normalize_axes, shape_arg
 from ..core.trace import bind
 from ..nn import stop_gradient
+from ..numpy import fft as _fft
 from ..numpy._base import asarray, aval
 from ..primitives import bitcast as bc
+from ..primitives import complex_parts as cp
 from ..primitives import elementwise as ew
 from ..primitives import indexing as ix
-from ..primitives import linalg
+from ..primitives import linalg as dot_prims
 from ..primitives import reductions as rd
 from ..primitives import shapes as sh
+from ..primitives import special as sp
+from ..primitives.fft import FftType
+from . import linalg
 from .control_flow import cond, fori_loop, scan, switch, while_loop
+from .convolution import (
+    ConvDimensionNumbers,
+    conv,
+    conv_dimension_numbers,
+    conv_general_dilated,
+    conv_general_permutations,
+    conv_general_shape_tuple,
+    conv_shape_tuple,
+    conv_transpose,
+    conv_transpose_shape_tuple,
+    conv_with_general_padding,
+    padtype_to_pads,
+)
+from .cumulative import associative_scan, cumlogsumexp, cummax, cummin, cumprod, sort, sort_key_val, top_k
+from .windowed import (
+    avg_pool,
+    max_pool,
+    reduce_window,
+    reduce_window_max,
+    reduce_window_min,
+    reduce_window_shape_tuple,
+    reduce_window_sum,
+)
 
 
 def _typed(*args):
@@ -20,6 +53,17 @@ def _typed(*args):
     like = next((aval(a).dtype for a in args if not is_python_scalar(a)), None)
     return [array_of(a, like)[()] if like is not None and is_python_scalar(a) else asarray(a)
             for a in args]
+
+
+def _ints(values, what):
+    """A static sequence of integers (one integer alone too) as a tuple, or a TypeError naming `what`."""
+    values = values if isinstance(values, (tuple, list, np.ndarray)) else (values,)
+    return tuple(index_arg(v, f"{what} {tuple(values)!r}: each") for v in values)
+
+
+def _shape(shape, what):
+    """A static shape: integers (bools refused, as NumPy), none negative, not too large."""
+    return check_shape(shape_arg(shape, what), what=what)
 
 
 def _op(prim):
@@ -40,16 +84,24 @@ shift_left, shift_right_logical, shift_right_arithmetic, population_count, clz =
 neg, exp, log, log1p, expm1, sin, cos, tan, tanh, logistic, sqrt, rsqrt, abs, sign, floor, ceil, is_finite = map(
     _op, (ew.neg_p, ew.exp_p, ew.log_p, ew.log1p_p, ew.expm1_p, ew.sin_p, ew.cos_p, ew.tan_p, ew.tanh_p,
           ew.logistic_p, ew.sqrt_p, ew.rsqrt_p, ew.abs_p, ew.sign_p, ew.floor_p, ew.ceil_p, ew.is_finite_p))
+erf, erfc, erf_inv, lgamma, digamma, bessel_i0e, bessel_i1e = map(_op, (sp.erf_p, sp.erfc_p, sp.erf_inv_p, sp.lgamma_p,
+                                                                   sp.digamma_p, sp.bessel_i0e_p, sp.bessel_i1e_p))
+igamma, igammac, igamma_grad_a, zeta, polygamma, betainc = map(_op, (sp.igamma_p, sp.igammac_p, sp.igamma_grad_a_p,
+                                                                     sp.zeta_p, sp.polygamma_p,
+                                                                     sp.regularized_incomplete_beta_p))
 
 
 def round(x, rounding_method=0):
     """x rounded to an integral value: halves away from zero (rounding_method=0) or to even (1)."""
-    return bind(ew.round_p, asarray(x), rounding_method=int(rounding_method))
+    method = index_arg(rounding_method, "round: rounding_method")
+    if method not in (0, 1):
+        raise ValueError(f"round: rounding_method must be 0 (away from zero) or 1 (to even), got {rounding_method!r}")
+    return bind(ew.round_p, asarray(x), rounding_method=method)
 
 
 def integer_pow(x, y):
     """x ** y for a Python int y (negative too), by repeated multiplication."""
-    return bind(ew.integer_pow_p, asarray(x), y=int(y))
+    return bind(ew.integer_pow_p, asarray(x), y=index_arg(y, "integer_pow: y"))
 
 
 def select_n(which, *cases):
@@ -71,8 +123,16 @@ def clamp(min, x, max):
 
 
 def convert_element_type(operand, new_dtype):
-    """operand cast to new_dtype, as NumPy's astype (floats to ints truncate toward zero)."""
-    return bind(ew.convert_element_type_p, asarray(operand), new_dtype=canonical_dtype(new_dtype), weak_type=False)
+    """operand cast to new_dtype, as NumPy's astype (floats to ints truncate toward zero; complex to real keeps
+    the real part, with NumPy's ComplexWarning, as JAX)."""
+    operand, new_dtype = asarray(operand), canonical_dtype(new_dtype)
+    if aval(operand).dtype.kind == "c" and new_dtype.kind not in "cb":
+        warnings.warn("Casting complex values to real discards the imaginary part", np.exceptions.ComplexWarning,
+                      stacklevel=2)
+    return bind(ew.convert_element_type_p, operand, new_dtype=new_dtype, weak_type=False)
+
+
+real, imag, conj, complex = map(_op, (cp.real_p, cp.imag_p, cp.conj_p, cp.complex_p))
 
 
 def bitcast_convert_type(operand, new_dtype):
@@ -83,66 +143,78 @@ def bitcast_convert_type(operand, new_dtype):
 
 def broadcast_in_dim(operand, shape, broadcast_dimensions):
     """operand broadcast to shape, its axis i becoming axis broadcast_dimensions[i] of the result."""
-    return bind(sh.broadcast_in_dim_p, asarray(operand), shape=tuple(shape),
-                broadcast_dimensions=tuple(broadcast_dimensions))
+    return bind(sh.broadcast_in_dim_p, asarray(operand), shape=_shape(shape, "broadcast_in_dim: shape"),
+                broadcast_dimensions=_ints(broadcast_dimensions, "broadcast_in_dim: broadcast_dimensions"))
 
 
 def reshape(operand, new_sizes):
     """operand's elements, in row-major order, in the shape new_sizes."""
-    return bind(sh.reshape_p, asarray(operand), new_sizes=tuple(new_sizes))
+    return bind(sh.reshape_p, asarray(operand), new_sizes=_shape(new_sizes, "reshape: new_sizes"))
 
 
 def transpose(operand, permutation):
     """operand with its axes permuted: axis i of the result is axis permutation[i] of operand."""
-    return bind(sh.transpose_p, asarray(operand), permutation=tuple(permutation))
+    return bind(sh.transpose_p, asarray(operand), permutation=_ints(permutation, "transpose: permutation"))
 
 
 def squeeze(array, dimensions):
-    """array without the size-1 axes in dimensions."""
-    return bind(sh.squeeze_p, asarray(array), dimensions=tuple(dimensions))
+    """array without the size-1 axes in dimensions (negative ones count from the end)."""
+    array = asarray(array)
+    dimensions = normalize_axes(_ints(dimensions, "squeeze: dimensions"), aval(array).ndim, "squeeze")
+    return bind(sh.squeeze_p, array, dimensions=dimensions)
 
 
 def expand_dims(array, dimensions):
-    """array with size-1 axes inserted at the positions dimensions (of the result)."""
-    return bind(sh.expand_dims_p, asarray(array), dimensions=tuple(dimensions))
+    """array with size-1 axes inserted at the positions dimensions (of the result; negative ones count from
+    its end)."""
+    array, dimensions = asarray(array), _ints(dimensions, "expand_dims: dimensions")
+    dimensions = normalize_axes(dimensions, aval(array).ndim + len(dimensions), "expand_dims")
+    return bind(sh.expand_dims_p, array, dimensions=dimensions)
 
 
 def rev(operand, dimensions):
     """operand reversed along the axes in dimensions."""
-    return bind(sh.rev_p, asarray(operand), dimensions=tuple(dimensions))
+    return bind(sh.rev_p, asarray(operand), dimensions=_ints(dimensions, "rev: dimensions"))
 
 
 def slice(operand, start_indices, limit_indices, strides=None):
     """operand[start:limit:stride] along every axis, with static bounds."""
-    return bind(sh.slice_p, asarray(operand), start_indices=tuple(start_indices),
-                limit_indices=tuple(limit_indices), strides=None if strides is None else tuple(strides))
+    return bind(sh.slice_p, asarray(operand), start_indices=_ints(start_indices, "slice: start_indices"),
+                limit_indices=_ints(limit_indices, "slice: limit_indices"),
+                strides=None if strides is None else _ints(strides, "slice: strides"))
 
 
 def pad(operand, padding_value, padding_config):
     """operand padded with padding_value: padding_config holds (low, high, interior) per axis (negative
     low or high removes elements)."""
     operand, padding_value = _typed(operand, padding_value)
-    return bind(sh.pad_p, operand, padding_value, padding_config=tuple(tuple(c) for c in padding_config))
+    config = tuple(_ints(c, "pad: padding_config") for c in padding_config)
+    if any(len(c) != 3 for c in config):
+        raise TypeError(f"pad: padding_config needs a (low, high, interior) triple per axis, got {padding_config}")
+    return bind(sh.pad_p, operand, padding_value, padding_config=config)
 
 
 def concatenate(operands, dimension):
     """The operands joined along axis dimension."""
-    return bind(sh.concatenate_p, *[asarray(x) for x in operands], dimension=int(dimension))
+    return bind(sh.concatenate_p, *[asarray(x) for x in operands],
+                dimension=index_arg(dimension, "concatenate: dimension"))
 
 
 def iota(dtype, size):
     """[0, 1, ..., size - 1] of dtype."""
-    return bind(sh.iota_p, dtype=canonical_dtype(dtype), shape=(int(size),), dimension=0)
+    return bind(sh.iota_p, dtype=canonical_dtype(dtype), shape=_shape(index_arg(size, "iota: size"), "iota: size"),
+                dimension=0)
 
 
 def broadcasted_iota(dtype, shape, dimension):
     """An array of shape whose elements are their index along axis dimension."""
-    return bind(sh.iota_p, dtype=canonical_dtype(dtype), shape=tuple(shape), dimension=int(dimension))
+    return bind(sh.iota_p, dtype=canonical_dtype(dtype), shape=_shape(shape, "broadcasted_iota: shape"),
+                dimension=index_arg(dimension, "broadcasted_iota: dimension"))
 
 
 def _reduction(prim):
     def fn(operand, axes):
-        return bind(prim, asarray(operand), axes=tuple(axes))
+        return bind(prim, asarray(operand), axes=_ints(axes, f"{prim.name}: axes"))
     fn.__name__ = prim.name
     fn.__doc__ = f"The `{prim.name}` primitive, as jax.lax.{prim.name}: operand reduced over the axes `axes`."
     return fn
@@ -154,44 +226,64 @@ reduce_sum, reduce_max, reduce_min, reduce_prod = map(_reduction, (rd.reduce_sum
 
 def argmax(operand, axis, index_dtype):
     """The index (of index_dtype) of the first maximum along axis."""
-    return bind(rd.argmax_p, asarray(operand), axes=(int(axis),), index_dtype=canonical_dtype(index_dtype))
+    return bind(rd.argmax_p, asarray(operand), axes=(index_arg(axis, "argmax: axis"),),
+                index_dtype=canonical_dtype(index_dtype))
 
 
 def argmin(operand, axis, index_dtype):
     """The index (of index_dtype) of the first minimum along axis."""
-    return bind(rd.argmin_p, asarray(operand), axes=(int(axis),), index_dtype=canonical_dtype(index_dtype))
+    return bind(rd.argmin_p, asarray(operand), axes=(index_arg(axis, "argmin: axis"),),
+                index_dtype=canonical_dtype(index_dtype))
 
 
 def cumsum(operand, axis=0, reverse=False):
     """The running sum along axis (from the end with reverse=True)."""
-    return bind(rd.cumsum_p, asarray(operand), axis=int(axis), reverse=bool(reverse))
+    return bind(rd.cumsum_p, asarray(operand), axis=index_arg(axis, "cumsum: axis"), reverse=bool(reverse))
 
 
 def dot_general(lhs, rhs, dimension_numbers):
     """The general tensor contraction: dimension_numbers = ((lhs contracting axes, rhs contracting axes),
     (lhs batch axes, rhs batch axes)); the result has the batch axes, then lhs's free axes, then rhs's."""
     (lc, rc), (lb, rb) = dimension_numbers
-    return linalg.dot_general(asarray(lhs), asarray(rhs), ((tuple(lc), tuple(rc)), (tuple(lb), tuple(rb))))
+    lc, rc, lb, rb = (_ints(d, "dot_general: dimension_numbers") for d in (lc, rc, lb, rb))
+    return dot_prims.dot_general(asarray(lhs), asarray(rhs), ((lc, rc), (lb, rb)))
 
 
 def dynamic_slice(operand, start_indices, slice_sizes):
-    """The slice of static size slice_sizes at traced start indices (clamped so it stays inside, as in JAX)."""
+    """The slice of static size slice_sizes at traced start indices (a negative start counts from the end once,
+    then starts are clamped so the slice stays inside, as in JAX)."""
     return bind(ix.dynamic_slice_p, asarray(operand), *[np.asarray(i) if isinstance(i, int) else i
-                                                        for i in start_indices], slice_sizes=tuple(slice_sizes))
+                                                        for i in start_indices],
+                slice_sizes=_shape(slice_sizes, "dynamic_slice: slice_sizes"))
 
 
 def dynamic_update_slice(operand, update, start_indices):
-    """operand with update written at traced start indices (clamped so it stays inside, as in JAX)."""
+    """operand with update written at traced start indices (a negative start counts from the end once, then
+    starts are clamped so the update stays inside, as in JAX)."""
     return bind(ix.dynamic_update_slice_p, asarray(operand), asarray(update),
                 *[np.asarray(i) if isinstance(i, int) else i for i in start_indices])
 
 
-__all__ = ["abs", "add", "argmax", "argmin", "bitcast_convert_type", "bitwise_and", "bitwise_not", "bitwise_or", "bitwise_xor",
-           "broadcast_in_dim", "broadcasted_iota", "ceil", "clamp", "clz", "concatenate", "cond", "convert_element_type",
-           "cos", "cumsum", "div", "dot_general", "dynamic_slice", "dynamic_update_slice", "eq", "exp", "expand_dims",
-           "expm1", "floor", "fori_loop", "ge", "gt", "integer_pow", "iota", "is_finite", "le", "log", "log1p",
-           "logistic", "lt", "max", "min", "mul", "ne", "neg", "pad", "population_count", "pow", "reduce_max", "reduce_min",
+def fft(x, fft_type, fft_lengths):
+    """The FFT over the trailing len(fft_lengths) axes; fft_type an FftType or 'fft', 'ifft', 'rfft', 'irfft'
+    (x is converted to the real or complex dtype it takes)."""
+    return _fft.transform(x, fft_type, fft_lengths)
+
+
+__all__ = ["FftType", "abs", "add", "argmax", "argmin", "bitcast_convert_type", "bitwise_and", "bitwise_not", "bitwise_or",
+           "bitwise_xor", "broadcast_in_dim", "broadcasted_iota", "ceil", "clamp", "clz", "concatenate", "cond",
+           "convert_element_type", "cos", "cumsum", "div", "dot_general", "dynamic_slice", "dynamic_update_slice", "eq",
+           "exp", "expand_dims", "expm1", "fft", "floor", "fori_loop", "ge", "gt", "integer_pow", "iota", "is_finite",
+           "le", "log", "log1p", "logistic", "lt", "max", "min", "mul", "ne", "neg", "pad", "population_count", "pow",
+           "reduce_max", "reduce_min",
            "reduce_prod", "reduce_sum", "rem", "reshape", "rev", "round", "rsqrt", "scan", "select", "select_n",
            "shift_left", "shift_right_arithmetic", "shift_right_logical",
            "sign", "sin", "slice", "sqrt", "squeeze", "stop_gradient", "sub", "switch", "tan", "tanh", "transpose",
            "while_loop"]
+__all__ += ["ConvDimensionNumbers", "associative_scan", "avg_pool", "conv", "conv_dimension_numbers",
+            "conv_general_dilated", "conv_general_permutations", "conv_general_shape_tuple", "conv_shape_tuple",
+            "conv_transpose", "conv_transpose_shape_tuple", "conv_with_general_padding", "cumlogsumexp", "cummax",
+            "cummin", "cumprod", "max_pool", "padtype_to_pads", "reduce_window", "reduce_window_max",
+            "reduce_window_min", "reduce_window_shape_tuple", "reduce_window_sum", "sort", "sort_key_val", "top_k"]
+__all__ += ["bessel_i0e", "bessel_i1e", "betainc", "digamma", "erf", "erf_inv", "erfc", "igamma", "igamma_grad_a",
+            "igammac", "lgamma", "polygamma", "zeta"]

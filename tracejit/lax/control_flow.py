@@ -1,12 +1,17 @@
 """cond, switch, while_loop, fori_loop and scan with jax.lax's signatures. Bodies are traced once into
 sub-IRs; values they close over become explicit operands of the control-flow equation."""
+import math
+
 import numpy as np
 
+from .. import ad_checkpoint
+from .. import numpy as tnp
+from .._config import config
 from ..core.api_util import leaf_aval, trace_pytree
 from ..core.avals import ShapedArray, is_python_scalar
 from ..core.errors import ShapeError
 from ..core.ir_surgery import hoist_consts, widen_inputs
-from ..core.pytree import tree_flatten, tree_flatten_with_path, tree_unflatten
+from ..core.pytree import tree_flatten, tree_flatten_with_path, tree_map, tree_unflatten
 from ..core.trace import Tracer, bind
 from ..numpy._base import asarray
 from ..primitives import elementwise as ew
@@ -159,8 +164,16 @@ def fori_loop(lower, upper, body_fun, init_val):
 # ------------------------------------------------------------------------------------------------- scan
 
 
-def scan(f, init, xs=None, length=None, reverse=False, unroll=1):
-    """carry, ys = scan(f, init, xs): f(carry, x) -> (carry, y) over the leading axis of xs."""
+def scan(f, init, xs=None, length=None, reverse=False, unroll=1, *, checkpoint=None):
+    """carry, ys = scan(f, init, xs): f(carry, x) -> (carry, y) over the leading axis of xs.
+
+    checkpoint: how reverse mode stores the loop (values and derivatives do not change). None (the default)
+    stores what every iteration's backward step needs: memory grows with the length. "sqrt" runs the loop
+    as about sqrt(length) segments of about sqrt(length) iterations, each segment checkpointed
+    (tj.checkpoint): the forward pass stores only the carry at each segment's start, and the backward pass
+    reruns one segment at a time, storing that segment's iterations; memory grows with sqrt(length), for one
+    more forward pass. An int asks for that many segments. tj.config.scan_checkpoint (environment variable
+    TRACEJIT_SCAN_CHECKPOINT) sets the default for scans of at least SQRT_MIN_LENGTH iterations."""
     x_leaves, _ = _leaves(xs)
     lengths = {leaf_aval(x).shape[0] if leaf_aval(x).shape else None for x in x_leaves}
     if None in lengths:
@@ -174,6 +187,9 @@ def scan(f, init, xs=None, length=None, reverse=False, unroll=1):
         sizes = ", ".join(f"{p}: {leaf_aval(x).shape[0]}" for p, x in zip(paths, x_leaves))
         raise ShapeError(f"scan: the leading axes of xs disagree ({sizes}; length={length})")
     length = lengths.pop()
+    segment = _segment_length(checkpoint, length)
+    if segment is not None:
+        return _segmented_scan(f, init, xs, length, reverse, segment)
     carry_leaves, carry_tree = _leaves(init)
     carry_avals = [leaf_aval(x) for x in carry_leaves]
     x_avals = [leaf_aval(x).update(shape=leaf_aval(x).shape[1:]) for x in x_leaves]
@@ -191,3 +207,51 @@ def scan(f, init, xs=None, length=None, reverse=False, unroll=1):
     outs = bind(scan_p, *consts, *_convert_to(carry_leaves, carry_avals), *x_leaves, body=body, length=length,
                 reverse=bool(reverse), num_consts=len(consts), num_carry=len(carry_avals))
     return tree_unflatten(carry_tree, outs[:len(carry_avals)]), tree_unflatten(y_tree, outs[len(carry_avals):])
+
+
+SQRT_MIN_LENGTH = 256     # scans shorter than this keep the default store-everything form under config
+
+
+def _segment_length(checkpoint, length):
+    """The iterations per checkpointed segment that `checkpoint` asks for, or None for a plain scan."""
+    if checkpoint is None and config.scan_checkpoint and isinstance(length, int) and length >= SQRT_MIN_LENGTH:
+        checkpoint = config.scan_checkpoint
+    if checkpoint is None:
+        return None
+    if not isinstance(length, int):
+        raise ValueError(f"scan: checkpoint needs the length at trace time, but it is the symbolic {length}")
+    if checkpoint == "sqrt":
+        segment = math.isqrt(length - 1) + 1 if length else 0
+    elif isinstance(checkpoint, int) and not isinstance(checkpoint, bool) and checkpoint > 0:
+        segment = -(-length // checkpoint) if length else 0
+    else:
+        raise ValueError(f"scan: checkpoint must be None, 'sqrt' or a positive number of segments, got "
+                         f"{checkpoint!r}")
+    return segment if 1 < segment < length else None
+
+
+def _segmented_scan(f, init, xs, length, reverse, segment):
+    """scan(f, init, xs) as an outer scan over the full segments, each a checkpointed inner scan of `segment`
+    iterations, and a plain scan over the remaining ones (which run first when reverse)."""
+    count = length // segment
+    rest = length - count * segment
+    head = tree_map(lambda x: tnp.reshape(x[:count * segment], (count, segment) + x.shape[1:]), xs)
+    tail = tree_map(lambda x: x[count * segment:], xs)
+
+    def run_segment(carry, x):
+        return scan(f, carry, x, length=segment, reverse=reverse)
+
+    def run_head(carry):
+        carry, ys = scan(ad_checkpoint.checkpoint(run_segment, prevent_cse=False), carry, head, length=count,
+                         reverse=reverse)
+        return carry, tree_map(lambda y: tnp.reshape(y, (count * segment,) + y.shape[2:]), ys)
+
+    if not rest:
+        return run_head(init)
+    if reverse:
+        carry, ys_tail = scan(f, init, tail, length=rest, reverse=True)
+        carry, ys_head = run_head(carry)
+    else:
+        carry, ys_head = run_head(init)
+        carry, ys_tail = scan(f, carry, tail, length=rest)
+    return carry, tree_map(lambda a, b: tnp.concatenate([a, b]), ys_head, ys_tail)

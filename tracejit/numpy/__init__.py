@@ -3,12 +3,29 @@ numpy arrays; inside one it records IR. It also gives tracers their operators an
 import numpy as _np
 
 from ..core.trace import Tracer as _Tracer
+from . import fft, linalg
 from ._base import array, asarray, astype, stack
 from ._base import full as _full
+from .complex_numbers import (
+    angle,
+    conj,
+    conjugate,
+    imag,
+    iscomplex,
+    iscomplexobj,
+    isreal,
+    isrealobj,
+    real,
+    real_if_close,
+)
+from .convolve import convolve, correlate
 from .dtypes import (
     bfloat16,
     bool_,
     can_cast,
+    complex64,
+    complex128,
+    complexfloating,
     finfo,
     float16,
     float32,
@@ -252,7 +269,8 @@ _METHODS = {
     "max": max, "min": min, "prod": prod, "argmax": argmax, "argmin": argmin, "dot": dot, "ravel": ravel,
     "flatten": ravel, "squeeze": squeeze, "cumsum": cumsum, "var": var, "std": std, "any": any, "all": all,
     "clip": clip, "round": round, "swapaxes": swapaxes, "take": take, "repeat": repeat,
-    "sort": sort, "argsort": argsort,
+    "sort": sort, "argsort": argsort, "conj": conj, "conjugate": conjugate,
+    "real": property(real), "imag": property(imag),
     "T": property(lambda self: transpose(self)),
     "at": property(lambda self: _AtIndexer(self)),
 }

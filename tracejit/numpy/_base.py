@@ -1,18 +1,25 @@
 """Conversion, promotion and broadcasting: how NumPy's implicit rules become explicit IR."""
+import warnings
+
 import numpy as np
 
 from ..core.avals import (
     DEFAULT_FLOAT,
+    HALF_FLOATS,
+    PYTHON_SCALARS,
     SHORT_NAMES,
     Dim,
     array_of,
     aval_of,
     broadcast_shapes,
     canonical_dtype,
-    is_float,
+    check_shape,
+    dtype_kind,
+    is_inexact,
     is_python_scalar,
     normalize_axis,
     result_dtype,
+    shape_arg,
     smallest_float,
 )
 from ..core.errors import ShapeError
@@ -20,7 +27,7 @@ from ..core.trace import Tracer, bind, require_fit
 from ..primitives import elementwise as ew
 from ..primitives import shapes as sh
 
-ArrayLike = (Tracer, np.ndarray, np.generic, bool, int, float)
+ArrayLike = (Tracer, np.ndarray, np.generic, *PYTHON_SCALARS)
 
 
 def aval(x):
@@ -38,13 +45,19 @@ def asarray(x, dtype=None):
         return array(x, dtype)
     if is_python_scalar(x) and dtype is None:
         return x
-    if not isinstance(x, (np.ndarray, np.generic, bool, int, float)):
+    if isinstance(x, (np.ndarray, np.generic)) and dtype_kind(x.dtype) not in "fiubc":
+        raise TypeError(f"tracejit does not support values of type {type(x).__name__} with dtype {x.dtype}")
+    if not isinstance(x, (np.ndarray, np.generic, *PYTHON_SCALARS)):
         raise TypeError(f"cannot convert a {type(x).__name__} to an array")
     out = np.asarray(x) if dtype is None else array_of(x, canonical_dtype(dtype))   # an int that does not fit:
-    if out.dtype not in SHORT_NAMES:                                                    # OverflowError
-        raise TypeError(f"a value of dtype {out.dtype} (shape {out.shape}) is not supported by tracejit "
-                        f"(supported: {', '.join(map(str, SHORT_NAMES))})")
+    if out.dtype not in SHORT_NAMES:   # (OverflowError) long double: it would not round like NumPy: say so instead
+        raise TypeError(f"a value of dtype {out.dtype} (shape {out.shape}): tracejit supports "
+                        f"{', '.join(map(str, SHORT_NAMES))}; convert it first, e.g. "
+                        f".astype(np.{_NARROWER[out.dtype.kind]})")
     return out
+
+
+_NARROWER = {"f": "float64", "c": "complex128"}    # for long double and its complex
 
 
 def array(obj, dtype=None):
@@ -60,7 +73,7 @@ def array(obj, dtype=None):
             raise TypeError("cannot make an array from a ragged nested sequence or from objects")
         return asarray(out, dtype)
     out = asarray(obj, dtype)
-    return np.array(out) if isinstance(out, (bool, int, float)) else out
+    return np.array(out) if is_python_scalar(out) else out
 
 
 def stack(arrays, axis=0):
@@ -86,11 +99,16 @@ def _flat_items(obj):
 
 
 def astype(x, dtype):
-    """x in dtype, as NumPy's astype, but float -> int saturates (NaN -> 0) also eagerly, as compiled."""
+    """x in dtype, as NumPy's astype (complex to real keeps the real part and warns, np.exceptions.ComplexWarning),
+    but float -> int saturates (NaN -> 0) also eagerly, as compiled."""
     dtype = canonical_dtype(dtype)
+    x = asarray(x)
+    if aval(x).dtype.kind == "c" and dtype.kind not in "cb":
+        warnings.warn("Casting complex values to real discards the imaginary part", np.exceptions.ComplexWarning,
+                      stacklevel=2)
     if isinstance(x, Tracer) and x.dtype == dtype and not x.weak_type:
         return x
-    return bind(ew.convert_element_type_p, asarray(x), new_dtype=dtype, weak_type=False)
+    return bind(ew.convert_element_type_p, x, new_dtype=dtype, weak_type=False)
 
 
 def _to_dtype(x, dtype):
@@ -119,9 +137,20 @@ def promote(*xs, to_float=False):
         # NumPy's loop: the first float that every array casts to safely (a Python scalar of a higher kind than
         # the arrays has made dtype its default, float64 or int64, instead)
         dtype, _ = result_dtype(*[a.update(dtype=smallest_float(a.dtype)) for a in avals])
-    if to_float and not is_float(dtype):
+    if to_float and not is_inexact(dtype):
         dtype = DEFAULT_FLOAT if to_float == "float64" else smallest_float(dtype)
     return [_to_dtype(x, dtype) for x in xs]
+
+
+def promote_linalg(*xs, name):
+    """The operands of a LAPACK-backed function as NumPy's and SciPy's linalg take them: integers and bools in
+    float64; float16 and bfloat16, which LAPACK has no routines for, refused (NumPy's linalg refuses float16)."""
+    xs = promote(*xs, to_float="float64")
+    dtype = aval(xs[0]).dtype
+    if dtype in HALF_FLOATS:
+        raise TypeError(f"{name}: {dtype} matrices are not supported (LAPACK has no 16-bit floats; NumPy refuses "
+                        "float16 too): convert them to float32")
+    return xs
 
 
 def broadcast_to_shape(x, shape):
@@ -144,10 +173,25 @@ def broadcast_operands(*xs, op):
             for x, s in zip(xs, shapes)]
 
 
-def normalize_shape(shape):
-    if isinstance(shape, (int, np.integer)):
-        return (int(shape),)
-    return tuple(d if isinstance(d, Dim) else int(d) for d in shape)
+def normalize_shape(shape, what="shape"):
+    """A shape argument as a tuple of sizes, checked as NumPy checks one (TypeError for a size that is not an
+    integer, ValueError for a negative or too large one), naming `what`."""
+    return check_shape(shape_arg(shape, what), what=what)
+
+
+def int_array(value, what, shape=None, bools=True):
+    """A concrete integer argument (pad widths, tile's reps) as an int64 array, broadcast to `shape` if given: a
+    TypeError for other dtypes (bools too with bools=False), a ValueError naming it if it is too large for int64
+    or does not broadcast."""
+    out = np.asarray(value)
+    if out.dtype == object and all(isinstance(v, int) for v in out.flat):
+        raise ValueError(f"{what} {value!r}: too big (array is too big)")
+    if out.size and out.dtype.kind not in ("biu" if bools else "iu") or out.ndim > (1 if shape is None else len(shape)):
+        raise TypeError(f"{what} must be an integer or a sequence of integers, got {value!r}")
+    try:
+        return (out if shape is None else np.broadcast_to(out, shape)).astype(np.int64)
+    except (ValueError, OverflowError):
+        raise ValueError(f"{what} {value!r} does not fit shape {shape} or int64") from None
 
 
 def full(shape, fill_value, dtype=None):

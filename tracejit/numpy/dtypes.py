@@ -1,5 +1,5 @@
-"""NumPy's dtype objects and functions over tracejit's dtypes: the scalar types (`tnp.uint8`, `tnp.bfloat16`
-...), the abstract ones (`tnp.integer`, `tnp.floating` ...), and result_type, promote_types, can_cast, iinfo,
+"""NumPy's dtype objects and functions over tracejit's dtypes: the scalar types (`tnp.uint8`, `tnp.bfloat16`,
+`tnp.complex64` ...), the abstract ones (`tnp.integer`, `tnp.floating` ...), and result_type, promote_types, can_cast, iinfo,
 finfo and issubdtype with NumPy 2's promotion (core.avals) and bfloat16 a floating type, which NumPy's own
 functions do not know it to be (ml_dtypes gives it NumPy's kind 'V')."""
 import ml_dtypes
@@ -11,9 +11,10 @@ from ..core.trace import Tracer
 bool_, int8, int16, int32, int64 = np.bool_, np.int8, np.int16, np.int32, np.int64
 uint8, uint16, uint32, uint64 = np.uint8, np.uint16, np.uint32, np.uint64
 float16, bfloat16, float32, float64 = np.float16, ml_dtypes.bfloat16, np.float32, np.float64
+complex64, complex128 = np.complex64, np.complex128
 generic, number, integer, signedinteger, unsignedinteger = (np.generic, np.number, np.integer, np.signedinteger,
                                                            np.unsignedinteger)
-inexact, floating = np.inexact, np.floating
+inexact, floating, complexfloating = np.inexact, np.floating, np.complexfloating
 dtype = np.dtype
 _FLOAT_ANCESTORS = (np.floating, np.inexact, np.number, np.generic)
 

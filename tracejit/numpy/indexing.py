@@ -28,10 +28,21 @@ def _is_int_scalar(i):
     return isinstance(i, (int, np.integer)) and not isinstance(i, (bool, np.bool_))
 
 
+def _concrete_index(i):
+    """Lists become arrays; integer arrays of any width become int64 (their values are all that counts)."""
+    i = np.asarray(i) if isinstance(i, list) else i
+    return i.astype(DEFAULT_INT) if isinstance(i, np.ndarray) and i.dtype.kind in "iu" else i
+
+
+def _is_mask(i):
+    """A concrete boolean index: a mask over as many axes as it has (a bool scalar: none, it adds one)."""
+    return isinstance(i, (bool, np.bool_)) or (isinstance(i, np.ndarray) and i.dtype == np.bool_)
+
+
 def _expand(idx, ndim):
     """A tuple of per-axis indices: Ellipsis expanded, None turned into inserted axes, masks made integer."""
     idx = idx if isinstance(idx, tuple) else (idx,)
-    idx = tuple(np.asarray(i) if isinstance(i, list) else i for i in idx)
+    idx = tuple(_concrete_index(i) for i in idx)
     for i in idx:
         if isinstance(i, Tracer) and i.dtype == np.bool_:
             raise ConcretizationError(
@@ -39,10 +50,9 @@ def _expand(idx, ndim):
                 "on the data. Use tnp.where(mask, x, 0) or a concrete (numpy) mask.")
         if not (i is None or i is Ellipsis or isinstance(i, (slice, Tracer, np.ndarray)) or _is_int_scalar(i)
                 or isinstance(i, (bool, np.bool_))):
-            raise TypeError(f"index {i!r} of type {type(i).__name__} is not supported (ints, slices, None, "
-                            "Ellipsis, integer arrays and concrete boolean masks are)")
-    used = sum(np.ndim(i) if isinstance(i, np.ndarray) and i.dtype == np.bool_ else 1
-               for i in idx if i is not None and i is not Ellipsis)
+            raise IndexError(f"index {i!r} of type {type(i).__name__}: only integers, slices, None, Ellipsis, "
+                             "integer arrays and concrete boolean masks are valid indices")
+    used = sum(np.ndim(i) if _is_mask(i) else 1 for i in idx if i is not None and i is not Ellipsis)
     if sum(i is Ellipsis for i in idx) > 1:
         raise IndexError("an index can only have a single ellipsis ('...')")
     if used > ndim:
@@ -51,7 +61,7 @@ def _expand(idx, ndim):
     for i in idx:
         if i is Ellipsis:
             out.extend([slice(None)] * (ndim - used))
-        elif isinstance(i, (bool, np.bool_)) or (isinstance(i, np.ndarray) and i.dtype == np.bool_):
+        elif _is_mask(i):
             out.append(("mask", np.asarray(i)))
         else:
             out.append(i)
@@ -75,6 +85,7 @@ def getitem(x, idx, mode="clip"):
     for e in entries:
         if isinstance(e, tuple) and e[0] == "mask":
             mask = e[1]
+            _check_mask(mask, aval(x).shape, len(flat))
             flat.extend(np.nonzero(mask) if mask.ndim else [np.zeros(int(mask), DEFAULT_INT)])
             if mask.ndim == 0:
                 x = bind(sh.expand_dims_p, x, dimensions=(len(flat) - 1,))
@@ -88,6 +99,24 @@ def getitem(x, idx, mode="clip"):
     if advanced:
         return _advanced(x, flat, advanced, mode)
     return _basic(x, flat)
+
+
+def _check_mask(mask, shape, axis):
+    """NumPy's IndexError for a boolean mask whose shape differs from the axes it selects (from `axis` on)."""
+    for k, (m, d) in enumerate(zip(mask.shape, shape[axis:])):
+        if isinstance(d, Dim):
+            d.need("a boolean mask")
+        if m != d:
+            raise IndexError(f"boolean index did not match indexed array along axis {axis + k}; size of axis is "
+                             f"{d} but size of corresponding boolean axis is {m}")
+
+
+def _check_bounds(index, size, axis):
+    """NumPy's IndexError for a concrete index out of [-size, size) (traced ones are clamped, as in JAX)."""
+    index = np.asarray(index)
+    bad = index[(index >= size) | (index < -size)] if not isinstance(size, Dim) else index[:0]
+    if bad.size:
+        raise IndexError(f"index {bad.flat[0]} is out of bounds for axis {axis} with size {size}")
 
 
 def _basic(x, entries):
@@ -115,8 +144,7 @@ def _basic(x, entries):
             starts.append(0), limits.append(1), strides.append(1), drop.append(axis)
         else:
             i = int(e)
-            if not -d <= i < d:
-                raise IndexError(f"index {i} is out of bounds for axis {axis} with size {d}")
+            _check_bounds(i, d, axis)
             i %= d
             starts.append(i), limits.append(i + 1), strides.append(1), drop.append(axis)
     if dynamic:
@@ -139,13 +167,13 @@ def _normalized_index(i, size):
 
 
 def _dynamic_part(x, dynamic):
-    """Traced scalar indices: a dynamic_slice of size 1 on those axes (clamped, as in JAX)."""
+    """Traced scalar indices: a dynamic_slice of size 1 on those axes (which counts a negative index from
+    the end once, then clamps, as in JAX)."""
     shape = aval(x).shape
     for axis, i in dynamic.items():
         if i.ndim or i.dtype.kind not in "iu":
             raise TypeError(f"index for axis {axis} must be an integer scalar, got {i.aval.str_short()}")
-    starts = [_normalized_index(dynamic[a], d) if a in dynamic else np.asarray(0, DEFAULT_INT)
-              for a, d in enumerate(shape)]
+    starts = [dynamic.get(a, np.asarray(0, DEFAULT_INT)) for a in range(len(shape))]
     sizes = tuple(1 if a in dynamic else d for a, d in enumerate(shape))
     return bind(ix.dynamic_slice_p, x, *starts, slice_sizes=sizes)
 
@@ -160,6 +188,8 @@ def _advanced(x, entries, advanced, mode):
         e = entries[k]
         if not _is_int_scalar(e) and aval(e).dtype.kind not in "iu":
             raise IndexError(f"arrays used as indices must be of integer (or boolean) type, got {aval(e).str_short()}")
+        if mode == "clip" and not isinstance(e, Tracer):    # concrete indices are checked, as NumPy does
+            _check_bounds(e, shape[k], k)
         arrays.append(_normalized_index(e, shape[k]))
     batch = broadcast_shapes(*[aval(a).shape for a in arrays], op="indexing")
     columns = [expand_dims(broadcast_to_shape(a, batch), -1) for a in arrays]
@@ -177,8 +207,14 @@ def take(a, indices, axis=None):
     a = asarray(a)
     if axis is None:
         a, axis = ravel(a), 0
-    axis = normalize_axis(axis, aval(a).ndim)
-    return getitem(a, (slice(None),) * axis + (asarray(indices),))
+    axis = normalize_axis(axis, aval(a).ndim, "take", bools=False)
+    indices = asarray(_concrete_index(indices))
+    kind = aval(indices).dtype.kind
+    if kind == "b":       # NumPy casts the indices to integers: True is index 1, never a mask
+        indices = astype(indices, DEFAULT_INT)
+    elif kind not in "iu":
+        raise TypeError(f"take: indices must be integers, got {aval(indices).str_short()}")
+    return getitem(a, (slice(None),) * axis + (indices,))
 
 
 def take_along_axis(arr, indices, axis):
@@ -186,7 +222,9 @@ def take_along_axis(arr, indices, axis):
     as in JAX, concrete ones raise IndexError, as in NumPy)."""
     arr, indices = asarray(arr), asarray(indices)
     if axis is None:
-        arr, indices, axis = ravel(arr), ravel(indices), 0
+        if aval(indices).ndim != 1:
+            raise ValueError(f"take_along_axis: with axis=None, indices must be 1-D, got {aval(indices).str_short()}")
+        arr, axis = ravel(arr), 0
     a, i = aval(arr), aval(indices)
     if i.dtype.kind not in "iu" or i.ndim != a.ndim:
         raise IndexError(f"take_along_axis: indices must be an integer array of the rank of arr ({a.ndim}), got "
@@ -219,7 +257,7 @@ def _sorting(prim, a, axis, order, **params):
     a = asarray(a)
     if axis is None or (prim is ix.argsort_p and aval(a).ndim == 0):     # NumPy argsorts a 0-d array as 1-d
         a, axis = ravel(a), 0 if axis is None else axis
-    return bind(prim, a, axis=normalize_axis(axis, aval(a).ndim, prim.name), **params)
+    return bind(prim, a, axis=normalize_axis(axis, aval(a).ndim, prim.name, bools=prim is ix.sort_p), **params)
 
 
 def searchsorted(a, v, side="left", sorter=None):
@@ -332,14 +370,18 @@ def repeat(a, repeats, axis=None):
         a, axis = ravel(a), 0
     elif aval(a).ndim == 0:      # as NumPy: a 0-d array repeats as a 1-d one (along axis 0 or -1)
         a = ravel(a)
-    axis = normalize_axis(axis, aval(a).ndim, "repeat")
+    axis = normalize_axis(axis, aval(a).ndim, "repeat", bools=False)
     if isinstance(repeats, Tracer):
         raise TypeError("repeat: the repeats must be concrete (Python ints or a NumPy array), not traced values: "
                         "the size of the output depends on them")
     repeats = np.asarray(repeats)
-    if repeats.dtype.kind not in "iub" or (repeats < 0).any():
-        raise ValueError(f"repeat: repeats must be non-negative integers, got {repeats}")
+    if repeats.dtype.kind not in "iub":
+        raise TypeError(f"repeat: repeats must be integers, got {repeats!r}")
+    if (repeats < 0).any():
+        raise ValueError(f"repeat: repeats must be non-negative, got {repeats}")
     shape = aval(a).shape
+    if repeats.ndim > 1 or repeats.ndim and repeats.shape != (shape[axis],) and repeats.shape != (1,):
+        raise ValueError(f"repeat: repeats of shape {repeats.shape} do not fit the axis of size {shape[axis]}")
     if repeats.ndim == 0:
         r = int(repeats)
         spread = bind(sh.broadcast_in_dim_p, a, shape=(*shape[:axis + 1], r, *shape[axis + 1:]),

@@ -4,10 +4,11 @@ import functools
 
 import numpy as np
 
-from ..core.avals import broadcast_shapes, normalize_axis
+from ..core.avals import broadcast_shapes, index_arg, normalize_axis
 from ..core.errors import ShapeError
 from ..primitives import linalg
 from ._base import asarray, astype, aval, broadcast_to_shape, promote, stack
+from .complex_numbers import conj
 from .indexing import getitem, take
 from .shape_ops import concatenate, eye, moveaxis, ravel, reshape, sum, transpose, zeros
 from .ufuncs import multiply, not_equal, subtract, where_
@@ -125,10 +126,10 @@ def tensordot(a, b, axes=2):
     """Contract the last `axes` axes of a with the first of b, or the listed axes: one dot_general."""
     sa, sb = aval(a).shape, aval(b).shape
     if np.ndim(axes) == 0:
-        n = int(axes)
+        n = index_arg(axes, "tensordot: axes")
         axes_a, axes_b = list(range(len(sa) - n, len(sa))), list(range(n))
     else:
-        axes_a, axes_b = ([int(x)] if np.ndim(x) == 0 else [int(y) for y in x] for x in axes)
+        axes_a, axes_b = ([x] if np.ndim(x) == 0 else list(x) for x in axes)
     axes_a = [normalize_axis(x, len(sa), "tensordot") for x in axes_a]
     axes_b = [normalize_axis(x, len(sb), "tensordot") for x in axes_b]
     if len(axes_a) != len(axes_b) or any(sa[i] != sb[j] for i, j in zip(axes_a, axes_b)):
@@ -144,7 +145,8 @@ def inner(a, b):
 
 
 def vdot(a, b):
-    return dot(ravel(a), ravel(b))
+    """The dot product of the flattened arrays, the first conjugated (NumPy's vdot)."""
+    return dot(ravel(conj(a)), ravel(b))
 
 
 def kron(a, b):
@@ -174,6 +176,7 @@ def diagonal(a, offset=0, axis1=0, axis2=1):
     """The diagonal as the last axis (NumPy's layout): one gather."""
     a = asarray(a)
     ndim = aval(a).ndim
+    axis1, axis2 = index_arg(axis1, "diagonal: axis1"), index_arg(axis2, "diagonal: axis2")   # types first, as NumPy
     if ndim < 2:
         raise ShapeError(f"diagonal: needs an array of rank 2 or more, got shape {aval(a).shape}")
     axis1, axis2 = normalize_axis(axis1, ndim, "diagonal"), normalize_axis(axis2, ndim, "diagonal")

@@ -8,16 +8,19 @@ from ..core.avals import (
     DEFAULT_FLOAT,
     DEFAULT_INT,
     Dim,
+    axis_tuple,
     canonical_dtype,
+    index_arg,
     normalize_axes,
     normalize_axis,
-    shape_size,
+    reshape_sizes,
+    shape_arg,
 )
 from ..core.errors import ShapeError
 from ..core.trace import Tracer, bind
 from ..primitives import reductions as rd
 from ..primitives import shapes as sh
-from ._base import asarray, astype, aval, broadcast_to_shape, full, normalize_shape, promote
+from ._base import asarray, astype, aval, broadcast_to_shape, full, int_array, normalize_shape, promote
 from .ufuncs import (
     add,
     divide,
@@ -64,8 +67,12 @@ def arange(start, stop=None, step=1, dtype=None):
     if builtins.any(isinstance(s, Tracer) for s in (start, stop, step)):
         raise TypeError("arange: start, stop and step must be concrete; the length of the result must be "
                         "known when tracing (use static_argnums for them)")
+    if builtins.any(np.ndim(s) for s in (start, stop, step)):
+        raise ValueError(f"arange: start, stop and step must be scalars, got {start!r}, {stop!r}, {step!r}")
     length = len(range(int(np.ceil((stop - start) / step)))) if step else 0
     dtype = canonical_dtype(dtype or np.arange(start, stop, step).dtype)
+    if dtype == np.bool_:
+        np.arange(start, stop, step, dtype)     # NumPy's TypeError for more than 2 elements (False, True)
     index = _iota(dtype, (length,), 0) if length else np.zeros(0, dtype)
     if start == 0 and step == 1:
         return index
@@ -75,6 +82,7 @@ def arange(start, stop=None, step=1, dtype=None):
 def linspace(start, stop, num=50, endpoint=True, dtype=None):
     """NumPy's formula (start + i * step in float64, the endpoint exact) as operations, so that a result
     indexed by a traced value inside a trace is a tracer too."""
+    num = index_arg(num, "linspace: num")
     if num < 0:
         raise ValueError(f"linspace: number of samples, {num}, must be non-negative")
     start, stop, _ = promote(start, stop, float(num), to_float="float64")
@@ -87,7 +95,7 @@ def linspace(start, stop, num=50, endpoint=True, dtype=None):
 
 
 def eye(N, M=None, k=0, dtype=None):
-    M = N if M is None else M
+    N, M = (index_arg(n, f"eye: {name}", bools=False) for n, name in ((N, "N"), (N if M is None else M, "M")))
     rows, cols = _iota(DEFAULT_INT, (N, M), 0), _iota(DEFAULT_INT, (N, M), 1)
     return astype(equal(add(rows, k), cols), dtype or DEFAULT_FLOAT)
 
@@ -118,15 +126,7 @@ def reshape(a, newshape, order="C"):
         raise NotImplementedError("reshape: only order='C' is supported")
     a = asarray(a)
     shape = aval(a).shape
-    newshape = normalize_shape(newshape)
-    if newshape.count(-1) > 1:
-        raise ShapeError(f"reshape: can only infer one dimension, got {newshape}")
-    if -1 in newshape:
-        known = shape_size([d for d in newshape if d != -1], "reshape with -1")
-        size = shape_size(shape, "reshape with -1")
-        if known == 0 or size % known:
-            raise ShapeError(f"reshape: cannot reshape an array of shape {shape} ({size} elements) into {newshape}")
-        newshape = tuple(size // known if d == -1 else d for d in newshape)
+    newshape = reshape_sizes(shape, shape_arg(newshape, "reshape: shape"))
     if newshape == shape:
         return a
     return bind(sh.reshape_p, a, new_sizes=newshape)
@@ -139,7 +139,7 @@ def ravel(a):
 def transpose(a, axes=None):
     a = asarray(a)
     ndim = aval(a).ndim
-    perm = tuple(range(ndim))[::-1] if axes is None else tuple(normalize_axis(x, ndim) for x in axes)
+    perm = tuple(range(ndim))[::-1] if axes is None else tuple(normalize_axis(i, ndim, bools=False) for i in axes)
     if sorted(perm) != list(range(ndim)):
         raise ShapeError(f"transpose: axes {axes} are not a permutation of the {ndim} axes of {aval(a).shape}")
     return a if perm == tuple(range(ndim)) else bind(sh.transpose_p, a, permutation=perm)
@@ -156,8 +156,10 @@ def swapaxes(a, axis1, axis2):
 def moveaxis(a, source, destination):
     a = asarray(a)
     ndim = aval(a).ndim
-    src = [normalize_axis(s, ndim) for s in np.atleast_1d(source)]
-    dst = [normalize_axis(d, ndim) for d in np.atleast_1d(destination)]
+    src, dst = ([normalize_axis(i, ndim, "moveaxis") for i in axis_tuple(x, "moveaxis", iterable=True)]
+                for x in (source, destination))
+    if len(src) != len(dst) or len(set(src)) != len(src) or len(set(dst)) != len(dst):
+        raise ValueError(f"moveaxis: source {source!r} and destination {destination!r} need as many distinct axes")
     order = [i for i in range(ndim) if i not in src]
     for d, s in sorted(zip(dst, src)):
         order.insert(d, s)
@@ -166,8 +168,8 @@ def moveaxis(a, source, destination):
 
 def expand_dims(a, axis):
     a = asarray(a)
-    ndim = aval(a).ndim + len(np.atleast_1d(axis))
-    return bind(sh.expand_dims_p, a, dimensions=normalize_axes(axis, ndim))
+    axes = axis_tuple(axis if isinstance(axis, (tuple, list)) else (axis,), "expand_dims", iterable=True)
+    return bind(sh.expand_dims_p, a, dimensions=normalize_axes(axes, aval(a).ndim + len(axes), "expand_dims"))
 
 
 def squeeze(a, axis=None):
@@ -184,13 +186,14 @@ def squeeze(a, axis=None):
 
 
 def broadcast_to(a, shape):
-    return broadcast_to_shape(asarray(a), normalize_shape(shape))
+    return broadcast_to_shape(asarray(a), normalize_shape(shape, "broadcast_to: shape"))
 
 
 def concatenate(arrays, axis=0):
     arrays = promote(*arrays)
     if axis is None:
         arrays, axis = [ravel(a) for a in arrays], 0
+    axis = index_arg(axis, "concatenate: axis", bools=False)
     arrays = [asarray(np.asarray(a)) if not isinstance(a, Tracer) else a for a in arrays]
     ndim = aval(arrays[0]).ndim
     if ndim == 0:
@@ -198,7 +201,7 @@ def concatenate(arrays, axis=0):
     if builtins.any(aval(a).ndim != ndim for a in arrays):
         shapes = ", ".join(str(aval(a).shape) for a in arrays)
         raise ShapeError(f"concatenate: all arrays must have the same rank, got shapes {shapes}")
-    axis = normalize_axis(axis, ndim)
+    axis = normalize_axis(axis, ndim, "concatenate", bools=False)
     if len(arrays) == 1:
         return arrays[0]
     return bind(sh.concatenate_p, *arrays, dimension=axis)
@@ -214,7 +217,7 @@ def _slice_axis(a, axis, start, stop):
 
 def flip(m, axis=None):
     m = asarray(m)
-    axes = tuple(range(aval(m).ndim)) if axis is None else normalize_axes(axis, aval(m).ndim)
+    axes = tuple(range(aval(m).ndim)) if axis is None else normalize_axes(axis, aval(m).ndim, "flip", iterable=True)
     return bind(sh.rev_p, m, dimensions=axes) if axes else m
 
 
@@ -231,7 +234,8 @@ def roll(a, shift, axis=None):
     a = asarray(a)
     if axis is None:
         return reshape(roll(ravel(a), shift, 0), aval(a).shape)
-    shifts, axes = np.broadcast_arrays(np.asarray(shift), np.asarray(axis))
+    axes = axis_tuple(axis, "roll", iterable=True)      # NumPy's shifts are cast to integers (1.5 rolls by 1)
+    shifts, axes = np.broadcast_arrays(np.asarray(shift).astype(np.int64), np.asarray(axes, np.int64))
     for s, ax in zip(shifts.ravel().tolist(), axes.ravel().tolist()):
         ax = normalize_axis(ax, aval(a).ndim, "roll")
         n = aval(a).shape[ax]
@@ -245,8 +249,8 @@ def roll(a, shift, axis=None):
 def diff(a, n=1, axis=-1):
     """NumPy's n-th discrete difference (`!=` for bool, as in NumPy)."""
     a = asarray(a)
-    if n < 0:
-        raise ValueError(f"diff: order n must be non-negative, got {n}")
+    if index_arg(n, "diff: order n") < 0 or aval(a).ndim == 0:
+        raise ValueError(f"diff: order n must be non-negative and a of rank 1 or more, got n={n}, {aval(a).shape}")
     axis = normalize_axis(axis, aval(a).ndim, "diff")
     for _ in range(n):
         size = aval(a).shape[axis]
@@ -260,7 +264,7 @@ def diff(a, n=1, axis=-1):
 def tile(A, reps):
     """A broadcast along new axes interleaved with its own, then merged: one fused loop."""
     A = asarray(A)
-    reps = (int(reps),) if np.ndim(reps) == 0 else tuple(int(r) for r in reps)
+    reps = tuple(int_array(reps, "tile: reps").reshape(-1).tolist())
     if builtins.any(r < 0 for r in reps):
         raise ValueError(f"tile: repetitions must be non-negative, got {reps}")
     shape = aval(A).shape
@@ -278,9 +282,9 @@ def pad(array, pad_width, mode="constant", constant_values=0):
         raise NotImplementedError(f"pad: mode {mode!r} is not supported; only 'constant' is")
     x = asarray(array)
     ndim = aval(x).ndim
-    widths = np.broadcast_to(np.asarray(pad_width), (ndim, 2))
-    if widths.dtype.kind not in "iu" or (widths < 0).any():
-        raise ValueError(f"pad: pad_width must be non-negative integers, got {pad_width}")
+    widths = int_array(pad_width, "pad: pad_width", (ndim, 2), bools=False)
+    if (widths < 0).any():
+        raise ValueError(f"pad: pad_width must be non-negative, got {pad_width!r}")
     value = np.asarray(constant_values)
     if value.ndim:
         raise NotImplementedError("pad: constant_values must be one scalar")
@@ -354,7 +358,7 @@ def array_split(ary, indices_or_sections, axis=0):
 def split(ary, indices_or_sections, axis=0):
     if np.ndim(indices_or_sections) == 0:
         size = aval(asarray(ary)).shape[normalize_axis(axis, aval(asarray(ary)).ndim, "split")]
-        if not isinstance(size, Dim) and size % int(indices_or_sections):
+        if not isinstance(size, Dim) and int(indices_or_sections) > 0 and size % int(indices_or_sections):
             raise ValueError(f"split: an axis of size {size} does not split into {indices_or_sections} equal "
                              "parts (array_split allows unequal ones)")
     return array_split(ary, indices_or_sections, axis)
@@ -394,12 +398,14 @@ def empty_like(prototype, dtype=None):
 
 def _reduce(prim, a, axis, keepdims, dtype=None):
     a = asarray(a)
-    if isinstance(a, (bool, int, float)):
+    if not isinstance(a, (Tracer, np.ndarray, np.generic)):     # a Python scalar
         a = np.asarray(a)
     shape = aval(a).shape
     axes = normalize_axes(axis, len(shape))
     if dtype is not None:
         a = astype(a, dtype)
+    if aval(a).dtype == np.bool_:      # NumPy's sum and prod of dtype bool are a logical or, a logical and
+        prim = {rd.reduce_sum_p: rd.reduce_max_p, rd.reduce_prod_p: rd.reduce_min_p}.get(prim, prim)
     out = bind(prim, a, axes=axes) if axes else a
     if keepdims:
         out = reshape(out, tuple(1 if i in axes else d for i, d in enumerate(shape)))
@@ -456,7 +462,7 @@ def _arg(prim, a, axis, keepdims):
     if axis is None:
         out = bind(prim, ravel(a), axes=(0,), index_dtype=DEFAULT_INT)
         return reshape(out, (1,) * ndim) if keepdims else out
-    axis = normalize_axis(axis, ndim)
+    axis = normalize_axis(axis, ndim, prim.name, bools=False)
     out = bind(prim, a, axes=(axis,), index_dtype=DEFAULT_INT)
     return expand_dims(out, axis) if keepdims else out
 
@@ -476,5 +482,7 @@ def cumsum(a, axis=None, dtype=None):
     acc = _accumulator_dtype(a, dtype)
     if acc is not None:
         a = astype(a, acc)
-    return bind(rd.cumsum_p, a, axis=normalize_axis(axis, aval(a).ndim), reverse=False)
+    if aval(a).dtype == np.bool_:      # NumPy's cumsum of dtype bool is a running or: a running count, nonzero
+        return astype(cumsum(astype(a, DEFAULT_INT), axis), np.bool_)
+    return bind(rd.cumsum_p, a, axis=normalize_axis(axis, aval(a).ndim, "cumsum", bools=False), reverse=False)
 

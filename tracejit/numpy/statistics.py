@@ -4,12 +4,13 @@ import builtins
 
 import numpy as np
 
-from ..core.avals import DEFAULT_INT, HALF_FLOATS, Dim, is_float, normalize_axes, normalize_axis, shape_size
+from ..core.avals import DEFAULT_INT, HALF_FLOATS, Dim, is_float, normalize_axes, shape_size
 from ..core.trace import Tracer, bind
+from ..primitives import complex_parts as cp
 from ..primitives import shapes as sh
 from ._base import asarray, astype, aval, broadcast_to_shape, promote
 from .indexing import sort
-from .shape_ops import _slice_axis, all, full, max, min, ravel, reshape, squeeze, sum
+from .shape_ops import _slice_axis, all, full, max, min, reshape, squeeze, sum, transpose
 from .ufuncs import (
     add,
     divide,
@@ -61,10 +62,10 @@ def _count(a, axis, ddof=0):
 def var(a, axis=None, dtype=None, ddof=0, keepdims=False):
     a = asarray(a)
     (a,) = promote(a, to_float="float64") if dtype is None else (astype(a, dtype),)
-    count = _count(a, axis, ddof)
-    centered = subtract(a, mean(a, axis, keepdims=True))
-    return divide(sum(square(centered), axis, keepdims=keepdims),
-                  count if isinstance(count, Tracer) else np.asarray(count, aval(a).dtype))
+    count, c = _count(a, axis, ddof), subtract(a, mean(a, axis, keepdims=True))
+    squared = bind(cp.real_p, multiply(c, bind(cp.conj_p, c))) if aval(c).dtype.kind == "c" else square(c)  # |c|**2
+    return divide(sum(squared, axis, keepdims=keepdims),
+                  count if isinstance(count, Tracer) else np.asarray(count, aval(squared).dtype))
 
 
 def std(a, axis=None, dtype=None, ddof=0, keepdims=False):
@@ -109,16 +110,17 @@ def ptp(a, axis=None, keepdims=False):
 def average(a, axis=None, weights=None, returned=False, keepdims=False):
     """mean, or sum(a * w) / sum(w) with w broadcast along axis when it is 1-D (NumPy's rules)."""
     a = asarray(a)
+    axis = None if axis is None else normalize_axes(axis, aval(a).ndim, "average", iterable=True)
     if weights is None:
         avg = mean(a, axis, keepdims=keepdims)
         scale = full(aval(avg).shape, np.prod(aval(a).shape) / np.prod(aval(avg).shape), aval(avg).dtype)
     else:
         w = asarray(weights)
         if aval(w).shape != aval(a).shape:
-            if axis is None or aval(w).ndim != 1:
+            if axis is None or len(axis) != 1 or aval(w).ndim != 1:
                 raise ValueError(f"average: weights of shape {aval(w).shape} differ from a's {aval(a).shape}: "
-                                 "give a 1-D weights array and an axis")
-            ax = normalize_axis(axis, aval(a).ndim, "average")
+                                 "give a 1-D weights array and one axis")
+            ax = axis[0]
             w = broadcast_to_shape(reshape(w, tuple(-1 if k == ax else 1 for k in range(aval(a).ndim))),
                                    aval(a).shape)
         if aval(a).dtype.kind in "biu":
@@ -134,10 +136,12 @@ def median(a, axis=None, keepdims=False):
     slice holds a NaN, as NumPy."""
     (a,) = promote(a, to_float="float64")
     shape = aval(a).shape
-    if axis is None:
-        a, ax = ravel(a), 0
-    else:
-        ax = normalize_axis(axis, len(shape), "median")
+    axes = normalize_axes(axis, len(shape), "median", iterable=True)
+    ax = axes[0] if len(axes) == 1 else len(shape) - len(axes)
+    if len(axes) != 1:      # the reduced axes moved last and merged into one
+        kept = [k for k in range(len(shape)) if k not in axes]
+        a = reshape(transpose(a, kept + list(axes)), tuple(shape[k] for k in kept) + (shape_size(
+            [shape[k] for k in axes], "median over several axes"),))
     n = aval(a).shape[ax]
     if n == 0:
         out = full(aval(a).shape[:ax] + aval(a).shape[ax + 1:], np.nan, aval(a).dtype)
@@ -148,7 +152,6 @@ def median(a, axis=None, keepdims=False):
         last = squeeze(_slice_axis(ordered, ax, n - 1, n), ax)      # NaNs sort last
         out = where_(isnan(last), last, middle)
     if keepdims:
-        out = reshape(out, tuple(1 for _ in shape) if axis is None else
-                      tuple(1 if k == ax else d for k, d in enumerate(shape)))
+        out = reshape(out, tuple(1 if k in axes else d for k, d in enumerate(shape)))
     return out
 

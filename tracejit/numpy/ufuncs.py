@@ -3,8 +3,9 @@ import functools
 
 import numpy as np
 
-from ..core.avals import HALF_FLOATS, broadcast_shapes, finfo, fits, is_float, result_dtype
+from ..core.avals import HALF_FLOATS, broadcast_shapes, dtype_kind, finfo, fits, is_float, result_dtype
 from ..core.trace import Tracer, bind
+from ..primitives import complex_parts as cp
 from ..primitives import elementwise as ew
 from ._base import asarray, astype, aval, broadcast_operands, broadcast_to_shape, promote
 
@@ -107,7 +108,7 @@ def _rounding(prim, name):
 
     def fn(x):
         x = asarray(x)
-        if _ROUNDING_KEEPS_INTS and not is_float(aval(x).dtype):
+        if _ROUNDING_KEEPS_INTS and dtype_kind(aval(x).dtype) in "biu":
             return x if isinstance(x, Tracer) else np.array(x)
         return to_float(x)
     fn.__name__ = name
@@ -121,7 +122,7 @@ isfinite = _unary(ew.is_finite_p, "isfinite", to_float=True)
 invert = bitwise_not = _unary(ew.not_p, "invert")
 
 
-def _bools_as_int8(*xs):
+def bools_as_int8(*xs):
     """Operands of a function NumPy has no bool loop for: bools compute as int8, its smallest integer loop."""
     return [astype(x, np.int8) for x in xs] if aval(xs[0]).dtype == np.bool_ else list(xs)
 
@@ -130,7 +131,7 @@ def _shift(name, signed, unsigned):
     """NumPy's shifts: bools shift as int8; a count of the width or more (or a negative one) shifts every
     bit out; right shifts are arithmetic for signed dtypes, logical for unsigned ones."""
     def fn(x, y):
-        x, y = _bools_as_int8(*promote(x, y))
+        x, y = bools_as_int8(*promote(x, y))
         prim = unsigned if aval(x).dtype.kind == "u" else signed
         return bind(prim, *broadcast_operands(x, y, op=name))
     fn.__name__ = name
@@ -143,7 +144,7 @@ right_shift = _shift("right_shift", ew.shift_right_arithmetic_p, ew.shift_right_
 
 def bitwise_count(x):
     """The number of 1 bits in |x|, as uint8 (NumPy 2's)."""
-    (x,) = _bools_as_int8(*promote(x))
+    (x,) = bools_as_int8(*promote(x))
     if aval(x).dtype.kind not in "iu":
         raise TypeError(f"bitwise_count: needs integers, got {aval(x).dtype}")
     return astype(bind(ew.population_count_p, absolute(x)), np.uint8)
@@ -163,6 +164,8 @@ def positive(x):
 
 def round(x, decimals=0):
     (x,) = promote(x)
+    if aval(x).dtype.kind == "c":      # each part, as NumPy
+        return _by_parts(lambda part: round(part, decimals), x)
     if not is_float(aval(x).dtype):
         return x
     if decimals == 0:
@@ -187,12 +190,13 @@ def logical_or(x, y):
 
 
 def square(x):
-    (x,) = _bools_as_int8(*promote(x))
-    return bind(ew.integer_pow_p, x, y=2)
+    """x * x; an integer_pow for real x (NumPy's complex square is its product x * x, not its power)."""
+    (x,) = bools_as_int8(*promote(x))
+    return bind(ew.mul_p, x, x) if aval(x).dtype.kind == "c" else bind(ew.integer_pow_p, x, y=2)
 
 
 def power(x, y):
-    x, y_array = _bools_as_int8(*promote(x, y))   # a NumPy integer scalar takes part (int32 ** np.int64(2): int64)
+    x, y_array = bools_as_int8(*promote(x, y))   # a NumPy integer scalar takes part (int32 ** np.int64(2): int64)
     if isinstance(y, (int, np.integer)) and not isinstance(y, bool) and (is_float(aval(x).dtype) or y >= 0):
         return bind(ew.integer_pow_p, x, y=int(y))
     y = y_array
@@ -220,7 +224,7 @@ def _computed_in_float32(to_float=False):
 @_computed_in_float32()
 def floor_divide(x, y):
     """NumPy's floor division: rounds toward -inf (integer x // 0 is 0; float follows IEEE)."""
-    x, y = broadcast_operands(*_bools_as_int8(*promote(x, y)), op="floor_divide")
+    x, y = broadcast_operands(*bools_as_int8(*promote(x, y)), op="floor_divide")
     if not is_float(aval(x).dtype):
         q = bind(ew.div_p, x, y)
         r = bind(ew.rem_p, x, y)
@@ -244,7 +248,7 @@ def _zero_signed_as(v):
 @_computed_in_float32()
 def remainder(x, y):
     """NumPy's modulo: the result has the sign of the divisor (integer x % 0 is 0)."""
-    x, y = broadcast_operands(*_bools_as_int8(*promote(x, y)), op="remainder")
+    x, y = broadcast_operands(*bools_as_int8(*promote(x, y)), op="remainder")
     r = bind(ew.rem_p, x, y)
     wrong_sign = bitwise_and(not_equal(r, 0), not_equal(less(r, 0), less(y, 0)))
     r = where_(wrong_sign, add(r, y), r)
@@ -321,6 +325,8 @@ def fmin(x, y):
 
 def nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None):
     x = asarray(x)
+    if aval(x).dtype.kind == "c":      # each part, as NumPy
+        return _by_parts(lambda part: nan_to_num(part, copy, nan, posinf, neginf), x)
     dtype = aval(x).dtype
     if not is_float(dtype):
         return x
@@ -346,11 +352,29 @@ def rint(x):
 
 def reciprocal(x):
     """1 / x; for integers, as NumPy: 1 and -1 stay, every other value gives 0 (and 0 gives 0 here: NumPy's
-    is undefined)."""
-    (x,) = _bools_as_int8(asarray(x))
+    is undefined); for complex x NumPy's own formula (not its division: 1 / 0j is NaN + NaN j)."""
+    (x,) = bools_as_int8(asarray(x))
+    if aval(x).dtype.kind == "c":
+        return _complex_reciprocal(x)
     if is_float(aval(x).dtype):
         return divide(1, x)
     return where_(equal(absolute(x), 1), x, astype_like(0, x))
+
+
+def _by_parts(f, x):
+    """f applied to the real and the imaginary part of a complex x."""
+    return bind(cp.complex_p, f(bind(cp.real_p, x)), f(bind(cp.imag_p, x)))
+
+
+def _complex_reciprocal(x):
+    """With r the ratio of the smaller part to the larger, 1 / (re + im j) is (1 - r j) / d or (r - j) / d."""
+    re, im = bind(cp.real_p, x), bind(cp.imag_p, x)
+    real_big = less_equal(absolute(im), absolute(re))
+    r = where_(real_big, divide(im, re), divide(re, im))
+    d = where_(real_big, add(re, multiply(im, r)), add(multiply(re, r), im))
+    out_re = where_(real_big, divide(1, d), divide(r, d))
+    out_im = where_(real_big, negative(divide(r, d)), negative(divide(1, d)))
+    return bind(cp.complex_p, out_re, out_im)
 
 
 def logical_xor(x, y):

@@ -7,7 +7,7 @@ import operator
 
 import numpy as np
 
-from ..core.ir import IR, ClosedIR, Eqn, Literal, Var, sub_irs
+from ..core.ir import IR, ClosedIR, Literal, Var, effectful  # noqa: F401 - effectful: for the passes
 
 
 def same_type(x, y):
@@ -28,11 +28,6 @@ def has_sub_irs(eqn):
     return bool(eqn.params) and any(map(_holds_ir, eqn.params.values()))
 
 
-def effectful(eqn):
-    """An equation with an effect, here or in one of its sub-IRs: never removed, merged or folded."""
-    return eqn.prim.effectful or (has_sub_irs(eqn) and any(effectful(e) for sub in sub_irs(eqn) for e in sub.eqns))
-
-
 def map_sub_irs(eqn, fn):
     """The equation with each ClosedIR in its params replaced by fn(closed_ir); eqn itself when fn
     returns every ClosedIR unchanged."""
@@ -49,7 +44,7 @@ def map_sub_irs(eqn, fn):
     params = {k: visit(v) for k, v in eqn.params.items()}
     if all(params[k] is v for k, v in eqn.params.items()):
         return eqn
-    return Eqn(eqn.prim, eqn.inputs, params, eqn.outvars)
+    return eqn.replace(params=params)
 
 
 def freeze(value):
@@ -97,7 +92,7 @@ class Sweep:
         if self.env:
             inputs = [self.read(x) for x in eqn.inputs]
             if not all(map(operator.is_, inputs, eqn.inputs)):
-                eqn = Eqn(eqn.prim, inputs, eqn.params, eqn.outvars)
+                eqn = eqn.replace(inputs=inputs)
         return map_sub_irs(eqn, sub_pass)
 
     def add_const(self, value, aval):

@@ -8,8 +8,9 @@
   rearrangement (e.g. the broadcast) of a literal that built one of its operands, applied to that value;
 - identity elements (`identity`): x*1, 1*x, x+(-0.0), x-0, x/1, x**1, ... -> x, when x has the result's shape
   and dtype (a rank-0 x added to a shaped zero is not x). Floats match with their sign: x + 0.0 stays, since
-  -0.0 + 0.0 is +0.0 (XLA drops it; NumPy, the oracle, does not). Absorbing elements are not used: x*0 is
-  not 0 (NaN, inf) and x-x is not 0;
+  -0.0 + 0.0 is +0.0 (XLA drops it; NumPy, the oracle, does not). For complex x only the identities of
+  linear ops (add, sub) hold: x * (1+0j) is NaN where a part of x is infinite (inf * 0 in the product).
+  Absorbing elements are not used: x*0 is not 0 (NaN, inf) and x-x is not 0;
 - involutions (`involution`): f(f(x)) -> x for equal params (neg, not, rev);
 - idempotence (`idempotent`): f(f(x)) -> f(x) for unary f; f(x, x) -> x for binary f (max, min, and, or);
 - the primitive's own `simplify` rule (reshape of reshape, transpose of transpose, no-op conversions...).
@@ -18,7 +19,7 @@ Each rewrite is checked against the shape rule; a rewritten equation is simplifi
 """
 import numpy as np
 
-from ..core.avals import ShapedArray, is_float
+from ..core.avals import ShapedArray, is_inexact
 from ..core.ir import Eqn, Literal, Var
 from ..core.trace import bind, eager
 from ._sweep import Sweep, concrete, effectful, params_key, same_type
@@ -71,7 +72,7 @@ def _rewrite(eqn, producer, uniform_value):
         if isinstance(result, (Var, Literal)):
             return result if same_type(result, eqn.outvars[0]) else eqn
         prim, inputs, params = result
-        rewritten = Eqn(prim, inputs, params, eqn.outvars)
+        rewritten = eqn.replace(prim, inputs, params)
         if not _well_typed(rewritten):
             return eqn
         eqn = rewritten
@@ -117,17 +118,20 @@ def _uniform_result(eqn, producer, uniform_value):
 
 
 def _is(value, constant):
-    """value (a uniform scalar, or None) is constant; a float zero with its sign."""
+    """value (a uniform scalar, or None) is constant; a float zero with its sign (both parts' signs, complex)."""
     if value is None:
         return False
     constant = np.asarray(constant).astype(value.dtype)
-    return bool(value == constant) and (not is_float(value.dtype) or bool(np.signbit(value) == np.signbit(constant)))
+    if not is_inexact(value.dtype):
+        return bool(value == constant)
+    parts = (np.real(value), np.imag(value), np.real(constant), np.imag(constant))
+    return bool(value == constant) and bool(np.all(np.signbit(parts[:2]) == np.signbit(parts[2:])))
 
 
 def _algebra(eqn, producer, uniform_value):
     """Identity elements, involutions and idempotence, from the primitive's flags."""
     prim, inputs, out = eqn.prim, eqn.inputs, eqn.outvars[0]
-    if prim.identity and len(inputs) == 2:
+    if prim.identity and len(inputs) == 2 and (out.aval.dtype.kind != "c" or prim.linear):
         for i, identity in enumerate(prim.identity):
             other = inputs[1 - i]
             if identity is not None and _is(uniform_value(inputs[i]), identity) and same_type(other, out):

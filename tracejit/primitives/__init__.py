@@ -1,9 +1,14 @@
 """Every primitive, each defined once with all its rules (see DESIGN.md section 5), registered by name so that
 rules apply one another through tracejit.core.ops.
 
-Layers: the families (elementwise, bitcast, shapes, reductions, linalg, indexing, threefry) import only core and the
-backend's rule kinds; cond, while and scan sit above the transforms they apply to their bodies."""
+Layers: the families (elementwise, special, bitcast, complex_parts, shapes, reductions, linalg, fft, indexing,
+threefry) import only core and the backend's rule kinds (special also the backend's specmath kernels, which it runs
+on NumPy arrays); cond, while and scan sit above the transforms they apply to their bodies."""
 from ..core.ops import register
-from . import bitcast, cond, elementwise, indexing, linalg, reductions, scan, shapes, threefry, while_loop
+from . import (bitcast, complex_parts, cond, convolution, cumulative, debug, elementwise, fft, indexing, linalg,
+               linalg_eig, linalg_factor, linalg_solve, reductions, remat, scan, shapes, special, threefry, while_loop,
+               windowed)
 
-ALL = register([elementwise, bitcast, shapes, reductions, linalg, indexing, threefry, cond, while_loop, scan])
+ALL = register([elementwise, special, bitcast, complex_parts, shapes, reductions, cumulative, linalg, linalg_factor,
+                linalg_solve, linalg_eig, fft, indexing, convolution, windowed, threefry, cond, while_loop, scan, debug,
+                remat])

@@ -1,9 +1,13 @@
 """What the primitive families share to state their rules: a jvp rule from a table row's derivative (linear, one
-partial per operand, or zero), linear primitives, and summing a cotangent down to a broadcast operand.
+partial per operand, or zero), linear primitives, summing a cotangent down to a broadcast operand, and the
+identities of max and min.
 
 jvp(primals, tangents, **params) -> (primal_out, tangent_out); tangents may be symbolic Zeros.
 """
-from ..core.ad_util import Zero, add_tangents, aval, instantiate, is_float_aval
+import numpy as np
+
+from ..core.ad_util import Zero, add_tangents, aval, instantiate, is_inexact_aval
+from ..core.avals import is_float
 from ..core.ops import ops
 from ..core.trace import Primitive, bind
 
@@ -59,7 +63,7 @@ def partials_jvp(prim, *partials):
         out = bind(prim, *primals, **params)
         terms = [rule(t, *primals, out=out, **params)
                  for rule, t in zip(partials, tangents) if rule is not None and not isinstance(t, Zero)]
-        if not terms or not is_float_aval(aval(out)):
+        if not terms or not is_inexact_aval(aval(out)):
             return out, Zero(aval(out))
         total = terms[0]
         for term in terms[1:]:
@@ -84,3 +88,14 @@ def unbroadcast(ct, target):
     if aval(target).shape == aval(ct).shape:
         return ct
     return ops.reduce_sum(ct, axes=tuple(range(aval(ct).ndim)))
+
+
+def identity(dtype, largest):
+    """The identity of min (largest=True) or max: +-inf, an integer type's extreme, or True/False."""
+    dtype = np.dtype(dtype)
+    if dtype == np.bool_:
+        return largest
+    if is_float(dtype):
+        return np.inf if largest else -np.inf
+    info = np.iinfo(dtype)
+    return info.max if largest else info.min

@@ -14,8 +14,9 @@ from .base import zero_jvp
 
 
 def _bitcast_shape(x, new_dtype):
-    if np.dtype(np.bool_) in (x.dtype, new_dtype):
-        raise TypeError(f"bitcast_convert_type: bool has no bit layout to convert ({x.dtype} to {new_dtype})")
+    if x.dtype != new_dtype and any(d == np.bool_ or d.kind == "c" for d in (x.dtype, new_dtype)):
+        raise TypeError(f"bitcast_convert_type: bool and complex values convert only to their own dtype, as in "
+                        f"JAX ({x.dtype} to {new_dtype}; arr.view() reads the bits)")
     old, new = x.dtype.itemsize, new_dtype.itemsize
     if old > new:
         return ShapedArray(x.shape + (old // new,), new_dtype)
@@ -49,6 +50,8 @@ def _from_int(b, v, dtype):
 def _lower_bitcast(b, idx, read, new_dtype):
     old = b.in_avals[0].dtype
     wo, wn = 8 * old.itemsize, 8 * new_dtype.itemsize
+    if old == new_dtype:
+        return read(0, idx)
     if wo == wn:
         return _from_int(b, _as_int(b, read(0, idx), old), new_dtype)
     if wo > wn:       # element idx[-1] of the wider value's bytes

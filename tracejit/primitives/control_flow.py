@@ -12,8 +12,8 @@ bodies.
 """
 import numpy as np
 
-from ..core.ad_util import Zero, aval, instantiate, is_float_aval
-from ..core.ir import IR, ClosedIR, Eqn
+from ..core.ad_util import Zero, aval, instantiate, is_inexact_aval
+from ..core.ir import IR, ClosedIR, Eqn, effectful
 from ..core.ir_surgery import reorder
 from ..passes.dce import dce
 from ..transforms.ad import transpose_ir
@@ -33,7 +33,7 @@ def types_text(avals):
 
 def nonzeros(primals, tangents):
     """Which inputs carry a tangent: float values whose tangent is not a symbolic Zero."""
-    return [not isinstance(t, Zero) and is_float_aval(aval(p)) for p, t in zip(primals, tangents)]
+    return [not isinstance(t, Zero) and is_inexact_aval(aval(p)) for p, t in zip(primals, tangents)]
 
 
 def given(tangents, which):
@@ -84,7 +84,9 @@ def constant_free(closed):
 
 
 def eqn_or_none(prim, inputs, params, outvars):
-    return Eqn(prim, inputs, params, outvars) if outvars else None
+    """The equation, unless it has no outputs and no effect."""
+    eqn = Eqn(prim, inputs, params, outvars)
+    return eqn if outvars or effectful(eqn) else None
 
 # ------------------------------------------------------------------------------- helpers of batching
 
@@ -119,5 +121,5 @@ def prune_bodies(bodies, keep_out, removable):
 
 
 def pruned_eqn(eqn, keep_in, keep_out, params):
-    return Eqn(eqn.prim, [x for x, k in zip(eqn.inputs, keep_in) if k], params,
-               [v for v, k in zip(eqn.outvars, keep_out) if k])
+    return eqn.replace(inputs=[x for x, k in zip(eqn.inputs, keep_in) if k], params=params,
+                       outvars=[v for v, k in zip(eqn.outvars, keep_out) if k])

@@ -9,15 +9,26 @@ exact (x + -0.0 and x - 0.0 are x; x + 0.0 is not, since -0.0 + 0.0 is 0.0).
 import numpy as np
 
 from ..backend.rules import Elementwise
-from ..core.ad_util import UndefinedPrimal, Zero, aval, instantiate, scalar
-from ..core.avals import ShapedArray, bool_, dtype_kind, finfo, is_float
+from ..core.ad_util import UndefinedPrimal, Zero, aval, instantiate, is_inexact_aval, scalar
+from ..core.avals import ShapedArray, bool_, dtype_kind, finfo, is_float, is_inexact, real_dtype
 from ..core.errors import ShapeError
 from ..core.ir import Literal
 from ..core.ops import ops, primitive
 from ..core.trace import Primitive
 from . import scalar_lowering as low
 from .base import LINEAR, ZERO, partials_jvp, unbroadcast
-from .elementwise_rules import BOOL, FLOAT, INT, NUMERIC, elementwise, elementwise_batch, elementwise_shape, silent
+from .elementwise_rules import (
+    BOOL,
+    COMPLEX,
+    FLOAT,
+    INEXACT,
+    INT,
+    NUMERIC,
+    elementwise,
+    elementwise_batch,
+    elementwise_shape,
+    silent,
+)
 
 # ------------------------------------------------------------------------------------------ NumPy impls
 
@@ -31,7 +42,7 @@ def _int_div(x, y):
 
 
 def _div_impl(x, y):
-    return np.divide(x, y) if is_float(np.asarray(x).dtype) else _int_div(x, y)
+    return np.divide(x, y) if is_inexact(np.asarray(x).dtype) else _int_div(x, y)
 
 
 def _rem_impl(x, y):
@@ -42,7 +53,7 @@ def _rem_impl(x, y):
 
 def _pow_impl(x, y):
     x, y = np.asarray(x), np.asarray(y)
-    if is_float(x.dtype) or x.dtype.kind == "u":
+    if is_inexact(x.dtype) or x.dtype.kind == "u":
         return np.power(x, y)
     negative = y < 0   # integer powers with negative exponents truncate: only 1 and -1 survive
     one, zero = np.ones((), x.dtype), np.zeros((), x.dtype)
@@ -63,7 +74,7 @@ def _logistic_impl(x):
 
 
 def _integer_pow_impl(x, y):
-    return np.power(x, x.dtype.type(y)) if is_float(x.dtype) else _pow_impl(x, np.asarray(y, dtype=x.dtype))
+    return np.power(x, x.dtype.type(y)) if is_inexact(x.dtype) else _pow_impl(x, np.asarray(y, dtype=x.dtype))
 
 
 def _same_width(kind):
@@ -124,6 +135,15 @@ def _max_weight(x, y, out):
     return ops.add(as_float(ops.gt(x, y)), ops.mul(scalar(0.5, x), as_float(ops.eq(x, y))))
 
 
+def _abs_dx(t, x, out):
+    """sign(x) t; for complex x, JAX's Re(t conj(x) / |x|) (0 at x = 0)."""
+    if aval(x).dtype.kind != "c":
+        return ops.mul(t, ops.sign(x))
+    magnitude = ops.convert_element_type(out, new_dtype=aval(x).dtype, weak_type=False)
+    safe = ops.select_n(ops.eq(magnitude, scalar(0, magnitude)), magnitude, scalar(1, magnitude))
+    return ops.real(ops.mul(t, ops.div(ops.conj(x), safe)))
+
+
 def _safe_log(x):
     return ops.log(ops.select_n(ops.eq(x, scalar(0, x)), x, scalar(1, x)))
 
@@ -144,10 +164,11 @@ def _integer_pow_dx(t, x, out, y):
 
 
 def _integer_pow_simplify(eqn, producer):
-    """x ** 1 is x; x ** 0 is 1 everywhere (NaN and inf included, as IEEE pow)."""
+    """x ** 1 is x (not for complex x: NumPy's complex power gives +0 for every signed zero); x ** 0 is 1
+    everywhere (NaN and inf included, as IEEE pow)."""
     x, y = eqn.inputs[0], eqn.params["y"]
     if y == 1:
-        return x
+        return x if x.aval.dtype.kind != "c" else None
     if y != 0:
         return None
     one = Literal(1, ShapedArray((), x.aval.dtype, x.aval.weak_type))
@@ -179,42 +200,42 @@ def _transpose_div(ct, x, y):
 # --------------------------------------------------------------------------------------------- unary ops
 # name, NumPy impl, dtype kinds, derivative (t, x, out) -> tangent, lowering, flags
 
-neg_p = elementwise("neg", np.negative, NUMERIC, LINEAR, Elementwise(low.neg),
+neg_p = elementwise("neg", np.negative, NUMERIC + COMPLEX, LINEAR, Elementwise(low.neg),
                     transpose=lambda ct, x: [ops.neg(ct)], linear=True, involution=True)
-exp_p = elementwise("exp", silent(np.exp), FLOAT, lambda t, x, out: ops.mul(t, out), low.math("exp"))
-log_p = elementwise("log", silent(np.log), FLOAT, lambda t, x, out: ops.div(t, x), low.math("log"))
+exp_p = elementwise("exp", silent(np.exp), INEXACT, lambda t, x, out: ops.mul(t, out), low.math("exp"))
+log_p = elementwise("log", silent(np.log), INEXACT, lambda t, x, out: ops.div(t, x), low.math("log"))
 log1p_p = elementwise("log1p", silent(np.log1p), FLOAT, lambda t, x, out: ops.div(t, ops.add(x, scalar(1, x))),
                       low.math("log1p"))
 expm1_p = elementwise("expm1", silent(np.expm1), FLOAT, lambda t, x, out: ops.mul(t, ops.add(out, scalar(1, out))),
                       low.math("expm1"))
-sin_p = elementwise("sin", silent(np.sin), FLOAT, lambda t, x, out: ops.mul(t, ops.cos(x)), low.math("sin"))
-cos_p = elementwise("cos", silent(np.cos), FLOAT, lambda t, x, out: ops.neg(ops.mul(t, ops.sin(x))), low.math("cos"))
+sin_p = elementwise("sin", silent(np.sin), INEXACT, lambda t, x, out: ops.mul(t, ops.cos(x)), low.math("sin"))
+cos_p = elementwise("cos", silent(np.cos), INEXACT, lambda t, x, out: ops.neg(ops.mul(t, ops.sin(x))), low.math("cos"))
 tan_p = elementwise("tan", silent(np.tan), FLOAT, lambda t, x, out: ops.mul(t, ops.add(scalar(1, out), _square(out))),
                     low.math("tan"))
-tanh_p = elementwise("tanh", silent(np.tanh), FLOAT, lambda t, x, out: ops.mul(t, _one_minus_square(out)),
+tanh_p = elementwise("tanh", silent(np.tanh), INEXACT, lambda t, x, out: ops.mul(t, _one_minus_square(out)),
                      low.math("tanh"))
 logistic_p = elementwise("logistic", silent(_logistic_impl), FLOAT,
                          lambda t, x, out: ops.mul(t, ops.mul(out, ops.sub(scalar(1, out), out))), low.math("logistic"))
-sqrt_p = elementwise("sqrt", silent(np.sqrt), FLOAT, lambda t, x, out: ops.div(t, ops.mul(scalar(2, out), out)),
-                     low.intrinsic("sqrt"))
+sqrt_p = elementwise("sqrt", silent(np.sqrt), INEXACT, lambda t, x, out: ops.div(t, ops.mul(scalar(2, out), out)),
+                     Elementwise(low.sqrt))
 rsqrt_p = elementwise("rsqrt", silent(lambda x: 1 / np.sqrt(x)), FLOAT,
                       lambda t, x, out: ops.mul(t, ops.div(ops.mul(scalar(-0.5, out), out), x)),
                       Elementwise(low.rsqrt, cheap=False))
-abs_p = elementwise("abs", np.abs, NUMERIC, lambda t, x, out: ops.mul(t, ops.sign(x)), Elementwise(low.abs_),
+abs_p = elementwise("abs", np.abs, NUMERIC + COMPLEX, _abs_dx, Elementwise(low.abs_), out_dtype=real_dtype,
                     idempotent=True)
-sign_p = elementwise("sign", np.sign, NUMERIC, ZERO, Elementwise(low.sign), idempotent=True)
+sign_p = elementwise("sign", silent(np.sign), NUMERIC + COMPLEX, ZERO, Elementwise(low.sign), idempotent=True)
 floor_p = elementwise("floor", np.floor, FLOAT, ZERO, low.intrinsic("floor"), idempotent=True)
 ceil_p = elementwise("ceil", np.ceil, FLOAT, ZERO, low.intrinsic("ceil"), idempotent=True)
 round_p = elementwise("round", _round_impl, FLOAT, ZERO, Elementwise(low.round_), idempotent=True)
 not_p = elementwise("not", _logical_or_bitwise(np.logical_not, np.invert), INT + BOOL, ZERO, Elementwise(low.not_),
                     involution=True)
-is_finite_p = elementwise("is_finite", np.isfinite, FLOAT, ZERO, Elementwise(low.is_finite), out_dtype=bool_)
-stop_gradient_p = elementwise("stop_gradient", lambda x: np.array(x), NUMERIC + BOOL, ZERO,
+is_finite_p = elementwise("is_finite", np.isfinite, INEXACT, ZERO, Elementwise(low.is_finite), out_dtype=bool_)
+stop_gradient_p = elementwise("stop_gradient", lambda x: np.array(x), NUMERIC + COMPLEX + BOOL, ZERO,
                               Elementwise(low.identity))
 population_count_p = elementwise("population_count", _population_count_impl, INT, ZERO,
                                  Elementwise(low.population_count))
 clz_p = elementwise("clz", _clz_impl, INT, ZERO, Elementwise(low.clz))
-integer_pow_p = elementwise("integer_pow", silent(_integer_pow_impl), NUMERIC, _integer_pow_dx,
+integer_pow_p = elementwise("integer_pow", silent(_integer_pow_impl), NUMERIC + COMPLEX, _integer_pow_dx,
                             Elementwise(low.integer_pow), simplify=_integer_pow_simplify)
 
 # Functions of the C math library, NumPy's numerics: atan, asin and acos are mathlib's, the hyperbolic
@@ -245,20 +266,20 @@ cbrt_p = elementwise("cbrt", silent(np.cbrt), FLOAT,
 # -------------------------------------------------------------------------------------------- binary ops
 # name, NumPy impl, dtype kinds, derivative: one (t, x, y, out) -> tangent per operand, lowering, flags
 
-add_p = elementwise("add", np.add, NUMERIC, LINEAR, low.binop("fadd", "add"), transpose=_transpose_add,
+add_p = elementwise("add", np.add, NUMERIC + COMPLEX, LINEAR, low.binop("fadd", "add"), transpose=_transpose_add,
                     commutative=True, linear=True, identity=(-0.0, -0.0))
-sub_p = elementwise("sub", np.subtract, NUMERIC, LINEAR, low.binop("fsub", "sub"), transpose=_transpose_sub,
+sub_p = elementwise("sub", np.subtract, NUMERIC + COMPLEX, LINEAR, low.binop("fsub", "sub"), transpose=_transpose_sub,
                     linear=True, identity=(None, 0))
-mul_p = elementwise("mul", np.multiply, NUMERIC, (lambda t, x, y, out: ops.mul(t, y),
+mul_p = elementwise("mul", np.multiply, NUMERIC + COMPLEX, (lambda t, x, y, out: ops.mul(t, y),
                                                   lambda t, x, y, out: ops.mul(x, t)),
                     low.binop("fmul", "mul"), transpose=_transpose_mul, commutative=True, identity=(1, 1))
-div_p = elementwise("div", silent(_div_impl), NUMERIC, (lambda t, x, y, out: ops.div(t, y),
+div_p = elementwise("div", silent(_div_impl), NUMERIC + COMPLEX, (lambda t, x, y, out: ops.div(t, y),
                                                         lambda t, x, y, out: ops.neg(ops.mul(t, ops.div(out, y)))),
                     Elementwise(low.div, cheap=False), transpose=_transpose_div, identity=(None, 1))
 rem_p = elementwise("rem", silent(_rem_impl), NUMERIC, (
     lambda t, x, y, out: t, lambda t, x, y, out: ops.neg(ops.mul(t, _trunc(ops.div(x, y))))),
     Elementwise(low.rem, cheap=False))
-pow_p = elementwise("pow", silent(_pow_impl), NUMERIC, (_pow_dx,
+pow_p = elementwise("pow", silent(_pow_impl), NUMERIC + COMPLEX, (_pow_dx,
                                                         lambda t, x, y, out: ops.mul(t, ops.mul(_safe_log(x), out))),
                     Elementwise(low.pow_, cheap=False), identity=(None, 1))
 max_p = elementwise("max", np.maximum, NUMERIC + BOOL, (lambda t, x, y, out: ops.mul(t, _max_weight(x, y, out)),
@@ -278,8 +299,9 @@ shift_right_arithmetic_p = elementwise("shift_right_arithmetic", _shift_right_im
                                        low.shift("ashr"))
 shift_right_logical_p = elementwise("shift_right_logical", _shift_right_impl(_same_width("u")), INT, ZERO,
                                     low.shift("lshr"))
-eq_p = elementwise("eq", np.equal, NUMERIC + BOOL, ZERO, low.compare("eq"), out_dtype=bool_, commutative=True)
-ne_p = elementwise("ne", np.not_equal, NUMERIC + BOOL, ZERO, low.compare("ne"), out_dtype=bool_, commutative=True)
+eq_p = elementwise("eq", np.equal, NUMERIC + COMPLEX + BOOL, ZERO, low.compare("eq"), out_dtype=bool_, commutative=True)
+ne_p = elementwise("ne", np.not_equal, NUMERIC + COMPLEX + BOOL, ZERO, low.compare("ne"), out_dtype=bool_,
+                   commutative=True)
 lt_p = elementwise("lt", np.less, NUMERIC + BOOL, ZERO, low.compare("lt"), out_dtype=bool_)
 le_p = elementwise("le", np.less_equal, NUMERIC + BOOL, ZERO, low.compare("le"), out_dtype=bool_)
 gt_p = elementwise("gt", np.greater, NUMERIC + BOOL, ZERO, low.compare("gt"), out_dtype=bool_)
@@ -301,7 +323,7 @@ def _select_n_shape(pred, *cases):
         raise TypeError(f"select_n: the predicate must be bool or int32, got {pred.str_short()}")
     if pred.dtype == bool_ and len(cases) > 2:
         raise TypeError(f"select_n: a bool predicate selects between 2 cases, got {len(cases)}")
-    out = elementwise_shape("select_n", NUMERIC + BOOL)(*cases)
+    out = elementwise_shape("select_n", NUMERIC + COMPLEX + BOOL)(*cases)
     if pred.ndim and pred.shape != out.shape:
         raise ShapeError(f"select_n: predicate shape {pred.shape} does not match case shape {out.shape}")
     return out
@@ -314,7 +336,7 @@ def _select_n_impl(pred, *cases):
 def _select_n_jvp(primals, tangents):
     pred, cases = primals[0], primals[1:]
     out = ops.select_n(pred, *cases)
-    if all(isinstance(t, Zero) for t in tangents[1:]) or not is_float(aval(out).dtype):
+    if all(isinstance(t, Zero) for t in tangents[1:]) or not is_inexact_aval(aval(out)):
         return out, Zero(aval(out))
     return out, ops.select_n(pred, *[instantiate(t) for t in tangents[1:]])
 
@@ -343,6 +365,8 @@ select_n_p.set(batch=elementwise_batch(select_n_p, shaped_by=slice(1, None)))
 
 
 def _clamp_shape(lo, x, hi):
+    if x.dtype.kind == "c":
+        raise TypeError(f"clamp: complex numbers are not ordered, got {x.str_short()}")
     for bound, which in ((lo, "min"), (hi, "max")):
         if bound.dtype != x.dtype or (bound.ndim and bound.shape != x.shape):
             raise TypeError(f"clamp: {which} {bound.str_short()} must be a scalar or match operand "
@@ -376,6 +400,8 @@ def _convert_impl(x, new_dtype, weak_type=False):
     """astype, except that float to int saturates and maps NaN to 0 (as JAX; NumPy's result there depends on
     the platform), so compiled code and this oracle agree."""
     x = np.asarray(x)
+    if x.dtype.kind == "c" and new_dtype.kind not in "cb":   # the real part, silently: tracejit.numpy warns
+        x = x.real
     if is_float(x.dtype) and new_dtype.kind in "iu":
         info = np.iinfo(new_dtype)
         wide = x.astype(np.float64)           # exact: every float16, bfloat16 and float32
@@ -389,7 +415,7 @@ def _convert_impl(x, new_dtype, weak_type=False):
 def _convert_jvp(primals, tangents, new_dtype, weak_type=False):
     (x,), (t,) = primals, tangents
     out = ops.convert_element_type(x, new_dtype=new_dtype, weak_type=weak_type)
-    if isinstance(t, Zero) or not is_float(new_dtype) or not is_float(aval(x).dtype):
+    if isinstance(t, Zero) or not is_inexact(new_dtype) or not is_inexact(aval(x).dtype):
         return out, Zero(aval(out))
     return out, ops.convert_element_type(t, new_dtype=new_dtype, weak_type=weak_type)
 
@@ -403,6 +429,8 @@ def _widens(a, b):
     ka, kb = dtype_kind(a), dtype_kind(b)
     if a == bool_ or a == b:
         return True
+    if "c" in (ka, kb):     # a complex number's parts are floats of half its size
+        return kb == "c" and _widens(real_dtype(a), real_dtype(b))
     if kb == "f":
         if ka != "f":      # the integer's magnitude bits fit the significand
             return finfo(b).nmant + 1 >= 8 * a.itemsize - (ka == "i")

@@ -14,14 +14,15 @@ from ..core.ops import ops
 from ..core.trace import Primitive, bind
 from .base import jvp_rule
 
-FLOAT, INT, BOOL = "f", "iu", "b"
+FLOAT, INT, BOOL, COMPLEX = "f", "iu", "b", "c"
 NUMERIC = FLOAT + INT
+INEXACT = FLOAT + COMPLEX
 
 
 def elementwise(name, impl, kinds, derivative, lower, out_dtype=None, **rules_and_flags):
     """One table row: the primitive `name` computed by the NumPy `impl` on operands of the dtype kinds
-    `kinds` (out_dtype: its result dtype when not the operands'), lowered by `lower`, differentiated as
-    `derivative` says (base.jvp_rule)."""
+    `kinds` (out_dtype: its result dtype when not the operands', or a function of the operands' dtype),
+    lowered by `lower`, differentiated as `derivative` says (base.jvp_rule)."""
     prim = Primitive(name, elementwise_shape(name, kinds, out_dtype), impl, elementwise=True, lower=lower,
                      **rules_and_flags)
     return prim.set(jvp=jvp_rule(prim, derivative), batch=elementwise_batch(prim))
@@ -41,7 +42,8 @@ def elementwise_shape(name, kinds, out_dtype=None):
             raise ShapeError(f"{name}: operand shapes {' and '.join(str(s) for s in shapes)} differ "
                              "(broadcast them explicitly)")
         shape = shapes.pop() if shapes else ()
-        return ShapedArray(shape, out_dtype or dtype, weak_type=all(a.weak_type for a in avals))
+        out = out_dtype(dtype) if callable(out_dtype) else out_dtype
+        return ShapedArray(shape, out or dtype, weak_type=all(a.weak_type for a in avals))
     return rule
 
 

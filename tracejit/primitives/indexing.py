@@ -1,4 +1,5 @@
-"""Indexing primitives. Start indices of dynamic slices are clamped so the slice fits, as in JAX.
+"""Indexing primitives. Start indices of dynamic slices count from the end when negative, once (as Python
+indexes: -1 is the last position), and are then clamped so the slice fits, as in JAX.
 
 gather(x, indices, axes, mode) reads x[indices[..., 0], indices[..., 1], ...] along `axes` (the other axes
 of x are kept whole, after the batch axes of `indices`). mode="clip" clamps out-of-range indices;
@@ -30,11 +31,15 @@ def _check_starts(name, x, starts):
 
 
 def _clamped_starts(starts, shape, sizes):
-    return tuple(int(np.clip(int(s), 0, d - n)) for s, d, n in zip(starts, shape, sizes))
+    return tuple(int(np.clip(int(s) + d * (int(s) < 0), 0, d - n)) for s, d, n in zip(starts, shape, sizes))
 
 
 def _start(b, read, k, dim, size):
-    return b.clamp_index(b.index(read(k, []), b.in_avals[k].dtype), 0, dim - size)
+    dtype = b.in_avals[k].dtype
+    s = b.index(read(k, []), dtype)
+    if dtype.kind == "i":
+        s = b.select(b.cmp("lt", s, 0, np.int64), b.iop("add", s, dim), s, np.int64)
+    return b.clamp_index(s, 0, dim - size)
 
 # ------------------------------------------------------------------------------------- batching helpers
 
@@ -54,13 +59,16 @@ def _stack_columns(columns):
 
 
 def _window_grid(starts, start_dims, shape, sizes, grid, size):
-    """Per axis j of an example of `shape`: the start clamped so a window of `sizes` fits, per example and
-    broadcast to (batch,) + grid, and the iota along axis j of that grid."""
+    """Per axis j of an example of `shape`: the start (wrapped once when negative) clamped so a window of
+    `sizes` fits, per example and broadcast to (batch,) + grid, and the iota along axis j of that grid."""
     grid_shape, index = (size,) + tuple(grid), np.dtype(DEFAULT_INT)
     out = []
     for j, (s, d, dim, n) in enumerate(zip(starts, start_dims, shape, sizes)):
+        signed = aval(s).dtype.kind == "i"
         if aval(s).dtype != index:
             s = ops.convert_element_type(s, new_dtype=index, weak_type=False)
+        if signed:
+            s = ops.select_n(ops.lt(s, index.type(0)), s, ops.add(s, index.type(dim)))
         s = ops.clamp(index.type(0), s, index.type(dim - n))
         s = ops.broadcast_in_dim(s, shape=grid_shape, broadcast_dimensions=() if d is None else (0,))
         out.append((s, ops.iota(dtype=index, shape=grid_shape, dimension=j + 1)))
@@ -377,6 +385,8 @@ argsort_p.set(jvp=jvp_rule(argsort_p, ZERO))
 
 
 def _searchsorted_shape(a, v, side):
+    if a.dtype.kind == "c":
+        raise TypeError(f"searchsorted: complex numbers are not ordered here, got {a.str_short()}")
     if a.ndim != 1 or a.dtype != v.dtype or side not in ("left", "right"):
         raise ShapeError(f"searchsorted: needs a 1-D sorted array and values of its dtype, side 'left' or "
                          f"'right'; got {a.str_short()}, {v.str_short()}, {side!r}")

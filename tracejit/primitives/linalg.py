@@ -4,7 +4,7 @@ import functools
 
 import numpy as np
 
-from ..backend.rules import Kernel
+from ..backend.rules import Kernel, memory_type
 from ..core.ad_util import UndefinedPrimal, aval
 from ..core.avals import HALF_FLOATS, ShapedArray
 from ..core.batching import batched_axis
@@ -47,7 +47,7 @@ def _dot_general_impl(lhs, rhs, dimension_numbers):
     out = ([lhs_sub[a] for a in lb] + [lhs_sub[a] for a in _free_axes(lhs.ndim, lc, lb)]
            + [rhs_sub[a] for a in _free_axes(rhs.ndim, rc, rb)])
     spec = f"{''.join(lhs_sub)},{''.join(rhs_sub)}->{''.join(out)}"
-    return np.einsum(spec, lhs, rhs, optimize=lhs.dtype.kind == "f").astype(lhs.dtype, copy=False)
+    return np.einsum(spec, lhs, rhs, optimize=lhs.dtype.kind in "fc").astype(lhs.dtype, copy=False)
 
 
 def dot_general(lhs, rhs, dimension_numbers):
@@ -129,7 +129,7 @@ def _dot_general_simplify(eqn, producer):
     """A transposed float operand folds into the dimension numbers when the BLAS can read the original
     layout as it is (a.T @ b: a gemm with TransA, not a copy and a gemm), and the output order stays."""
     (lc, rc), (lb, rb) = eqn.params["dimension_numbers"]
-    if eqn.outvars[0].aval.dtype.kind != "f":
+    if eqn.outvars[0].aval.dtype.kind not in "fc":
         return None
     sides = [list(eqn.inputs), [lc, rc], [lb, rb]]
     for side in (0, 1):
@@ -157,6 +157,18 @@ def _blas_int(b, x, it):
     return x if isinstance(x, int) or it == "i64" else b(f"trunc i64 {x} to {it}")
 
 
+def _dot_general_route(eqn):
+    """How _lower_dot_general computes eqn: through the BLAS, or with loops."""
+    # Imported here for the reason _lower_dot_general gives.
+    from ..backend import blas
+    (lc, rc), (lb, rb) = eqn.params["dimension_numbers"]
+    (lhs, rhs), dtype = (x.aval for x in eqn.inputs), eqn.outvars[0].aval.dtype
+    gemm = (blas.gemm_address(dtype) is not None and 0 not in lhs.shape and 0 not in rhs.shape
+            and _gemm_layout(lhs.ndim, lb, _free_axes(lhs.ndim, lc, lb), lc) is not None
+            and _gemm_layout(rhs.ndim, rb, rc, _free_axes(rhs.ndim, rc, rb)) is not None)
+    return "BLAS gemm" if gemm else "loops"
+
+
 def _lower_dot_general(k, outs, ins, dimension_numbers):
     """The BLAS numpy ships (cblas gemm per batch element) when both operands are row-major or
     transposed matrices per batch element; otherwise loops (any dtype) ordered for the innermost
@@ -174,11 +186,18 @@ def _lower_dot_general(k, outs, ins, dimension_numbers):
     if m == 0 or n == 0 or batch == 0:
         return
     ta, tb = _gemm_layout(len(ls), lb, lf, lc), _gemm_layout(len(rs), rb, rc, rf)
-    address = blas.gemm_address(dtype) if dtype.kind == "f" and kk != 0 else None
+    address = blas.gemm_address(dtype) if kk != 0 else None
     if address is not None and ta is not None and tb is not None:
         # Symbolic sizes may be 0 at run time: the BLAS then zeroes C (beta 0), given leading dims >= 1.
         it = f"i{blas.gemm_int_bits()}"
-        ty = b.ty(dtype)
+        ty = memory_type(dtype)
+        alpha, beta = (f"{ty} {b.const(v, dtype)}" if dtype.kind == "f" else
+                       f"ptr {k.f.module.array(np.array(v, dtype))}" for v in (1, 0))   # complex: by pointer
+        small = all(isinstance(x, int) for x in (m, n, kk, batch)) and m * n * kk <= blas.SMALL_GEMM
+        local = blas.threads_local_address() if small else None
+        if local is not None:     # on this thread alone (blas.SMALL_GEMM)
+            threads = k.f.module.symbol(local, "tj_blas_threads_local")
+            previous = k.f.emit(f"call i32 {threads}(i32 1)")
         lda, ldb = (kk if ta == "N" else m), (n if tb == "N" else kk)
         trans = {"N": blas.NO_TRANS, "T": blas.TRANS}
         sizes = [(lhs, b.iop("mul", m, kk)), (rhs, b.iop("mul", kk, n)), (out, b.iop("mul", m, n))]
@@ -189,8 +208,10 @@ def _lower_dot_general(k, outs, ins, dimension_numbers):
                         for buf, size in sizes)
             gemm = k.f.module.symbol(address, f"tj_gemm_{dtype.name}")
             k.line(f"call void {gemm}(i32 {blas.ROW_MAJOR}, i32 {trans[ta]}, i32 {trans[tb]}, "
-                   f"{it} {m}, {it} {n}, {it} {kk}, {ty} {b.const(1, dtype)}, ptr {a}, {it} {lda}, "
-                   f"ptr {bm}, {it} {ldb}, {ty} {b.const(0, dtype)}, ptr {c}, {it} {ldc})")
+                   f"{it} {m}, {it} {n}, {it} {kk}, {alpha}, ptr {a}, {it} {lda}, "
+                   f"ptr {bm}, {it} {ldb}, {beta}, ptr {c}, {it} {ldc})")
+        if local is not None:
+            k.line(f"call i32 {threads}(i32 {previous})")
         return
     with k.loop_nest(out.aval.shape) as i:
         k.store(out, i, b.const(0, dtype))
@@ -212,7 +233,8 @@ def _lower_dot_general(k, outs, ins, dimension_numbers):
 
 
 dot_general_p = Primitive("dot_general", _dot_general_shape, _dot_general_impl, transpose=_dot_general_transpose,
-                          batch=_dot_general_batch, simplify=_dot_general_simplify, lower=Kernel(_lower_dot_general))
+                          batch=_dot_general_batch, simplify=_dot_general_simplify,
+                          lower=Kernel(_lower_dot_general, describe=_dot_general_route))
 dot_general_p.set(jvp=partials_jvp(
     dot_general_p,
     lambda t, x, y, out, dimension_numbers: _dot(t, y, dimension_numbers),

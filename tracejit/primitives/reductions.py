@@ -12,12 +12,12 @@ import numpy as np
 
 from ..backend.rules import Kernel, Reduce
 from ..core.ad_util import aval, scalar
-from ..core.avals import HALF_FLOATS, ShapedArray, bool_, dtype_kind, is_float
+from ..core.avals import HALF_FLOATS, ShapedArray, dtype_kind
 from ..core.batching import batched_axis
 from ..core.errors import ShapeError
 from ..core.ops import ops
 from ..core.trace import Primitive, bind
-from .base import LINEAR, ZERO, jvp_rule
+from .base import LINEAR, ZERO, identity, jvp_rule
 
 
 def _reduction(name, shape_rule, impl, derivative, lower, **rules_and_flags):
@@ -46,15 +46,6 @@ def _no_axes_is_a_no_op(eqn, producer):
     return None if eqn.params["axes"] else eqn.inputs[0]
 
 
-def _identity(dtype, largest):
-    if dtype == bool_:
-        return largest
-    if is_float(dtype):
-        return np.inf if largest else -np.inf
-    info = np.iinfo(dtype)
-    return info.max if largest else info.min
-
-
 def _expand(y, x_aval, axes):
     """Broadcast a reduced value back to the operand's shape."""
     kept = tuple(i for i in range(x_aval.ndim) if i not in axes)
@@ -76,9 +67,14 @@ def _in_float32(reduce):
     return impl
 
 
+# float sums add up blocks in float32 (16-bit floats are float32 in registers) or complex64 into a wide accumulator
+_WIDE = {np.dtype(np.float32): np.dtype(np.float64), np.dtype(np.complex64): np.dtype(np.complex128),
+         **{half: np.dtype(np.float64) for half in HALF_FLOATS}}
+
+
 def _lower_reduce(identity, fop, iop=None):
-    def wide(b):     # float sums add up blocks in float32 (16-bit floats are float32 in registers) into float64
-        return np.dtype(np.float64) if fop == "fadd" and b.ty() == "float" else b.dtype()
+    def wide(b):
+        return _WIDE.get(b.dtype(), b.dtype()) if fop == "fadd" else b.dtype()
 
     def held(b):     # the dtype of the values in registers (float32 for the 16-bit floats: not rounded here)
         return np.dtype(np.float32) if b.dtype() in HALF_FLOATS else b.dtype()
@@ -102,17 +98,17 @@ def _chosen_location_jvp(t, x, out, axes):
     return ops.div(_sum(ops.mul(t, hit), axes), _sum(hit, axes))
 
 
-reduce_sum_p = _reduction("reduce_sum", _reduce_shape("reduce_sum", "fiu"),
+reduce_sum_p = _reduction("reduce_sum", _reduce_shape("reduce_sum", "fiuc"),
                           _in_float32(lambda x, axes: np.sum(x, axis=axes, dtype=x.dtype)), LINEAR,
                           _lower_reduce(lambda dtype: 0, "fadd", "add"), simplify=_no_axes_is_a_no_op, linear=True,
                           transpose=lambda ct, x, axes: [_expand(ct, x.aval, axes)])
 reduce_max_p = _reduction("reduce_max", _reduce_shape("reduce_max", "fiub"),
-                          lambda x, axes: np.max(x, axis=axes, initial=_identity(np.asarray(x).dtype, False)),
-                          _chosen_location_jvp, _lower_reduce(lambda dtype: _identity(dtype, False), "max"),
+                          lambda x, axes: np.max(x, axis=axes, initial=identity(np.asarray(x).dtype, False)),
+                          _chosen_location_jvp, _lower_reduce(lambda dtype: identity(dtype, False), "max"),
                           simplify=_no_axes_is_a_no_op)
 reduce_min_p = _reduction("reduce_min", _reduce_shape("reduce_min", "fiub"),
-                          lambda x, axes: np.min(x, axis=axes, initial=_identity(np.asarray(x).dtype, True)),
-                          _chosen_location_jvp, _lower_reduce(lambda dtype: _identity(dtype, True), "min"),
+                          lambda x, axes: np.min(x, axis=axes, initial=identity(np.asarray(x).dtype, True)),
+                          _chosen_location_jvp, _lower_reduce(lambda dtype: identity(dtype, True), "min"),
                           simplify=_no_axes_is_a_no_op)
 
 
@@ -145,7 +141,7 @@ def _prod_partial(x, axes):
     return ops.transpose(others, permutation=tuple(np.argsort(kept + list(axes)).tolist()))
 
 
-reduce_prod_p = _reduction("reduce_prod", _reduce_shape("reduce_prod", "fiu"),
+reduce_prod_p = _reduction("reduce_prod", _reduce_shape("reduce_prod", "fiuc"),
                            _in_float32(lambda x, axes: np.prod(x, axis=axes, dtype=x.dtype)),
                            lambda t, x, out, axes: _sum(ops.mul(t, _prod_partial(x, axes)), axes),
                            _lower_reduce(lambda dtype: 1, "fmul", "mul"), simplify=_no_axes_is_a_no_op)
@@ -159,6 +155,8 @@ def _arg_shape(name):
             raise ShapeError(f"{name}: needs one axis in range for shape {x.shape}, got {axes}")
         if x.shape[axes[0]] == 0:
             raise ShapeError(f"{name}: axis {axes[0]} of shape {x.shape} is empty")
+        if x.dtype.kind == "c":
+            raise TypeError(f"{name}: complex numbers are not ordered here, got {x.str_short()}")
         return ShapedArray([d for i, d in enumerate(x.shape) if i != axes[0]], index_dtype)
     return rule
 
@@ -173,7 +171,7 @@ def _lower_arg(better, largest):
             take = b(f"or i1 {take}, {nan_first}")
         return [b.select(take, x, best), b.select(take, pos, at, np.int64)]
 
-    return Reduce(lambda b, axes, index_dtype: [(b.const(_identity(b.dtype(), largest)), b.dtype()),
+    return Reduce(lambda b, axes, index_dtype: [(b.const(identity(b.dtype(), largest)), b.dtype()),
                                                 ("0", np.dtype(np.int64))],
                   update, lambda b, accs, axes, index_dtype: b.convert(accs[1], np.int64, index_dtype))
 
@@ -191,7 +189,7 @@ argmin_p = _reduction("argmin", _arg_shape("argmin"),
 def _cumsum_shape(x, axis, reverse=False):
     if not 0 <= axis < x.ndim:
         raise ShapeError(f"cumsum: axis {axis} out of range for shape {x.shape}")
-    if dtype_kind(x.dtype) not in "fiu":
+    if dtype_kind(x.dtype) not in "fiuc":
         raise TypeError(f"cumsum: does not accept {x.dtype} operands")
     return x
 
@@ -210,7 +208,7 @@ def _lower_cumsum(k, outs, ins, axis, reverse=False):
     (out,), (x,) = outs, ins
     b, shape = k.b, x.aval.shape
     n, ty = shape[axis], k.b.ty()
-    acc = k.alloca(ty)
+    acc = k.variable(x.aval.dtype)
     with k.loop_nest([d for a, d in enumerate(shape) if a != axis]) as others:
         k.store_var(acc, ty, b.const(0))
         with k.loop(0, n) as i:

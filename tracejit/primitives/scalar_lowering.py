@@ -1,13 +1,14 @@
 """The scalar LLVM instruction sequences that the elementwise table rows name as their lowering
-(tracejit.backend.rules.Elementwise). `b` is the emitter; b.ty() is the type of the first operand."""
+(tracejit.backend.rules.Elementwise). `b` is the emitter; b.ty() is the type of the first operand (of its parts,
+when it is complex: a complex operand is a pair (re, im), and the complex functions are cmathlib's)."""
 import numpy as np
 
 from ..backend.rules import Elementwise
 
 
 def math(name):
-    """A function of the vectorizable math library (tracejit.backend.mathlib)."""
-    return Elementwise(lambda b, *xs: b.math(name, *xs), cheap=False)
+    """A function of the vectorizable math library (tracejit.backend.mathlib; of cmathlib for complex)."""
+    return Elementwise(lambda b, *xs: b.cmath(name, *xs) if b.kind() == "c" else b.math(name, *xs), cheap=False)
 
 
 def libm(name):
@@ -28,7 +29,13 @@ def compare(pred):
 
 
 def neg(b, x):
+    if b.kind() == "c":
+        return tuple(b(f"fneg {b.ty()} {p}") for p in x)
     return b(f"fneg {b.ty()} {x}") if b.kind() == "f" else b(f"sub {b.ty()} 0, {x}")
+
+
+def sqrt(b, x):
+    return b.cmath("sqrt", x) if b.kind() == "c" else b.intrinsic("sqrt", x)
 
 
 def rsqrt(b, x):
@@ -36,12 +43,16 @@ def rsqrt(b, x):
 
 
 def abs_(b, x):
+    if b.kind() == "c":
+        return b.cmath("abs", x, real=True)
     if b.kind() == "u":
         return x
     return b.intrinsic("fabs", x) if b.kind() == "f" else b.intrinsic("abs", x, extra=", i1 false")
 
 
 def sign(b, x):
+    if b.kind() == "c":
+        return b.cmath("sign", x)
     zero = b.const(0)
     # a float that is neither > 0 nor < 0 is a zero or NaN: x + 0.0 gives +0.0 (as NumPy) or the NaN
     pos = b.select(b.cmp("gt", x, zero), b.const(1), zero if b.kind() != "f" else b.binop("fadd", "add", x, zero))
@@ -57,7 +68,8 @@ def not_(b, x):
 
 
 def is_finite(b, x):
-    return b(f"fcmp olt {b.ty()} {b.intrinsic('fabs', x)}, 0x7FF0000000000000")
+    finite = [b(f"fcmp olt {b.ty()} {b.intrinsic('fabs', p)}, 0x7FF0000000000000") for p in b.parts(x)]
+    return finite[0] if len(finite) == 1 else b(f"and i1 {finite[0]}, {finite[1]}")
 
 
 def identity(b, x):
@@ -85,7 +97,7 @@ def clz(b, x):
 
 
 def div(b, x, y):
-    return b(f"fdiv {b.ty()} {x}, {y}") if b.kind() == "f" else _int_div(b, x, y)
+    return b.binop("fdiv", None, x, y) if b.kind() in "fc" else _int_div(b, x, y)
 
 
 def rem(b, x, y):
@@ -93,6 +105,8 @@ def rem(b, x, y):
 
 
 def pow_(b, x, y):
+    if b.kind() == "c":
+        return b.cmath("pow", x, y)
     return b.math("pow", x, y) if b.kind() == "f" else _int_power(b, x, y)
 
 
@@ -133,6 +147,8 @@ def _int_power(b, x, y):
 
 
 def integer_pow(b, x, y):
+    if b.kind() == "c":       # NumPy's complex power, the exponent a constant (its other cases fold away)
+        return b.cmath("pow", x, b.const(y))
     if b.kind() != "f" and y < 0:
         return _int_power(b, x, b.const(y))
     result, base, n = None, x, abs(y)

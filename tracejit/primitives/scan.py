@@ -108,7 +108,7 @@ def _scan_partial_eval(eqn, unknowns):
     n_kc, n_kk = const_unknown.count(False), carry_unknown.count(False)
     # The known body splits into its loop-invariant part (reading only consts) and the loop.
     invariant, loop, variant, n_inv = partial_eval_ir(cf.constant_free(known), [False] * n_kc + [True] * (
-        len(known.in_avals) - n_kc), [True] * n_known_out + [False] * n_res)
+        len(known.in_avals) - n_kc), [True] * n_known_out + [False] * n_res, stage_effects=True)
     known_inputs = [x for x, u in zip(eqn.inputs, in_unknown) if not u]
     invariant = cf.constant_free(invariant).ir
     hoisted, inv_outs = inline_eqns(invariant, zip(invariant.invars, known_inputs[:n_kc]))

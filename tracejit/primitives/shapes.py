@@ -14,6 +14,13 @@ from ..core.trace import Primitive
 from .base import linear_primitive
 
 
+def _check_axes(name, what, axes, ndim):
+    """A primitive's static axes are distinct, in [0, ndim) (tracejit.lax makes negative ones count from the end
+    before binding): else a ShapeError, rather than an impl and a lowering that read them differently."""
+    if any(not 0 <= a < ndim for a in axes) or len(set(axes)) != len(axes):
+        raise ShapeError(f"{name}: {what} {tuple(axes)} must be distinct axes in [0, {ndim})")
+
+
 def _sum(x, axes):
     return ops.reduce_sum(x, axes=tuple(axes)) if axes else x
 
@@ -22,7 +29,7 @@ def _sum(x, axes):
 
 def _broadcast_in_dim_shape(x, shape, broadcast_dimensions):
     dims = broadcast_dimensions
-    if len(dims) != x.ndim or any(d >= len(shape) for d in dims) or list(dims) != sorted(set(dims)):
+    if len(dims) != x.ndim or any(not 0 <= d < len(shape) for d in dims) or list(dims) != sorted(set(dims)):
         raise ShapeError(f"broadcast_in_dim: broadcast_dimensions {dims} do not place operand {x.shape} "
                          f"in shape {shape}")
     for i, d in enumerate(dims):
@@ -166,7 +173,8 @@ transpose_p = linear_primitive(
 
 
 def _squeeze_shape(x, dimensions):
-    if any(d >= x.ndim or x.shape[d] != 1 for d in dimensions):
+    _check_axes("squeeze", "dimensions", dimensions, x.ndim)
+    if any(x.shape[d] != 1 for d in dimensions):
         raise ShapeError(f"squeeze: dimensions {dimensions} of shape {x.shape} are not all of size 1")
     return ShapedArray([s for i, s in enumerate(x.shape) if i not in dimensions], x.dtype, x.weak_type)
 
@@ -187,8 +195,7 @@ squeeze_p = linear_primitive(
 
 def _expand_dims_shape(x, dimensions):
     ndim = x.ndim + len(dimensions)
-    if any(d >= ndim for d in dimensions) or len(set(dimensions)) != len(dimensions):
-        raise ShapeError(f"expand_dims: dimensions {dimensions} out of range for a result of rank {ndim}")
+    _check_axes("expand_dims", "dimensions", dimensions, ndim)
     sizes = iter(x.shape)
     return ShapedArray([1 if d in dimensions else next(sizes) for d in range(ndim)], x.dtype, x.weak_type)
 
@@ -204,8 +211,7 @@ expand_dims_p = linear_primitive(
 
 
 def _rev_shape(x, dimensions):
-    if any(d >= x.ndim for d in dimensions):
-        raise ShapeError(f"rev: dimensions {dimensions} out of range for shape {x.shape}")
+    _check_axes("rev", "dimensions", dimensions, x.ndim)
     return x
 
 

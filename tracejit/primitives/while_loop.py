@@ -5,7 +5,7 @@ from ..backend.rules import Control
 from ..core.ad_util import aval
 from ..core.avals import ShapedArray
 from ..core.batching import move_batch_axis
-from ..core.ir import IR, ClosedIR, Eqn, Var
+from ..core.ir import IR, ClosedIR, Var
 from ..core.ir_surgery import hoist_consts, reorder
 from ..core.ops import ops
 from ..core.trace import Primitive, bind, eval_ir, trace_flat
@@ -117,7 +117,7 @@ def _while_partial_eval(eqn, unknowns):
     known_eqn = cf.eqn_or_none(while_p, inputs, {"body": known_body, "cond": cf.constant_free(known_cond),
                                                  "cond_nconsts": n_cond,
                                                  "body_nconsts": p["body_nconsts"] - sum(body_unknown)}, outs)
-    unknown_eqn = Eqn(while_p, eqn.inputs, p, [v if u else Var(v.aval) for v, u in zip(eqn.outvars, carry_unknown)])
+    unknown_eqn = eqn.replace(outvars=[v if u else Var(v.aval) for v, u in zip(eqn.outvars, carry_unknown)])
     return [known_eqn] if known_eqn else [], unknown_eqn
 
 

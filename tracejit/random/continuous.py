@@ -12,6 +12,7 @@ import numpy as np
 from .. import lax
 from .. import numpy as tnp
 from ..core.avals import broadcast_shapes, float64, is_float
+from ..core.errors import ShapeError
 from ..nn import stop_gradient
 from . import xla_math
 from .keys import UINT, canonical_shape, check_key, random_bits, split
@@ -29,10 +30,16 @@ def float_dtype(name, dtype):
 
 def check_shape(name, shape, *param_shapes):
     """shape, which the parameters' shapes must broadcast to (JAX's _check_shape)."""
-    if param_shapes and broadcast_shapes(shape, *param_shapes) != tuple(shape):
+    if not param_shapes:
+        return shape
+    try:
+        result = broadcast_shapes(shape, *param_shapes)
+    except ShapeError:
+        result = "an error (they do not broadcast together)"
+    if result != tuple(shape):
         raise ValueError(f"{name} parameter shapes must be broadcast-compatible with shape argument, and the "
                          f"result of broadcasting the shapes must equal the shape argument, but got result "
-                         f"{broadcast_shapes(shape, *param_shapes)} for shape argument {shape}.")
+                         f"{result} for shape argument {shape} and parameter shapes {list(param_shapes)}.")
     return shape
 
 
@@ -50,6 +57,15 @@ def check_castable(name, dtype, *params):
         if not isinstance(p, (bool, int, float)) and not tnp.can_cast(tnp.asarray(p).dtype, dtype):
             raise TypeError(f"In arguments to {name}, cannot safely cast argument of type "
                             f"{tnp.asarray(p).dtype} to {dtype}")
+
+
+def float_sampler(name, key, dtype, shape, *params):
+    """(key data, dtype, shape) of a sampler of floats with parameters params: the checks every such sampler
+    makes, in JAX's order (one key, a float dtype the parameters cast to safely, a shape they broadcast to)."""
+    data, _ = check_key(name, key)
+    dtype = float_dtype(name, dtype)
+    check_castable(name, dtype, *params)
+    return data, dtype, sample_shape(name, shape, *params)
 
 
 def array(x):
@@ -134,10 +150,7 @@ _ONE32 = np.float32(1)
 
 def lognormal(key, sigma=_ONE32, shape=None, dtype=None):
     """exp(sigma * normal)."""
-    data, _ = check_key("lognormal", key)
-    dtype = float_dtype("lognormal", dtype)
-    check_castable("lognormal", dtype, sigma)
-    shape = sample_shape("lognormal", shape, sigma)
+    data, dtype, shape = float_sampler("lognormal", key, dtype, shape, sigma)
     return tnp.exp(draw_normal(data, shape, dtype) * as_dtype(sigma, dtype))
 
 
@@ -173,7 +186,7 @@ def multivariate_normal(key, mean, cov, shape=None, dtype=None, method="cholesky
     else:
         factor = tnp.linalg.cholesky(cov)
     samples = draw_normal(data, shape + (n,), dtype)
-    return mean + tnp.einsum("...ij,...j->...i", factor, samples)
+    return mean + (factor @ samples[..., None])[..., 0]
 
 
 def orthogonal(key, n, shape=(), dtype=None, m=None):
@@ -236,10 +249,7 @@ def draw_gumbel(data, shape, dtype, mode=None):
 
 def pareto(key, b, shape=None, dtype=None):
     """Pareto floats of shape b: exp(exponential / b)."""
-    data, _ = check_key("pareto", key)
-    dtype = float_dtype("pareto", dtype)
-    check_castable("pareto", dtype, b)
-    shape = sample_shape("pareto", shape, b)
+    data, dtype, shape = float_sampler("pareto", key, dtype, shape, b)
     return tnp.exp(exponential(data, shape, dtype) / as_dtype(b, dtype))
 
 
@@ -253,20 +263,14 @@ def weibull_min(key, scale, concentration, shape=(), dtype=None):
 
 def rayleigh(key, scale, shape=None, dtype=None):
     """Rayleigh floats: scale sqrt(-2 log u)."""
-    data, _ = check_key("rayleigh", key)
-    dtype = float_dtype("rayleigh", dtype)
-    check_castable("rayleigh", dtype, scale)
-    shape = sample_shape("rayleigh", shape, scale)
+    data, dtype, shape = float_sampler("rayleigh", key, dtype, shape, scale)
     u = draw_uniform(data, shape, dtype)
     return tnp.broadcast_to(as_dtype(scale, dtype), shape) * tnp.sqrt(tnp.log(u) * -2)
 
 
 def triangular(key, left, mode, right, shape=None, dtype=None):
     """Triangular floats on [left, right] peaking at mode, by inverting the cdf."""
-    data, _ = check_key("triangular", key)
-    dtype = float_dtype("triangular", dtype)
-    check_castable("triangular", dtype, left, mode, right)
-    shape = sample_shape("triangular", shape, left, mode, right)
+    data, dtype, shape = float_sampler("triangular", key, dtype, shape, left, mode, right)
     left, mode, right = (tnp.broadcast_to(as_dtype(p, dtype), shape) for p in (left, mode, right))
     u = draw_uniform(data, shape, dtype)
     below = left + tnp.sqrt(u * (right - left) * (mode - left))
@@ -276,10 +280,7 @@ def triangular(key, left, mode, right, shape=None, dtype=None):
 
 def wald(key, mean, shape=None, dtype=None):
     """Wald (inverse Gaussian) floats of mean `mean` and shape 1 (Michael, Schucany and Haas)."""
-    data, _ = check_key("wald", key)
-    dtype = float_dtype("wald", dtype)
-    check_castable("wald", dtype, mean)
-    shape = sample_shape("wald", shape, mean)
+    data, dtype, shape = float_sampler("wald", key, dtype, shape, mean)
     k1, k2 = split(data)
     mean = tnp.broadcast_to(as_dtype(mean, dtype), shape)
     y = draw_normal(k1, shape, dtype) ** 2

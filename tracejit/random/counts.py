@@ -122,7 +122,8 @@ def _btrs(data, count, prob, shape):
         return tnp.where(accept, k, k_out), accepted | accept, key
 
     init = (tnp.full(shape, -1, prob.dtype), tnp.zeros(shape, bool), data)
-    return lax.while_loop(lambda carry: tnp.any(~carry[1]), body, init)[0]
+    with np.errstate(divide="ignore", invalid="ignore"):    # eager NumPy: the logs of rejected candidates are NaN
+        return lax.while_loop(lambda carry: tnp.any(~carry[1]), body, init)[0]
 
 
 def binomial(key, n, p, shape=None, dtype=None):

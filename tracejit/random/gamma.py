@@ -19,12 +19,12 @@ from . import xla_math
 from .continuous import (
     array,
     as_dtype,
-    check_castable,
     check_shape,
     draw_normal,
     draw_uniform,
     exponential,
     float_dtype,
+    float_sampler,
     sample_shape,
 )
 from .discrete import rademacher
@@ -103,10 +103,7 @@ def loggamma(key, a, shape=None, dtype=None):
 
 def beta(key, a, b, shape=None, dtype=None):
     """Beta(a, b) floats: Gamma(a) / (Gamma(a) + Gamma(b)), from log-gamma samples."""
-    data, _ = check_key("beta", key)
-    dtype = float_dtype("beta", dtype)
-    check_castable("beta", dtype, a, b)
-    shape = sample_shape("beta", shape, a, b)
+    data, dtype, shape = float_sampler("beta", key, dtype, shape, a, b)
     key_a, key_b = split(data)
     log_a = loggamma(key_a, tnp.broadcast_to(as_dtype(a, dtype), shape), shape, dtype)
     log_b = loggamma(key_b, tnp.broadcast_to(as_dtype(b, dtype), shape), shape, dtype)
@@ -129,19 +126,13 @@ def dirichlet(key, alpha, shape=None, dtype=None):
 
 def chisquare(key, df, shape=None, dtype=None):
     """Chi-square(df) floats: 2 Gamma(df / 2)."""
-    data, _ = check_key("chisquare", key)
-    dtype = float_dtype("chisquare", dtype)
-    check_castable("chisquare", dtype, df)
-    shape = sample_shape("chisquare", shape, df)
+    data, dtype, shape = float_sampler("chisquare", key, dtype, shape, df)
     return tnp.exp(loggamma(data, as_dtype(df, dtype) / 2, shape, dtype)) * 2
 
 
 def f(key, dfnum, dfden, shape=None, dtype=None):
     """F(dfnum, dfden) floats: a ratio of chi-squares over their degrees of freedom."""
-    data, _ = check_key("f", key)
-    dtype = float_dtype("f", dtype)
-    check_castable("f", dtype, dfnum, dfden)
-    shape = sample_shape("f", shape, dfnum, dfden)
+    data, dtype, shape = float_sampler("f", key, dtype, shape, dfnum, dfden)
     dfnum, dfden = as_dtype(dfnum, dtype), as_dtype(dfden, dtype)
     key_den, key_num = split(data)
     return (chisquare(key_num, dfnum, shape, dtype) / dfnum) / (chisquare(key_den, dfden, shape, dtype) / dfden)
@@ -149,10 +140,7 @@ def f(key, dfnum, dfden, shape=None, dtype=None):
 
 def t(key, df, shape=None, dtype=None):
     """Student's t(df) floats: normal * sqrt(df / 2 / Gamma(df / 2))."""
-    data, _ = check_key("t", key)
-    dtype = float_dtype("t", dtype)
-    check_castable("t", dtype, df)
-    shape = sample_shape("t", shape, df)
+    data, dtype, shape = float_sampler("t", key, dtype, shape, df)
     key_n, key_g = split(data)
     half_df = as_dtype(df, dtype) / 2
     return draw_normal(key_n, shape, dtype) * tnp.sqrt(half_df / gamma(key_g, half_df, shape, dtype))

@@ -158,9 +158,9 @@ def _seed_data(name, seed):
     word 0; a Python int is an int64, as in JAX)."""
     if isinstance(seed, KeyArray):
         raise TypeError(f"{name} accepts a scalar seed, but was given a PRNG key.")
-    if isinstance(seed, (int, np.integer)) and not isinstance(seed, (bool, np.bool_)):
+    if isinstance(seed, int) and not isinstance(seed, bool):
         seed = np.int64(seed)       # OverflowError beyond int64, as JAX
-    seed = tnp.asarray(seed)
+    seed = seed if isinstance(seed, Tracer) else np.asarray(seed)
     if seed.ndim:
         raise TypeError(f"{name} accepts a scalar seed, but was given an array of shape {tuple(seed.shape)} != (). "
                         "Use jax.vmap for batching")

@@ -13,7 +13,7 @@ The user-facing functions built on these (grad, jvp, vjp, jacfwd ...) are in tra
 from ..core.ir import Literal, Var
 from ..core.timing import timed
 from ..core.ad_util import UndefinedPrimal, Zero, add_tangents, instantiate
-from ..core.trace import bind, trace_flat
+from ..core.trace import bind, source_scope, trace_flat
 from .partial_eval import partition
 
 # ------------------------------------------------------------------------------------------ forward mode
@@ -33,18 +33,20 @@ def jvp_eval(closed, primals, tangents):
     def read(x):
         return (x.value, Zero(x.aval)) if isinstance(x, Literal) else env[x]
 
-    for eqn in ir.eqns:
-        pairs = [read(x) for x in eqn.inputs]
-        ps, ts = [p for p, _ in pairs], [t for _, t in pairs]
-        if all(isinstance(t, Zero) for t in ts):
-            outs = _as_list(eqn.prim, bind(eqn.prim, *ps, **eqn.params))
-            out_ts = [Zero(v.aval) for v in eqn.outvars]
-        else:
-            if eqn.prim.jvp is None:
-                raise NotImplementedError(f"differentiation rule (jvp) for '{eqn.prim.name}' is not implemented")
-            outs, out_ts = eqn.prim.jvp(ps, ts, **eqn.params)
-            outs, out_ts = _as_list(eqn.prim, outs), _as_list(eqn.prim, out_ts)
-        env.update((v, (p, t)) for v, p, t in zip(eqn.outvars, outs, out_ts))
+    with source_scope() as at:
+        for eqn in ir.eqns:
+            at(eqn)
+            pairs = [read(x) for x in eqn.inputs]
+            ps, ts = [p for p, _ in pairs], [t for _, t in pairs]
+            if all(isinstance(t, Zero) for t in ts):
+                outs = _as_list(eqn.prim, bind(eqn.prim, *ps, **eqn.params))
+                out_ts = [Zero(v.aval) for v in eqn.outvars]
+            else:
+                if eqn.prim.jvp is None:
+                    raise NotImplementedError(f"differentiation rule (jvp) for '{eqn.prim.name}' is not implemented")
+                outs, out_ts = eqn.prim.jvp(ps, ts, **eqn.params)
+                outs, out_ts = _as_list(eqn.prim, outs), _as_list(eqn.prim, out_ts)
+            env.update((v, (p, t)) for v, p, t in zip(eqn.outvars, outs, out_ts))
     results = [read(x) for x in ir.outvars]
     return [p for p, _ in results], [t for _, t in results]
 
@@ -93,37 +95,39 @@ def backward_pass(linear, residuals, cotangents):
     env.update(zip(ir.invars[:num_res], residuals))
     linear_vars = set(ir.invars[num_res:])
     linear_eqns = []
-    for eqn in ir.eqns:  # equations that do not read the linear inputs (zeros, iotas) are evaluated forward
-        if any(isinstance(x, Var) and x in linear_vars for x in eqn.inputs):
-            linear_eqns.append(eqn)
-            linear_vars.update(eqn.outvars)
-        else:
-            outs = bind(eqn.prim, *[_read(env, x) for x in eqn.inputs], **eqn.params)
-            env.update(zip(eqn.outvars, _as_list(eqn.prim, outs)))
-
     cts = {}
 
     def accumulate(x, ct):
         if isinstance(x, Var) and x in linear_vars and ct is not None and not isinstance(ct, Zero):
             cts[x] = add_tangents(cts[x], ct) if x in cts else ct
 
-    for x, ct in zip(ir.outvars, cotangents):
-        accumulate(x, ct)
-    for eqn in reversed(linear_eqns):
-        out_cts = [cts.pop(v, None) for v in eqn.outvars]
-        if all(c is None for c in out_cts):
-            continue
-        if eqn.prim.transpose is None:
-            raise NotImplementedError(f"transpose rule for '{eqn.prim.name}' is not implemented, so it cannot "
-                                      "be differentiated in reverse mode")
-        args = [UndefinedPrimal(x.aval) if isinstance(x, Var) and x in linear_vars else _read(env, x)
-                for x in eqn.inputs]
-        if eqn.prim.multiple_results:
-            ct = [c if c is not None else Zero(v.aval) for c, v in zip(out_cts, eqn.outvars)]
-        else:
-            ct = out_cts[0]
-        for x, c in zip(eqn.inputs, eqn.prim.transpose(ct, *args, **eqn.params)):
-            accumulate(x, c)
+    with source_scope() as at:
+        for eqn in ir.eqns:  # equations that do not read the linear inputs (zeros, iotas) are evaluated forward
+            if any(isinstance(x, Var) and x in linear_vars for x in eqn.inputs):
+                linear_eqns.append(eqn)
+                linear_vars.update(eqn.outvars)
+            else:
+                at(eqn)
+                outs = bind(eqn.prim, *[_read(env, x) for x in eqn.inputs], **eqn.params)
+                env.update(zip(eqn.outvars, _as_list(eqn.prim, outs)))
+        for x, ct in zip(ir.outvars, cotangents):
+            accumulate(x, ct)
+        for eqn in reversed(linear_eqns):
+            out_cts = [cts.pop(v, None) for v in eqn.outvars]
+            if all(c is None for c in out_cts):
+                continue
+            if eqn.prim.transpose is None:
+                raise NotImplementedError(f"transpose rule for '{eqn.prim.name}' is not implemented, so it "
+                                          "cannot be differentiated in reverse mode")
+            at(eqn)
+            args = [UndefinedPrimal(x.aval) if isinstance(x, Var) and x in linear_vars else _read(env, x)
+                    for x in eqn.inputs]
+            if eqn.prim.multiple_results:
+                ct = [c if c is not None else Zero(v.aval) for c, v in zip(out_cts, eqn.outvars)]
+            else:
+                ct = out_cts[0]
+            for x, c in zip(eqn.inputs, eqn.prim.transpose(ct, *args, **eqn.params)):
+                accumulate(x, c)
     return [cts.get(v, Zero(v.aval)) for v in ir.invars[num_res:]]
 
 

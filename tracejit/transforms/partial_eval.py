@@ -3,7 +3,7 @@
 This is what turns forward mode into reverse mode: the primal part runs first and saves the residuals (primal
 values the linear part reads); the linear part is then transposed. One helper serves linearize, vjp and grad.
 """
-from ..core.ir import IR, ClosedIR, Var
+from ..core.ir import IR, ClosedIR, Var, effectful
 
 
 def live_eqns(eqns, outvars):
@@ -11,7 +11,7 @@ def live_eqns(eqns, outvars):
     needed = {x for x in outvars if isinstance(x, Var)}
     kept = []
     for eqn in reversed(eqns):
-        if eqn.prim.effectful or any(v in needed for v in eqn.outvars):
+        if effectful(eqn) or any(v in needed for v in eqn.outvars):
             kept.append(eqn)
             needed.update(x for x in eqn.inputs if isinstance(x, Var))
     return kept[::-1]
@@ -22,7 +22,7 @@ def _uses(eqns, outvars):
     return list(dict.fromkeys(x for x in used if isinstance(x, Var)))
 
 
-def partial_eval_ir(closed, unknowns, instantiate):
+def partial_eval_ir(closed, unknowns, instantiate, recompute=None, stage_effects=False):
     """Split closed by which inputs are unknown (`unknowns`, one bool per input) into
 
         known:   ClosedIR  known inputs -> (known outs..., residuals...)
@@ -31,17 +31,25 @@ def partial_eval_ir(closed, unknowns, instantiate):
     and return (known, unknown, out_unknowns, number of residuals). An output is unknown when it depends on an
     unknown input or `instantiate` says so (one bool per output). An equation with unknown inputs goes to the
     unknown side whole, unless its primitive has a `partial_eval(eqn, unknowns)` rule, which returns (known
-    equations, unknown equation or None): control flow splits its bodies that way. Equations without
-    variable inputs (zeros, iotas) that the unknown side reads are recomputed there instead of saved."""
+    equations, unknown equation or None): control flow splits its bodies that way. Known equations that
+    the unknown side reads are recomputed there instead of saved when they have no variable inputs (zeros,
+    iotas) or `recompute(eqn)` says so (a checkpoint's policy); what those read in turn is recomputed or
+    saved by the same rule. Effectful equations are never recomputed; with `stage_effects` they go to the
+    unknown side whole (a loop's body keeps its effects when its invariant part is hoisted)."""
     ir = closed.ir
     unknown_vars = {v for v, u in zip(ir.invars, unknowns) if u}
     known_eqns, unknown_eqns = [], []
     for eqn in live_eqns(ir.eqns, ir.outvars):
         in_unknown = [isinstance(x, Var) and x in unknown_vars for x in eqn.inputs]
-        if not any(in_unknown):
+        staged = stage_effects and effectful(eqn)
+        if not any(in_unknown) and not staged:
             known_eqns.append(eqn)
             continue
-        known, unknown = eqn.prim.partial_eval(eqn, in_unknown) if eqn.prim.partial_eval else ([], eqn)
+        split = eqn.prim.partial_eval if any(in_unknown) else None
+        known, unknown = split(eqn, in_unknown) if split else ([], eqn)
+        for e in [*known, unknown]:        # what a rule makes of an equation comes from the same line
+            if e is not None and e.source_info is None:
+                e.source_info = eqn.source_info
         known_eqns.extend(known)
         if unknown is not None:
             unknown_eqns.append(unknown)
@@ -50,10 +58,10 @@ def partial_eval_ir(closed, unknowns, instantiate):
     known_outs = [x for x, u in zip(ir.outvars, out_unknowns) if not u]
     unknown_outs = [x for x, u in zip(ir.outvars, out_unknowns) if u]
     read_by_unknown = set(_uses(unknown_eqns, unknown_outs))
-    constant = [e for e in known_eqns
-                if not any(isinstance(x, Var) for x in e.inputs) and not e.prim.effectful
-                and any(v in read_by_unknown for v in e.outvars)]
-    unknown_eqns = live_eqns(constant + unknown_eqns, unknown_outs)
+    again = [e for e in known_eqns if not effectful(e) and (
+        (recompute is not None and recompute(e)) or
+        (not any(isinstance(x, Var) for x in e.inputs) and any(v in read_by_unknown for v in e.outvars)))]
+    unknown_eqns = live_eqns(again + unknown_eqns, unknown_outs)
     recomputed = {v for e in unknown_eqns for v in e.outvars}
     const_values = dict(zip(ir.constvars, closed.consts))
     residuals = [x for x in _uses(unknown_eqns, unknown_outs)

@@ -9,7 +9,7 @@ from ..core.ir import Literal
 from ..core.timing import timed
 from ..core.ad_util import aval
 from ..core.batching import move_batch_axis
-from ..core.trace import bind, trace_flat
+from ..core.trace import bind, source_scope, trace_flat
 
 
 @timed("transforms")
@@ -33,14 +33,16 @@ def vmap_ir(closed, in_dims, axis_size, out_dims=None, out_names=None):
         def read(x):
             return (x, None) if isinstance(x, Literal) else env[x]
 
-        for eqn in ir.eqns:
-            values, dims = zip(*map(read, eqn.inputs)) if eqn.inputs else ((), ())
-            if all(d is None for d in dims):
-                outs = bind(eqn.prim, *values, **eqn.params)
-                outs, odims = (outs, [None] * len(outs)) if eqn.prim.multiple_results else ([outs], [None])
-            else:
-                outs, odims = _apply_rule(eqn, values, dims, axis_size)
-            env.update(zip(eqn.outvars, zip(outs, odims)))
+        with source_scope() as at:
+            for eqn in ir.eqns:
+                at(eqn)
+                values, dims = zip(*map(read, eqn.inputs)) if eqn.inputs else ((), ())
+                if all(d is None for d in dims):
+                    outs = bind(eqn.prim, *values, **eqn.params)
+                    outs, odims = (outs, [None] * len(outs)) if eqn.prim.multiple_results else ([outs], [None])
+                else:
+                    outs, odims = _apply_rule(eqn, values, dims, axis_size)
+                env.update(zip(eqn.outvars, zip(outs, odims)))
         results = [(x.value, None) if isinstance(x, Literal) else env[x] for x in ir.outvars]
         if out_dims is None:
             dims_out.extend(d for _, d in results)

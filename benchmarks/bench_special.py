@@ -1,0 +1,73 @@
+"""Special functions (issue 18): compiled tracejit kernels against scipy.special (and JAX when importable) on 1e6
+elements, in one process; medians of repeated rounds and the ratio other / tracejit (above 1: tracejit is faster).
+
+    python benchmarks/bench_special.py
+
+Target: erf and gammaln on 1e6 float32 at least 2x scipy.special (which computes float32 in double, one element
+at a time; tracejit's loops are vectorized and split over the cores).
+"""
+# ruff: noqa: B023 -- each lambda is timed right away, inside its loop iteration
+import os
+import sys
+
+import numpy as np
+import scipy.special as sc
+
+import tracejit as tj
+from tracejit.scipy import special as S
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from run import timeit  # the harness's timer, next to this file
+
+try:
+    import jax
+    import jax.scipy.special as js
+except ImportError:
+    jax = None
+
+N = 1_000_000
+rng = np.random.default_rng(0)
+
+
+def cases():
+    normal = rng.normal(size=N) * 2
+    positive = rng.uniform(0.01, 50, N)
+    unit = rng.uniform(-1, 1, N)
+    for dtype in (np.float32, np.float64):
+        yield "erf", normal.astype(dtype), S.erf, sc.erf
+        yield "gammaln", positive.astype(dtype), S.gammaln, sc.gammaln
+    f32 = np.float32
+    yield "erfc", normal.astype(f32), S.erfc, sc.erfc
+    yield "erfinv", unit.astype(f32), S.erfinv, sc.erfinv
+    yield "digamma", positive.astype(f32), S.digamma, sc.digamma
+    yield "ndtr", normal.astype(f32), S.ndtr, sc.ndtr
+    yield "log_ndtr", normal.astype(f32), S.log_ndtr, sc.log_ndtr
+    yield "ndtri", (unit.astype(f32) + 1) / 2, S.ndtri, sc.ndtri
+    yield "gamma", (positive / 2).astype(f32), S.gamma, sc.gamma
+
+
+def main(rounds=5):
+    """Each implementation timed in turn, `rounds` times over: the medians of the times and of the per-round
+    ratios, which a load that comes and goes during the run disturbs less than one long measurement each."""
+    print(f"{'1e6 elements':22s} {'tracejit':>10s} {'scipy':>10s} {'jax':>10s}   scipy/tj  jax/tj")
+    for name, x, ours, scipy_fn in cases():
+        compiled = tj.jit(ours)
+        np.testing.assert_allclose(compiled(x), scipy_fn(x), rtol=2e-6 if x.dtype == np.float32 else 1e-12, atol=1e-15)
+        impls = {"tracejit": lambda: compiled(x), "scipy": lambda: scipy_fn(x)}
+        if jax is not None and x.dtype == np.float32:
+            jax_fn, jax_x = jax.jit(getattr(js, name)), jax.numpy.asarray(x)
+            impls["jax"] = lambda: jax.block_until_ready(jax_fn(jax_x))
+        samples = {k: [] for k in impls}
+        for _ in range(rounds):
+            for impl, fn in impls.items():
+                samples[impl].append(timeit(fn, repeat=5)[0])
+        times = {k: float(np.median(v)) for k, v in samples.items()}
+        ratios = {k: float(np.median(np.array(samples[k]) / np.array(samples["tracejit"]))) for k in samples}
+        cells = [f"{times[k] * 1e3:8.2f}ms" if k in times else f"{'-':>10s}" for k in ("tracejit", "scipy", "jax")]
+        cells += [f"{ratios[k]:9.2f}" if k in ratios else f"{'-':>9s}" for k in ("scipy", "jax")]
+        label = f"{name} {np.dtype(x.dtype).name}"
+        print(f"{label:22s} {' '.join(cells)}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,196 @@
+"""The vectorizable special functions (tracejit.backend.specmath) compiled in a loop: accuracy in f64 ulp against
+mpmath, in f32 against SciPy's float64 values, special values against SciPy, and that the loops vectorize; and
+their NumPy execution (ArrayBody, the primitives' impls) against the compiled code."""
+import re
+
+import numpy as np
+import pytest
+from test_mathlib import _apply, _compiled, _llvm
+
+from tracejit.backend import specmath
+from tracejit.backend.specmath import FUNCS
+
+mp = pytest.importorskip("mpmath")
+sc = pytest.importorskip("scipy.special")
+
+# Max f64 error in ulp against mpmath, for positive arguments of lgamma and digamma (their negative zeros are
+# checked in absolute terms): the specmath docstring has the measured values.
+_F64_ULP = {"erf": 2, "erfc": 3.5, "erfcx": 3, "ndtr": 3.5, "log_ndtr": 3.5, "erf_inv": 3, "ndtri": 4.5,
+            "lgamma": 4.5, "digamma": 4, "gamma": 4.5}
+
+
+def _erfcinv(q):
+    """z with erfc(z) = q, by Newton's method on log erfc (mpmath has no erfcinv; erfinv(1 - q) loses q)."""
+    z = mp.sqrt(-mp.log(q))
+    for _ in range(60):
+        step = (mp.log(mp.erfc(z)) - mp.log(q)) * mp.erfc(z) * mp.sqrt(mp.pi) / -2 * mp.exp(z * z)
+        z -= step
+        if abs(step) < 1e-22 * z:
+            break
+    return z
+
+
+def _erfcx(v):
+    """exp(v**2) erfc(v), with the digits exp(v**2) needs; past 1e7, three terms of its series."""
+    if v >= 1e7:
+        return (1 - 1 / (2 * v * v) + 3 / (4 * v**4)) / (mp.sqrt(mp.pi) * v)
+    with mp.workdps(mp.mp.dps + int(max(0, 2 * mp.log10(abs(v) + 1)))):
+        return +(mp.exp(v * v) * mp.erfc(v))
+
+
+# the true values (mpmath at the working precision), also used by scripts/measure_special_math.py
+REFERENCE = {
+    "erf": mp.erf, "erfc": mp.erfc, "ndtr": mp.ncdf, "erfcx": _erfcx,
+    "log_ndtr": lambda v: (mp.log1p(-mp.ncdf(-v)) if v >= 0 else mp.log(mp.ncdf(v)) if v > -1e4 else  # then its series
+                           -v * v / 2 - mp.log(-v * mp.sqrt(2 * mp.pi)) + mp.log1p(-1 / v**2 + 3 / v**4)),
+    "erf_inv": lambda y: mp.sign(y) * _erfcinv(1 - abs(y)) if abs(y) > 0.5 else mp.erfinv(y),
+    "ndtri": lambda p: -mp.sqrt(2) * _erfcinv(2 * p) if p < 0.5 else mp.sqrt(2) * _erfcinv(2 * (1 - p)),
+    "lgamma": lambda v: mp.log(abs(mp.gamma(v))), "digamma": mp.digamma, "gamma": mp.gamma,
+}
+
+
+def _inputs(name, rng, n=400):
+    u = rng.uniform
+    tail = 10.0 ** u(-300, 0, n)
+    table = {
+        "erf": [u(-6, 6, n), u(-1.2, 1.2, n), tail],
+        "erfc": [u(-6, 27.2, n), u(-1.2, 1.2, n)],
+        "erfcx": [u(-26, 60, n), 10.0 ** u(0, 300, n), tail],
+        "ndtr": [u(-38, 9, n), u(-1.5, 1.5, n)],
+        "log_ndtr": [u(-60, 40, n), -(10.0 ** u(1, 150, n))],
+        "erf_inv": [u(-1, 1, n), 1 - 10.0 ** u(-16, 0, n), tail],
+        "ndtri": [u(0, 1, n), tail, 1 - 10.0 ** u(-16, 0, n)],
+        "lgamma": [u(0, 30, n), 10.0 ** u(-300, 305, n), u(0.5, 2.5, n)],
+        "digamma": [u(0, 30, n), 10.0 ** u(-300, 305, n), u(1, 2, n)],
+        "gamma": [u(0, 171, n), u(-170, 0, n), 10.0 ** u(-300, 0, n)],
+    }
+    return np.concatenate(table[name])
+
+
+def _ulp_error(y, x, name):
+    """|y - f(x)| in units of the f64 spacing at f(x), f(x) from mpmath at 30 digits; results that are subnormal,
+    zero or not finite must be exactly those of the reference rounded."""
+    errors = []
+    with mp.workdps(30):
+        for xi, yi in zip(x, y):
+            ref = REFERENCE[name](mp.mpf(float(xi)))
+            hi = float(ref)
+            if not np.isfinite(hi) or abs(hi) < np.finfo(np.float64).tiny:
+                errors.append(0.0 if yi == hi or abs(yi - hi) <= 2 * np.spacing(0.0) else np.inf)
+                continue
+            errors.append(float(abs(mp.mpf(float(yi)) - ref)) / np.spacing(abs(hi)))
+    return np.array(errors)
+
+
+@pytest.mark.skipif(np.finfo(np.longdouble).nmant < 63, reason="ArrayBody's fma needs x87 long double")
+@pytest.mark.parametrize("name", FUNCS)
+def test_f64_accuracy(name):
+    x = _inputs(name, np.random.default_rng(0))
+    err = _ulp_error(_apply(name, "double", x, library=specmath), x, name)
+    worst = np.argmax(err)
+    assert err[worst] <= _F64_ULP[name], (name, x[worst], err[worst])
+
+
+@pytest.mark.parametrize("name", ["lgamma", "digamma"])
+def test_negative_arguments_near_the_zeros(name):
+    """Between the poles of lgamma and digamma the results cross zero: there the error is bounded in absolute
+    terms (as SciPy's, which uses the same reflection), and digamma's root near -0.504 is relatively accurate."""
+    x = np.concatenate([np.random.default_rng(1).uniform(-25, 0, 1500), -0.5040830082644554 + np.linspace(-0.09, 0.09, 50)])
+    y = _apply(name, "double", x, library=specmath)
+    with mp.workdps(30):
+        ref = np.array([float(REFERENCE[name](mp.mpf(v))) for v in x])
+    np.testing.assert_allclose(y, ref, rtol=4e-16, atol=2e-15)
+    near = np.abs(x + 0.504) < 0.1
+    if name == "digamma":
+        np.testing.assert_allclose(y[near], ref[near], rtol=4e-16)
+
+
+_SCIPY = {"erf": sc.erf, "erfc": sc.erfc, "erfcx": sc.erfcx, "erf_inv": sc.erfinv, "ndtr": sc.ndtr, "ndtri": sc.ndtri,
+          "log_ndtr": sc.log_ndtr, "lgamma": sc.gammaln, "digamma": sc.digamma, "gamma": sc.gamma}
+
+
+@pytest.mark.parametrize("name", FUNCS)
+def test_f32_accuracy(name):
+    """Computed in double and rounded once: within one f32 ulp of SciPy's float64 values (about half of one
+    measured), subnormal f32 results included."""
+    rng = np.random.default_rng(2)
+    with np.errstate(over="ignore"):
+        x = _inputs(name, rng, 3000).astype(np.float32)
+    if name in ("lgamma", "digamma", "gamma"):
+        x = np.concatenate([x, rng.uniform(-30, 0, 3000).astype(np.float32)])
+    y = _apply(name, "float", x, library=specmath)
+    with np.errstate(all="ignore"):
+        ref = _SCIPY[name](x.astype(np.float64))
+        ref32 = ref.astype(np.float32)
+        err = np.abs(y.astype(np.float64) - ref) / np.spacing(np.abs(ref32)).astype(np.float64)
+    same = (y == ref32) | (np.isnan(y) & np.isnan(ref32))
+    err = np.where(same, 0, err)
+    worst = np.argmax(err)
+    assert err[worst] <= 1.0, (name, x[worst], y[worst], ref[worst])
+
+
+def _special_values(ty):
+    info = np.finfo(np.float32 if ty == "float" else np.float64)
+    return np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 1.0, -1.0, 0.5, -0.5, 2.0, -2.0, -2.5, 30.0, -30.0,
+                     1e-10, -1e-10, 1e6, -1e6, 2.0**60, -(2.0**60), info.max, -info.max, info.tiny,
+                     0.9999999, 0.25, 0.75], info.dtype)
+
+
+@pytest.mark.parametrize("ty", ["float", "double"])
+@pytest.mark.parametrize("name", FUNCS)
+def test_special_values(name, ty):
+    """SciPy's special values (infinities, NaN, poles, signed zeros); finite values nearby against mpmath (SciPy's
+    own ndtr(-30) and gammaln(1 - 1e-7) are 1e-13 and 3e-9 relative from the true values)."""
+    x = _special_values(ty)
+    with np.errstate(all="ignore"):
+        ref = _SCIPY[name](x.astype(np.float64)).astype(x.dtype)
+    exact = np.isinf(ref) | (ref == 0) | np.isnan(ref)
+    with mp.workdps(30):
+        finite = np.array([float(REFERENCE[name](mp.mpf(float(v)))) for v in x[~exact]]).astype(x.dtype)
+    for got in (_apply(name, ty, x, library=specmath), specmath.evaluate(name, x)):
+        assert np.array_equal(got[exact], ref[exact], equal_nan=True), (x[exact], got[exact], ref[exact])
+        signed = exact & ~np.isnan(ref)
+        assert np.array_equal(np.signbit(got[signed]), np.signbit(ref[signed]))
+        np.testing.assert_allclose(got[~exact], finite, rtol=1e-6 if ty == "float" else 1e-14)
+
+
+def test_subnormal_results_are_not_flushed():
+    """Where SciPy returns 0 for a subnormal result (erfc, ndtr) or inf for a subnormal argument (gammaln), the
+    kernels keep the true value."""
+    with mp.workdps(30):
+        for name, x, ref in (("erfc", 27.0, mp.erfc(27)), ("ndtr", -38.0, mp.ncdf(-38)),
+                             ("lgamma", 5e-324, -mp.log(mp.mpf(5e-324)))):
+            got = _apply(name, "double", np.array([x]), library=specmath)[0]
+            assert got != 0 and np.isfinite(got)
+            assert abs(got - float(ref)) <= 2 * np.spacing(float(ref)) + 1e-323, (name, got, ref)
+
+
+@pytest.mark.parametrize("name", FUNCS)
+def test_numpy_execution_matches_compiled(name):
+    """The primitives' NumPy impls run the same kernels on arrays (ArrayBody): within a few ulp of the compiled
+    code (f32 results mostly identical), away from the negative zeros of lgamma and digamma."""
+    rng = np.random.default_rng(3)
+    x = _inputs(name, rng, 300)
+    for ty, dtype, rtol in (("double", np.float64, 2e-15), ("float", np.float32, 2.5e-7)):
+        with np.errstate(over="ignore"):
+            xs = x.astype(dtype)
+        got, want = specmath.evaluate(name, xs), _apply(name, ty, xs, library=specmath)
+        assert got.dtype == dtype
+        np.testing.assert_allclose(got, want, rtol=rtol, atol=np.finfo(dtype).tiny)
+
+
+@pytest.mark.parametrize("ty", ["float", "double"])
+@pytest.mark.parametrize("name", FUNCS)
+def test_loop_vectorizes(name, ty):
+    llvm = pytest.importorskip("llvmlite.binding")
+    _llvm()
+    if not llvm.get_host_cpu_features().get("avx"):
+        pytest.skip("checks x86 AVX vector registers")
+    asm = _compiled(name, ty, specmath)[1]
+    assert re.search(r"\bzmm\d+|\bymm\d+", asm), name
+    assert not re.search(r"^\s*call", asm, re.MULTILINE), name
+
+
+def test_unknown_function():
+    with pytest.raises(ValueError, match="no special function"):
+        specmath.math_function_ir("exp", "double")

@@ -1,0 +1,230 @@
+"""tracejit.scipy.stats: every function against scipy.stats (eager and compiled), float32 kept, gradients in the
+parameters against JAX, and batching."""
+import ml_dtypes
+import numpy as np
+import pytest
+
+import tracejit as tj
+from tracejit.scipy import stats as T
+from tracejit.test_util import check_grads
+
+ss = pytest.importorskip("scipy.stats")
+try:
+    import jax
+    import jax.scipy.stats as jst
+except ImportError:
+    jax = jst = None
+
+rng = np.random.default_rng(0)
+x = rng.normal(size=12) * 2
+q = rng.uniform(size=12)
+unit = rng.uniform(size=12)
+positive = rng.uniform(0, 6, 12)
+k = np.array([0.0, 1, 2, 3, 5, 8, 13, -1, 2.5, 4, 0, 7])
+
+# distribution: (arguments of each function group, parameters after them)
+CASES = {
+    "norm": ({"logpdf": x, "pdf": x, "cdf": x * 10, "logcdf": x * 10, "sf": x * 10, "logsf": x * 10, "ppf": q,
+              "isf": q}, (0.3, 1.7)),
+    "t": ({"logpdf": x, "pdf": x}, (3.5, 0.2, 1.3)),
+    "beta": ({"logpdf": unit, "pdf": unit, "cdf": unit, "logcdf": unit, "sf": unit, "logsf": unit}, (2.5, 1.5)),
+    "gamma": ({"logpdf": positive, "pdf": positive, "cdf": positive, "logcdf": positive, "sf": positive,
+               "logsf": positive}, (2.5, 0.1, 1.5)),
+    "poisson": ({"logpmf": k, "pmf": k, "cdf": k}, (3.3,)),
+    "bernoulli": ({"logpmf": np.array([0.0, 1.0, 2.0, -1.0]), "pmf": np.array([0.0, 1.0, 2.0]),
+                   "cdf": np.array([-1.0, 0.0, 0.5, 1.0, 3.0]), "ppf": q}, (0.3,)),
+    "uniform": ({"logpdf": x, "pdf": x, "cdf": x, "ppf": q}, (-0.5, 2.0)),
+    "laplace": ({"logpdf": x, "pdf": x, "cdf": x}, (0.1, 1.5)),
+    "cauchy": ({"logpdf": x, "pdf": x, "cdf": x, "logcdf": x, "sf": x, "logsf": x, "ppf": q, "isf": q}, (0.1, 1.5)),
+    "logistic": ({"logpdf": x, "pdf": x, "cdf": x, "sf": x, "ppf": q, "isf": q}, (0.1, 1.5)),
+    "expon": ({"logpdf": positive - 1, "pdf": positive - 1, "cdf": positive - 1, "logcdf": positive,
+               "sf": positive - 1, "logsf": positive - 1, "ppf": q}, (0.1, 1.5)),
+}
+
+
+@pytest.mark.parametrize("dist", CASES)
+def test_against_scipy(dist):
+    inputs, params = CASES[dist]
+    for fname, arg in inputs.items():
+        ours, theirs = getattr(getattr(T, dist), fname), getattr(getattr(ss, dist), fname)
+        with np.errstate(all="ignore"):
+            want = theirs(arg, *params)
+        for got in (ours(arg, *params), tj.jit(ours)(arg, *params)):
+            np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-300, equal_nan=True, err_msg=f"{dist}.{fname}")
+        got32 = ours(arg.astype(np.float32), *params)
+        assert got32.dtype == np.float32, f"{dist}.{fname}"
+        np.testing.assert_allclose(got32, want, rtol=3e-5, atol=1e-6, equal_nan=True, err_msg=f"{dist}.{fname}")
+
+
+def test_norm_tails():
+    """cdf, sf, ppf and isf keep their precision far in the tails (ndtr, ndtri), where 1 - p would not."""
+    np.testing.assert_allclose(T.norm.sf(30.0), ss.norm.sf(30.0), rtol=1e-13)
+    np.testing.assert_allclose(T.norm.isf(1e-300), ss.norm.isf(1e-300), rtol=1e-14)
+    np.testing.assert_allclose(T.norm.logcdf(-1e5), ss.norm.logcdf(-1e5), rtol=1e-14)
+
+
+def test_multivariate():
+    a = rng.normal(size=(3, 3))
+    cov = a @ a.T + 3 * np.eye(3)
+    mean = rng.normal(size=3)
+    xs = rng.normal(size=(4, 3))
+    want = ss.multivariate_normal.logpdf(xs, mean, cov)
+    np.testing.assert_allclose(T.multivariate_normal.logpdf(xs, mean, cov), want, rtol=1e-13)
+    np.testing.assert_allclose(tj.jit(T.multivariate_normal.pdf)(xs, mean, cov), np.exp(want), rtol=1e-13)
+    covs = np.stack([cov, 2 * cov])            # batched covariances broadcast against batched x
+    got = T.multivariate_normal.logpdf(xs[:2], mean, covs)
+    np.testing.assert_allclose(got, [ss.multivariate_normal.logpdf(xs[i], mean, covs[i]) for i in range(2)],
+                               rtol=1e-13)
+    np.testing.assert_allclose(T.multivariate_normal.logpdf(xs, mean, 2.0),
+                               ss.multivariate_normal.logpdf(xs, mean, 2.0 * np.eye(3)), rtol=1e-13)
+    np.testing.assert_allclose(T.multivariate_normal.logpdf(x, 0.5, 2.0), ss.norm.logpdf(x, 0.5, np.sqrt(2.0)),
+                               rtol=1e-13)
+    with pytest.raises(ValueError, match="incompatible shapes"):
+        T.multivariate_normal.logpdf(xs, mean, np.eye(2))
+    alpha = np.array([1.5, 2.0, 3.0])
+    xd = rng.dirichlet(alpha, size=5).T
+    np.testing.assert_allclose(T.dirichlet.logpdf(xd, alpha), ss.dirichlet.logpdf(xd, alpha), rtol=1e-13)
+    np.testing.assert_allclose(tj.jit(T.dirichlet.pdf)(xd[:2], alpha), ss.dirichlet.pdf(xd, alpha), rtol=1e-13)
+    assert T.dirichlet.logpdf(np.array([0.5, 0.6, -0.1]), alpha) == -np.inf
+    with pytest.raises(ValueError, match="one-dimensional"):
+        T.dirichlet.logpdf(xd, alpha[None])
+
+
+# (tracejit function, JAX function, arguments): the gradient of the summed log-density in every argument
+GRADS = {
+    "norm.logpdf": (T.norm.logpdf, "norm.logpdf", (x, 0.3, 1.7)),
+    "norm.logcdf": (T.norm.logcdf, "norm.logcdf", (x, 0.3, 1.7)),
+    "t.logpdf": (T.t.logpdf, "t.logpdf", (x, 3.5, 0.2, 1.3)),
+    "beta.logpdf": (T.beta.logpdf, "beta.logpdf", (unit, 2.5, 1.5)),
+    "gamma.logpdf": (T.gamma.logpdf, "gamma.logpdf", (positive + 0.2, 2.5, 0.1, 1.5)),
+    "poisson.logpmf": (T.poisson.logpmf, "poisson.logpmf", (k[:7], 3.3)),
+    "laplace.logpdf": (T.laplace.logpdf, "laplace.logpdf", (x, 0.1, 1.5)),
+    "cauchy.logpdf": (T.cauchy.logpdf, "cauchy.logpdf", (x, 0.1, 1.5)),
+    "logistic.logpdf": (T.logistic.logpdf, "logistic.logpdf", (x, 0.1, 1.5)),
+    "expon.logpdf": (T.expon.logpdf, "expon.logpdf", (positive, 0.1, 1.5)),
+    "gamma.cdf": (T.gamma.cdf, "gamma.cdf", (positive + 0.2, 2.5, 0.1, 1.5)),
+    "norm.cdf": (T.norm.cdf, "norm.cdf", (x, 0.3, 1.7)),
+    "norm.sf": (T.norm.sf, "norm.sf", (x, 0.3, 1.7)),
+    "norm.ppf": (T.norm.ppf, "norm.ppf", (q, 0.3, 1.7)),
+    "norm.isf": (T.norm.isf, "norm.isf", (q, 0.3, 1.7)),
+    "bernoulli.logpmf": (T.bernoulli.logpmf, "bernoulli.logpmf", (np.array([0.0, 1.0, 1.0]), 0.3)),
+    "uniform.logpdf": (T.uniform.logpdf, "uniform.logpdf", (x, -5.0, 12.0)),
+    "laplace.cdf": (T.laplace.cdf, "laplace.cdf", (x, 0.1, 1.5)),
+    "cauchy.ppf": (T.cauchy.ppf, "cauchy.ppf", (q, 0.1, 1.5)),
+    "logistic.cdf": (T.logistic.cdf, "logistic.cdf", (x, 0.1, 1.5)),
+    "expon.cdf": (T.expon.cdf, "expon.cdf", (positive, 0.1, 1.5)),
+    "dirichlet.logpdf": (T.dirichlet.logpdf, "dirichlet.logpdf", (np.array([0.2, 0.3, 0.5]), np.array([1.5, 2, 3]))),
+    "multivariate_normal.logpdf": (T.multivariate_normal.logpdf, "multivariate_normal.logpdf",
+                                   (rng.normal(size=(4, 2)), np.array([0.1, -0.2]), np.array([[2.0, 0.3], [0.3, 1.0]]))),
+}
+
+
+@pytest.mark.skipif(jax is None, reason="JAX is the reference for derivatives")
+def test_gradients_against_jax():
+    """One jitted JAX program for every reference (one compile)."""
+    def theirs_fn(path):
+        dist, fname = path.split(".")
+        return getattr(getattr(jst, dist), fname)
+
+    def summed(f):
+        return lambda *a: f(*a).sum()
+
+    def program():
+        return {name: jax.grad(summed(theirs_fn(path)), argnums=tuple(range(len(args))))(
+            *[jax.numpy.asarray(a, float) for a in args]) for name, (_, path, args) in GRADS.items()}
+
+    reference = jax.jit(program)()
+    for name, (ours, _, args) in GRADS.items():
+        got = tj.grad(summed(ours), argnums=tuple(range(len(args))))(*[np.asarray(a, float) for a in args])
+        for g, w in zip(got, reference[name]):
+            np.testing.assert_allclose(g, w, rtol=1e-10, atol=1e-12, err_msg=name)
+
+
+def test_mvn_gradient_and_vmap():
+    a = rng.normal(size=(3, 3))
+    cov = a @ a.T + 3 * np.eye(3)
+    mean, xs = rng.normal(size=3), rng.normal(size=(4, 3))
+
+    def total(mean, cov):
+        return T.multivariate_normal.logpdf(xs, mean, cov).sum()
+
+    d_mean, d_cov = tj.grad(total, argnums=(0, 1))(mean, cov)
+    inverse = np.linalg.inv(cov)
+    np.testing.assert_allclose(d_mean, inverse @ (xs - mean).sum(0), rtol=1e-12)
+    residuals = (xs - mean) @ inverse
+    np.testing.assert_allclose(d_cov, 0.5 * (residuals.T @ residuals) - 2 * inverse, rtol=1e-10, atol=1e-12)
+    per_row = tj.vmap(T.multivariate_normal.logpdf, in_axes=(0, None, None))(xs, mean, cov)
+    np.testing.assert_allclose(per_row, ss.multivariate_normal.logpdf(xs, mean, cov), rtol=1e-13)
+    scales = np.array([0.5, 1.0, 2.0])
+    batched = tj.jit(tj.vmap(lambda s: T.norm.logpdf(x, 0.3, s)))(scales)
+    np.testing.assert_allclose(batched, [ss.norm.logpdf(x, 0.3, s) for s in scales], rtol=1e-13)
+
+
+# (function, arguments) at well-conditioned points (finite differences stay in the support): check_grads to order 2 in every argument, forward and reverse
+CHECK_GRADS = {
+    "norm.logpdf": (T.norm.logpdf, (x[:3], 0.3, 1.7)),
+    "norm.logcdf": (T.norm.logcdf, (x[:3], 0.3, 1.7)),
+    "norm.ppf": (T.norm.ppf, (q[:3], 0.3, 1.7)),
+    "norm.logsf": (T.norm.logsf, (x[:3], 0.3, 1.7)),
+    "t.logpdf": (T.t.logpdf, (x[:3], 3.5, 0.2, 1.3)),
+    "beta.logpdf": (T.beta.logpdf, (np.array([0.2, 0.5, 0.8]), 2.5, 1.5)),
+    "beta.cdf": (lambda u: T.beta.cdf(u, 2.5, 1.5), (np.array([0.2, 0.5, 0.8]),)),
+    "gamma.logpdf": (T.gamma.logpdf, (positive[:3] + 0.2, 2.5, 0.1, 1.5)),
+    "gamma.cdf": (lambda v: T.gamma.cdf(v, 2.5, 0.1, 1.5), (positive[:3] + 0.2,)),
+    "poisson.logpmf": (lambda mu: T.poisson.logpmf(k[:3], mu), (3.3,)),
+    "bernoulli.logpmf": (lambda p: T.bernoulli.logpmf(np.array([0.0, 1.0]), p), (0.3,)),
+    "uniform.logpdf": (lambda v: T.uniform.pdf(x[:3], -5.0, v), (12.0,)),
+    "laplace.logpdf": (T.laplace.logpdf, (np.array([-1.0, 0.7, 2.0]), 0.1, 1.5)),
+    "cauchy.logpdf": (T.cauchy.logpdf, (x[:3], 0.1, 1.5)),
+    "logistic.logpdf": (T.logistic.logpdf, (x[:3], 0.1, 1.5)),
+    "expon.logpdf": (T.expon.logpdf, (positive[:3], 0.1, 1.5)),
+    "dirichlet.logpdf": (lambda alpha: T.dirichlet.logpdf(np.array([0.2, 0.3, 0.5]), alpha),  # x on the simplex
+                         (np.array([1.5, 2.0, 3.0]),)),
+    "multivariate_normal.logpdf": (T.multivariate_normal.logpdf, (rng.normal(size=(2, 2)), np.array([0.1, -0.2]),
+                                                                  np.array([[2.0, 0.3], [0.3, 1.0]]))),
+}
+
+
+@pytest.mark.parametrize("name", CHECK_GRADS)
+def test_check_grads_to_order_2(name):
+    fn, args = CHECK_GRADS[name]
+    check_grads(fn, [np.asarray(a, float) for a in args], order=2, modes=("fwd", "rev"), rtol=1e-4, atol=1e-6)
+
+
+@pytest.mark.parametrize("dist", CASES)
+def test_vmap_against_a_loop(dist):
+    """Each function batched over its argument (rows) and over its last parameter, eager and compiled."""
+    inputs, params = CASES[dist]
+    scales = np.array([1.5, 2.0, 3.0]) if dist != "bernoulli" else np.array([0.2, 0.5, 0.9])
+    for fname, arg in inputs.items():
+        fn = getattr(getattr(T, dist), fname)
+        rows = np.resize(arg, (3, 4))
+        loop = np.stack([fn(r, *params) for r in rows])
+        np.testing.assert_allclose(tj.vmap(lambda r: fn(r, *params))(rows), loop, rtol=1e-14, err_msg=fname)
+        loop = np.stack([fn(arg, *params[:-1], s) for s in scales])
+        batched = tj.jit(tj.vmap(lambda s: fn(arg, *params[:-1], s)))(scales)
+        np.testing.assert_allclose(batched, loop, rtol=1e-13, atol=1e-300, equal_nan=True, err_msg=fname)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_16_bit_floats(dtype):
+    """Every function keeps float16 and bfloat16 (as JAX's), computed in float32 and rounded once, eagerly and
+    compiled alike: within one of their ulps of SciPy's value (and float32's cancellation where it crosses zero)."""
+    dtype = np.dtype(getattr(ml_dtypes, dtype, dtype))
+    eps = float(ml_dtypes.finfo(dtype).eps)
+    for dist, (inputs, params) in CASES.items():
+        for fname, arg in inputs.items():
+            ours, theirs = getattr(getattr(T, dist), fname), getattr(getattr(ss, dist), fname)
+            arg16 = arg.astype(dtype)
+            with np.errstate(all="ignore"):
+                want = theirs(arg16.astype(np.float64), *params)
+                eager, compiled = ours(arg16, *params), tj.jit(ours)(arg16, *params)
+            assert eager.dtype == compiled.dtype == dtype, f"{dist}.{fname}"
+            for got in (eager, compiled):
+                np.testing.assert_allclose(got.astype(np.float64), want, rtol=2 * eps, atol=1e-6, equal_nan=True,
+                                           err_msg=f"{dist}.{fname}")
+    x16 = rng.normal(size=(4, 3)).astype(dtype)
+    got = T.multivariate_normal.logpdf(x16, np.zeros(3, dtype), np.eye(3, dtype=dtype))
+    assert got.dtype == dtype
+    want = ss.multivariate_normal.logpdf(x16.astype(np.float64), np.zeros(3), np.eye(3))
+    np.testing.assert_allclose(got.astype(np.float64), want, rtol=2 * eps)

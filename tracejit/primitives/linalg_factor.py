@@ -1,0 +1,398 @@
+"""The matrix factorizations, as JAX's lax.linalg defines them: cholesky, lu (with pivots and permutation),
+lu_pivots_to_permutation, qr, eigh and svd. Each takes a stack of matrices (..., m, n); the leading axes are
+batch axes, over which the compiled code loops natively, calling numpy's LAPACK once per matrix. Their jvp rules
+are JAX's (reverse mode transposes them: they are written with linear primitives of the tangent), and a failed
+factorization gives NaN as JAX's do, never an exception.
+
+Complex matrices take the same routines in their complex forms (ungqr, heevd: tracejit.backend.lapack), and the
+rules conjugate where JAX's do; eigh's eigenvalues and the singular values are real."""
+import numpy as np
+
+from ..backend.rules import Kernel
+from ..core.ad_util import Zero, aval, instantiate
+from ..core.avals import ShapedArray, real_dtype
+from ..core.errors import ShapeError
+from ..core.ops import ops
+from ..core.trace import Primitive
+from . import linalg_lapack as lp
+from . import linalg_reference as ref
+from .base import zero_jvp
+from .matrix_ops import (
+    as_dtype_of,
+    conj,
+    const,
+    diag_matrix,
+    diagonal,
+    eye,
+    leading_batch_rule,
+    matmul,
+    mH,
+    mT,
+    real_part,
+    rows,
+    sub_matrix,
+    symmetrize,
+    tril,
+    triu,
+)
+
+
+def check_matrix(name, x, square=False):
+    """x must be a float32/float64/complex64/complex128 stack of (square) matrices."""
+    if x.dtype not in lp.DTYPES:
+        raise TypeError(f"{name}: needs float32, float64, complex64 or complex128 matrices, got {x.str_short()}")
+    if x.ndim < 2 or (square and x.shape[-1] != x.shape[-2]):
+        raise ShapeError(f"{name}: needs an array of shape (..., {'n, n' if square else 'm, n'}), got shape "
+                         f"{x.shape}")
+
+
+def _int32(shape):
+    return ShapedArray(shape, np.int32)
+
+
+def _row_major():
+    return f"i32 {lp.lapack_constant('ROW_MAJOR')}"
+
+
+# -------------------------------------------------------------------------------------------- cholesky
+
+
+def _cholesky_shape(a):
+    check_matrix("cholesky", a, square=True)
+    return a.strip_weak()
+
+
+def _cholesky_jvp(primals, tangents):
+    """JAX's rule (Murray 2016): L' = L phi(L^-1 A' L^-H), phi taking the lower triangle with a halved diagonal."""
+    (x,), (t,) = primals, tangents
+    L = ops.cholesky(x)
+    solve = {"lower": True, "unit_diagonal": False}
+    tmp = ops.triangular_solve(L, instantiate(t), left_side=False, transpose_a=True, conjugate_a=True, **solve)
+    inner = tril(ops.triangular_solve(L, tmp, left_side=True, transpose_a=False, conjugate_a=False, **solve))
+    phi = ops.sub(inner, ops.mul(diag_matrix(diagonal(inner)), const(0.5, inner)))
+    return L, matmul(L, phi)
+
+
+def _lower_cholesky(k, outs, ins):
+    """potrf per matrix on a copy: the row-major lower triangle is the column-major upper one, so LAPACK reads and
+    writes it in place, untransposed. Then zeros above the diagonal, and NaN below where potrf fails."""
+    (out,), (a,) = outs, ins
+    n = a.aval.shape[-1]
+    lp.copy(k, out.ptr, a.ptr, lp.nbytes(k, a.aval))
+    with lp.each_matrix(k, a.aval.shape) as i:
+        m = lp.item(k, out, i)
+        info = lp.call(k, "potrf_work", a.aval.dtype, [f"i32 {lp.lapack_constant('COL_MAJOR')}", lp.char("U"),
+                                                     *lp.ints(k, n), f"ptr {m.ptr}", *lp.ints(k, lp.at_least_1(k, n))])
+        lp.fill(k, m, 0, lp.above_diagonal(k, m))
+        with lp.when(k, lp.nonzero(k, info)):
+            lp.fill(k, m, lp.NAN, lp.on_and_below_diagonal(k, m))
+
+
+cholesky_p = Primitive("cholesky", _cholesky_shape, ref.cholesky, jvp=_cholesky_jvp,
+                       lower=Kernel(_lower_cholesky, available=lp.lapack_available(["potrf_work"])))
+cholesky_p.set(batch=leading_batch_rule(cholesky_p))
+
+# -------------------------------------------------------------------------------------------------- lu
+
+
+def _lu_shape(a):
+    check_matrix("lu", a)
+    batch, (m, n) = a.shape[:-2], a.shape[-2:]
+    return [a.strip_weak(), _int32(batch + (min(m, n),)), _int32(batch + (m,))]
+
+
+def _lu_jvp(primals, tangents):
+    """JAX's rule (de Hoog, Anderssen and Lukas): with X = L^-1 P A' U^-1, L' = L tril(X, -1), U' = triu(X) U."""
+    (a,), (a_dot,) = primals, tangents
+    lu, pivots, perm = outs = ops.lu(a)
+    m, n = aval(a).shape[-2:]
+    k = min(m, n)
+    batch = aval(a).shape[:-2]
+    nb = len(batch)
+    zero = const(0, lu)
+    l_part = tril(sub_matrix(lu, (0, m), (0, k)), -1)
+    keep = ((0, 0, 0),) * nb
+    l = ops.add(ops.pad(l_part, zero, padding_config=keep + ((0, 0, 0), (0, m - k, 0))), eye(m, lu, batch))
+    u = ops.pad(triu(sub_matrix(lu, (0, k), (0, n))), zero, padding_config=keep + ((0, n - k, 0), (0, 0, 0)))
+    if n > k:
+        u = ops.add(u, ops.pad(eye(n - k, lu, batch), zero, padding_config=keep + ((k, 0, 0), (k, 0, 0))))
+    x = rows(instantiate(a_dot), perm)
+    la = ops.triangular_solve(l, x, left_side=True, lower=True, transpose_a=False, conjugate_a=False,
+                              unit_diagonal=True)
+    lau = ops.triangular_solve(u, la, left_side=False, lower=False, transpose_a=False, conjugate_a=False,
+                               unit_diagonal=False)
+    lu_dot = ops.add(matmul(l, tril(lau, -1)), matmul(triu(lau), u))
+    return outs, [lu_dot, Zero(aval(pivots)), Zero(aval(perm))]
+
+
+def _lower_lu(k, outs, ins):
+    """getrf per matrix on a copy (row-major: LAPACKE transposes); pivots made 0-based, and the permutation."""
+    (lu, pivots, perm), (a,) = outs, ins
+    m, n = a.aval.shape[-2:]
+    count = lp.smaller(k, m, n)
+    ipiv = lp.pivot_vector(k, count)
+    lp.copy(k, lu.ptr, a.ptr, lp.nbytes(k, a.aval))
+    with lp.each_matrix(k, a.aval.shape) as i:
+        mat, piv = lp.item(k, lu, i), lp.item(k, pivots, i, core=1)
+        info = lp.call(k, "getrf_work", a.aval.dtype, [_row_major(), *lp.ints(k, m, n), f"ptr {mat.ptr}",
+                                                     *lp.ints(k, lp.at_least_1(k, n)), f"ptr {ipiv.ptr}"])
+        with lp.when(k, k.f.emit(f"icmp slt i64 {info}, 0")):
+            lp.fill(k, mat, lp.NAN)
+        with k.loop(0, count) as j:
+            one_based = k.b.convert(k.load(ipiv, [j]), ipiv.aval.dtype, np.int32)
+            k.store(piv, [j], k.f.emit(f"sub i32 {one_based}, 1"))
+        lp.emit_pivots_to_permutation(k, piv, lp.item(k, perm, i, core=1), count)
+
+
+lu_p = Primitive("lu", _lu_shape, ref.lu, multiple_results=True, jvp=_lu_jvp,
+                 lower=Kernel(_lower_lu, available=lp.lapack_available(["getrf_work"])))
+lu_p.set(batch=leading_batch_rule(lu_p))
+
+
+def _pivots_shape(pivots, permutation_size):
+    if pivots.dtype != np.int32 or pivots.ndim < 1 or permutation_size < pivots.shape[-1]:
+        raise TypeError(f"lu_pivots_to_permutation: needs int32 pivots (..., k) and permutation_size >= k, got "
+                        f"{pivots.str_short()} and {permutation_size}")
+    return _int32(pivots.shape[:-1] + (permutation_size,))
+
+
+def _lower_pivots(k, outs, ins, permutation_size):
+    (perm,), (pivots,) = outs, ins
+    with lp.each_matrix(k, pivots.aval.shape, core=1) as i:
+        swaps, out = lp.item(k, pivots, i, core=1), lp.item(k, perm, i, core=1)
+        lp.emit_pivots_to_permutation(k, swaps, out, pivots.aval.shape[-1])
+
+
+lu_pivots_to_permutation_p = Primitive("lu_pivots_to_permutation", _pivots_shape, ref.pivots_to_permutation,
+                                       lower=Kernel(_lower_pivots))
+lu_pivots_to_permutation_p.set(jvp=zero_jvp(lu_pivots_to_permutation_p),
+                               batch=leading_batch_rule(lu_pivots_to_permutation_p))
+
+# -------------------------------------------------------------------------------------------------- qr
+
+
+def _qr_shape(a, full_matrices):
+    check_matrix("qr", a)
+    batch, (m, n) = a.shape[:-2], a.shape[-2:]
+    k = m if full_matrices else min(m, n)
+    return [ShapedArray(batch + (m, k), a.dtype), ShapedArray(batch + (k, n), a.dtype)]
+
+
+def _thin_qr_jvp(q, r, dx):
+    """JAX's rule for m >= n (j-towns.github.io/papers/qr-derivative.pdf), with its correction for complex
+    matrices: the imaginary part of Q^H X' R^-1's diagonal joins the skew-Hermitian part."""
+    dx_rinv = ops.triangular_solve(r, dx, left_side=False, lower=False, transpose_a=False, conjugate_a=False,
+                                   unit_diagonal=False)
+    qt_dx_rinv = matmul(mH(q), dx_rinv)
+    low = tril(qt_dx_rinv, -1)
+    do = ops.sub(low, mH(low))
+    if aval(q).dtype.kind == "c":
+        imaginary = ops.sub(qt_dx_rinv, as_dtype_of(ops.real(qt_dx_rinv), q))
+        do = ops.add(do, diag_matrix(diagonal(imaginary)))
+    dq = ops.add(matmul(q, ops.sub(do, qt_dx_rinv)), dx_rinv)
+    dr = matmul(ops.sub(qt_dx_rinv, do), r)
+    return dq, dr
+
+
+def _qr_jvp(primals, tangents, full_matrices):
+    (x,), (dx,) = primals, tangents
+    dx = instantiate(dx)
+    q, r = ops.qr(x, full_matrices=full_matrices)
+    m, n = aval(x).shape[-2:]
+    last = aval(x).ndim - 1
+    if m < n:       # X = [X1 X2], R = [R1 R2]: X1 = Q R1 is square, and R2 = Q^T X2
+        dq, dr1 = _thin_qr_jvp(q, sub_matrix(r, (0, m), (0, m)), sub_matrix(dx, (0, m), (0, m)))
+        dr2 = ops.add(matmul(mH(dq), sub_matrix(x, (0, m), (m, n))), matmul(mH(q), sub_matrix(dx, (0, m), (m, n))))
+        return [q, r], [dq, ops.concatenate(dr1, dr2, dimension=last)]
+    q_mn = sub_matrix(q, (0, m), (0, n)) if full_matrices else q
+    r_nn = sub_matrix(r, (0, n), (0, n)) if full_matrices else r
+    dq, dr = _thin_qr_jvp(q_mn, r_nn, dx)
+    if full_matrices and m > n:     # the last m - n columns of Q (arXiv 2409.13374, eqs. 32-33)
+        batch = aval(x).shape[:-2]
+        q_nn, q_pn = sub_matrix(q_mn, (0, n), (0, n)), sub_matrix(q_mn, (n, m), (0, n))
+        q_mp = sub_matrix(q, (0, m), (n, m))
+        dq_nn, dq_pn = sub_matrix(dq, (0, n), (0, n)), sub_matrix(dq, (n, m), (0, n))
+        # Z^H = (Q_nn - I)^-H Q_pn^H, the conjugate of (Q_nn - I)^-T Q_pn^T
+        z_pn_t = ops.solve(ops.sub(q_nn, eye(n, q, batch)), mT(q_pn), transpose_a=True)
+        z_pn = mT(z_pn_t)
+        dq_mp = ops.sub(matmul(dq, conj(z_pn_t)), matmul(ops.add(q_mn, matmul(q_mp, z_pn)),
+                                                         mH(ops.sub(dq_pn, matmul(z_pn, dq_nn)))))
+        dq = ops.concatenate(dq, dq_mp, dimension=last)
+        zeros = ops.broadcast_in_dim(const(0, dr), shape=batch + (m - n, n), broadcast_dimensions=())
+        dr = ops.concatenate(dr, zeros, dimension=last - 1)
+    return [q, r], [dq, dr]
+
+
+def _copy_rows(k, dst, src, count, width):
+    """The first `width` elements of the first `count` rows of matrix view src into those of dst."""
+    itemsize = src.aval.dtype.itemsize
+    with k.loop(0, count) as row:
+        to = lp.offset(k, dst.ptr, k.b.iop("mul", row, dst.aval.shape[1]), dst.aval.dtype)
+        start = lp.offset(k, src.ptr, k.b.iop("mul", row, src.aval.shape[1]), src.aval.dtype)
+        lp.copy(k, to, start, k.b.iop("mul", width, itemsize))
+
+
+def _lower_qr(k, outs, ins, full_matrices):
+    """geqrf then orgqr per matrix (row-major: LAPACKE transposes). One of q and r has a's shape: the factorization
+    is made in it; R's triangle or the reflectors are copied to the other."""
+    (q, r), (a,) = outs, ins
+    dtype, (m, n), kq = a.aval.dtype, a.aval.shape[-2:], q.aval.shape[-1]
+    kmin = lp.smaller(k, m, n)
+    tau = lp.stack_array(k, "i8", k.b.iop("mul", kmin, dtype.itemsize))
+    in_r = r.aval.shape[-2:] == a.aval.shape[-2:]
+    with lp.each_matrix(k, a.aval.shape) as i:
+        qm, rm, am = lp.item(k, q, i), lp.item(k, r, i), lp.item(k, a, i)
+        work = rm if in_r else qm
+        if in_r and full_matrices:      # orgqr reads q's columns past the reflectors (LAPACKE checks them for NaN)
+            lp.fill(k, qm, 0)
+        lp.copy(k, work.ptr, am.ptr, lp.nbytes(k, am.aval))
+        info = lp.call(k, "geqrf", dtype, [_row_major(), *lp.ints(k, m, n), f"ptr {work.ptr}",
+                                           *lp.ints(k, lp.at_least_1(k, n)), f"ptr {tau}"])
+        if in_r:
+            _copy_rows(k, qm, rm, m, kmin)
+        else:
+            _copy_rows(k, rm, qm, rm.aval.shape[0], n)
+        more = lp.call(k, "orgqr", dtype, [_row_major(), *lp.ints(k, m, kq, kmin), f"ptr {qm.ptr}",
+                                        *lp.ints(k, lp.at_least_1(k, kq)), f"ptr {tau}"])
+        lp.fill(k, rm, 0, lambda row: (0, lp.smaller(k, row, rm.aval.shape[1])))
+        with lp.when(k, k.f.emit(f"or i1 {lp.nonzero(k, info)}, {lp.nonzero(k, more)}")):
+            lp.fill(k, qm, lp.NAN)
+            lp.fill(k, rm, lp.NAN)
+
+
+qr_p = Primitive("qr", _qr_shape, lambda a, full_matrices: ref.qr(a, full_matrices), multiple_results=True,
+                 jvp=_qr_jvp, lower=Kernel(_lower_qr, available=lp.lapack_available(["geqrf", "orgqr"])))
+qr_p.set(batch=leading_batch_rule(qr_p))
+
+# ------------------------------------------------------------------------------------------------ eigh
+
+
+def _eigh_shape(a, lower):
+    check_matrix("eigh", a, square=True)
+    return [a.strip_weak(), ShapedArray(a.shape[:-1], real_dtype(a.dtype))]
+
+
+def _eigh_jvp(primals, tangents, lower):
+    """JAX's rule (non-degenerate perturbation theory): with F_ij = 1 / (w_j - w_i) off the diagonal, dv = v (F *
+    v^H a' v) and dw = Re diag(v^H a' v). Equal eigenvalues make F infinite: NaN derivatives of v, as in JAX."""
+    (a,), (a_dot,) = primals, tangents
+    v, w_real = ops.eigh(symmetrize(a), lower=lower)
+    w = as_dtype_of(w_real, v)
+    shape = aval(v).shape
+    nd = len(shape)
+    batch = tuple(range(nd - 2))
+    eye_n = eye(shape[-1], v, shape[:-2])
+    w_cols = ops.broadcast_in_dim(w, shape=shape, broadcast_dimensions=batch + (nd - 1,))
+    w_rows = ops.broadcast_in_dim(w, shape=shape, broadcast_dimensions=batch + (nd - 2,))
+    fmat = ops.sub(ops.div(const(1, v), ops.sub(ops.add(eye_n, w_cols), w_rows)), eye_n)
+    vh_adot_v = matmul(matmul(mH(v), instantiate(a_dot)), v)
+    return [v, w_real], [matmul(v, ops.mul(fmat, vh_adot_v)), real_part(diagonal(vh_adot_v))]
+
+
+def _lower_eigh(k, outs, ins, lower):
+    """syevd per matrix on a copy (row-major: LAPACKE transposes); NaN where it does not converge."""
+    (v, w), (a,) = outs, ins
+    n = a.aval.shape[-1]
+    lp.copy(k, v.ptr, a.ptr, lp.nbytes(k, a.aval))
+    with lp.each_matrix(k, a.aval.shape) as i:
+        vm, wv = lp.item(k, v, i), lp.item(k, w, i, core=1)
+        info = lp.call(k, "syevd", a.aval.dtype, [_row_major(), lp.char("V"), lp.char("L" if lower else "U"),
+                                                  *lp.ints(k, n), f"ptr {vm.ptr}", *lp.ints(k, lp.at_least_1(k, n)),
+                                                  f"ptr {wv.ptr}"])
+        with lp.when(k, lp.nonzero(k, info)):
+            lp.fill(k, vm, lp.NAN)
+            lp.fill_vector(k, wv, lp.NAN)
+
+
+eigh_p = Primitive("eigh", _eigh_shape, lambda a, lower: list(ref.eigh(a, lower)), multiple_results=True,
+                   jvp=_eigh_jvp, lower=Kernel(_lower_eigh, available=lp.lapack_available(["syevd"])))
+eigh_p.set(batch=leading_batch_rule(eigh_p))
+
+# ------------------------------------------------------------------------------------------------- svd
+
+
+def _svd_shape(a, full_matrices, compute_uv):
+    check_matrix("svd", a)
+    batch, (m, n) = a.shape[:-2], a.shape[-2:]
+    k = min(m, n)
+    s = ShapedArray(batch + (k,), real_dtype(a.dtype))
+    if not compute_uv:
+        return [s]
+    return [s, ShapedArray(batch + (m, m if full_matrices else k), a.dtype),
+            ShapedArray(batch + (n if full_matrices else k, n), a.dtype)]
+
+
+def _svd_jvp(primals, tangents, full_matrices, compute_uv):
+    """JAX's rule; like JAX, not for full U and V of a non-square matrix. F and the singular values are real; they
+    scale complex matrices as complex values."""
+    (a,), (da,) = primals, tangents
+    da = instantiate(da)
+    s, u, vt = ops.svd(a, full_matrices=False, compute_uv=True)
+    m, n = aval(a).shape[-2:]
+    if compute_uv and full_matrices and m != n:
+        raise NotImplementedError("svd: the derivative of the full matrices U and V of a non-square matrix is not "
+                                  "implemented (as in JAX); use full_matrices=False")
+    v = mH(vt)
+    ds_mat = matmul(matmul(mH(u), da), v)
+    ds = real_part(diagonal(ds_mat))
+    if not compute_uv:
+        return [s], [ds]
+    shape = aval(ds_mat).shape
+    nd, k = len(shape), shape[-1]
+    batch = tuple(range(nd - 2))
+    s_cols = ops.broadcast_in_dim(s, shape=shape, broadcast_dimensions=batch + (nd - 1,))
+    s_rows = ops.broadcast_in_dim(s, shape=shape, broadcast_dimensions=batch + (nd - 2,))
+    eye_k = eye(k, s, shape[:-2])
+    f = ops.sub(ops.div(const(1, s), ops.add(ops.mul(ops.add(s_cols, s_rows), ops.sub(s_cols, s_rows)), eye_k)), eye_k)
+    f, s_cols, s_rows = (as_dtype_of(x, a) for x in (f, s_cols, s_rows))
+    dss, sds = ops.mul(s_cols, ds_mat), ops.mul(s_rows, ds_mat)
+    s_zero = ops.convert_element_type(ops.eq(s, const(0, s)), new_dtype=aval(s).dtype)
+    s_inv = ops.sub(ops.div(const(1, s), ops.add(s, s_zero)), s_zero)
+    du_dv_diag = ops.mul(ops.mul(ops.sub(ds_mat, mH(ds_mat)), as_dtype_of(diag_matrix(s_inv), a)), const(0.5, a))
+    du = matmul(u, ops.add(ops.mul(f, ops.add(dss, mH(dss))), du_dv_diag))
+    dv = matmul(v, ops.mul(f, ops.add(sds, mH(sds))))
+    if m > n:
+        dav = matmul(da, v)
+        du = ops.add(du, ops.div(ops.sub(dav, matmul(u, matmul(mH(u), dav))), _spread_last(s, dav)))
+    if n > m:
+        dau = matmul(mH(da), u)
+        dv = ops.add(dv, ops.div(ops.sub(dau, matmul(v, matmul(vt, dau))), _spread_last(s, dau)))
+    return [s, u, vt], [ds, du, mH(dv)]
+
+
+def _spread_last(s, like):
+    """s (..., k) broadcast along the rows of matrices like `like` (..., r, k), in like's dtype."""
+    shape = aval(like).shape
+    nd = len(shape)
+    spread = ops.broadcast_in_dim(s, shape=shape, broadcast_dimensions=tuple(range(nd - 2)) + (nd - 1,))
+    return as_dtype_of(spread, like)
+
+
+def _lower_svd(k, outs, ins, full_matrices, compute_uv):
+    """gesdd per matrix on a scratch copy (row-major: LAPACKE transposes, so that the singular vectors, signs
+    included, are those of a itself, as numpy's and JAX's); NaN where it does not converge."""
+    (s, *uv), (a,) = outs, ins
+    m, n = a.aval.shape[-2:]
+    size = lp.nbytes(k, ShapedArray(a.aval.shape[-2:], a.aval.dtype))
+    scratch = lp.malloc(k, size)
+    jobz = "N" if not compute_uv else "A" if full_matrices else "S"
+    with lp.each_matrix(k, a.aval.shape) as i:
+        lp.copy(k, scratch, lp.item(k, a, i).ptr, size)
+        sv = lp.item(k, s, i, core=1)
+        u, vt = (lp.item(k, x, i) for x in uv) if compute_uv else (None, None)
+        info = lp.call(k, "gesdd", a.aval.dtype, [
+            _row_major(), lp.char(jobz), *lp.ints(k, m, n), f"ptr {scratch}", *lp.ints(k, lp.at_least_1(k, n)),
+            f"ptr {sv.ptr}",
+            f"ptr {u.ptr if u else 'null'}", *lp.ints(k, lp.at_least_1(k, u.aval.shape[1] if u else 1)),
+            f"ptr {vt.ptr if vt else 'null'}", *lp.ints(k, lp.at_least_1(k, n if vt else 1))])
+        with lp.when(k, lp.nonzero(k, info)):
+            lp.fill_vector(k, sv, lp.NAN)
+            for x in (u, vt) if compute_uv else ():
+                lp.fill(k, x, lp.NAN)
+    lp.free(k, scratch)
+
+
+svd_p = Primitive("svd", _svd_shape, lambda a, full_matrices, compute_uv: list(ref.svd(a, full_matrices, compute_uv)),
+                  multiple_results=True, jvp=_svd_jvp,
+                  lower=Kernel(_lower_svd, available=lp.lapack_available(["gesdd"])))
+svd_p.set(batch=leading_batch_rule(svd_p))

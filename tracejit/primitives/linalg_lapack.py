@@ -1,0 +1,224 @@
+"""What the linear-algebra lowering rules write with: calls into numpy's LAPACK and CBLAS (tracejit.backend.lapack
+finds them), the loop over the matrices of a batch around the calls, and the small pieces around those (copies,
+NaN fills, triangles, scratch memory, branches). Every pointer step is in bytes, so the helpers serve any dtype.
+
+A matrix is the last two axes of a buffer; `View(ptr, shape, dtype)` is one matrix (or vector) that KernelBuilder's
+load and store address. Sizes may be ints or symbolic dimensions (i64 SSA values at run time).
+"""
+import collections
+import contextlib
+
+import numpy as np
+
+from ..backend.rules import libm_address
+
+NAN = float("nan")
+
+
+def _lapack():
+    # Imported when a rule runs, not at the top: the primitives import without the backend's modules (only its
+    # rules interface); the LAPACK lookup is made when code is generated.
+    from ..backend import lapack
+    return lapack
+
+
+DTYPES = tuple(map(np.dtype, ("float32", "float64", "complex64", "complex128")))  # what the primitives accept
+
+
+def lapack_available(routines):
+    """A Kernel `available` predicate: numpy's LAPACK has every routine for the first operand's dtype, and no
+    operand has an empty matrix (LAPACK returns early there without writing its outputs; the NumPy impl runs)."""
+    def available(eqn):
+        empty = any(d == 0 for x in eqn.inputs for d in x.aval.shape[-2:])
+        return not empty and _lapack().available(routines, eqn.inputs[0].aval.dtype)
+    return available
+
+
+def lapack_constant(name):
+    """A constant of tracejit.backend.lapack (ROW_MAJOR, LOWER, ...)."""
+    return getattr(_lapack(), name)
+
+
+_Layout = collections.namedtuple("_Layout", "shape dtype")   # sizes may be i64 SSA values
+
+
+class View:
+    """One matrix (or vector) at `ptr`, row-major, for KernelBuilder.load / store."""
+
+    def __init__(self, ptr, shape, dtype):
+        self.ptr, self.aval = ptr, _Layout(tuple(shape), np.dtype(dtype))
+
+
+def product(k, sizes):
+    """The product of sizes as an i64 operand (an int when all are ints)."""
+    out = 1
+    for d in sizes:
+        out = k.b.iop("mul", out, d)
+    return out
+
+
+def int_type():
+    return f"i{_lapack().int_bits()}"
+
+
+def lapack_int(k, x):
+    """An i64 size as LAPACK's integer type (an int stays an int)."""
+    ty = int_type()
+    x = k.b.size(x)
+    return x if isinstance(x, int) or ty == "i64" else k.f.emit(f"trunc i64 {x} to {ty}")
+
+
+def at_least_1(k, x):
+    """max(x, 1): a leading dimension LAPACK accepts for an empty matrix."""
+    x = k.b.size(x)
+    return max(x, 1) if isinstance(x, int) else k.b.intrinsic("smax", x, 1, dtype=np.int64)
+
+
+def smaller(k, x, y):
+    x, y = k.b.size(x), k.b.size(y)
+    return min(x, y) if isinstance(x, int) and isinstance(y, int) else k.b.intrinsic("smin", x, y, dtype=np.int64)
+
+
+def call(k, routine, dtype, args, returns=True):
+    """Call `routine` (a name tracejit.backend.lapack knows) with args, LLVM operands written with their types
+    ("i32 101", "ptr %v3"); returns LAPACK's info (as an i64) when `returns`."""
+    lapack = _lapack()
+    fn = k.f.module.symbol(lapack.address(routine, dtype), f"tj_{lapack.symbol_name(routine, dtype)}")
+    operands = ", ".join(args)
+    if not returns:
+        k.line(f"call void {fn}({operands})")
+        return None
+    ty = int_type()
+    info = k.f.emit(f"call {ty} {fn}({operands})")
+    return info if ty == "i64" else k.f.emit(f"sext {ty} {info} to i64")
+
+
+def scalar(k, value, dtype):
+    """A CBLAS scalar argument (alpha): by value for a real dtype, by pointer (to a constant) for a complex one."""
+    dtype = np.dtype(dtype)
+    if dtype.kind == "c":
+        return f"ptr {k.f.module.array(np.array(value, dtype))}"
+    return f"{k.b.ty(dtype)} {k.b.const(value, dtype)}"
+
+
+def char(c):
+    """A LAPACK character argument."""
+    return f"i8 signext {ord(c)}"
+
+
+def ints(k, *values):
+    """LAPACK integer operands."""
+    ty = int_type()
+    return [f"{ty} {lapack_int(k, v)}" for v in values]
+
+
+def offset(k, ptr, elements, dtype):
+    """ptr advanced by `elements` elements of dtype."""
+    nbytes = k.b.iop("mul", elements, np.dtype(dtype).itemsize)
+    return ptr if nbytes == 0 else k.f.emit(f"getelementptr i8, ptr {ptr}, i64 {nbytes}")
+
+
+@contextlib.contextmanager
+def each_matrix(k, shape, core=2):
+    """for i over the batch of an array of `shape` whose last `core` axes are one item: yields i."""
+    with k.loop(0, product(k, shape[:-core] if core else shape)) as i:
+        yield i
+
+
+def item(k, buf, i, core=2):
+    """The View of the i-th item (the last `core` axes) of a buffer."""
+    shape = buf.aval.shape[len(buf.aval.shape) - core:]
+    return View(offset(k, buf.ptr, k.b.iop("mul", i, product(k, shape)), buf.aval.dtype), shape, buf.aval.dtype)
+
+
+def nbytes(k, aval):
+    return k.b.iop("mul", product(k, aval.shape), aval.dtype.itemsize)
+
+
+def copy(k, dst, src, size):
+    """Copy `size` bytes (an i64 operand)."""
+    if size != 0:
+        k.line(f"call void @llvm.memcpy.p0.p0.i64(ptr {dst}, ptr {src}, i64 {size}, i1 false)")
+
+
+def malloc(k, size):
+    """Scratch memory from the C library (free it with `free`); for work too large for the stack."""
+    fn = k.f.module.symbol(libm_address("malloc"), "tj_malloc")
+    return k.f.emit(f"call ptr {fn}(i64 {k.b.iop('add', size, 16)})")
+
+
+def free(k, ptr):
+    k.line(f"call void {k.f.module.symbol(libm_address('free'), 'tj_free')}(ptr {ptr})")
+
+
+def pivot_vector(k, count):
+    """A View of `count` LAPACK integers on the stack, for getrf's row swaps (ipiv, 1-based)."""
+    ty = int_type()
+    return View(stack_array(k, ty, count), (count,), np.dtype(f"int{ty[1:]}"))
+
+
+def stack_array(k, ty, count):
+    """An array of `count` values of LLVM type ty on the stack (in the entry block; count may be symbolic)."""
+    count = k.b.size(count)
+    return k.alloca(f"[{max(count, 1)} x {ty}]") if isinstance(count, int) else k.alloca(f"{ty}, i64 {count}")
+
+
+@contextlib.contextmanager
+def when(k, cond):
+    """Code emitted in the block runs only when the i1 cond holds."""
+    then, done = k.f.label("then"), k.f.label("endif")
+    k.line(f"br i1 {cond}, label %{then}, label %{done}")
+    k.f.block(then)
+    yield
+    k.line(f"br label %{done}")
+    k.f.block(done)
+
+
+def fill(k, view, value, columns=None):
+    """Store value in a matrix view: in every element, or in row r at the columns range(*columns(r)) (a
+    triangle)."""
+    value = k.b.const(value, view.aval.dtype)
+    rows, cols = view.aval.shape
+    with k.loop(0, rows) as r, k.loop(*(columns(r) if columns else (0, cols))) as c:
+        k.store(view, [r, c], value)
+
+
+def conjugate_into(k, dst, src):
+    """dst = conj(src) for complex matrix views of one shape; returns dst."""
+    rows, cols = src.aval.shape
+    with k.loop(0, rows) as r, k.loop(0, cols) as c:
+        re, im = k.load(src, [r, c])
+        k.store(dst, [r, c], (re, k.f.emit(f"fneg {k.b.ty(src.aval.dtype)} {im}")))
+    return dst
+
+
+def fill_vector(k, view, value):
+    with k.loop(0, view.aval.shape[0]) as i:
+        k.store(view, [i], k.b.const(value, view.aval.dtype))
+
+
+def above_diagonal(k, view):
+    """The columns range of row r strictly above the diagonal, for `fill`."""
+    return lambda r: (k.b.iop("add", r, 1), view.aval.shape[1])
+
+
+def on_and_below_diagonal(k, view):
+    return lambda r: (0, smaller(k, k.b.iop("add", r, 1), view.aval.shape[1]))
+
+
+def nonzero(k, info):
+    return k.f.emit(f"icmp ne i64 {info}, 0")
+
+
+def emit_pivots_to_permutation(k, pivots, perm, count):
+    """perm = range(len(perm)) with the row swaps pivots[j] (j < count, clamped into range) applied in order.
+    pivots and perm are i32 Views of one matrix's vectors."""
+    b = k.b
+    size = perm.aval.shape[0]
+    with k.loop(0, size) as r:
+        k.store(perm, [r], b.convert(r, np.int64, np.int32))
+    with k.loop(0, count) as j:
+        p = b.clamp_index(b.convert(k.load(pivots, [j]), np.int32, np.int64), 0, b.iop("sub", size, 1))
+        x, y = k.load(perm, [j]), k.load(perm, [p])
+        k.store(perm, [j], y)
+        k.store(perm, [p], x)

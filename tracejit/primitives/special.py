@@ -1,0 +1,147 @@
+"""Special-function primitives (jax.lax's erf, erfc, erf_inv, lgamma, digamma, igamma ... and erfcx, ndtr, ndtri,
+log_ndtr, gamma), elementwise table rows as in tracejit.primitives.elementwise, with JAX's derivatives.
+
+The common ones compile to vectorized kernels (tracejit.backend.specmath; their NumPy impl runs the same kernel
+on arrays); the others have no lowering rule, so compiled code hands them to their NumPy impls
+(tracejit.primitives.special_numpy). Derivatives JAX does not define raise as JAX does: betainc in a and b,
+polygamma in m, igamma_grad_a in a.
+"""
+import numpy as np
+
+from ..backend import specmath
+from ..core.ad_util import aval, scalar
+from ..core.ops import ops
+from . import scalar_lowering as low
+from . import special_numpy as sn
+from .elementwise_rules import FLOAT, elementwise
+
+_TWO_OVER_SQRT_PI = 2 / np.sqrt(np.pi)
+_LOG_SQRT_2PI = 0.5 * np.log(2 * np.pi)
+
+
+def _kernel(name):
+    """The NumPy impl of a specmath kernel."""
+    def impl(x):
+        return specmath.evaluate(name, x)
+    impl.__name__ = name
+    return impl
+
+
+def _gauss(x, scale):
+    """exp(-scale x**2)."""
+    return ops.exp(ops.mul(scalar(-scale, x), ops.mul(x, x)))
+
+
+def _unsupported(what):
+    def partial(*args, **params):
+        raise ValueError(what)
+    return partial
+
+# ----------------------------------------------------------------------------------------- compiled kernels
+# name, NumPy impl, dtype kinds, derivative (t, x, out) -> tangent, lowering
+
+
+erf_p = elementwise("erf", _kernel("erf"), FLOAT, lambda t, x, out: ops.mul(t, ops.mul(
+    scalar(_TWO_OVER_SQRT_PI, x), _gauss(x, 1))), low.math("erf"))
+erfc_p = elementwise("erfc", _kernel("erfc"), FLOAT, lambda t, x, out: ops.mul(t, ops.mul(
+    scalar(-_TWO_OVER_SQRT_PI, x), _gauss(x, 1))), low.math("erfc"))
+erfcx_p = elementwise("erfcx", _kernel("erfcx"), FLOAT, lambda t, x, out: ops.mul(t, ops.sub(
+    ops.mul(ops.mul(scalar(2, x), x), out), scalar(_TWO_OVER_SQRT_PI, x))), low.math("erfcx"))
+erf_inv_p = elementwise("erf_inv", _kernel("erf_inv"), FLOAT, lambda t, x, out: ops.mul(t, ops.mul(
+    scalar(np.sqrt(np.pi) / 2, x), ops.exp(ops.mul(out, out)))), low.math("erf_inv"))
+ndtr_p = elementwise("ndtr", _kernel("ndtr"), FLOAT, lambda t, x, out: ops.mul(t, ops.mul(
+    scalar(1 / np.sqrt(2 * np.pi), x), _gauss(x, 0.5))), low.math("ndtr"))
+ndtri_p = elementwise("ndtri", _kernel("ndtri"), FLOAT, lambda t, x, out: ops.mul(t, ops.mul(
+    scalar(np.sqrt(2 * np.pi), x), ops.exp(ops.mul(scalar(0.5, out), ops.mul(out, out))))), low.math("ndtri"))
+log_ndtr_p = elementwise("log_ndtr", _kernel("log_ndtr"), FLOAT, lambda t, x, out: ops.mul(t, ops.exp(
+    ops.sub(ops.sub(ops.mul(scalar(-0.5, x), ops.mul(x, x)), scalar(_LOG_SQRT_2PI, x)), out))), low.math("log_ndtr"))
+lgamma_p = elementwise("lgamma", _kernel("lgamma"), FLOAT, lambda t, x, out: ops.mul(t, ops.digamma(x)),
+                       low.math("lgamma"))
+digamma_p = elementwise("digamma", _kernel("digamma"), FLOAT,
+                        lambda t, x, out: ops.mul(t, ops.polygamma(scalar(1, x), x)), low.math("digamma"))
+gamma_p = elementwise("gamma", _kernel("gamma"), FLOAT, lambda t, x, out: ops.mul(t, ops.mul(out, ops.digamma(x))),
+                      low.math("gamma"))
+
+# ------------------------------------------------------------------------------------------- NumPy impls
+
+
+def _igamma_dx(t, a, x, out):
+    """d P(a, x) / dx = x**(a-1) e**-x / Gamma(a)."""
+    return ops.mul(t, ops.exp(ops.sub(ops.sub(ops.mul(ops.sub(a, scalar(1, a)), ops.log(x)), x), ops.lgamma(a))))
+
+
+def _igamma_grad_a_dx(t, a, x, out):
+    """d^2 P / da dx: the x-derivative above times log(x) - digamma(a)."""
+    return ops.mul(_igamma_dx(t, a, x, out), ops.sub(ops.log(x), ops.digamma(a)))
+
+
+def _betainc_dx(t, a, b, x, out):
+    lbeta = ops.sub(ops.add(ops.lgamma(a), ops.lgamma(b)), ops.lgamma(ops.add(a, b)))
+    log_density = ops.add(ops.mul(ops.sub(b, scalar(1, b)), ops.log1p(ops.neg(x))), ops.mul(ops.sub(a, scalar(1, a)),
+                                                                                      ops.log(x)))
+    return ops.mul(t, ops.exp(ops.sub(log_density, lbeta)))
+
+
+def _i1e_dx(t, x, out):
+    """JAX's: i0e(x) - out (sign(x) + 1/x), and 1/2 at |x| <= eps."""
+    eps = scalar(np.finfo(aval(x).dtype).eps, x)
+    tiny = ops.le(ops.abs(x), eps)
+    safe = ops.select_n(tiny, x, eps)
+    dy = ops.sub(ops.bessel_i0e(safe), ops.mul(out, ops.add(ops.sign(safe), ops.div(scalar(1, x), safe))))
+    return ops.mul(t, ops.select_n(tiny, dy, scalar(0.5, dy)))
+
+
+_ZETA_TERMS, _ZETA_BERNOULLI = 12, 10
+
+
+def _zeta_ds(s, q):
+    """d zeta(s, q) / ds from the Euler-Maclaurin series of zeta (as JAX differentiates its series expansion):
+    -sum_k log(q + k) (q + k)**-s over 12 terms, then the derivatives of the integral, the half term and 10
+    Bernoulli terms at a = q + 12. Written with primitives, so it differentiates again."""
+    def power(base, e):
+        return ops.exp(ops.mul(e, ops.log(base)))
+
+    total = None
+    for k in range(_ZETA_TERMS):
+        base = ops.add(q, scalar(k, q))
+        term = ops.mul(ops.log(base), power(base, ops.neg(s)))
+        total = term if total is None else ops.add(total, term)
+    total = ops.neg(total)
+    a = ops.add(q, scalar(_ZETA_TERMS, q))
+    log_a = ops.log(a)
+    s1 = ops.sub(s, scalar(1, s))
+    integral = ops.div(power(a, ops.neg(s1)), s1)                         # a**(1-s) / (s-1)
+    total = ops.sub(total, ops.add(ops.mul(integral, log_a), ops.div(integral, s1)))
+    total = ops.sub(total, ops.mul(scalar(0.5, s), ops.mul(log_a, power(a, ops.neg(s)))))
+    rising, rising_ds, inverse_factorial = ops.mul(s, scalar(1, s)), scalar(1, s), 1.0
+    for j, b2j in enumerate(sn._BERNOULLI_2K[:_ZETA_BERNOULLI], 1):
+        inverse_factorial /= (2 * j - 1) * 2 * j
+        if j > 1:       # rising = s (s+1) ... (s+2j-2) and its derivative
+            for i in (2 * j - 3, 2 * j - 2):
+                factor = ops.add(s, scalar(i, s))
+                rising_ds = ops.add(ops.mul(rising_ds, factor), rising)
+                rising = ops.mul(rising, factor)
+        weight = ops.mul(scalar(b2j * inverse_factorial, s), power(a, ops.sub(scalar(1 - 2 * j, s), s)))
+        total = ops.add(total, ops.mul(weight, ops.sub(rising_ds, ops.mul(log_a, rising))))
+    return total
+
+
+igamma_p = elementwise("igamma", sn.igamma, FLOAT, (lambda t, a, x, out: ops.mul(t, ops.igamma_grad_a(a, x)),
+                                                    _igamma_dx), None)
+igammac_p = elementwise("igammac", sn.igammac, FLOAT, (
+    lambda t, a, x, out: ops.neg(ops.mul(t, ops.igamma_grad_a(a, x))),
+    lambda t, a, x, out: ops.neg(_igamma_dx(t, a, x, out))), None)
+igamma_grad_a_p = elementwise("igamma_grad_a", sn.igamma_grad_a, FLOAT, (
+    _unsupported("igamma_grad_a: its derivative in a is not implemented (nor in JAX)"), _igamma_grad_a_dx), None)
+regularized_incomplete_beta_p = elementwise("regularized_incomplete_beta", sn.betainc, FLOAT, (
+    _unsupported("Betainc gradient with respect to a and b not supported."),
+    _unsupported("Betainc gradient with respect to a and b not supported."), _betainc_dx), None)
+zeta_p = elementwise("zeta", sn.zeta, FLOAT, (
+    lambda t, s, q, out: ops.mul(t, _zeta_ds(s, q)),
+    lambda t, s, q, out: ops.mul(t, ops.neg(ops.mul(s, ops.zeta(ops.add(s, scalar(1, s)), q))))), None)
+polygamma_p = elementwise("polygamma", sn.polygamma, FLOAT, (
+    _unsupported("polygamma gradient with respect to m is not supported"),
+    lambda t, m, x, out: ops.mul(t, ops.polygamma(ops.add(m, scalar(1, m)), x))), None)
+bessel_i0e_p = elementwise("bessel_i0e", sn.bessel_i0e, FLOAT, lambda t, x, out: ops.mul(t, ops.sub(
+    ops.bessel_i1e(x), ops.mul(ops.sign(x), out))), None)
+bessel_i1e_p = elementwise("bessel_i1e", sn.bessel_i1e, FLOAT, _i1e_dx, None)
