@@ -29,6 +29,7 @@ FUNCTIONS = {
     "logaddexp2(x, 1)": (lambda N, nn, L, x: N.logaddexp2(x, 1.0), [1.0, 0.0]),
     "logaddexp2(x, x)": (lambda N, nn, L, x: N.logaddexp2(x, x), [0.0]),
     "softplus": (lambda N, nn, L, x: nn.softplus(x), [0.0, 1.0]),
+    "gelu exact (erf)": (lambda N, nn, L, x: nn.gelu(x, approximate=False), [0.0, -1.5, 2.0]),
     "log_sigmoid": (lambda N, nn, L, x: nn.log_sigmoid(x), [0.0, 1.0]),
     "logsumexp, ties": (lambda N, nn, L, x: nn.logsumexp(N.stack([x, 0.0 * x + 0.4, x])), [0.4, 0.0]),
     "norm": (lambda N, nn, L, x: N.linalg.norm(_with(N, x, 1.0)), [0.0, 1.0]),

@@ -8,6 +8,7 @@ from ..core.trace import bind
 from ..custom_derivatives import custom_jvp
 from ..numpy._base import stop_gradient
 from ..primitives import elementwise as ew
+from ..primitives import special as sp
 
 
 def _floats(*xs):
@@ -100,11 +101,10 @@ def selu(x):
 
 
 def gelu(x, approximate=True):
-    """The tanh approximation (JAX's default); the exact form needs erf, which tracejit does not have yet."""
-    if not approximate:
-        raise NotImplementedError("gelu: approximate=False needs erf, which tracejit does not have; "
-                                  "use approximate=True")
+    """The tanh approximation (JAX's default) or, with approximate=False, x * (1 + erf(x / sqrt(2))) / 2."""
     (x,) = _floats(x)
+    if not approximate:
+        return x * (bind(sp.erf_p, x * float(1 / np.sqrt(2))) + 1.0) / 2.0
     return x * (0.5 * (1.0 + tnp.tanh(float(np.sqrt(2 / np.pi)) * (x + 0.044715 * x ** 3))))
 
 
