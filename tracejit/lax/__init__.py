@@ -17,6 +17,7 @@ from ..core.avals import (
     is_inexact,
     is_python_scalar,
     normalize_axes,
+    normalize_axis,
     shape_arg,
 )
 from ..core.trace import bind
@@ -302,6 +303,68 @@ def dynamic_update_slice(operand, update, start_indices):
                 *[np.asarray(i) if isinstance(i, int) else i for i in start_indices])
 
 
+def slice_in_dim(operand, start_index, limit_index, stride=1, axis=0):
+    """operand[start:limit:stride] along one axis (None: the axis' ends; negative bounds count from its end)."""
+    shape = aval(asarray(operand)).shape
+    axis = normalize_axis(axis, len(shape), "slice_in_dim")
+    size = shape[axis]
+    start, limit = (0 if start_index is None else start_index), (size if limit_index is None else limit_index)
+    start, limit = (b + size if b < 0 else b for b in (start, limit))
+    starts, limits, strides = [0] * len(shape), list(shape), [1] * len(shape)
+    starts[axis], limits[axis], strides[axis] = start, limit, stride
+    return slice(operand, starts, limits, strides)
+
+
+def index_in_dim(operand, index, axis=0, keepdims=True):
+    """operand's entry index along axis (a static index; negative counts from the end), as a size-1 axis with
+    keepdims, else without it."""
+    shape = aval(asarray(operand)).shape
+    axis = normalize_axis(axis, len(shape), "index_in_dim")
+    wrapped = index + shape[axis] if index < 0 else index
+    if not 0 <= wrapped < shape[axis]:
+        raise IndexError(f"index_in_dim: index {index} is out of bounds for axis {axis} with size {shape[axis]}")
+    out = slice_in_dim(operand, wrapped, wrapped + 1, 1, axis)
+    return out if keepdims else squeeze(out, (axis,))
+
+
+def _starts_at(operand, start_index, axis, what):
+    """Start indices that are 0 but start_index (a traced or static index) on axis."""
+    ndim = aval(asarray(operand)).ndim
+    axis = normalize_axis(axis, ndim, what)
+    starts = [0] * ndim
+    starts[axis] = start_index
+    return starts, axis
+
+
+def dynamic_slice_in_dim(operand, start_index, slice_size, axis=0):
+    """The slice of static size slice_size along axis at a traced start (clamped as dynamic_slice's)."""
+    starts, axis = _starts_at(operand, start_index, axis, "dynamic_slice_in_dim")
+    sizes = list(aval(asarray(operand)).shape)
+    sizes[axis] = slice_size
+    return dynamic_slice(operand, starts, sizes)
+
+
+def dynamic_index_in_dim(operand, index, axis=0, keepdims=True):
+    """operand's entry at a traced index along axis (size-1 axis kept with keepdims)."""
+    out = dynamic_slice_in_dim(operand, index, 1, axis)
+    return out if keepdims else squeeze(out, (normalize_axis(axis, aval(out).ndim, "dynamic_index_in_dim"),))
+
+
+def dynamic_update_slice_in_dim(operand, update, start_index, axis):
+    """operand with update written along axis from a traced start (clamped as dynamic_update_slice's)."""
+    starts, _ = _starts_at(operand, start_index, axis, "dynamic_update_slice_in_dim")
+    return dynamic_update_slice(operand, update, starts)
+
+
+def dynamic_update_index_in_dim(operand, update, index, axis):
+    """operand with update (with or without the size-1 axis) written at a traced index along axis."""
+    ndim = aval(asarray(operand)).ndim
+    axis = normalize_axis(axis, ndim, "dynamic_update_index_in_dim")
+    if aval(asarray(update)).ndim == ndim - 1:
+        update = expand_dims(update, (axis,))
+    return dynamic_update_slice_in_dim(operand, update, index, axis)
+
+
 def fft(x, fft_type, fft_lengths):
     """The FFT over the trailing len(fft_lengths) axes; fft_type an FftType or 'fft', 'ifft', 'rfft', 'irfft'
     (x is converted to the real or complex dtype it takes)."""
@@ -311,7 +374,8 @@ def fft(x, fft_type, fft_lengths):
 __all__ = ["FftType", "Precision", "abs", "add", "argmax", "argmin", "bitcast_convert_type", "bitwise_and",
            "bitwise_not", "bitwise_or", "bitwise_xor", "broadcast_in_dim", "broadcasted_iota", "ceil", "clamp",
            "clz", "complex", "concatenate", "cond", "conj", "convert_element_type", "cos", "cumsum", "div", "dot",
-           "dot_general", "dynamic_slice", "dynamic_update_slice", "eq", "exp", "expand_dims", "expm1", "fft",
+           "dot_general", "dynamic_index_in_dim", "dynamic_slice", "dynamic_slice_in_dim", "dynamic_update_index_in_dim",
+           "dynamic_update_slice", "dynamic_update_slice_in_dim", "index_in_dim", "slice_in_dim", "eq", "exp", "expand_dims", "expm1", "fft",
            "floor", "fori_loop", "ge", "gt", "imag", "integer_pow", "iota", "is_finite", "le", "log", "log1p",
            "logistic", "lt", "max", "min", "mul", "ne", "neg", "pad", "population_count", "pow", "real",
            "reduce_max", "reduce_min", "reduce_prod", "reduce_sum", "rem", "reshape", "rev", "round", "rsqrt",

@@ -5,16 +5,17 @@ import numpy as np
 from ..core.avals import normalize_axes, normalize_axis
 from ..core.trace import Tracer, bind
 from ..primitives import cumulative as cu
-from ._base import asarray, astype, aval
+from ._base import asarray, astype, aval, reject_out
 from .elementwise_extra import as_inexact
 from .reductions import _accumulator_dtype, sum
 from .shape_ops import _slice_axis, concatenate, diff, ravel, reshape
 from .ufuncs import add, divide, multiply, subtract
 
 
-def cumprod(a, axis=None, dtype=None):
+def cumprod(a, axis=None, dtype=None, out=None):
     """The running product along axis (of the flattened a when None); integers and bools in int64, as NumPy.
     Its derivative is JAX's (finite at zeros)."""
+    reject_out("cumprod", out)
     a, acc = asarray(a), _accumulator_dtype(a, dtype)
     a = astype(a if axis is not None else ravel(a), aval(a).dtype if acc is None else acc)
     axis = normalize_axis(0 if axis is None else axis, aval(a).ndim, "cumprod", bools=False)

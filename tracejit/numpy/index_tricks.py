@@ -7,13 +7,14 @@ from ..core.avals import DEFAULT_INT, index_arg, shape_arg
 from ..core.errors import ConcretizationError
 from ..core.trace import Tracer
 from ._base import asarray, astype, aval, broadcast_operands, promote
-from .creation import arange, linspace, ones, tril
+from .creation import arange, check_layout, linspace, ones, tril
 from .shape_ops import concatenate, reshape, swapaxes, transpose
 from .ufuncs import add, clip, floor_divide, greater, less, multiply, remainder, where_
 
 
-def tri(N, M=None, k=0, dtype=None):
+def tri(N, M=None, k=0, dtype=None, *, like=None):
     """Ones on and below the k-th diagonal of an N x M array (an iota comparison, no constant)."""
+    check_layout("tri", like=like)
     N = index_arg(N, "tri: N", bools=False)
     M = N if M is None else index_arg(M, "tri: M", bools=False)
     return astype(tril(ones((N, M), np.bool_), index_arg(k, "tri: k")), dtype or np.float64)

@@ -37,15 +37,23 @@ def _kth(a, kth, axis, name):
     return moveaxis(a, axis, -1), k % n, axis
 
 
-def partition(a, kth, axis=-1):
-    """a with its kth element (along axis) where sorting would put it, smaller ones before, larger after."""
+def _no_order(fn, order):
+    if order is not None:
+        raise NotImplementedError(f"{fn}: `order` applies to structured arrays, which tracejit does not have")
+
+
+def partition(a, kth, axis=-1, kind="introselect", order=None):
+    """a with its kth element (along axis) where sorting would put it, smaller ones before, larger after
+    (`kind` does not change the result; `order` is for structured arrays, which tracejit does not have)."""
+    _no_order("partition", order)
     a, k, axis = _kth(a, kth, axis, "partition")
     ordered = sort(a, axis=-1)
     return moveaxis(concatenate([ordered[..., :k + 1], flip(ordered[..., k + 1:], -1)], -1), -1, axis)
 
 
-def argpartition(a, kth, axis=-1):
+def argpartition(a, kth, axis=-1, kind="introselect", order=None):
     """The indices that partition a (as partition), with the larger elements' indices in increasing order."""
+    _no_order("argpartition", order)
     a, k, axis = _kth(a, kth, axis, "argpartition")
     order = argsort(a, axis=-1, stable=True)
     return moveaxis(concatenate([order[..., :k + 1], sort(order[..., k + 1:], axis=-1)], -1), -1, axis)

@@ -83,9 +83,12 @@ def unique(ar, return_index=False, return_inverse=False, return_counts=False, ax
     return out[0] if len(out) == 1 else tuple(out)
 
 
-def isin(element, test_elements, assume_unique=False, invert=False, *, method="auto"):
+def isin(element, test_elements, assume_unique=False, invert=False, *, kind=None, method="auto"):
     """Whether each element is among test_elements: every pair compared ('compare_all'), or a binary search in
-    the sorted test elements ('binary_search', 'sort'; 'auto' picks it for more than 64 of them)."""
+    the sorted test elements ('binary_search', 'sort'; 'auto' picks it for more than 64 of them). NumPy's kind
+    (None, 'sort', 'table') chooses an algorithm, not the result: accepted, as JAX does."""
+    if kind not in (None, "sort", "table"):
+        raise ValueError(f"isin: kind must be None, 'sort' or 'table', got {kind!r}")
     element, test = promote(element, test_elements)
     shape, test = aval(element).shape, ravel(test)
     m = aval(test).shape[0]
