@@ -2,6 +2,8 @@
 in float32 and float64 and on stacks of matrices; derivatives against JAX and against finite differences to order
 2; vmap against a loop; JAX's results on singular and non-positive-definite matrices; the NumPy fallback where
 LAPACK lacks a routine; and the compiled loop over a batch staying in native code."""
+import ctypes
+
 import numpy as np
 import pytest
 import scipy.linalg as sla
@@ -9,7 +11,7 @@ import scipy.linalg as sla
 import tracejit as tj
 import tracejit.numpy as tnp
 import tracejit.scipy.linalg as tsla
-from tracejit.backend import lapack
+from tracejit.backend import blas, lapack
 from tracejit.backend.steps import PythonStep
 from tracejit.core.avals import Dim
 from tracejit.test_util import check_grads
@@ -410,6 +412,37 @@ def test_batches_loop_in_native_code():
                      (tsla.lu_factor, (normal(5, 6, 6),)), (lambda a, b: tsla.solve_triangular(a, b), (A4, B4))]:
         assert not any(isinstance(s, PythonStep) for s in _steps(fn, *args)), fn
     assert "tj_LAPACKE_dpotrf_work" in tj.jit(la.cholesky).lower(S4).as_llvm()
+
+
+def _calls(text, name):
+    """The lines of LLVM text that call @name, in order."""
+    return [line for line in text.splitlines() if f"call i32 @{name}(" in line or f"call i64 @{name}(" in line]
+
+
+@pytest.mark.skipif(blas.threads_local_address() is None, reason="the BLAS has no openblas_set_num_threads_local")
+def test_small_matrices_call_lapack_on_the_calling_thread_alone():
+    """LAPACK on a small static matrix runs with one BLAS thread, set before the loop of calls and restored after
+    (linalg_lapack.calling_thread_only); a large matrix keeps the BLAS's threads."""
+    for n, small in [(4, True), (256, True), (300, False)]:
+        text = tj.jit(la.cholesky).lower(spd(3, n, n)).as_llvm()
+        lines = text.splitlines()
+        potrf = _calls(text, "tj_LAPACKE_dpotrf_work")
+        threads = _calls(text, "tj_blas_threads_local")
+        assert len(potrf) == 1
+        if not small:
+            assert threads == [], n
+            continue
+        assert len(threads) == 2 and "(i32 1)" in threads[0] and "(i32 1)" not in threads[1], n
+        assert lines.index(threads[0]) < lines.index(potrf[0]) < lines.index(threads[1]), n
+    local = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_int)(blas.threads_local_address())
+
+    def current_threads():
+        count = local(1)
+        local(count)
+        return count
+    before = current_threads()
+    np.testing.assert_allclose(tj.jit(la.cholesky)(S4), np.linalg.cholesky(S4), rtol=1e-12)
+    assert current_threads() == before
 
 
 def test_numpy_fallback_without_lapack(monkeypatch):

@@ -12,6 +12,7 @@ from ..core.errors import ShapeError
 from ..core.ops import ops, primitive
 from ..core.trace import Primitive
 from .base import partials_jvp
+from .linalg_lapack import calling_thread_only
 
 
 def _free_axes(ndim, contract, batch):
@@ -194,24 +195,18 @@ def _lower_dot_general(k, outs, ins, dimension_numbers):
         alpha, beta = (f"{ty} {b.const(v, dtype)}" if dtype.kind == "f" else
                        f"ptr {k.f.module.array(np.array(v, dtype))}" for v in (1, 0))   # complex: by pointer
         small = all(isinstance(x, int) for x in (m, n, kk, batch)) and m * n * kk <= blas.SMALL_GEMM
-        local = blas.threads_local_address() if small else None
-        if local is not None:     # on this thread alone (blas.SMALL_GEMM)
-            threads = k.f.module.symbol(local, "tj_blas_threads_local")
-            previous = k.f.emit(f"call i32 {threads}(i32 1)")
         lda, ldb = (kk if ta == "N" else m), (n if tb == "N" else kk)
         trans = {"N": blas.NO_TRANS, "T": blas.TRANS}
         sizes = [(lhs, b.iop("mul", m, kk)), (rhs, b.iop("mul", kk, n)), (out, b.iop("mul", m, n))]
         m, n, kk, lda, ldb, ldc = (_blas_int(b, x, it) for x in (m, n, kk, _at_least_1(b, lda),
                                                                  _at_least_1(b, ldb), _at_least_1(b, n)))
-        with k.loop(0, batch) as i:
+        with calling_thread_only(k, small), k.loop(0, batch) as i:     # blas.SMALL_GEMM
             a, bm, c = (k.f.emit(f"getelementptr {ty}, ptr {buf.ptr}, i64 {b.iop('mul', i, size)}")
                         for buf, size in sizes)
             gemm = k.f.module.symbol(address, f"tj_gemm_{dtype.name}")
             k.line(f"call void {gemm}(i32 {blas.ROW_MAJOR}, i32 {trans[ta]}, i32 {trans[tb]}, "
                    f"{it} {m}, {it} {n}, {it} {kk}, {alpha}, ptr {a}, {it} {lda}, "
                    f"ptr {bm}, {it} {ldb}, {beta}, ptr {c}, {it} {ldc})")
-        if local is not None:
-            k.line(f"call i32 {threads}(i32 {previous})")
         return
     with k.loop_nest(out.aval.shape) as i:
         k.store(out, i, b.const(0, dtype))

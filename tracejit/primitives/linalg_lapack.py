@@ -118,10 +118,38 @@ def offset(k, ptr, elements, dtype):
     return ptr if nbytes == 0 else k.f.emit(f"getelementptr i8, ptr {ptr}, i64 {nbytes}")
 
 
+SMALL_LAPACK = 1 << 24  # rows * cols * min(rows, cols) of a matrix up to which LAPACK runs on the calling thread alone
+
+
+@contextlib.contextmanager
+def calling_thread_only(k, when=True):
+    """BLAS and LAPACK called by the code emitted in the block use the calling thread alone (when `when` and the
+    BLAS has openblas_set_num_threads_local); the thread count is restored after it. On 2 cores OpenBLAS's second
+    thread made a 256 x 256 solve, eigh or svd up to 2x slower whenever another thread held a core (another
+    process, or the busy-waiting workers of another OpenBLAS in the process: scipy's, which jax loads), and no
+    faster when none did."""
+    from ..backend import blas   # when code is generated, as in _lapack
+    local = blas.threads_local_address() if when else None
+    if local is None:
+        yield
+        return
+    threads = k.f.module.symbol(local, "tj_blas_threads_local")
+    previous = k.f.emit(f"call i32 {threads}(i32 1)")
+    yield
+    k.line(f"call i32 {threads}(i32 {previous})")
+
+
+def small_matrix(shape):
+    """Whether a matrix of shape (rows, cols) is static and at most SMALL_LAPACK."""
+    return all(isinstance(d, int) for d in shape) and shape[0] * shape[1] * min(shape) <= SMALL_LAPACK
+
+
 @contextlib.contextmanager
 def each_matrix(k, shape, core=2):
-    """for i over the batch of an array of `shape` whose last `core` axes are one item: yields i."""
-    with k.loop(0, product(k, shape[:-core] if core else shape)) as i:
+    """for i over the batch of an array of `shape` whose last `core` axes are one item: yields i. Small
+    matrices' LAPACK calls run on the calling thread alone (calling_thread_only)."""
+    small = core == 2 and small_matrix(shape[-2:])
+    with calling_thread_only(k, small), k.loop(0, product(k, shape[:-core] if core else shape)) as i:
         yield i
 
 
