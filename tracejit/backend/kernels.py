@@ -107,11 +107,12 @@ def _loop_hints(g, f, repeated):
         or (not repeated and not any(isinstance(d, Dim) for d in g.domain)
             and domain_size(g.domain) < SCALAR_BELOW and domain_size(g.domain) * body < SCALAR_WORK))
     scalar = small or f.scalar_calls > 0
-    # LLVM's cost model prices a library call as scalar calls, so that it picks narrower vectors than the
-    # registers hold (ymm on AVX-512): innermost loops that call the library vectorize at full width, but for
-    # reductions that cannot vectorize (argmax: LLVM would say so on stderr).
-    forced = f.library_calls and not scalar and (not isinstance(g.rule, Reduce) or g.rule.combine is not None)
-    width = llvm.vector_bytes() // (4 if "float" in f.library_types else 8) if forced else 0
+    # LLVM's cost model prices a library call as scalar calls, and prefers ymm on AVX-512 for a long inlined
+    # math body (mathlib's log1p ran 4 doubles wide), so that it picks narrower vectors than the registers hold:
+    # innermost loops that call mathlib's functions vectorize at full width, but for reductions that cannot
+    # vectorize (argmax: LLVM would say so on stderr).
+    forced = f.vector_types and not scalar and (not isinstance(g.rule, Reduce) or g.rule.combine is not None)
+    width = llvm.vector_bytes() // (4 if "float" in f.vector_types else 8) if forced else 0
     for k, hints in f.latches:
         if scalar:
             hints.update(vectorize_enable=False, interleave_count=1)
