@@ -431,6 +431,17 @@ def test_inlined_math_loops_vectorize_at_full_register_width(dtype):
                      tj.jit(chain).lower(x).as_llvm())
 
 
+def test_loops_calling_the_library_carry_several_vectors_at_once():
+    """A chain of library calls is one dependency chain per vector: the loop interleaves LIBRARY_INTERLEAVE
+    vectors, so that the calls' latencies overlap (issue 20: pow and tanh chains ran 2x slower than one call)."""
+    from tracejit.backend.kernels import LIBRARY_INTERLEAVE
+    x = np.linspace(0.0, 1.0, 10_000)
+    chain = lambda x: tnp.exp(-tnp.exp(-x))
+    check(chain, x, fuse=(True,))
+    calls = re.findall(r"call <\d+ x double> @tj_exp_double_v\d+\(", tj.jit(chain).lower(x).as_llvm())
+    assert LIBRARY_INTERLEAVE > 1 and len(calls) >= 2 * LIBRARY_INTERLEAVE, calls
+
+
 def test_kernels_introspection_names_scalar_loops_and_python_steps():
     """Compiled.kernels(): what a benchmark reports when it loses. A libm call keeps its loop scalar; an
     equation without a lowering rule runs through the Python driver."""
