@@ -5,7 +5,7 @@ A group's function takes `ptr noalias` buffer arguments and the [lo, hi) range o
 that a large loop can be split over threads, and in symbolic code `ptr %table` for the sizes. Its body is
 written by a loop builder (loops.py) or by the group's Kernel or Control rule. Loops get llvm.loop hints:
 the pipeline neither unrolls nor interleaves unless a loop asks (reductions do, to hide the accumulator's
-latency): both multiply the code that the later passes and instruction selection chew on, for little gain
+latency, and so do loops calling the vector math library, to overlap the calls' latencies): both multiply the code that the later passes and instruction selection chew on, for little gain
 on memory-bound loops. Every loop nest is vectorized but small ones (whose work does not pay for the
 vectorizer's time, unless they belong to a control-flow body, which may run them many times) and those
 calling the C math library (scalar calls): fusion keeps each loop nest's body below what LLVM handles
