@@ -1,6 +1,6 @@
 """The wide suite (issue 20): what users run, each workload with a fair NumPy equivalent and JAX when importable.
 
-    python -m benchmarks --suite wide [--only NAME,...] [--json FILE] [--repeat N]
+    python -m benchmarks --suite wide [--only NAME,...] [--match TEXT] [--json FILE] [--repeat N]
 
 Math chains (`x = f(x) * 0.5 + 0.25`, each function at 1, 8 and 32 steps over 1e3 and 1e6 elements, f32
 and f64), transformer pieces, strided access, gradients, control flow and small calls with pytree
@@ -19,6 +19,7 @@ from benchmarks import run
 from benchmarks.run import f32, jax, jnp, timeit
 
 WORKLOADS = {}
+MATCH = ""      # --match: only the rows whose name contains it
 
 
 def workload(name):
@@ -48,7 +49,10 @@ def problems(jitted, *args):
 
 def compare(name, make, args, repeat, numpy=None, jax_make=None, tol=None):
     """One row: tracejit's jit(make(tnp)), NumPy's make(np) (or `numpy`), JAX's jit(make(jnp)) (or
-    jax_make()), called on args; tol: check tracejit against NumPy first (rtol = atol = tol)."""
+    jax_make()), called on args; tol: check tracejit against NumPy first (rtol = atol = tol). No row unless
+    the name contains MATCH."""
+    if MATCH not in name:
+        return []
     f = tj.jit(make(tnp))
     row = {"workload": name}
     row["tracejit first ms"], out = _first(f, *args)
@@ -323,6 +327,9 @@ def losers(results):
 def summary(results):
     """Print the geometric means and the losers with their kernels."""
     vs = [ratios(r) for r in results]
+    if not vs:
+        print(f"no workload's rows contain {MATCH!r}")
+        return {}
     gm_np = math.exp(sum(math.log(a) for a, _ in vs) / len(vs))
     jaxes = [b for _, b in vs if b is not None]
     gm_jax = math.exp(sum(map(math.log, jaxes)) / len(jaxes)) if jaxes else None

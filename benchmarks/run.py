@@ -1,6 +1,6 @@
 """The benchmark harness: each workload with tracejit and NumPy (and JAX when importable) in one process.
 
-    python -m benchmarks [--suite default|wide] [--only NAME[,NAME...]] [--json FILE] [--repeat N]
+    python -m benchmarks [--suite default|wide] [--only NAME[,NAME...]] [--match TEXT] [--json FILE] [--repeat N]
 
 Prints a table of medians, spreads (interquartile range as a percentage of the median) and the ratio
 NumPy time / tracejit time (above 1: tracejit is faster). Timings are medians of repeated runs, each
@@ -495,6 +495,7 @@ def main(argv=None):
     parser = argparse.ArgumentParser(prog="python -m benchmarks", description=__doc__.split("\n")[0])
     parser.add_argument("--suite", choices=("default", "wide"), default="default")
     parser.add_argument("--only", help="comma-separated workloads: " + ", ".join(WORKLOADS) + " (wide: see --suite)")
+    parser.add_argument("--match", help="wide suite: only the rows whose name contains this text (e.g. 'pow x8')")
     parser.add_argument("--json", help="write the results to this file")
     parser.add_argument("--repeat", type=int, default=15)
     parser.add_argument("--disk-cache", action="store_true",
@@ -503,6 +504,9 @@ def main(argv=None):
     wide = None
     if args.suite == "wide":     # (imported here: it imports this module's helpers)
         from benchmarks import bench_wide as wide
+        wide.MATCH = args.match or ""
+    elif args.match:
+        parser.error("--match selects rows of the wide suite")
     workloads = wide.WORKLOADS if wide else WORKLOADS
     names = args.only.split(",") if args.only else list(workloads)
     unknown = [n for n in names if n not in workloads]

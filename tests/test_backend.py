@@ -417,6 +417,31 @@ def test_math_chains_vectorize_whatever_their_length_and_call_the_library(steps,
     assert not re.search(r"^define .*@tj_(sin|tanh)_", llvm_ir, re.MULTILINE)     # called, not defined here
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_inlined_math_loops_vectorize_at_full_register_width(dtype):
+    """A loop of an inlined math function (log1p, not in the library) is vectorized as wide as the registers
+    (LLVM alone chose ymm on AVX-512 for the f64 body: half the throughput)."""
+    from tracejit.backend import llvm as backend_llvm
+    x = np.linspace(0.0, 1.0, 10_000, dtype=dtype)
+    chain = lambda x: tnp.log1p(tnp.log1p(x) * 0.5 + 0.25)
+    check(chain, x, fuse=(True,))
+    lanes = backend_llvm.vector_bytes() // np.dtype(dtype).itemsize
+    ty = "f32" if dtype == np.float32 else "f64"
+    assert re.search(rf"\bv{lanes}{ty}\b|<{lanes} x {'float' if ty == 'f32' else 'double'}>",
+                     tj.jit(chain).lower(x).as_llvm())
+
+
+def test_loops_calling_the_library_carry_several_vectors_at_once():
+    """A chain of library calls is one dependency chain per vector: the loop interleaves LIBRARY_INTERLEAVE
+    vectors, so that the calls' latencies overlap (issue 20: pow and tanh chains ran 2x slower than one call)."""
+    from tracejit.backend.kernels import LIBRARY_INTERLEAVE
+    x = np.linspace(0.0, 1.0, 10_000)
+    chain = lambda x: tnp.exp(-tnp.exp(-x))
+    check(chain, x, fuse=(True,))
+    calls = re.findall(r"call <\d+ x double> @tj_exp_double_v\d+\(", tj.jit(chain).lower(x).as_llvm())
+    assert LIBRARY_INTERLEAVE > 1 and len(calls) >= 2 * LIBRARY_INTERLEAVE, calls
+
+
 def test_kernels_introspection_names_scalar_loops_and_python_steps():
     """Compiled.kernels(): what a benchmark reports when it loses. A libm call keeps its loop scalar; an
     equation without a lowering rule runs through the Python driver."""

@@ -5,7 +5,7 @@ A group's function takes `ptr noalias` buffer arguments and the [lo, hi) range o
 that a large loop can be split over threads, and in symbolic code `ptr %table` for the sizes. Its body is
 written by a loop builder (loops.py) or by the group's Kernel or Control rule. Loops get llvm.loop hints:
 the pipeline neither unrolls nor interleaves unless a loop asks (reductions do, to hide the accumulator's
-latency): both multiply the code that the later passes and instruction selection chew on, for little gain
+latency, and so do loops calling the vector math library, to overlap the calls' latencies): both multiply the code that the later passes and instruction selection chew on, for little gain
 on memory-bound loops. Every loop nest is vectorized but small ones (whose work does not pay for the
 vectorizer's time, unless they belong to a control-flow body, which may run them many times) and those
 calling the C math library (scalar calls): fusion keeps each loop nest's body below what LLVM handles
@@ -30,6 +30,11 @@ from .llvm_text import Function
 from .loops import KernelBuilder, LoopBuilder
 from .rules import Control, Kernel, Reduce
 
+# Vectors of independent elements that a loop calling the vector math library carries through its body at once:
+# a chain of calls (exp(exp(x))) is one dependency chain per vector, each call's latency several times its
+# throughput, so that one vector at a time leaves the core idle; the calls are not inlined, so the code barely
+# grows.
+LIBRARY_INTERLEAVE = 4
 VECTOR_SPEEDUP = 8        # how much faster a vectorized loop runs than the scalar estimate (measured 7-25x)
 SCALAR_BELOW = 2048       # elements of a (static) loop domain below which loops stay scalar, unless
 SCALAR_WORK = 20_000      # elements x body size reach this (vectorizing pays for its compile time)
@@ -107,11 +112,12 @@ def _loop_hints(g, f, repeated):
         or (not repeated and not any(isinstance(d, Dim) for d in g.domain)
             and domain_size(g.domain) < SCALAR_BELOW and domain_size(g.domain) * body < SCALAR_WORK))
     scalar = small or f.scalar_calls > 0
-    # LLVM's cost model prices a library call as scalar calls, so that it picks narrower vectors than the
-    # registers hold (ymm on AVX-512): innermost loops that call the library vectorize at full width, but for
-    # reductions that cannot vectorize (argmax: LLVM would say so on stderr).
-    forced = f.library_calls and not scalar and (not isinstance(g.rule, Reduce) or g.rule.combine is not None)
-    width = llvm.vector_bytes() // (4 if "float" in f.library_types else 8) if forced else 0
+    # LLVM's cost model prices a library call as scalar calls, and prefers ymm on AVX-512 for a long inlined
+    # math body (mathlib's log1p ran 4 doubles wide), so that it picks narrower vectors than the registers hold:
+    # innermost loops that call mathlib's functions vectorize at full width, but for reductions that cannot
+    # vectorize (argmax: LLVM would say so on stderr).
+    forced = f.vector_types and not scalar and (not isinstance(g.rule, Reduce) or g.rule.combine is not None)
+    width = llvm.vector_bytes() // (4 if "float" in f.vector_types else 8) if forced else 0
     for k, hints in f.latches:
         if scalar:
             hints.update(vectorize_enable=False, interleave_count=1)
@@ -120,6 +126,8 @@ def _loop_hints(g, f, repeated):
         if small or f.math_calls or f.library_calls:  # unrolling or interleaving only multiplies the code
             hints.pop("interleave_count", None)
             hints.pop("unroll_full", None)
+        if width and k in f.innermost and f.library_calls and not f.math_calls and not scalar:
+            hints["interleave_count"] = LIBRARY_INTERLEAVE
     return scalar
 
 

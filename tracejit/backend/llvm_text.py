@@ -25,7 +25,8 @@ class Function:
         self.count = 0            # instructions emitted; with math_calls, a cost estimate
         self.math_calls = 0       # calls of math functions whose bodies are inlined (mathlib, cmathlib)
         self.library_calls = 0    # calls of the vector math library (vecmath.py)
-        self.library_types = set()    # the types they compute in ("float", "double")
+        self.vector_types = set()     # the types of both kinds of calls ("float", "double"): kernels.py sets the
+                                      # vector width of loops that make them
         self.scalar_calls = 0     # calls the loop vectorizer cannot widen (the C math library's)
         self.dims = {}            # Dim -> its i64 SSA value, loaded from %table in the entry block
 
@@ -57,10 +58,11 @@ class Function:
         if name in libcalls.LIBRARY:
             self.module.library.add((name, ty))
             self.library_calls += 1
-            self.library_types.add(ty)
+            self.vector_types.add(ty)
             return f"call {ty} {libcalls.intrinsic_symbol(name, ty)}({operands})"
         self.module.math.add((name, ty))
         self.math_calls += 1
+        self.vector_types.add(ty)
         return f"call {ty} {mathlib.math_symbol(name, ty)}({operands})"
 
     def label(self, stem):
