@@ -14,6 +14,8 @@ KEYWORDS_NOT_TAKEN = {     # (function, NumPy's parameter): why tracejit.numpy d
     ("arange", "start_or_stop"): "NumPy 2's name for its positional-only first argument; start, as in JAX",
     ("linalg.matrix_rank", "A"): "JAX's signature (M, rtol=None, *, hermitian, tol): NumPy 2's second "
                                  "positional argument is the absolute tol, JAX's the relative rtol",
+    ("histogram", "density"): "JAX's positional order (a, bins, range, weights, density); NumPy's puts density "
+                              "before weights: code for either passes them by keyword",
     ("linalg.pinv", "rcond"): "JAX's signature (a, rtol=None, hermitian=False, *, rcond): the second positional "
                               "argument is rtol, which NumPy 2 also takes (its rcond by keyword here)",
 }

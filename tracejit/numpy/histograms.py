@@ -106,7 +106,7 @@ def histogram_bin_edges(a, bins=10, range=None, weights=None):
                     dtype=dtype)
 
 
-def histogram(a, bins=10, range=None, density=None, weights=None):
+def histogram(a, bins=10, range=None, weights=None, density=None):
     """(counts per bin, edges), as np.histogram: bins are half-open but the last, which holds its upper edge;
     values outside the edges (and NaNs) are not counted; density divides by the total and the widths."""
     data = asarray(a)
