@@ -86,6 +86,8 @@ import fractions
 
 import numpy as np
 
+from .mathlib_arctrig import INVERSE_TRIG
+from .mathlib_arctrig import PIO2 as _PIO2
 from .mathlib_body import Body
 
 FUNCS = ("exp", "log", "log1p", "expm1", "tanh", "logistic", "sin", "cos", "tan", "pow", "atan", "asin", "acos",
@@ -132,12 +134,6 @@ _POLY = {
         2.0875893813788294e-09, -1.136774778688888e-11,
     ),
     ("cos", "float"): (0.041666666647748006, -0.0013888885522545548, 2.4799903350862186e-05, -2.723637526521412e-07),
-    # atan(u) = u + u**3 * P(u**2), |u| <= tan(pi/8): Chebyshev interpolation of degree 10 in long double
-    # (coefficients past it are below 2**-54), converted to powers; 1.07 * 2**-53 relative on the interval
-    ("atan", "double"): tuple(float.fromhex(h) for h in (
-        "-0x1.5555555555556p-2", "0x1.99999999994f3p-3", "-0x1.249249244138dp-3", "0x1.c71c7189e88bfp-4",
-        "-0x1.745d0bb86b34fp-4", "0x1.3b126d9f9b6bcp-4", "-0x1.10faf650455cep-4", "0x1.dfedc98db02fap-5",
-        "-0x1.a0bc9115957b8p-5", "0x1.41be0aa71fad9p-5", "-0x1.3afe24cdc8ccep-6")),
 }
 
 _POLY["exp", "double"] = _POLY["expm1", "double"]
@@ -164,8 +160,6 @@ _NAN = float("nan")
 
 
 _TWO_OVER_PI = float.fromhex("0x1.45f306dc9c883p-1")
-_PIO2 = (float.fromhex("0x1.921fb54442d18p+0"), float.fromhex("0x1.1a62633145c07p-54"),
-         float.fromhex("-0x1.f1976b7ed8fbcp-110"))
 _THIRD = (float.fromhex("0x1.5555555555555p-2"), float.fromhex("0x1.5555555555555p-56"))
 _TRIG_LIMIT = 2.0**43
 
@@ -462,50 +456,6 @@ def _exp2_f32(f, t):
     return f.sel(f.cmp("uno", t, t), t, mag)
 
 
-_TAN_PI_8 = 0.41421356237309503
-_PIO4 = (float.fromhex("0x1.921fb54442d18p-1"), float.fromhex("0x1.1a62633145c07p-55"))
-
-
-def _atan_of_ratio(f, a, prec):
-    """atan(a) for a >= 0 (or NaN): a > 1 turns into pi/2 - atan(1/a), then above tan(pi/8) into
-    pi/4 + atan((r - 1)/(r + 1)), so the polynomial sees |u| <= tan(pi/8); pi/2 and pi/4 are added as
-    double-doubles. Computed in double."""
-    inv = f.cmp("ogt", a, 1.0)
-    r = f.sel(inv, f.div(1.0, a), a)                     # NaN stays NaN: the compares are false
-    mid = f.cmp("ogt", r, _TAN_PI_8)
-    u = f.sel(mid, f.div(f.sub(r, 1.0), f.add(r, 1.0)), r)
-    z = f.mul(u, u)
-    tail = f.mul(f.mul(u, z), f.poly(z, _POLY["atan", "double"]))
-    t = f.add(f.sel(mid, _PIO4[0], 0.0), f.add(u, f.add(tail, f.sel(mid, _PIO4[1], 0.0))))
-    return f.sel(inv, f.add(f.sub(_PIO2[0], t), _PIO2[1]), t)
-
-
-def _atan(f, x, prec):
-    return f.call("copysign", _atan_of_ratio(f, f.abs(x), prec), x)     # odd: atan(-0.0) is -0.0
-
-
-def _atan2(f, y, x, prec):
-    """C99 atan2: atan(|y|/|x|) (0 where both are zero, pi/4 where both are infinite), pi minus it where x is
-    negative (its sign bit: -0.0 counts), with the sign of y."""
-    ay, ax = f.abs(y), f.abs(x)
-    r = _atan_of_ratio(f, f.div(ay, ax), prec)
-    r = f.sel(f.both(f.cmp("oeq", ay, 0.0), f.cmp("oeq", ax, 0.0)), 0.0, r)
-    r = f.sel(f.both(f.cmp("oeq", ay, _INF), f.cmp("oeq", ax, _INF)), _PIO4[0], r)
-    negx = f.icmp("slt", f.bits(x), 0)
-    r = f.sel(negx, f.add(f.sub(2 * _PIO2[0], r), 2 * _PIO2[1]), r)
-    return f.call("copysign", r, y)
-
-
-def _asin(f, x, prec):
-    """atan(x / sqrt((1 - x)(1 + x))): 1 - x is exact near 1; |x| > 1 gives the square root of a negative."""
-    return _atan(f, f.div(x, f.call("sqrt", f.mul(f.sub(1.0, x), f.add(1.0, x)))), prec)
-
-
-def _acos(f, x, prec):
-    """2 atan(sqrt((1 - x)/(1 + x))): acos(1) is 0, acos(-1) is 2 * (pi/2 rounded), the double of pi."""
-    return f.mul(_atan(f, f.call("sqrt", f.div(f.sub(1.0, x), f.add(1.0, x))), prec), 2.0)
-
-
 def kernel(name):
     """The writer of a function's body, kernel(f, *args, prec) -> SSA value, for the libraries built on these
     (cmathlib, the complex functions; specmath); also "log_dd", log_dd(f, x) -> (hi, lo)."""
@@ -514,6 +464,5 @@ def kernel(name):
 
 _KERNELS = {
     "exp": _exp, "expm1": _expm1, "log": _log, "log1p": _log1p, "tanh": _tanh,
-    "logistic": _logistic, "sin": _sin, "cos": _cos, "tan": _tan, "pow": _pow, "atan": _atan, "asin": _asin,
-    "acos": _acos, "atan2": _atan2,
+    "logistic": _logistic, "sin": _sin, "cos": _cos, "tan": _tan, "pow": _pow, **INVERSE_TRIG,
 }
