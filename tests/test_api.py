@@ -16,7 +16,7 @@ import pytest
 
 import tracejit as tj
 import tracejit.numpy as tnp
-import tracejit.scipy.linalg  # noqa: F401 -- its docstrings are checked
+import tracejit.scipy.linalg
 from tracejit.traceback_util import NOTE
 
 PACKAGE_DIR = os.path.dirname(os.path.abspath(tj.__file__)) + os.sep
@@ -60,7 +60,7 @@ XS = np.array([0.3, 0.7, 1.9])
 
 def _transform_cases(fun, ref):
     """(name, what tracejit gives, what NumPy says) for each transformation of fun."""
-    f, df, d2f = ref(XS)
+    f, df, _ = ref(XS)
     ones = np.ones_like(XS)
     x0 = 0.7
     f0, df0, d2f0 = (np.asarray(v)[()] for v in ref(np.array(x0)))
@@ -103,7 +103,7 @@ def test_jitted_callables_are_named_after_their_function(kind):
 
 
 def test_jit_of_a_partial_the_issue_example():
-    f = lambda a, x: a * x + 1.0  # noqa: E731
+    f = lambda a, x: a * x + 1.0
     x = np.arange(3.0)
     np.testing.assert_array_equal(tj.jit(functools.partial(f, 2.0))(x), 2 * x + 1)
     assert "mul" in str(tj.make_ir(functools.partial(f, 2.0))(x))
@@ -242,7 +242,7 @@ def test_the_environment_variable_turns_filtering_off():
         env = {k: v for k, v in os.environ.items() if k != "TRACEJIT_TRACEBACK_FILTERING"}
         if value is not None:
             env["TRACEJIT_TRACEBACK_FILTERING"] = value
-        run = subprocess.run([sys.executable, "-c", program], env=env, capture_output=True, text=True, timeout=120)
+        run = subprocess.run(check=False, args=[sys.executable, "-c", program], env=env, capture_output=True, text=True, timeout=120)
         assert "ShapeError: reshape" in run.stderr
         shown[value] = run
     assert shown["off"].stdout.strip() == "False" and "tracejit/api.py" in shown["off"].stderr

@@ -224,7 +224,7 @@ def test_lax_rev_refuses_negative_dimensions_as_jax():
 
 
 def test_jit_checks_its_static_arguments_as_jax():
-    f = lambda x, a: tnp.sum(x, axis=a)    # noqa: E731
+    f = lambda x, a: tnp.sum(x, axis=a)
     with pytest.raises(ValueError, match=r"static_argnums \[5\] out of range"):
         tj.jit(f, static_argnums=5)
     with pytest.raises(TypeError, match="static_argnums '1'"):
@@ -290,7 +290,7 @@ def test_take_refuses_float_indices_as_numpy():
 
 def test_a_size_beyond_what_a_buffer_holds_raises_at_trace_time():
     """The issue's case ran for minutes: 2**64 elements overflow int64. It now fails before anything runs."""
-    f = lambda x: tnp.sum(tnp.broadcast_to(x, (2**32, 2**32)))     # noqa: E731
+    f = lambda x: tnp.sum(tnp.broadcast_to(x, (2**32, 2**32)))
     with pytest.raises(ValueError, match=r"\(4294967296, 4294967296\).*array is too big"):
         tj.make_ir(f)(np.float32(1.5))
     with pytest.raises(ValueError, match="array is too big"):

@@ -31,7 +31,7 @@ def program(lib, np_):
     """One function, written for tracejit or JAX: prints before and after a computation whose value is dead."""
     def f(x):
         lib.debug.print("first {x}", x=x)
-        dead = np_.sin(x) * 3.0     # noqa: F841 - only printed
+        dead = np_.sin(x) * 3.0
         lib.debug.print("sum {} and {s}", np_.sum(x), s=np_.sum(dead))
         y = x * 2.0
         lib.debug.print("last {y}", y=y)
@@ -44,7 +44,7 @@ def run(lib, np_, make, how):
     order, which tracejit keeps under jit too (JAX's jit may reorder prints that are not `ordered`)."""
     f = make(lib, np_)
     jit = lib.jit if lib is tj else (lambda g: g)
-    g = lambda x: np_.sum(f(x))  # noqa: E731
+    g = lambda x: np_.sum(f(x))
     batch = np.stack([X, X / 4])
     return {"eager": lambda: f(X), "jit": lambda: jit(f)(X), "vmap": lambda: lib.vmap(f)(batch),
             "jit_vmap": lambda: jit(lib.vmap(f))(batch), "grad": lambda: lib.grad(g)(X),
@@ -186,7 +186,7 @@ def test_debug_nans_environment_variable(tmp_path):
         tj.jit(f)(np.ones(2))
         """))
     env = {**os.environ, "TRACEJIT_DEBUG_NANS": "1", "PYTHONPATH": os.path.dirname(os.path.dirname(tj.__file__))}
-    done = subprocess.run([sys.executable, str(script)], env=env, capture_output=True, text=True)
+    done = subprocess.run(check=False, args=[sys.executable, str(script)], env=env, capture_output=True, text=True)
     assert done.returncode == 1
     assert "FloatingPointError: invalid value (nan) encountered in log" in done.stderr
     assert f"{script}:4 (f)" in done.stderr

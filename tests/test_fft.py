@@ -2,8 +2,8 @@
 check_grads to order 2; vmap against a loop; the compiled program calling NumPy's FFT; clear errors."""
 import numpy as np
 import pytest
-
 from test_backend import ALL_DTYPES, sample
+
 import tracejit as tj
 import tracejit.numpy as tnp
 from tracejit.backend.steps import PythonStep

@@ -151,7 +151,7 @@ def mask_case(rng):
             return y
         return Case(f"x{list(x.shape)}.at[mask{list(mask.shape)}].add(1.0)", lambda M, x: x.at[mask].add(1.0),
                     (x,), ("boolean", "mask", "indices"), ["jit", "grad", "vmap"], ref=ref)
-    index = eval("lambda x, m: " + form)     # noqa: S307 (one of the fixed forms above)
+    index = eval("lambda x, m: " + form)
     return Case(f"{form} on x{list(x.shape)} with m{list(mask.shape)}", lambda M, x: index(x, mask), (x,),
                 ("boolean", "mask", "index", "indices"), ["jit", "grad", "vmap"])
 
@@ -170,7 +170,7 @@ def index_case(rng):
                     names_of(idx, args=("index", "indices", "ellipsis", "step", "out of bounds")),
                     ["jit", "grad", "vmap"])
     axis = rng.choice([None, 0, -1])
-    if isinstance(idx, float) or isinstance(idx, str) or isinstance(idx, (slice, tuple)):
+    if isinstance(idx, (float, str, slice, tuple)):
         idx = np.array([1.5])        # NumPy casts a Python float or string scalar to an int (take 1.7 is x[1])
     return Case(f"take(x{list(x.shape)}, {idx!r}, axis={axis})", lambda M, x: M.take(x, idx, axis), (x,),
                 names_of(idx, args=("index", "indices", "out of bounds")))
@@ -278,21 +278,21 @@ def static_case(rng):
     if kind == "argnums":
         nums, error = rng.choice([(1, None), (-1, None), (2, ValueError), (-3, ValueError), ("1", TypeError),
                                   (1.0, TypeError), ((1, 1), None), (None, TypeError)])   # None: axis is traced
-        jitted = lambda: tj.jit(lambda x, a: tnp.sum(x, axis=a), static_argnums=nums)   # noqa: E731
+        jitted = lambda: tj.jit(lambda x, a: tnp.sum(x, axis=a), static_argnums=nums)
         return static(f"jit(static_argnums={nums!r})", jitted, x, 0, error, ("static_argnums", repr(nums), "concrete"))
     if kind == "argnames":
         names, error = rng.choice([("a", None), ("b", ValueError), (("a", "x"), TypeError), (1, TypeError),
                                    (["a"], None)])      # ("a", "x"): a numpy array is not hashable
-        jitted = lambda: tj.jit(lambda x, a: tnp.sum(x, axis=a), static_argnames=names)   # noqa: E731
+        jitted = lambda: tj.jit(lambda x, a: tnp.sum(x, axis=a), static_argnames=names)
         return static(f"jit(static_argnames={names!r})", jitted, x, 0, error,
                       ("static_argnames", repr(names), "unhashable"), by_name=True)
     if kind == "unhashable":
-        jitted = lambda: tj.jit(lambda x, a: tnp.sum(x, axis=a[0]), static_argnums=1)   # noqa: E731
+        jitted = lambda: tj.jit(lambda x, a: tnp.sum(x, axis=a[0]), static_argnums=1)
         return static("jit static list", jitted, x, [0], TypeError, ("unhashable", "list"))
     if kind == "traced axis":
         return static("jit traced axis", lambda: tj.jit(lambda x, a: tnp.sum(x, axis=a)), x, 0, TypeError,
                       ("concrete",))
-    jitted = lambda: tj.jit(lambda x, a: tnp.sum(x, axis=a), static_argnums=1)   # noqa: E731
+    jitted = lambda: tj.jit(lambda x, a: tnp.sum(x, axis=a), static_argnums=1)
     return static(f"jit static axis={axis!r}", jitted, x, axis, "numpy", names_of(axis, args=("axis",)))
 
 
@@ -380,7 +380,7 @@ def finite_difference_grad(ref, x, ws, rest):
 def run_mode(case, mode, rng):
     """(tracejit's outcome, the expected one) of case in mode, or None where the mode does not apply."""
     x, rest = case.args[0], case.args[1:]
-    f = lambda x, *r: case.f(tnp, x, *r)     # noqa: E731
+    f = lambda x, *r: case.f(tnp, x, *r)
     if mode == "eager":
         return outcome(lambda: f(*case.args)), outcome(lambda: case.ref(*case.args))
     if mode == "jit":
@@ -397,7 +397,7 @@ def run_mode(case, mode, rng):
     if x.dtype != np.float64 or not isinstance(want, Exception) and any(w.dtype != np.float64 for w in want):
         return None
     ws = [] if isinstance(want, Exception) else [random_array(rng, w.shape) for w in want]
-    loss = lambda x: weighted_sum(tnp, f(x, *rest), ws) if ws else tnp.sum(f(x, *rest))    # noqa: E731
+    loss = lambda x: weighted_sum(tnp, f(x, *rest), ws) if ws else tnp.sum(f(x, *rest))
     if isinstance(want, Exception):
         return outcome(lambda: tj.grad(loss)(x)), want
     return outcome(lambda: tj.grad(loss)(x)), outcome(lambda: finite_difference_grad(case.ref, x, ws, rest))

@@ -8,10 +8,10 @@ import pytest
 
 jax = pytest.importorskip("jax", reason="the comparison needs jax (pip install 'tracejit[test]')")
 jax.config.update("jax_enable_x64", True)
-import jax.numpy as jnp  # noqa: E402 -- after x64 is enabled
+import jax.numpy as jnp
 
-import tracejit as tj  # noqa: E402
-import tracejit.numpy as tnp  # noqa: E402
+import tracejit as tj
+import tracejit.numpy as tnp
 
 TRACEJIT, JAX = (tj, tnp, tj.nn, tj.lax), (jax, jnp, jax.nn, jax.lax)
 

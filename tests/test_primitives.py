@@ -410,7 +410,7 @@ def test_compiled_against_the_impl(name):
             check(lambda *xs: bind(prim, *xs, **eqn.params), *operands, fuse=(True,))
             if arity > 1:
                 last = operands[-1][3]
-                check(lambda *xs: bind(prim, *xs, last, **eqn.params), *operands[:-1], fuse=(True,))
+                check(lambda *xs, last=last: bind(prim, *xs, last, **eqn.params), *operands[:-1], fuse=(True,))
 
 
 

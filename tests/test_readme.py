@@ -3,10 +3,11 @@ is followed by "prints" and a plain block, that is what it prints."""
 import contextlib
 import io
 import os
+import pathlib
 import re
 
 README = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "README.md")
-FENCE = re.compile(r"^```(\w*)\n(.*?)^```\n", re.S | re.M)
+FENCE = re.compile(r"^```(\w*)\n(.*?)^```\n", re.DOTALL | re.MULTILINE)
 
 
 def blocks(text):
@@ -24,7 +25,7 @@ def blocks(text):
 
 
 def test_the_readme_has_python_blocks_and_no_stray_fences():
-    text = open(README).read()
+    text = pathlib.Path(README).read_text()
     assert len(blocks(text)) >= 4
     assert text.count("```") % 2 == 0
     assert "DESIGN.md" not in text      # users do not have it
@@ -32,10 +33,10 @@ def test_the_readme_has_python_blocks_and_no_stray_fences():
 
 def test_every_python_block_runs_in_order_and_prints_what_the_readme_says():
     namespace = {"__name__": "readme"}
-    for k, (_, code, printed) in enumerate(blocks(open(README).read())):
+    for k, (_, code, printed) in enumerate(blocks(pathlib.Path(README).read_text())):
         stdout = io.StringIO()
         with contextlib.redirect_stdout(stdout):
-            exec(compile(code, f"README.md block {k}", "exec"), namespace)
+            exec(compile(code, f"README.md block {k}", "exec"), namespace)  # noqa: S102 - running the README is the test
         if printed is not None:
             assert stdout.getvalue().startswith(printed), f"block {k} printed:\n{stdout.getvalue()}"
 
@@ -48,17 +49,18 @@ def test_the_pictures_are_current(tmp_path, monkeypatch):
     docs = os.path.join(os.path.dirname(README), "docs")
     monkeypatch.syspath_prepend(docs)
     import make_pictures
+
     from tracejit.graph.__main__ import main as draw
-    text = open(README).read()
+    text = pathlib.Path(README).read_text()
     assert "`python docs/make_pictures.py`" in text
     assert set(make_pictures.PICTURES) == {"grad_traced", "grad_compiled"}
     for name, args in make_pictures.commands().items():
         assert f"(docs/{name}.svg)" in text
         assert draw([*args, "--format", "dot", "-o", str(tmp_path / f"{name}.dot")]) == 0
         dot = (tmp_path / f"{name}.dot").read_text()
-        assert dot == open(os.path.join(docs, f"{name}.dot")).read(), f"run python docs/make_pictures.py ({name})"
-        svg = open(os.path.join(docs, f"{name}.svg")).read()
+        assert dot == pathlib.Path(docs, f"{name}.dot").read_text(), f"run python docs/make_pictures.py ({name})"
+        svg = pathlib.Path(docs, f"{name}.svg").read_text()
         drawn = re.findall(r'<g id="node\d+" class="node">\s*<title>([^<]*)</title>', svg)
-        assert sorted(drawn) == sorted(re.findall(r'^\s*"(\w+)" \[label=', dot, re.M)) and drawn
+        assert sorted(drawn) == sorted(re.findall(r'^\s*"(\w+)" \[label=', dot, re.MULTILINE)) and drawn
     assert "--lowered" in make_pictures.commands()["grad_compiled"] and "cluster_group" in dot
     del sys.modules["make_pictures"], sys.modules["model"]

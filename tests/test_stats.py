@@ -200,9 +200,9 @@ def test_vmap_against_a_loop(dist):
         fn = getattr(getattr(T, dist), fname)
         rows = np.resize(arg, (3, 4))
         loop = np.stack([fn(r, *params) for r in rows])
-        np.testing.assert_allclose(tj.vmap(lambda r: fn(r, *params))(rows), loop, rtol=1e-14, err_msg=fname)
+        np.testing.assert_allclose(tj.vmap(lambda r, fn=fn: fn(r, *params))(rows), loop, rtol=1e-14, err_msg=fname)
         loop = np.stack([fn(arg, *params[:-1], s) for s in scales])
-        batched = tj.jit(tj.vmap(lambda s: fn(arg, *params[:-1], s)))(scales)
+        batched = tj.jit(tj.vmap(lambda s, fn=fn, arg=arg: fn(arg, *params[:-1], s)))(scales)
         np.testing.assert_allclose(batched, loop, rtol=1e-13, atol=1e-300, equal_nan=True, err_msg=fname)
 
 

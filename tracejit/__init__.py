@@ -10,10 +10,9 @@
 
 help(tj.jit) explains compilation and its cache; the README, the examples.
 """
-from . import lax, nn, numpy, random, test_util, tree, tree_util
-from . import ad_checkpoint, debug
-from .ad_checkpoint import checkpoint, checkpoint_policies, remat
+from . import ad_checkpoint, debug, lax, nn, numpy, random, test_util, tree, tree_util
 from ._config import config
+from .ad_checkpoint import checkpoint, checkpoint_policies, remat
 from .api import eval_shape, jit, make_ir
 from .batching import vmap
 from .core.api_util import ShapeDtypeStruct

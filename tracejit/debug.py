@@ -45,7 +45,7 @@ def callback(callback, *args, ordered=False, **kwargs):
     _stage(callback, f"callback {name_of(callback)}", args, kwargs)
 
 
-def print(fmt, *args, ordered=False, **kwargs):  # noqa: A001 - the name jax.debug gives it
+def print(fmt, *args, ordered=False, **kwargs):
     """Print fmt.format(*args, **kwargs) with the values of the arrays (pytrees) in args and kwargs, each time
     this point of the program runs, as jax.debug.print."""
     if not isinstance(fmt, str):

@@ -63,7 +63,7 @@ KEY_BYTES = 32
 @functools.cache
 def host():
     """What the object code depends on besides its module text."""
-    import tracejit     # here: tracejit's __init__ imports this module and sets its version after that
+    import tracejit  # here: tracejit's __init__ imports this module and sets its version after that
     cpu, features = llvm.host_cpu()
     return {"format": MAGIC[-1], "tracejit": tracejit.__version__, **llvm.versions(), "numpy": np.__version__,
             "triple": llvm.triple(), "cpu": cpu, "features": features}

@@ -41,7 +41,7 @@ _lock = threading.RLock()
 @functools.cache
 def _llvmlite():
     """The llvmlite package, its binding loaded."""
-    import llvmlite.binding     # here, on first use: importing tracejit must not need llvmlite (see above)
+    import llvmlite.binding  # here, on first use: importing tracejit must not need llvmlite (see above)
     return llvmlite
 
 

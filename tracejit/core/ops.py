@@ -29,7 +29,7 @@ def primitive(name):
 
 class _Ops:
     def __getattr__(self, attr):
-        prim = primitive(attr[:-1] if attr.endswith("_") else attr)
+        prim = primitive(attr.removesuffix("_"))
 
         def apply(*args, **params):
             return bind(prim, *args, **params)

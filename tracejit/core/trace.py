@@ -10,8 +10,16 @@ import threading
 
 import numpy as np
 
-from .avals import (PYTHON_SCALARS, SHORT_NAMES, Dim, ShapedArray, SymbolicDimError, aval_of, is_python_scalar,
-                    substitute_dims)
+from .avals import (
+    PYTHON_SCALARS,
+    SHORT_NAMES,
+    Dim,
+    ShapedArray,
+    SymbolicDimError,
+    aval_of,
+    is_python_scalar,
+    substitute_dims,
+)
 from .errors import ConcretizationError, EscapedTracerError, ShapeError, internal_file
 from .ir import IR, ClosedIR, Eqn, Literal, Var
 

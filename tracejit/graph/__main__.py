@@ -84,7 +84,7 @@ def main(argv=None):
         dot_file.write_text(text)
         print(INSTALL_HINT.format(fmt=args.format, dot_file=dot_file, out=out), file=sys.stderr)
         return 1
-    done = subprocess.run([dot, f"-T{args.format}", "-o", str(out)], input=text, text=True, capture_output=True)
+    done = subprocess.run(check=False, args=[dot, f"-T{args.format}", "-o", str(out)], input=text, text=True, capture_output=True)
     if done.returncode != 0:
         print(f"dot failed (exit status {done.returncode}):\n{done.stderr}", file=sys.stderr)
         return 1

@@ -219,7 +219,7 @@ def _segment_length(checkpoint, length):
     if checkpoint is None:
         return None
     if not isinstance(length, int):
-        raise ValueError(f"scan: checkpoint needs the length at trace time, but it is the symbolic {length}")
+        raise ValueError(f"scan: checkpoint needs the length at trace time, but it is the symbolic {length}")  # noqa: TRY004 - a value (symbolic), not a type
     if checkpoint == "sqrt":
         segment = math.isqrt(length - 1) + 1 if length else 0
     elif isinstance(checkpoint, int) and not isinstance(checkpoint, bool) and checkpoint > 0:

@@ -231,11 +231,39 @@ def tanh(x):
     return tnp.tanh(x)
 
 
-__all__ = ["celu", "elu", "gelu", "glu", "hard_sigmoid", "hard_silu", "hard_swish", "hard_tanh", "identity",
-           "leaky_relu", "log_sigmoid", "log_softmax", "logsumexp", "mish", "one_hot", "relu", "relu6", "selu",
-           "sigmoid", "silu", "soft_sign", "softmax", "softplus", "sparse_plus", "sparse_sigmoid", "squareplus",
-           "standardize", "swish", "tanh", "dot_product_attention"]     # not stop_gradient (tj.stop_gradient): jax.nn has none
+__all__ = [
+    "celu",
+    "dot_product_attention",
+    "elu",
+    "gelu",
+    "glu",
+    "hard_sigmoid",
+    "hard_silu",
+    "hard_swish",
+    "hard_tanh",
+    "identity",
+    "leaky_relu",
+    "log_sigmoid",
+    "log_softmax",
+    "logsumexp",
+    "mish",
+    "one_hot",
+    "relu",
+    "relu6",
+    "selu",
+    "sigmoid",
+    "silu",
+    "soft_sign",
+    "softmax",
+    "softplus",
+    "sparse_plus",
+    "sparse_sigmoid",
+    "squareplus",
+    "standardize",
+    "swish",
+    "tanh",
+]     # not stop_gradient (tj.stop_gradient): jax.nn has none
 
 
 # Last: attention is written with the functions above.
-from .attention import dot_product_attention  # noqa: E402
+from .attention import dot_product_attention

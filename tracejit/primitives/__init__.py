@@ -5,9 +5,29 @@ Layers: the families (elementwise, special, bitcast, complex_parts, shapes, redu
 threefry) import only core and the backend's rule kinds (special also the backend's specmath kernels, which it runs
 on NumPy arrays); cond, while and scan sit above the transforms they apply to their bodies."""
 from ..core.ops import register
-from . import (bitcast, complex_parts, cond, convolution, cumulative, debug, elementwise, fft, indexing, linalg,
-               linalg_eig, linalg_factor, linalg_solve, reductions, remat, scan, shapes, special, threefry, while_loop,
-               windowed)
+from . import (
+               bitcast,
+               complex_parts,
+               cond,
+               convolution,
+               cumulative,
+               debug,
+               elementwise,
+               fft,
+               indexing,
+               linalg,
+               linalg_eig,
+               linalg_factor,
+               linalg_solve,
+               reductions,
+               remat,
+               scan,
+               shapes,
+               special,
+               threefry,
+               while_loop,
+               windowed,
+)
 
 ALL = register([elementwise, special, bitcast, complex_parts, shapes, reductions, cumulative, linalg, linalg_factor,
                 linalg_solve, linalg_eig, fft, indexing, convolution, windowed, threefry, cond, while_loop, scan, debug,

@@ -11,7 +11,6 @@ from ..core.avals import is_float
 from ..core.ops import ops
 from ..core.trace import Primitive, bind
 
-
 LINEAR, ZERO = "linear", "zero"   # derivatives that are not partials: the op itself, or none at all
 
 

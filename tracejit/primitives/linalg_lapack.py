@@ -128,7 +128,7 @@ def calling_thread_only(k, when=True):
     thread made a 256 x 256 solve, eigh or svd up to 2x slower whenever another thread held a core (another
     process, or the busy-waiting workers of another OpenBLAS in the process: scipy's, which jax loads), and no
     faster when none did."""
-    from ..backend import blas   # when code is generated, as in _lapack
+    from ..backend import blas  # when code is generated, as in _lapack
     local = blas.threads_local_address() if when else None
     if local is None:
         yield

@@ -17,9 +17,9 @@ Under jit, a recomputation (differentiated=True) with prevent_cse stays a call w
 cannot merge it back into the forward pass; lowering inlines it (passes/inline.py).
 """
 from ..backend.rules import Elementwise
+from ..core.ad_util import UndefinedPrimal, Zero
 from ..core.ir import IR, ClosedIR, Var
 from ..core.ir_surgery import hoist_consts
-from ..core.ad_util import UndefinedPrimal, Zero
 from ..core.trace import Primitive, bind, eval_ir
 from ..transforms.ad import jvp_ir_nonzeros
 from ..transforms.partial_eval import partial_eval_ir
@@ -64,7 +64,7 @@ def _checkpoint_partial_eval(eqn, unknowns):
     a checkpoint (differentiated) reading those residuals and the block's inputs, recomputing the rest."""
     p = eqn.params
     call = p["call"]
-    known, unknown, out_unknowns, n_res = partial_eval_ir(call, unknowns, [False] * len(eqn.outvars),
+    known, unknown, out_unknowns, _ = partial_eval_ir(call, unknowns, [False] * len(eqn.outvars),
                                                           _recompute(p["policy"]))
     n_known = out_unknowns.count(False)
     # A residual that is an input of the block is that operand itself; the others are outputs of the known side.

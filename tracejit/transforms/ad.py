@@ -10,9 +10,9 @@ Reverse mode is linearize + transpose, as in JAX: the jvp IR is split by depende
 
 The user-facing functions built on these (grad, jvp, vjp, jacfwd ...) are in tracejit/derivatives.py.
 """
+from ..core.ad_util import UndefinedPrimal, Zero, add_tangents, instantiate
 from ..core.ir import Literal, Var
 from ..core.timing import timed
-from ..core.ad_util import UndefinedPrimal, Zero, add_tangents, instantiate
 from ..core.trace import bind, source_scope, trace_flat
 from .partial_eval import partition
 

@@ -5,10 +5,10 @@ with bind, so everything they do is traced into one new IR. No example is ever l
 IR has as many equations for a batch of 1 as for a batch of 1000, and values that do not depend on a mapped
 input (constants, unmapped arguments) stay unbatched.
 """
-from ..core.ir import Literal
-from ..core.timing import timed
 from ..core.ad_util import aval
 from ..core.batching import move_batch_axis
+from ..core.ir import Literal
+from ..core.timing import timed
 from ..core.trace import bind, source_scope, trace_flat
 
 
