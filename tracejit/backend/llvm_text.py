@@ -101,6 +101,19 @@ class Function:
         self.block(done)
 
     @contextlib.contextmanager
+    def when(self, cond):
+        """if (cond) {...}: the code emitted inside runs only where the i1 cond holds (always when it is True)."""
+        if cond is True:
+            yield
+            return
+        then, done = self.label("then"), self.label("endif")
+        self.line(f"br i1 {cond}, label %{then}, label %{done}")
+        self.block(then)
+        yield
+        self.line(f"br label %{done}")
+        self.block(done)
+
+    @contextlib.contextmanager
     def loop_nest(self, shape):
         """Loops over every index of shape (row-major); yields the index list."""
         with contextlib.ExitStack() as stack:

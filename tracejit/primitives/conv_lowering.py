@@ -223,20 +223,6 @@ def _any(b, conds):
     return functools.reduce(lambda x, y: b(f"or i1 {x}, {y}"), conds) if conds else False
 
 
-@contextlib.contextmanager
-def _when(k, cond):
-    """The body runs only where the i1 cond holds (always when it is True)."""
-    if cond is True:
-        yield
-        return
-    run, done = k.f.label("run"), k.f.label("skip")
-    k.line(f"br i1 {cond}, label %{run}, label %{done}")
-    k.f.block(run)
-    yield
-    k.line(f"br label %{done}")
-    k.f.block(done)
-
-
 def _tile(k, g, at, nrows, npos, nfeat):
     """Accumulate and store the outputs of rows q_row .. q_row + nrows - 1 (of the second last spatial axis),
     positions q0 .. q0 + npos - 1 along x and features f0 .. f0 + nfeat - 1 of group grp (`at`: the SSA indices)."""
@@ -253,7 +239,7 @@ def _tile(k, g, at, nrows, npos, nfeat):
         x_base = _dot(b, [(b.iop("add", at["c0"], i), g.x_str[0]), (at["q0"], 1)] + list(zip(coords, g.x_str[1:])))
         w_base = _dot(b, [(at["grp"], g.w_str[0]), (at["f0"], g.w_str[1]), (i, g.w_str[2])]
                       + list(zip(ks, g.w_str[3:])))
-        with _when(k, _rows_read_input(b, g, coords, nrows)), k.loop(0, g.K[-1]) as kl:
+        with k.f.when(_rows_read_input(b, g, coords, nrows)), k.loop(0, g.K[-1]) as kl:
             t, s = b.iop("mul", kl, g.rd[-1]), g.st[-1]
             phase, off = (b.iop("srem", t, s), b.iop("sdiv", t, s)) if s > 1 else (0, t)
             x_at = b.iop("add", x_base, b.iop("add", b.iop("mul", phase, g.R), off))

@@ -137,7 +137,7 @@ def _lower_eig(k, outs, ins, compute_left_eigenvectors, compute_right_eigenvecto
         info = lp.call(k, "geev", dtype, args)
         if real:
             _unpack(k, parts, packed, wv, [(lvec, packed[0]), (rvec, packed[1])], n)
-        with lp.when(k, lp.nonzero(k, info)):
+        with k.f.when(lp.nonzero(k, info)):
             lp.fill_vector(k, wv, lp.NAN)
             for x in (lvec, rvec):
                 if x is not None:

@@ -84,7 +84,7 @@ def _lower_cholesky(k, outs, ins):
         info = lp.call(k, "potrf_work", a.aval.dtype, [f"i32 {lp.lapack_constant('COL_MAJOR')}", lp.char("U"),
                                                      *lp.ints(k, n), f"ptr {m.ptr}", *lp.ints(k, lp.at_least_1(k, n))])
         lp.fill(k, m, 0, lp.above_diagonal(k, m))
-        with lp.when(k, lp.nonzero(k, info)):
+        with k.f.when(lp.nonzero(k, info)):
             lp.fill(k, m, lp.NAN, lp.on_and_below_diagonal(k, m))
 
 
@@ -136,7 +136,7 @@ def _lower_lu(k, outs, ins):
         mat, piv = lp.item(k, lu, i), lp.item(k, pivots, i, core=1)
         info = lp.call(k, "getrf_work", a.aval.dtype, [_row_major(), *lp.ints(k, m, n), f"ptr {mat.ptr}",
                                                      *lp.ints(k, lp.at_least_1(k, n)), f"ptr {ipiv.ptr}"])
-        with lp.when(k, k.f.emit(f"icmp slt i64 {info}, 0")):
+        with k.f.when(k.f.emit(f"icmp slt i64 {info}, 0")):
             lp.fill(k, mat, lp.NAN)
         with k.loop(0, count) as j:
             one_based = k.b.convert(k.load(ipiv, [j]), ipiv.aval.dtype, np.int32)
@@ -255,7 +255,7 @@ def _lower_qr(k, outs, ins, full_matrices):
         more = lp.call(k, "orgqr", dtype, [_row_major(), *lp.ints(k, m, kq, kmin), f"ptr {qm.ptr}",
                                         *lp.ints(k, lp.at_least_1(k, kq)), f"ptr {tau}"])
         lp.fill(k, rm, 0, lambda row: (0, lp.smaller(k, row, rm.aval.shape[1])))
-        with lp.when(k, k.f.emit(f"or i1 {lp.nonzero(k, info)}, {lp.nonzero(k, more)}")):
+        with k.f.when(k.f.emit(f"or i1 {lp.nonzero(k, info)}, {lp.nonzero(k, more)}")):
             lp.fill(k, qm, lp.NAN)
             lp.fill(k, rm, lp.NAN)
 
@@ -299,7 +299,7 @@ def _lower_eigh(k, outs, ins, lower):
         info = lp.call(k, "syevd", a.aval.dtype, [_row_major(), lp.char("V"), lp.char("L" if lower else "U"),
                                                   *lp.ints(k, n), f"ptr {vm.ptr}", *lp.ints(k, lp.at_least_1(k, n)),
                                                   f"ptr {wv.ptr}"])
-        with lp.when(k, lp.nonzero(k, info)):
+        with k.f.when(lp.nonzero(k, info)):
             lp.fill(k, vm, lp.NAN)
             lp.fill_vector(k, wv, lp.NAN)
 
@@ -385,7 +385,7 @@ def _lower_svd(k, outs, ins, full_matrices, compute_uv):
             f"ptr {sv.ptr}",
             f"ptr {u.ptr if u else 'null'}", *lp.ints(k, lp.at_least_1(k, u.aval.shape[1] if u else 1)),
             f"ptr {vt.ptr if vt else 'null'}", *lp.ints(k, lp.at_least_1(k, n if vt else 1))])
-        with lp.when(k, lp.nonzero(k, info)):
+        with k.f.when(lp.nonzero(k, info)):
             lp.fill_vector(k, sv, lp.NAN)
             for x in (u, vt) if compute_uv else ():
                 lp.fill(k, x, lp.NAN)

@@ -191,17 +191,6 @@ def stack_array(k, ty, count):
     return k.alloca(f"[{max(count, 1)} x {ty}]") if isinstance(count, int) else k.alloca(f"{ty}, i64 {count}")
 
 
-@contextlib.contextmanager
-def when(k, cond):
-    """Code emitted in the block runs only when the i1 cond holds."""
-    then, done = k.f.label("then"), k.f.label("endif")
-    k.line(f"br i1 {cond}, label %{then}, label %{done}")
-    k.f.block(then)
-    yield
-    k.line(f"br label %{done}")
-    k.f.block(done)
-
-
 def fill(k, view, value, columns=None):
     """Store value in a matrix view: in every element, or in row r at the columns range(*columns(r)) (a
     triangle)."""
