@@ -141,6 +141,36 @@ class _Vectors:
     def lane(self, v, i):
         return self.f.emit(f"extractelement {self.vty} {v}, i64 {i}")
 
+    def _shuffle(self, ty, a, b, mask):
+        lanes = ", ".join(f"i32 {m}" for m in mask)
+        return self.f.emit(f"shufflevector {ty} {a}, {ty} {b}, <{len(mask)} x i32> <{lanes}>")
+
+    def interleave(self, vectors):
+        """One <n * vl> vector (n = len(vectors)) whose lane p * n + o is lane p of vectors[o]."""
+        n, width, parts = len(vectors), self.vl, list(vectors)
+        while len(parts) > 1:       # concatenate pairwise: <vl>, <2 vl>, <4 vl> ...
+            ty = f"<{width} x {self.ty}>"
+            parts += ["zeroinitializer"] * (len(parts) % 2)
+            parts = [self._shuffle(ty, a, b, range(2 * width)) for a, b in zip(parts[::2], parts[1::2])]
+            width *= 2
+        ty = f"<{width} x {self.ty}>"
+        return self._shuffle(ty, parts[0], "poison", [o * self.vl + p for p in range(self.vl) for o in range(n)])
+
+    def lanes(self, v, width, start, count):
+        """Lanes start .. start + count - 1 of the <width> vector v, as a <count> vector."""
+        return self._shuffle(f"<{width} x {self.ty}>", v, "poison", range(start, start + count))
+
+    def store_lanes(self, v, width, ptr, n):
+        """The first n lanes of the <width> vector v to ptr (contiguous)."""
+        ty = f"<{width} x {self.ty}>"
+        if n >= width:
+            self.f.line(f"store {ty} {v}, ptr {ptr}, align {self.size}")
+            return
+        mask = "<" + ", ".join(f"i1 {'true' if i < n else 'false'}" for i in range(width)) + ">"
+        suffix = f"v{width}{self.suffix[len(f'v{self.vl}'):]}"
+        self.f.line(f"call void @llvm.masked.store.{suffix}.p0({ty} {v}, ptr align {self.size} {ptr}, "
+                    f"<{width} x i1> {mask})")
+
 
 def _ptr(k, base, ty, index):
     """The address of element `index` (an i64 or a Python int) of type ty from base."""
@@ -282,6 +312,9 @@ def _store_tile(k, g, vec, accs, at, npos, nfeat):
     base = _dot(b, [(at["n_out"], g.out_str[0]), (b.iop("add", b.iop("mul", at["grp"], g.Og), at["f0"]), feat_str),
                     (at["q0"], x_str)] + list(zip(at["outer"], g.out_str[2:-1])))
     flat = [a for rows in accs for row in rows for a in row]
+    if g.along_x and feat_str == 1 and x_str != 1:
+        _store_interleaved(k, g, vec, accs, _ptr(k, out.ptr, ty, base), row_str, npos, nfeat)
+        return
     if (x_str if g.along_x else feat_str) == 1:
         for n, acc in enumerate(flat):
             r, a, c = n // (len(accs[0]) * len(accs[0][0])), n // len(accs[0][0]) % len(accs[0]), n % len(accs[0][0])
@@ -311,6 +344,25 @@ def _store_tile(k, g, vec, accs, at, npos, nfeat):
         else:               # lanes are features
             with k.loop(0, cols) as c, k.loop(0, lanes(nfeat, b.iop("mul", c, vl))) as lane:
                 copy(r, a, c, lane, a, b.iop("add", b.iop("mul", c, vl), lane))
+
+
+def _store_interleaved(k, g, vec, accs, out_ptr, row_str, npos, nfeat):
+    """An along-x tile to an output whose features are contiguous (NHWC): per vector of positions, its feature
+    accumulators interleaved by shuffles into one vector of (position, feature) lanes, stored whole where the
+    tile's features fill the output's (else one small vector per position)."""
+    vl, x_str = g.vl, g.out_str[-1]
+    for r, row in enumerate(accs):
+        for a, feats in enumerate(row):
+            valid = min(vl, npos - a * vl)
+            wide = vec.interleave([k.f.emit(f"load {vec.vty}, ptr {acc}") for acc in feats])
+            width, start = nfeat * vl, r * row_str + a * vl * x_str
+            if x_str == nfeat:
+                vec.store_lanes(wide, width, _ptr(k, out_ptr, vec.ty, start), valid * nfeat)
+                continue
+            for p in range(valid):
+                part = vec.lanes(wide, width, p * nfeat, nfeat)
+                k.line(f"store <{nfeat} x {vec.ty}> {part}, ptr {_ptr(k, out_ptr, vec.ty, start + p * x_str)}, "
+                       f"align {vec.size}")
 
 
 def _blocks(k, total, size):
