@@ -20,6 +20,7 @@ import math
 import numpy as np
 
 from ..backend.rules import Kernel, llvm_type, memory_type
+from .conv_kernel_lanes import lane_count, lower_kernel_lanes
 from .conv_vectors import Vectors, blocks, ceil_div, dot, load_as, nest, ptr_at, row_major, store_at
 from .window_geometry import dilate_dim, kept_range
 
@@ -27,6 +28,7 @@ VECTOR_BYTES = 64       # one AVX-512 register; LLVM splits the vectors on machi
 ACCUMULATORS = 24       # vector accumulators per tile: AVX-512 has 32 registers, the rest hold operands
 MAX_VECTORS = 4         # vectors (along x) or feature vectors per tile
 ALIGN = 64              # bytes: where each chunk's scratch region starts
+KERNEL_LANES = 4        # vectors of kernel offsets (at least) that make the lanes run along the kernel
 FLOPS_PER_NS = 50       # what the kernel runs at on one core, roughly: it is split over the threads above 200 us
 
 
@@ -54,6 +56,8 @@ class _Geometry:
         vl, ql, og = self.vl, self.Q[-1], self.Og
         fill_x, fill_f = (n / max(ceil_div(n, vl) * vl, 1) for n in (ql, og))     # the lanes each fills
         self.along_x = fill_x > fill_f or fill_x == fill_f and self.out_str[2 + len(self.Q) - 1] == 1
+        lanes = lane_count(self.Q, self.K, self.rd, self.ld)      # along the kernel: long kernels, short outputs
+        self.along_kernel = lanes >= KERNEL_LANES * vl and lanes / (ceil_div(lanes, vl) * vl) > max(fill_x, fill_f)
         if self.along_x:
             vectors = min(ceil_div(ql, vl), MAX_VECTORS)
             self.block_pos, self.block_feat = vectors * vl, min(og, max(1, ACCUMULATORS // vectors))
@@ -257,6 +261,9 @@ def _lower_conv(k, outs, ins, **params):
     (out,), (lhs, rhs) = outs, ins
     g = _Geometry(lhs.aval, rhs.aval, out.aval, **params)
     if out.aval.size == 0:
+        return
+    if g.along_kernel:
+        lower_kernel_lanes(k, g, out, lhs, rhs)
         return
     b, size = k.b, g.dtype.itemsize
     x_bytes = ceil_div(g.x_size * size, ALIGN) * ALIGN

@@ -63,16 +63,29 @@ class Vectors:
         lanes = ", ".join(f"i32 {m}" for m in mask)
         return self.f.emit(f"shufflevector {ty} {a}, {ty} {b}, <{len(mask)} x i32> <{lanes}>")
 
-    def interleave(self, vectors):
-        """One <n * vl> vector (n = len(vectors)) whose lane p * n + o is lane p of vectors[o]."""
-        n, width, parts = len(vectors), self.vl, list(vectors)
-        while len(parts) > 1:       # concatenate pairwise: <vl>, <2 vl>, <4 vl> ...
+    def _concat(self, vectors):
+        """The vectors end to end, padded with zeros to a power of two of them: (the wide vector, its width)."""
+        width, parts = self.vl, list(vectors)
+        while len(parts) > 1:       # pairwise: <vl>, <2 vl>, <4 vl> ...
             ty = f"<{width} x {self.ty}>"
             parts += ["zeroinitializer"] * (len(parts) % 2)
             parts = [self._shuffle(ty, a, b, range(2 * width)) for a, b in zip(parts[::2], parts[1::2])]
             width *= 2
+        return parts[0], width
+
+    def interleave(self, vectors):
+        """One <n * vl> vector (n = len(vectors)) whose lane p * n + o is lane p of vectors[o]."""
+        n = len(vectors)
+        wide, width = self._concat(vectors)
+        return self._shuffle(f"<{width} x {self.ty}>", wide, "poison", [o * self.vl + p for p in range(self.vl)
+                                                                        for o in range(n)])
+
+    def deinterleave(self, vectors):
+        """The inverse of interleave: n vectors, lane p of the o-th being lane p * n + o of the vectors end to end."""
+        n, vl = len(vectors), self.vl
+        wide, width = self._concat(vectors)
         ty = f"<{width} x {self.ty}>"
-        return self._shuffle(ty, parts[0], "poison", [o * self.vl + p for p in range(self.vl) for o in range(n)])
+        return [self._shuffle(ty, wide, "poison", [p * n + o for p in range(vl)]) for o in range(n)]
 
     def lanes(self, v, width, start, count):
         """Lanes start .. start + count - 1 of the <width> vector v, as a <count> vector."""
