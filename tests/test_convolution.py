@@ -95,6 +95,62 @@ def test_against_the_definition(problem, dtype):
     np.testing.assert_array_equal(got, want.astype(dtype))
 
 
+@st.composite
+def kernel_lanes_problems(draw):
+    """A random convolution whose kernel is long and output short (a kernel gradient's shape: the lanes run along
+    the kernel): 1 to 3 spatial axes, any layouts, padding, strides and dilations but the input's along its last
+    axis (which the lanes need undilated), feature or batch groups."""
+    n_sp = draw(st.integers(1, 3))
+    kernel = [draw(st.integers(1, 2)) for _ in range(n_sp - 2)] + [draw(st.integers(8, 11)) for _ in range(min(n_sp, 2))]
+    if n_sp == 1:
+        kernel = [draw(st.integers(66, 80))]
+    space = [k + draw(st.integers(-1, 1)) for k in kernel]
+    strides = [draw(st.integers(1, 2)) for _ in range(n_sp)]
+    lhs_dil = [draw(st.integers(1, 2)) for _ in range(n_sp - 1)] + [1]
+    rhs_dil = [draw(st.integers(1, 2)) for _ in range(n_sp - 2)] + [1] * min(n_sp, 2)
+    padding = [(draw(st.integers(-1, 1)), draw(st.integers(-1, 1))) for _ in range(n_sp)]
+    for d, k, ld, rd, (lo, hi) in zip(space, kernel, lhs_dil, rhs_dil, padding):
+        assume(dilate(d, ld) + lo + hi >= dilate(k, rd))
+    fg, bg = draw(st.sampled_from([(1, 1), (2, 1), (1, 2)]))
+    in_per_group, out_per_group, batch = draw(st.integers(1, 2)), draw(st.integers(1, 3)), draw(st.integers(1, 2))
+    rng = np.random.default_rng(draw(st.integers(0, 2 ** 16)))
+    names = "HWD"[:n_sp]
+    rhs_spec = list(_permuted(rng, "OI" + names))    # the spatial axes in order (the rhs's order is canonical)
+    rhs_spec = "".join(next(iter_names) if ch in names else ch for iter_names in [iter(names)] for ch in rhs_spec)
+    specs = (_permuted(rng, "NC" + names), rhs_spec, _permuted(rng, "NC" + names))
+    canonical = {"N": batch * bg, "C": in_per_group * fg, "O": out_per_group * fg * bg, "I": in_per_group}
+    lhs = rng.integers(-3, 4, [dict(canonical, **dict(zip(names, space)))[ch] for ch in specs[0]])
+    rhs = rng.integers(-3, 4, [dict(canonical, **dict(zip(names, kernel)))[ch] for ch in specs[1]])
+    params = {"window_strides": strides, "padding": padding, "lhs_dilation": lhs_dil, "rhs_dilation": rhs_dil,
+              "dimension_numbers": specs, "feature_group_count": fg, "batch_group_count": bg}
+    return lhs.astype(np.float64), rhs.astype(np.float64), params
+
+
+def _lowering_geometry(lhs, rhs, dtype, params):
+    """The compiled lowering's view of this convolution (conv_lowering's tiling choice)."""
+    from tracejit.core.avals import ShapedArray
+    from tracejit.primitives import conv_lowering
+
+    dn = lax.conv_dimension_numbers(lhs.shape, rhs.shape, params["dimension_numbers"])
+    out = lax.conv_general_dilated(lhs, rhs, **params).shape
+    avals = [ShapedArray(s, np.dtype(dtype)) for s in (lhs.shape, rhs.shape, out)]
+    return conv_lowering._Geometry(*avals, **{**params, "dimension_numbers": dn,
+                                              "padding": tuple(map(tuple, params["padding"]))})
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
+@given(kernel_lanes_problems(), st.sampled_from([np.float64, np.float32, np.int32]))
+def test_kernel_lanes_against_the_definition(problem, dtype):
+    """Long kernels, short outputs: compiled, with the lanes along the kernel, against the reference (exact)."""
+    lhs, rhs, params = problem
+    assert _lowering_geometry(lhs, rhs, dtype, params).along_kernel
+    dn = lax.conv_dimension_numbers(lhs.shape, rhs.shape, params["dimension_numbers"])
+    want = reference_conv(lhs, rhs, params["window_strides"], params["padding"], params["lhs_dilation"],
+                          params["rhs_dilation"], dn, params["feature_group_count"], params["batch_group_count"])
+    got = tj.jit(lambda a, b: lax.conv_general_dilated(a, b, **params))(lhs.astype(dtype), rhs.astype(dtype))
+    np.testing.assert_array_equal(got, want.astype(dtype))
+
+
 # name, lhs shape, rhs shape, strides, padding, options
 JAX_CASES = [
     ("NCHW valid", (2, 3, 7, 6), (4, 3, 3, 2), (1, 1), "VALID", {}),
@@ -107,6 +163,14 @@ JAX_CASES = [
     ("odd layouts, transposed", (3, 2, 6, 5), (3, 4, 3, 3), (1, 1), ((1, 2), (0, 1)),
      {"dimension_numbers": ("CNHW", "IOHW", "HNWC"), "lhs_dilation": (2, 1)}),
     ("lenet conv2", (4, 12, 12, 6), (5, 5, 6, 16), (1, 1), "VALID", {"dimension_numbers": ("NHWC", "HWIO", "NHWC")}),
+    # few input channels: the forward's tiles along x stored by shuffles into NHWC, the kernel gradient's lanes
+    # along the kernel (conv_kernel_lanes)
+    ("lenet conv1", (3, 28, 28, 1), (5, 5, 1, 6), (1, 1), "VALID", {"dimension_numbers": ("NHWC", "HWIO", "NHWC")}),
+    ("2 channels padded, row dilation", (2, 17, 19, 2), (5, 3, 2, 6), (1, 1), ((2, 1), (1, 3)),
+     {"dimension_numbers": ("NHWC", "HWIO", "NHWC"), "rhs_dilation": (2, 1), "lhs_dilation": (2, 1)}),
+    ("3 channels strided, NCHW", (2, 3, 16, 15), (5, 3, 3, 3), (2, 2), "SAME", {}),
+    ("1 channel per group, 3d", (2, 5, 11, 10, 2), (2, 3, 3, 1, 4), (1, 1, 1), "VALID",
+     {"dimension_numbers": ("NDHWC", "DHWIO", "NDHWC"), "feature_group_count": 2}),
 ]
 
 
