@@ -8,6 +8,8 @@ The network: 128 images 28x28x1 (NHWC), conv 5x5 -> 6, relu, 2x2 max pool, conv 
 dense 256 -> 120 -> 84 -> 10, relu between, softmax cross-entropy; parameters drawn with NumPy's generator. The
 bound of a layer is its flops at the f32 GEMM throughput that NumPy's BLAS reaches in this process (512 x 512,
 the better of its threads and one core); "x bound" is the time over that bound (the target: at most 2).
+"given ct" is the backward's time over its bound when the output's cotangent is an array (as inside a network)
+rather than the constant of sum(f * 0.5), which the backward column's program materializes (1.7 MB for conv1).
 tracejit lowers a convolution to an implicit GEMM (register tiles over packed operands); the convolution rows
 also time the other lowering on the same shapes, im2col + BLAS, done by NumPy (its copy loops, its BLAS on one
 thread, as tracejit runs small gemms): forward, and a backward computing both gradients.
@@ -116,7 +118,8 @@ def im2col_programs(x, w):
 
 
 def layer_programs(lib):
-    """{layer: (forward fn, backward fn (the gradients training needs), arguments, forward flops, backward flops)}."""
+    """{layer: (forward fn, backward fn (the gradients training needs), arguments, forward flops, backward flops)};
+    lib's grad_of(f, argnums) makes the backward (the gradients of sum(f * 0.5): a constant cotangent)."""
     lax, grad_of = lib
 
     def conv(x, w):
@@ -142,6 +145,16 @@ def layer_programs(lib):
         **{f"dense {m}->{n}": (dense, grad_of(dense, (0, 1, 2)), (f32(BATCH, m), f32(m, n), f32(n)),
                                2 * BATCH * m * n, 4 * BATCH * m * n) for m, n in ((256, 120), (120, 84), (84, 10))},
     }
+
+
+def given_cotangent(tj, f, argnums):
+    """f's backward as a layer's inside a network: the gradients of arguments argnums given the output's cotangent
+    (an array computed upstream, not the constant of sum(f * 0.5), which the backward above materializes)."""
+    def backward(ct, *args):
+        def part(*diff):
+            return f(*(diff[argnums.index(i)] if i in argnums else a for i, a in enumerate(args)))
+        return tj.vjp(part, *(args[i] for i in argnums))[1](ct)
+    return backward
 
 
 def main():
@@ -176,6 +189,12 @@ def main():
             f = tj.jit(fn)
             rows[name][f"{key}_ms"] = 1e3 * timeit(lambda f=f: f(*made), args.repeat)
             rows[name][f"{key}_x_bound"] = rows[name][f"{key}_ms"] / (1e3 * n / gemm) if n else None
+        argnums = (1,) if name.startswith("conv1") else (0, 1) if name.startswith("conv") else (0,) if name.startswith(
+            "pool") else (0, 1, 2)
+        ct = np.random.default_rng(3).standard_normal(np.shape(fwd(*made))).astype(np.float32)
+        given = tj.jit(given_cotangent(tj, fwd, argnums))
+        rows[name]["bwd_given_ms"] = 1e3 * timeit(lambda: given(ct, *made), args.repeat)
+        rows[name]["bwd_given_x_bound"] = rows[name]["bwd_given_ms"] / (1e3 * bwd_flops / gemm) if bwd_flops else None
         if name.startswith("conv"):
             forward, backward = im2col_programs(*made)
             rows[name]["im2col_fwd_ms"] = 1e3 * timeit(blas_on_one_thread(forward), args.repeat)
@@ -209,11 +228,11 @@ def main():
     jax_ms = 1e3 * timeit(lambda: jax.block_until_ready(jax_step(jax_params, images, labels)), args.repeat)
 
     print(f"{'layer':18s} {'MFLOP':>6s} | {'fwd ms':>7s} {'jax':>7s} {'x bound':>7s} | {'bwd ms':>7s} {'jax':>7s} "
-          f"{'x bound':>7s} | {'im2col fwd':>10s} {'bwd':>7s}")
+          f"{'x bound':>7s} {'given ct':>8s} | {'im2col fwd':>10s} {'bwd':>7s}")
     for row in rows.values():
         print(f"{row['layer']:18s} {row['mflop']:6.1f} | {row['fwd_ms']:7.3f} {row['fwd_jax_ms']:7.3f} "
               f"{_ratio(row['fwd_x_bound'])} | {row['bwd_ms']:7.3f} {row['bwd_jax_ms']:7.3f} "
-              f"{_ratio(row['bwd_x_bound'])} | "
+              f"{_ratio(row['bwd_x_bound'])}  {_ratio(row['bwd_given_x_bound'])} | "
               + (f"{row['im2col_fwd_ms']:10.3f} {row['im2col_bwd_ms']:7.3f}" if "im2col_fwd_ms" in row else ""))
     results["layers"] = list(rows.values())
     error = max(float(np.max(np.abs(g - np.asarray(j))) / (np.max(np.abs(np.asarray(j))) + 1e-30))
