@@ -183,7 +183,7 @@ def lower_kernel_lanes(k, g, out, lhs, rhs):
     from ..backend import runtime  # sizes the scratch: one region per thread
     b, size = k.b, g.dtype.itemsize
     lay = _Layout(g)
-    region = [ceil_div(n * size, 64) * 64 for n in (lay.x_size, lay.w_size, lay.sums)]
+    region = [ceil_div(n * size, ALIGN) * ALIGN for n in (lay.x_size, lay.w_size, lay.sums)]
     slots = min(runtime.NUM_THREADS, g.Nout)
     slot = b.iop("sdiv", b.iop("add", b.iop("mul", "%lo", slots), g.Nout - 1), g.Nout)
     xp = ptr_at(k, k.scratch_memory(slots * sum(region)), "i8", b.iop("mul", slot, sum(region)))
