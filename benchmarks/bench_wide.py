@@ -8,6 +8,7 @@ arguments. Every row also holds the first call (trace + compile) of tracejit and
 tracejit's code that ran scalar or through the Python driver (`Compiled.kernels()`); the report ends with
 the geometric means and the list of workloads where tracejit loses, with those kernels as the reason.
 """
+import contextlib
 import math
 import time
 
@@ -63,14 +64,23 @@ def compare(name, make, args, repeat, numpy=None, jax_make=None, tol=None):
         for a, b in zip(_leaves(out), _leaves(ref)):
             np.testing.assert_allclose(np.asarray(a, np.float64), np.asarray(b, np.float64), rtol=tol, atol=tol)
     if jax is not None:
-        jf = jax.jit(jax_make() if jax_make else make(jnp))
-        jargs = jax.tree_util.tree_map(jnp.asarray, args)
-        row["jax first ms"] = _first(jf, *jargs)[0] * 1e3
+        with _jax_precision(args):
+            jf = jax.jit(jax_make() if jax_make else make(jnp))
+            jargs = jax.tree_util.tree_map(jnp.asarray, args)
+            row["jax first ms"] = _first(jf, *jargs)[0] * 1e3
         impls["jax"] = lambda: jax.block_until_ready(jf(*jargs))
     for impl, fn in impls.items():
-        row[impl] = timeit(fn, repeat, min_seconds=0.01)
+        with _jax_precision(args) if impl == "jax" else contextlib.nullcontext():
+            row[impl] = timeit(fn, repeat, min_seconds=0.01)
     row["problems"] = problems(f, *args)
     return [row]
+
+
+def _jax_precision(args):
+    """JAX computes in 32 bits unless 64-bit types are enabled: enabled for a row with 64-bit float arguments,
+    so that JAX computes what NumPy and tracejit compute."""
+    wide = any(np.asarray(x).dtype in (np.float64, np.complex128) for x in _leaves(args))
+    return jax.enable_x64(True) if wide else contextlib.nullcontext()
 
 
 def _leaves(x):
