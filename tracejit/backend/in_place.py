@@ -10,8 +10,9 @@ keeps such a carry in its output buffer.
 Output j may overwrite input i when nothing reads the old value after the write: output j is input i
 itself (nothing is written), or it is stored by a loop nest that reads input i only at the element it
 writes (every member depending on input i is elementwise over the domain, which is input i's shape), no
-later group reads input i, and neither value is also another output (an output copied from input i would
-read the new value; a repeated output is a copy the frame makes).
+later group reads input i, input i is not also another output (that output, a copy the frame makes after
+the groups run, would read the new value), and output j is the first of its repetitions (the frame copies
+the others from it).
 """
 from ..core.ir import Literal
 from .rules import Elementwise, Reduce
@@ -19,12 +20,12 @@ from .rules import Elementwise, Reduce
 
 def in_place_outputs(ir, groups, candidates):
     """{output index: input index}: the candidate pairs whose output can be written over its input."""
-    outs = [id(v) for v in ir.outvars if not isinstance(v, Literal)]
+    outs = [None if isinstance(v, Literal) else id(v) for v in ir.outvars]
     writer = {id(v): k for k, g in enumerate(groups) for v in g.stores}
     safe = {}
     for j, i in candidates.items():
         x, v = ir.invars[i], ir.outvars[j]
-        if isinstance(v, Literal) or outs.count(id(v)) > 1 or (v is not x and id(x) in outs):
+        if isinstance(v, Literal) or outs.index(id(v)) < j or (v is not x and id(x) in outs):
             continue
         k = writer.get(id(v))
         if v is x or (k is not None and _reads_elementwise(groups[k], x)

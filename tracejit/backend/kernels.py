@@ -231,7 +231,7 @@ class ControlBuilder(ScratchBuilder):
         iteration calls, whose inputs from first_carry on are the carry and whose first outputs its new
         value: a carry it can update in place (in_place.py) is copied into its output buffer once and stays
         there (cur and new the same). Each other carry alternates between its output buffer and a scratch
-        one; the last value is copied to the output if needed."""
+        one; the last value is copied to the output unless it is there."""
         f = self.f
         candidates = {k: first_carry + k for k in range(len(outs))}
         in_place = self._compiled(body, candidates)[2] if body is not None else {}
@@ -262,7 +262,9 @@ class ControlBuilder(ScratchBuilder):
         f.block(self.exits.pop())
         for s, o, p in zip(slots, outs, spare):
             if p:
-                self._copy(o.ptr, f.emit(f"load ptr, ptr {s}"), o.nbytes)
+                last = f.emit(f"load ptr, ptr {s}")
+                with f.when(f.emit(f"icmp ne ptr {last}, {o.ptr}")):
+                    self._copy(o.ptr, last, o.nbytes)
 
     def _copy(self, dst, src, nbytes):
         self.line(f"call void @llvm.memcpy.p0.p0.i64(ptr {dst}, ptr {src}, i64 {nbytes}, i1 false)")
