@@ -8,6 +8,7 @@ import pytest
 import tracejit as tj
 import tracejit.numpy as tnp
 from tracejit import lax
+from tracejit.backend import runtime
 from tracejit.core.trace import eval_ir
 
 N = 5000          # elements: a vectorized loop nest, as a large carry's
@@ -186,3 +187,30 @@ def test_in_place_carries_under_grad_of_fori_loop():
     e[7] = eps
     fd = (tj.jit(loss)(x0 + e) - tj.jit(loss)(x0 - e)) / (2 * eps)
     assert grad[7] == pytest.approx(fd, rel=1e-6)
+
+
+def test_large_loop_bodies_run_over_the_threads():
+    """A body loop nest that a top-level call would split over the threads is split inside the loop too
+    (steps.split_in_body: generated code calls the thread pool each iteration); results are unchanged."""
+    if runtime.NUM_THREADS < 2:
+        pytest.skip("one thread")
+    x0 = data(10 ** 6).astype(np.float32)
+    body = lambda i, c: tnp.tanh(c) * 0.9 + 0.1
+    f = lambda x: lax.fori_loop(0, 3, body, x)
+    want = x0.copy()
+    for _ in range(3):
+        want = np.tanh(want) * np.float32(0.9) + np.float32(0.1)
+    np.testing.assert_allclose(check(f, x0, rtol=1e-6), want, rtol=1e-6)
+    assert "@tj_parallel_for" in tj.jit(f).lower(x0).as_llvm()
+    small = x0[:5000]
+    assert "@tj_parallel_for" not in tj.jit(f).lower(small).as_llvm()
+    # a reduction keeping its outer axis (row sums) splits by rows; the carry is reduced in the same body
+    m0 = data(2000, 1000).astype(np.float32)
+    g = lambda m: lax.fori_loop(0, 2, lambda i, c: (tnp.tanh(c[0]) * 0.5, c[1] + tnp.sum(tnp.exp(-c[0]), axis=1)),
+                                (m, tnp.zeros(2000, np.float32)))
+    m, s = check(g, m0, rtol=1e-5)
+    wm, ws = m0.copy(), np.zeros(2000, np.float32)
+    for _ in range(2):
+        wm, ws = np.tanh(wm) * np.float32(0.5), ws + np.exp(-wm).sum(1)
+    np.testing.assert_allclose(m, wm, rtol=1e-6)
+    np.testing.assert_allclose(s, ws, rtol=1e-5)

@@ -30,6 +30,7 @@ from .in_place import in_place_outputs
 from .llvm_text import Function
 from .loops import KernelBuilder, LoopBuilder
 from .rules import Control, Kernel, Reduce
+from .steps import split_in_body
 
 # Vectors of independent elements that a loop calling the vector math library carries through its body at once:
 # a chain of calls (exp(exp(x))) is one dependency chain per vector, each call's latency several times its
@@ -154,7 +155,8 @@ def compile_sub_ir(module, closed, fuse, prefix, aliases=None):
     f = Function(module, f"define internal void @{prefix}run(ptr %table) nounwind", frame.dim_slots)
     for g in groups:
         kernel = emit_kernel(module, frame, g, fuse)
-        f.line(f"call void {kernel.name}({frame.arguments(f, kernel.buffers)}, i64 0, i64 {g.outer_extent})")
+        if not split_in_body(module, frame, f, kernel):
+            f.line(f"call void {kernel.name}({frame.arguments(f, kernel.buffers)}, i64 0, i64 {g.outer_extent})")
     for j, v in frame.copies.items():
         src = _as_buffer(module, frame, v)
         dst = frame.outputs[j]
