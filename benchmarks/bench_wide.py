@@ -18,6 +18,7 @@ import tracejit as tj
 import tracejit.numpy as tnp
 from benchmarks import run
 from benchmarks.run import f32, jax, jnp, timeit
+from tracejit.backend.kernels import MIN_VECTOR_LOOP
 
 WORKLOADS = {}
 MATCH = ""      # --match: only the rows whose name contains it
@@ -37,13 +38,14 @@ def _first(fn, *args):
 
 
 def problems(jitted, *args):
-    """The kernels of jitted's code for args that run scalar or through the Python driver, as short strings."""
+    """The kernels of jitted's code for args that run scalar or through the Python driver, as short strings
+    (not loops shorter than a vector, such as a loop condition's compare)."""
     found = []
     for k in jitted.lower(*args).compile().kernels():
         ops = ",".join(dict.fromkeys(k["ops"]))[:60]
         if k["kind"] == "python":
             found.append(f"python driver: {ops}")
-        elif k["kind"] == "loop" and not k["vectorized"]:
+        elif k["kind"] == "loop" and not k["vectorized"] and k["elements"] >= MIN_VECTOR_LOOP:
             found.append(f"scalar loop {k['kernel']} ({ops}; {k['elements']} elements)")
     return found
 

@@ -12,9 +12,9 @@ calling the C math library (scalar calls): fusion keeps each loop nest's body be
 quickly (fusion.FUSED_COST, the cost model both share).
 
 Control rules (cond, while, scan) call their sub-IRs: `compile_sub_ir` plans, lays out and emits each
-like a top-level IR, into functions of the same module (`@c<k>_run(ptr table)`, no threads), its arena
-and the loop's spare carry buffers taking a region of the enclosing arena; so compile time does not
-depend on trip counts.
+like a top-level IR, into functions of the same module (`@c<k>_run(ptr table)`, run on the calling thread
+but for loop nests worth splitting over the threads: steps.split_in_body), its arena and the loop's spare
+carry buffers taking a region of the enclosing arena; so compile time does not depend on trip counts.
 """
 import contextlib
 import dataclasses
@@ -146,9 +146,9 @@ def _as_buffer(module, frame, x):
 def compile_sub_ir(module, closed, fuse, prefix, aliases=None):
     """Plan, lay out and write a Control rule's sub-IR: (`@<prefix>run`, the bytes of arena it needs, the
     outputs written over their inputs). `<prefix>run(ptr table)` (table: inputs, outputs, arena) runs every
-    group in order on this thread; outputs that are inputs, literals or repeated values are copied. aliases:
-    {output index: input index} that may share a buffer where that is safe (in_place.py); the caller passes
-    the same pointer for both."""
+    group in order on this thread (a loop nest worth splitting, on all: steps.split_in_body); outputs that
+    are inputs, literals or repeated values are copied. aliases: {output index: input index} that may share
+    a buffer where that is safe (in_place.py); the caller passes the same pointer for both."""
     groups = plan_groups(closed.ir, fuse)
     aliases = in_place_outputs(closed.ir, groups, aliases or {})
     frame = Frame(closed, groups, prefix, aliases)
@@ -189,7 +189,8 @@ class ScratchBuilder(KernelBuilder):
 
 class ControlBuilder(ScratchBuilder):
     """What a Control rule writes with: sub-IRs called as functions of the same module, a switch, and a
-    loop over double-buffered carries (or carries updated in place, in_place.py). Its scratch memory holds carry buffers and the sub-IRs' arenas."""
+    loop over double-buffered carries (or carries updated in place, in_place.py). Its scratch memory holds
+    carry buffers and the sub-IRs' arenas."""
 
     def __init__(self, func, frame, scratch, fuse):
         super().__init__(func, scratch)
