@@ -2,6 +2,8 @@
 body that still needs the old value after writing the new one (reads it later, swaps carries, returns it as
 an output, reads it at another index) keeps two. Compiled code is checked against the reference interpreter
 (eval_ir) and NumPy, directly, under vmap and under grad."""
+import threading
+
 import numpy as np
 import pytest
 
@@ -214,3 +216,23 @@ def test_large_loop_bodies_run_over_the_threads():
         wm, ws = np.tanh(wm) * np.float32(0.5), ws + np.exp(-wm).sum(1)
     np.testing.assert_allclose(m, wm, rtol=1e-6)
     np.testing.assert_allclose(s, ws, rtol=1e-5)
+
+
+def test_threaded_loop_bodies_from_small_calls_and_several_threads():
+    """A call small enough to keep the GIL (fast path) runs a body that calls back into the thread pool;
+    several Python threads may do so at once."""
+    if runtime.NUM_THREADS < 2:
+        pytest.skip("one thread")
+    f = tj.jit(lambda s: tnp.sum(lax.fori_loop(0, 3, lambda i, c: tnp.tanh(c) * 0.9 + 0.1, tnp.full((10 ** 6,), s))))
+    assert "@tj_parallel_for" in f.lower(np.float32(0.5)).as_llvm()
+    want = np.float32(0.5)
+    for _ in range(3):
+        want = np.tanh(want) * np.float32(0.9) + np.float32(0.1)
+    assert f(np.float32(0.5)) == pytest.approx(want * 1e6, rel=1e-5)
+    out = []
+    threads = [threading.Thread(target=lambda: out.append(float(f(np.float32(0.5))))) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert out == [pytest.approx(want * 1e6, rel=1e-5)] * 4
