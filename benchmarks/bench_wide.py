@@ -269,6 +269,19 @@ def control(repeat):
         return x
 
     out += compare("while_loop 30 Newton steps 1e5 f64", newton, (a,), repeat, numpy=newton_numpy, tol=1e-12)
+    big = f32(10**6, seed=15)
+
+    def big_carry(M):      # a large elementwise carry: each iteration costs what the same body does outside a loop
+        return lambda c: _lax(M).fori_loop(0, 10, lambda i, c: M.tanh(c) * 0.9 + 0.1, c)
+
+    def big_carry_numpy():
+        c = big
+        for _ in range(10):
+            c = np.tanh(c) * 0.9 + 0.1
+        return c
+
+    out += compare("fori_loop 10 x tanh(c)*0.9+0.1 1e6 f32", big_carry, (big,), repeat, numpy=big_carry_numpy,
+                   tol=1e-5)
 
     xs, c0 = f32(2000, 64, seed=12) * 0.1, np.zeros(64, np.float32)
 
