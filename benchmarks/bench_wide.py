@@ -8,6 +8,7 @@ arguments. Every row also holds the first call (trace + compile) of tracejit and
 tracejit's code that ran scalar or through the Python driver (`Compiled.kernels()`); the report ends with
 the geometric means and the list of workloads where tracejit loses, with those kernels as the reason.
 """
+import contextlib
 import math
 import time
 
@@ -17,6 +18,7 @@ import tracejit as tj
 import tracejit.numpy as tnp
 from benchmarks import run
 from benchmarks.run import f32, jax, jnp, timeit
+from tracejit.backend.kernels import MIN_VECTOR_LOOP
 
 WORKLOADS = {}
 MATCH = ""      # --match: only the rows whose name contains it
@@ -36,13 +38,14 @@ def _first(fn, *args):
 
 
 def problems(jitted, *args):
-    """The kernels of jitted's code for args that run scalar or through the Python driver, as short strings."""
+    """The kernels of jitted's code for args that run scalar or through the Python driver, as short strings
+    (not loops shorter than a vector, such as a loop condition's compare)."""
     found = []
     for k in jitted.lower(*args).compile().kernels():
         ops = ",".join(dict.fromkeys(k["ops"]))[:60]
         if k["kind"] == "python":
             found.append(f"python driver: {ops}")
-        elif k["kind"] == "loop" and not k["vectorized"]:
+        elif k["kind"] == "loop" and not k["vectorized"] and k["elements"] >= MIN_VECTOR_LOOP:
             found.append(f"scalar loop {k['kernel']} ({ops}; {k['elements']} elements)")
     return found
 
@@ -63,14 +66,23 @@ def compare(name, make, args, repeat, numpy=None, jax_make=None, tol=None):
         for a, b in zip(_leaves(out), _leaves(ref)):
             np.testing.assert_allclose(np.asarray(a, np.float64), np.asarray(b, np.float64), rtol=tol, atol=tol)
     if jax is not None:
-        jf = jax.jit(jax_make() if jax_make else make(jnp))
-        jargs = jax.tree_util.tree_map(jnp.asarray, args)
-        row["jax first ms"] = _first(jf, *jargs)[0] * 1e3
+        with _jax_precision(args):
+            jf = jax.jit(jax_make() if jax_make else make(jnp))
+            jargs = jax.tree_util.tree_map(jnp.asarray, args)
+            row["jax first ms"] = _first(jf, *jargs)[0] * 1e3
         impls["jax"] = lambda: jax.block_until_ready(jf(*jargs))
     for impl, fn in impls.items():
-        row[impl] = timeit(fn, repeat, min_seconds=0.01)
+        with _jax_precision(args) if impl == "jax" else contextlib.nullcontext():
+            row[impl] = timeit(fn, repeat, min_seconds=0.01)
     row["problems"] = problems(f, *args)
     return [row]
+
+
+def _jax_precision(args):
+    """JAX computes in 32 bits unless 64-bit types are enabled: enabled for a row with 64-bit float arguments,
+    so that JAX computes what NumPy and tracejit compute."""
+    wide = any(np.asarray(x).dtype in (np.float64, np.complex128) for x in _leaves(args))
+    return jax.enable_x64(True) if wide else contextlib.nullcontext()
 
 
 def _leaves(x):
@@ -257,6 +269,19 @@ def control(repeat):
         return x
 
     out += compare("while_loop 30 Newton steps 1e5 f64", newton, (a,), repeat, numpy=newton_numpy, tol=1e-12)
+    big = f32(10**6, seed=15)
+
+    def big_carry(M):      # a large elementwise carry: each iteration costs what the same body does outside a loop
+        return lambda c: _lax(M).fori_loop(0, 10, lambda i, c: M.tanh(c) * 0.9 + 0.1, c)
+
+    def big_carry_numpy():
+        c = big
+        for _ in range(10):
+            c = np.tanh(c) * 0.9 + 0.1
+        return c
+
+    out += compare("fori_loop 10 x tanh(c)*0.9+0.1 1e6 f32", big_carry, (big,), repeat, numpy=big_carry_numpy,
+                   tol=1e-5)
 
     xs, c0 = f32(2000, 64, seed=12) * 0.1, np.zeros(64, np.float32)
 

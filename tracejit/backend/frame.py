@@ -51,9 +51,10 @@ def aligned(nbytes):
 class Frame:
     """The buffers and table slots of one IR's code. `prefix` names its functions ('' at the top level,
     c1_, c1_c2_, ... for sub-IRs); `copies` are the outputs that are inputs, constants, literals or
-    repeated values ({output index: var or Literal}), which the caller copies."""
+    repeated values ({output index: var or Literal}), which the caller copies; `aliases` ({output index:
+    input index}, in_place.py) are outputs written over their input, in its buffer."""
 
-    def __init__(self, closed, groups, prefix=""):
+    def __init__(self, closed, groups, prefix="", aliases=None):
         ir = closed.ir
         self.groups, self.prefix, self.n_subs = groups, prefix, 0
         self.dims = list(dict.fromkeys(d for v in ir.invars for d in v.aval.shape if isinstance(d, Dim)))
@@ -71,7 +72,9 @@ class Frame:
         self.outputs, self.copies = [], {}
         for j, v in enumerate(ir.outvars):
             self.outputs.append(Buffer("out", v.aval, slot=n_in + j))
-            if isinstance(v, Literal) or id(v) in self.buffers:
+            if aliases and j in aliases:
+                self.buffers[id(v)] = self.inputs[aliases[j]]
+            elif isinstance(v, Literal) or id(v) in self.buffers:
                 self.copies[j] = v
             else:
                 self.buffers[id(v)] = self.outputs[j]

@@ -12,9 +12,9 @@ calling the C math library (scalar calls): fusion keeps each loop nest's body be
 quickly (fusion.FUSED_COST, the cost model both share).
 
 Control rules (cond, while, scan) call their sub-IRs: `compile_sub_ir` plans, lays out and emits each
-like a top-level IR, into functions of the same module (`@c<k>_run(ptr table)`, no threads), its arena
-and the loop's spare carry buffers taking a region of the enclosing arena; so compile time does not
-depend on trip counts.
+like a top-level IR, into functions of the same module (`@c<k>_run(ptr table)`, run on the calling thread
+but for loop nests worth splitting over the threads: steps.split_in_body), its arena and the loop's spare
+carry buffers taking a region of the enclosing arena; so compile time does not depend on trip counts.
 """
 import contextlib
 import dataclasses
@@ -26,9 +26,11 @@ from ..core.ir import Literal
 from . import llvm
 from .frame import Buffer, Frame, aligned
 from .fusion import INLINE_COST, Group, domain_size, plan_groups
+from .in_place import in_place_outputs
 from .llvm_text import Function
 from .loops import KernelBuilder, LoopBuilder
 from .rules import Control, Kernel, Reduce
+from .steps import split_in_body
 
 # Vectors of independent elements that a loop calling the vector math library carries through its body at once:
 # a chain of calls (exp(exp(x))) is one dependency chain per vector, each call's latency several times its
@@ -141,16 +143,20 @@ def _as_buffer(module, frame, x):
     return frame.buffers[id(x)]
 
 
-def compile_sub_ir(module, closed, fuse, prefix):
-    """Plan, lay out and write a Control rule's sub-IR: (`@<prefix>run`, the bytes of arena it needs).
-    `<prefix>run(ptr table)` (table: inputs, outputs, arena) runs every group in order on this thread;
-    outputs that are inputs, literals or repeated values are copied."""
+def compile_sub_ir(module, closed, fuse, prefix, aliases=None):
+    """Plan, lay out and write a Control rule's sub-IR: (`@<prefix>run`, the bytes of arena it needs, the
+    outputs written over their inputs). `<prefix>run(ptr table)` (table: inputs, outputs, arena) runs every
+    group in order on this thread (a loop nest worth splitting, on all: steps.split_in_body); outputs that
+    are inputs, literals or repeated values are copied. aliases: {output index: input index} that may share
+    a buffer where that is safe (in_place.py); the caller passes the same pointer for both."""
     groups = plan_groups(closed.ir, fuse)
-    frame = Frame(closed, groups, prefix)
+    aliases = in_place_outputs(closed.ir, groups, aliases or {})
+    frame = Frame(closed, groups, prefix, aliases)
     f = Function(module, f"define internal void @{prefix}run(ptr %table) nounwind", frame.dim_slots)
     for g in groups:
         kernel = emit_kernel(module, frame, g, fuse)
-        f.line(f"call void {kernel.name}({frame.arguments(f, kernel.buffers)}, i64 0, i64 {g.outer_extent})")
+        if not split_in_body(module, frame, f, kernel):
+            f.line(f"call void {kernel.name}({frame.arguments(f, kernel.buffers)}, i64 0, i64 {g.outer_extent})")
     for j, v in frame.copies.items():
         src = _as_buffer(module, frame, v)
         dst = frame.outputs[j]
@@ -158,7 +164,7 @@ def compile_sub_ir(module, closed, fuse, prefix):
                f"{src.ptr if isinstance(v, Literal) else frame.pointer(f, src)}, i64 {dst.nbytes}, i1 false)")
     f.line("ret void")
     module.add(f)
-    return f"@{prefix}run", frame.arena_bytes
+    return f"@{prefix}run", frame.arena_bytes, aliases
 
 
 class ScratchBuilder(KernelBuilder):
@@ -183,19 +189,25 @@ class ScratchBuilder(KernelBuilder):
 
 class ControlBuilder(ScratchBuilder):
     """What a Control rule writes with: sub-IRs called as functions of the same module, a switch, and a
-    loop over double-buffered carries. Its scratch memory holds carry buffers and the sub-IRs' arenas."""
+    loop over double-buffered carries (or carries updated in place, in_place.py). Its scratch memory holds
+    carry buffers and the sub-IRs' arenas."""
 
     def __init__(self, func, frame, scratch, fuse):
         super().__init__(func, scratch)
         self.frame, self.fuse = frame, fuse
         self.subs, self.exits = {}, []
 
+    def _compiled(self, closed, aliases=None):
+        """(function name, arena offset, outputs written over inputs) of the sub-IR, compiled on first use."""
+        if id(closed) not in self.subs:
+            name, arena_bytes, aliases = compile_sub_ir(self.f.module, closed, self.fuse, self.frame.sub_prefix(),
+                                                        aliases)
+            self.subs[id(closed)] = name, self._reserve(arena_bytes), aliases
+        return self.subs[id(closed)]
+
     def call(self, closed, ins, outs):
         """Run the sub-IR `closed` reading ins and writing outs (Buffers or pointers)."""
-        if id(closed) not in self.subs:
-            name, arena_bytes = compile_sub_ir(self.f.module, closed, self.fuse, self.frame.sub_prefix())
-            self.subs[id(closed)] = name, self._reserve(arena_bytes)
-        name, offset = self.subs[id(closed)]
+        name, offset, _ = self._compiled(closed)
         ptrs = [x.ptr if isinstance(x, Buffer) else x for x in [*ins, *outs]] + [self._at(offset)]
         table = self.alloca(f"[{len(ptrs)} x ptr]")
         for i, p in enumerate(ptrs):
@@ -216,15 +228,23 @@ class ControlBuilder(ScratchBuilder):
         f.block(end)
 
     @contextlib.contextmanager
-    def carry_loop(self, init, outs, length=None):
+    def carry_loop(self, init, outs, length=None, body=None, first_carry=0):
         """for i in range(length) (forever when None, until `exit_unless`), yielding (i, cur, new): the
-        pointers of the carry that iteration reads and of the buffers it writes. Each carry alternates
-        between its output buffer and a scratch one; the last value is copied to the output if needed."""
+        pointers of the carry that iteration reads and of the buffers it writes. body: the sub-IR each
+        iteration calls, whose inputs from first_carry on are the carry and whose first outputs its new
+        value: a carry it can update in place (in_place.py) is copied into its output buffer once and stays
+        there (cur and new the same). Each other carry alternates between its output buffer and a scratch
+        one; the last value is copied to the output unless it is there."""
         f = self.f
-        spare = [self._at(self._reserve(o.nbytes)) for o in outs]
+        candidates = {k: first_carry + k for k in range(len(outs))}
+        in_place = self._compiled(body, candidates)[2] if body is not None else {}
+        spare = [None if k in in_place else self._at(self._reserve(o.nbytes)) for k, o in enumerate(outs)]
         slots = [self.alloca("ptr") for _ in outs]
-        for s, x in zip(slots, init):
-            self.line(f"store ptr {x.ptr if isinstance(x, Buffer) else x}, ptr {s}")
+        for s, x, o, p in zip(slots, init, outs, spare):
+            x = x.ptr if isinstance(x, Buffer) else x
+            if p is None:
+                self._copy(o.ptr, x, o.nbytes)
+            self.line(f"store ptr {x if p else o.ptr}, ptr {s}")
         iv = self.alloca("i64")
         self.line(f"store i64 0, ptr {iv}")
         head, done = f.label("head"), f.label("done")
@@ -235,7 +255,7 @@ class ControlBuilder(ScratchBuilder):
         if length is not None:
             self.exit_unless(f.emit(f"icmp slt i64 {i}, {length}"))
         cur = [f.emit(f"load ptr, ptr {s}") for s in slots]
-        new = [f.emit(f"select i1 {f.emit(f'icmp eq ptr {c}, {o.ptr}')}, ptr {p}, ptr {o.ptr}")
+        new = [f.emit(f"select i1 {f.emit(f'icmp eq ptr {c}, {o.ptr}')}, ptr {p}, ptr {o.ptr}") if p else c
                for c, o, p in zip(cur, outs, spare)]
         yield i, cur, new
         for s, n in zip(slots, new):
@@ -243,9 +263,14 @@ class ControlBuilder(ScratchBuilder):
         self.line(f"store i64 {f.emit(f'add nuw nsw i64 {i}, 1')}, ptr {iv}")
         self.line(f"br label %{head}")
         f.block(self.exits.pop())
-        for s, o in zip(slots, outs):
-            self.line(f"call void @llvm.memcpy.p0.p0.i64(ptr {o.ptr}, ptr {f.emit(f'load ptr, ptr {s}')}, "
-                      f"i64 {o.nbytes}, i1 false)")
+        for s, o, p in zip(slots, outs, spare):
+            if p:
+                last = f.emit(f"load ptr, ptr {s}")
+                with f.when(f.emit(f"icmp ne ptr {last}, {o.ptr}")):
+                    self._copy(o.ptr, last, o.nbytes)
+
+    def _copy(self, dst, src, nbytes):
+        self.line(f"call void @llvm.memcpy.p0.p0.i64(ptr {dst}, ptr {src}, i64 {nbytes}, i1 false)")
 
     def exit_unless(self, cond):
         """Leave the innermost carry_loop unless the i1 cond holds."""

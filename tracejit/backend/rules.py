@@ -26,7 +26,8 @@ A rule is one of four small kinds; the backend reads the kind, never the primiti
 - `Control(fn)`: fn(c, outs, ins, **params), a Kernel that runs sub-IRs (cond, while, scan). Besides what a
   Kernel has, c offers `c.call(closed, ins, outs)` (the sub-IR compiled in the same module, planned and
   fused like the top level, reading and writing the given buffers or pointers), `c.cases(index, n)` (a
-  switch), `c.carry_loop(init, outs, length)` (a loop over double-buffered carries) with `c.exit_unless`,
+  switch), `c.carry_loop(init, outs, length, body, first_carry)` (a loop over double-buffered carries, or
+  carries updated in place where the body allows it: backend/in_place.py) with `c.exit_unless`,
   and `c.row(buf, i)` (the i-th slice along axis 0). An equation whose sub-IRs hold an equation without a
   lowering rule runs its NumPy impl instead.
 

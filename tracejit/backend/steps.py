@@ -11,7 +11,8 @@ Out: a list of steps and their entry points, written into the module.
 - `PythonStep`: an equation without a lowering rule, run by its NumPy impl on views of the buffers.
 
 A loop is split over the cores when its estimated serial time exceeds PARALLEL_NS. Steps name their entry
-points; `link` binds them to the loaded code's functions.
+points; `link` binds them to the loaded code's functions. Inside a control-flow body, whose code runs on one
+thread, such a loop is split too (`split_in_body`): the body calls back into the thread pool per iteration.
 """
 import ctypes
 import dataclasses
@@ -31,6 +32,38 @@ STEP_TEXT = 8000          # kernel text (characters) after which a run of serial
 
 _STEP_TYPE = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
 _PAR_TYPE = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64)
+_par_functions = {}       # address of a par<j> entry -> its ctypes function
+
+
+@ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64)
+def _run_chunks(address, table, chunks):
+    """What a control-flow body calls (`@tj_parallel_for`) to run the par<j> entry at address on every chunk
+    over the threads; returns when all are done."""
+    fn = _par_functions.get(address)
+    if fn is None:
+        if len(_par_functions) > 4096:
+            _par_functions.clear()
+        fn = _par_functions[address] = _PAR_TYPE(address)
+    runtime.parallel_for(lambda c: fn(table, c, chunks), chunks)
+
+
+_RUN_CHUNKS = ctypes.cast(_run_chunks, ctypes.c_void_p).value
+
+
+def split_in_body(module, frame, f, kernel):
+    """In the function f running a control-flow body's groups: when kernel's loop is worth splitting over
+    the threads (as Schedule.add decides at the top level; not a reduction split along a reduced axis,
+    which needs partial results), emit its chunked entry and the call running it over the threads, and
+    return True; otherwise False (the caller calls the kernel)."""
+    g, outer = kernel.group, kernel.group.outer_extent
+    if (not g.fusible or runtime.NUM_THREADS < 2 or outer < 2 or frame.symbolic
+            or (isinstance(g.rule, Reduce) and g.loop_order[0] in g.root.params["axes"])
+            or domain_size(g.domain) * kernel.ns_per_element <= PARALLEL_NS):
+        return False
+    chunks = min(runtime.NUM_THREADS, outer)
+    (step,) = Schedule(module, frame)._parallel(kernel, chunks, False)
+    f.line(f"call void {module.symbol(_RUN_CHUNKS, 'tj_parallel_for')}(ptr @{step.name}, ptr %table, i64 {chunks})")
+    return True
 
 
 @dataclasses.dataclass

@@ -39,7 +39,7 @@ def _while_impl(*args, body, cond, body_nconsts, cond_nconsts):
 def _while_lower(c, outs, ins, body, cond, body_nconsts, cond_nconsts):
     """A loop that evaluates cond on the carry, leaves when it is false, and runs the body."""
     cond_consts, body_consts, init = cf.split(ins, [cond_nconsts, body_nconsts])
-    with c.carry_loop(init, outs) as (_, carry, new):
+    with c.carry_loop(init, outs, body=body, first_carry=body_nconsts) as (_, carry, new):
         c.exit_unless(c.value(cond, cond_consts + carry))
         c.call(body, body_consts + carry, new)
 
