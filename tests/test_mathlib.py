@@ -338,3 +338,24 @@ def test_library_functions_agree_at_every_width(name, ty):
         out = _apply_library(name, ty, lanes, *xs)
         np.testing.assert_array_equal(out.view(f"u{out.itemsize}"), expected.view(f"u{out.itemsize}"),
                                       err_msg=(name, ty, lanes))
+
+
+@pytest.mark.parametrize("ty", ["float", "double"])
+@pytest.mark.parametrize("name", libcalls.VARIANTS)
+def test_functions_without_an_intrinsic_are_library_calls_too(name, ty):
+    """expm1, log1p and logistic have no LLVM intrinsic: a loop calls the library's function by name and the
+    loop vectorizer widens the call to the library's vector function (vector-function-abi-variant), at full
+    register width; the module defines none of the function's body."""
+    import tracejit as tj
+    from tracejit import lax
+    from tracejit.backend import llvm as backend_llvm
+    fn = getattr(lax, name)
+    dtype = _DTYPE[ty]
+    x = np.linspace(-0.5, 2.0, 10_000, dtype=dtype)
+    chain = tj.jit(lambda x: fn(fn(x) * 0.5 + 0.25))
+    ref = _reference(name, _reference(name, x) * dtype(0.5) + dtype(0.25))
+    np.testing.assert_allclose(chain(x), ref, rtol=4 * np.finfo(dtype).eps, atol=4 * np.finfo(dtype).eps)
+    text = chain.lower(x).as_llvm()
+    lanes = backend_llvm.vector_bytes() // np.dtype(dtype).itemsize
+    assert re.search(rf"call <{lanes} x {ty}> @tj_{name}_{ty}_v{lanes}\(", text), name
+    assert not re.search(rf"^define .*@tj_{name}_", text, re.MULTILINE)

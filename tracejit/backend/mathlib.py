@@ -5,14 +5,15 @@ arithmetic, bit casts, compares, selects and intrinsics that map to single vecto
 ``llvm.fabs``, ``llvm.floor``, ``llvm.copysign``), with no branches, so that they vectorize (zmm code on
 AVX-512). They come in two forms:
 
-- The vector math library (libcalls.LIBRARY: the functions that LLVM has an intrinsic of): each function on
-  vectors of every width in libcalls.LANES (libcalls.library_function_ir), compiled once per process by
-  vecmath.py.
-  Loops call the intrinsic (libcalls.intrinsic_symbol), which the loop vectorizer widens like any other,
-  and libcalls.library_calls renames the calls of the optimised module to the library's functions. A loop holds a
-  call, not the function's body: LLVM's time no longer grows with the number of math calls in a loop.
-- Self-contained ``internal alwaysinline`` definitions ``@tj_<name>_<ty>`` for the others (expm1, log1p,
-  logistic) and for the libraries built on these (cmathlib). Their intrinsics are not declared (LLVM's IR
+- The vector math library (libcalls.LIBRARY: every function here): each function on vectors of every width
+  in libcalls.LANES (libcalls.library_function_ir), compiled once per process by vecmath.py. Loops call the
+  intrinsic where LLVM has one (libcalls.intrinsic_symbol), which the loop vectorizer widens like any other,
+  and libcalls.library_calls renames the calls of the optimised module to the library's functions; expm1,
+  log1p and logistic are called by name with the vector-function-abi-variant attribute (libcalls.library_call).
+  A loop holds a call, not the function's body: LLVM's time no longer grows with the number of math calls in
+  a loop.
+- Self-contained ``internal alwaysinline`` definitions ``@tj_<name>_<ty>`` (math_function_ir), for callers
+  outside compiled loops and tests. Their intrinsics are not declared (LLVM's IR
   parser declares used intrinsics itself since LLVM 18), so any set of these functions can be pasted into a
   module next to the caller's own code and declarations::
 
