@@ -359,3 +359,20 @@ def test_functions_without_an_intrinsic_are_library_calls_too(name, ty):
     lanes = backend_llvm.vector_bytes() // np.dtype(dtype).itemsize
     assert re.search(rf"call <{lanes} x {ty}> @tj_{name}_{ty}_v{lanes}\(", text), name
     assert not re.search(rf"^define .*@tj_{name}_", text, re.MULTILINE)
+
+
+@pytest.mark.parametrize("name", ["pow", "log1p"])
+def test_a_library_loop_runs_its_last_partial_block_through_the_vector_calls(name):
+    """Tail folding (kernels.py): 1000 f32 elements are 15 blocks of 4 x 16 and 40 left over; those run masked
+    through the vector function, not one by one through the scalar function (which took as long as the rest)."""
+    import tracejit as tj
+    from tracejit import numpy as tnp
+    fn = (lambda x: tnp.power(x, np.float32(1.1))) if name == "pow" else tnp.log1p
+    x = np.linspace(0.1, 2.0, 1000, dtype=np.float32)
+    chain = tj.jit(lambda x: fn(fn(x) * 0.5 + 0.25))
+    ref = _reference(name, *([_reference(name, x, *[np.float32(1.1)] * (name == "pow")) * np.float32(0.5)
+                                + np.float32(0.25)] + [np.float32(1.1)] * (name == "pow")))
+    np.testing.assert_allclose(chain(x), ref, rtol=4e-7)
+    text = chain.lower(x).as_llvm()
+    assert re.search(rf"call <\d+ x float> @tj_{name}_float_v\d+\(", text)
+    assert not re.search(rf"call float @tj_{name}_float\(", text)
