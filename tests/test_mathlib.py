@@ -327,7 +327,7 @@ def _apply_library(name, ty, lanes, *xs):
 @pytest.mark.parametrize("name", libcalls.LIBRARY)
 def test_library_functions_agree_at_every_width(name, ty):
     """The vector math library that compiled loops call (vecmath.py) gives the same bits at every width, and
-    the bits of the inlined definitions but where it computes otherwise (f32 sin and cos: in f32)."""
+    the bits of the inlined definitions but where it computes otherwise (mathlib.F32_TRIG: in f32)."""
     xs = _inputs(name, ty, np.random.default_rng(2), n=2000)
     xs = [np.ascontiguousarray(x, dtype=_DTYPE[ty]) for x in xs]
     expected = _apply_library(name, ty, 1, *xs)
