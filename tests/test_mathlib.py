@@ -327,7 +327,7 @@ def _apply_library(name, ty, lanes, *xs):
 @pytest.mark.parametrize("name", libcalls.LIBRARY)
 def test_library_functions_agree_at_every_width(name, ty):
     """The vector math library that compiled loops call (vecmath.py) gives the same bits at every width, and
-    the bits of the inlined definitions but where it computes otherwise (f32 sin and cos: in f32)."""
+    the bits of the inlined definitions but where it computes otherwise (mathlib.F32_TRIG: in f32)."""
     xs = _inputs(name, ty, np.random.default_rng(2), n=2000)
     xs = [np.ascontiguousarray(x, dtype=_DTYPE[ty]) for x in xs]
     expected = _apply_library(name, ty, 1, *xs)
@@ -338,3 +338,41 @@ def test_library_functions_agree_at_every_width(name, ty):
         out = _apply_library(name, ty, lanes, *xs)
         np.testing.assert_array_equal(out.view(f"u{out.itemsize}"), expected.view(f"u{out.itemsize}"),
                                       err_msg=(name, ty, lanes))
+
+
+@pytest.mark.parametrize("ty", ["float", "double"])
+@pytest.mark.parametrize("name", libcalls.VARIANTS)
+def test_functions_without_an_intrinsic_are_library_calls_too(name, ty):
+    """expm1, log1p and logistic have no LLVM intrinsic: a loop calls the library's function by name and the
+    loop vectorizer widens the call to the library's vector function (vector-function-abi-variant), at full
+    register width; the module defines none of the function's body."""
+    import tracejit as tj
+    from tracejit import lax
+    from tracejit.backend import llvm as backend_llvm
+    fn = getattr(lax, name)
+    dtype = _DTYPE[ty]
+    x = np.linspace(-0.5, 2.0, 10_000, dtype=dtype)
+    chain = tj.jit(lambda x: fn(fn(x) * 0.5 + 0.25))
+    ref = _reference(name, _reference(name, x) * dtype(0.5) + dtype(0.25))
+    np.testing.assert_allclose(chain(x), ref, rtol=4 * np.finfo(dtype).eps, atol=4 * np.finfo(dtype).eps)
+    text = chain.lower(x).as_llvm()
+    lanes = backend_llvm.vector_bytes() // np.dtype(dtype).itemsize
+    assert re.search(rf"call <{lanes} x {ty}> @tj_{name}_{ty}_v{lanes}\(", text), name
+    assert not re.search(rf"^define .*@tj_{name}_", text, re.MULTILINE)
+
+
+@pytest.mark.parametrize("name", ["pow", "log1p"])
+def test_a_library_loop_runs_its_last_partial_block_through_the_vector_calls(name):
+    """Tail folding (kernels.py): 1000 f32 elements are 15 blocks of 4 x 16 and 40 left over; those run masked
+    through the vector function, not one by one through the scalar function (which took as long as the rest)."""
+    import tracejit as tj
+    from tracejit import numpy as tnp
+    fn = (lambda x: tnp.power(x, np.float32(1.1))) if name == "pow" else tnp.log1p
+    x = np.linspace(0.1, 2.0, 1000, dtype=np.float32)
+    chain = tj.jit(lambda x: fn(fn(x) * 0.5 + 0.25))
+    ref = _reference(name, *([_reference(name, x, *[np.float32(1.1)] * (name == "pow")) * np.float32(0.5)
+                                + np.float32(0.25)] + [np.float32(1.1)] * (name == "pow")))
+    np.testing.assert_allclose(chain(x), ref, rtol=4e-7)
+    text = chain.lower(x).as_llvm()
+    assert re.search(rf"call <\d+ x float> @tj_{name}_float_v\d+\(", text)
+    assert not re.search(rf"call float @tj_{name}_float\(", text)

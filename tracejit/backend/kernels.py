@@ -35,7 +35,9 @@ from .steps import split_in_body
 # Vectors of independent elements that a loop calling the vector math library carries through its body at once:
 # a chain of calls (exp(exp(x))) is one dependency chain per vector, each call's latency several times its
 # throughput, so that one vector at a time leaves the core idle; the calls are not inlined, so the code barely
-# grows.
+# grows. Their last partial block runs masked through the same vector calls (tail folding: "predicate"), not
+# element by element through the scalar function: 40 scalar pow calls of an f32 loop over 1000 elements took
+# as long as its 960 vectorized elements.
 LIBRARY_INTERLEAVE = 4
 VECTOR_SPEEDUP = 8        # how much faster a vectorized loop runs than the scalar estimate (measured 7-25x)
 SCALAR_BELOW = 2048       # elements of a (static) loop domain below which loops stay scalar, unless
@@ -129,7 +131,7 @@ def _loop_hints(g, f, repeated):
             hints.pop("interleave_count", None)
             hints.pop("unroll_full", None)
         if width and k in f.innermost and f.library_calls and not f.math_calls and not scalar:
-            hints["interleave_count"] = LIBRARY_INTERLEAVE
+            hints.update(interleave_count=LIBRARY_INTERLEAVE, vectorize_predicate_enable=True)
     return scalar
 
 

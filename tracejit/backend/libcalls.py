@@ -1,23 +1,61 @@
 """The vector math library as text: which of mathlib's functions loops call as library functions, their
-names and definitions at every width, and the renaming of the optimised module's intrinsic calls to them.
-vecmath.py compiles the definitions once per process; llvm.py renames the calls after the pass pipeline.
+names and definitions at every width, how a loop calls them, and the renaming of the optimised module's
+intrinsic calls to them. vecmath.py compiles the definitions once per process; llvm.py renames the calls
+after the pass pipeline.
 """
 import re
 
-from .mathlib import F32_TRIG, F32_TRIG_LIMIT, define, kernel, vector_symbol
+from .mathlib import BINARY, F32_TRIG, F32_TRIG_LIMIT, define, kernel, vector_symbol
 from .mathlib_body import Body
 
 # The functions that have an LLVM intrinsic of the same name and signature (llvm.sin.f32 ...). Loops call them as
 # intrinsics, which the loop vectorizer widens (llvm.sin.v16f32); `library_calls` then renames every such call
 # to the library's function of that width, compiled once per process (vecmath.py), not inlined into each loop.
-LIBRARY = ("exp", "log", "sin", "cos", "tan", "tanh", "pow", "atan", "asin", "acos", "atan2")
+INTRINSICS = ("exp", "log", "sin", "cos", "tan", "tanh", "pow", "atan", "asin", "acos", "atan2")
+# The functions without an intrinsic: a loop calls the library's scalar function by name, the call carrying
+# the "vector-function-abi-variant" attribute that names its vector functions, so that the loop vectorizer
+# widens it to them (the module declares them and keeps them in @llvm.compiler.used: the attribute's
+# functions must exist when the vectorizer runs, and global DCE drops unused declarations before that).
+VARIANTS = ("expm1", "log1p", "logistic")
+LIBRARY = INTRINSICS + VARIANTS
 LANES = (1, 2, 4, 8, 16)
-_INTRINSIC = re.compile(r"@llvm\.(" + "|".join(LIBRARY) + r")\.(?:v(\d+))?f(32|64)\b")
+_INTRINSIC = re.compile(r"@llvm\.(" + "|".join(INTRINSICS) + r")\.(?:v(\d+))?f(32|64)\b")
 
 
 def intrinsic_symbol(name: str, ty: str) -> str:
-    """``@llvm.<name>.f32`` or ``.f64``: what a loop calls for a LIBRARY function."""
+    """``@llvm.<name>.f32`` or ``.f64``: what a loop calls for an INTRINSICS function."""
     return f"@llvm.{name}.{'f32' if ty == 'float' else 'f64'}"
+
+
+def library_call(name: str, ty: str, operands: str) -> str:
+    """The call instruction (right of the ``=``) of a LIBRARY function on `operands` ("double %x")."""
+    if name in INTRINSICS:
+        return f"call {ty} {intrinsic_symbol(name, ty)}({operands})"
+    scalar = vector_symbol(name, ty, 1)[1:]
+    variants = ",".join(f"_ZGV_LLVM_N{n}{'v' * _arity(name)}_{scalar}({vector_symbol(name, ty, n)[1:]})"
+                        for n in LANES[1:])
+    return f'call {ty} @{scalar}({operands}) "vector-function-abi-variant"="{variants}"'
+
+
+def declarations(library) -> str:
+    """Declarations of the VARIANTS functions among library's (name, ty) at every width, for a module
+    whose loops call them (`library_call`), and the @llvm.compiler.used that keeps the vector ones."""
+    lines, used = [], []
+    for name, ty in sorted(library):
+        if name in VARIANTS:
+            for n in LANES:
+                vty = ty if n == 1 else f"<{n} x {ty}>"
+                lines.append(f"declare {vty} {vector_symbol(name, ty, n)}({', '.join([vty] * _arity(name))})"
+                             " nounwind willreturn memory(none)")
+                used += [f"ptr {vector_symbol(name, ty, n)}"] if n > 1 else []
+    if used:
+        lines.append(f"@llvm.compiler.used = appending global [{len(used)} x ptr] [{', '.join(used)}], "
+                     'section "llvm.metadata"')
+    return "\n".join(lines)
+
+
+def _arity(name):
+    return 2 if name in BINARY else 1
 
 
 def uses_library(text: str) -> bool:

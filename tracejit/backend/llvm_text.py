@@ -52,14 +52,14 @@ class Function:
         self.lines.append(f"  {text}")
 
     def math_call(self, name, ty, args):
-        """The call of mathlib's function name on args of type ty: of the LLVM intrinsic that llvm.py renames
-        to the vector math library's function (libcalls.LIBRARY), else of the inlined definition."""
+        """The call of mathlib's function name on args of type ty: of the vector math library's function
+        (libcalls.LIBRARY, libcalls.library_call), else of the inlined definition."""
         operands = ", ".join(f"{ty} {a}" for a in args)
         if name in libcalls.LIBRARY:
             self.module.library.add((name, ty))
             self.library_calls += 1
             self.vector_types.add(ty)
-            return f"call {ty} {libcalls.intrinsic_symbol(name, ty)}({operands})"
+            return libcalls.library_call(name, ty, operands)
         self.module.math.add((name, ty))
         self.math_calls += 1
         self.vector_types.add(ty)
@@ -175,5 +175,6 @@ class Module:
         externals = "\n".join(f"@{name} = external global i8" for name in self.symbols)
         special = {(name, ty) for name, ty in self.math if name in specmath.FUNCS}
         math = [mathlib.math_module_ir(self.math - special), specmath.math_module_ir(special), cmathlib.module_ir(self.cmath)]
-        return "\n\n".join([llvm.module_header(), externals, *self.functions, *math,
+        declarations = libcalls.declarations(self.library)     # the library's functions called by name
+        return "\n\n".join([llvm.module_header(), externals, declarations, *self.functions, *math,
                             "\n".join(self.metadata)])

@@ -5,14 +5,15 @@ arithmetic, bit casts, compares, selects and intrinsics that map to single vecto
 ``llvm.fabs``, ``llvm.floor``, ``llvm.copysign``), with no branches, so that they vectorize (zmm code on
 AVX-512). They come in two forms:
 
-- The vector math library (libcalls.LIBRARY: the functions that LLVM has an intrinsic of): each function on
-  vectors of every width in libcalls.LANES (libcalls.library_function_ir), compiled once per process by
-  vecmath.py.
-  Loops call the intrinsic (libcalls.intrinsic_symbol), which the loop vectorizer widens like any other,
-  and libcalls.library_calls renames the calls of the optimised module to the library's functions. A loop holds a
-  call, not the function's body: LLVM's time no longer grows with the number of math calls in a loop.
-- Self-contained ``internal alwaysinline`` definitions ``@tj_<name>_<ty>`` for the others (expm1, log1p,
-  logistic) and for the libraries built on these (cmathlib). Their intrinsics are not declared (LLVM's IR
+- The vector math library (libcalls.LIBRARY: every function here): each function on vectors of every width
+  in libcalls.LANES (libcalls.library_function_ir), compiled once per process by vecmath.py. Loops call the
+  intrinsic where LLVM has one (libcalls.intrinsic_symbol), which the loop vectorizer widens like any other,
+  and libcalls.library_calls renames the calls of the optimised module to the library's functions; expm1,
+  log1p and logistic are called by name with the vector-function-abi-variant attribute (libcalls.library_call).
+  A loop holds a call, not the function's body: LLVM's time no longer grows with the number of math calls in
+  a loop.
+- Self-contained ``internal alwaysinline`` definitions ``@tj_<name>_<ty>`` (math_function_ir), for callers
+  outside compiled loops and tests. Their intrinsics are not declared (LLVM's IR
   parser declares used intrinsics itself since LLVM 18), so any set of these functions can be pasted into a
   module next to the caller's own code and declarations::
 
@@ -22,17 +23,18 @@ AVX-512). They come in two forms:
 Algorithms (branch-free, no tables). exp, expm1, log, log1p, tanh and logistic (``NATIVE_F32``) are
 computed in f32 for f32, with the same algorithms, f32 constants and shorter polynomials, so that a zmm
 register holds 16 lanes instead of 8 (about twice the f32 throughput); their results are within about
-1.5 f32 ulp. tan and pow compute f32 in double and round once (nearly correctly rounded), and so do sin and
-cos as inlined definitions; the library's f32 sin and cos (vecmath.py, what compiled loops call) compute in
-f32 up to |x| = 2**14 (the double algorithm beyond, for the vectors that have such a lane), within 0.6 ulp:
+1.5 f32 ulp. pow computes f32 in double and rounds once (nearly correctly rounded), and so do sin, cos and
+tan as inlined definitions; the library's f32 sin, cos and tan (vecmath.py, what compiled loops call) compute
+in f32 up to |x| = 2**14 (the double algorithm beyond, for the vectors that have such a lane), sin and cos
+within 0.6 ulp, tan within 0.96 ulp:
 
 - exp, expm1: x = n*ln2 + r (Cody-Waite, ln2 in two parts), expm1(r) by a minimax polynomial,
   2**n applied in two factors so that results near overflow and in the subnormal range are exact.
 - log, log1p: x = 2**k * m with m in [sqrt(1/2), sqrt(2)); log(m) = 2*atanh(s), s = (m-1)/(m+1);
   log1p carries the rounding error of 1 + x as a first-order correction.
 - tanh = copysign(u / (u + 2), x) with u = expm1(2|x|); logistic from exp(-|x|) (never overflows).
-- sin, cos, tan: x = n*pi/2 + r with pi/2 in three parts and r kept as a double-double (the library's f32 sin
-  and cos: pi/2 in three f32 parts, r a pair of f32).
+- sin, cos, tan: x = n*pi/2 + r with pi/2 in three parts and r kept as a double-double (the library's f32 sin,
+  cos and tan: pi/2 in three f32 parts, r a pair of f32; tan(r) = r + r**3 * P(r**2) there, not sin/cos).
 - pow = exp(y * log|x|); for f64, log|x| and the product are double-doubles (about 2**-64 relative); f32
   computes 2**(y * log2|x|) in double with plain polynomials (no division), about 2**-31 relative before
   its rounding to f32.
@@ -43,8 +45,8 @@ f32 up to |x| = 2**14 (the double algorithm beyond, for the vectors that have su
 Max error measured against long-double NumPy (f64, in ulp) and float64 NumPy (f32, relative) over
 about 10**7 random arguments per function, from wide ranges (subnormal to overflow, trig arguments
 up to 2**43, pow up to the overflow and underflow edges and with x near 1); for the native f32
-functions and the library's f32 sin and cos also over every 251st f32 bit pattern (17 million arguments, all
-signs and binades):
+functions and the library's f32 sin, cos and tan also over every 251st f32 bit pattern (17 million arguments,
+all signs and binades; 11 million up to 2**43 for tan):
 
 ==========  =========  ===========
 function    f64 (ulp)  f32 (rel)
@@ -57,7 +59,7 @@ tanh        1.48       1.7e-7  (f32 arithmetic)
 logistic    1.45       1.7e-7  (f32 arithmetic)
 sin         0.78       6.7e-8  (f32 arithmetic up to 2**14, library)
 cos         0.78       6.9e-8  (f32 arithmetic up to 2**14, library)
-tan         2.26       6.0e-8
+tan         2.26       8.4e-8  (f32 arithmetic up to 2**14, library; 6.0e-8 inlined)
 pow         0.98       6.0e-8  (1.2e-7 where the result is subnormal: one step off near a tie)
 atan        1.91       6.0e-8
 asin        2.45       6.0e-8
@@ -136,6 +138,12 @@ _POLY = {
     ("cos", "float"): (0.041666666647748006, -0.0013888885522545548, 2.4799903350862186e-05, -2.723637526521412e-07),
 }
 
+# tan(r) = r + r**3 * P(r**2), |r| <= pi/4 + 2**-10, for the library's f32 tan (f32 arithmetic): relative error
+# 2**-28.5 with these f32 coefficients (least squares on 400 Chebyshev nodes, checked against mpmath)
+_POLY["tan", "float"] = (
+    0.33333349227905273, 0.1333266794681549, 0.05405937880277634, 0.021284818649291992, 0.010829819366335869,
+    9.582930942997336e-05, 0.0043738665990531445,
+)
 _POLY["exp", "double"] = _POLY["expm1", "double"]
 
 # f32 pow, computed in double: log2(1 + fr) = fr * P(fr) for 1 + fr in [sqrt(1/2), sqrt(2)) and 2**r = P(r) for
@@ -173,12 +181,12 @@ def _f32_parts(parts, n):
     return tuple(out)
 
 
-# sin and cos of f32 in the library (libcalls.py) reduce and evaluate in f32 up to F32_TRIG_LIMIT: pi/2 in three
+# sin, cos and tan of f32 in the library (libcalls.py) reduce and evaluate in f32 up to F32_TRIG_LIMIT: pi/2 in three
 # f32 parts; n * P1 is exact in the fma and x - n * P1 too, n * P2 is split exactly, so that r keeps about
 # 2**-58 absolute accuracy for |n| < 2**14; a vector with a lane beyond it (or infinite) takes the double path.
 _F32_PIO2 = _f32_parts(_PIO2, 3)
 F32_TRIG_LIMIT = 2.0**14
-F32_TRIG = ("sin", "cos")
+F32_TRIG = ("sin", "cos", "tan")
 
 
 def math_symbol(name: str, ty: str) -> str:
@@ -383,12 +391,30 @@ def _cos(f, x, prec):
 
 
 def _tan(f, x, prec):
-    """sin(r)/cos(r), or -cos(r)/sin(r) in odd quadrants."""
+    """sin(r)/cos(r), or -cos(r)/sin(r) in odd quadrants (f32 arithmetic: _tan_f32)."""
     rh, rl, q = _reduce_pio2(f, x)
-    s, c = _sin_kernel(f, rh, rl, prec), _cos_kernel(f, rh, rl, prec)
     odd = f.icmp("ne", f.int("and", q, 1), 0)
-    y = f.div(f.sel(odd, f.neg(c), s), f.sel(odd, s, c))
+    if f.ty == "float":
+        y = _tan_f32(f, rh, rl, odd)
+    else:
+        s, c = _sin_kernel(f, rh, rl, prec), _cos_kernel(f, rh, rl, prec)
+        y = f.div(f.sel(odd, f.neg(c), s), f.sel(odd, s, c))
     return f.sel(f.cmp("oeq", x, 0.0), x, y)  # keep -0
+
+
+def _tan_f32(f, rh, rl, odd):
+    """tan(rh + rl) = t = rh + tail, tail = rh**3 * P(rh**2) + rl * (1 + rh**2) (at most 0.22 t, so that its
+    rounding errors count a fifth), kept as hi + lo; in odd quadrants -1/t from q = -1/hi and one correction
+    step on the exact residual 1 + q*(hi + lo)."""
+    z = f.mul(rh, rh)
+    r3 = f.mul(rh, z)
+    r3_lo = f.fma(rh, f.fma(rh, rh, f.neg(z)), f.fma(rh, z, f.neg(r3)))  # rh**3 - r3, to first order
+    p = f.poly(z, _POLY["tan", "float"])
+    tail = f.fma(r3, p, f.fma(r3_lo, p, f.fma(rl, z, rl)))
+    hi = f.add(rh, tail)
+    lo = f.add(f.sub(rh, hi), tail)      # exact: |tail| <= |rh|
+    q = f.div(-1.0, hi)
+    return f.sel(odd, f.fma(q, f.fma(q, lo, f.fma(q, hi, 1.0)), q), hi)
 
 
 def _log_dd(f, x):
