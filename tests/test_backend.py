@@ -417,6 +417,23 @@ def test_math_chains_vectorize_whatever_their_length_and_call_the_library(steps,
     assert not re.search(r"^define .*@tj_(sin|tanh)_", llvm_ir, re.MULTILINE)     # called, not defined here
 
 
+def test_only_the_library_widths_a_module_calls_are_compiled(monkeypatch):
+    """The vector math library compiles, per (function, type), the widths that loops call (each width costs a
+    few ms of LLVM on a first call), and the module's object code records them (vecmath.py)."""
+    from tracejit.backend import vecmath
+    monkeypatch.setattr(vecmath, "_addresses", {})     # as in a fresh process
+    monkeypatch.setattr(vecmath, "_objects", {})
+    x = np.linspace(0.1, 1.0, 1000, dtype=np.float32)
+    f = tj.jit(lambda x: tnp.arctan2(x, 0.5) * 2.0)
+    np.testing.assert_allclose(f(x), np.arctan2(x, 0.5) * 2.0, rtol=1e-6)
+    library = f.lower(x).compile()._entry.executable.object_code.library
+    assert library and all(name == "atan2" and ty == "float" for name, ty, _ in library), library
+    llvm_ir = f.lower(x).as_llvm()
+    called = {int(n or 1) for n in re.findall(r"@tj_atan2_float(?:_v(\d+))?\(", llvm_ir)}
+    assert {lanes for _, _, lanes in library} == called
+    assert set(vecmath._addresses) == library
+
+
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_inlined_math_loops_vectorize_at_full_register_width(dtype):
     """A loop of an inlined math function (log1p, not in the library) is vectorized as wide as the registers

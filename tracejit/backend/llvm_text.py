@@ -56,7 +56,6 @@ class Function:
         to the vector math library's function (libcalls.LIBRARY), else of the inlined definition."""
         operands = ", ".join(f"{ty} {a}" for a in args)
         if name in libcalls.LIBRARY:
-            self.module.library.add((name, ty))
             self.library_calls += 1
             self.vector_types.add(ty)
             return f"call {ty} {libcalls.intrinsic_symbol(name, ty)}({operands})"
@@ -129,7 +128,6 @@ class Module:
     def __init__(self):
         self.functions = []       # function texts in the order they were written
         self.math = set()         # (name, type) of the mathlib and specmath functions called, inlined
-        self.library = set()      # (name, type) of the vector math library's functions called (vecmath.py)
         self.cmath = set()        # (name, part type) of the cmathlib functions called
         self.metadata = []        # metadata lines (!k = ...)
         self.kernels = []         # the KernelFunctions written, sub-IRs' included (introspection)
