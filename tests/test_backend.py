@@ -459,6 +459,39 @@ def test_loops_calling_the_library_carry_several_vectors_at_once():
     assert LIBRARY_INTERLEAVE > 1 and len(calls) >= 2 * LIBRARY_INTERLEAVE, calls
 
 
+def test_long_chains_of_library_calls_carry_one_vector():
+    """Interleaved vectors multiply a loop's code: a module calling the library LIBRARY_BUDGET times or more
+    carries one vector per call, so that its compile time grows with its length and no faster."""
+    from tracejit.backend.kernels import LIBRARY_BUDGET
+    x = np.linspace(0.0, 1.0, 10_000)
+
+    def chain(x):
+        for _ in range(LIBRARY_BUDGET + 10):
+            x = tnp.tanh(x) * 0.5 + 0.25
+        return x
+    check(chain, x, fuse=(True,))
+    calls = re.findall(r"call <\d+ x double> @tj_tanh_double_v\d+\(", tj.jit(chain).lower(x).as_llvm())
+    assert len(calls) == LIBRARY_BUDGET + 10
+
+
+@pytest.mark.parametrize("n", [1000, 4099])
+def test_short_loops_calling_the_library_fold_their_remainder_into_the_vector_loop(n):
+    """A loop over fewer elements than PREDICATE_BELOW runs its last elements under a mask in the vector loop,
+    not one by one through the library's scalar function (half the time of a sin chain over 1000 f32), so
+    that the scalar function is neither called nor compiled."""
+    from tracejit.backend import llvm as backend_llvm
+    x = np.linspace(-3.0, 3.0, n, dtype=np.float32)
+    chain = lambda x: tnp.sin(tnp.sin(x) * 0.5 + 2.0)
+    check(chain, x, fuse=(True,))
+    compiled = tj.jit(chain).lower(x).compile()
+    assert all(k["vectorized"] for k in compiled.kernels())
+    llvm_ir = tj.jit(chain).lower(x).as_llvm()
+    assert re.search(r"call <\d+ x float> @tj_sin_float_v\d+\(", llvm_ir)
+    assert not re.search(r"@tj_sin_float\(", llvm_ir)
+    assert {lanes for _, _, lanes in compiled._entry.executable.object_code.library} == {
+        backend_llvm.vector_bytes() // 4}
+
+
 def test_kernels_introspection_names_scalar_loops_and_python_steps():
     """Compiled.kernels(): what a benchmark reports when it loses. A libm call keeps its loop scalar; an
     equation without a lowering rule runs through the Python driver."""

@@ -32,9 +32,16 @@ from .rules import Control, Kernel, Reduce
 
 # Vectors of independent elements that a loop calling the vector math library carries through its body at once:
 # a chain of calls (exp(exp(x))) is one dependency chain per vector, each call's latency several times its
-# throughput, so that one vector at a time leaves the core idle; the calls are not inlined, so the code barely
-# grows.
+# throughput, so that one vector at a time leaves the core idle. Each vector multiplies the loop's code (and
+# LLVM's time), so a module calling the library LIBRARY_BUDGET times or more carries fewer: 4 vectors up to
+# 32 calls, 1 from 128 calls (a 1000-op chain: its compile time 2.5x shorter, its run time 2x longer).
 LIBRARY_INTERLEAVE = 4
+LIBRARY_BUDGET = 128
+# A loop calling the library over fewer elements than this, and not a multiple of its vectors' elements, runs
+# its remainder under a mask in the vector loop (tail folding) rather than in a scalar loop of scalar calls,
+# which took half the time of sin chains over 1000 f32 (and needs the library's scalar functions compiled);
+# a long loop does better without the masks (5-15% on exp(x) over 1e6 f32).
+PREDICATE_BELOW = 1 << 16
 VECTOR_SPEEDUP = 8        # how much faster a vectorized loop runs than the scalar estimate (measured 7-25x)
 SCALAR_BELOW = 2048       # elements of a (static) loop domain below which loops stay scalar, unless
 SCALAR_WORK = 20_000      # elements x body size reach this (vectorizing pays for its compile time)
@@ -92,7 +99,8 @@ def emit_kernel(module, frame, g, fuse):
     else:
         LoopBuilder(f, g, frame.buffers).emit()
     f.line("ret void")
-    scalar = _loop_hints(g, f, repeated=bool(frame.prefix))
+    scalar = _loop_hints(g, f, repeated=bool(frame.prefix),
+                         interleave=max(1, min(LIBRARY_INTERLEAVE, LIBRARY_BUDGET // max(frame.library_calls, 1))))
     text = module.add(f)
     ns_per_element = 0.5 + 0.05 * f.count + 2.0 * (f.math_calls + f.library_calls)
     if g.fusible and not scalar:
@@ -102,9 +110,10 @@ def emit_kernel(module, frame, g, fuse):
     return kernel
 
 
-def _loop_hints(g, f, repeated):
+def _loop_hints(g, f, repeated, interleave):
     """Set the hints of f's loops (see the module's docstring); returns whether they stay scalar. repeated:
-    f runs once per iteration of a control-flow loop, so that its work is not small whatever its size."""
+    f runs once per iteration of a control-flow loop, so that its work is not small whatever its size;
+    interleave: the vectors that loops calling the vector math library carry at once."""
     body = f.count + INLINE_COST * (f.math_calls + f.library_calls)    # run time: a math call takes ~a body's
     inner = g.domain[g.loop_order[-1]] if g.fusible and g.domain else 0
     small = g.fusible and (
@@ -127,7 +136,9 @@ def _loop_hints(g, f, repeated):
             hints.pop("interleave_count", None)
             hints.pop("unroll_full", None)
         if width and k in f.innermost and f.library_calls and not f.math_calls and not scalar:
-            hints["interleave_count"] = LIBRARY_INTERLEAVE
+            hints["interleave_count"] = interleave
+            if g.fusible and isinstance(inner, int) and inner % (width * interleave) and inner < PREDICATE_BELOW:
+                hints["vectorize_predicate_enable"] = True
     return scalar
 
 
