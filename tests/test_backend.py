@@ -423,6 +423,7 @@ def test_only_the_library_widths_a_module_calls_are_compiled(monkeypatch):
     from tracejit.backend import vecmath
     monkeypatch.setattr(vecmath, "_addresses", {})     # as in a fresh process
     monkeypatch.setattr(vecmath, "_objects", {})
+    monkeypatch.setattr(vecmath, "_pending", {})
     x = np.linspace(0.1, 1.0, 1000, dtype=np.float32)
     f = tj.jit(lambda x: tnp.arctan2(x, 0.5) * 2.0)
     np.testing.assert_allclose(f(x), np.arctan2(x, 0.5) * 2.0, rtol=1e-6)

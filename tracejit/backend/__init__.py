@@ -50,6 +50,8 @@ def compile_ir(closed, fuse=True, cache=True, shipped=None):
     text = module.text()                                    # -> str
     generated = time.perf_counter()
     names = [s.name for s in native_steps(steps)] + ([fast] if fast else [])
+    if not shipped:
+        vecmath.prefetch(text)                              # the library's functions, while LLVM compiles
     objects = disk_cache.object_code(closed, text, names, module.symbols, cache, shipped)  # -> ObjectCode
     symbols = {**module.symbols, **vecmath.symbols(objects.library, shipped)}  # the vector math library's
     code = llvm.load_objects(objects.objects, names, symbols)                             # -> Code

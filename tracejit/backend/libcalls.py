@@ -25,6 +25,11 @@ def uses_library(text: str) -> bool:
     return _INTRINSIC.search(text) is not None
 
 
+def called(text: str):
+    """The (name, ty) of the LIBRARY intrinsics that module text calls."""
+    return {(m.group(1), "float" if m.group(3) == "32" else "double") for m in _INTRINSIC.finditer(text)}
+
+
 def library_calls(text: str):
     """(text, the (name, ty, lanes) it calls): the LIBRARY intrinsics of an optimised module's text renamed
     to the library's functions (their declarations become the functions' declarations). A width the

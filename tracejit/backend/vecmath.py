@@ -6,11 +6,14 @@ Loops call `llvm.<name>.f32` (libcalls.intrinsic_symbol); the loop vectorizer wi
 intrinsic, and after the pass pipeline llvm.py renames the calls to this library's functions
 (libcalls.library_calls), which reports the (name, type, lanes) a module calls. `symbols` compiles those,
 the first time each is needed, and gives their addresses, which loading resolves like any external symbol.
-Each width is a module and a cache entry of its own: a loop calls two widths (the registers' full width and
-the scalar remainder), so compiling only those takes 2/5 of the time of all five; the widths missing at
-once compile on threads at once and link in one load.
+Each width is a module and a cache entry of its own: a loop calls one or two widths (the registers' full
+width, and the scalar function for a remainder that is not folded into the vector loop), so compiling
+only those takes 1/5 to 2/5 of the time of all five; the widths missing at once compile on threads at once
+and link in one load. `prefetch` starts compiling the full-width functions that a module will call while
+LLVM compiles the module itself (on a first call, the two took about as long).
 """
 import concurrent.futures
+import functools
 import threading
 
 from . import disk_cache, libcalls, llvm, mathlib, runtime
@@ -18,7 +21,27 @@ from . import disk_cache, libcalls, llvm, mathlib, runtime
 _lock = threading.Lock()
 _addresses = {}     # (name, ty, lanes) -> address
 _objects = {}       # (name, ty, lanes) -> its disk_cache.ObjectCode (what a pickle ships)
+_pending = {}       # (name, ty, lanes) -> Future of its ObjectCode, compiling ahead of the module calling it
 _codes = []         # the library's Code objects, kept: their engine is disposed once they all are gone
+
+
+def prefetch(text):
+    """Start compiling, on other threads, the functions at the registers' full width (the width kernels.py
+    gives loops calling the library) of each LIBRARY intrinsic that a module's text calls, if its loops are
+    vectorized; `symbols` then takes them. A function the module turns out not to call is compiled for
+    nothing, in the background."""
+    if "llvm.loop.vectorize.width" not in text:
+        return
+    functions = {(name, ty, llvm.vector_bytes() // (4 if ty == "float" else 8))
+                 for name, ty in libcalls.called(text)}
+    with _lock:
+        for f in sorted(functions - _addresses.keys() - _pending.keys()):
+            _pending[f] = _pool().submit(_object_code, f, None, True)
+
+
+@functools.cache
+def _pool():
+    return concurrent.futures.ThreadPoolExecutor(runtime.NUM_THREADS, thread_name_prefix="tracejit-vecmath")
 
 
 def symbols(needed, shipped=None):
@@ -48,13 +71,17 @@ def _object_code(function, shipped, alone):
 
 
 def _load(missing, shipped):
-    """Compile (or read) the missing functions, several on threads at once, and link them in one load."""
-    threads = min(len(missing), runtime.NUM_THREADS)
-    if threads == 1:
-        codes = [_object_code(f, shipped, False) for f in missing]
+    """Compile (or read, or take from `prefetch`) the missing functions, several on threads at once, and link
+    them in one load."""
+    pending = {f: _pending.pop(f) for f in missing if f in _pending and not shipped}
+    rest = [f for f in missing if f not in pending]
+    if len(rest) + len(pending) == 1:
+        ready = {f: _object_code(f, shipped, False) for f in rest}
     else:
-        with concurrent.futures.ThreadPoolExecutor(threads) as pool:
-            codes = list(pool.map(lambda f: _object_code(f, shipped, True), missing))
+        pending.update((f, _pool().submit(_object_code, f, shipped, True)) for f in rest)
+        ready = {}
+    ready.update((f, p.result()) for f, p in pending.items())
+    codes = [ready[f] for f in missing]
     _objects.update(zip(missing, codes))
     names = [_symbol(f) for f in missing]
     code = llvm.load_objects([o for c in codes for o in c.objects], names, {}, permanent=True)
