@@ -460,11 +460,13 @@ def test_loops_calling_the_library_carry_several_vectors_at_once():
     assert LIBRARY_INTERLEAVE > 1 and len(calls) >= 2 * LIBRARY_INTERLEAVE, calls
 
 
-def test_long_chains_of_library_calls_carry_one_vector():
+@pytest.mark.parametrize("n", [1000, 10_000])
+def test_long_chains_of_library_calls_carry_one_vector_in_tiny_loops(n):
     """Interleaved vectors multiply a loop's code: a module calling the library LIBRARY_BUDGET times or more
-    carries one vector per call, so that its compile time grows with its length and no faster."""
-    from tracejit.backend.kernels import LIBRARY_BUDGET
-    x = np.linspace(0.0, 1.0, 10_000)
+    carries one vector per call in a loop shorter than TINY_LOOP, where compile time outweighs run time, and
+    LIBRARY_INTERLEAVE vectors in a longer loop, where the run time counts (3x here)."""
+    from tracejit.backend.kernels import LIBRARY_BUDGET, LIBRARY_INTERLEAVE, TINY_LOOP
+    x = np.linspace(0.0, 1.0, n)
 
     def chain(x):
         for _ in range(LIBRARY_BUDGET + 10):
@@ -472,12 +474,12 @@ def test_long_chains_of_library_calls_carry_one_vector():
         return x
     check(chain, x, fuse=(True,))
     calls = re.findall(r"call <\d+ x double> @tj_tanh_double_v\d+\(", tj.jit(chain).lower(x).as_llvm())
-    assert len(calls) == LIBRARY_BUDGET + 10
+    assert len(calls) == (LIBRARY_BUDGET + 10) * (1 if n < TINY_LOOP else LIBRARY_INTERLEAVE)
 
 
 @pytest.mark.parametrize("n", [1000, 4099])
 def test_short_loops_calling_the_library_fold_their_remainder_into_the_vector_loop(n):
-    """A loop over fewer elements than PREDICATE_BELOW runs its last elements under a mask in the vector loop,
+    """A loop over fewer elements than SHORT_LOOP runs its last elements under a mask in the vector loop,
     not one by one through the library's scalar function (half the time of a sin chain over 1000 f32), so
     that the scalar function is neither called nor compiled."""
     from tracejit.backend import llvm as backend_llvm
