@@ -26,14 +26,17 @@ _codes = []         # the library's Code objects, kept: their engine is disposed
 
 
 def prefetch(text):
-    """Start compiling, on other threads, the functions at the registers' full width (the width kernels.py
-    gives loops calling the library) of each LIBRARY intrinsic that a module's text calls, if its loops are
-    vectorized; `symbols` then takes them. A function the module turns out not to call is compiled for
+    """Start compiling, on other threads, the functions that a module's text will call once optimised, if its
+    loops are vectorized: each LIBRARY intrinsic's function at the registers' full width (the width kernels.py
+    gives loops calling the library), and its scalar function unless the loops fold their remainder into the
+    vector loop; `symbols` then takes them. A function the module turns out not to call is compiled for
     nothing, in the background."""
     if "llvm.loop.vectorize.width" not in text:
         return
-    functions = {(name, ty, llvm.vector_bytes() // (4 if ty == "float" else 8))
-                 for name, ty in libcalls.called(text)}
+    widths = {"float": [llvm.vector_bytes() // 4], "double": [llvm.vector_bytes() // 8]}
+    if "llvm.loop.vectorize.predicate.enable" not in text:
+        widths = {ty: lanes + [1] for ty, lanes in widths.items()}
+    functions = {(name, ty, lanes) for name, ty in libcalls.called(text) for lanes in widths[ty]}
     with _lock:
         for f in sorted(functions - _addresses.keys() - _pending.keys()):
             _pending[f] = _pool().submit(_object_code, f, None, True)
