@@ -14,6 +14,7 @@ LLVM compiles the module itself (on a first call, the two took about as long).
 """
 import concurrent.futures
 import functools
+import os
 import threading
 
 from . import disk_cache, libcalls, llvm, mathlib, runtime
@@ -45,6 +46,18 @@ def prefetch(text):
 @functools.cache
 def _pool():
     return concurrent.futures.ThreadPoolExecutor(runtime.NUM_THREADS, thread_name_prefix="tracejit-vecmath")
+
+
+def _forked():
+    """In a forked child: the parent's pool threads and the compiles they were running are not here."""
+    global _lock
+    _lock = threading.Lock()
+    _pending.clear()
+    _pool.cache_clear()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forked)
 
 
 def symbols(needed, shipped=None):
