@@ -417,6 +417,24 @@ def test_math_chains_vectorize_whatever_their_length_and_call_the_library(steps,
     assert not re.search(r"^define .*@tj_(sin|tanh)_", llvm_ir, re.MULTILINE)     # called, not defined here
 
 
+def test_only_the_library_widths_a_module_calls_are_compiled(monkeypatch):
+    """The vector math library compiles, per (function, type), the widths that loops call (each width costs a
+    few ms of LLVM on a first call), and the module's object code records them (vecmath.py)."""
+    from tracejit.backend import vecmath
+    monkeypatch.setattr(vecmath, "_addresses", {})     # as in a fresh process
+    monkeypatch.setattr(vecmath, "_objects", {})
+    monkeypatch.setattr(vecmath, "_pending", {})
+    x = np.linspace(0.1, 1.0, 1000, dtype=np.float32)
+    f = tj.jit(lambda x: tnp.arctan2(x, 0.5) * 2.0)
+    np.testing.assert_allclose(f(x), np.arctan2(x, 0.5) * 2.0, rtol=1e-6)
+    library = f.lower(x).compile()._entry.executable.object_code.library
+    assert library and all(name == "atan2" and ty == "float" for name, ty, _ in library), library
+    llvm_ir = f.lower(x).as_llvm()
+    called = {int(n or 1) for n in re.findall(r"@tj_atan2_float(?:_v(\d+))?\(", llvm_ir)}
+    assert {lanes for _, _, lanes in library} == called
+    assert set(vecmath._addresses) == library
+
+
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_inlined_math_loops_vectorize_at_full_register_width(dtype):
     """A loop of an inlined math function (erf, not in the library) is vectorized as wide as the registers
@@ -441,6 +459,41 @@ def test_loops_calling_the_library_carry_several_vectors_at_once():
     check(chain, x, fuse=(True,))
     calls = re.findall(r"call <\d+ x double> @tj_exp_double_v\d+\(", tj.jit(chain).lower(x).as_llvm())
     assert LIBRARY_INTERLEAVE > 1 and len(calls) >= 2 * LIBRARY_INTERLEAVE, calls
+
+
+@pytest.mark.parametrize("n", [1000, 10_000])
+def test_long_chains_of_library_calls_carry_one_vector_in_tiny_loops(n):
+    """Interleaved vectors multiply a loop's code: a module calling the library LIBRARY_BUDGET times or more
+    carries one vector per call in a loop shorter than TINY_LOOP, where compile time outweighs run time, and
+    LIBRARY_INTERLEAVE vectors in a longer loop, where the run time counts (3x here)."""
+    from tracejit.backend.kernels import LIBRARY_BUDGET, LIBRARY_INTERLEAVE, TINY_LOOP
+    x = np.linspace(0.0, 1.0, n)
+
+    def chain(x):
+        for _ in range(LIBRARY_BUDGET + 10):
+            x = tnp.tanh(x) * 0.5 + 0.25
+        return x
+    check(chain, x, fuse=(True,))
+    calls = re.findall(r"call <\d+ x double> @tj_tanh_double_v\d+\(", tj.jit(chain).lower(x).as_llvm())
+    assert len(calls) == (LIBRARY_BUDGET + 10) * (1 if n < TINY_LOOP else LIBRARY_INTERLEAVE)
+
+
+@pytest.mark.parametrize("n", [1000, 4099])
+def test_short_loops_calling_the_library_fold_their_remainder_into_the_vector_loop(n):
+    """A loop over fewer elements than SHORT_LOOP runs its last elements under a mask in the vector loop,
+    not one by one through the library's scalar function (half the time of a sin chain over 1000 f32), so
+    that the scalar function is neither called nor compiled."""
+    from tracejit.backend import llvm as backend_llvm
+    x = np.linspace(-3.0, 3.0, n, dtype=np.float32)
+    chain = lambda x: tnp.sin(tnp.sin(x) * 0.5 + 2.0)
+    check(chain, x, fuse=(True,))
+    compiled = tj.jit(chain).lower(x).compile()
+    assert all(k["vectorized"] for k in compiled.kernels())
+    llvm_ir = tj.jit(chain).lower(x).as_llvm()
+    assert re.search(r"call <\d+ x float> @tj_sin_float_v\d+\(", llvm_ir)
+    assert not re.search(r"@tj_sin_float\(", llvm_ir)
+    assert {lanes for _, _, lanes in compiled._entry.executable.object_code.library} == {
+        backend_llvm.vector_bytes() // 4}
 
 
 def test_kernels_introspection_names_scalar_loops_and_python_steps():

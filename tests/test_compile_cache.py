@@ -131,11 +131,14 @@ def test_damaged_or_foreign_entries_are_recompiled(cache_dir, damage, caplog):
 def test_foreign_entry_is_refused_by_decode():
     key, names, symbols = "k" * 64, ["step0"], {"tj_const0": 1}
     objects = [b"\x7fELF one", b"\x7fELF part two"]     # a module compiled in two parts
-    good = disk_cache.encode(key, objects, names, symbols)
-    assert disk_cache.decode(good, key, names, symbols) == (objects, None)
+    library = {("exp", "float", 16), ("exp", "float", 1)}   # the vector math library's functions it calls
+    good = disk_cache.encode(key, (objects, library), names, symbols)
+    assert disk_cache.decode(good, key, names, symbols) == ((objects, library), None)
     assert "another key" in disk_cache.decode(good, "j" * 64, names, symbols)[1]
     assert "another host" in disk_cache.decode(_foreign(good), key, names, symbols)[1]
     assert "lengths" in disk_cache.decode(_foreign(good, objects=[9, 3]), key, names, symbols)[1]
+    for bad in ([["exp", "float", 3]], [["system", "float", 1]], [["exp", "float"]], "exp"):
+        assert "library" in disk_cache.decode(_foreign(good, library=bad), key, names, symbols)[1]
 
 
 def test_two_processes_racing_to_write_the_same_entry(tmp_path):

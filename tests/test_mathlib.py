@@ -306,7 +306,7 @@ def _library(name, ty, lanes):
     """The ctypes function of `_library_kernel_ir`, the library's functions linked from vecmath."""
     from tracejit.backend import vecmath
     engine, _ = _llvm()
-    for symbol, address in vecmath.symbols({(name, ty)}).items():
+    for symbol, address in vecmath.symbols({(name, ty, lanes)}).items():
         llvm.add_symbol(symbol, address)
     engine.add_module(llvm.parse_assembly(_library_kernel_ir(name, ty, lanes)))
     engine.finalize_object()

@@ -50,12 +50,13 @@ def compile_ir(closed, fuse=True, cache=True, shipped=None):
     text = module.text()                                    # -> str
     generated = time.perf_counter()
     names = [s.name for s in native_steps(steps)] + ([fast] if fast else [])
-    symbols = {**module.symbols, **vecmath.symbols(module.library, shipped)}    # the vector math library
-    objects = disk_cache.object_code(closed, text, names, symbols, cache, shipped)        # -> ObjectCode
+    if not shipped:
+        vecmath.prefetch(text)                              # the library's functions, while LLVM compiles
+    objects = disk_cache.object_code(closed, text, names, module.symbols, cache, shipped)  # -> ObjectCode
+    symbols = {**module.symbols, **vecmath.symbols(objects.library, shipped)}  # the vector math library's
     code = llvm.load_objects(objects.objects, names, symbols)                             # -> Code
     times = {"codegen": generated - start, "llvm": time.perf_counter() - generated}
-    return Executable(frame, link(steps, code), code, fast, module.arrays, text, objects, times, module.kernels,
-                      frozenset(module.library))
+    return Executable(frame, link(steps, code), code, fast, module.arrays, text, objects, times, module.kernels)
 
 
 class Compiled:

@@ -12,6 +12,7 @@ Entry `<key>.tjc` (no pickle, nothing executed but the object code itself):
 
     magic b"TJCACHE\\x03" | u32 metadata length | u64 objects' length | digest of metadata + objects
     metadata: UTF-8 JSON {"key", "host", "names" (entry points), "symbols" (external names),
+              "library" (the vector math library's functions called: [name, type, lanes] each),
               "objects" (the length of each object)}
     objects: the relocatable object code LLVM emitted (one object per part of a module compiled in
              parts), linked at load with this process's addresses
@@ -49,11 +50,11 @@ import tempfile
 import numpy as np
 
 from .._config import config
-from . import llvm
+from . import libcalls, llvm
 
 log = logging.getLogger("tracejit")
 
-MAGIC = b"TJCACHE\x03"
+MAGIC = b"TJCACHE\x04"
 HEADER = struct.Struct("<8sIQ32s")
 SUFFIX = ".tjc"
 KEY_FILE = "hmac.key"
@@ -168,17 +169,19 @@ def mac_key(directory):
 @dataclasses.dataclass(frozen=True)
 class ObjectCode:
     """A module's object code and what it fits: its key (None for a module with a baked address, which fits
-    this process only), objects, entry point names, external symbol names, and where it came from
-    ("shipped", "disk" or "compiled")."""
+    this process only), objects, entry point names, external symbol names, the vector math library's
+    functions it calls (a frozenset of (name, type, lanes): vecmath.symbols gives their addresses) and where
+    it came from ("shipped", "disk" or "compiled")."""
     key: str
     objects: list
     names: list
     symbols: list
+    library: frozenset
     source: str
 
     def entry(self):
         """The entry in the disk-cache format with a SHA-256 digest, as a pickle ships it."""
-        return encode(self.key, self.objects, self.names, self.symbols)
+        return encode(self.key, (self.objects, self.library), self.names, self.symbols)
 
 
 def object_code(closed, llvm_text, names, symbols, use_disk=True, shipped=None):
@@ -189,50 +192,56 @@ def object_code(closed, llvm_text, names, symbols, use_disk=True, shipped=None):
                               shipped)
 
 
-def cached_object_code(signature, llvm_text, names, symbols, use_disk=True, shipped=None, folder=None):
+def cached_object_code(signature, llvm_text, names, symbols, use_disk=True, shipped=None, folder=None, alone=False):
     """object_code for a module whose key is made from signature (a string) and its text; folder: a
-    subfolder of the cache's folder that holds such entries (the vector math library's)."""
+    subfolder of the cache's folder that holds such entries (the vector math library's); alone: as
+    llvm.compile_objects's (several threads compile at once)."""
     baked = "inttoptr (i64 " in llvm_text
     key = None if baked else entry_key(signature, llvm_text)
 
-    def made(objects, source):
-        return ObjectCode(key, objects, list(names), sorted(symbols), source)
+    def made(compiled, source):
+        objects, library = compiled
+        return ObjectCode(key, objects, list(names), sorted(symbols), frozenset(library), source)
 
     if shipped and key in shipped:
-        objects, why = decode(shipped[key], key, names, symbols)
-        if objects is not None:
-            return made(objects, "shipped")
+        compiled, why = decode(shipped[key], key, names, symbols)
+        if compiled is not None:
+            return made(compiled, "shipped")
         log.info("tracejit: shipped code not used: %s", why)
     directory = _usable(os.path.abspath(config.cache_dir)) if use_disk and config.disk_cache and not baked else None
     if directory is not None and folder:
         directory = _usable(os.path.join(directory, folder))
     mac = mac_key(directory) if directory is not None else None
     if mac is None:
-        return made(llvm.compile_objects(llvm_text), "compiled")
+        return made(llvm.compile_objects(llvm_text, alone), "compiled")
     path = os.path.join(directory, key + SUFFIX)
-    objects = read_entry(path, key, names, symbols, mac)
-    if objects is not None:
-        return made(objects, "disk")
-    objects = llvm.compile_objects(llvm_text)
-    write_entry(path, key, objects, names, symbols, mac)
+    compiled = read_entry(path, key, names, symbols, mac)
+    if compiled is not None:
+        return made(compiled, "disk")
+    compiled = llvm.compile_objects(llvm_text, alone)
+    write_entry(path, key, compiled, names, symbols, mac)
     evict(directory, keep=path)
-    return made(objects, "compiled")
+    return made(compiled, "compiled")
 
 
 def _digest(data, mac):
     return hmac.new(mac, data, hashlib.sha256).digest() if mac is not None else hashlib.sha256(data).digest()
 
 
-def encode(key, objects, names, symbols, mac=None):
-    """An entry's bytes; its digest an HMAC under mac, or a SHA-256 when mac is None."""
+def encode(key, compiled, names, symbols, mac=None):
+    """An entry's bytes for compiled = (objects, the library functions they call); its digest an HMAC under
+    mac, or a SHA-256 when mac is None."""
+    objects, library = compiled
     meta = json.dumps({"key": key, "host": host(), "names": list(names), "symbols": sorted(symbols),
-                       "objects": [len(o) for o in objects]}, sort_keys=True).encode()
+                       "library": sorted(map(list, library)), "objects": [len(o) for o in objects]},
+                      sort_keys=True).encode()
     body = b"".join(objects)
     return HEADER.pack(MAGIC, len(meta), len(body), _digest(meta + body, mac)) + meta + body
 
 
 def decode(data, key, names, symbols, mac=None):
-    """(The objects of an entry, None), or (None, the reason it was refused)."""
+    """((The objects of an entry, the library functions they call), None), or (None, the reason it was
+    refused)."""
     if len(data) < HEADER.size:
         return None, "truncated header"
     magic, n_meta, n_obj, digest = HEADER.unpack_from(data)
@@ -258,8 +267,17 @@ def decode(data, key, names, symbols, mac=None):
     if (not isinstance(lengths, list) or not all(isinstance(n, int) and n > 0 for n in lengths)
             or sum(lengths) != n_obj):
         return None, "object lengths do not add up"
+    library = meta.get("library")
+    if not isinstance(library, list) or not all(_library_function(f) for f in library):
+        return None, "unreadable library functions"
     starts = [n_meta + sum(lengths[:k]) for k in range(len(lengths))]
-    return [bytes(body[a:a + n]) for a, n in zip(starts, lengths)], None
+    return ([bytes(body[a:a + n]) for a, n in zip(starts, lengths)], {tuple(f) for f in library}), None
+
+
+def _library_function(f):
+    """Whether an entry's item of "library" is a [name, type, lanes] of the vector math library."""
+    return (isinstance(f, list) and len(f) == 3 and f[0] in libcalls.LIBRARY and f[1] in ("float", "double")
+            and f[2] in libcalls.LANES)
 
 
 def read_entry(path, key, names, symbols, mac):
@@ -268,20 +286,20 @@ def read_entry(path, key, names, symbols, mac):
         if why != "missing":
             _refuse(f"entry {path}", f"an entry is {why}")
         return None
-    objects, why = decode(data, key, names, symbols, mac)
-    if objects is None:
+    compiled, why = decode(data, key, names, symbols, mac)
+    if compiled is None:
         log.info("tracejit: ignoring compile cache entry %s: %s", path, why)
         return None
     try:
         os.utime(path, follow_symlinks=False)
     except OSError:
         pass
-    return objects
+    return compiled
 
 
-def write_entry(path, key, objects, names, symbols, mac):
+def write_entry(path, key, compiled, names, symbols, mac):
     """Write atomically (temporary file + rename); failures only cost the cache."""
-    data = encode(key, objects, names, symbols, mac)
+    data = encode(key, compiled, names, symbols, mac)
     try:
         fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path), prefix=".tmp-", suffix=SUFFIX)
         try:

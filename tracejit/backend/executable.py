@@ -40,13 +40,10 @@ class Executable:
     frame: the Frame; steps: linked steps; code: the llvm.Code they run; fast: the fast entry's name or
     None; arrays: what the code names by address (kept alive); llvm_text, object_code (a
     disk_cache.ObjectCode: what a pickle ships), times: what compiling it took; kernel_functions: the
-    KernelFunctions written (kernels.py), for `kernels()`; library: the (name, type) of the vector math
-    library's functions the code calls (vecmath.py; a pickle ships them with it)."""
+    KernelFunctions written (kernels.py), for `kernels()`."""
 
-    def __init__(self, frame, steps, code, fast, arrays, llvm_text, object_code, times, kernel_functions=(),
-                 library=frozenset()):
+    def __init__(self, frame, steps, code, fast, arrays, llvm_text, object_code, times, kernel_functions=()):
         self.frame, self.steps, self.code, self._keep = frame, steps, code, arrays
-        self.library = library
         self._kernel_info = [k.describe() for k in kernel_functions]
         self.llvm_text, self.object_code, self.times = llvm_text, object_code, times
         self.source = object_code.source                 # "compiled", "disk" or "shipped"
@@ -86,7 +83,7 @@ class Executable:
         return [dict(k) for k in self._kernel_info] + python
 
     def optimized_llvm(self):
-        return str(llvm.optimize(self.llvm_text))
+        return str(llvm.optimize(self.llvm_text)[0])
 
     # ------------------------------------------------------------------------------- general path
     def _arena(self, nbytes):

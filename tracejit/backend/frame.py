@@ -24,7 +24,7 @@ import numpy as np
 
 from ..core.avals import Dim
 from ..core.ir import Literal
-from . import runtime
+from . import libcalls, runtime
 
 ALIGN = 64
 STACK_ARENA = 128 << 10   # arena bytes up to which the fast entry takes its arena from the native stack
@@ -81,6 +81,8 @@ class Frame:
         self.arena_slot = n_in + len(ir.outvars)
         self.dim_slots = {d: self.arena_slot + 1 + k for k, d in enumerate(self.dims)}
         self.tmps = []
+        # equations calling the vector math library (kernels.py bounds their loops' code by this)
+        self.library_calls = sum(e.prim.name in libcalls.LIBRARY for g in groups for e in g.eqns)
         self.partials = []                 # symbolic: per split reduction, its chunks' partial results
         for g in groups:
             for v in g.stores:

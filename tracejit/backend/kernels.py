@@ -34,11 +34,19 @@ from .steps import split_in_body
 
 # Vectors of independent elements that a loop calling the vector math library carries through its body at once:
 # a chain of calls (exp(exp(x))) is one dependency chain per vector, each call's latency several times its
-# throughput, so that one vector at a time leaves the core idle; the calls are not inlined, so the code barely
-# grows. Their last partial block runs masked through the same vector calls (tail folding: "predicate"), not
-# element by element through the scalar function: 40 scalar pow calls of an f32 loop over 1000 elements took
-# as long as its 960 vectorized elements.
+# throughput, so that one vector at a time leaves the core idle (a 200-op tanh/sin chain ran 3x slower with
+# one). Each vector multiplies the loop's code and LLVM's time, so that in a loop of fewer than TINY_LOOP
+# elements (static, not in a control-flow body), whose compile time outweighs its run time for hundreds of
+# calls, a module calling the library LIBRARY_BUDGET times or more carries fewer: 4 vectors up to 32 calls,
+# 1 from 128 calls (a 1000-op sin chain over 1000 f32: LLVM's time 3x shorter, 0.45 ms longer per call).
 LIBRARY_INTERLEAVE = 4
+LIBRARY_BUDGET = 128
+TINY_LOOP = 4096
+# A loop calling the library over fewer elements than SHORT_LOOP, whose size is not a multiple of its
+# vectors' elements, runs its remainder under a mask in the vector loop (tail folding) rather than in a
+# scalar loop of scalar calls, which took half the time of sin chains over 1000 f32 (and needs the library's
+# scalar functions compiled); a long loop does better without the masks (5-15% on exp(x) over 1e6 f32).
+SHORT_LOOP = 1 << 16
 VECTOR_SPEEDUP = 8        # how much faster a vectorized loop runs than the scalar estimate (measured 7-25x)
 SCALAR_BELOW = 2048       # elements of a (static) loop domain below which loops stay scalar, unless
 SCALAR_WORK = 20_000      # elements x body size reach this (vectorizing pays for its compile time)
@@ -96,7 +104,11 @@ def emit_kernel(module, frame, g, fuse):
     else:
         LoopBuilder(f, g, frame.buffers).emit()
     f.line("ret void")
-    scalar = _loop_hints(g, f, repeated=bool(frame.prefix))
+    tiny = (g.fusible and not frame.prefix and not any(isinstance(d, Dim) for d in g.domain)
+            and domain_size(g.domain) < TINY_LOOP)
+    interleave = max(1, min(LIBRARY_INTERLEAVE, LIBRARY_BUDGET // max(frame.library_calls, 1))) if tiny else (
+        LIBRARY_INTERLEAVE)
+    scalar = _loop_hints(g, f, repeated=bool(frame.prefix), interleave=interleave)
     text = module.add(f)
     ns_per_element = 0.5 + 0.05 * f.count + 2.0 * (f.math_calls + f.library_calls)
     if g.fusible and not scalar:
@@ -106,9 +118,10 @@ def emit_kernel(module, frame, g, fuse):
     return kernel
 
 
-def _loop_hints(g, f, repeated):
+def _loop_hints(g, f, repeated, interleave):
     """Set the hints of f's loops (see the module's docstring); returns whether they stay scalar. repeated:
-    f runs once per iteration of a control-flow loop, so that its work is not small whatever its size."""
+    f runs once per iteration of a control-flow loop, so that its work is not small whatever its size;
+    interleave: the vectors that loops calling the vector math library carry at once."""
     body = f.count + INLINE_COST * (f.math_calls + f.library_calls)    # run time: a math call takes ~a body's
     inner = g.domain[g.loop_order[-1]] if g.fusible and g.domain else 0
     small = g.fusible and (
@@ -131,7 +144,9 @@ def _loop_hints(g, f, repeated):
             hints.pop("interleave_count", None)
             hints.pop("unroll_full", None)
         if width and k in f.innermost and f.library_calls and not f.math_calls and not scalar:
-            hints.update(interleave_count=LIBRARY_INTERLEAVE, vectorize_predicate_enable=True)
+            hints["interleave_count"] = interleave
+            if g.fusible and isinstance(inner, int) and inner % (width * interleave) and inner < SHORT_LOOP:
+                hints["vectorize_predicate_enable"] = True
     return scalar
 
 

@@ -20,6 +20,7 @@ VARIANTS = ("expm1", "log1p", "logistic")
 LIBRARY = INTRINSICS + VARIANTS
 LANES = (1, 2, 4, 8, 16)
 _INTRINSIC = re.compile(r"@llvm\.(" + "|".join(INTRINSICS) + r")\.(?:v(\d+))?f(32|64)\b")
+_VARIANT_CALL = re.compile(r"call [^@\n]*@tj_(" + "|".join(VARIANTS) + r")_(float|double)(?:_v(\d+))?\(")
 
 
 def intrinsic_symbol(name: str, ty: str) -> str:
@@ -59,15 +60,22 @@ def _arity(name):
 
 
 def uses_library(text: str) -> bool:
-    """Whether module text calls a LIBRARY intrinsic."""
-    return _INTRINSIC.search(text) is not None
+    """Whether module text calls a LIBRARY function."""
+    return _INTRINSIC.search(text) is not None or _VARIANT_CALL.search(text) is not None
+
+
+def called(text: str):
+    """The (name, ty) of the LIBRARY functions that module text calls."""
+    return {(name, ty) for name, ty, _ in _variant_calls(text)} | {
+        (m.group(1), "float" if m.group(3) == "32" else "double") for m in _INTRINSIC.finditer(text)}
 
 
 def library_calls(text: str):
     """(text, the (name, ty, lanes) it calls): the LIBRARY intrinsics of an optimised module's text renamed
-    to the library's functions (their declarations become the functions' declarations). A width the
-    library does not have keeps its intrinsic (LLVM then calls the C math library lane by lane)."""
-    found = set()
+    to the library's functions (their declarations become the functions' declarations), the VARIANTS' calls
+    as they are. A width the library does not have keeps its intrinsic (LLVM then calls the C math library
+    lane by lane)."""
+    found = _variant_calls(text)
 
     def rename(m):
         lanes = int(m.group(2) or 1)
@@ -78,6 +86,10 @@ def library_calls(text: str):
         return vector_symbol(m.group(1), ty, lanes)
     return _INTRINSIC.sub(rename, text), found
 
+
+def _variant_calls(text):
+    """The (name, ty, lanes) of the VARIANTS functions that text's call instructions call."""
+    return {(m.group(1), m.group(2), int(m.group(3) or 1)) for m in _VARIANT_CALL.finditer(text)}
 
 
 def library_function_ir(name: str, ty: str, lanes: int) -> str:

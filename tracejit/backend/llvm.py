@@ -106,7 +106,7 @@ def _pass_builder(tm):
 
 def optimize(text):
     """Parse and optimise LLVM IR text, its math intrinsics then calling the vector math library; returns the
-    llvmlite module."""
+    llvmlite module and the library functions it calls ((name, type, lanes), libcalls.library_calls)."""
     tm = _machine()
     with _lock:
         mod = _llvmlite().binding.parse_assembly(text)
@@ -117,13 +117,16 @@ def optimize(text):
 
 
 def _calling_library(mod, text, context=None):
-    """The optimised module with its LIBRARY intrinsics renamed to the vector math library's functions
-    (libcalls.library_calls): reparsed from its text, which costs little next to the passes."""
+    """(The optimised module with its LIBRARY intrinsics renamed to the vector math library's functions, the
+    (name, type, lanes) it calls) (libcalls.library_calls): reparsed from its text, which costs little next
+    to the passes."""
     if libcalls.uses_library(text):
-        renamed, found = libcalls.library_calls(str(mod))
-        if found:
-            mod = _llvmlite().binding.parse_assembly(renamed, context=context)
-    return mod
+        optimised = str(mod)
+        renamed, found = libcalls.library_calls(optimised)
+        if renamed != optimised:
+            return _llvmlite().binding.parse_assembly(renamed, context=context), found
+        return mod, found
+    return mod, set()
 
 
 def emit_object(mod):
@@ -143,20 +146,29 @@ def _unlocked_calls():
     return _unlocked("LLVMPY_RunNewModulePassManager"), _unlocked("LLVMPY_TargetMachineEmitToMemory")
 
 
-def compile_objects(text):
-    """Object code for a module's text: one object, or one per part when the module is large, the parts
-    compiled at once on runtime.NUM_THREADS threads."""
-    parts = split_module(text, runtime.NUM_THREADS) if len(text) > PARALLEL_TEXT and all(_unlocked_calls()) else [text]
+def compile_objects(text, alone=False):
+    """(Object code for a module's text, the vector math library's functions it calls as a set of (name,
+    type, lanes)): one object, or one per part when the module is large, the parts compiled at once on
+    runtime.NUM_THREADS threads. alone: compile it in an LLVM context of its own, outside llvmlite's lock
+    (about 1 ms more), so that threads compiling several modules at once run in parallel."""
+    parallel = all(_unlocked_calls())
+    parts = split_module(text, runtime.NUM_THREADS) if len(text) > PARALLEL_TEXT and parallel else [text]
     if len(parts) == 1:
-        return [emit_object(optimize(text))]
+        if alone and parallel:
+            obj, library = _compile_alone(text)
+            return [obj], library
+        mod, library = optimize(text)
+        return [emit_object(mod)], library
     _machine()
     with concurrent.futures.ThreadPoolExecutor(len(parts)) as pool:    # raises a part's error here
-        return list(pool.map(_compile_alone, parts))
+        compiled = list(pool.map(_compile_alone, parts))
+    return [obj for obj, _ in compiled], set().union(*(library for _, library in compiled))
 
 
 def _compile_alone(text):
-    """Parse, optimise and emit a module in a context and with a TargetMachine of its own, the pass
-    pipeline and emission outside llvmlite's lock (nothing else uses these objects)."""
+    """(Object code, library functions called) of a module parsed, optimised and emitted in a context and with
+    a TargetMachine of its own, the pass pipeline and emission outside llvmlite's lock (nothing else uses
+    these objects)."""
     llvm, (run_passes, emit) = _llvmlite().binding, _unlocked_calls()
     ffi = llvm.ffi
     context, tm = llvm.create_context(), _target_machine()
@@ -164,13 +176,13 @@ def _compile_alone(text):
     mod.verify()
     pb = _pass_builder(tm)
     run_passes(pb.getModulePassManager(), mod, pb)
-    mod = _calling_library(mod, text, context)
+    mod, library = _calling_library(mod, text, context)
     with ffi.OutputString() as error:
         buffer = emit(tm, mod, 1, error)
         if not buffer:
             raise RuntimeError(str(error))
     try:
-        return ctypes.string_at(ffi.lib.LLVMPY_GetBufferStart(buffer), ffi.lib.LLVMPY_GetBufferSize(buffer))
+        return ctypes.string_at(ffi.lib.LLVMPY_GetBufferStart(buffer), ffi.lib.LLVMPY_GetBufferSize(buffer)), library
     finally:
         ffi.lib.LLVMPY_DisposeMemoryBuffer(buffer)
 

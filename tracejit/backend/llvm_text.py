@@ -56,7 +56,8 @@ class Function:
         (libcalls.LIBRARY, libcalls.library_call), else of the inlined definition."""
         operands = ", ".join(f"{ty} {a}" for a in args)
         if name in libcalls.LIBRARY:
-            self.module.library.add((name, ty))
+            if name in libcalls.VARIANTS:
+                self.module.variants.add((name, ty))
             self.library_calls += 1
             self.vector_types.add(ty)
             return libcalls.library_call(name, ty, operands)
@@ -129,8 +130,8 @@ class Module:
     def __init__(self):
         self.functions = []       # function texts in the order they were written
         self.math = set()         # (name, type) of the mathlib and specmath functions called, inlined
-        self.library = set()      # (name, type) of the vector math library's functions called (vecmath.py)
         self.cmath = set()        # (name, part type) of the cmathlib functions called
+        self.variants = set()     # (name, type) of the libcalls.VARIANTS functions called (they are declared)
         self.metadata = []        # metadata lines (!k = ...)
         self.kernels = []         # the KernelFunctions written, sub-IRs' included (introspection)
         self.symbols = {}         # external name -> address in this process
@@ -175,6 +176,6 @@ class Module:
         externals = "\n".join(f"@{name} = external global i8" for name in self.symbols)
         special = {(name, ty) for name, ty in self.math if name in specmath.FUNCS}
         math = [mathlib.math_module_ir(self.math - special), specmath.math_module_ir(special), cmathlib.module_ir(self.cmath)]
-        declarations = libcalls.declarations(self.library)     # the library's functions called by name
+        declarations = libcalls.declarations(self.variants)     # the library's functions called by name
         return "\n\n".join([llvm.module_header(), externals, declarations, *self.functions, *math,
                             "\n".join(self.metadata)])
