@@ -17,14 +17,19 @@ same steps backwards, its 1/n folded into the first pass; the complex inverse sc
 
 Passes alternate between the output buffer and scratch memory so that the last writes the output. A batch of
 transforms (the leading axes) is a loop of them, which the backend may split over the threads."""
+import contextlib
+import dataclasses
 import functools
 
 import numpy as np
 
 from ..backend.rules import Kernel, const_text, llvm_type, part_dtype
 
-Q_INNER = 8               # strides s from which a pass loops over q innermost (contiguous vectors)
+Q_INNER = 4               # strides s from which a pass loops over q innermost (contiguous vectors)
 FLOPS_PER_NS = 4          # what a transform runs at on one core, roughly (5 n log2 n flops): for the split
+BLOCK_BYTES = 1 << 19     # a transform larger than this runs its last stages block by block, each block's
+                          # columns (both buffers) within it (L2: 2 MiB per core on the machines measured)
+BLOCK_LINE = 128          # bytes of contiguous columns per block
 LOOP_HINTS = {}            # llvm.loop hints of the vectorizable loops
 
 
@@ -118,83 +123,110 @@ class _Complex:
         return x if c is None else (self.op("fmul", x[0], c), self.op("fmul", x[1], c))
 
 
-def _loops(f, outer, inner):
-    """Two nested loops over range(outer) and range(inner); yields the indices (an int 0 for a loop of one
-    iteration)."""
-    def loop(n, **hints):
-        return f.loop(0, n, **hints) if n > 1 else _just(0)
-    with loop(outer) as i, loop(inner, **LOOP_HINTS) as j:
-        yield i, j
+@contextlib.contextmanager
+def _nest(f, counts):
+    """Nested loops over range(count) for each count, the innermost vectorizable; yields the indices (an int
+    0 for a loop of one iteration)."""
+    with contextlib.ExitStack() as stack:
+        yield [stack.enter_context(f.loop(0, n, **(LOOP_HINTS if i == len(counts) - 1 else {})) if n > 1
+                                   else contextlib.nullcontext(0)) for i, n in enumerate(counts)]
 
 
-class _just:
-    """A context manager yielding a value: the index of a loop of one iteration."""
+@dataclasses.dataclass
+class _Stage:
+    """A pass of radix r, sub-length n and stride s; tw: the pointers to its twiddles w^p, w^2p, w^3p (radix 4);
+    sign -1 forward, +1 inverse (conjugate twiddles); scale: a constant its outputs are multiplied by, or None."""
+    r: int
+    n: int
+    s: int
+    tw: list
+    sign: int
+    scale: object
 
-    def __init__(self, value):
-        self.value = value
 
-    def __enter__(self):
-        return self.value
-
-    def __exit__(self, *exc):
-        return False
-
-
-def _radix4(c, src, dst, n, s, table, sign, scale):
-    """One radix-4 pass (sub-length n, stride s) from src to dst; sign -1 forward, +1 inverse (conjugate
-    twiddles); scale: a constant each output is multiplied by, or None."""
-    m, b = n // 4, c.b
-    tw = [c.at(table, j * m) for j in range(3)]
-    for p, q in _pass_loops(c, m, s):
-        ins = [c.load(src, b.iop("add", q, b.iop("mul", s, b.iop("add", p, j * m)))) for j in range(4)]
+def _butterfly(c, st, src, dst, p, at_src, at_dst):
+    """Stage st's outputs y[j] at dst's at_dst(r p + j) from its inputs x[j] at src's at_src(p + j m), m = n/r:
+    at_*(t) is the element of row t of the column computed (q + s t for the whole array)."""
+    m, b = st.n // st.r, c.b
+    ins = [c.load(src, at_src(b.iop("add", p, j * m))) for j in range(st.r)]
+    if st.r == 2:
+        outs = [c.add(*ins), c.sub(*ins)]
+    else:
         apc, amc, bpd, bmd = c.add(ins[0], ins[2]), c.sub(ins[0], ins[2]), c.add(ins[1], ins[3]), c.sub(ins[1], ins[3])
-        turned = c.times_i(bmd, sign)
+        turned = c.times_i(bmd, st.sign)
         outs = [c.add(apc, bpd), c.add(amc, turned), c.sub(apc, bpd), c.sub(amc, turned)]
         if m > 1:
-            outs[1:] = [c.mul(y, c.load(w, p), conj=sign > 0) for y, w in zip(outs[1:], tw)]
-        for j, y in enumerate(outs):
-            c.store(dst, b.iop("add", q, b.iop("mul", s, b.iop("add", b.iop("mul", p, 4), j))), c.scale(y, scale))
+            outs[1:] = [c.mul(y, c.load(w, p), conj=st.sign > 0) for y, w in zip(outs[1:], st.tw)]
+    for j, y in enumerate(outs):
+        c.store(dst, at_dst(b.iop("add", b.iop("mul", p, st.r), j)), c.scale(y, st.scale))
 
 
-def _radix2(c, src, dst, s, scale):
-    """The last pass of an odd power of two: sub-length 2, stride s, no twiddles."""
-    with c.f.loop(0, s, **LOOP_HINTS) as q:
-        a, b = c.load(src, q), c.load(src, c.b.iop("add", q, s))
-        c.store(dst, q, c.scale(c.add(a, b), scale))
-        c.store(dst, c.b.iop("add", q, s), c.scale(c.sub(a, b), scale))
+def _column(c, q, s):
+    """Row t of column q with stride s: q + s t."""
+    return lambda t: c.b.iop("add", q, c.b.iop("mul", s, t))
 
 
-def _pass_loops(c, m, s):
-    """Loops over (p, q) in range(m) x range(s): q innermost when s >= Q_INNER, else p."""
-    if s >= Q_INNER:
-        yield from _loops(c.f, m, s)
-    else:
-        for q, p in _loops(c.f, s, m):
-            yield p, q
+def _full_pass(c, st, pairs):
+    """Stage st over the whole array: q innermost when s >= Q_INNER (contiguous vectors), else p."""
+    (src, dst), = pairs
+    m = st.n // st.r
+    with _nest(c.f, [m, st.s] if st.s >= Q_INNER else [st.s, m]) as loops:
+        p, q = loops if st.s >= Q_INNER else loops[::-1]
+        at = _column(c, q, st.s)
+        _butterfly(c, st, src, dst, p, at, at)
 
 
-def _complex_passes(c, n, table, offsets, sign, scale):
-    """The passes of a complex transform of length n: functions of (src, dst); scale applies to the last."""
-    stages = _stages(n)
-    passes = []
-    for i, (r, m_n, s) in enumerate(stages):
-        last = scale if i == len(stages) - 1 else None
-        if r == 4:
-            t = c.at(table, offsets[i])
-            passes.append(lambda src, dst, m_n=m_n, s=s, t=t, last=last: _radix4(c, src, dst, m_n, s, t, sign, last))
-        else:
-            passes.append(lambda src, dst, s=s, last=last: _radix2(c, src, dst, s, last))
+def _blocked_passes(c, stages, src, dst, local, width):
+    """Stages whose columns q fall into independent classes modulo the first one's stride s0 (each later
+    stride is a multiple of it): per block of `width` classes, every stage in turn, the first reading src
+    and the last writing dst, in between the block's rows packed into two `local` buffers (in the cache;
+    the rows in place, s0 apart, would fall into few cache sets)."""
+    s0, b = stages[0].s, c.b
+    with c.f.loop(0, s0 // width) as block:
+        for i, st in enumerate(stages):
+            rows = st.s // s0
+            with _nest(c.f, [st.n // st.r, rows, width]) as (p, r, lane):
+                packed = _column(c, b.iop("add", lane, b.iop("mul", r, width)), width * rows)
+                whole = _column(c, b.iop("add", b.iop("add", b.iop("mul", block, width), lane), b.iop("mul", r, s0)),
+                                st.s)
+                _butterfly(c, st, src if i == 0 else local[i % 2 - 1], dst if i == len(stages) - 1 else local[i % 2],
+                           p, whole if i == 0 else packed, whole if i == len(stages) - 1 else packed)
+
+
+def _blocking(n, itemsize):
+    """(the first stage run block by block, the block's width in columns, the complex elements of its two
+    packed buffers): once a stage's block fits in BLOCK_BYTES, where the whole array does not (else no stage)."""
+    stages, width = _stages(n), max(BLOCK_LINE // itemsize, 1)
+    first = next((i for i, (_, m_n, s) in enumerate(stages) if n * itemsize > BLOCK_BYTES and s >= width
+                  and 2 * m_n * width * itemsize <= BLOCK_BYTES), len(stages))
+    if first >= len(stages) - 1:        # one stage: nothing to keep in the cache
+        return len(stages), width, 0
+    return first, width, 2 * stages[first][1] * width
+
+
+def _complex_passes(c, n, table, offsets, sign, scale, local):
+    """The passes of a complex transform of length n as (count, emit): emit(pairs) writes `count` passes
+    from and to the (src, dst) pairs given; the first passes run over the whole array, the rest block by
+    block (_blocking) in `local` scratch memory. scale applies to the last stage."""
+    stages = [_Stage(r, m_n, s, [c.at(table, offsets[i] + j * (m_n // 4)) for j in range(3)] if r == 4 else None,
+                     sign, scale if i == len(_stages(n)) - 1 else None)
+              for i, (r, m_n, s) in enumerate(_stages(n))]
+    first, width, local_size = _blocking(n, 2 * c.part.itemsize)
+    passes = [(1, functools.partial(_full_pass, c, st)) for st in stages[:first]]
+    if first < len(stages):
+        packed = [c.at(local, j * local_size // 2) for j in range(2)]
+        passes.append((1, lambda pairs: _blocked_passes(c, stages[first:], *pairs[0], packed, width)))
     return passes
 
 
 def _split_real(c, src, dst, h, table):
     """RFFT's last pass: the spectrum X (h + 1 values) of 2h reals from Z, the transform of their pairs."""
     z0 = c.load(src, 0)
-    zero = c.const(0)
-    c.store(dst, 0, (c.op("fadd", z0[0], z0[1]), zero))
-    c.store(dst, h, (c.op("fsub", z0[0], z0[1]), zero))
+    c.store(dst, 0, (c.op("fadd", z0[0], z0[1]), c.const(0)))
+    c.store(dst, h, (c.op("fsub", z0[0], z0[1]), c.const(0)))
     half = c.const(0.5)
-    with c.f.loop(1, h // 2 + 1, **LOOP_HINTS) as k:
+
+    def pair(k):
         j = c.b.iop("sub", h, k)
         zk, zj = c.load(src, k), c.conj(c.load(src, j))
         e = c.scale(c.add(zk, zj), half)
@@ -202,6 +234,15 @@ def _split_real(c, src, dst, h, table):
         wo = c.mul(o, c.load(table, k))
         c.store(dst, k, c.add(e, wo))
         c.store(dst, j, c.conj(c.sub(e, wo)))
+    _pairs(c, h, pair)
+
+
+def _pairs(c, h, pair):
+    """pair(k) for 0 < k <= h/2: a loop over k < h/2, whose stores at k and h - k never meet, then h/2."""
+    with c.f.loop(1, h // 2, **LOOP_HINTS) as k:
+        pair(k)
+    if h > 1:
+        pair(h // 2)
 
 
 def _join_real(c, src, dst, h, table):
@@ -209,13 +250,15 @@ def _join_real(c, src, dst, h, table):
     inv = c.const(1 / (2 * h))
     x0, xh = c.load(src, 0), c.load(src, h)
     c.store(dst, 0, c.scale((c.op("fadd", x0[0], xh[0]), c.op("fsub", x0[0], xh[0])), inv))
-    with c.f.loop(1, h // 2 + 1, **LOOP_HINTS) as k:
+
+    def pair(k):
         j = c.b.iop("sub", h, k)
         xk, xj = c.load(src, k), c.conj(c.load(src, j))
         a = c.add(xk, xj)                                      # 2 E
         bo = c.mul(c.sub(xk, xj), c.load(table, k), conj=True)  # 2 O
         c.store(dst, k, c.scale(c.add(a, c.times_i(bo, 1)), inv))
         c.store(dst, j, c.scale(c.add(c.conj(a), c.times_i(c.conj(bo), 1)), inv))
+    _pairs(c, h, pair)
 
 
 def lower_fft(k, out, x, kind, n, batch):
@@ -230,32 +273,34 @@ def lower_fft(k, out, x, kind, n, batch):
     table_ptr = k.f.module.array(table)
     sign = 1 if kind in ("ifft", "irfft") else -1
     scale = c.const(1 / n) if kind == "ifft" and n > 1 else None
+    _, _, local_size = _blocking(m, 2 * c.part.itemsize)
+    slot_size = m + local_size                     # complex elements of scratch per chunk of the batch
+    slots = min(runtime.NUM_THREADS, batch)
+    b = k.b
+    slot = b.iop("sdiv", b.iop("add", b.iop("mul", "%lo", slots), batch - 1), batch)     # the chunk this is
+    scratch = c.at(k.scratch_memory(slots * slot_size * 2 * c.part.itemsize), b.iop("mul", slot, slot_size))
+    local = c.at(scratch, m)
     if real and n == 1:
-        passes = [lambda src, dst: _real_one(c, src, dst, kind)]
+        passes = [(1, lambda pairs: _real_one(c, *pairs[0], kind))]
     else:
-        passes = _complex_passes(c, m, table_ptr, offsets, sign, scale)
+        passes = _complex_passes(c, m, table_ptr, offsets, sign, scale, local)
         post = c.at(table_ptr, offsets[-1])
         if kind == "rfft":
-            passes.append(lambda src, dst: _split_real(c, src, dst, m, post))
+            passes.append((1, lambda pairs: _split_real(c, *pairs[0], m, post)))
         elif kind == "irfft":
-            passes.insert(0, lambda src, dst: _join_real(c, src, dst, m, post))
+            passes.insert(0, (1, lambda pairs: _join_real(c, *pairs[0], m, post)))
         if not passes:
-            passes = [lambda src, dst: c.store(dst, 0, c.load(src, 0))]
+            passes = [(1, lambda pairs: c.store(pairs[0][1], 0, c.load(pairs[0][0], 0)))]
     in_row, out_row = (x.nbytes // max(batch, 1)), (out.nbytes // max(batch, 1))
-    work_bytes = m * 2 * np.dtype(dtype).itemsize
-    slots = min(runtime.NUM_THREADS, batch)
-    scratch = None
-    if len(passes) > 1:
-        b = k.b
-        slot = b.iop("sdiv", b.iop("add", b.iop("mul", "%lo", slots), batch - 1), batch)     # the chunk this is
-        scratch = c.at(k.scratch_memory(slots * work_bytes), b.iop("mul", slot, m))
+    total = sum(count for count, _ in passes)
     with k.f.loop("%lo", "%hi") as row:
-        src = k.f.emit(f"getelementptr i8, ptr {x.ptr}, i64 {k.b.iop('mul', row, in_row)}")
+        bufs = [k.f.emit(f"getelementptr i8, ptr {x.ptr}, i64 {k.b.iop('mul', row, in_row)}")]
         dst = k.f.emit(f"getelementptr i8, ptr {out.ptr}, i64 {k.b.iop('mul', row, out_row)}")
-        for i, run in enumerate(passes):
-            to = dst if (len(passes) - 1 - i) % 2 == 0 else scratch
-            run(src, to)
-            src = to
+        bufs += [dst if (total - 1 - i) % 2 == 0 else scratch for i in range(total)]   # the last writes dst
+        pairs, at = list(zip(bufs, bufs[1:])), 0
+        for count, emit in passes:
+            emit(pairs[at:at + count])
+            at += count
 
 
 def _real_one(c, src, dst, kind):
