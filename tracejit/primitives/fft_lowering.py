@@ -20,6 +20,7 @@ transforms (the leading axes) is a loop of them, which the backend may split ove
 import contextlib
 import dataclasses
 import functools
+import itertools
 
 import numpy as np
 
@@ -47,7 +48,7 @@ def _stages(n):
 def twiddles(n, dtype):
     """For a complex transform of length n in dtype (complex64/128): (table, offsets) where offsets[i] is the
     position in table of pass i's twiddles w^p, w^2p, w^3p (three runs of n_i/4), and offsets[-1] that of the
-    real transform's e^(-2 pi i k/2n), k < n/2 + 1."""
+    real transform's e^(-2 pi i k/2n), k < n."""
     parts, offsets, at = [], [], 0
     for r, m_n, _ in _stages(n):
         offsets.append(at)
@@ -56,7 +57,7 @@ def twiddles(n, dtype):
             parts += [_roots(j * p, m_n) for j in (1, 2, 3)]
             at += 3 * (m_n // 4)
     offsets.append(at)
-    parts.append(_roots(np.arange(n // 2 + 1), 2 * n))
+    parts.append(_roots(np.arange(n), 2 * n))
     return np.concatenate(parts).astype(dtype), tuple(offsets)
 
 
@@ -220,29 +221,17 @@ def _complex_passes(c, n, table, offsets, sign, scale, local):
 
 
 def _split_real(c, src, dst, h, table):
-    """RFFT's last pass: the spectrum X (h + 1 values) of 2h reals from Z, the transform of their pairs."""
+    """RFFT's last pass: the spectrum X (h + 1 values) of 2h reals from Z, the transform of their pairs (one
+    store per iteration, so that the loop vectorizes)."""
     z0 = c.load(src, 0)
     c.store(dst, 0, (c.op("fadd", z0[0], z0[1]), c.const(0)))
     c.store(dst, h, (c.op("fsub", z0[0], z0[1]), c.const(0)))
     half = c.const(0.5)
-
-    def pair(k):
-        j = c.b.iop("sub", h, k)
-        zk, zj = c.load(src, k), c.conj(c.load(src, j))
+    with c.f.loop(1, h, **LOOP_HINTS) as k:
+        zk, zj = c.load(src, k), c.conj(c.load(src, c.b.iop("sub", h, k)))
         e = c.scale(c.add(zk, zj), half)
         o = c.times_i(c.scale(c.sub(zk, zj), half), -1)        # (zk - conj zj) / 2i
-        wo = c.mul(o, c.load(table, k))
-        c.store(dst, k, c.add(e, wo))
-        c.store(dst, j, c.conj(c.sub(e, wo)))
-    _pairs(c, h, pair)
-
-
-def _pairs(c, h, pair):
-    """pair(k) for 0 < k <= h/2: a loop over k < h/2, whose stores at k and h - k never meet, then h/2."""
-    with c.f.loop(1, h // 2, **LOOP_HINTS) as k:
-        pair(k)
-    if h > 1:
-        pair(h // 2)
+        c.store(dst, k, c.add(e, c.mul(o, c.load(table, k))))
 
 
 def _join_real(c, src, dst, h, table):
@@ -250,21 +239,16 @@ def _join_real(c, src, dst, h, table):
     inv = c.const(1 / (2 * h))
     x0, xh = c.load(src, 0), c.load(src, h)
     c.store(dst, 0, c.scale((c.op("fadd", x0[0], xh[0]), c.op("fsub", x0[0], xh[0])), inv))
-
-    def pair(k):
-        j = c.b.iop("sub", h, k)
-        xk, xj = c.load(src, k), c.conj(c.load(src, j))
-        a = c.add(xk, xj)                                      # 2 E
-        bo = c.mul(c.sub(xk, xj), c.load(table, k), conj=True)  # 2 O
-        c.store(dst, k, c.scale(c.add(a, c.times_i(bo, 1)), inv))
-        c.store(dst, j, c.scale(c.add(c.conj(a), c.times_i(c.conj(bo), 1)), inv))
-    _pairs(c, h, pair)
+    with c.f.loop(1, h, **LOOP_HINTS) as k:
+        xk, xj = c.load(src, k), c.conj(c.load(src, c.b.iop("sub", h, k)))
+        odd = c.mul(c.sub(xk, xj), c.load(table, k), conj=True)    # 2 O
+        c.store(dst, k, c.scale(c.add(c.add(xk, xj), c.times_i(odd, 1)), inv))
 
 
 def lower_fft(k, out, x, kind, n, batch):
     """Emit the transforms of `batch` rows: kind 'fft', 'ifft', 'rfft' or 'irfft' of length n (a power of
     two) from buffer x to buffer out, rows [%lo, %hi) (a chunk of the batch when split over threads)."""
-    from ..backend import runtime       # as conv_lowering: the thread count sizes the scratch
+    from ..backend import runtime  # as conv_lowering: the thread count sizes the scratch
     dtype = out.aval.dtype if kind != "irfft" else x.aval.dtype
     c = _Complex(k, dtype)
     real = kind in ("rfft", "irfft")
@@ -297,7 +281,7 @@ def lower_fft(k, out, x, kind, n, batch):
         bufs = [k.f.emit(f"getelementptr i8, ptr {x.ptr}, i64 {k.b.iop('mul', row, in_row)}")]
         dst = k.f.emit(f"getelementptr i8, ptr {out.ptr}, i64 {k.b.iop('mul', row, out_row)}")
         bufs += [dst if (total - 1 - i) % 2 == 0 else scratch for i in range(total)]   # the last writes dst
-        pairs, at = list(zip(bufs, bufs[1:])), 0
+        pairs, at = list(itertools.pairwise(bufs)), 0
         for count, emit in passes:
             emit(pairs[at:at + count])
             at += count
