@@ -114,8 +114,9 @@ def _fft_batch(args, dims, fft_type, fft_lengths):
 
 def _native(eqn):
     """Whether fft_lowering compiles the equation: one axis of power-of-two length, fixed shapes."""
-    (n,), shapes = eqn.params["fft_lengths"], [eqn.inputs[0].aval.shape, eqn.outvars[0].aval.shape]
-    return n & (n - 1) == 0 and all(isinstance(d, int) for shape in shapes for d in shape)
+    lengths, shapes = eqn.params["fft_lengths"], [eqn.inputs[0].aval.shape, eqn.outvars[0].aval.shape]
+    return (len(lengths) == 1 and lengths[0] & (lengths[0] - 1) == 0
+            and all(isinstance(d, int) for shape in shapes for d in shape))
 
 
 _KINDS = {FftType.FFT: "fft", FftType.IFFT: "ifft", FftType.RFFT: "rfft", FftType.IRFFT: "irfft"}
