@@ -74,9 +74,26 @@ def _roots(n):
     return out
 
 
+@functools.lru_cache(maxsize=32)
+def chirps(n, dtype, inverse):
+    """Bluestein's transform of any length n as a cyclic convolution of length m = 2**k >= 2n - 1: with the chirp
+    w_j = e^(-+i pi j^2/n), X_k = w_k sum_j (x_j w_j) conj(w_(k-j)). Returns (m, table): table holds w_j (j < n),
+    then the transform of the padded conj(w) divided by m (the convolution's other operand, as the inverse pass
+    leaves it unscaled), then w_k scaled by 1/n for the inverse (k < n); computed in float64, rounded once."""
+    m = 1 << (2 * n - 2).bit_length()
+    j = np.arange(n)
+    angle = np.pi * ((j * j) % (2 * n)) / n          # j^2 mod 2n exactly: the angle stays small
+    w = np.cos(angle) + 1j * np.sin(angle) * (1 if inverse else -1)
+    h = np.zeros(m, complex)
+    h[:n], h[m - n + 1:] = np.conj(w), np.conj(w[1:][::-1])
+    table = np.concatenate([w, np.fft.fft(h) / m, w / n if inverse else w])
+    return m, table.astype(dtype)
+
+
 def symbol(kind, ty, inverse):
     """The library function's name: kind '4p', '4w16', '2w4'... (radix, then p innermost or the lanes), or
-    'split' (a real transform's last pass) or 'join' (an inverse real transform's first)."""
+    'split' (a real transform's last pass) or 'join' (an inverse real transform's first), or 'chirp' and
+    'chirpr' (a product by a table, of complex or real values, zero padded: Bluestein's passes)."""
     return f"tj_fft{kind}_{ty}_{'inv' if inverse else 'fwd'}"
 
 
@@ -97,6 +114,9 @@ def _load(ty, inverse):
             _pass_function(module, names[-1], ty, r, lanes, inverse)
     names.append(symbol("join" if inverse else "split", ty, inverse))
     (_join_function if inverse else _split_function)(module, names[-1], ty)
+    for real in (False, True):
+        names.append(symbol("chirpr" if real else "chirp", ty, inverse))
+        _chirp_function(module, names[-1], ty, real)
     objects = disk_cache.cached_object_code(f"fft {ty} {inverse}", module.text(), names, {}, folder="fft")
     code = llvm.load_objects(objects.objects, names, {}, permanent=True)
     _codes.append(code)
@@ -250,5 +270,23 @@ def _join_function(module, name, ty):
         xk, xj = c.load("%src", k), c.conj(c.load("%src", c.b.iop("sub", "%h", k)))
         odd = c.mul(c.sub(xk, xj), c.load("%tw", k), conj=True)
         c.store("%dst", k, c.scale(c.add(c.add(xk, xj), c.times_i(odd, 1)), "%scale"))
+    f.line("ret void")
+    module.add(f)
+
+
+def _chirp_function(module, name, ty, real):
+    """`(src, dst, tw, count, total)`: dst_j = src_j tw_j for j < count (src real or complex), 0 up to total."""
+    f = Function(module, f"define void @{name}(ptr noalias %src, ptr noalias %dst, ptr noalias readonly %tw, "
+                         "i64 %count, i64 %total) nounwind", {})
+    c = Complex(f, ty)
+    with f.loop(0, "%count") as j:
+        w = c.load("%tw", j)
+        if real:
+            x = f.emit(f"load {ty}, ptr {f.emit(f'getelementptr {ty}, ptr %src, i64 {j}')}")
+            c.store("%dst", j, c.scale(w, x))
+        else:
+            c.store("%dst", j, c.mul(c.load("%src", j), w))
+    with f.loop("%count", "%total") as j:
+        c.store("%dst", j, (c.const(0), c.const(0)))
     f.line("ret void")
     module.add(f)

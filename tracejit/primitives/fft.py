@@ -18,7 +18,7 @@ from ..core.batching import move_batch_axis
 from ..core.errors import ShapeError
 from ..core.ops import ops
 from .base import linear_primitive
-from .fft_lowering import fft_kernel
+from .fft_lowering import compiled, fft_kernel
 
 
 class FftType(enum.IntEnum):
@@ -113,9 +113,10 @@ def _fft_batch(args, dims, fft_type, fft_lengths):
 
 
 def _native(eqn):
-    """Whether fft_lowering compiles the equation: one axis of power-of-two length, fixed shapes."""
+    """Whether fft_lowering compiles the equation: one axis of a length it takes (fft_lowering.compiled), fixed
+    shapes."""
     lengths, shapes = eqn.params["fft_lengths"], [eqn.inputs[0].aval.shape, eqn.outvars[0].aval.shape]
-    return (len(lengths) == 1 and lengths[0] & (lengths[0] - 1) == 0
+    return (len(lengths) == 1 and compiled(lengths[0], _KINDS[eqn.params["fft_type"]])
             and all(isinstance(d, int) for shape in shapes for d in shape))
 
 

@@ -14,6 +14,7 @@ split pass; the inverse real transform runs the join pass (with the 1/n) then th
 the complex inverse scales its last pass. A batch of transforms (the leading axes) is a loop over rows, which
 the backend may split over the threads (each chunk with its own scratch memory)."""
 import itertools
+import math
 
 import numpy as np
 
@@ -24,7 +25,22 @@ from ..backend.rules import Kernel, llvm_type
 BLOCK_BYTES = 1 << 20     # a transform larger than this runs its last passes block by block, each block's two
                           # packed buffers within it (L2: 2 MiB per core on the machines measured)
 LANES = 16                # columns per block (fft_kernels.LANES)
+BLUESTEIN_NS = 0.3        # per m log2 m, measured (m = 2048 and 8192, float32)
+POCKETFFT_NS = 0.5        # per n log2 n of a complex transform (NumPy 2.4, n = 1000 to 1e5, float32)
+PYTHON_STEP_NS = 20_000   # what a call running a Python step costs beyond it
 FLOPS_PER_NS = 4          # what a transform runs at on one core, roughly (5 n log2 n flops): for the split
+
+
+def compiled(n, kind):
+    """Whether a transform of length n runs here: powers of two always; others (not irfft) by Bluestein's
+    algorithm where its estimated time (two transforms of a power of two m >= 2n - 1) is below NumPy's
+    pocketfft's on the buffers plus the Python step's overhead (it is not for large smooth lengths: 1e5 took 2.8
+    ms against 0.75)."""
+    if n & (n - 1) == 0:
+        return True
+    m = 1 << (2 * n - 2).bit_length()
+    pocketfft = POCKETFFT_NS * n * math.log2(n) * (0.5 if kind == "rfft" else 1)
+    return kind != "irfft" and BLUESTEIN_NS * m * math.log2(m) < pocketfft + PYTHON_STEP_NS
 
 
 def _blocking(n, itemsize):
@@ -45,7 +61,7 @@ class _Calls:
         self.k, self.ty, self.inverse = k, ty, inverse
         self.c = Complex(k.f, ty)
         self.table, self.offsets = k.f.module.array(table[0]), table[1]
-        self.n = n
+        self.n, self.itemsize = n, 8 if ty == "float" else 16     # of a complex element
 
     def call(self, kind, *args):
         module = self.k.f.module
@@ -90,43 +106,70 @@ class _Calls:
 
 
 def lower_fft(k, out, x, kind, n, batch):
-    """Emit the transforms of `batch` rows: kind 'fft', 'ifft', 'rfft' or 'irfft' of length n (a power of
-    two) from buffer x to buffer out, rows [%lo, %hi) (a chunk of the batch when split over threads)."""
+    """Emit the transforms of `batch` rows: kind 'fft', 'ifft', 'rfft' or 'irfft' (n a power of two for irfft)
+    of length n from buffer x to buffer out, rows [%lo, %hi) (a chunk of the batch when split over threads)."""
     from ..backend import runtime  # as conv_lowering: the thread count sizes the scratch
     dtype = np.dtype(out.aval.dtype if kind != "irfft" else x.aval.dtype)
     ty, itemsize = llvm_type(dtype), dtype.itemsize
-    real, inverse = kind in ("rfft", "irfft"), kind in ("ifft", "irfft")
-    m = n // 2 if real else n                      # the complex transform's length
-    calls = _Calls(k, ty, inverse, m, twiddles(max(m, 1), dtype))
-    c, b = calls.c, k.b
-    first, packed_size = _blocking(m, itemsize)
-    slot_size = m + packed_size                    # complex elements of scratch per chunk of the batch
-    slots = min(runtime.NUM_THREADS, batch)
-    slot = b.iop("sdiv", b.iop("add", b.iop("mul", "%lo", slots), batch - 1), batch)     # the chunk this is
-    scratch = c.at(k.scratch_memory(slots * slot_size * itemsize), b.iop("mul", slot, slot_size))
-    packed = [c.at(scratch, m), c.at(scratch, m + packed_size // 2)]
-    last_scale = 1 / n if kind == "ifft" else 1.0
-    post = f"ptr {calls.twiddles(-1)}, i64 {m}"
-    if real and n == 1:
-        passes = [lambda src, dst: _real_one(c, src, dst, kind)]
+    inverse, power = kind in ("ifft", "irfft"), n & (n - 1) == 0
+    if power:
+        m = n // 2 if kind in ("rfft", "irfft") else n      # the complex transform's length
+        work = m                                            # scratch: one buffer (the other is the output)
     else:
-        passes = [lambda src, dst, i=i: calls.whole(i, src, dst, last_scale) for i in range(first)]
-        if first < len(stages(m)):
-            passes.append(lambda src, dst: calls.blocked(first, src, dst, packed, last_scale))
-        if kind == "rfft":
-            passes.append(lambda src, dst: calls.call("split", f"ptr {src}", f"ptr {dst}", post))
-        elif kind == "irfft":
-            passes.insert(0, lambda src, dst: calls.call("join", f"ptr {src}", f"ptr {dst}", post,
-                                                          f"{ty} {c.const(1 / n)}"))
-        if not passes:
-            passes = [lambda src, dst: c.store(dst, 0, c.load(src, 0))]
+        m, chirp = fft_kernels.chirps(n, dtype, inverse)     # Bluestein: a convolution of length m
+        work = 2 * m                                        # two buffers (the output is shorter)
+    _, packed_size = _blocking(m, itemsize)
+    slots, b = min(runtime.NUM_THREADS, batch), k.b
+    slot = b.iop("sdiv", b.iop("add", b.iop("mul", "%lo", slots), batch - 1), batch)     # the chunk this is
+    c = Complex(k.f, ty)
+    scratch = c.at(k.scratch_memory(slots * (work + packed_size) * itemsize), b.iop("mul", slot, work + packed_size))
+    packed = [c.at(scratch, work), c.at(scratch, work + packed_size // 2)]
+    calls = [_Calls(k, ty, inv, m, twiddles(max(m, 1), dtype)) for inv in (False, True)]
+    if power:
+        passes = _power_of_two(calls[inverse], kind, n, packed)
+    else:
+        table = k.f.module.array(chirp)
+        pre, conv, post = (f"ptr {c.at(table, i)}" for i in (0, n, n + m))
+        fwd = calls[False]
+        passes = [lambda src, dst: fwd.call("chirpr" if kind == "rfft" else "chirp", f"ptr {src}", f"ptr {dst}", pre,
+                                            f"i64 {n}", f"i64 {m}"),
+                  *_complex_passes(fwd, m, packed, 1.0),
+                  lambda src, dst: fwd.call("chirp", f"ptr {src}", f"ptr {dst}", conv, f"i64 {m}", f"i64 {m}"),
+                  *_complex_passes(calls[True], m, packed, 1.0),
+                  lambda src, dst: fwd.call("chirp", f"ptr {src}", f"ptr {dst}", post, *[f"i64 {out.aval.shape[-1]}"] * 2)]
     in_row, out_row = (x.nbytes // batch), (out.nbytes // batch)
     with k.f.loop("%lo", "%hi") as row:
-        bufs = [k.f.emit(f"getelementptr i8, ptr {x.ptr}, i64 {b.iop('mul', row, in_row)}")]
+        src = k.f.emit(f"getelementptr i8, ptr {x.ptr}, i64 {b.iop('mul', row, in_row)}")
         dst = k.f.emit(f"getelementptr i8, ptr {out.ptr}, i64 {b.iop('mul', row, out_row)}")
-        bufs += [dst if (len(passes) - 1 - i) % 2 == 0 else scratch for i in range(len(passes))]   # last: dst
-        for run, (src, to) in zip(passes, itertools.pairwise(bufs)):
-            run(src, to)
+        pair = (dst, scratch) if power else (scratch, c.at(scratch, m))   # passes before the last alternate
+        bufs = [src] + [pair[(len(passes) - 1 - i) % 2] for i in range(len(passes) - 1)] + [dst]
+        for run, (a, z) in zip(passes, itertools.pairwise(bufs)):
+            run(a, z)
+
+
+def _complex_passes(calls, m, packed, last_scale):
+    """The passes of a complex transform of length m (functions of (src, dst)): over the whole array, then
+    block by block."""
+    first, _ = _blocking(m, calls.itemsize)
+    passes = [lambda src, dst, i=i: calls.whole(i, src, dst, last_scale) for i in range(first)]
+    if first < len(stages(m)):
+        passes.append(lambda src, dst: calls.blocked(first, src, dst, packed, last_scale))
+    return passes
+
+
+def _power_of_two(calls, kind, n, packed):
+    """The passes of a transform of power-of-two length n (functions of (src, dst))."""
+    c, m = calls.c, calls.n
+    if kind in ("rfft", "irfft") and n == 1:
+        return [lambda src, dst: _real_one(c, src, dst, kind)]
+    passes = _complex_passes(calls, m, packed, 1 / n if kind == "ifft" else 1.0)
+    post = f"ptr {calls.twiddles(-1)}, i64 {m}"
+    if kind == "rfft":
+        passes.append(lambda src, dst: calls.call("split", f"ptr {src}", f"ptr {dst}", post))
+    elif kind == "irfft":
+        passes.insert(0, lambda src, dst: calls.call("join", f"ptr {src}", f"ptr {dst}", post,
+                                                      f"{calls.ty} {c.const(1 / n)}"))
+    return passes or [lambda src, dst: c.store(dst, 0, c.load(src, 0))]
 
 
 def _real_one(c, src, dst, kind):
