@@ -92,8 +92,8 @@ def chirps(n, dtype, inverse):
 
 def symbol(kind, ty, inverse):
     """The library function's name: kind '4p', '4w16', '2w4'... (radix, then p innermost or the lanes), or
-    'split' (a real transform's last pass) or 'join' (an inverse real transform's first), or 'chirp' and
-    'chirpr' (a product by a table, of complex or real values, zero padded: Bluestein's passes)."""
+    'split' (a real transform's last pass) or 'join' (an inverse real transform's first), or Bluestein's products
+    by a table (_chirp_function)."""
     return f"tj_fft{kind}_{ty}_{'inv' if inverse else 'fwd'}"
 
 
@@ -114,9 +114,9 @@ def _load(ty, inverse):
             _pass_function(module, names[-1], ty, r, lanes, inverse)
     names.append(symbol("join" if inverse else "split", ty, inverse))
     (_join_function if inverse else _split_function)(module, names[-1], ty)
-    for real in (False, True):
-        names.append(symbol("chirpr" if real else "chirp", ty, inverse))
-        _chirp_function(module, names[-1], ty, real)
+    for kind in ("chirp", "chirpr", "chirph", "chirpre"):
+        names.append(symbol(kind, ty, inverse))
+        _chirp_function(module, names[-1], ty, kind)
     objects = disk_cache.cached_object_code(f"fft {ty} {inverse}", module.text(), names, {}, folder="fft")
     code = llvm.load_objects(objects.objects, names, {}, permanent=True)
     _codes.append(code)
@@ -274,19 +274,36 @@ def _join_function(module, name, ty):
     module.add(f)
 
 
-def _chirp_function(module, name, ty, real):
-    """`(src, dst, tw, count, total)`: dst_j = src_j tw_j for j < count (src real or complex), 0 up to total."""
+def _chirp_function(module, name, ty, kind):
+    """Bluestein's passes, `(src, dst, tw, count, n, total)`: dst_j = y_j tw_j for j < n, zero up to total, where y
+    is src (kind 'chirp'), src's reals ('chirpr') or the n values of the Hermitian spectrum whose first count src
+    holds ('chirph', the imaginary parts of its zero and, n even, Nyquist frequencies unused); 'chirpre' stores
+    the real parts of the products only, j < n (count and total unused)."""
     f = Function(module, f"define void @{name}(ptr noalias %src, ptr noalias %dst, ptr noalias readonly %tw, "
-                         "i64 %count, i64 %total) nounwind", {})
+                         "i64 %count, i64 %n, i64 %total) nounwind", {})
     c = Complex(f, ty)
-    with f.loop(0, "%count") as j:
+
+    def real(base, j):
+        return f.emit(f"load {ty}, ptr {f.emit(f'getelementptr {ty}, ptr {base}, i64 {j}')}")
+
+    with f.loop(0, "%count" if kind == "chirph" else "%n") as j:
         w = c.load("%tw", j)
-        if real:
-            x = f.emit(f"load {ty}, ptr {f.emit(f'getelementptr {ty}, ptr %src, i64 {j}')}")
-            c.store("%dst", j, c.scale(w, x))
+        if kind == "chirpr":
+            c.store("%dst", j, c.scale(w, real("%src", j)))
+        elif kind == "chirpre":
+            product = c.mul(c.load("%src", j), w)[0]
+            f.line(f"store {ty} {product}, ptr {f.emit(f'getelementptr {ty}, ptr %dst, i64 {j}')}")
         else:
             c.store("%dst", j, c.mul(c.load("%src", j), w))
-    with f.loop("%count", "%total") as j:
-        c.store("%dst", j, (c.const(0), c.const(0)))
+    if kind == "chirph":
+        with f.loop("%count", "%n") as j:
+            c.store("%dst", j, c.mul(c.conj(c.load("%src", c.b.iop("sub", "%n", j))), c.load("%tw", j)))
+        nyquist = c.b.iop("sdiv", "%n", 2)
+        for j, cond in ((0, True), (nyquist, f.emit("icmp eq i64 " + c.b.iop("srem", "%n", 2) + ", 0"))):
+            with f.when(cond):
+                c.store("%dst", j, c.scale(c.load("%tw", j), real(c.at("%src", j), 0)))
+    if kind != "chirpre":
+        with f.loop("%n", "%total") as j:
+            c.store("%dst", j, (c.const(0), c.const(0)))
     f.line("ret void")
     module.add(f)

@@ -32,15 +32,14 @@ FLOPS_PER_NS = 4          # what a transform runs at on one core, roughly (5 n l
 
 
 def compiled(n, kind):
-    """Whether a transform of length n runs here: powers of two always; others (not irfft) by Bluestein's
-    algorithm where its estimated time (two transforms of a power of two m >= 2n - 1) is below NumPy's
-    pocketfft's on the buffers plus the Python step's overhead (it is not for large smooth lengths: 1e5 took 2.8
-    ms against 0.75)."""
+    """Whether a transform of length n runs here: powers of two always; others by Bluestein's algorithm where
+    its estimated time (two transforms of a power of two m >= 2n - 1) is below NumPy's pocketfft's on the
+    buffers plus the Python step's overhead (it is not for large smooth lengths: 1e5 took 2.8 ms against 0.75)."""
     if n & (n - 1) == 0:
         return True
     m = 1 << (2 * n - 2).bit_length()
-    pocketfft = POCKETFFT_NS * n * math.log2(n) * (0.5 if kind == "rfft" else 1)
-    return kind != "irfft" and BLUESTEIN_NS * m * math.log2(m) < pocketfft + PYTHON_STEP_NS
+    pocketfft = POCKETFFT_NS * n * math.log2(n) * (0.5 if kind in ("rfft", "irfft") else 1)
+    return BLUESTEIN_NS * m * math.log2(m) < pocketfft + PYTHON_STEP_NS
 
 
 def _blocking(n, itemsize):
@@ -106,8 +105,8 @@ class _Calls:
 
 
 def lower_fft(k, out, x, kind, n, batch):
-    """Emit the transforms of `batch` rows: kind 'fft', 'ifft', 'rfft' or 'irfft' (n a power of two for irfft)
-    of length n from buffer x to buffer out, rows [%lo, %hi) (a chunk of the batch when split over threads)."""
+    """Emit the transforms of `batch` rows: kind 'fft', 'ifft', 'rfft' or 'irfft' of length n from buffer x to
+    buffer out, rows [%lo, %hi) (a chunk of the batch when split over threads)."""
     from ..backend import runtime  # as conv_lowering: the thread count sizes the scratch
     dtype = np.dtype(out.aval.dtype if kind != "irfft" else x.aval.dtype)
     ty, itemsize = llvm_type(dtype), dtype.itemsize
@@ -116,7 +115,7 @@ def lower_fft(k, out, x, kind, n, batch):
         m = n // 2 if kind in ("rfft", "irfft") else n      # the complex transform's length
         work = m                                            # scratch: one buffer (the other is the output)
     else:
-        m, chirp = fft_kernels.chirps(n, dtype, inverse)     # Bluestein: a convolution of length m
+        m, chirps = fft_kernels.chirps(n, dtype, inverse)     # Bluestein: a convolution of length m
         work = 2 * m                                        # two buffers (the output is shorter)
     _, packed_size = _blocking(m, itemsize)
     slots, b = min(runtime.NUM_THREADS, batch), k.b
@@ -128,15 +127,16 @@ def lower_fft(k, out, x, kind, n, batch):
     if power:
         passes = _power_of_two(calls[inverse], kind, n, packed)
     else:
-        table = k.f.module.array(chirp)
+        table = k.f.module.array(chirps)
         pre, conv, post = (f"ptr {c.at(table, i)}" for i in (0, n, n + m))
-        fwd = calls[False]
-        passes = [lambda src, dst: fwd.call("chirpr" if kind == "rfft" else "chirp", f"ptr {src}", f"ptr {dst}", pre,
-                                            f"i64 {n}", f"i64 {m}"),
-                  *_complex_passes(fwd, m, packed, 1.0),
-                  lambda src, dst: fwd.call("chirp", f"ptr {src}", f"ptr {dst}", conv, f"i64 {m}", f"i64 {m}"),
-                  *_complex_passes(calls[True], m, packed, 1.0),
-                  lambda src, dst: fwd.call("chirp", f"ptr {src}", f"ptr {dst}", post, *[f"i64 {out.aval.shape[-1]}"] * 2)]
+        fwd, real_in = calls[False], {"rfft": "chirpr", "irfft": "chirph"}.get(kind, "chirp")
+
+        def chirp(name, table_at, count, length, total):
+            return lambda src, dst: fwd.call(name, f"ptr {src}", f"ptr {dst}", table_at, f"i64 {count}",
+                                             f"i64 {length}", f"i64 {total}")
+        passes = [chirp(real_in, pre, x.aval.shape[-1], n, m), *_complex_passes(fwd, m, packed, 1.0),
+                  chirp("chirp", conv, m, m, m), *_complex_passes(calls[True], m, packed, 1.0),
+                  chirp("chirpre" if kind == "irfft" else "chirp", post, 0, out.aval.shape[-1], 0)]
     in_row, out_row = (x.nbytes // batch), (out.nbytes // batch)
     with k.f.loop("%lo", "%hi") as row:
         src = k.f.emit(f"getelementptr i8, ptr {x.ptr}, i64 {b.iop('mul', row, in_row)}")
