@@ -26,7 +26,7 @@ from .rules import Emitter, const_text
 
 LANES = (4, 16)           # the lane counts of the pass functions with a fixed lane loop
 _lock = threading.Lock()
-_addresses = {}           # (ty, inverse) -> {symbol: address}
+_addresses = {}           # (part, ty, inverse) -> {symbol: address}
 _codes = []               # the library's Code objects, kept (their engine stays as long as the process)
 
 
@@ -98,26 +98,30 @@ def symbol(kind, ty, inverse):
 
 
 def address(kind, ty, inverse):
-    """The address of a library function in this process (its part of the library compiled on first use)."""
+    """The address of a library function in this process (its part of the library compiled on first use: the
+    complex passes, the real transforms' pass, or Bluestein's)."""
+    part = "real" if kind in ("split", "join") else "chirp" if kind.startswith("chirp") else "passes"
     with _lock:
-        if (ty, inverse) not in _addresses:
-            _addresses[ty, inverse] = _load(ty, inverse)
-    return _addresses[ty, inverse][symbol(kind, ty, inverse)]
+        if (part, ty, inverse) not in _addresses:
+            _addresses[part, ty, inverse] = _load(part, ty, inverse)
+    return _addresses[part, ty, inverse][symbol(kind, ty, inverse)]
 
 
-def _load(ty, inverse):
-    module = Module()
-    names = []
-    for r in (2, 4):
-        for lanes in (None, *LANES):
-            names.append(symbol(f"{r}{'p' if lanes is None else f'w{lanes}'}", ty, inverse))
-            _pass_function(module, names[-1], ty, r, lanes, inverse)
-    names.append(symbol("join" if inverse else "split", ty, inverse))
-    (_join_function if inverse else _split_function)(module, names[-1], ty)
-    for kind in ("chirp", "chirpr", "chirph", "chirpre"):
-        names.append(symbol(kind, ty, inverse))
-        _chirp_function(module, names[-1], ty, kind)
-    objects = disk_cache.cached_object_code(f"fft {ty} {inverse}", module.text(), names, {}, folder="fft")
+def _load(part, ty, inverse):
+    module, names = Module(), []
+    if part == "passes":
+        for r in (2, 4):
+            for lanes in (None, *LANES):
+                names.append(symbol(f"{r}{'p' if lanes is None else f'w{lanes}'}", ty, inverse))
+                _pass_function(module, names[-1], ty, r, lanes, inverse)
+    elif part == "real":
+        names.append(symbol("join" if inverse else "split", ty, inverse))
+        (_join_function if inverse else _split_function)(module, names[-1], ty)
+    else:
+        for kind in ("chirp", "chirpr", "chirph", "chirpre"):
+            names.append(symbol(kind, ty, inverse))
+            _chirp_function(module, names[-1], ty, kind)
+    objects = disk_cache.cached_object_code(f"fft {part} {ty} {inverse}", module.text(), names, {}, folder="fft")
     code = llvm.load_objects(objects.objects, names, {}, permanent=True)
     _codes.append(code)
     return code.addresses
