@@ -220,15 +220,22 @@ def _pass_function(module, name, ty, r, lanes, inverse):
                        at("%db", "%dr", "%ds"))
         # the lanes' columns are distinct (whatever the run-time strides): say so, else LLVM, unable to prove that
         # the four stores of a butterfly never meet, keeps the loop scalar
-        hints = [_metadata(module, '!{!"llvm.loop.parallel_accesses", ' + group + "}"),
-                 _metadata(module, f'!{{!"llvm.loop.vectorize.width", i32 {lanes}}}'),
-                 _metadata(module, '!{!"llvm.loop.vectorize.enable", i1 true}')]
-        loop = f"!{len(module.metadata)}"
-        module.metadata.append(f"{loop} = distinct !{{{loop}, {', '.join(hints)}}}")
-        lane_latch = f.latches[0][0]          # the innermost loop closes first
-        f.lines[lane_latch] += f", !llvm.loop {loop}"
+        _parallel(f, f.latches[0][0], group, lanes)          # the innermost loop closes first
     f.line("ret void")
     module.add(f)
+
+
+def _parallel(f, latch, group, width=None):
+    """Mark the loop whose back edge is line `latch` of f as free of dependences between its iterations' accesses
+    tagged with `group` (llvm.loop.parallel_accesses), to be vectorized (`width` wide when given)."""
+    module = f.module
+    hints = [_metadata(module, '!{!"llvm.loop.parallel_accesses", ' + group + "}"),
+             _metadata(module, '!{!"llvm.loop.vectorize.enable", i1 true}')]
+    if width:
+        hints.append(_metadata(module, f'!{{!"llvm.loop.vectorize.width", i32 {width}}}'))
+    loop = f"!{len(module.metadata)}"
+    module.metadata.append(f"{loop} = distinct !{{{loop}, {', '.join(hints)}}}")
+    f.lines[latch] += f", !llvm.loop {loop}"
 
 
 def _metadata(module, node):
@@ -246,34 +253,51 @@ def _column(c, q, s):
 def _split_function(module, name, ty):
     """A real transform's last pass, `(src, dst, tw, h)`: the spectrum X (h + 1 values) of 2h reals from Z,
     the transform of their pairs: with E = (Z_k + conj Z_(h-k))/2 and O = (Z_k - conj Z_(h-k))/2i, the
-    spectra of the even and odd samples, X_k = E + e^(-2 pi i k/2h) O (one store per iteration: it vectorizes)."""
-    f = Function(module, f"define void @{name}(ptr noalias %src, ptr noalias %dst, ptr noalias readonly %tw, i64 %h) nounwind", {})
-    c = Complex(f, ty)
-    z0 = c.load("%src", 0)
-    c.store("%dst", 0, (c.op("fadd", z0[0], z0[1]), c.const(0)))
-    c.store("%dst", "%h", (c.op("fsub", z0[0], z0[1]), c.const(0)))
-    half = c.const(0.5)
-    with f.loop(1, "%h") as k:
-        zk, zj = c.load("%src", k), c.conj(c.load("%src", c.b.iop("sub", "%h", k)))
-        e = c.scale(c.add(zk, zj), half)
-        o = c.times_i(c.scale(c.sub(zk, zj), half), -1)
-        c.store("%dst", k, c.add(e, c.mul(o, c.load("%tw", k))))
-    f.line("ret void")
-    module.add(f)
+    spectra of the even and odd samples, X_k = E + w^k O and X_(h-k) = conj(E - w^k O), w = e^(-2 pi i/2h)."""
+    def pair(c, k, j):
+        zk, zj = c.load("%src", k), c.conj(c.load("%src", j))
+        e = c.scale(c.add(zk, zj), c.const(0.5))
+        wo = c.mul(c.times_i(c.scale(c.sub(zk, zj), c.const(0.5)), -1), c.load("%tw", k))
+        c.store("%dst", k, c.add(e, wo))
+        c.store("%dst", j, c.conj(c.sub(e, wo)))
+
+    def ends(c):
+        z0 = c.load("%src", 0)
+        c.store("%dst", 0, (c.op("fadd", z0[0], z0[1]), c.const(0)))
+        c.store("%dst", "%h", (c.op("fsub", z0[0], z0[1]), c.const(0)))
+    _pairs_function(module, f"define void @{name}(ptr noalias %src, ptr noalias %dst, ptr noalias readonly %tw, "
+                            "i64 %h) nounwind", ty, ends, pair)
 
 
 def _join_function(module, name, ty):
     """An inverse real transform's first pass, `(src, dst, tw, h, scale)`: the split backwards, times scale (1/n):
     Z_k = (2E + i 2O) scale from the half spectrum X (h + 1 values; the imaginary parts of X_0 and X_h unused)."""
-    f = Function(module, f"define void @{name}(ptr noalias %src, ptr noalias %dst, ptr noalias readonly %tw, i64 %h, {ty} %scale) "
-                         "nounwind", {})
-    c = Complex(f, ty)
-    x0, xh = c.load("%src", 0), c.load("%src", "%h")
-    c.store("%dst", 0, c.scale((c.op("fadd", x0[0], xh[0]), c.op("fsub", x0[0], xh[0])), "%scale"))
-    with f.loop(1, "%h") as k:
-        xk, xj = c.load("%src", k), c.conj(c.load("%src", c.b.iop("sub", "%h", k)))
-        odd = c.mul(c.sub(xk, xj), c.load("%tw", k), conj=True)
-        c.store("%dst", k, c.scale(c.add(c.add(xk, xj), c.times_i(odd, 1)), "%scale"))
+    def pair(c, k, j):
+        xk, xj = c.load("%src", k), c.conj(c.load("%src", j))
+        even, odd = c.add(xk, xj), c.mul(c.sub(xk, xj), c.load("%tw", k), conj=True)
+        c.store("%dst", k, c.scale(c.add(even, c.times_i(odd, 1)), "%scale"))
+        c.store("%dst", j, c.scale(c.add(c.conj(even), c.times_i(c.conj(odd), 1)), "%scale"))
+
+    def ends(c):
+        x0, xh = c.load("%src", 0), c.load("%src", "%h")
+        c.store("%dst", 0, c.scale((c.op("fadd", x0[0], xh[0]), c.op("fsub", x0[0], xh[0])), "%scale"))
+    _pairs_function(module, f"define void @{name}(ptr noalias %src, ptr noalias %dst, ptr noalias readonly %tw, "
+                            f"i64 %h, {ty} %scale) nounwind", ty, ends, pair)
+
+
+def _pairs_function(module, header, ty, ends, pair):
+    """A function running ends(c) then pair(c, k, h - k) for 0 < k <= h/2: a loop over k < h/2, whose stores at k
+    and h - k never meet (said to LLVM, which cannot prove it), then h/2."""
+    f = Function(module, header, {})
+    group = _metadata(module, "distinct !{}")
+    c = Complex(f, ty, group)
+    ends(c)
+    half = c.b.iop("sdiv", "%h", 2)
+    with f.loop(1, half) as k:
+        pair(c, k, c.b.iop("sub", "%h", k))
+    _parallel(f, f.latches[-1][0], group)
+    with f.when(f.emit(f"icmp sgt i64 {half}, 0")):
+        pair(c, half, half)
     f.line("ret void")
     module.add(f)
 
