@@ -1,5 +1,6 @@
-"""The compiled form of a one-axis FFT of power-of-two length: calls of the FFT library's passes
-(backend/fft_kernels.py, compiled once per process), planned here per transform.
+"""The compiled form of a one-axis FFT: calls of the FFT library's passes (backend/fft_kernels.py, compiled once
+per process), planned here per transform; for lengths that are not powers of two where that is faster than
+NumPy's pocketfft run by the Python driver (`compiled`), Bluestein's algorithm over them.
 
 A complex transform of length N = 2**k is a Stockham autosort FFT: radix-4 passes (a radix-2 pass last when k
 is odd), each reading one buffer and writing the other, so that no pass reorders its output. Passes alternate
@@ -11,8 +12,10 @@ few cache sets), worked on there and written back by its last pass.
 
 A real transform of n = 2h reals is the complex transform of the h pairs (x[2j], x[2j+1]) then the library's
 split pass; the inverse real transform runs the join pass (with the 1/n) then the inverse complex transform;
-the complex inverse scales its last pass. A batch of transforms (the leading axes) is a loop over rows, which
-the backend may split over the threads (each chunk with its own scratch memory)."""
+the complex inverse scales its last pass. Bluestein's transform of length n is a product by a chirp (zero padded
+to m = 2**k >= 2n - 1), a transform of length m, a product by the transform of the other chirp, an inverse
+transform and a product by the chirp (fft_kernels.chirps). A batch of transforms (the leading axes) is a loop
+over rows, which the backend may split over the threads (each chunk with its own scratch memory)."""
 import itertools
 import math
 
@@ -24,7 +27,7 @@ from ..backend.rules import Kernel, llvm_type
 
 BLOCK_BYTES = 1 << 20     # a transform larger than this runs its last passes block by block, each block's two
                           # packed buffers within it (L2: 2 MiB per core on the machines measured)
-LANES = 16                # columns per block (fft_kernels.LANES)
+LANES = fft_kernels.LANES[-1]     # columns per block
 BLUESTEIN_NS = 0.3        # per m log2 m, measured (m = 2048 and 8192, float32)
 POCKETFFT_NS = 0.5        # per n log2 n of a complex transform (NumPy 2.4, n = 1000 to 1e5, float32)
 PYTHON_STEP_NS = 20_000   # what a call running a Python step costs beyond it
