@@ -116,8 +116,8 @@ def _native(eqn):
     """Whether fft_lowering compiles the equation: one axis of a length it takes (fft_lowering.compiled), fixed
     shapes."""
     lengths, shapes = eqn.params["fft_lengths"], [eqn.inputs[0].aval.shape, eqn.outvars[0].aval.shape]
-    return (len(lengths) == 1 and compiled(lengths[0], _KINDS[eqn.params["fft_type"]])
-            and all(isinstance(d, int) for shape in shapes for d in shape))
+    return (len(lengths) == 1 and all(isinstance(d, int) for shape in shapes for d in shape)
+            and compiled(lengths[0], _KINDS[eqn.params["fft_type"]], math.prod(shapes[0][:-1])))
 
 
 _KINDS = {FftType.FFT: "fft", FftType.IFFT: "ifft", FftType.RFFT: "rfft", FftType.IRFFT: "irfft"}

@@ -34,15 +34,16 @@ PYTHON_STEP_NS = 20_000   # what a call running a Python step costs beyond it
 FLOPS_PER_NS = 4          # what a transform runs at on one core, roughly (5 n log2 n flops): for the split
 
 
-def compiled(n, kind):
-    """Whether a transform of length n runs here: powers of two always; others by Bluestein's algorithm where
-    its estimated time (two transforms of a power of two m >= 2n - 1) is below NumPy's pocketfft's on the
-    buffers plus the Python step's overhead (it is not for large smooth lengths: 1e5 took 2.8 ms against 0.75)."""
+def compiled(n, kind, batch=1):
+    """Whether `batch` transforms of length n run here: powers of two always; others by Bluestein's algorithm
+    where its estimated time (two transforms of a power of two m >= 2n - 1 each) is below NumPy's pocketfft's on
+    the buffers plus the Python step's overhead (it is not for large smooth lengths: 1e5 took 2.8 ms against
+    0.75, nor for many short ones)."""
     if n & (n - 1) == 0:
         return True
     m = 1 << (2 * n - 2).bit_length()
     pocketfft = POCKETFFT_NS * n * math.log2(n) * (0.5 if kind in ("rfft", "irfft") else 1)
-    return BLUESTEIN_NS * m * math.log2(m) < pocketfft + PYTHON_STEP_NS
+    return batch * BLUESTEIN_NS * m * math.log2(m) < batch * pocketfft + PYTHON_STEP_NS
 
 
 def _blocking(n, itemsize):
