@@ -1,6 +1,7 @@
-"""The FFT library: the passes of a Stockham autosort FFT of power-of-two length, compiled once per process
-(and cached on disk like any object code) per part type (float, double) and direction, which the code
-compiled for each transform calls (primitives/fft_lowering.py plans the passes and writes the calls).
+"""The FFT library: the passes of a Stockham autosort FFT of power-of-two length, the real transforms' passes
+and Bluestein's, compiled once per process (and cached on disk like any object code) per part, part type
+(float, double) and direction when first called; the code compiled for each transform calls them
+(primitives/fft_lowering.py plans the passes and writes the calls).
 
 A radix-r pass with sub-length n (m = n/r) computes, for every p < m and column q,
 
@@ -13,7 +14,8 @@ innermost (`tj_fft<r>p`: twiddles read as vectors); a pass over a block of colum
 buffers has rows of a fixed number of lanes. The lane loop's trip count is fixed per function (LANES), so
 that it is whole vectors.
 
-Twiddles are computed in float64 with NumPy and rounded once to the transform's precision: `twiddles`.
+Twiddles and chirps are computed in float64 with NumPy and rounded once to the transform's precision
+(`twiddles`, `chirps`); the code names them as constants of its module.
 """
 import functools
 import threading
