@@ -48,7 +48,7 @@ def twiddles(n, dtype):
     """For a complex transform of length n in dtype (complex64/128): (table, offsets), offsets[i] the position
     in table of pass i's twiddles w^p, w^2p, w^3p (three runs of n_i/4, radix 4 only), and offsets[-1] that of
     a real transform's e^(-2 pi i k/2n), k < n. All are 2n-th roots of unity (_roots)."""
-    roots = _roots(2 * n)
+    roots = _roots(2 * n, dtype)
     parts, offsets, at = [], [], 0
     for r, m_n, _ in stages(n):
         offsets.append(at)
@@ -57,17 +57,18 @@ def twiddles(n, dtype):
             at += 3 * (m_n // 4)
     offsets.append(at)
     parts.append(roots[:n])
-    return np.concatenate(parts).astype(dtype), tuple(offsets)
+    return np.concatenate(parts), tuple(offsets)
 
 
-def _roots(n):
-    """e^(-2 pi i k/n) for k < n in float64: cos and sin of the first octant's angles, the others by the
-    symmetries that swap and negate them exactly (n a power of two)."""
+def _roots(n, dtype=np.complex128):
+    """e^(-2 pi i k/n) for k < n in dtype: cos and sin of the first octant's angles in float64, rounded once to
+    dtype's parts, the others by the symmetries that swap and negate them exactly (n a power of two)."""
     if n < 8:
-        return np.array([1, -1j, -1, 1j])[np.arange(n) * 4 // n] if n > 1 else np.ones(1, complex)
+        return np.array([1, -1j, -1, 1j], dtype)[np.arange(n) * 4 // n]
     angle = 2 * np.pi * np.arange(n // 8 + 1) / n
-    c, s = np.cos(angle), np.sin(angle)
-    out = np.empty(n, complex)
+    part = np.float32 if np.dtype(dtype) == np.complex64 else np.float64
+    c, s = np.cos(angle).astype(part), np.sin(angle).astype(part)
+    out = np.empty(n, dtype)
     re, im, q = out.real, out.imag, n // 4
     re[:q // 2 + 1], im[:q // 2 + 1] = c, -s
     re[q // 2 + 1:q], im[q // 2 + 1:q] = s[-2:0:-1], -c[-2:0:-1]   # e^(-i a) = -i e^(i (pi/2 - a))
