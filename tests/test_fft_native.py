@@ -7,8 +7,9 @@ import pytest
 
 import tracejit as tj
 import tracejit.numpy as tnp
+from tracejit.backend import runtime
 from tracejit.backend.fft_kernels import _roots
-from tracejit.backend.steps import PythonStep
+from tracejit.backend.steps import ParallelStep, PythonStep
 from tracejit.primitives.fft_lowering import compiled
 
 try:
@@ -118,6 +119,8 @@ def test_axes_batches_and_padding():
 
 def test_a_batch_split_over_threads_matches_rows():
     x = rng.standard_normal((64, 4096)).astype(np.float32)
+    steps = tj.jit(tfft.rfft).lower(x)._entry.executable.steps
+    assert runtime.NUM_THREADS == 1 or any(isinstance(s, ParallelStep) for s in steps)
     got = tj.jit(tfft.rfft)(x)
     rows = tj.jit(tfft.rfft)(x[5])
     np.testing.assert_array_equal(got[5], rows)
