@@ -202,8 +202,7 @@ def complex_workloads(repeat):
 
 @workload("fft")
 def fft_workloads(repeat):
-    """fft, ifft, rfft and irfft of 2**20 and 1024 float32 data (complex64): issue 18's target is the rfft of
-    2**20, 1024 shows the call's overhead. Power-of-two lengths run generated code (fft_lowering.py)."""
+    """fft, ifft, rfft, irfft of 2**20 and 1024 float32/complex64 values (generated code, fft_lowering.py)."""
     out = []
     for n in (2**20, 1024):
         x, z = f32(n, seed=7), c64(n, seed=8)
