@@ -43,7 +43,7 @@ def stages(n):
     return out
 
 
-@functools.lru_cache(maxsize=32)
+@functools.lru_cache(maxsize=8)     # (tables up to twice the data; a module keeps its own alive)
 def twiddles(n, dtype):
     """For a complex transform of length n in dtype (complex64/128): (table, offsets), offsets[i] the position
     in table of pass i's twiddles w^p, w^2p, w^3p (three runs of n_i/4, radix 4 only), and offsets[-1] that of
@@ -77,7 +77,7 @@ def _roots(n, dtype=np.complex128):
     return out
 
 
-@functools.lru_cache(maxsize=32)
+@functools.lru_cache(maxsize=8)     # (tables up to twice the data; a module keeps its own alive)
 def chirps(n, dtype, inverse):
     """Bluestein's transform of any length n as a cyclic convolution of length m = 2**k >= 2n - 1: with the chirp
     w_j = e^(-+i pi j^2/n), X_k = w_k sum_j (x_j w_j) conj(w_(k-j)). Returns (m, table): table holds w_j (j < n),
