@@ -21,13 +21,11 @@ import math
 
 import numpy as np
 
-from ..backend import fft_kernels
-from ..backend.fft_kernels import Complex, stages, twiddles
 from ..backend.rules import Kernel, llvm_type
 
 BLOCK_BYTES = 1 << 20     # a transform larger than this runs its last passes block by block, each block's two
                           # packed buffers within it (L2: 2 MiB per core on the machines measured)
-LANES = fft_kernels.LANES[-1]     # columns per block
+LANES = 16                # columns per block: one of the library's lane counts (fft_kernels.LANES)
 BLUESTEIN_NS = 0.3        # per m log2 m, measured (m = 2048 and 8192, float32)
 POCKETFFT_NS = 0.5        # per n log2 n of a complex transform (NumPy 2.4, n = 1000 to 1e5, float32)
 PYTHON_STEP_NS = 20_000   # what a call running a Python step costs beyond it
@@ -46,10 +44,9 @@ def compiled(n, kind, batch=1):
     return batch * BLUESTEIN_NS * m * math.log2(m) < batch * pocketfft + PYTHON_STEP_NS
 
 
-def _blocking(n, itemsize):
-    """(the first pass run block by block, or len(stages(n)) for none; the complex elements of the two
-    packed buffers)."""
-    plan = stages(n)
+def _blocking(plan, n, itemsize):
+    """(the first pass of plan (the passes of a transform of length n) run block by block, or len(plan) for
+    none; the complex elements of the two packed buffers)."""
     first = next((i for i, (_, m_n, s) in enumerate(plan) if n * itemsize > BLOCK_BYTES and s >= LANES
                   and 2 * m_n * LANES * itemsize <= BLOCK_BYTES), len(plan))
     if first >= len(plan) - 1:        # one pass: nothing to keep in the cache
@@ -60,16 +57,17 @@ def _blocking(n, itemsize):
 class _Calls:
     """Writes the calls of one transform's library functions."""
 
-    def __init__(self, k, ty, inverse, n, table):
-        self.k, self.ty, self.inverse = k, ty, inverse
-        self.c = Complex(k.f, ty)
+    def __init__(self, fk, k, ty, inverse, n, table):
+        self.fk, self.k, self.ty, self.inverse = fk, k, ty, inverse
+        self.c = fk.Complex(k.f, ty)
+        self.plan = fk.stages(n)
         self.table, self.offsets = k.f.module.array(table[0]), table[1]
         self.n, self.itemsize = n, 8 if ty == "float" else 16     # of a complex element
 
     def call(self, kind, *args):
         module = self.k.f.module
-        name = fft_kernels.symbol(kind, self.ty, self.inverse)
-        callee = module.symbol(fft_kernels.address(kind, self.ty, self.inverse), name)
+        name = self.fk.symbol(kind, self.ty, self.inverse)
+        callee = module.symbol(self.fk.address(kind, self.ty, self.inverse), name)
         self.k.line(f"call void {callee}({', '.join(args)})")
 
     def twiddles(self, i):
@@ -78,7 +76,7 @@ class _Calls:
     def stage(self, i, src, dst, last_scale, lanes=None, rows=1, src_cols=(), dst_cols=()):
         """Pass i from src to dst: p innermost (lanes None), else `rows` rows of `lanes` columns, src_cols and
         dst_cols their (base, row stride, stride)."""
-        plan = stages(self.n)
+        plan = self.plan
         r, m_n, _ = plan[i]
         scale = self.c.const(last_scale if i == len(plan) - 1 else 1.0)
         args = [f"ptr {src}", f"ptr {dst}", f"ptr {self.twiddles(i)}", f"i64 {m_n // r}", f"{self.ty} {scale}"]
@@ -89,14 +87,14 @@ class _Calls:
 
     def whole(self, i, src, dst, last_scale):
         """Pass i over the whole array."""
-        s = stages(self.n)[i][2]
+        s = self.plan[i][2]
         lanes = min(s, LANES)
         columns = (0, lanes, s)
         self.stage(i, src, dst, last_scale, *((None,) if s == 1 else (lanes, s // lanes, columns, columns)))
 
     def blocked(self, first, src, dst, packed, last_scale):
         """Passes first... block by block (the module docstring)."""
-        plan = stages(self.n)
+        plan = self.plan
         s0, last = plan[first][2], len(plan) - 1
         with self.k.f.loop(0, s0 // LANES) as block:
             base = self.c.b.iop("mul", block, LANES)
@@ -111,7 +109,10 @@ class _Calls:
 def lower_fft(k, out, x, kind, n, batch):
     """Emit the transforms of `batch` rows: kind 'fft', 'ifft', 'rfft' or 'irfft' of length n from buffer x to
     buffer out, rows [%lo, %hi) (a chunk of the batch when split over threads)."""
-    from ..backend import runtime  # as conv_lowering: the thread count sizes the scratch
+    # the library and the thread count (which sizes the scratch) are the backend's: imported when code is
+    # generated, as linalg's BLAS and conv_lowering's runtime
+    from ..backend import fft_kernels as fk
+    from ..backend import runtime  # (see above)
     dtype = np.dtype(out.aval.dtype if kind != "irfft" else x.aval.dtype)
     ty, itemsize = llvm_type(dtype), dtype.itemsize
     inverse, power = kind in ("ifft", "irfft"), n & (n - 1) == 0
@@ -119,15 +120,15 @@ def lower_fft(k, out, x, kind, n, batch):
         m = n // 2 if kind in ("rfft", "irfft") else n      # the complex transform's length
         work = m                                            # scratch: one buffer (the other is the output)
     else:
-        m, chirps = fft_kernels.chirps(n, dtype, inverse)     # Bluestein: a convolution of length m
+        m, chirps = fk.chirps(n, dtype, inverse)     # Bluestein: a convolution of length m
         work = 2 * m                                        # two buffers (the output is shorter)
-    _, packed_size = _blocking(m, itemsize)
+    _, packed_size = _blocking(fk.stages(m), m, itemsize)
     slots, b = min(runtime.NUM_THREADS, batch), k.b
     slot = b.iop("sdiv", b.iop("add", b.iop("mul", "%lo", slots), batch - 1), batch)     # the chunk this is
-    c = Complex(k.f, ty)
+    c = fk.Complex(k.f, ty)
     scratch = c.at(k.scratch_memory(slots * (work + packed_size) * itemsize), b.iop("mul", slot, work + packed_size))
     packed = [c.at(scratch, work), c.at(scratch, work + packed_size // 2)]
-    calls = [_Calls(k, ty, inv, m, twiddles(max(m, 1), dtype)) for inv in (False, True)]
+    calls = [_Calls(fk, k, ty, inv, m, fk.twiddles(max(m, 1), dtype)) for inv in (False, True)]
     if power:
         passes = _power_of_two(calls[inverse], kind, n, packed)
     else:
@@ -154,9 +155,9 @@ def lower_fft(k, out, x, kind, n, batch):
 def _complex_passes(calls, m, packed, last_scale):
     """The passes of a complex transform of length m (functions of (src, dst)): over the whole array, then
     block by block."""
-    first, _ = _blocking(m, calls.itemsize)
+    first, _ = _blocking(calls.plan, m, calls.itemsize)
     passes = [lambda src, dst, i=i: calls.whole(i, src, dst, last_scale) for i in range(first)]
-    if first < len(stages(m)):
+    if first < len(calls.plan):
         passes.append(lambda src, dst: calls.blocked(first, src, dst, packed, last_scale))
     return passes
 
