@@ -203,17 +203,17 @@ def complex_workloads(repeat):
 
 @workload("fft")
 def fft_workloads(repeat):
-    """rfft of 2**20 float32 (issue 18's target) and of 1024 (the call's overhead): the compiled program hands
-    the buffer to NumPy's pocketfft, so parity with NumPy is what to expect."""
+    """fft, ifft, rfft, irfft of 2**20 and 1024 float32/complex64 values (generated code, fft_lowering.py)."""
     out = []
     for n in (2**20, 1024):
-        x = f32(n, seed=7)
-        f = tj.jit(tnp.fft.rfft)
-        impls = {"tracejit": lambda: f(x), "numpy": lambda: np.fft.rfft(x)}
-        if jax:
-            jf, jx = jax.jit(jnp.fft.rfft), jnp.asarray(x)
-            impls["jax"] = lambda: jf(jx).block_until_ready()
-        out += rows(f"rfft {n} f32", impls, repeat)
+        x, z = f32(n, seed=7), c64(n, seed=8)
+        for name, arg in (("rfft", x), ("irfft", z[: n // 2 + 1]), ("fft", z), ("ifft", z)):
+            f, g = tj.jit(getattr(tnp.fft, name)), getattr(np.fft, name)
+            impls = {"tracejit": lambda f=f, arg=arg: f(arg), "numpy": lambda g=g, arg=arg: g(arg)}
+            if jax:
+                jf, ja = jax.jit(getattr(jnp.fft, name)), jnp.asarray(arg)
+                impls["jax"] = lambda jf=jf, ja=ja: jf(ja).block_until_ready()
+            out += rows(f"{name} {n} {'f32' if name == 'rfft' else 'c64'}", impls, repeat)
     return out
 
 

@@ -4,9 +4,9 @@ frequencies) and IRFFT (back to n reals, scaled by 1/n). It is linear: its jvp a
 transposes are JAX's (FFT and IFFT are symmetric maps; RFFT's and IRFFT's account for the frequencies that the
 half spectrum holds once, with JAX's convention for complex cotangents).
 
-The compiled program runs NumPy's pocketfft on the buffers (no lowering rule: the Python driver calls the impl, as
-for sort), so values are NumPy's, and float32 data is transformed in float32 (complex64 results), as NumPy 2 and
-JAX both do."""
+Compiled, a transform over one axis of power-of-two length with fixed shapes is generated code (fft_lowering.py);
+the others run NumPy's pocketfft on the buffers (the Python driver calls the impl, as for sort). float32 data is
+transformed in float32 (complex64 results), as NumPy 2 and JAX both do."""
 import enum
 import math
 
@@ -18,6 +18,7 @@ from ..core.batching import move_batch_axis
 from ..core.errors import ShapeError
 from ..core.ops import ops
 from .base import linear_primitive
+from .fft_lowering import compiled, fft_kernel
 
 
 class FftType(enum.IntEnum):
@@ -111,4 +112,15 @@ def _fft_batch(args, dims, fft_type, fft_lengths):
     return ops.fft(x, fft_type=fft_type, fft_lengths=fft_lengths), d
 
 
-fft_p = linear_primitive("fft", _fft_shape, _fft_impl, _fft_transpose, batch=_fft_batch)
+def _native(eqn):
+    """Whether fft_lowering compiles the equation: one axis of a length it takes (fft_lowering.compiled), fixed
+    shapes."""
+    lengths, shapes = eqn.params["fft_lengths"], [eqn.inputs[0].aval.shape, eqn.outvars[0].aval.shape]
+    return (len(lengths) == 1 and all(isinstance(d, int) for shape in shapes for d in shape)
+            and compiled(lengths[0], _KINDS[eqn.params["fft_type"]], math.prod(shapes[0][:-1])))
+
+
+_KINDS = {FftType.FFT: "fft", FftType.IFFT: "ifft", FftType.RFFT: "rfft", FftType.IRFFT: "irfft"}
+
+fft_p = linear_primitive("fft", _fft_shape, _fft_impl, _fft_transpose, batch=_fft_batch,
+                         lower=fft_kernel(_KINDS.__getitem__, _native))

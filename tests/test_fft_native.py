@@ -1,0 +1,178 @@
+"""The compiled FFT of power-of-two lengths (primitives/fft_lowering.py, backend/fft_kernels.py): errors against
+numpy.fft in float64 at pocketfft's level for every size 1 ... 2**20, kind and precision; norms, axes, batches
+(split over threads), the reference interpreter, derivatives and vmap under jit against JAX; the program runs
+no Python step."""
+import numpy as np
+import pytest
+
+import tracejit as tj
+import tracejit.numpy as tnp
+from tracejit.backend import runtime
+from tracejit.backend.fft_kernels import _roots
+from tracejit.backend.steps import ParallelStep, PythonStep
+from tracejit.primitives.fft_lowering import compiled
+
+try:
+    import jax
+    import jax.numpy as jnp
+except ImportError:
+    jax = None
+
+tfft = tnp.fft
+rng = np.random.default_rng(1)
+COMPLEX = {np.float32: np.complex64, np.float64: np.complex128}
+
+
+def cnormal(*shape, dtype=np.complex128):
+    return (rng.standard_normal(shape) + 1j * rng.standard_normal(shape)).astype(dtype)
+
+
+def argument(kind, n, dtype, batch=()):
+    """An argument of kind's transform of length n: n reals (rfft), n//2 + 1 complex values (irfft; the imaginary
+    parts of the zero and Nyquist frequencies, which irfft ignores, not zero), else n complex values."""
+    if kind == "rfft":
+        return rng.standard_normal((*batch, n)).astype(dtype)
+    return cnormal(*batch, n // 2 + 1 if kind == "irfft" else n, dtype=COMPLEX[dtype])
+
+
+def transform(lib, kind, n, **kw):
+    return (lambda x: lib.fft.irfft(x, n=n, **kw)) if kind == "irfft" else (lambda x: getattr(lib.fft, kind)(x, **kw))
+
+
+def relative_rms(got, want):
+    return np.sqrt(np.mean(np.abs(got - want) ** 2) / max(np.mean(np.abs(want) ** 2), 1e-300))
+
+
+def bound(n, dtype):
+    """pocketfft's level: float64 ~1e-16 log2 n, float32 ~1e-7 (both measured below half of it)."""
+    eps = 5e-17 if dtype == np.float64 else 2.5e-8
+    return eps * (np.log2(n) + 2)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("kind", ["fft", "ifft", "rfft", "irfft"])
+def test_every_power_of_two_against_numpy_in_float64(kind, dtype):
+    for k in range(21):
+        n = 2 ** k
+        x = argument(kind, n, dtype, batch=(2,) if n < 4096 else ())
+        f = tj.jit(transform(tnp, kind, n))
+        got = f(x)
+        want = transform(np, kind, n)(x.astype(np.complex128 if x.dtype.kind == "c" else np.float64))
+        assert got.dtype == transform(np, kind, n)(x).dtype, (kind, n)
+        assert got.shape == want.shape
+        assert relative_rms(got, want) <= bound(n, dtype), (kind, n, dtype, relative_rms(got, want))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("kind", ["fft", "ifft", "rfft", "irfft"])
+def test_other_lengths_by_bluestein_against_numpy_in_float64(kind, dtype):
+    for n in (3, 5, 6, 7, 12, 100, 1000, 1001, 2047):
+        assert compiled(n, kind)
+        x = argument(kind, n, dtype, batch=(3,))
+        got = tj.jit(transform(tnp, kind, n))(x)
+        want = transform(np, kind, n)(x.astype(np.complex128 if x.dtype.kind == "c" else np.float64))
+        assert got.dtype == transform(np, kind, n)(x).dtype
+        # three transforms of length m ~ 2n to 4n: errors up to ~3x a direct transform's
+        m = 1 << (2 * n - 2).bit_length()
+        assert relative_rms(got, want) <= 3 * bound(m, dtype), (kind, n, dtype, relative_rms(got, want))
+
+
+def python_steps(fn, x):
+    return sum(isinstance(s, PythonStep) for s in tj.jit(fn).lower(x)._entry.executable.steps)
+
+
+def test_the_program_runs_generated_code_where_it_is_faster():
+    for n, steps in ((64, 0), (2, 0), (1, 0), (48, 0), (10**5, 1)):
+        for kind in ("fft", "ifft", "rfft", "irfft"):
+            x = argument(kind, n, np.float32)
+            assert python_steps(transform(tnp, kind, n), x) == steps, (kind, n)
+            np.testing.assert_allclose(tj.jit(transform(tnp, kind, n))(x), transform(np, kind, n)(x), rtol=1e-4,
+                                       atol=1e-4 * np.abs(x).max() * np.sqrt(n))
+    x = rng.standard_normal((64, 100))   # many short transforms: pocketfft (the Python step's cost shared)
+    assert python_steps(tfft.rfft, x) == 1 and python_steps(tfft.rfft, x[0]) == 0
+    kernels = tj.jit(tfft.rfft).lower(np.ones(8, np.float32)).compile().kernels()
+    assert [k["ops"] for k in kernels if k["kind"] == "kernel"] == [["fft"]]
+
+
+@pytest.mark.parametrize("norm", [None, "backward", "ortho", "forward"])
+def test_every_norm(norm):
+    for kind in ("fft", "ifft", "rfft", "irfft"):
+        for n in (16, 2048):
+            x = argument(kind, n, np.float64, batch=(3,))
+            got = tj.jit(transform(tnp, kind, n, norm=norm))(x)
+            np.testing.assert_allclose(got, transform(np, kind, n, norm=norm)(x), rtol=1e-13, atol=1e-13)
+
+
+def test_axes_batches_and_padding():
+    z, x = cnormal(3, 16, 5), rng.standard_normal((2, 3, 64))
+    cases = [
+        (lambda f, z: f.fft(z, axis=1), z),
+        (lambda f, z: f.ifft(z, n=32, axis=-2), z),                 # zero padded
+        (lambda f, x: f.rfft(x, n=32), x),                          # cropped
+        (lambda f, x: f.irfft(f.rfft(x, axis=0) * 2, n=2, axis=0), x[:, :2]),
+        (lambda f, z: f.fft(f.ifft(z, axis=0), axis=2), cnormal(4, 3, 8)),
+        (lambda f, x: f.rfft(x), np.zeros((0, 8))),                  # an empty batch
+    ]
+    for fn, arg in cases:
+        np.testing.assert_allclose(tj.jit(lambda a, fn=fn: fn(tfft, a))(arg), fn(np.fft, arg), rtol=1e-12, atol=1e-12)
+
+
+def test_a_batch_split_over_threads_matches_rows():
+    x = rng.standard_normal((64, 4096)).astype(np.float32)
+    steps = tj.jit(tfft.rfft).lower(x)._entry.executable.steps
+    assert runtime.NUM_THREADS == 1 or any(isinstance(s, ParallelStep) for s in steps)
+    got = tj.jit(tfft.rfft)(x)
+    rows = tj.jit(tfft.rfft)(x[5])
+    np.testing.assert_array_equal(got[5], rows)
+    assert relative_rms(got, np.fft.rfft(x.astype(np.float64))) <= bound(4096, np.float32)
+    z = cnormal(64, 2**15, dtype=np.complex128)
+    assert relative_rms(tj.jit(tfft.ifft)(z), np.fft.ifft(z)) <= bound(2**15, np.float64)
+
+
+def test_against_the_reference_interpreter():
+    def fn(x, z):
+        return tfft.irfft(tfft.rfft(x) * z, n=256), tfft.ifft(tfft.fft(z) * 2.0)
+
+    x, z = rng.standard_normal(256), cnormal(129)
+    closed = tj.make_ir(fn)(x, z)
+    for got, want in zip(tj.jit(fn)(x, z), tj.eval_ir(closed, x, z)):
+        np.testing.assert_allclose(got, want, rtol=1e-13, atol=1e-13)
+
+
+def test_twiddles_are_rounded_once():
+    for n in (1, 2, 4, 8, 64, 2**16):
+        k = np.arange(n, dtype=np.longdouble)
+        angle = -2 * np.arccos(np.longdouble(-1)) * k / n
+        want = np.cos(angle).astype(np.float64) + 1j * np.sin(angle).astype(np.float64)
+        assert np.abs(_roots(n) - want).max() <= 2.3e-16, n
+
+
+GRADS = {   # name: (tracejit function, JAX function, argument)
+    "fft": (lambda z: tfft.fft(z, norm="ortho"), lambda z: jnp.fft.fft(z, norm="ortho"), cnormal(3, 8)),
+    "ifft": (lambda z: tfft.ifft(z, axis=0), lambda z: jnp.fft.ifft(z, axis=0), cnormal(16, 2)),
+    "rfft": (tfft.rfft, lambda x: jnp.fft.rfft(x), rng.standard_normal((2, 32))),
+    "irfft": (lambda z: tfft.irfft(z, norm="forward"), lambda z: jnp.fft.irfft(z, norm="forward"), cnormal(2, 9)),
+    "power_spectrum": (lambda x: tnp.sum(tnp.abs(tfft.rfft(tnp.sin(x))) ** 2),
+                       lambda x: jnp.sum(jnp.abs(jnp.fft.rfft(jnp.sin(x))) ** 2), rng.standard_normal(1024)),
+}
+
+
+@pytest.mark.skipif(jax is None, reason="JAX is not installed")
+@pytest.mark.parametrize("name", list(GRADS))
+def test_gradients_under_jit_against_jax(name):
+    fn, theirs, arg = GRADS[name]
+    w = cnormal(*np.shape(fn(arg)))
+
+    def projected(lib, f):
+        return lambda a: lib.real(lib.sum(f(a) * w))
+
+    want = jax.jit(jax.grad(projected(jnp, theirs)))(arg)
+    got = tj.jit(tj.grad(projected(tnp, fn)))(arg)
+    np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-10)
+
+
+def test_vmap_under_jit_against_a_loop():
+    z = cnormal(3, 5, 16)
+    fn = tfft.fft
+    expected = np.stack([np.fft.fft(z[:, i]) for i in range(5)])
+    np.testing.assert_allclose(tj.jit(tj.vmap(fn, in_axes=1))(z), expected, rtol=1e-12, atol=1e-12)
