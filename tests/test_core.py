@@ -212,8 +212,8 @@ def test_pytrees_in_and_out():
     tree = tree_flatten(base)[1]
     for v in variants:
         leaves, v_tree = tree_flatten(v)
-        assert flatten_as(tree, v) == (leaves if v_tree == tree else None)
-    assert flatten_as(tree_flatten(a)[1], [a]) is None and flatten_as(tree_flatten([a])[1], [a]) == [a]
+        assert flatten_as(tree, v) == (tuple(leaves) if v_tree == tree else None)
+    assert flatten_as(tree_flatten(a)[1], [a]) is None and flatten_as(tree_flatten([a])[1], [a]) == (a,)
     # so does matcher, the code written for one tree of tuples, lists, dicts and None (and flatten_as otherwise)
     plain = {"b": a, "a": (a, None, [a, {"k": 2.0}])}
     plain_variants = [plain, {"b": 1.0, "a": (2, None, [a, {"k": a}])}, {"b": a, "a": (a, a, [a, {"k": a}])},

@@ -75,9 +75,10 @@ def _flatten(x, is_leaf, leaves):
 
 
 def flatten_as(treedef, tree):
-    """The leaves of tree when its structure is treedef, else None; builds no PyTreeDef (for cache hits)."""
+    """The tuple of the leaves of tree when its structure is treedef, else None; builds no PyTreeDef (for
+    cache hits)."""
     leaves = []
-    return leaves if _match(treedef, tree, leaves) else None
+    return tuple(leaves) if _match(treedef, tree, leaves) else None
 
 
 @functools.lru_cache(maxsize=256)
@@ -113,7 +114,7 @@ def matcher(treedef):
 
     if not visit(treedef, "x"):
         return functools.partial(flatten_as, treedef)
-    lines.append(f" return [{', '.join(leaves)}]")
+    lines.append(f" return ({''.join(v + ', ' for v in leaves)})")
     scope = {"ndarray": np.ndarray, "node_of": _node_of, "keys": tuple(keys), "missing": object()}
     exec("\n".join(lines), scope)     # noqa: S102 -- our own text, made from the treedef's structure only
     return scope["match"]
