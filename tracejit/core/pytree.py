@@ -86,37 +86,70 @@ def matcher(treedef):
     """flatten_as(treedef, .) as one function written for treedef: straight-line code with no recursion, for
     the dispatch of calls with pytree arguments (a dict of two arrays and an array: 7 recursive calls
     before). Trees with nodes other than tuples, lists, dicts and None use flatten_as itself."""
-    lines, leaves, keys = ["def match(x):"], [], []
+    source = _matcher_source(treedef, ("x",))
+    if source is None:
+        return functools.partial(flatten_as, treedef)
+    return _define(source, "return ({leaves})", "return None")
+
+
+def caller(treedef, fun, miss):
+    """f(args, kwargs) -> fun(the tuple of the leaves of (args, kwargs)) when their structure is treedef
+    (a 2-tuple: the positional arguments' tree and the keywords'), else miss: a jitted function's dispatch
+    of calls with pytree arguments, in one Python call."""
+    source = _matcher_source(treedef, ("args", "kwargs")) if len(treedef.children) == 2 else None
+    if source is None:
+        def call(args, kwargs):
+            leaves = flatten_as(treedef, (args, kwargs))
+            return miss if leaves is None else fun(leaves)
+        return call
+    return _define(source, "return fun(({leaves}))", "return miss", fun=fun, miss=miss)
+
+
+@functools.lru_cache(maxsize=256)
+def _matcher_source(treedef, roots):
+    """(the body's lines, each `{fail}` where the structure differs, the leaves' variables, the dict keys it
+    looks up) of a function of roots (one: the tree; two: the children of a 2-tuple tree), or None where a
+    node is not a tuple, list, dict or None."""
+    lines, leaves, keys = [f"def match({', '.join(roots)}):"], [], []
 
     def visit(td, var):
         if td.nodetype is None:
-            lines.append(f" if type({var}) is not ndarray and node_of({var}) is not None: return None")
+            lines.append(f" if type({var}) is not ndarray and node_of({var}) is not None: {{fail}}")
             leaves.append(var)
             return True
         if td.nodetype not in (tuple, list, dict, type(None)):
             return False
         if td.nodetype is type(None):
-            lines.append(f" if {var} is not None: return None")
+            lines.append(f" if {var} is not None: {{fail}}")
             return True
-        lines.append(f" if type({var}) is not {td.nodetype.__name__} or len({var}) != {len(td.children)}: return None")
+        lines.append(f" if type({var}) is not {td.nodetype.__name__} or len({var}) != {len(td.children)}: {{fail}}")
         items = td.aux if td.nodetype is dict else range(len(td.children))
         for item, child in zip(items, td.children):
             v = f"v{len(lines)}"
             if td.nodetype is dict:
                 keys.append(item)
                 lines.append(f" {v} = {var}.get(keys[{len(keys) - 1}], missing)")
-                lines.append(f" if {v} is missing: return None")
+                lines.append(f" if {v} is missing: {{fail}}")
             else:
                 lines.append(f" {v} = {var}[{item}]")
             if not visit(child, v):
                 return False
         return True
 
-    if not visit(treedef, "x"):
-        return functools.partial(flatten_as, treedef)
-    lines.append(f" return ({''.join(v + ', ' for v in leaves)})")
-    scope = {"ndarray": np.ndarray, "node_of": _node_of, "keys": tuple(keys), "missing": object()}
-    exec("\n".join(lines), scope)     # noqa: S102 -- our own text, made from the treedef's structure only
+    if len(roots) == 1:
+        found = visit(treedef, roots[0])
+    else:
+        found = treedef.nodetype is tuple and all(visit(c, r) for c, r in zip(treedef.children, roots))
+    return (tuple(lines), tuple(leaves), tuple(keys)) if found else None
+
+
+def _define(source, success, failure, **scope):
+    """The function of _matcher_source's source, returning success (a format of the leaves) or failure."""
+    lines, leaves, keys = source
+    text = "\n".join([*(line.replace("{fail}", failure) for line in lines),
+                      " " + success.format(leaves="".join(v + ", " for v in leaves))])
+    scope.update(ndarray=np.ndarray, node_of=_node_of, keys=keys, missing=object())
+    exec(text, scope)     # noqa: S102 -- our own text, made from the treedef's structure only
     return scope["match"]
 
 
