@@ -86,7 +86,7 @@ def matcher(treedef):
     """flatten_as(treedef, .) as one function written for treedef: straight-line code with no recursion, for
     the dispatch of calls with pytree arguments (a dict of two arrays and an array: 7 recursive calls
     before). Trees with nodes other than tuples, lists, dicts and None use flatten_as itself."""
-    source = _matcher_source(treedef, ("x",))
+    source = _matcher_source(treedef, ("x",), False)
     if source is None:
         return functools.partial(flatten_as, treedef)
     return _define(source, "return ({leaves})", "return None")
@@ -95,8 +95,10 @@ def matcher(treedef):
 def caller(treedef, fun, miss):
     """f(args, kwargs) -> fun(the tuple of the leaves of (args, kwargs)) when their structure is treedef
     (a 2-tuple: the positional arguments' tree and the keywords'), else miss: a jitted function's dispatch
-    of calls with pytree arguments, in one Python call."""
-    source = _matcher_source(treedef, ("args", "kwargs")) if len(treedef.children) == 2 else None
+    of calls with pytree arguments, in one Python call. fun must check the type of each leaf itself (the
+    fast paths take exact ndarrays and scalar types only: no container passes as a leaf); args is a tuple
+    and kwargs a dict."""
+    source = _matcher_source(treedef, ("args", "kwargs"), True) if len(treedef.children) == 2 else None
     if source is None:
         def call(args, kwargs):
             leaves = flatten_as(treedef, (args, kwargs))
@@ -106,15 +108,17 @@ def caller(treedef, fun, miss):
 
 
 @functools.lru_cache(maxsize=256)
-def _matcher_source(treedef, roots):
-    """(the body's lines, each `{fail}` where the structure differs, the leaves' variables, the dict keys it
-    looks up) of a function of roots (one: the tree; two: the children of a 2-tuple tree), or None where a
-    node is not a tuple, list, dict or None."""
+def _matcher_source(treedef, roots, lean):
+    """(the body's lines, each `{fail}` where the structure differs, the leaves' expressions, the dict keys
+    it looks up) of a function of roots (one: the tree; two: the children of a 2-tuple tree, a tuple and a
+    dict), or None where a node is not a tuple, list, dict or None. lean: leaves are not checked (the
+    caller's function does), so a leaf is an expression read where the leaves are returned."""
     lines, leaves, keys = [f"def match({', '.join(roots)}):"], [], []
 
-    def visit(td, var):
+    def visit(td, var, known=None):
         if td.nodetype is None:
-            lines.append(f" if type({var}) is not ndarray and node_of({var}) is not None: {{fail}}")
+            if not lean:
+                lines.append(f" if type({var}) is not ndarray and node_of({var}) is not None: {{fail}}")
             leaves.append(var)
             return True
         if td.nodetype not in (tuple, list, dict, type(None)):
@@ -122,16 +126,24 @@ def _matcher_source(treedef, roots):
         if td.nodetype is type(None):
             lines.append(f" if {var} is not None: {{fail}}")
             return True
-        lines.append(f" if type({var}) is not {td.nodetype.__name__} or len({var}) != {len(td.children)}: {{fail}}")
+        kind = "" if td.nodetype is known else f"type({var}) is not {td.nodetype.__name__} or "
+        lines.append(f" if {kind}len({var}) != {len(td.children)}: {{fail}}")
         items = td.aux if td.nodetype is dict else range(len(td.children))
         for item, child in zip(items, td.children):
-            v = f"v{len(lines)}"
             if td.nodetype is dict:
                 keys.append(item)
-                lines.append(f" {v} = {var}.get(keys[{len(keys) - 1}], missing)")
+                key = f"keys[{len(keys) - 1}]"
+                if lean and child.nodetype is None:    # a missing key reads None, which no fast path takes
+                    leaves.append(f"{var}.get({key})")
+                    continue
+                v = f"v{len(lines)}"
+                lines.append(f" {v} = {var}.get({key}, missing)")
                 lines.append(f" if {v} is missing: {{fail}}")
             else:
-                lines.append(f" {v} = {var}[{item}]")
+                v = f"{var}[{item}]"
+                if not (lean and child.nodetype is None):
+                    v = f"v{len(lines)}"
+                    lines.append(f" {v} = {var}[{item}]")
             if not visit(child, v):
                 return False
         return True
@@ -139,7 +151,8 @@ def _matcher_source(treedef, roots):
     if len(roots) == 1:
         found = visit(treedef, roots[0])
     else:
-        found = treedef.nodetype is tuple and all(visit(c, r) for c, r in zip(treedef.children, roots))
+        found = treedef.nodetype is tuple and all(visit(c, r, known) for c, r, known
+                                                  in zip(treedef.children, roots, (tuple, dict)))
     return (tuple(lines), tuple(leaves), tuple(keys)) if found else None
 
 
@@ -150,7 +163,7 @@ def _define(source, success, failure, **scope):
                       " " + success.format(leaves="".join(v + ", " for v in leaves))])
     scope.update(ndarray=np.ndarray, node_of=_node_of, keys=keys, missing=object())
     exec(text, scope)     # noqa: S102 -- our own text, made from the treedef's structure only
-    return scope["match"]
+    return scope.pop("match")       # (kept in scope, it would be a reference cycle)
 
 
 def _match(td, x, leaves):
