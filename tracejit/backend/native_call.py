@@ -96,8 +96,12 @@ PY_ENTRY_OK = SYMBOLS is not None
 
 def scalar_layout_holds(dtype):
     """Whether a numpy scalar of dtype holds its value at SCALAR_VALUE (what the entry reads)."""
-    x = dtype.type(3)
-    return ctypes.string_at(id(x) + SCALAR_VALUE, dtype.itemsize) == np.asarray(x).tobytes()
+    try:
+        x = dtype.type(3)
+        return (dtype.kind in "biufc" and np.asarray(x).dtype == dtype
+                and ctypes.string_at(id(x) + SCALAR_VALUE, dtype.itemsize) == np.asarray(x).tobytes())
+    except Exception:  # noqa: BLE001 -- a type whose scalars are not plain values: arrays only
+        return False
 
 
 def int_bounds(dtypes_per_input):

@@ -81,89 +81,68 @@ def flatten_as(treedef, tree):
     return tuple(leaves) if _match(treedef, tree, leaves) else None
 
 
-@functools.lru_cache(maxsize=256)
-def matcher(treedef):
-    """flatten_as(treedef, .) as one function written for treedef: straight-line code with no recursion, for
-    the dispatch of calls with pytree arguments (a dict of two arrays and an array: 7 recursive calls
-    before). Trees with nodes other than tuples, lists, dicts and None use flatten_as itself."""
-    source = _matcher_source(treedef, ("x",), False)
-    if source is None:
-        return functools.partial(flatten_as, treedef)
-    return _define(source, "return ({leaves})", "return None")
-
-
 def caller(treedef, fun, miss):
     """f(args, kwargs) -> fun(the tuple of the leaves of (args, kwargs)) when their structure is treedef
     (a 2-tuple: the positional arguments' tree and the keywords'), else miss: a jitted function's dispatch
     of calls with pytree arguments, in one Python call. fun must check the type of each leaf itself (the
     fast paths take exact ndarrays and scalar types only: no container passes as a leaf); args is a tuple
     and kwargs a dict."""
-    source = _matcher_source(treedef, ("args", "kwargs"), True) if len(treedef.children) == 2 else None
+    source = _caller_source(treedef) if len(treedef.children) == 2 else None
     if source is None:
         def call(args, kwargs):
             leaves = flatten_as(treedef, (args, kwargs))
             return miss if leaves is None else fun(leaves)
         return call
-    return _define(source, "return fun(({leaves}))", "return miss", fun=fun, miss=miss)
+    text, keys = source
+    scope = {"fun": fun, "miss": miss, "keys": keys, "missing": object()}
+    exec(text, scope)     # noqa: S102 -- our own text, made from the treedef's structure only
+    return scope.pop("call")       # (kept in scope, it would be a reference cycle)
 
 
 @functools.lru_cache(maxsize=256)
-def _matcher_source(treedef, roots, lean):
-    """(the body's lines, each `{fail}` where the structure differs, the leaves' expressions, the dict keys
-    it looks up) of a function of roots (one: the tree; two: the children of a 2-tuple tree, a tuple and a
-    dict), or None where a node is not a tuple, list, dict or None. lean: leaves are not checked (the
-    caller's function does), so a leaf is an expression read where the leaves are returned."""
-    lines, leaves, keys = [f"def match({', '.join(roots)}):"], [], []
+def _caller_source(treedef):
+    """(the text of caller's function for treedef, the dict keys it reads), or None where a node is not a
+    tuple, list, dict or None. Leaves are not checked (the function called does it): each is an expression
+    read in the call."""
+    lines, leaves, keys = ["def call(args, kwargs):"], [], []
 
     def visit(td, var, known=None):
         if td.nodetype is None:
-            if not lean:
-                lines.append(f" if type({var}) is not ndarray and node_of({var}) is not None: {{fail}}")
             leaves.append(var)
             return True
         if td.nodetype not in (tuple, list, dict, type(None)):
             return False
         if td.nodetype is type(None):
-            lines.append(f" if {var} is not None: {{fail}}")
+            lines.append(f" if {var} is not None: return miss")
             return True
         kind = "" if td.nodetype is known else f"type({var}) is not {td.nodetype.__name__} or "
-        lines.append(f" if {kind}len({var}) != {len(td.children)}: {{fail}}")
+        lines.append(f" if {kind}len({var}) != {len(td.children)}: return miss")
         items = td.aux if td.nodetype is dict else range(len(td.children))
         for item, child in zip(items, td.children):
             if td.nodetype is dict:
                 keys.append(item)
                 key = f"keys[{len(keys) - 1}]"
-                if lean and child.nodetype is None:    # a missing key reads None, which no fast path takes
+                if child.nodetype is None:    # a missing key reads None, which no fast path takes
                     leaves.append(f"{var}.get({key})")
                     continue
                 v = f"v{len(lines)}"
                 lines.append(f" {v} = {var}.get({key}, missing)")
-                lines.append(f" if {v} is missing: {{fail}}")
+                lines.append(f" if {v} is missing: return miss")
+            elif child.nodetype is None:
+                leaves.append(f"{var}[{item}]")
+                continue
             else:
-                v = f"{var}[{item}]"
-                if not (lean and child.nodetype is None):
-                    v = f"v{len(lines)}"
-                    lines.append(f" {v} = {var}[{item}]")
+                v = f"v{len(lines)}"
+                lines.append(f" {v} = {var}[{item}]")
             if not visit(child, v):
                 return False
         return True
 
-    if len(roots) == 1:
-        found = visit(treedef, roots[0])
-    else:
-        found = treedef.nodetype is tuple and all(visit(c, r, known) for c, r, known
-                                                  in zip(treedef.children, roots, (tuple, dict)))
-    return (tuple(lines), tuple(leaves), tuple(keys)) if found else None
-
-
-def _define(source, success, failure, **scope):
-    """The function of _matcher_source's source, returning success (a format of the leaves) or failure."""
-    lines, leaves, keys = source
-    text = "\n".join([*(line.replace("{fail}", failure) for line in lines),
-                      " " + success.format(leaves="".join(v + ", " for v in leaves))])
-    scope.update(ndarray=np.ndarray, node_of=_node_of, keys=keys, missing=object())
-    exec(text, scope)     # noqa: S102 -- our own text, made from the treedef's structure only
-    return scope.pop("match")       # (kept in scope, it would be a reference cycle)
+    if treedef.nodetype is not tuple or not all(visit(c, r, known) for c, r, known in
+                                                zip(treedef.children, ("args", "kwargs"), (tuple, dict))):
+        return None
+    lines.append(f" return fun(({''.join(v + ', ' for v in leaves)}))")
+    return "\n".join(lines), tuple(keys)
 
 
 def _match(td, x, leaves):
