@@ -160,3 +160,14 @@ def test_tracers_are_declined():
     f(x)
     np.testing.assert_allclose(tj.grad(lambda x: f(x).sum())(x), np.full(3, 3.0))
     np.testing.assert_allclose(tj.vmap(f)(np.ones((2, 3))), np.full((2, 3), 3.0))
+
+
+def test_python_complex_scalars():
+    f = tj.jit(lambda x, z: x * z)
+    x = np.arange(3, dtype=np.complex128)
+    f(x, 1j)
+    assert native(f)
+    for z in (2 - 3j, complex(float("inf"), 0), -0.5j):
+        with np.errstate(invalid="ignore"):
+            np.testing.assert_array_equal(f(x, z), x * z)
+    assert f.misses == 1 and hits(f) == 3

@@ -12,8 +12,8 @@ the caller retries with a larger one); nothing is written unless it ran. Symboli
 inputs' dimensions and the arena plan (Frame.block_plan) is evaluated.
 
 `PyObject *pyfast(PyObject *self, PyObject *args)`, a builtin function's code (native_call.py): the same
-checks on the tuple of flat leaves, where a 0-d input may also be a Python float or int (positions compiled
-for one: weakly typed), a Python bool (bool) or a numpy scalar of its dtype; it allocates the outputs
+checks on the tuple of flat leaves, where a 0-d input may also be a Python float, int or complex (positions
+compiled for one: weakly typed), a Python bool (bool) or a numpy scalar of its dtype; it allocates the outputs
 itself (PyArray_NewFromDescr), releases the GIL around the steps of large calls and counts its hits. It
 returns the output (a tuple of them unless there is one), MISS where `fast` returns 1, 2 or 3 or a Python
 int does not fit, NULL when an output cannot be allocated.
@@ -174,10 +174,10 @@ def emit_fast_entry(module, frame, steps):
 
 def emit_py_entry(module, frame, steps, miss):
     """Write pyfast (see the module's docstring) into module; its name, or None when there is none (the
-    layouts are not the verified ones, the steps need the Python driver, an arena too large for the stack
-    at every size, an input compiled for a Python complex). miss: the object it returns when declining."""
-    weak_ok = all(not b.aval.weak_type or b.aval.dtype.kind in "iu" or b.aval.dtype in (np.float32, np.float64)
-                  for b in frame.inputs)
+    layouts are not the verified ones, the steps need the Python driver, a weakly typed input of a dtype
+    other than these). miss: the object it returns when declining."""
+    weak_ok = all(not b.aval.weak_type or b.aval.dtype.kind in "iu"
+                  or b.aval.dtype in (np.float32, np.float64, np.complex128) for b in frame.inputs)
     if not (native_call.PY_ENTRY_OK and _native(frame, steps) and weak_ok):
         return None
     for name, address in native_call.SYMBOLS.items():
@@ -284,6 +284,10 @@ def _scalar(w, obj, aval, i):
             f.line(f"store float {x32}, ptr {slot}")
         else:
             f.line(f"store double {x}, ptr {slot}")
+        return slot
+    if aval.weak_type and dtype.kind == "c":     # complex128: its two doubles as they are
+        w.check(w.is_type(obj, id(complex), "tj_complex_type"))
+        f.line(f"call void @llvm.memcpy.p0.p0.i64(ptr {slot}, ptr {value}, i64 16, i1 false)")
         return slot
     if aval.weak_type:
         w.check(w.is_type(obj, id(int), "tj_int_type"))

@@ -4,7 +4,7 @@
 
 The code it runs reads CPython's and numpy's object layouts and calls C API functions, named by
 symbol (`SYMBOLS`, name -> address). All of it is checked here at import: the array layout
-(runtime.ARRAY_LAYOUT_OK), a tuple's items and a float's value at the offsets the code reads, a
+(runtime.ARRAY_LAYOUT_OK), a tuple's items, a float's and a complex's value at the offsets the code reads, a
 numpy scalar's value, numpy's C API table (its PyArray_Type slot must be np.ndarray, and
 PyArray_NewFromDescr must make the array it is asked for and take exactly the reference it steals).
 `PY_ENTRY_OK` says whether everything held; when it is False no such entry is written and calls take
@@ -28,7 +28,7 @@ from . import runtime
 
 METH_O = 0x0008
 TUPLE_ITEMS = 24       # offset of a tuple's first item (PyTupleObject: PyObject_VAR_HEAD, ob_item[])
-SCALAR_VALUE = 16      # offset of a float's double, and of a numpy scalar's value (after PyObject_HEAD)
+SCALAR_VALUE = 16      # offset of a float's double, a complex's two, a numpy scalar's value (after PyObject_HEAD)
 NEW_FROM_DESCR = 94    # PyArray_NewFromDescr's slot in numpy's C API table (numpy/__multiarray_api.h)
 ARRAY_TYPE = 2         # PyArray_Type's slot
 
@@ -74,7 +74,9 @@ def _verify():
         words = ctypes.c_void_p * 2
         if list(words.from_address(id(t) + TUPLE_ITEMS)) != [id(t[0]), id(t[1])]:
             return None
-        if ctypes.c_double.from_address(id(t[1]) + SCALAR_VALUE).value != 1.5:
+        z = complex(2.5, -4.0)
+        if (ctypes.c_double.from_address(id(t[1]) + SCALAR_VALUE).value != 1.5
+                or list((ctypes.c_double * 2).from_address(id(z) + SCALAR_VALUE)) != [2.5, -4.0]):
             return None
         table = _numpy_api_table()
         if table[ARRAY_TYPE] != id(np.ndarray):
