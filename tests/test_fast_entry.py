@@ -171,3 +171,11 @@ def test_python_complex_scalars():
         with np.errstate(invalid="ignore"):
             np.testing.assert_array_equal(f(x, z), x * z)
     assert f.misses == 1 and hits(f) == 3
+
+
+def test_scalar_only_arguments():
+    f = tj.jit(lambda a, b: a * b + 1)
+    for a, b in ((2.0, 3.0), (0.5, -1.0)):
+        out = f(a, b)
+        assert out.shape == () and out.dtype == np.float64 and out == a * b + 1
+    assert f.misses == 1 and native(f)

@@ -46,8 +46,8 @@ def compile_ir(closed, fuse=True, cache=True, shipped=None):
         kernel = emit_kernel(module, frame, group, fuse)    # Group -> KernelFunction (None: run by NumPy)
         schedule.add(group, kernel)                         # -> its steps
     steps = schedule.finish()                               # -> [Step]
-    fast = emit_fast_entry(module, frame, steps)            # -> "fast", or None
     py_fast = emit_py_entry(module, frame, steps, MISS)     # -> "pyfast", or None
+    fast = None if py_fast else emit_fast_entry(module, frame, steps)   # -> "fast" (through ctypes), or None
     text = module.text()                                    # -> str
     generated = time.perf_counter()
     names = [s.name for s in native_steps(steps)] + [name for name in (fast, py_fast) if name]

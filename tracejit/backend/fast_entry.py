@@ -180,7 +180,7 @@ def emit_py_entry(module, frame, steps, miss):
                   or b.aval.dtype in (np.float32, np.float64, np.complex128) for b in frame.inputs)
     if not (native_call.PY_ENTRY_OK and _native(frame, steps) and weak_ok):
         return None
-    for name, address in native_call.SYMBOLS.items():
+    for name, address in [*native_call.SYMBOLS.items(), ("tj_ndarray_type", id(np.ndarray))]:
         module.symbol(address, name)
     f = Function(module, f'define ptr @{PY_NAME}(ptr %self, ptr %args) nounwind "probe-stack"="inline-asm"',
                  frame.dim_slots)
