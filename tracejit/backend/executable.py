@@ -1,6 +1,8 @@
-"""A compiled IR ready to run. In: the Frame, the linked steps and the fast entry's address (compile_ir).
+"""A compiled IR ready to run. In: the Frame, the linked steps and the fast entries' names (compile_ir).
 Out: `run(leaves)`, the general path (the Python driver: fills the table, runs the steps, copies the
-outputs the frame leaves to the caller), and `fast_call`, the dispatch fast path through the fast entry.
+outputs the frame leaves to the caller), and the dispatch fast path: `native_call`, the builtin function
+of the native entry (fast_entry.emit_py_entry), or where there is none `fast_call`, Python around the
+ctypes fast entry.
 """
 import collections
 import ctypes
@@ -36,12 +38,12 @@ def _fast_prototypes(n_objects):
 
 
 class Executable:
-    """run(leaves) -> list of fresh output arrays. `fast_call(n)` gives the dispatch fast path.
-    frame: the Frame; steps: linked steps; code: the llvm.Code they run; fast: the fast entry's name or
-    None; arrays: what the code names by address (kept alive); llvm_text, object_code (a
-    disk_cache.ObjectCode: what a pickle ships), times: what compiling it took; kernel_functions: the
-    KernelFunctions written (kernels.py), for `kernels()`; library: the (name, type) of the vector math
-    library's functions the code calls (vecmath.py; a pickle ships them with it)."""
+    """run(leaves) -> list of fresh output arrays. `native_call` or `fast_call(n)` gives the dispatch fast
+    path. frame: the Frame; steps: linked steps; code: the llvm.Code they run; fast, py_fast: the names of
+    the ctypes and native fast entries or None; arrays: what the code names by address (kept alive);
+    llvm_text, object_code (a disk_cache.ObjectCode: what a pickle ships), times: what compiling it took;
+    kernel_functions: the KernelFunctions written (kernels.py), for `kernels()`; library: the (name, type)
+    of the vector math library's functions the code calls (vecmath.py; a pickle ships them with it)."""
 
     def __init__(self, frame, steps, code, fast, arrays, llvm_text, object_code, times, kernel_functions=(),
                  library=frozenset(), py_fast=None):

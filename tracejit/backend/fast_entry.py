@@ -187,11 +187,10 @@ def emit_py_entry(module, frame, steps, miss):
     w = _Writer(module, frame, f)
     n_in, off = len(frame.inputs), runtime.ARRAY_OFFSETS
     w.check(w.is_type("%args", id(tuple), "tj_tuple_type"))
-    w.check(f.emit(f"icmp eq i64 {w.field('%args', 16, 'i64')}, {n_in}"))
-    items = _items(f, "%args")
+    w.check(f.emit(f"icmp eq i64 {w.field('%args', native_call.TUPLE_SIZE, 'i64')}, {n_in}"))
     pointers = []
     for i, b in enumerate(frame.inputs):
-        obj = f.emit(f"load ptr, ptr {items[i]}")
+        obj = f.emit(f"load ptr, ptr {_item(f, '%args', i)}")
         pointers.append(w.array(obj, b.aval) if b.aval.ndim else _scalar(w, obj, b.aval, i))
     w.check_splits(steps, "fail")
     arena = f.alloca("ptr")               # an arena array of ours, where the stack is too small
@@ -224,7 +223,7 @@ def emit_py_entry(module, frame, steps, miss):
     _run_releasing_gil(w, steps, table, [b.aval.shape for b in frame.inputs + frame.outputs])
     f.line(f"call void @tj_Py_DecRef(ptr {f.emit(f'load ptr, ptr {arena}')})")   # (Py_XDECREF)
     f.line(f"store ptr null, ptr {arena}")
-    counter = w.field(f.emit(f"load ptr, ptr {_items(f, '%self')[0]}"), off.data, "ptr")
+    counter = w.field(f.emit(f"load ptr, ptr {_item(f, '%self', 0)}"), off.data, "ptr")
     hits = f.emit(f"load i64, ptr {counter}")
     f.line(f"store i64 {f.emit(f'add i64 {hits}, 1')}, ptr {counter}")
     if len(outs) == 1:
@@ -232,8 +231,8 @@ def emit_py_entry(module, frame, steps, miss):
     else:
         result = f.emit(f"call ptr @tj_PyTuple_New(i64 {len(outs)})")
         w.check(f.emit(f"icmp ne ptr {result}, null"), unwind[-1])
-        for slot, out in zip(_items(f, result, len(outs)), outs):
-            f.line(f"store ptr {out}, ptr {slot}")
+        for k, out in enumerate(outs):
+            f.line(f"store ptr {out}, ptr {_item(f, result, k)}")
         f.line(f"ret ptr {result}")
     for j, label in enumerate(unwind):       # no memory: drop the arrays made before, return NULL
         f.block(label)
@@ -248,18 +247,9 @@ def emit_py_entry(module, frame, steps, miss):
     return PY_NAME
 
 
-def _items(f, tuple_, n=None):
-    """Pointers to the item slots of a tuple object (n of them; default: all that the caller indexes)."""
-    base = f.emit(f"getelementptr i8, ptr {tuple_}, i64 {native_call.TUPLE_ITEMS}")
-    return _Slots(f, base) if n is None else [f.emit(f"getelementptr ptr, ptr {base}, i64 {k}") for k in range(n)]
-
-
-class _Slots:
-    def __init__(self, f, base):
-        self.f, self.base = f, base
-
-    def __getitem__(self, k):
-        return self.f.emit(f"getelementptr ptr, ptr {self.base}, i64 {k}")
+def _item(f, tuple_, k):
+    """A pointer to the slot of a tuple object's item k."""
+    return f.emit(f"getelementptr i8, ptr {tuple_}, i64 {native_call.TUPLE_ITEMS + 8 * k}")
 
 
 _LLVM_INT = {1: "i8", 2: "i16", 4: "i32", 8: "i64"}
@@ -294,7 +284,7 @@ def _scalar(w, obj, aval, i):
         overflow = f.alloca("i32")
         x = f.emit(f"call i64 @tj_PyLong_AsLongLongAndOverflow(ptr {obj}, ptr {overflow})")
         w.check(f.emit(f"icmp eq i32 {f.emit(f'load i32, ptr {overflow}')}, 0"))
-        bounds = w.field(f.emit(f"load ptr, ptr {_items(f, '%self')[1]}"), runtime.ARRAY_OFFSETS.data, "ptr")
+        bounds = w.field(f.emit(f"load ptr, ptr {_item(f, '%self', 1)}"), runtime.ARRAY_OFFSETS.data, "ptr")
         lo, hi = (f.emit(f"load i64, ptr {f.emit(f'getelementptr i64, ptr {bounds}, i64 {2 * i + k}')}") for k in (0, 1))
         above, below = f.emit(f"icmp sge i64 {x}, {lo}"), f.emit(f"icmp sle i64 {x}, {hi}")
         w.check(f.emit(f"and i1 {above}, {below}"))

@@ -4,7 +4,7 @@
 
 The code it runs reads CPython's and numpy's object layouts and calls C API functions, named by
 symbol (`SYMBOLS`, name -> address). All of it is checked here at import: the array layout
-(runtime.ARRAY_LAYOUT_OK), a tuple's items, a float's and a complex's value at the offsets the code reads, a
+(runtime.ARRAY_LAYOUT_OK), a tuple's length and items, a float's and a complex's value at the offsets the code reads, a
 numpy scalar's value, numpy's C API table (its PyArray_Type slot must be np.ndarray, and
 PyArray_NewFromDescr must make the array it is asked for and take exactly the reference it steals).
 `PY_ENTRY_OK` says whether everything held; when it is False no such entry is written and calls take
@@ -27,7 +27,8 @@ import numpy as np
 from . import runtime
 
 METH_O = 0x0008
-TUPLE_ITEMS = 24       # offset of a tuple's first item (PyTupleObject: PyObject_VAR_HEAD, ob_item[])
+TUPLE_SIZE = 16        # offset of a tuple's length (PyTupleObject: PyObject_VAR_HEAD, ob_item[])
+TUPLE_ITEMS = 24       # offset of its first item
 SCALAR_VALUE = 16      # offset of a float's double, a complex's two, a numpy scalar's value (after PyObject_HEAD)
 NEW_FROM_DESCR = 94    # PyArray_NewFromDescr's slot in numpy's C API table (numpy/__multiarray_api.h)
 ARRAY_TYPE = 2         # PyArray_Type's slot
@@ -72,7 +73,8 @@ def _verify():
     try:
         t = (object(), 1.5)
         words = ctypes.c_void_p * 2
-        if list(words.from_address(id(t) + TUPLE_ITEMS)) != [id(t[0]), id(t[1])]:
+        if (list(words.from_address(id(t) + TUPLE_ITEMS)) != [id(t[0]), id(t[1])]
+                or ctypes.c_ssize_t.from_address(id(t) + TUPLE_SIZE).value != 2):
             return None
         z = complex(2.5, -4.0)
         if (ctypes.c_double.from_address(id(t[1]) + SCALAR_VALUE).value != 1.5
