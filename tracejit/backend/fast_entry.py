@@ -176,8 +176,8 @@ def emit_py_entry(module, frame, steps, miss):
     """Write pyfast (see the module's docstring) into module; its name, or None when there is none (the
     layouts are not the verified ones, the steps need the Python driver, a weakly typed input of a dtype
     other than these). miss: the object it returns when declining."""
-    weak_ok = all(not b.aval.weak_type or b.aval.dtype.kind in "iu"
-                  or b.aval.dtype in (np.float32, np.float64, np.complex128) for b in frame.inputs)
+    weak_ok = all(not b.aval.weak_type or b.aval.dtype.kind in "iu" or b.aval.dtype in (np.float64, np.complex128)
+                  for b in frame.inputs)      # (Python scalars' types: core.avals.aval_of)
     if not (native_call.PY_ENTRY_OK and _native(frame, steps) and weak_ok):
         return None
     for name, address in [*native_call.SYMBOLS.items(), ("tj_ndarray_type", id(np.ndarray))]:
@@ -262,18 +262,9 @@ def _scalar(w, obj, aval, i):
     f, dtype = w.f, aval.dtype
     slot = f.alloca(f"[{dtype.itemsize} x i8], align 16")
     value = f.emit(f"getelementptr i8, ptr {obj}, i64 {native_call.SCALAR_VALUE}")
-    if aval.weak_type and dtype.kind == "f":
+    if aval.weak_type and dtype.kind == "f":     # float64
         w.check(w.is_type(obj, id(float), "tj_float_type"))
-        x = f.emit(f"load double, ptr {value}")
-        if dtype == np.float32:      # NumPy warns where a finite float overflows float32: not here
-            x32 = f.emit(f"fptrunc double {x} to float")
-            abs32, abs64 = f.emit(f"call float @llvm.fabs.f32(float {x32})"), f.emit(f"call double @llvm.fabs.f64(double {x})")
-            inf = f.emit(f"fcmp oeq float {abs32}, 0x7FF0000000000000")
-            finite = f.emit(f"fcmp one double {abs64}, 0x7FF0000000000000")
-            w.check(f.emit(f"xor i1 {f.emit(f'and i1 {inf}, {finite}')}, true"))
-            f.line(f"store float {x32}, ptr {slot}")
-        else:
-            f.line(f"store double {x}, ptr {slot}")
+        f.line(f"store double {f.emit(f'load double, ptr {value}')}, ptr {slot}")
         return slot
     if aval.weak_type and dtype.kind == "c":     # complex128: its two doubles as they are
         w.check(w.is_type(obj, id(complex), "tj_complex_type"))
