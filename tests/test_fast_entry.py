@@ -182,3 +182,16 @@ def test_scalar_only_arguments():
         out = f(a, b)
         assert out.shape == () and out.dtype == np.float64 and out == a * b + 1
     assert f.misses == 1 and native(f)
+
+
+def test_arena_larger_than_the_stack_is_allocated_and_freed():
+    f = tj.jit(lambda x: tnp.tanh(x @ x.T).sum(axis=1))          # a 200x200 f64 temporary: 320 KB
+    x = np.linspace(-1, 1, 200 * 64).reshape(200, 64)
+    np.testing.assert_allclose(f(x), np.tanh(x @ x.T).sum(axis=1), rtol=1e-9, atol=1e-12)
+    exe = next(iter(f._signatures.entries.values())).executable
+    assert exe.frame.fast_takes_arena and native(f)
+    uint8 = np.dtype(np.uint8)
+    before = sys.getrefcount(uint8)
+    for _ in range(50):
+        np.testing.assert_allclose(f(x), np.tanh(x @ x.T).sum(axis=1), rtol=1e-9, atol=1e-12)
+    assert sys.getrefcount(uint8) == before and hits(f) == 50
