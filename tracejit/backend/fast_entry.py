@@ -11,12 +11,14 @@ when symbolic code's arena is larger than both the stack allows and the caller's
 the caller retries with a larger one); nothing is written unless it ran. Symbolic sizes are read from the
 inputs' dimensions and the arena plan (Frame.block_plan) is evaluated.
 
-`PyObject *pyfast(PyObject *self, PyObject *args)`, a builtin function's code (native_call.py): the same
-checks on the tuple of flat leaves, where a 0-d input may also be a Python float, int or complex (positions
-compiled for one: weakly typed), a Python bool (bool) or a numpy scalar of its dtype; it allocates the outputs
-itself (PyArray_NewFromDescr), releases the GIL around the steps of large calls and counts its hits. It
-returns the output (a tuple of them unless there is one), MISS where `fast` returns 1, 2 or 3 or a Python
-int does not fit, NULL when an output cannot be allocated.
+`PyObject *pyfast(PyObject *self, PyObject *args)`, a builtin function's code (native_call.py), written
+instead of `fast` wherever native_call.PY_ENTRY_OK (compile_ir): the same checks on the tuple of flat
+leaves, where a 0-d input compiled for a Python float, int or complex (weakly typed) takes exactly that
+type, and another 0-d input an ndarray, a numpy scalar of its dtype or (bool) a Python bool. It allocates
+the outputs itself (PyArray_NewFromDescr), and an arena array where the stack is too small; releases the
+GIL around the steps of large calls and counts its hits. It returns the output (a tuple of them unless
+there is one), MISS where `fast` returns 1 or 2 or a Python int does not fit, NULL with MemoryError set
+when an array cannot be allocated.
 """
 import numpy as np
 
