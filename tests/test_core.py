@@ -10,7 +10,7 @@ import pytest
 import tracejit as tj
 import tracejit.numpy as tnp
 from tracejit.core.ir import IRCheckError, Var
-from tracejit.core.pytree import flatten_as, matcher
+from tracejit.core.pytree import LEAF, caller, flatten_as, tree_structure
 from tracejit.tree_util import register_pytree_node, tree_flatten, tree_map, tree_unflatten
 
 f32 = np.float32
@@ -212,18 +212,24 @@ def test_pytrees_in_and_out():
     tree = tree_flatten(base)[1]
     for v in variants:
         leaves, v_tree = tree_flatten(v)
-        assert flatten_as(tree, v) == (leaves if v_tree == tree else None)
-    assert flatten_as(tree_flatten(a)[1], [a]) is None and flatten_as(tree_flatten([a])[1], [a]) == [a]
-    # so does matcher, the code written for one tree of tuples, lists, dicts and None (and flatten_as otherwise)
+        assert flatten_as(tree, v) == (tuple(leaves) if v_tree == tree else None)
+    assert flatten_as(tree_flatten(a)[1], [a]) is None and flatten_as(tree_flatten([a])[1], [a]) == (a,)
+    # so does caller, the code written for one call's tree (args, kwargs) of tuples, lists, dicts and None (and
+    # flatten_as otherwise), with a function that takes no container as a leaf (as the fast paths)
     plain = {"b": a, "a": (a, None, [a, {"k": 2.0}])}
     plain_variants = [plain, {"b": 1.0, "a": (2, None, [a, {"k": a}])}, {"b": a, "a": (a, a, [a, {"k": a}])},
                       {"b": a, "a": (a, None, [a, {"j": a}])}, {"b": a, "a": [a, None, [a, {"k": a}]]},
                       {"b": a, "a": (a, None, (a, {"k": a}))}, {"b": (a,), "a": (a, None, [a, {"k": a}])},
                       {"b": a}, {"b": a, "a": (a, None, [a, {"k": a}, a])}, {"b": Point(a, a), "a": (a, None, [a])},
                       {"b": Point(a, a), "a": (a, None, [a, {"k": a}])}, [a, a]]
-    for t, vs in ((tree_flatten(plain)[1], plain_variants), (tree, variants)):
+    def leaves_only(leaves):
+        return leaves if all(type(x) is np.ndarray or tree_structure(x) == LEAF for x in leaves) else "miss"
+    for base_tree, vs in ((plain, plain_variants), (base, variants)):
+        t = tree_flatten(((base_tree, a), {"k": a}))[1]
+        call = caller(t, leaves_only, "miss")
         for v in vs:
-            assert matcher(t)(v) == flatten_as(t, v)
+            assert call((v, a), {"k": a}) == (flatten_as(t, ((v, a), {"k": a})) or "miss")
+            assert call((v,), {"k": a}) == call((v, a), {}) == call((v, a), {"j": a}) == "miss"
 
 
 def test_results_are_fresh_numpy_arrays():

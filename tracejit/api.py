@@ -24,7 +24,7 @@ from .core.api_util import (
                              static_arguments,
                              trace_pytree,
 )
-from .core.pytree import matcher, tree_flatten, tree_unflatten
+from .core.pytree import caller, tree_flatten, tree_unflatten
 from .core.timing import recording
 from .core.trace import Tracer, _stack, eval_ir
 from .dispatch import CacheEntry, SignatureCache, fast_path, flat_args_tree
@@ -93,14 +93,13 @@ class Jitted:
         self.backend = backend
         self._signatures, self._lock, self.misses = SignatureCache(dynamic_dims, self._forget), threading.RLock(), 0
         self._fast = None   # the dispatch fast path of the signature called last (plain array arguments)
-        self._tree_fast = None  # (matcher of its tree, fast path on its leaves) of the last call with other arguments
+        self._tree_fast = None  # the fast path (args, kwargs) of the last call with other arguments
 
     def _forget(self, entry):
         """An entry was evicted: drop the fast paths that lead to it, so that its code can be freed."""
         if self._fast is not None and self._fast is entry.fast:
             self._fast = None
-        tree_fast = self._tree_fast
-        if tree_fast is not None and tree_fast[1] is entry.fast:
+        if self._tree_fast is not None and self._tree_fast is entry.tree_fast:
             self._tree_fast = None
 
     @property
@@ -146,17 +145,15 @@ class Jitted:
                 out = fast(args)
                 if out is not MISS:
                     return out
+            tree_fast = self._tree_fast
+            if tree_fast is not None:
+                out = tree_fast(args, kwargs)
+                if out is not MISS:
+                    return out
             entry = None
             if self._signatures.entries and not _stack.builders and not (self.static_argnums or self.static_argnames):
                 # A hit needs neither the argument names nor the function's signature (inspecting it took
-                # ~50 us a call), and on the tree of the last such call not even the signature's lookup.
-                tree_fast = self._tree_fast
-                if tree_fast is not None:
-                    leaves = tree_fast[0]((args, kwargs))
-                    if leaves is not None:
-                        out = tree_fast[1](leaves)
-                        if out is not MISS:
-                            return out
+                # ~50 us a call).
                 leaves, in_tree = tree_flatten((args, kwargs))
                 entry = self._hit(leaves, in_tree)
             if entry is None:
@@ -169,7 +166,7 @@ class Jitted:
                 if entry.in_tree == flat_args_tree(len(leaves)):
                     self._fast = entry.fast
                 else:
-                    self._tree_fast = matcher(entry.in_tree), entry.fast
+                    self._tree_fast = entry.tree_fast
             return tree_unflatten(entry.out_tree, entry.run(leaves))
         except Exception as e:
             present(e)
@@ -297,6 +294,8 @@ def _native_entry(closed, in_tree, out_tree, names, exe, times, leaves, fits):
     """The cache entry of compiled code, with its fast path for calls like this one (leaves)."""
     entry = CacheEntry(closed, in_tree, out_tree, exe.run, times, names, exe, fits)
     entry.fast = fast_path(exe, entry, leaves, out_tree)
+    if entry.fast is not None:
+        entry.tree_fast = caller(in_tree, entry.fast, MISS)
     return entry
 
 

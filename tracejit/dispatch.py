@@ -25,29 +25,35 @@ from .core.pytree import LEAF, tree_flatten, tree_unflatten
 
 
 class HitCount:
-    """The hits of an entry, counted by its fast path (which must not refer to the entry: see fast_call)."""
-    __slots__ = ("hits",)
+    """The hits of an entry, counted by its fast path (which must not refer to the entry: see fast_call):
+    the Python fast paths count in hits, the native one in native[0]."""
+    __slots__ = ("hits", "native")
 
     def __init__(self):
-        self.hits = 0
+        self.hits, self.native = 0, np.zeros(1, np.int64)
+
+    @property
+    def total(self):
+        return self.hits + int(self.native[0])
 
 
 class CacheEntry:
     """One compiled signature: its IR, trees, how to run it on flat leaves, and what it cost."""
 
     __slots__ = ("closed", "count", "executable", "fast", "fits", "in_tree", "names", "nbytes", "out_tree", "run",
-                 "seen", "serial", "stamp", "times")
+                 "seen", "serial", "stamp", "times", "tree_fast")
 
     def __init__(self, closed, in_tree, out_tree, run, times, names, executable=None, fits=None):
         self.closed, self.in_tree, self.out_tree, self.count = closed, in_tree, out_tree, HitCount()
         self.times, self.names, self.executable, self.fast, self.fits = times, names, executable, None, fits or {}
+        self.tree_fast = None      # the fast path on (args, kwargs) of calls with in_tree (pytree.caller)
         self.run = run if not self.fits else _checked(run, self.fits, names)
         self.nbytes = entry_bytes(closed, executable)
         self.seen = self.stamp = self.serial = 0       # for eviction (see the module's docstring)
 
     @property
     def hits(self):
-        return self.count.hits
+        return self.count.total
 
 
 def _checked(run, fits, names):
@@ -278,13 +284,23 @@ def flat_args_tree(n):
 
 def fast_path(executable, entry, leaves, out_tree):
     """The call of a compiled entry that skips the general path (or None where the executable has none):
-    flat leaves of the call's tree in, the output tree out, MISS where the arguments do not fit."""
-    fast = executable.fast_call(len(leaves), entry.count, out_tree == LEAF)
-    if fast is None:
-        return None
-    fast = _scalars_as_arrays(fast, leaves, executable.in_dtypes, entry)
-    if out_tree == LEAF:
-        return fast
+    the tuple of flat leaves of the call's tree in, the output tree out, MISS where the arguments do not
+    fit. The native entry (Executable.native_call) where there is one, else a Python function around the
+    ctypes entry."""
+    weak_ints = [{a.dtype} | set(entry.fits.get(i, ())) if a.weak_type and a.dtype.kind in "iu" else ()
+                 for i, a in enumerate(executable.in_avals)]
+    fast = executable.native_call(entry.count.native, weak_ints)
+    if fast is not None:
+        if len(executable.out_avals) == 1:
+            return fast if out_tree == LEAF else (
+                lambda args: out if (out := fast(args)) is MISS else tree_unflatten(out_tree, [out]))
+    else:
+        fast = executable.fast_call(len(leaves), entry.count, out_tree == LEAF)
+        if fast is None:
+            return None
+        fast = _scalars_as_arrays(fast, leaves, executable.in_dtypes, entry)
+        if out_tree == LEAF:
+            return fast
     return lambda args: outs if (outs := fast(args)) is MISS else tree_unflatten(out_tree, outs)
 
 

@@ -22,7 +22,7 @@ import time
 from ..passes.inline import inline
 from . import disk_cache, llvm, vecmath
 from .executable import MISS, Executable
-from .fast_entry import emit_fast_entry
+from .fast_entry import emit_fast_entry, emit_py_entry
 from .frame import Frame
 from .fusion import plan_groups
 from .fusion_view import lowered_view
@@ -46,17 +46,19 @@ def compile_ir(closed, fuse=True, cache=True, shipped=None):
         kernel = emit_kernel(module, frame, group, fuse)    # Group -> KernelFunction (None: run by NumPy)
         schedule.add(group, kernel)                         # -> its steps
     steps = schedule.finish()                               # -> [Step]
-    fast = emit_fast_entry(module, frame, steps)            # -> "fast", or None
+    py_fast = emit_py_entry(module, frame, steps, MISS)     # -> "pyfast", or None
+    fast = None if py_fast else emit_fast_entry(module, frame, steps)   # -> "fast" (through ctypes), or None
     text = module.text()                                    # -> str
     generated = time.perf_counter()
-    names = [s.name for s in native_steps(steps)] + ([fast] if fast else [])
+    names = [s.name for s in native_steps(steps)] + [name for name in (fast, py_fast) if name]
     if not shipped:
         vecmath.prefetch(text)                              # the library's functions, while LLVM compiles
     objects = disk_cache.object_code(closed, text, names, module.symbols, cache, shipped)  # -> ObjectCode
     symbols = {**module.symbols, **vecmath.symbols(objects.library, shipped)}  # the vector math library's
     code = llvm.load_objects(objects.objects, names, symbols)                             # -> Code
     times = {"codegen": generated - start, "llvm": time.perf_counter() - generated}
-    return Executable(frame, link(steps, code), code, fast, module.arrays, text, objects, times, module.kernels)
+    return Executable(frame, link(steps, code), code, fast, module.arrays, text, objects, times, module.kernels,
+                      py_fast)
 
 
 class Compiled:

@@ -1,6 +1,8 @@
-"""A compiled IR ready to run. In: the Frame, the linked steps and the fast entry's address (compile_ir).
+"""A compiled IR ready to run. In: the Frame, the linked steps and the fast entries' names (compile_ir).
 Out: `run(leaves)`, the general path (the Python driver: fills the table, runs the steps, copies the
-outputs the frame leaves to the caller), and `fast_call`, the dispatch fast path through the fast entry.
+outputs the frame leaves to the caller), and the dispatch fast path: `native_call`, the builtin function
+of the native entry (fast_entry.emit_py_entry), or where there is none `fast_call`, Python around the
+ctypes fast entry.
 """
 import collections
 import ctypes
@@ -12,7 +14,7 @@ from ..core.avals import Dim, shape_size, substitute_dims
 from ..core.errors import ShapeError
 from ..core.ir import Literal
 from ..core.trace import eager
-from . import llvm, runtime
+from . import llvm, native_call, runtime
 from .frame import ALIGN, STACK_ARENA
 from .fusion import domain_size
 from .steps import PythonStep, SplitStep
@@ -36,19 +38,22 @@ def _fast_prototypes(n_objects):
 
 
 class Executable:
-    """run(leaves) -> list of fresh output arrays. `fast_call(n)` gives the dispatch fast path.
-    frame: the Frame; steps: linked steps; code: the llvm.Code they run; fast: the fast entry's name or
-    None; arrays: what the code names by address (kept alive); llvm_text, object_code (a
-    disk_cache.ObjectCode: what a pickle ships), times: what compiling it took; kernel_functions: the
-    KernelFunctions written (kernels.py), for `kernels()`."""
+    """run(leaves) -> list of fresh output arrays. `native_call` or `fast_call(n)` gives the dispatch fast
+    path. frame: the Frame; steps: linked steps; code: the llvm.Code they run; fast, py_fast: the names of
+    the ctypes and native fast entries or None; arrays: what the code names by address (kept alive);
+    llvm_text, object_code (a disk_cache.ObjectCode: what a pickle ships, with the vector math library's
+    functions the code calls), times: what compiling it took; kernel_functions: the KernelFunctions written
+    (kernels.py), for `kernels()`."""
 
-    def __init__(self, frame, steps, code, fast, arrays, llvm_text, object_code, times, kernel_functions=()):
+    def __init__(self, frame, steps, code, fast, arrays, llvm_text, object_code, times, kernel_functions=(),
+                 py_fast=None):
         self.frame, self.steps, self.code, self._keep = frame, steps, code, arrays
         self._kernel_info = [k.describe() for k in kernel_functions]
         self.llvm_text, self.object_code, self.times = llvm_text, object_code, times
         self.source = object_code.source                 # "compiled", "disk" or "shipped"
         self.code_size = sum(map(len, object_code.objects))
-        self.in_dtypes = [b.aval.dtype for b in frame.inputs]
+        self.in_avals = [b.aval for b in frame.inputs]
+        self.in_dtypes = [a.dtype for a in self.in_avals]
         self.out_avals = [b.aval for b in frame.outputs]
         self.arena_bytes = frame.arena_bytes
         self._arenas = []           # a pool, so that threads calling at once each get their own
@@ -62,6 +67,7 @@ class Executable:
         self._plans = {}
         self._blocks = frame.block_plan() if frame.symbolic else None
         self._fast_gil = self._fast = None
+        self._py_fast = py_fast and code.addresses[py_fast]
         if fast is not None:
             prototypes = _fast_prototypes(len(frame.inputs) + len(frame.outputs) + frame.fast_takes_arena)
             self._fast_gil, self._fast = (code.function(p, fast) for p in prototypes)
@@ -179,6 +185,15 @@ class Executable:
                 np.copyto(self._view(b, ins, outs, arena), r, casting="unsafe")
 
     # ------------------------------------------------------------------------------------ fast path
+    def native_call(self, counter, int_dtypes):
+        """The builtin function f(leaves) of the Python-callable entry (fast_entry.py, native_call.py), or
+        None: the output (a tuple of them unless there is one), or MISS. It counts its hits in counter (an
+        int64[1] array); int_dtypes: per input, the dtypes a Python int there must fit (its own, and those
+        of NumPy 2's overflow checks)."""
+        if self._py_fast is None:
+            return None
+        return native_call.py_function(self._py_fast, counter, native_call.int_bounds(int_dtypes), self.code)
+
     def fast_call(self, n_args, counter, single):
         """f(args) -> the output (single) or the list of outputs, or MISS when an argument is not a
         C-contiguous aligned ndarray of the compiled shape and dtype object (checked by the generated

@@ -215,9 +215,15 @@ def split_module(text, n):
 
     entries = [name for name, (_, internal, _) in functions.items() if not internal]
     weight = {e: sum(len(functions[f][0]) for f in closure(e, {})) for e in entries}
-    bins = [[] for _ in range(min(n, len(entries)))]
-    for e in sorted(entries, key=lambda e: -weight[e]):
+    # Entries that call entries (the fast entries call the steps) share the last part, so that no two parts
+    # call each other (the part added first would bind its calls to an older module's definitions).
+    calls = {e for e in entries if any(c != e and c in functions and not functions[c][1] for f in closure(e, {})
+                                       for c in re.findall(r"@([\w.$]+)\(", functions[f][0]))}
+    rest = [e for e in entries if e not in calls]
+    bins = [[] for _ in range(max(1, min(n - bool(calls), len(rest))))]
+    for e in sorted(rest, key=lambda e: -weight[e]):
         min(bins, key=lambda b: sum(weight[x] for x in b)).append(e)
+    bins.append(sorted(calls, key=entries.index))
     parts, callers = [], []
     for b in (b for b in bins if b):
         defined = {}

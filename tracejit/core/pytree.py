@@ -75,48 +75,74 @@ def _flatten(x, is_leaf, leaves):
 
 
 def flatten_as(treedef, tree):
-    """The leaves of tree when its structure is treedef, else None; builds no PyTreeDef (for cache hits)."""
+    """The tuple of the leaves of tree when its structure is treedef, else None; builds no PyTreeDef (for
+    cache hits)."""
     leaves = []
-    return leaves if _match(treedef, tree, leaves) else None
+    return tuple(leaves) if _match(treedef, tree, leaves) else None
+
+
+def caller(treedef, fun, miss):
+    """f(args, kwargs) -> fun(the tuple of the leaves of (args, kwargs)) when their structure is treedef
+    (a 2-tuple: the positional arguments' tree and the keywords'), else miss: a jitted function's dispatch
+    of calls with pytree arguments, in one Python call. fun must check the type of each leaf itself (the
+    fast paths take exact ndarrays and scalar types only: no container passes as a leaf); args is a tuple
+    and kwargs a dict."""
+    source = _caller_source(treedef) if len(treedef.children) == 2 else None
+    if source is None:
+        def call(args, kwargs):
+            leaves = flatten_as(treedef, (args, kwargs))
+            return miss if leaves is None else fun(leaves)
+        return call
+    text, keys = source
+    scope = {"fun": fun, "miss": miss, "keys": keys, "missing": object()}
+    exec(text, scope)     # noqa: S102 -- our own text, made from the treedef's structure only
+    return scope.pop("call")       # (kept in scope, it would be a reference cycle)
 
 
 @functools.lru_cache(maxsize=256)
-def matcher(treedef):
-    """flatten_as(treedef, .) as one function written for treedef: straight-line code with no recursion, for
-    the dispatch of calls with pytree arguments (a dict of two arrays and an array: 7 recursive calls
-    before). Trees with nodes other than tuples, lists, dicts and None use flatten_as itself."""
-    lines, leaves, keys = ["def match(x):"], [], []
+def _caller_source(treedef):
+    """(the text of caller's function for treedef, the dict keys it reads), or None where a node is not a
+    tuple, list, dict or None. Leaves are not checked (the function called does it): each is an expression
+    read in the call."""
+    lines, leaves, keys = ["def call(args, kwargs):"], [], []
 
-    def visit(td, var):
+    def visit(td, var, known=None):
         if td.nodetype is None:
-            lines.append(f" if type({var}) is not ndarray and node_of({var}) is not None: return None")
             leaves.append(var)
             return True
         if td.nodetype not in (tuple, list, dict, type(None)):
             return False
         if td.nodetype is type(None):
-            lines.append(f" if {var} is not None: return None")
+            lines.append(f" if {var} is not None: return miss")
             return True
-        lines.append(f" if type({var}) is not {td.nodetype.__name__} or len({var}) != {len(td.children)}: return None")
+        kind = "" if td.nodetype is known else f"type({var}) is not {td.nodetype.__name__} or "
+        lines.append(f" if {kind}len({var}) != {len(td.children)}: return miss")
         items = td.aux if td.nodetype is dict else range(len(td.children))
         for item, child in zip(items, td.children):
-            v = f"v{len(lines)}"
             if td.nodetype is dict:
                 keys.append(item)
-                lines.append(f" {v} = {var}.get(keys[{len(keys) - 1}], missing)")
-                lines.append(f" if {v} is missing: return None")
+                key = f"keys[{len(keys) - 1}]"
+                if child.nodetype is None:    # a missing key reads None, which no fast path takes
+                    leaves.append(f"{var}.get({key})")
+                    continue
+                v = f"v{len(lines)}"
+                lines.append(f" {v} = {var}.get({key}, missing)")
+                lines.append(f" if {v} is missing: return miss")
+            elif child.nodetype is None:
+                leaves.append(f"{var}[{item}]")
+                continue
             else:
+                v = f"v{len(lines)}"
                 lines.append(f" {v} = {var}[{item}]")
             if not visit(child, v):
                 return False
         return True
 
-    if not visit(treedef, "x"):
-        return functools.partial(flatten_as, treedef)
-    lines.append(f" return [{', '.join(leaves)}]")
-    scope = {"ndarray": np.ndarray, "node_of": _node_of, "keys": tuple(keys), "missing": object()}
-    exec("\n".join(lines), scope)     # noqa: S102 -- our own text, made from the treedef's structure only
-    return scope["match"]
+    if treedef.nodetype is not tuple or not all(visit(c, r, known) for c, r, known in
+                                                zip(treedef.children, ("args", "kwargs"), (tuple, dict))):
+        return None
+    lines.append(f" return fun(({''.join(v + ', ' for v in leaves)}))")
+    return "\n".join(lines), tuple(keys)
 
 
 def _match(td, x, leaves):

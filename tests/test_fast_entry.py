@@ -1,0 +1,197 @@
+"""The native fast entry (backend/fast_entry.py pyfast, backend/native_call.py): what it accepts, and that
+everything it declines takes the general path with the same result as NumPy."""
+import sys
+import threading
+
+import numpy as np
+import pytest
+
+import tracejit as tj
+import tracejit.numpy as tnp
+from tracejit.backend import native_call
+from tracejit.backend.executable import MISS
+
+pytestmark = pytest.mark.skipif(not native_call.PY_ENTRY_OK, reason="the layouts the native entry reads differ")
+
+
+def native(f):
+    """The native entry the last call of f installed (its flat or pytree fast path)."""
+    return type(f._fast).__name__ == "builtin_function_or_method"
+
+
+def hits(f):
+    return f.cache_info().hits
+
+
+def test_flat_call_runs_in_the_native_entry_and_counts_hits():
+    f = tj.jit(lambda x, y: x * y + 1)
+    x, y = np.arange(8, dtype=np.float32), np.full(8, 2, np.float32)
+    np.testing.assert_array_equal(f(x, y), x * y + 1)
+    assert native(f)
+    out = f(x, y)
+    np.testing.assert_array_equal(out, x * y + 1)
+    assert out is not x and out is not y and out.flags.owndata and out.flags.writeable and out.flags.c_contiguous
+    assert (hits(f), f.misses) == (1, 1)
+
+
+def test_declined_arguments_take_the_general_path():
+    f = tj.jit(lambda x: x * 2 + 1)
+    a = np.arange(12, dtype=np.float64).reshape(3, 4)
+    f(a)
+    unaligned = np.frombuffer(np.zeros(12 * 8 + 1, np.uint8).data, dtype=np.float64, count=12, offset=1).reshape(3, 4)
+    unaligned[...] = a
+    read_only = a.copy()
+    read_only.flags.writeable = False
+
+    class Sub(np.ndarray):
+        pass
+    cases = [a.T.copy().T,                       # Fortran order, same shape
+             a[:, ::-1].copy()[:, ::-1],           # negative strides
+             unaligned, read_only, a.view(Sub), np.asfortranarray(a)]
+    for x in cases:
+        np.testing.assert_array_equal(np.asarray(f(x)), np.asarray(x) * 2 + 1)
+    assert f.misses == 1                         # all of them the same signature
+    np.testing.assert_array_equal(f(a.astype(np.float32)), a.astype(np.float32) * 2 + 1)   # another dtype
+    np.testing.assert_array_equal(f(a[:2]), a[:2] * 2 + 1)                                 # another shape
+    assert f(a.astype(np.float32)).dtype == np.float32
+
+
+def test_zero_d_inputs_take_arrays_numpy_scalars_and_python_bools():
+    f = tj.jit(lambda x, s: x * s)
+    x = np.arange(4, dtype=np.float32)
+    f(x, np.array(3, np.float32))
+    calls = hits(f)
+    for s in (np.array(2, np.float32), np.float32(5)):
+        np.testing.assert_array_equal(f(x, s), x * s)
+    assert hits(f) == calls + 2 and f.misses == 1
+    g = tj.jit(lambda x, b: tnp.where(b, x, -x))
+    g(x, np.array(True))
+    for b in (True, False, np.True_, np.array(False)):
+        np.testing.assert_array_equal(g(x, b), np.where(b, x, -x))
+    assert g.misses == 1 and native(g)
+
+
+def test_python_scalars_are_weakly_typed_and_checked():
+    f = tj.jit(lambda x, s: x + s)
+    x = np.arange(4, dtype=np.int8)
+    assert f(x, 1).dtype == np.int8
+    assert native(f)
+    np.testing.assert_array_equal(f(x, 100), x + np.int8(100))
+    with pytest.raises(OverflowError):
+        f(x, 1000)                   # NumPy 2: a Python int that does not fit int8
+    with pytest.raises(OverflowError):
+        f(x, 2 ** 70)
+    np.testing.assert_array_equal(f(x, -128), x + np.int8(-128))
+    for _ in range(2):
+        out = f(x, 1.5)
+        np.testing.assert_array_equal(out, x + 1.5)
+        assert out.dtype == (x + 1.5).dtype
+    g = tj.jit(lambda x, s: x * s)
+    y = np.ones(3, np.float32)
+    g(y, 2.0)
+    for s in (0.5, 1e300, -0.0, float("inf"), float("nan")):
+        with np.errstate(over="ignore", invalid="ignore"):
+            np.testing.assert_array_equal(g(y, s), y * s)
+    assert g.misses == 1
+    np.testing.assert_array_equal(g(y, 3), y * 3)          # an int: another signature
+    assert g.misses == 2
+
+
+def test_pytree_mismatches_fall_back():
+    f = tj.jit(lambda p, x: p["a"] * x + p["b"])
+    x = np.arange(8, dtype=np.float32)
+    p = {"a": x * 2, "b": x + 1}
+    f(p, x)
+    assert f._tree_fast is not None
+    calls = hits(f)
+    np.testing.assert_array_equal(f(p, x), p["a"] * x + p["b"])
+    assert hits(f) == calls + 1
+    np.testing.assert_array_equal(f({"a": x, "b": x, "c": x}, x), x * x + x)     # another tree
+    for q in ({"a": x, "c": x}, {"a": x}):
+        with pytest.raises(KeyError):
+            f(q, x)
+    np.testing.assert_array_equal(f(p, x=x), p["a"] * x + p["b"])    # keywords: another tree
+    np.testing.assert_array_equal(f({"a": 2.0, "b": x}, x), 2.0 * x + x)
+    g = tj.jit(lambda t: t[0] + t[1])
+    for t in ((x, x), [x, x], (x, x + 1)):
+        np.testing.assert_array_equal(g(t), t[0] + t[1])
+    assert g.misses == 2
+
+
+def test_several_outputs_and_output_trees():
+    f = tj.jit(lambda x: {"s": x + 1, "t": (x * 2, x.sum())})
+    x = np.arange(6, dtype=np.float64).reshape(2, 3)
+    for _ in range(3):
+        out = f(x)
+        np.testing.assert_array_equal(out["s"], x + 1)
+        np.testing.assert_array_equal(out["t"][0], x * 2)
+        assert out["t"][1] == x.sum() and out["t"][1].shape == ()
+    assert hits(f) == 2
+
+
+def test_no_reference_leaks():
+    f = tj.jit(lambda x, s: (x + s, x * s))
+    x = np.arange(5, dtype=np.float64)
+    f(x, 2.0)
+    wrong = np.arange(5, dtype=np.float64)[::2]
+    before = [sys.getrefcount(o) for o in (x, MISS, x.dtype, np.dtype(np.uint8))]
+    for _ in range(1000):
+        f(x, 2.0)
+        f._fast((wrong, 2.0))                     # declined: MISS
+    after = [sys.getrefcount(o) for o in (x, MISS, x.dtype, np.dtype(np.uint8))]
+    assert after == before
+
+
+def test_large_calls_run_with_the_gil_released_and_agree():
+    f = tj.jit(lambda x: tnp.sin(x) * 2 + 1)
+    x = np.linspace(0, 1, 1 << 16)
+    f(x)
+    results = []
+    threads = [threading.Thread(target=lambda: results.append(f(x))) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    for r in results:
+        np.testing.assert_allclose(r, np.sin(x) * 2 + 1, rtol=1e-12)
+    assert native(f)
+
+
+def test_tracers_are_declined():
+    f = tj.jit(lambda x: x * 3)
+    x = np.arange(3.0)
+    f(x)
+    np.testing.assert_allclose(tj.grad(lambda x: f(x).sum())(x), np.full(3, 3.0))
+    np.testing.assert_allclose(tj.vmap(f)(np.ones((2, 3))), np.full((2, 3), 3.0))
+
+
+def test_python_complex_scalars():
+    f = tj.jit(lambda x, z: x * z)
+    x = np.arange(3, dtype=np.complex128)
+    f(x, 1j)
+    assert native(f)
+    for z in (2 - 3j, complex(float("inf"), 0), -0.5j):
+        with np.errstate(invalid="ignore"):
+            np.testing.assert_array_equal(f(x, z), x * z)
+    assert f.misses == 1 and hits(f) == 3
+
+
+def test_scalar_only_arguments():
+    f = tj.jit(lambda a, b: a * b + 1)
+    for a, b in ((2.0, 3.0), (0.5, -1.0)):
+        out = f(a, b)
+        assert out.shape == () and out.dtype == np.float64 and out == a * b + 1
+    assert f.misses == 1 and native(f)
+
+
+def test_arena_larger_than_the_stack_is_allocated_and_freed():
+    f = tj.jit(lambda x: tnp.tanh(x @ x.T).sum(axis=1))          # a 200x200 f64 temporary: 320 KB
+    x = np.linspace(-1, 1, 200 * 64).reshape(200, 64)
+    np.testing.assert_allclose(f(x), np.tanh(x @ x.T).sum(axis=1), rtol=1e-9, atol=1e-12)
+    exe = next(iter(f._signatures.entries.values())).executable
+    assert exe.frame.fast_takes_arena and native(f)
+    uint8 = np.dtype(np.uint8)
+    before = sys.getrefcount(uint8)
+    for _ in range(50):
+        np.testing.assert_allclose(f(x), np.tanh(x @ x.T).sum(axis=1), rtol=1e-9, atol=1e-12)
+    assert sys.getrefcount(uint8) == before and hits(f) == 50
