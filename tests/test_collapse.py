@@ -2,7 +2,6 @@
 that every value is row-major or constant over, as one axis, so a short innermost axis vectorizes. Compiled
 code against the NumPy reference interpreter (eval_ir) for each channel count and dtype, with broadcasts that
 may merge and ones that may not, transposes, reductions and symbolic sizes; the loop extents chosen."""
-# ruff: noqa: B023 -- each lambda is traced right away, inside its loop iteration
 import numpy as np
 import pytest
 
