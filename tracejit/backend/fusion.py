@@ -37,7 +37,8 @@ SIZE_HINT = 1024          # what a symbolic dimension counts as where a heuristi
 class Group:
     """Equations computed by one kernel. `root` is the last of them; `stores` the values it writes;
     `reads` the values it reads that other groups (or the caller) provide; `domain` the shape its loop
-    nest runs over (fusible groups only), in `loop_order`."""
+    nest runs over (fusible groups only), in `loop_order`; `extents` the trip count of each axis's loop,
+    None where the axis is merged into a later one (its index is 0, see `collapse_axes`)."""
 
     def __init__(self, index, eqn):
         self.index, self.root = index, eqn
@@ -59,6 +60,7 @@ class Group:
                            [a for a in range(len(self.domain)) if a not in axes] + list(axes)
                            if self.fusible else [])
         self.eqns, self.reads = [eqn], None    # members (in program order once planned); values read
+        self.extents = self.domain              # the loop nest's trip counts per domain axis (`collapse_axes`)
         self.cost = CHEAP_COST                  # of the members (equation_cost), the root counted as a cheap one
 
     @property
@@ -168,4 +170,63 @@ def plan_groups(ir, fuse=True):
     for g in groups:
         g.eqns.reverse()
         g.reads = _reads(g)
+        if g.fusible and not isinstance(g.rule, Reduce):
+            g.extents = collapse_axes(g)
     return groups
+
+
+def collapse_axes(g):
+    """The loop extents of an elementwise group's domain with runs of adjacent axes merged into their last
+    one, so that a short innermost axis (6 channels of an NHWC image) makes a long, vectorizable loop.
+
+    A merged axis's loop is gone and its index is 0; the run's last axis loops over the run's elements. That
+    reads the right element of every value that is row-major over the run (flat index i is the run's
+    element i: a buffer, an elementwise member) or constant over it (a broadcast along all its axes), so
+    runs are merged only where every value the group stores and computes is one or the other. Size-1 axes
+    always have index 0; the outermost axis keeps its loop (threads split it); symbolic shapes keep theirs."""
+    shape = g.domain
+    if len(shape) < 2 or any(isinstance(d, Dim) for d in shape):
+        return shape
+    extents = [None if a and d == 1 else d for a, d in enumerate(shape)]
+    producer = {id(v): e for e in g.eqns for v in e.outvars}
+    runs = []
+    for a in range(1, len(shape)):
+        if shape[a] == 1:
+            continue
+        if runs and all(_row_major(v, tuple(runs[-1] + [a]), producer) for v in g.stores):
+            runs[-1].append(a)
+        else:
+            runs.append([a])
+    for run in runs:
+        for a in run[:-1]:
+            extents[a] = None
+        extents[run[-1]] = math.prod(shape[a] for a in run)
+    return tuple(extents)
+
+
+def _row_major(v, axes, producer, seen=None):
+    """Whether value v is row-major over its axes `axes` (the non-unit axes of a run, in order; those between
+    them have size 1) or constant over them, whatever the group's members compute it from."""
+    e = producer.get(id(v))
+    if not axes or isinstance(v, Literal) or e is None:     # a literal, a buffer
+        return True
+    seen = {} if seen is None else seen                     # shared subexpressions are checked once
+    key = (id(v), axes)
+    if key not in seen:
+        seen[key] = _computed_row_major(e, v, axes, producer, seen)
+    return seen[key]
+
+
+def _computed_row_major(e, v, axes, producer, seen):
+    if isinstance(e.prim.lower, Elementwise):
+        operands = [x for x in e.inputs if x.aval.ndim]
+        return all(x.aval.shape == v.aval.shape and _row_major(x, axes, producer, seen) for x in operands)
+    if e.prim.name != "broadcast_in_dim":      # other index maps read elsewhere than the run's element i
+        return False
+    x_shape, dims = e.inputs[0].aval.shape, e.params["broadcast_dimensions"]
+    hit = [j for j, d in enumerate(dims) if d in axes and x_shape[j] != 1]
+    if not hit:
+        return True
+    return ([dims[j] for j in hit] == list(axes)
+            and all(x_shape[j] == 1 for j in range(hit[0], hit[-1]) if j not in hit)
+            and _row_major(e.inputs[0], tuple(hit), producer, seen))

@@ -123,7 +123,7 @@ def _loop_hints(g, f, repeated, interleave):
     f runs once per iteration of a control-flow loop, so that its work is not small whatever its size;
     interleave: the vectors that loops calling the vector math library carry at once."""
     body = f.count + INLINE_COST * (f.math_calls + f.library_calls)    # run time: a math call takes ~a body's
-    inner = g.domain[g.loop_order[-1]] if g.fusible and g.domain else 0
+    inner = next((g.extents[a] for a in reversed(g.loop_order) if g.extents[a] is not None), 0) if g.fusible else 0
     small = g.fusible and (
         (isinstance(inner, int) and inner < MIN_VECTOR_LOOP)   # the vectorized loop is the innermost
         or (not repeated and not any(isinstance(d, Dim) for d in g.domain)

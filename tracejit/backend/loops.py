@@ -138,10 +138,11 @@ class LoopBuilder(KernelBuilder):
         kept = [a for a in g.loop_order if a not in axes]
         if g.in_place:
             return self._reduce_in_place(axes, kept)
-        idx = [None] * len(shape)
+        idx = [0] * len(shape)      # an axis merged into a later one (fusion.collapse_axes) stays at 0
         with contextlib.ExitStack() as outer:
             for n, a in enumerate(g.loop_order[:len(kept)]):
-                idx[a] = outer.enter_context(f.loop("%lo" if n == 0 else 0, "%hi" if n == 0 else shape[a]))
+                if n == 0 or g.extents[a] is not None:
+                    idx[a] = outer.enter_context(f.loop("%lo" if n == 0 else 0, "%hi" if n == 0 else g.extents[a]))
             if isinstance(g.rule, Reduce):
                 self._reduce(idx, axes, kept, first=not kept)
             else:

@@ -1,0 +1,121 @@
+"""Merged loop axes (fusion.collapse_axes): an elementwise group over (N, H, W, C) loops over the runs of axes
+that every value is row-major or constant over, as one axis, so a short innermost axis vectorizes. Compiled
+code against the NumPy reference interpreter (eval_ir) for each channel count and dtype, with broadcasts that
+may merge and ones that may not, transposes, reductions and symbolic sizes; the loop extents chosen."""
+import numpy as np
+import pytest
+
+import tracejit as tj
+import tracejit.numpy as tnp
+from tracejit.backend import compile_ir
+from tracejit.backend.fusion import plan_groups
+from tracejit.core.api_util import flatten_args, trace_pytree
+from tracejit.core.trace import eval_ir
+
+SHAPE = (3, 4, 5)           # N, H, W; C varies
+
+
+def data(dtype, shape, seed):
+    rng = np.random.default_rng(seed)
+    x = rng.integers(-9, 9, shape) if np.dtype(dtype).kind == "i" else rng.standard_normal(shape)
+    if np.dtype(dtype).kind == "c":
+        x = x + 1j * rng.standard_normal(shape)
+    return np.asarray(x).astype(dtype)
+
+
+def closed_ir(f, *args):
+    leaves, names, in_tree = flatten_args(f, args)
+    return trace_pytree(f, leaves, names, in_tree)[0], leaves
+
+
+def check(f, *args):
+    closed, leaves = closed_ir(f, *args)
+    want = eval_ir(closed, *leaves)
+    for fuse in (True, False):
+        got = compile_ir(closed, fuse=fuse).run(leaves)
+        for g, w in zip(got, want):
+            assert g.shape == w.shape and g.dtype == w.dtype
+            if w.dtype.kind in "fc":
+                np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-6)
+            else:
+                np.testing.assert_array_equal(g, w)
+
+
+ELEMENTWISE = {
+    "chain": lambda x, y, c, s, n: (x * 2 + 1) * y - x,
+    "channel_vector": lambda x, y, c, s, n: x * c + y,
+    "channel_keepdims": lambda x, y, c, s, n: x + c.reshape(1, 1, 1, -1) * y,
+    "scalar": lambda x, y, c, s, n: x * s + 3,
+    "per_image": lambda x, y, c, s, n: x * n + y,
+    "transpose_hw": lambda x, y, c, s, n: x + tnp.transpose(y, (0, 2, 1, 3)).reshape(x.shape) * 2,
+    "transpose_wc": lambda x, y, c, s, n: x * tnp.swapaxes(tnp.swapaxes(y, 2, 3), 2, 3) + c,
+    "two_outputs": lambda x, y, c, s, n: (x + y, x * n - c),
+}
+
+
+@pytest.mark.parametrize("channels", range(1, 18))
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int8, np.complex64])
+@pytest.mark.parametrize("name", list(ELEMENTWISE))
+def test_elementwise_matches_reference(name, dtype, channels):
+    shape = SHAPE + (channels,)
+    args = (data(dtype, shape, 0), data(dtype, shape, 1), data(dtype, (channels,), 2), data(dtype, (), 3),
+            data(dtype, (shape[0], 1, 1, 1), 4))
+    check(ELEMENTWISE[name], *args)
+
+
+REDUCTIONS = {
+    "over_channels": lambda x: x - x.sum(axis=-1, keepdims=True),
+    "over_space": lambda x: x - x.mean(axis=(1, 2), keepdims=True),
+    "space_sum": lambda x: (x * 2 + 1).sum(axis=(1, 2)),
+    "all": lambda x: (x * x).sum(),
+}
+
+
+@pytest.mark.parametrize("channels", [1, 3, 6, 16, 17])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.complex64])
+@pytest.mark.parametrize("name", list(REDUCTIONS))
+def test_reductions_match_reference(name, dtype, channels):
+    check(REDUCTIONS[name], data(dtype, SHAPE + (channels,), 0))
+
+
+def extents(f, *args):
+    closed, _ = closed_ir(f, *args)
+    return [g.extents for g in plan_groups(closed.ir)]
+
+
+def test_extents_merge_what_every_value_allows():
+    x = np.ones((8, 24, 24, 6), np.float32)
+    c, n = np.ones(6, np.float32), np.ones((8, 1, 1, 1), np.float32)
+    whole = [(8, None, None, 24 * 24 * 6)]
+    assert extents(lambda x: tnp.maximum(x * 2 + 1, 0), x) == whole
+    assert extents(lambda x, n: x * n + 1, x, n) == whole
+    assert extents(lambda x: tnp.zeros_like(x) + 0.5, x) == whole
+    # a channel vector varies along C only: H and W merge, W and C do not
+    assert extents(lambda x, c: tnp.maximum(x + c, 0), x, c) == [(8, None, 24 * 24, 6)]
+    # a transpose of H and W reads elsewhere than the merged element: nothing merges with them
+    assert extents(lambda x: x + tnp.transpose(x, (0, 2, 1, 3)), x) == [(8, 24, 24, 6)]
+    # reductions keep their loops
+    assert extents(lambda x: x.sum(axis=(1, 2)), x) == [(8, 24, 24, 6)]
+    # size-1 axes have index 0; the outermost axis keeps its loop (threads split it)
+    assert extents(lambda x: x * 2, np.ones((1, 5, 1, 3), np.float32)) == [(1, None, None, 15)]
+
+
+def test_short_innermost_axis_vectorizes():
+    x = np.random.default_rng(0).standard_normal((32, 24, 24, 6)).astype(np.float32)
+    relu = tj.jit(lambda x: tnp.maximum(x * 2 + 1, 0))
+    assert [k["vectorized"] for k in relu.lower(x).compile().kernels()] == [True]
+    np.testing.assert_allclose(relu(x), np.maximum(x * 2 + 1, 0), rtol=1e-6)
+    fill = tj.jit(tj.grad(lambda y: (y * 0.5).sum()))
+    assert [k["vectorized"] for k in fill.lower(x).compile().kernels() if k["kind"] == "loop"] == [True]
+    np.testing.assert_array_equal(fill(x), np.full_like(x, 0.5))
+
+
+@pytest.mark.parametrize("channels", [1, 6, 17])
+def test_symbolic_sizes_match_reference(channels):
+    rng = np.random.default_rng(0)
+    f = tj.jit(lambda x, c: tnp.maximum(x * c + 1, 0) * 2, dynamic_dims={"x": {0: "n"}}, cache=False)
+    c = rng.standard_normal(channels)
+    for n in (1, 3, 7):
+        x = rng.standard_normal((n, 4, 5, channels))
+        np.testing.assert_allclose(f(x, c), np.maximum(x * c + 1, 0) * 2, rtol=1e-12)
+    assert f.misses == 1
