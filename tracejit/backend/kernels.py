@@ -144,6 +144,8 @@ def _loop_hints(g, f, repeated, interleave):
             hints.pop("interleave_count", None)
             hints.pop("unroll_full", None)
         if width and k in f.innermost and f.library_calls and not f.math_calls and not scalar:
+            if isinstance(inner, int):      # never more vectors at once than the loop has
+                interleave = max(1, min(interleave, -(-inner // width)))
             hints["interleave_count"] = interleave
             if g.fusible and isinstance(inner, int) and inner % (width * interleave) and inner < SHORT_LOOP:
                 hints["vectorize_predicate_enable"] = True

@@ -191,12 +191,13 @@ _DEFINE = re.compile(r"^define (internal )?[^@]*@([\w.$]+)\((.*?)\)", re.MULTILI
 
 
 def split_module(text, n):
-    """At most n module texts that together define the module's external functions (its entry points),
-    balanced by size; each part holds, besides its entry points, the internal functions they call
-    (copied where parts share them), declarations of the entry points of other parts that it calls, and
-    the module's header, globals and metadata. Parts that call other parts come last: the engine binds a
-    call to the latest definition of its name when the object is added, and every module names its
-    entry points alike, so the callee's part must be added first (load_objects keeps this order)."""
+    """At most n module texts, balanced by size, plus one for the entries that call other entries (the fast
+    entries), that together define the module's external functions (its entry points); each part holds,
+    besides its entry points, the internal functions they call (copied where parts share them), declarations
+    of the entry points of other parts that it calls, and the module's header, globals and metadata. Parts
+    that call other parts come last: the engine binds a call to the latest definition of its name when the
+    object is added, and every module names its entry points alike, so the callee's part must be added first
+    (load_objects keeps this order)."""
     chunks = re.split(r"\n(?=define )", text)
     prelude, functions, trailer = chunks[0], {}, []
     for chunk in chunks[1:]:
@@ -220,7 +221,7 @@ def split_module(text, n):
     calls = {e for e in entries if any(c != e and c in functions and not functions[c][1] for f in closure(e, {})
                                        for c in re.findall(r"@([\w.$]+)\(", functions[f][0]))}
     rest = [e for e in entries if e not in calls]
-    bins = [[] for _ in range(max(1, min(n - bool(calls), len(rest))))]
+    bins = [[] for _ in range(max(1, min(n, len(rest))))]
     for e in sorted(rest, key=lambda e: -weight[e]):
         min(bins, key=lambda b: sum(weight[x] for x in b)).append(e)
     bins.append(sorted(calls, key=entries.index))
