@@ -328,3 +328,15 @@ def test_modules_compiled_in_parts_call_their_own_entry_points(monkeypatch):
     for _ in range(3):
         for f, s in zip(fs, (0.5, 0.25)):
             np.testing.assert_allclose(f(x), tj.jit(chain(s), backend="reference")(x), rtol=1e-5)
+
+
+def test_split_module_copies_functions_named_as_pointers():
+    """A function passed by address (a thread pool's task) goes with the part that names it, as a callee does."""
+    task = "define internal void @task(ptr %t) {\n  ret void\n}"
+    entries = [f"define void @step{i}(ptr %t) {{\n  call void @run(ptr @task, ptr %t)\n  ret void\n}}" for i in range(3)]
+    text = "\n".join(["declare void @run(ptr, ptr)", task, *entries]) + "\n"
+    parts = llvm.split_module(text, 2)
+    assert len(parts) == 2
+    for p in parts:
+        assert "define internal void @task(" in p
+        ll.parse_assembly(p, context=ll.create_context()).verify()

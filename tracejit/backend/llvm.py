@@ -190,6 +190,9 @@ def _compile_alone(text):
 _DEFINE = re.compile(r"^define (internal )?[^@]*@([\w.$]+)\((.*?)\)", re.MULTILINE)
 
 
+_REFERENCE = re.compile(r"@([\w.$]+)")    # a function called or named as a pointer (a thread pool's task)
+
+
 def split_module(text, n):
     """At most n module texts, balanced by size, plus one for the entries that call other entries (the fast
     entries), that together define the module's external functions (its entry points); each part holds,
@@ -209,7 +212,7 @@ def split_module(text, n):
     def closure(name, seen):
         if name not in seen:
             seen[name] = True
-            for callee in re.findall(r"@([\w.$]+)\(", functions[name][0]):
+            for callee in _REFERENCE.findall(functions[name][0]):
                 if callee in functions and functions[callee][1]:
                     closure(callee, seen)
         return seen
@@ -219,7 +222,7 @@ def split_module(text, n):
     # Entries that call entries (the fast entries call the steps) share the last part, so that no two parts
     # call each other (the part added first would bind its calls to an older module's definitions).
     calls = {e for e in entries if any(c != e and c in functions and not functions[c][1] for f in closure(e, {})
-                                       for c in re.findall(r"@([\w.$]+)\(", functions[f][0]))}
+                                       for c in _REFERENCE.findall(functions[f][0]))}
     rest = [e for e in entries if e not in calls]
     bins = [[] for _ in range(max(1, min(n, len(rest))))]
     for e in sorted(rest, key=lambda e: -weight[e]):
@@ -231,7 +234,7 @@ def split_module(text, n):
         for e in b:
             closure(e, defined)
         body = "\n".join(functions[f][0] for f in functions if f in defined)
-        called = set(re.findall(r"@([\w.$]+)\(", body))
+        called = set(_REFERENCE.findall(body))
         declares = [_declaration(name, functions[name]) for name in entries if name in called and name not in defined]
         (callers if declares else parts).append("\n".join([prelude, *declares, body, *trailer]))
     return parts + callers
