@@ -7,15 +7,16 @@ inlines the calls the passes keep whole):
     frame.py       -> Frame                  where every value lives: buffers, arena, the call table
     kernels.py     Group -> KernelFunction   each group's LLVM function (loop builders: loops.py)
     steps.py       -> [Step]                 what runs in order, serially or over the threads
-    fast_entry.py  -> "fast" or None         the whole call in generated code, for the dispatch fast path
+    fast_entry.py  -> "pyfast" or "fast"     the whole call in generated code, for the dispatch fast path: a
+                                             builtin Python calls directly (native_call.py), else a ctypes entry
     llvm_text.py   -> str                    the module's text
     disk_cache.py  -> ObjectCode             shipped, read from disk, or compiled (llvm.py) and written there
     llvm.py        -> Code                   linked into this process (freed when the last user goes)
     executable.py  -> Executable
 
 rules.py is the interface the primitives' lowering rules are written against; mathlib.py (the vector math
-library, compiled once per process by vecmath.py), blas.py and runtime.py are what the generated code
-calls. Importing the backend does not import llvmlite: compiling does (llvm.py).
+library, compiled once per process by vecmath.py), fft_kernels.py (the FFT's passes, likewise), blas.py and
+runtime.py are what the generated code calls. Importing the backend does not import llvmlite: compiling does (llvm.py).
 """
 import time
 

@@ -1,5 +1,7 @@
 """tracejit.numpy.fft: jax.numpy.fft, written on the fft primitive (tracejit.primitives.fft), so that it is
-differentiable, batched, and compiled (to NumPy's pocketfft, called by the compiled program).
+differentiable, batched, and compiled (one-axis transforms of power-of-two lengths, and short other lengths by
+Bluestein's algorithm, as a Stockham FFT compiled once per process: backend/fft_kernels.py; the rest calls
+NumPy's pocketfft from the compiled program).
 
 As JAX's: the transformed axes move to the end for the primitive and back; `n` / `s` crop or zero-pad the input;
 `norm` ("backward", the default, "ortho" or "forward") scales the result; repeated axes are refused. Dtypes are
