@@ -34,22 +34,30 @@ def _poisson_rejection(data, lam, shape, dtype):
     inv_alpha = 1.1239 + 1.1328 / (b - 3.4)
     v_r = 0.9277 - 3.6224 / (b - 2)
 
-    def body(carry):
-        k_out, accepted, key = carry
-        key, key_u, key_v = split(key, 3)
-        u = draw_uniform(key_u, shape, lam.dtype) - 0.5
-        v = draw_uniform(key_v, shape, lam.dtype)
-        u_shifted = 0.5 - tnp.abs(u)
+    def test(u, v, u_shifted):
         k = tnp.floor((2 * a / u_shifted + b) * u + lam + 0.43)
         s = tnp.log(v * inv_alpha / (a / (u_shifted * u_shifted) + b))
         t = -lam + k * log_lam - xla_math.lgamma(k + 1)
         accept1 = (u_shifted >= 0.07) & (v <= v_r)
         reject = (k < 0) | ((u_shifted < 0.013) & (v > u_shifted))
-        accept = accept1 | (~reject & (s <= t))
+        return k, accept1 | (~reject & (s <= t))
+
+    return _transformed_rejection(data, shape, lam.dtype, test).astype(dtype)
+
+
+def _transformed_rejection(data, shape, dtype, test):
+    """The loop PTRS and BTRS share: each round draws u - 0.5 and v for every element (from keys split off in
+    JAX's order), test(u, v, 0.5 - |u|) gives the candidates and which are accepted; an element keeps the last
+    candidate accepted, and the loop runs until every element has one."""
+    def body(carry):
+        k_out, accepted, key = carry
+        key, key_u, key_v = split(key, 3)
+        u = draw_uniform(key_u, shape, dtype) - 0.5
+        k, accept = test(u, draw_uniform(key_v, shape, dtype), 0.5 - tnp.abs(u))
         return tnp.where(accept, k, k_out), accepted | accept, key
 
-    init = (tnp.full(shape, -1, lam.dtype), tnp.zeros(shape, bool), data)
-    return lax.while_loop(lambda carry: tnp.any(~carry[1]), body, init)[0].astype(dtype)
+    init = (tnp.full(shape, -1, dtype), tnp.zeros(shape, bool), data)
+    return lax.while_loop(lambda carry: tnp.any(~carry[1]), body, init)[0]
 
 
 def poisson(key, lam, shape=None, dtype=None):
@@ -104,12 +112,7 @@ def _btrs(data, count, prob, shape):
     alpha = (2.83 + 5.1 / b) * stddev
     m = tnp.floor((count + 1) * prob)
 
-    def body(carry):
-        k_out, accepted, key = carry
-        key, key_u, key_v = split(key, 3)
-        u = draw_uniform(key_u, shape, prob.dtype) - 0.5
-        v = draw_uniform(key_v, shape, prob.dtype)
-        us = 0.5 - tnp.abs(u)
+    def test(u, v, us):
         accept1 = (us >= 0.07) & (v <= v_r)
         k = tnp.floor((2 * a / us + b) * u + c)
         reject = (k < 0) | (k > count)
@@ -118,12 +121,10 @@ def _btrs(data, count, prob, shape):
                  + (count + 1) * tnp.log((count - m + 1) / (count - k + 1))
                  + (k + 0.5) * tnp.log(r * (count - k + 1) / (k + 1))
                  + _stirling_tail(m) + _stirling_tail(count - m) - _stirling_tail(k) - _stirling_tail(count - k))
-        accept = accept1 | (~reject & (v <= bound))
-        return tnp.where(accept, k, k_out), accepted | accept, key
+        return k, accept1 | (~reject & (v <= bound))
 
-    init = (tnp.full(shape, -1, prob.dtype), tnp.zeros(shape, bool), data)
     with np.errstate(divide="ignore", invalid="ignore"):    # eager NumPy: the logs of rejected candidates are NaN
-        return lax.while_loop(lambda carry: tnp.any(~carry[1]), body, init)[0]
+        return _transformed_rejection(data, shape, prob.dtype, test)
 
 
 def binomial(key, n, p, shape=None, dtype=None):
