@@ -251,6 +251,7 @@ AGAINST_JAX = {
     "slogdet": (lambda a: la.slogdet(a)[1], lambda a: jnp.linalg.slogdet(a)[1], (A4,)),
     "eigh": (eig_reconstruction, lambda a: eig_reconstruction(a, jnp.linalg.eigh, jnp), (Y4,)),
     "eigh_vectors": (lambda a: la.eigh(a)[1], lambda a: jnp.linalg.eigh(a)[1], (Y4,)),
+    "eigvalsh": (la.eigvalsh, lambda a: jnp.linalg.eigvalsh(a), (Y4,)),
     "svd": (lambda a: tuple(la.svd(a, False)), lambda a: tuple(jnp.linalg.svd(a, False)), (TALL,)),
     "qr": (lambda a: tuple(la.qr(a, "complete")), lambda a: tuple(jnp.linalg.qr(a, "complete")), (TALL,)),
     "pinv": (la.pinv, lambda a: jnp.linalg.pinv(a), (TALL,)),
@@ -277,7 +278,7 @@ def _projected(fn, weights, lib):
     return scalar
 
 
-HESSIANS_AGAINST_JAX = ("cholesky", "solve", "eigh", "det", "solve_pos")
+HESSIANS_AGAINST_JAX = ("cholesky", "solve", "eigh", "eigvalsh", "det", "solve_pos")
 
 
 @needs_jax
@@ -395,6 +396,29 @@ def test_degenerate_eigenvalues_as_jax():
     a = np.diag([1., 1., 2.])
     np.testing.assert_allclose(tj.grad(lambda a: tnp.sum(la.eigh(a)[0]))(a), np.eye(3))
     assert np.isnan(tj.grad(lambda a: la.eigh(a)[1][0, 0])(a)).all()
+
+@pytest.mark.parametrize("dtype", [np.float64, np.complex128])
+def test_eigvalsh_computes_no_eigenvectors(dtype):
+    """eigvalsh (and scipy's eigh with eigvals_only) binds eigh with eigvals_only=True: LAPACK is called with
+    jobz 'N' (no eigenvectors, about half the time) and gives NumPy's eigenvalues, for either triangle, on a stack
+    of odd-sized matrices (the blocked transposes' partial blocks). Its derivatives: AGAINST_JAX."""
+    a = normal(3, 19, 19) + (1j * normal(3, 19, 19) if dtype == np.complex128 else 0)
+    a = (a + np.swapaxes(a, -1, -2).conj()).astype(dtype)
+    assert "eigvals_only=True" in str(tj.make_ir(la.eigvalsh)(a))
+    letter = "z" if dtype == np.complex128 else "d"
+    name = f"tj_LAPACKE_{letter}{'heevd' if letter == 'z' else 'syevd'}"
+    call = next(line for line in tj.jit(la.eigvalsh).lower(a).as_llvm().splitlines() if "call" in line and f"@{name}(" in line)
+    assert "i8 signext 78" in call     # jobz 'N'
+    for uplo in ("L", "U"):
+        triangle = np.tril(a) if uplo == "L" else np.triu(a)
+        np.testing.assert_allclose(tj.jit(lambda t, u=uplo: la.eigvalsh(t, u, symmetrize_input=False))(triangle),
+                                   np.linalg.eigvalsh(triangle, uplo), rtol=1e-12, atol=1e-12)
+        np.testing.assert_allclose(tj.jit(lambda t, u=uplo: la.eigh(t, u, symmetrize_input=False)[0])(triangle),
+                                   np.linalg.eigvalsh(triangle, uplo), rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(tj.jit(lambda m: tsla.eigh(m, eigvals_only=True))(a[0]),
+                               sla.eigh(a[0], eigvals_only=True), rtol=1e-12, atol=1e-12)
+
+
 
 # ------------------------------------------------------------------------------------------ compiled code
 

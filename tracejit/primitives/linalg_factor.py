@@ -267,16 +267,21 @@ qr_p.set(batch=leading_batch_rule(qr_p))
 # ------------------------------------------------------------------------------------------------ eigh
 
 
-def _eigh_shape(a, lower):
+def _eigh_shape(a, lower, eigvals_only=False):
     check_matrix("eigh", a, square=True)
-    return [a.strip_weak(), ShapedArray(a.shape[:-1], real_dtype(a.dtype))]
+    w = ShapedArray(a.shape[:-1], real_dtype(a.dtype))
+    return [w] if eigvals_only else [a.strip_weak(), w]
 
 
-def _eigh_jvp(primals, tangents, lower):
+def _eigh_jvp(primals, tangents, lower, eigvals_only=False):
     """JAX's rule (non-degenerate perturbation theory): with F_ij = 1 / (w_j - w_i) off the diagonal, dv = v (F *
-    v^H a' v) and dw = Re diag(v^H a' v). Equal eigenvalues make F infinite: NaN derivatives of v, as in JAX."""
+    v^H a' v) and dw = Re diag(v^H a' v). Equal eigenvalues make F infinite: NaN derivatives of v, as in JAX.
+    The eigenvalues' derivative needs the eigenvectors too."""
     (a,), (a_dot,) = primals, tangents
     v, w_real = ops.eigh(symmetrize(a), lower=lower)
+    if eigvals_only:
+        vh_adot_v = matmul(matmul(mH(v), instantiate(a_dot)), v)
+        return [w_real], [real_part(diagonal(vh_adot_v))]
     w = as_dtype_of(w_real, v)
     shape = aval(v).shape
     nd = len(shape)
@@ -289,22 +294,33 @@ def _eigh_jvp(primals, tangents, lower):
     return [v, w_real], [matmul(v, ops.mul(fmat, vh_adot_v)), real_part(diagonal(vh_adot_v))]
 
 
-def _lower_eigh(k, outs, ins, lower):
-    """syevd per matrix on a copy (row-major: LAPACKE transposes); NaN where it does not converge."""
-    (v, w), (a,) = outs, ins
+def _lower_eigh(k, outs, ins, lower, eigvals_only=False):
+    """syevd per matrix, column-major on a transposed copy and its eigenvectors transposed back (what LAPACKE's
+    row-major interface does, but a block at a time: lp.transpose_into); only the eigenvalues when eigvals_only
+    (about half the time); NaN where it does not converge."""
+    (*v, w), (a,) = outs, ins
     n = a.aval.shape[-1]
-    lp.copy(k, v.ptr, a.ptr, lp.nbytes(k, a.aval))
+    scratch = lp.malloc(k, lp.nbytes(k, ShapedArray(a.aval.shape[-2:], a.aval.dtype)))
+    work = lp.View(scratch, (n, n), a.aval.dtype)
     with lp.each_matrix(k, a.aval.shape) as i:
-        vm, wv = lp.item(k, v, i), lp.item(k, w, i, core=1)
-        info = lp.call(k, "syevd", a.aval.dtype, [_row_major(), lp.char("V"), lp.char("L" if lower else "U"),
-                                                  *lp.ints(k, n), f"ptr {vm.ptr}", *lp.ints(k, lp.at_least_1(k, n)),
+        lp.transpose_into(k, work, lp.item(k, a, i))
+        wv = lp.item(k, w, i, core=1)
+        info = lp.call(k, "syevd", a.aval.dtype, [f"i32 {lp.lapack_constant('COL_MAJOR')}",
+                                                  lp.char("N" if eigvals_only else "V"), lp.char("L" if lower else "U"),
+                                                  *lp.ints(k, n), f"ptr {scratch}", *lp.ints(k, lp.at_least_1(k, n)),
                                                   f"ptr {wv.ptr}"])
+        vm = [lp.item(k, x, i) for x in v]
+        for x in vm:
+            lp.transpose_into(k, x, work)
         with k.f.when(lp.nonzero(k, info)):
-            lp.fill(k, vm, lp.NAN)
+            for x in vm:
+                lp.fill(k, x, lp.NAN)
             lp.fill_vector(k, wv, lp.NAN)
+    lp.free(k, scratch)
 
 
-eigh_p = Primitive("eigh", _eigh_shape, lambda a, lower: list(ref.eigh(a, lower)), multiple_results=True,
+eigh_p = Primitive("eigh", _eigh_shape, lambda a, lower, eigvals_only=False: list(ref.eigh(a, lower, eigvals_only)),
+                   multiple_results=True,
                    jvp=_eigh_jvp, lower=Kernel(_lower_eigh, available=lp.lapack_available(["syevd"])))
 eigh_p.set(batch=leading_batch_rule(eigh_p))
 

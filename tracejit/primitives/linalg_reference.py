@@ -149,9 +149,13 @@ def qr(a, full_matrices):
     return np.linalg.qr(a, mode="complete" if full_matrices else "reduced")
 
 
-def eigh(a, lower):
-    """(v, w): eigenvectors in the columns of v, eigenvalues w ascending; NaN where LAPACK does not converge."""
-    w, v = nan_on_failure(lambda m: tuple(np.linalg.eigh(m, UPLO="L" if lower else "U")), np.asarray(a))
+def eigh(a, lower, eigvals_only=False):
+    """(v, w): eigenvectors in the columns of v, eigenvalues w ascending, or (w,) when eigvals_only; NaN where
+    LAPACK does not converge."""
+    uplo = "L" if lower else "U"
+    if eigvals_only:
+        return (nan_on_failure(lambda m: np.linalg.eigvalsh(m, UPLO=uplo), np.asarray(a)),)
+    w, v = nan_on_failure(lambda m: tuple(np.linalg.eigh(m, UPLO=uplo)), np.asarray(a))
     return v, w
 
 

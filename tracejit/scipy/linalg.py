@@ -159,8 +159,9 @@ def eigh(a, b=None, lower=True, eigvals_only=False, overwrite_a=False, overwrite
     if b is not None or type != 1 or eigvals is not None:
         raise NotImplementedError("eigh: only the standard problem (b=None, type=1, eigvals=None) is implemented, "
                                   "as in JAX")
-    w, v = tla.eigh(a, UPLO="L" if lower else "U")
-    return w if eigvals_only else (w, v)
+    if eigvals_only:
+        return tla.eigvalsh(a, UPLO="L" if lower else "U")
+    return tuple(tla.eigh(a, UPLO="L" if lower else "U"))
 
 
 def svd(a, full_matrices=True, compute_uv=True, overwrite_a=False, check_finite=True, lapack_driver="gesdd"):
