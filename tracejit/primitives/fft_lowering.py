@@ -65,9 +65,9 @@ class _Calls:
         self.n, self.itemsize = n, 8 if ty == "float" else 16     # of a complex element
 
     def call(self, kind, *args):
-        module = self.k.f.module
-        name = self.fk.symbol(kind, self.ty, self.inverse)
-        callee = module.symbol(self.fk.address(kind, self.ty, self.inverse), name)
+        # an external symbol without an address here: compile_ir resolves it (fft_kernels.symbols), compiling the
+        # library's function if this process lacks it, or linking the one shipped with a pickle
+        callee = self.k.f.module.symbol(None, self.fk.symbol(kind, self.ty, self.inverse))
         self.k.line(f"call void {callee}({', '.join(args)})")
 
     def twiddles(self, i):
