@@ -101,13 +101,13 @@ def chirps(n, dtype, inverse):
 
 
 def symbol(kind, ty, inverse):
-    """The library function's name: kind '4p', '4w16', '2w4'... (radix, then p innermost or the lanes), or
-    'split' (a real transform's last pass) or 'join' (an inverse real transform's first), or Bluestein's products
-    by a table (_chirp_function). The code calling it names it as an external symbol, which `symbols` resolves."""
+    """The library function's name: kind '4p8', '4w16', '2w4'... (radix, then p innermost and how many at a time,
+    or the lanes), 'split8' (a real transform's last pass, 8 pairs at a time) or 'join8' (an inverse real
+    transform's first), or Bluestein's products by a table (_chirp_function). The code calling it names it as an external symbol, which `symbols` resolves."""
     return f"tj_fft{kind}_{ty}_{'inv' if inverse else 'fwd'}"
 
 
-_SYMBOL = re.compile(r"tj_fft(\d[pw]\d*|split|join|chirp|chirpr|chirph|chirpre)_(float|double)_(fwd|inv)$")
+_SYMBOL = re.compile(r"tj_fft(\d[pw]|split|join|chirpre|chirpr|chirph|chirp)(\d*)_(float|double)_(fwd|inv)$")
 
 
 def called(names):
@@ -153,12 +153,12 @@ def entries(names):
 
 def _object_code(name, shipped, alone):
     """The ObjectCode of the library function `name` (a module of its own)."""
-    kind, ty, direction = _SYMBOL.match(name).groups()
+    kind, count, ty, direction = _SYMBOL.match(name).groups()
     module, inverse = Module(), direction == "inv"
     if kind[0].isdigit():
-        _pass_function(module, name, ty, int(kind[0]), int(kind[2:]) if kind[2:] else None, inverse)
+        _pass_function(module, name, ty, int(kind[0]), kind[1], int(count), inverse)
     elif kind in ("split", "join"):
-        (_join_function if kind == "join" else _split_function)(module, name, ty)
+        (_join_function if kind == "join" else _split_function)(module, name, ty, int(count))
     else:
         _chirp_function(module, name, ty, kind)
     return disk_cache.cached_object_code(f"fft {name}", module.text(), [name], {},
@@ -250,6 +250,13 @@ class Lanes(Complex):
     def reverse(self, v):
         return v if self.width == 1 else self.shuffle(v, [2 * (self.width - 1 - i // 2) + i % 2 for i in range(2 * self.width)])
 
+    def signs(self, sign):
+        """1 and sign (a scalar SSA value) in every lane: a product by it conjugates where sign is -1."""
+        pair = self.f.emit(f"insertelement <2 x {self.ty}> <{self.ty} {self.const(1)}, {self.ty} {self.const(1)}>, "
+                           f"{self.ty} {sign}, i32 1")
+        return self.f.emit(f"shufflevector <2 x {self.ty}> {pair}, <2 x {self.ty}> poison, "
+                           f"<{2 * self.width} x i32> <{', '.join(f'i32 {i % 2}' for i in range(2 * self.width))}>")
+
     def splat(self, x):
         """Every part x (a scalar SSA value)."""
         one = self.f.emit(f"insertelement <1 x {self.ty}> poison, {self.ty} {x}, i32 0")
@@ -320,14 +327,16 @@ def vector_width(ty):
     return max(1, llvm.vector_bytes() // (8 if ty == "float" else 16))
 
 
-def _lanes_loop(f, ty, lo, hi, width, body):
-    """body(c, j) for j from lo to hi: `width` at a time (c a Lanes of that width), then one at a time."""
+def _lanes_loop(f, ty, lo, hi, width, body, rest=True):
+    """body(c, j) for j from lo to hi: `width` at a time (c a Lanes of that width), then one at a time (rest
+    False: hi - lo is a multiple of width; the remainder's loop, which costs LLVM as much again, is left out)."""
     b = Emitter(f)
     count = b.iop("sdiv", b.iop("sub", hi, lo), width)
     with f.loop(0, count) as q:
         body(Lanes(f, ty, width), b.iop("add", lo, b.iop("mul", q, width)))
-    with f.loop(b.iop("add", lo, b.iop("mul", count, width)), hi) as j:
-        body(Lanes(f, ty, 1), j)
+    if rest:
+        with f.loop(b.iop("add", lo, b.iop("mul", count, width)), hi) as j:
+            body(Lanes(f, ty, 1), j)
 
 
 def _butterfly(c, r, m, sign, scale, p, load, twiddle):
@@ -346,12 +355,13 @@ def _butterfly(c, r, m, sign, scale, p, load, twiddle):
     return [c.scale(y, scale) for y in outs]
 
 
-def _pass_function(module, name, ty, r, lanes, inverse):
-    """A pass function (the module docstring): lanes None loops p innermost over a whole array of stride 1,
-    `(src, dst, tw, m, scale)`, a vector of p at a time; else p, rows, then `lanes` columns as one vector,
-    `(src, dst, tw, m, scale, rows, src_base, src_row, src_stride, dst_base, dst_row, dst_stride)`."""
+def _pass_function(module, name, ty, r, form, count, inverse):
+    """A pass function (the module docstring): form 'p' loops p innermost over a whole array of stride 1,
+    `(src, dst, tw, m, scale)`, `count` values of p at a time (m a multiple of it); form 'w' loops over p, rows,
+    then `count` columns as one vector, `(src, dst, tw, m, scale, rows, src_base, src_row, src_stride, dst_base,
+    dst_row, dst_stride)`."""
     sign = 1 if inverse else -1
-    if lanes is None:
+    if form == "p":
         f = Function(module, f"define void @{name}(ptr noalias %src, ptr noalias %dst, ptr noalias readonly %tw, i64 %m, {ty} %scale) "
                              "nounwind", {})
 
@@ -361,11 +371,11 @@ def _pass_function(module, name, ty, r, lanes, inverse):
             while len(ys) > 1:                       # y_0 of each p, y_1, ...: interleaved (y_j of p at r p + j)
                 ys, c = [c.interleave(ys[i], ys[i + len(ys) // 2]) for i in range(len(ys) // 2)], c.wider()
             c.store("%dst", c.b.iop("mul", p, r), ys[0])
-        _lanes_loop(f, ty, 0, "%m", vector_width(ty), body)
+        _lanes_loop(f, ty, 0, "%m", count, body, rest=False)
     else:
         f = Function(module, f"define void @{name}(ptr noalias %src, ptr noalias %dst, ptr noalias readonly %tw, i64 %m, {ty} %scale, "
                              "i64 %rows, i64 %sb, i64 %sr, i64 %ss, i64 %db, i64 %dr, i64 %ds) nounwind", {})
-        c = Lanes(f, ty, lanes)
+        c = Lanes(f, ty, count)
         b = c.b
         with f.loop(0, "%m") as p, f.loop(0, "%rows") as row:
             src, dst = (b.iop("add", base, b.iop("mul", row, stride)) for base, stride in (("%sb", "%sr"), ("%db", "%dr")))
@@ -377,7 +387,7 @@ def _pass_function(module, name, ty, r, lanes, inverse):
     module.add(f)
 
 
-def _split_function(module, name, ty):
+def _split_function(module, name, ty, width):
     """A real transform's last pass, `(src, dst, tw, h)`: the spectrum X (h + 1 values) of 2h reals from Z,
     the transform of their pairs: with E = (Z_k + conj Z_(h-k))/2 and O = (Z_k - conj Z_(h-k))/2i, the
     spectra of the even and odd samples, X_k = E + w^k O and X_(h-k) = conj(E - w^k O), w = e^(-2 pi i/2h)."""
@@ -393,10 +403,10 @@ def _split_function(module, name, ty):
         c.store("%dst", 0, (c.op("fadd", z0[0], z0[1]), c.const(0)))
         c.store("%dst", "%h", (c.op("fsub", z0[0], z0[1]), c.const(0)))
     _pairs_function(module, f"define void @{name}(ptr noalias %src, ptr noalias %dst, ptr noalias readonly %tw, "
-                            "i64 %h) nounwind", ty, ends, pair)
+                            "i64 %h) nounwind", ty, width, ends, pair)
 
 
-def _join_function(module, name, ty):
+def _join_function(module, name, ty, width):
     """An inverse real transform's first pass, `(src, dst, tw, h, scale)`: the split backwards, times scale (1/n):
     Z_k = (2E + i 2O) scale from the half spectrum X (h + 1 values; the imaginary parts of X_0 and X_h unused)."""
     def pair(c, k, j):
@@ -409,40 +419,43 @@ def _join_function(module, name, ty):
         x0, xh = c.load("%src", 0), c.load("%src", "%h")
         c.store("%dst", 0, c.scale((c.op("fadd", x0[0], xh[0]), c.op("fsub", x0[0], xh[0])), "%scale"))
     _pairs_function(module, f"define void @{name}(ptr noalias %src, ptr noalias %dst, ptr noalias readonly %tw, "
-                            f"i64 %h, {ty} %scale) nounwind", ty, ends, pair)
+                            f"i64 %h, {ty} %scale) nounwind", ty, width, ends, pair)
 
 
-def _pairs_function(module, header, ty, ends, pair):
-    """A function running ends(c) then pair(c, k, h - k) for 0 < k <= h/2 (a vector of k at a time, their h - k
-    in reverse order: they never meet below h/2)."""
+def _pairs_function(module, header, ty, width, ends, pair):
+    """A function running ends(c) then pair(c, k, h - k) for 0 < k <= h/2, `width` values of k at a time (h/2 a
+    multiple of it), their h - k in reverse order: the two meet at h/2 only, where the second store is the one
+    that stays, as when that pair ran alone."""
     f = Function(module, header, {})
     ends(Complex(f, ty))
     half = Emitter(f).iop("sdiv", "%h", 2)
-    _lanes_loop(f, ty, 1, half, vector_width(ty), lambda c, k: pair(c, k, c.b.iop("sub", "%h", k)))
-    with f.when(f.emit(f"icmp sgt i64 {half}, 0")):
-        c = Lanes(f, ty, 1)
-        pair(c, half, half)
+    _lanes_loop(f, ty, 1, Emitter(f).iop("add", half, 1), width, lambda c, k: pair(c, k, c.b.iop("sub", "%h", k)),
+                rest=False)
     f.line("ret void")
     module.add(f)
 
 
 def _chirp_function(module, name, ty, kind):
-    """Bluestein's passes, `(src, dst, tw, count, n, total)`: dst_j = y_j tw_j for j < n, zero up to total, where y
-    is src (kind 'chirp'), src's reals ('chirpr') or the n values of the Hermitian spectrum whose first count src
-    holds ('chirph', the imaginary parts of its zero and, n even, Nyquist frequencies unused); 'chirpre' stores
-    the real parts of the products only, j < n (count and total unused)."""
+    """Bluestein's passes, `(src, dst, tw, count, n, total, in_sign, out_sign)`: dst_j = y_j tw_j for j < n, zero up
+    to total, where y is src (kind 'chirp'), src's reals ('chirpr') or the n values of the Hermitian spectrum whose
+    first count src holds ('chirph', the imaginary parts of its zero and, n even, Nyquist frequencies unused);
+    'chirpre' stores the real parts of the products only, j < n (count and total unused). in_sign and out_sign
+    (1 or -1) multiply the imaginary parts of src's complex values ('chirp', 'chirpre') and of the products
+    ('chirp'): the conjugations that make an inverse transform a forward one."""
     f = Function(module, f"define void @{name}(ptr noalias %src, ptr noalias %dst, ptr noalias readonly %tw, "
-                         "i64 %count, i64 %n, i64 %total) nounwind", {})
+                         f"i64 %count, i64 %n, i64 %total, {ty} %in_sign, {ty} %out_sign) nounwind", {})
     width = vector_width(ty)
 
     def product(c, j):
         w = c.load("%tw", j)
         if kind == "chirpr":
             c.store("%dst", j, c.op("fmul", w, c.reals("%src", j)))
-        elif kind == "chirpre":
-            c.store_reals("%dst", j, c.mul(c.load("%src", j), w))
+            return
+        y = c.mul(c.op("fmul", c.load("%src", j), c.signs("%in_sign")), w)
+        if kind == "chirpre":
+            c.store_reals("%dst", j, y)
         else:
-            c.store("%dst", j, c.mul(c.load("%src", j), w))
+            c.store("%dst", j, c.op("fmul", y, c.signs("%out_sign")))
     _lanes_loop(f, ty, 0, "%count" if kind == "chirph" else "%n", width, product)
     if kind == "chirph":
         _lanes_loop(f, ty, "%count", "%n", width, lambda c, j: c.store(
