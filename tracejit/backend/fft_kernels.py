@@ -37,6 +37,7 @@ _addresses = {}           # symbol -> address of the functions this process has
 _objects = {}             # symbol -> its disk_cache.ObjectCode (what a pickle ships)
 _pending = {}             # symbol -> Future of its ObjectCode, compiling ahead of the module calling it
 _codes = []               # the library's Code objects, kept (their engine stays as long as the process)
+_threads = None           # the ThreadPoolExecutor compiling the library's functions
 
 
 def stages(n):
@@ -121,24 +122,22 @@ def prefetch(names):
     with _lock:
         for name in called(names):
             if name not in _addresses and name not in _pending:
-                _pending[name] = _pool().submit(_object_code, name, None, True)
+                _pending[name] = _submit(name, None)
 
 
 def symbols(names, shipped=None):
     """{symbol: address} of the library's functions among names, each compiled (or read from the disk cache,
     or taken from `shipped`, {key: entry} that came with a pickle) the first time a process needs it: the
-    missing ones on threads at once, linked in one load."""
+    missing ones on threads at once (one of those not started yet on this thread), linked in one load."""
     needed = called(names)
     with _lock:
         missing = [name for name in needed if name not in _addresses]
         if missing:
-            pending = {name: _pending.pop(name, None) for name in missing}
-            if len(missing) == 1 and pending[missing[0]] is None:
-                codes = [_object_code(missing[0], shipped, False)]
-            else:
-                codes = [(future if future and not shipped else _pool().submit(_object_code, name, shipped, True))
-                         for name, future in pending.items()]
-                codes = [future.result() for future in codes]
+            futures = {name: _pending.pop(name, None) for name in missing}
+            here = [name for name, future in futures.items() if future is None or future.cancel()]
+            futures.update((name, _submit(name, shipped)) for name in here[1:])
+            ready = {here[0]: _object_code(here[0], shipped, False)} if here else {}
+            codes = [ready[name] if name in ready else futures[name].result() for name in missing]
             _objects.update(zip(missing, codes))
             code = llvm.load_objects([o for c in codes for o in c.objects], missing, {}, permanent=True)
             _codes.append(code)
@@ -165,21 +164,22 @@ def _object_code(name, shipped, alone):
                                          shipped=shipped, folder="fft", alone=alone)
 
 
-@functools.cache
-def _pool():
-    return concurrent.futures.ThreadPoolExecutor(runtime.NUM_THREADS, thread_name_prefix="tracejit-fft")
+def _submit(name, shipped):
+    """A Future of _object_code(name, shipped) compiling on the library's threads (made on first use)."""
+    global _threads
+    _threads = _threads or concurrent.futures.ThreadPoolExecutor(runtime.NUM_THREADS, thread_name_prefix="tracejit-fft")
+    return _threads.submit(_object_code, name, shipped, True)
 
 
-def _forked():
-    """In a forked child: the parent's pool threads and the compiles they were running are not here."""
-    global _lock
-    _lock = threading.Lock()
+def _after_fork():
+    """A forked child has none of the parent's threads, nor the compiles they were running."""
+    global _lock, _threads
+    _lock, _threads = threading.Lock(), None
     _pending.clear()
-    _pool.cache_clear()
 
 
 if hasattr(os, "register_at_fork"):
-    os.register_at_fork(after_in_child=_forked)
+    os.register_at_fork(after_in_child=_after_fork)
 
 
 class Complex:
