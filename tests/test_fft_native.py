@@ -176,3 +176,35 @@ def test_vmap_under_jit_against_a_loop():
     fn = tfft.fft
     expected = np.stack([np.fft.fft(z[:, i]) for i in range(5)])
     np.testing.assert_allclose(tj.jit(tj.vmap(fn, in_axes=1))(z), expected, rtol=1e-12, atol=1e-12)
+
+
+def test_pickle_ships_the_fft_library_functions_it_calls(tmp_path):
+    """A pickled jitted function calling the FFT library (powers of two, f32 and f64, and Bluestein's) runs in a
+    fresh process without the disk cache parsing no module but the empty one an engine costs: the library's
+    functions came with it."""
+    import json
+    import os
+    import subprocess
+    import sys
+    import textwrap
+
+    import cloudpickle
+    f = tj.jit(lambda x: tnp.fft.irfft(tnp.fft.rfft(x) * 2, n=x.shape[0]))
+    args = [rng.standard_normal(n).astype(dtype) for n, dtype in ((1024, np.float32), (1000, np.float64))]
+    for x in args:
+        np.testing.assert_allclose(f(x), 2 * x, rtol=1e-4, atol=1e-4)
+    (tmp_path / "f.pkl").write_bytes(cloudpickle.dumps((f, args)))
+    code = textwrap.dedent(f"""
+        import json, pickle, numpy as np
+        import llvmlite.binding as ll
+        parsed, parse = [], ll.parse_assembly
+        ll.parse_assembly = lambda text, *a, **k: parsed.append(len(text)) or parse(text, *a, **k)
+        f, args = pickle.loads(open({str(tmp_path / "f.pkl")!r}, "rb").read())
+        ok = all(np.allclose(f(x), 2 * x, rtol=1e-4, atol=1e-4) for x in args)
+        print(json.dumps([ok, [s.source for s in f.cache_info().signatures], sorted(set(parsed))]))
+    """)
+    env = {**os.environ, "TRACEJIT_DISK_CACHE": "0"}
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, env=env,
+                          check=False)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert json.loads(proc.stdout.strip().splitlines()[-1]) == [True, ["shipped", "shipped"], [0]]

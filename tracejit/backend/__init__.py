@@ -21,7 +21,7 @@ runtime.py are what the generated code calls. Importing the backend does not imp
 import time
 
 from ..passes.inline import inline
-from . import disk_cache, llvm, vecmath
+from . import disk_cache, fft_kernels, llvm, vecmath
 from .executable import MISS, Executable
 from .fast_entry import emit_fast_entry, emit_py_entry
 from .frame import Frame
@@ -54,8 +54,10 @@ def compile_ir(closed, fuse=True, cache=True, shipped=None):
     names = [s.name for s in native_steps(steps)] + [name for name in (fast, py_fast) if name]
     if not shipped:
         vecmath.prefetch(text)                              # the library's functions, while LLVM compiles
+        fft_kernels.prefetch(module.symbols)                # the FFT library's, likewise
     objects = disk_cache.object_code(closed, text, names, module.symbols, cache, shipped)  # -> ObjectCode
-    symbols = {**module.symbols, **vecmath.symbols(objects.library, shipped)}  # the vector math library's
+    symbols = {**module.symbols, **vecmath.symbols(objects.library, shipped),  # the vector math library's
+               **fft_kernels.symbols(module.symbols, shipped)}                 # and the FFT library's
     code = llvm.load_objects(objects.objects, names, symbols)                             # -> Code
     times = {"codegen": generated - start, "llvm": time.perf_counter() - generated}
     return Executable(frame, link(steps, code), code, fast, module.arrays, text, objects, times, module.kernels,

@@ -1,7 +1,10 @@
 """The FFT library: the passes of a Stockham autosort FFT of power-of-two length, the real transforms' passes
-and Bluestein's, compiled once per process (and cached on disk like any object code) per part, part type
-(float, double) and direction when first called; the code compiled for each transform calls them
-(primitives/fft_lowering.py plans the passes and writes the calls).
+and Bluestein's, each function a module of its own, compiled (or read from the disk cache, or taken from a
+pickle) once per process when first called, only those a transform calls: the code compiled for a transform
+names them as external symbols (primitives/fft_lowering.py plans the passes and writes the calls) and
+compile_ir resolves them (`symbols`), having started compiling the missing ones on threads while LLVM compiles
+its module (`prefetch`). The code is written vectorized (`Lanes`), so that LLVM compiles it without searching
+for vectorizations, in half the time it took to vectorize the scalar loops.
 
 A radix-r pass with sub-length n (m = n/r) computes, for every p < m and column q,
 
@@ -11,25 +14,30 @@ from src to dst (never the same buffer). Each pass function loops over p, then `
 column (row, lane) of src at src_base + lane + row * src_row (likewise dst): a pass over a whole array of
 stride s has s / lanes rows (lanes innermost, contiguous: twiddles broadcast), or for s = 1 loops over p
 innermost (`tj_fft<r>p`: twiddles read as vectors); a pass over a block of columns copied into cache-sized
-buffers has rows of a fixed number of lanes. The lane loop's trip count is fixed per function (LANES), so
-that it is whole vectors.
+buffers has rows of a fixed number of lanes. The lanes are one vector (LANES: a number per function).
 
 Twiddles and chirps are computed in float64 with NumPy and rounded once to the transform's precision
 (`twiddles`, `chirps`); the code names them as constants of its module.
 """
+import concurrent.futures
 import functools
+import os
+import re
 import threading
 
 import numpy as np
 
-from . import disk_cache, llvm
+from . import disk_cache, llvm, runtime
 from .llvm_text import Function, Module
 from .rules import Emitter, const_text
 
 LANES = (4, 16)           # the lane counts of the pass functions with a fixed lane loop
 _lock = threading.Lock()
-_addresses = {}           # (part, ty, inverse) -> {symbol: address}
+_addresses = {}           # symbol -> address of the functions this process has
+_objects = {}             # symbol -> its disk_cache.ObjectCode (what a pickle ships)
+_pending = {}             # symbol -> Future of its ObjectCode, compiling ahead of the module calling it
 _codes = []               # the library's Code objects, kept (their engine stays as long as the process)
+_threads = None           # the ThreadPoolExecutor compiling the library's functions
 
 
 def stages(n):
@@ -94,48 +102,92 @@ def chirps(n, dtype, inverse):
 
 
 def symbol(kind, ty, inverse):
-    """The library function's name: kind '4p', '4w16', '2w4'... (radix, then p innermost or the lanes), or
-    'split' (a real transform's last pass) or 'join' (an inverse real transform's first), or Bluestein's products
-    by a table (_chirp_function)."""
+    """The library function's name: kind '4p8', '4w16', '2w4'... (radix, then p innermost and how many at a time,
+    or the lanes), 'split8' (a real transform's last pass, 8 pairs at a time) or 'join8' (an inverse real
+    transform's first), or Bluestein's products by a table (_chirp_function). The code calling it names it as an external symbol, which `symbols` resolves."""
     return f"tj_fft{kind}_{ty}_{'inv' if inverse else 'fwd'}"
 
 
-def address(kind, ty, inverse):
-    """The address of a library function in this process (its part of the library compiled on first use: the
-    complex passes, the real transforms' pass, or Bluestein's)."""
-    part = "real" if kind in ("split", "join") else "chirp" if kind.startswith("chirp") else "passes"
+_SYMBOL = re.compile(r"tj_fft(\d[pw]|split|join|chirpre|chirpr|chirph|chirp)(\d*)_(float|double)_(fwd|inv)$")
+
+
+def called(names):
+    """The library's functions among the external symbols names, sorted."""
+    return sorted(name for name in names if _SYMBOL.match(name))
+
+
+def prefetch(names):
+    """Start compiling, on other threads, the library's functions among names that this process lacks (while
+    LLVM compiles the module calling them); `symbols` then takes them."""
     with _lock:
-        if (part, ty, inverse) not in _addresses:
-            _addresses[part, ty, inverse] = _load(part, ty, inverse)
-    return _addresses[part, ty, inverse][symbol(kind, ty, inverse)]
+        for name in called(names):
+            if name not in _addresses and name not in _pending:
+                _pending[name] = _submit(name, None)
 
 
-def _load(part, ty, inverse):
-    module, names = Module(), []
-    if part == "passes":
-        for r in (2, 4):
-            for lanes in (None, *LANES):
-                names.append(symbol(f"{r}{'p' if lanes is None else f'w{lanes}'}", ty, inverse))
-                _pass_function(module, names[-1], ty, r, lanes, inverse)
-    elif part == "real":
-        names.append(symbol("join" if inverse else "split", ty, inverse))
-        (_join_function if inverse else _split_function)(module, names[-1], ty)
+def symbols(names, shipped=None):
+    """{symbol: address} of the library's functions among names, each compiled (or read from the disk cache,
+    or taken from `shipped`, {key: entry} that came with a pickle) the first time a process needs it: the
+    missing ones on threads at once (one of those not started yet on this thread), linked in one load."""
+    needed = called(names)
+    with _lock:
+        missing = [name for name in needed if name not in _addresses]
+        if missing:
+            futures = {name: _pending.pop(name, None) for name in missing}
+            here = [name for name, future in futures.items() if future is None or future.cancel()]
+            futures.update((name, _submit(name, shipped)) for name in here[1:])
+            ready = {here[0]: _object_code(here[0], shipped, False)} if here else {}
+            codes = [ready[name] if name in ready else futures[name].result() for name in missing]
+            _objects.update(zip(missing, codes))
+            code = llvm.load_objects([o for c in codes for o in c.objects], missing, {}, permanent=True)
+            _codes.append(code)
+            _addresses.update(code.addresses)
+        return {name: _addresses[name] for name in needed}
+
+
+def entries(names):
+    """{key: entry} of the object code of the library's functions among names, for a pickle to ship."""
+    return {_objects[name].key: _objects[name].entry() for name in called(names) if name in _objects}
+
+
+def _object_code(name, shipped, alone):
+    """The ObjectCode of the library function `name` (a module of its own)."""
+    kind, count, ty, direction = _SYMBOL.match(name).groups()
+    module, inverse = Module(), direction == "inv"
+    if kind[0].isdigit():
+        _pass_function(module, name, ty, int(kind[0]), kind[1], int(count), inverse)
+    elif kind in ("split", "join"):
+        (_join_function if kind == "join" else _split_function)(module, name, ty, int(count))
     else:
-        for kind in ("chirp", "chirpr", "chirph", "chirpre"):
-            names.append(symbol(kind, ty, inverse))
-            _chirp_function(module, names[-1], ty, kind)
-    objects = disk_cache.cached_object_code(f"fft {part} {ty} {inverse}", module.text(), names, {}, folder="fft")
-    code = llvm.load_objects(objects.objects, names, {}, permanent=True)
-    _codes.append(code)
-    return code.addresses
+        _chirp_function(module, name, ty, kind)
+    return disk_cache.cached_object_code(f"fft {name}", module.text(), [name], {},
+                                         shipped=shipped, folder="fft", alone=alone)
+
+
+def _submit(name, shipped):
+    """A Future of _object_code(name, shipped) compiling on the library's threads (made on first use)."""
+    global _threads
+    _threads = _threads or concurrent.futures.ThreadPoolExecutor(runtime.NUM_THREADS, thread_name_prefix="tracejit-fft")
+    return _threads.submit(_object_code, name, shipped, True)
+
+
+def _after_fork():
+    """A forked child has none of the parent's threads, nor the compiles they were running."""
+    global _lock, _threads
+    _lock, _threads = threading.Lock(), None
+    _pending.clear()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork)
 
 
 class Complex:
-    """Complex values as (re, im) SSA pairs of the part type ty, in interleaved memory."""
+    """Complex values as (re, im) SSA pairs of the part type ty, in interleaved memory (the transforms' own
+    one-value moves and the real passes' ends)."""
 
-    def __init__(self, f, ty, group=None):
+    def __init__(self, f, ty):
         self.f, self.b, self.ty = f, Emitter(f), ty
-        self.tag = f", !llvm.access.group {group}" if group else ""     # of every load and store
 
     def const(self, value):
         return const_text(value, np.float32 if self.ty == "float" else np.float64)
@@ -147,194 +199,274 @@ class Complex:
     def load(self, base, index):
         p = self.at(base, index)
         im = self.f.emit(f"getelementptr {self.ty}, ptr {p}, i64 1")
-        return tuple(self.f.emit(f"load {self.ty}, ptr {q}{self.tag}") for q in (p, im))
+        return tuple(self.f.emit(f"load {self.ty}, ptr {q}") for q in (p, im))
 
     def store(self, base, index, z):
         p = self.at(base, index)
-        self.f.line(f"store {self.ty} {z[0]}, ptr {p}{self.tag}")
-        self.f.line(f"store {self.ty} {z[1]}, ptr {self.f.emit(f'getelementptr {self.ty}, ptr {p}, i64 1')}{self.tag}")
+        self.f.line(f"store {self.ty} {z[0]}, ptr {p}")
+        self.f.line(f"store {self.ty} {z[1]}, ptr {self.f.emit(f'getelementptr {self.ty}, ptr {p}, i64 1')}")
 
     def op(self, name, x, y):
         return self.f.emit(f"{name} {self.ty} {x}, {y}")
-
-    def add(self, x, y):
-        return self.op("fadd", x[0], y[0]), self.op("fadd", x[1], y[1])
-
-    def sub(self, x, y):
-        return self.op("fsub", x[0], y[0]), self.op("fsub", x[1], y[1])
-
-    def mul(self, x, w, conj=False):
-        """x * w, or x * conj(w)."""
-        (xr, xi), (wr, wi) = x, w
-        if conj:
-            return (self.op("fadd", self.op("fmul", xr, wr), self.op("fmul", xi, wi)),
-                    self.op("fsub", self.op("fmul", xi, wr), self.op("fmul", xr, wi)))
-        return (self.op("fsub", self.op("fmul", xr, wr), self.op("fmul", xi, wi)),
-                self.op("fadd", self.op("fmul", xr, wi), self.op("fmul", xi, wr)))
-
-    def times_i(self, x, sign):
-        """sign * i * x."""
-        neg = self.f.emit(f"fneg {self.ty} {x[1] if sign > 0 else x[0]}")
-        return (neg, x[0]) if sign > 0 else (x[1], neg)
-
-    def conj(self, x):
-        return x[0], self.f.emit(f"fneg {self.ty} {x[1]}")
 
     def scale(self, x, c):
         return self.op("fmul", x[0], c), self.op("fmul", x[1], c)
 
 
-def _butterfly(c, r, m, tw, sign, scale, src, dst, p, at_src, at_dst):
-    """y_j at dst's at_dst(r p + j) from x_j at src's at_src(p + j m): at_*(t) is row t of the column."""
+class Lanes(Complex):
+    """`width` consecutive complex values as one vector <2 width x ty>, interleaved as in memory: sums need no
+    shuffle, a product two (each pair's parts swapped, and the other factor's parts spread), so that the
+    library's code is written vectorized and LLVM compiles it without its loop vectorizer's search (several
+    times faster to compile)."""
+
+    def __init__(self, f, ty, width):
+        super().__init__(f, ty)
+        self.width, self.vty = width, f"<{2 * width} x {ty}>"
+        self.align = 4 if ty == "float" else 8
+
+    def wider(self):
+        return Lanes(self.f, self.ty, 2 * self.width)
+
+    def pattern(self, parts):
+        """The vector constant repeating the pair parts (re, im): numbers or constants' texts."""
+        texts = [v if isinstance(v, str) else self.const(v) for v in parts]
+        return "<" + ", ".join(f"{self.ty} {v}" for _ in range(self.width) for v in texts) + ">"
+
+    def shuffle(self, v, mask, other="poison"):
+        mask_text = ", ".join(f"i32 {i}" for i in mask)
+        return self.f.emit(f"shufflevector {self.vty} {v}, {self.vty} {other}, <{len(mask)} x i32> <{mask_text}>")
+
+    def load(self, base, index, reverse=False):
+        """The values index... (reverse: index, index - 1, ...)."""
+        start = self.b.iop("sub", index, self.width - 1) if reverse else index
+        v = self.f.emit(f"load {self.vty}, ptr {self.at(base, start)}, align {self.align}")
+        return self.reverse(v) if reverse else v
+
+    def store(self, base, index, v, reverse=False):
+        start = self.b.iop("sub", index, self.width - 1) if reverse else index
+        self.f.line(f"store {self.vty} {self.reverse(v) if reverse else v}, ptr {self.at(base, start)}, "
+                    f"align {self.align}")
+
+    def reverse(self, v):
+        return v if self.width == 1 else self.shuffle(v, [2 * (self.width - 1 - i // 2) + i % 2 for i in range(2 * self.width)])
+
+    def signs(self, sign):
+        """1 and sign (a scalar SSA value) in every lane: a product by it conjugates where sign is -1."""
+        pair = self.f.emit(f"insertelement <2 x {self.ty}> <{self.ty} {self.const(1)}, {self.ty} {self.const(1)}>, "
+                           f"{self.ty} {sign}, i32 1")
+        return self.f.emit(f"shufflevector <2 x {self.ty}> {pair}, <2 x {self.ty}> poison, "
+                           f"<{2 * self.width} x i32> <{', '.join(f'i32 {i % 2}' for i in range(2 * self.width))}>")
+
+    def splat(self, x):
+        """Every part x (a scalar SSA value)."""
+        one = self.f.emit(f"insertelement <1 x {self.ty}> poison, {self.ty} {x}, i32 0")
+        return self.f.emit(f"shufflevector <1 x {self.ty}> {one}, <1 x {self.ty}> poison, "
+                           f"<{2 * self.width} x i32> zeroinitializer")
+
+    def broadcast(self, base, index):
+        """The one value at index, in every lane, as (its real part everywhere, its imaginary part everywhere)."""
+        return tuple(self.splat(x) for x in super().load(base, index))
+
+    def spread(self, w):
+        """(w's real parts, w's imaginary parts), each in both parts of its lane."""
+        return (self.shuffle(w, [i - i % 2 for i in range(2 * self.width)]),
+                self.shuffle(w, [i - i % 2 + 1 for i in range(2 * self.width)]))
+
+    def reals(self, base, index):
+        """The reals index... each in both parts of a lane."""
+        p = self.f.emit(f"getelementptr {self.ty}, ptr {base}, i64 {index}")
+        v = self.f.emit(f"load <{self.width} x {self.ty}>, ptr {p}, align {self.align}")
+        return self.f.emit(f"shufflevector <{self.width} x {self.ty}> {v}, <{self.width} x {self.ty}> poison, "
+                           f"<{2 * self.width} x i32> <{', '.join(f'i32 {i // 2}' for i in range(2 * self.width))}>")
+
+    def store_reals(self, base, index, v):
+        """Store the real parts of v at the reals index..."""
+        p = self.f.emit(f"getelementptr {self.ty}, ptr {base}, i64 {index}")
+        mask = ", ".join(f"i32 {2 * i}" for i in range(self.width))
+        re = self.f.emit(f"shufflevector {self.vty} {v}, {self.vty} poison, <{self.width} x i32> <{mask}>")
+        self.f.line(f"store <{self.width} x {self.ty}> {re}, ptr {p}, align {self.align}")
+
+    def op(self, name, x, y):
+        return self.f.emit(f"{name} {self.vty} {x}, {y}")
+
+    def add(self, x, y):
+        return self.op("fadd", x, y)
+
+    def sub(self, x, y):
+        return self.op("fsub", x, y)
+
+    def swap(self, x):
+        return self.shuffle(x, [i ^ 1 for i in range(2 * self.width)])
+
+    def mul(self, x, w, conj=False):
+        """x * w, or x * conj(w); w a vector or its spread (re, im): the parts' products as the scalar formulas
+        round them (a product by -1 is exact)."""
+        re, im = self.spread(w) if isinstance(w, str) else w
+        im = self.op("fmul", im, self.pattern((1, -1) if conj else (-1, 1)))
+        return self.op("fadd", self.op("fmul", x, re), self.op("fmul", self.swap(x), im))
+
+    def times_i(self, x, sign):
+        """sign * i * x."""
+        return self.op("fmul", self.swap(x), self.pattern((-1, 1) if sign > 0 else (1, -1)))
+
+    def conj(self, x):
+        return self.op("fmul", x, self.pattern((1, -1)))
+
+    def scale(self, x, c):
+        """x times c, a constant's text or a scalar SSA value."""
+        return self.op("fmul", x, self.splat(c) if c.startswith("%") else self.pattern((c, c)))
+
+    def interleave(self, x, y):
+        """x_0, y_0, x_1, y_1...: a vector of twice the width."""
+        return self.shuffle(x, [j for i in range(self.width) for j in (2 * i, 2 * i + 1, 2 * self.width + 2 * i,
+                                                                        2 * self.width + 2 * i + 1)], y)
+
+
+def vector_width(ty):
+    """The complex values in one of the host's vector registers."""
+    return max(1, llvm.vector_bytes() // (8 if ty == "float" else 16))
+
+
+def _lanes_loop(f, ty, lo, hi, width, body, rest=True):
+    """body(c, j) for j from lo to hi: `width` at a time (c a Lanes of that width), then one at a time (rest
+    False: hi - lo is a multiple of width; the remainder's loop, which costs LLVM as much again, is left out)."""
+    b = Emitter(f)
+    count = b.iop("sdiv", b.iop("sub", hi, lo), width)
+    with f.loop(0, count) as q:
+        body(Lanes(f, ty, width), b.iop("add", lo, b.iop("mul", q, width)))
+    if rest:
+        with f.loop(b.iop("add", lo, b.iop("mul", count, width)), hi) as j:
+            body(Lanes(f, ty, 1), j)
+
+
+def _butterfly(c, r, m, sign, scale, p, load, twiddle):
+    """The r outputs y_j (scaled) of the butterfly of p from x_j = load(p + j m), twiddle(t): the spread
+    twiddles at t (of p + j m for the j-th of the last r - 1 outputs)."""
     b = c.b
-    ins = [c.load(src, at_src(b.iop("add", p, b.iop("mul", j, m)))) for j in range(r)]
+    ins = [load(b.iop("add", p, b.iop("mul", j, m))) for j in range(r)]
     if r == 2:
         outs = [c.add(*ins), c.sub(*ins)]
     else:
         apc, amc, bpd, bmd = c.add(ins[0], ins[2]), c.sub(ins[0], ins[2]), c.add(ins[1], ins[3]), c.sub(ins[1], ins[3])
         turned = c.times_i(bmd, sign)
         outs = [c.add(apc, bpd), c.add(amc, turned), c.sub(apc, bpd), c.sub(amc, turned)]
-        outs[1:] = [c.mul(y, c.load(tw, b.iop("add", p, b.iop("mul", j, m))), conj=sign > 0)
+        outs[1:] = [c.mul(y, twiddle(b.iop("add", p, b.iop("mul", j, m))), conj=sign > 0)
                     for j, y in enumerate(outs[1:])]
-    for j, y in enumerate(outs):
-        c.store(dst, at_dst(b.iop("add", b.iop("mul", p, r), j)), c.scale(y, scale))
+    return [c.scale(y, scale) for y in outs]
 
 
-def _pass_function(module, name, ty, r, lanes, inverse):
-    """A pass function (the module docstring): lanes None loops p innermost over a whole array of stride 1,
-    `(src, dst, tw, m, scale)`; else p, rows, then `lanes` columns, `(src, dst, tw, m, scale, rows, src_base,
-    src_row, src_stride, dst_base, dst_row, dst_stride)`."""
+def _pass_function(module, name, ty, r, form, count, inverse):
+    """A pass function (the module docstring): form 'p' loops p innermost over a whole array of stride 1,
+    `(src, dst, tw, m, scale)`, `count` values of p at a time (m a multiple of it); form 'w' loops over p, rows,
+    then `count` columns as one vector, `(src, dst, tw, m, scale, rows, src_base, src_row, src_stride, dst_base,
+    dst_row, dst_stride)`."""
     sign = 1 if inverse else -1
-    if lanes is None:
+    if form == "p":
         f = Function(module, f"define void @{name}(ptr noalias %src, ptr noalias %dst, ptr noalias readonly %tw, i64 %m, {ty} %scale) "
                              "nounwind", {})
-        c = Complex(f, ty)
-        with f.loop(0, "%m") as p:
-            _butterfly(c, r, "%m", "%tw", sign, "%scale", "%src", "%dst", p, _column(c, 0, 1), _column(c, 0, 1))
+
+        def body(c, p):
+            ys = _butterfly(c, r, "%m", sign, "%scale", p, lambda t: c.load("%src", t),
+                            lambda t: c.spread(c.load("%tw", t)))
+            while len(ys) > 1:                       # y_0 of each p, y_1, ...: interleaved (y_j of p at r p + j)
+                ys, c = [c.interleave(ys[i], ys[i + len(ys) // 2]) for i in range(len(ys) // 2)], c.wider()
+            c.store("%dst", c.b.iop("mul", p, r), ys[0])
+        _lanes_loop(f, ty, 0, "%m", count, body, rest=False)
     else:
         f = Function(module, f"define void @{name}(ptr noalias %src, ptr noalias %dst, ptr noalias readonly %tw, i64 %m, {ty} %scale, "
                              "i64 %rows, i64 %sb, i64 %sr, i64 %ss, i64 %db, i64 %dr, i64 %ds) nounwind", {})
-        group = _metadata(module, "distinct !{}")
-        c, b = Complex(f, ty, group), Emitter(f)
-        with f.loop(0, "%m") as p, f.loop(0, "%rows") as row, f.loop(0, lanes) as lane:
-            def at(base, row_stride, stride):
-                return _column(c, b.iop("add", b.iop("add", base, lane), b.iop("mul", row, row_stride)), stride)
-            _butterfly(c, r, "%m", "%tw", sign, "%scale", "%src", "%dst", p, at("%sb", "%sr", "%ss"),
-                       at("%db", "%dr", "%ds"))
-        # the lanes' columns are distinct (whatever the run-time strides): say so, else LLVM, unable to prove that
-        # the four stores of a butterfly never meet, keeps the loop scalar
-        _parallel(f, f.latches[0][0], group, lanes)          # the innermost loop closes first
+        c = Lanes(f, ty, count)
+        b = c.b
+        with f.loop(0, "%m") as p, f.loop(0, "%rows") as row:
+            src, dst = (b.iop("add", base, b.iop("mul", row, stride)) for base, stride in (("%sb", "%sr"), ("%db", "%dr")))
+            ys = _butterfly(c, r, "%m", sign, "%scale", p, lambda t: c.load("%src", b.iop("add", src, b.iop("mul", "%ss", t))),
+                            lambda t: c.broadcast("%tw", t))
+            for j, y in enumerate(ys):
+                c.store("%dst", b.iop("add", dst, b.iop("mul", "%ds", b.iop("add", b.iop("mul", p, r), j))), y)
     f.line("ret void")
     module.add(f)
 
 
-def _parallel(f, latch, group, width=None):
-    """Mark the loop whose back edge is line `latch` of f as free of dependences between its iterations' accesses
-    tagged with `group` (llvm.loop.parallel_accesses), to be vectorized (`width` wide when given)."""
-    module = f.module
-    hints = [_metadata(module, '!{!"llvm.loop.parallel_accesses", ' + group + "}"),
-             _metadata(module, '!{!"llvm.loop.vectorize.enable", i1 true}')]
-    if width:
-        hints.append(_metadata(module, f'!{{!"llvm.loop.vectorize.width", i32 {width}}}'))
-    loop = f"!{len(module.metadata)}"
-    module.metadata.append(f"{loop} = distinct !{{{loop}, {', '.join(hints)}}}")
-    f.lines[latch] += f", !llvm.loop {loop}"
-
-
-def _metadata(module, node):
-    """A metadata node of the module: its name."""
-    name = f"!{len(module.metadata)}"
-    module.metadata.append(f"{name} = {node}")
-    return name
-
-
-def _column(c, q, s):
-    """Row t of column q with stride s: q + s t."""
-    return lambda t: c.b.iop("add", q, c.b.iop("mul", s, t))
-
-
-def _split_function(module, name, ty):
+def _split_function(module, name, ty, width):
     """A real transform's last pass, `(src, dst, tw, h)`: the spectrum X (h + 1 values) of 2h reals from Z,
     the transform of their pairs: with E = (Z_k + conj Z_(h-k))/2 and O = (Z_k - conj Z_(h-k))/2i, the
     spectra of the even and odd samples, X_k = E + w^k O and X_(h-k) = conj(E - w^k O), w = e^(-2 pi i/2h)."""
     def pair(c, k, j):
-        zk, zj = c.load("%src", k), c.conj(c.load("%src", j))
+        zk, zj = c.load("%src", k), c.conj(c.load("%src", j, reverse=True))
         e = c.scale(c.add(zk, zj), c.const(0.5))
         wo = c.mul(c.times_i(c.scale(c.sub(zk, zj), c.const(0.5)), -1), c.load("%tw", k))
         c.store("%dst", k, c.add(e, wo))
-        c.store("%dst", j, c.conj(c.sub(e, wo)))
+        c.store("%dst", j, c.conj(c.sub(e, wo)), reverse=True)
 
     def ends(c):
         z0 = c.load("%src", 0)
         c.store("%dst", 0, (c.op("fadd", z0[0], z0[1]), c.const(0)))
         c.store("%dst", "%h", (c.op("fsub", z0[0], z0[1]), c.const(0)))
     _pairs_function(module, f"define void @{name}(ptr noalias %src, ptr noalias %dst, ptr noalias readonly %tw, "
-                            "i64 %h) nounwind", ty, ends, pair)
+                            "i64 %h) nounwind", ty, width, ends, pair)
 
 
-def _join_function(module, name, ty):
+def _join_function(module, name, ty, width):
     """An inverse real transform's first pass, `(src, dst, tw, h, scale)`: the split backwards, times scale (1/n):
     Z_k = (2E + i 2O) scale from the half spectrum X (h + 1 values; the imaginary parts of X_0 and X_h unused)."""
     def pair(c, k, j):
-        xk, xj = c.load("%src", k), c.conj(c.load("%src", j))
+        xk, xj = c.load("%src", k), c.conj(c.load("%src", j, reverse=True))
         even, odd = c.add(xk, xj), c.mul(c.sub(xk, xj), c.load("%tw", k), conj=True)
         c.store("%dst", k, c.scale(c.add(even, c.times_i(odd, 1)), "%scale"))
-        c.store("%dst", j, c.scale(c.add(c.conj(even), c.times_i(c.conj(odd), 1)), "%scale"))
+        c.store("%dst", j, c.scale(c.add(c.conj(even), c.times_i(c.conj(odd), 1)), "%scale"), reverse=True)
 
     def ends(c):
         x0, xh = c.load("%src", 0), c.load("%src", "%h")
         c.store("%dst", 0, c.scale((c.op("fadd", x0[0], xh[0]), c.op("fsub", x0[0], xh[0])), "%scale"))
     _pairs_function(module, f"define void @{name}(ptr noalias %src, ptr noalias %dst, ptr noalias readonly %tw, "
-                            f"i64 %h, {ty} %scale) nounwind", ty, ends, pair)
+                            f"i64 %h, {ty} %scale) nounwind", ty, width, ends, pair)
 
 
-def _pairs_function(module, header, ty, ends, pair):
-    """A function running ends(c) then pair(c, k, h - k) for 0 < k <= h/2: a loop over k < h/2, whose stores at k
-    and h - k never meet (said to LLVM, which cannot prove it), then h/2."""
+def _pairs_function(module, header, ty, width, ends, pair):
+    """A function running ends(c) then pair(c, k, h - k) for 0 < k <= h/2, `width` values of k at a time (h/2 a
+    multiple of it), their h - k in reverse order: the two meet at h/2 only, where the second store is the one
+    that stays, as when that pair ran alone."""
     f = Function(module, header, {})
-    group = _metadata(module, "distinct !{}")
-    c = Complex(f, ty, group)
-    ends(c)
-    half = c.b.iop("sdiv", "%h", 2)
-    with f.loop(1, half) as k:
-        pair(c, k, c.b.iop("sub", "%h", k))
-    _parallel(f, f.latches[-1][0], group)
-    with f.when(f.emit(f"icmp sgt i64 {half}, 0")):
-        pair(c, half, half)
+    ends(Complex(f, ty))
+    half = Emitter(f).iop("sdiv", "%h", 2)
+    _lanes_loop(f, ty, 1, Emitter(f).iop("add", half, 1), width, lambda c, k: pair(c, k, c.b.iop("sub", "%h", k)),
+                rest=False)
     f.line("ret void")
     module.add(f)
 
 
 def _chirp_function(module, name, ty, kind):
-    """Bluestein's passes, `(src, dst, tw, count, n, total)`: dst_j = y_j tw_j for j < n, zero up to total, where y
-    is src (kind 'chirp'), src's reals ('chirpr') or the n values of the Hermitian spectrum whose first count src
-    holds ('chirph', the imaginary parts of its zero and, n even, Nyquist frequencies unused); 'chirpre' stores
-    the real parts of the products only, j < n (count and total unused)."""
+    """Bluestein's passes, `(src, dst, tw, count, n, total, in_sign, out_sign)`: dst_j = y_j tw_j for j < n, zero up
+    to total, where y is src (kind 'chirp'), src's reals ('chirpr') or the n values of the Hermitian spectrum whose
+    first count src holds ('chirph', the imaginary parts of its zero and, n even, Nyquist frequencies unused);
+    'chirpre' stores the real parts of the products only, j < n (count and total unused). in_sign and out_sign
+    (1 or -1) multiply the imaginary parts of src's complex values ('chirp', 'chirpre') and of the products
+    ('chirp'): the conjugations that make an inverse transform a forward one."""
     f = Function(module, f"define void @{name}(ptr noalias %src, ptr noalias %dst, ptr noalias readonly %tw, "
-                         "i64 %count, i64 %n, i64 %total) nounwind", {})
-    c = Complex(f, ty)
+                         f"i64 %count, i64 %n, i64 %total, {ty} %in_sign, {ty} %out_sign) nounwind", {})
+    width = vector_width(ty)
 
-    def real(base, j):
-        return f.emit(f"load {ty}, ptr {f.emit(f'getelementptr {ty}, ptr {base}, i64 {j}')}")
-
-    with f.loop(0, "%count" if kind == "chirph" else "%n") as j:
+    def product(c, j):
         w = c.load("%tw", j)
         if kind == "chirpr":
-            c.store("%dst", j, c.scale(w, real("%src", j)))
-        elif kind == "chirpre":
-            product = c.mul(c.load("%src", j), w)[0]
-            f.line(f"store {ty} {product}, ptr {f.emit(f'getelementptr {ty}, ptr %dst, i64 {j}')}")
+            c.store("%dst", j, c.op("fmul", w, c.reals("%src", j)))
+            return
+        y = c.mul(c.op("fmul", c.load("%src", j), c.signs("%in_sign")), w)
+        if kind == "chirpre":
+            c.store_reals("%dst", j, y)
         else:
-            c.store("%dst", j, c.mul(c.load("%src", j), w))
+            c.store("%dst", j, c.op("fmul", y, c.signs("%out_sign")))
+    _lanes_loop(f, ty, 0, "%count" if kind == "chirph" else "%n", width, product)
     if kind == "chirph":
-        with f.loop("%count", "%n") as j:
-            c.store("%dst", j, c.mul(c.conj(c.load("%src", c.b.iop("sub", "%n", j))), c.load("%tw", j)))
+        _lanes_loop(f, ty, "%count", "%n", width, lambda c, j: c.store(
+            "%dst", j, c.mul(c.conj(c.load("%src", c.b.iop("sub", "%n", j), reverse=True)), c.load("%tw", j))))
+        c = Complex(f, ty)
         nyquist = c.b.iop("sdiv", "%n", 2)
         for j, cond in ((0, True), (nyquist, f.emit("icmp eq i64 " + c.b.iop("srem", "%n", 2) + ", 0"))):
             with f.when(cond):
-                c.store("%dst", j, c.scale(c.load("%tw", j), real(c.at("%src", j), 0)))
+                real = f.emit(f"load {ty}, ptr {c.at('%src', j)}")
+                c.store("%dst", j, c.scale(c.load("%tw", j), real))
     if kind != "chirpre":
-        with f.loop("%n", "%total") as j:
-            c.store("%dst", j, (c.const(0), c.const(0)))
+        _lanes_loop(f, ty, "%n", "%total", width, lambda c, j: c.store("%dst", j, "zeroinitializer"))
     f.line("ret void")
     module.add(f)

@@ -14,7 +14,8 @@ A real transform of n = 2h reals is the complex transform of the h pairs (x[2j],
 split pass; the inverse real transform runs the join pass (with the 1/n) then the inverse complex transform;
 the complex inverse scales its last pass. Bluestein's transform of length n is a product by a chirp (zero padded
 to m = 2**k >= 2n - 1), a transform of length m, a product by the transform of the other chirp, an inverse
-transform and a product by the chirp (fft_kernels.chirps). A batch of transforms (the leading axes) is a loop
+transform (the forward transform of the conjugate, conjugated: the conjugations are the chirp passes') and a
+product by the chirp (fft_kernels.chirps). A batch of transforms (the leading axes) is a loop
 over rows, which the backend may split over the threads (each chunk with its own scratch memory)."""
 import itertools
 import math
@@ -65,9 +66,9 @@ class _Calls:
         self.n, self.itemsize = n, 8 if ty == "float" else 16     # of a complex element
 
     def call(self, kind, *args):
-        module = self.k.f.module
-        name = self.fk.symbol(kind, self.ty, self.inverse)
-        callee = module.symbol(self.fk.address(kind, self.ty, self.inverse), name)
+        # an external symbol without an address here: compile_ir resolves it (fft_kernels.symbols), compiling the
+        # library's function if this process lacks it, or linking the one shipped with a pickle
+        callee = self.k.f.module.symbol(None, self.fk.symbol(kind, self.ty, self.inverse))
         self.k.line(f"call void {callee}({', '.join(args)})")
 
     def twiddles(self, i):
@@ -81,7 +82,7 @@ class _Calls:
         scale = self.c.const(last_scale if i == len(plan) - 1 else 1.0)
         args = [f"ptr {src}", f"ptr {dst}", f"ptr {self.twiddles(i)}", f"i64 {m_n // r}", f"{self.ty} {scale}"]
         if lanes is None:
-            self.call(f"{r}p", *args)
+            self.call(f"{r}p{min(self.fk.vector_width(self.ty), m_n // r)}", *args)
         else:
             self.call(f"{r}w{lanes}", *args, *[f"i64 {v}" for v in (rows, *src_cols, *dst_cols)])
 
@@ -128,20 +129,23 @@ def lower_fft(k, out, x, kind, n, batch):
     c = fk.Complex(k.f, ty)
     scratch = c.at(k.scratch_memory(slots * (work + packed_size) * itemsize), b.iop("mul", slot, work + packed_size))
     packed = [c.at(scratch, work), c.at(scratch, work + packed_size // 2)]
-    calls = [_Calls(fk, k, ty, inv, m, fk.twiddles(max(m, 1), dtype)) for inv in (False, True)]
+    calls = _Calls(fk, k, ty, inverse and power, m, fk.twiddles(max(m, 1), dtype))
     if power:
-        passes = _power_of_two(calls[inverse], kind, n, packed)
+        passes = _power_of_two(calls, kind, n, packed)
     else:
         table = k.f.module.array(chirps)
         pre, conv, post = (f"ptr {c.at(table, i)}" for i in (0, n, n + m))
-        fwd, real_in = calls[False], {"rfft": "chirpr", "irfft": "chirph"}.get(kind, "chirp")
+        real_in = {"rfft": "chirpr", "irfft": "chirph"}.get(kind, "chirp")
 
-        def chirp(name, table_at, count, length, total):
-            return lambda src, dst: fwd.call(name, f"ptr {src}", f"ptr {dst}", table_at, f"i64 {count}",
-                                             f"i64 {length}", f"i64 {total}")
-        passes = [chirp(real_in, pre, x.aval.shape[-1], n, m), *_complex_passes(fwd, m, packed, 1.0),
-                  chirp("chirp", conv, m, m, m), *_complex_passes(calls[True], m, packed, 1.0),
-                  chirp("chirpre" if kind == "irfft" else "chirp", post, 0, out.aval.shape[-1], 0)]
+        def chirp(name, table_at, count, length, total, in_sign=1, out_sign=1):
+            signs = [f"{ty} {c.const(sign)}" for sign in (in_sign, out_sign)]
+            return lambda src, dst: calls.call(name, f"ptr {src}", f"ptr {dst}", table_at, f"i64 {count}",
+                                               f"i64 {length}", f"i64 {total}", *signs)
+        # the convolution's inverse transform as the conjugate of the forward transform of the conjugate (the
+        # library's forward passes only: fewer functions to compile on a first call)
+        passes = [chirp(real_in, pre, x.aval.shape[-1], n, m), *_complex_passes(calls, m, packed, 1.0),
+                  chirp("chirp", conv, m, m, m, out_sign=-1), *_complex_passes(calls, m, packed, 1.0),
+                  chirp("chirpre" if kind == "irfft" else "chirp", post, 0, out.aval.shape[-1], 0, in_sign=-1)]
     in_row, out_row = (x.nbytes // batch), (out.nbytes // batch)
     with k.f.loop("%lo", "%hi") as row:
         src = k.f.emit(f"getelementptr i8, ptr {x.ptr}, i64 {b.iop('mul', row, in_row)}")
@@ -168,11 +172,11 @@ def _power_of_two(calls, kind, n, packed):
     if kind in ("rfft", "irfft") and n == 1:
         return [lambda src, dst: _real_one(c, src, dst, kind)]
     passes = _complex_passes(calls, m, packed, 1 / n if kind == "ifft" else 1.0)
-    post = f"ptr {calls.twiddles(-1)}, i64 {m}"
+    post, width = f"ptr {calls.twiddles(-1)}, i64 {m}", min(calls.fk.vector_width(calls.ty), max(m // 2, 1))
     if kind == "rfft":
-        passes.append(lambda src, dst: calls.call("split", f"ptr {src}", f"ptr {dst}", post))
+        passes.append(lambda src, dst: calls.call(f"split{width}", f"ptr {src}", f"ptr {dst}", post))
     elif kind == "irfft":
-        passes.insert(0, lambda src, dst: calls.call("join", f"ptr {src}", f"ptr {dst}", post,
+        passes.insert(0, lambda src, dst: calls.call(f"join{width}", f"ptr {src}", f"ptr {dst}", post,
                                                       f"{calls.ty} {c.const(1 / n)}"))
     return passes or [lambda src, dst: c.store(dst, 0, c.load(src, 0))]
 
