@@ -50,22 +50,27 @@ def _scale(f, v, n):
     return f.mul(f.mul(v, pow2(f, n1)), pow2(f, f.int("sub", n, n1)))
 
 
-def exp_reduce(f, x, lo=None, bounds=None):
+def exp_reduce(f, x, lo=None, bounds=None, folded=False):
     """(r, c, n) with x + lo = n*ln2 + r - c, r exact, |c| < 2**-33 (f32: 2**-12) if |lo| is that small
-    too; x is first clamped to bounds (NaN to the upper bound), which already saturates the result."""
+    too; x is first clamped to bounds (NaN to the upper bound; a lower bound None: x is known to be above
+    -1), which already saturates the result. folded (lo None): r - c rounded once as r, and c = 0."""
     k_ = f.k
     bounds = bounds or k_.exp_bounds
-    x = f.max(f.min(x, bounds[1]), bounds[0])
+    x = f.min(x, bounds[1])
+    x = x if bounds[0] is None else f.max(x, bounds[0])
     k = f.fma(x, k_.log2e, k_.magic)
     n = f.sub(k, k_.magic)
     r = f.fma(n, -k_.ln2_hi, x)
-    c = f.mul(n, k_.ln2_lo) if lo is None else f.fma(n, k_.ln2_lo, f.neg(lo))
+    if folded:
+        r, c = f.fma(n, -k_.ln2_lo, r), 0.0
+    else:
+        c = f.mul(n, k_.ln2_lo) if lo is None else f.fma(n, k_.ln2_lo, f.neg(lo))
     return r, c, f.int("sub", f.bits(k), k_.magic_bits)
 
 
 def _expm1_reduced(f, r, c, prec):
     """expm1(r - c) ~ r - c + (r - c)**2 * P(r - c), for |r| <= ln2/2 and a small c."""
-    r = f.sub(r, c)
+    r = r if c == 0.0 else f.sub(r, c)
     return f.fma(f.mul(r, r), f.poly(r, POLY["exp", prec]), r)
 
 
@@ -114,7 +119,7 @@ def tanh(f, x, prec):
     a = f.abs(x)
     z = f.mul(a, a)
     small = f.fma(f.mul(z, a), f.poly(z, POLY["tanh", prec]), a)
-    r, c, n = exp_reduce(f, f.add(a, a), bounds=(0.0, 40.0))
+    r, c, n = exp_reduce(f, f.add(a, a), bounds=(None, 40.0), folded=True)
     d = f.fma(f.add(_expm1_reduced(f, r, c, prec), 1.0), pow2(f, n), 1.0)  # exp(2a) + 1, rounded once
     large = f.sub(1.0, f.div(2.0, d))
     return f.call("copysign", f.sel(f.cmp("ult", a, TANH_SMALL), small, large), x)  # NaN: the polynomial's NaN
