@@ -331,9 +331,9 @@ def _log_dd(f, x):
     """log(x) as hi + lo to about 2**-64 relative, for x >= 0 or NaN (hi is -inf, inf, NaN there).
     Same reduction as log, with s, z/3 and the final sums carried as double-doubles."""
     k, fr = _log_parts(f, x)
-    d = f.add(fr, 2.0)
-    sh = f.div(fr, d)
-    sl = f.div(f.fma(f.neg(sh), fr, f.fma(sh, -2.0, fr)), d)  # exact residual fr - sh*(2 + fr)
+    inv = f.div(1.0, f.add(fr, 2.0))
+    sh = f.mul(fr, inv)
+    sl = f.mul(f.fma(f.neg(sh), fr, f.fma(sh, -2.0, fr)), inv)  # the exact residual fr - sh*(2 + fr), over 2 + fr
     zh, zl = f.two_prod(sh, sh)
     zl = f.fma(f.mul(sh, 2.0), sl, zl)
     th, tl = f.two_prod(zh, _THIRD[0])  # t = z/3 + z**2 * P(z), z = zh + zl
@@ -344,7 +344,7 @@ def _log_dd(f, x):
     ol = f.add(f.add(f.sub(1.0, oh), th), tl)
     ph, pl = f.two_prod(sh, oh)  # log(m) = 2*s*o
     pl = f.fma(sl, oh, f.fma(sh, ol, pl))
-    hi, lo = f.two_sum(f.mul(k, f.k.ln2_hi), f.mul(ph, 2.0))
+    hi, lo = f.fast_two_sum(f.mul(k, f.k.ln2_hi), f.mul(ph, 2.0))  # |k ln2| > 0.69 > |log(m)| unless k = 0
     lo = f.add(lo, f.fma(pl, 2.0, f.mul(k, f.k.ln2_lo)))
     hi = f.sel(f.cmp("oeq", x, 0.0), -_INF, hi)
     return f.sel(f.cmp("ueq", x, _INF), x, hi), lo  # inf and NaN

@@ -145,6 +145,11 @@ class Body:
         e = self.add(self.sub(a, self.sub(s, bb)), self.sub(b, bb))
         return s, e
 
+    def fast_two_sum(self, a, b):
+        """s + e == a + b exactly where |a| >= |b| or a == 0 (Dekker)."""
+        s = self.add(a, b)
+        return s, self.add(self.sub(a, s), b)
+
     def two_prod(self, a, b):
         """p + e == a * b exactly."""
         p = self.mul(a, b)
