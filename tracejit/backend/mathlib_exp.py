@@ -2,6 +2,8 @@
 complex functions build on: exp_reduce, pow2, the exp polynomials), written with mathlib_body.Body in
 mathlib's branch-free, vectorizable style. Their accuracy is in mathlib's table."""
 
+from .mathlib_body import has_scalef
+
 # Minimax polynomial coefficients (lowest degree first) per target precision: the f64 expm1 set from a Remez
 # exchange in 60-digit arithmetic, the f32 and tanh sets from Lawson's iteratively reweighted least squares
 # against mpmath, minimising the relative error of the function (f32 exp, expm1: about 2**-28 and 2**-32).
@@ -44,8 +46,10 @@ def pow2(f, n):
 
 
 def _scale(f, v, n):
-    """v * 2**n for n in twice the normal range, in two steps so that no factor overflows and a subnormal
-    result is rounded once."""
+    """v * 2**n for n in twice the normal range: AVX-512's vscalef, or two steps so that no factor overflows
+    and a subnormal result is rounded once."""
+    if has_scalef():
+        return f.ldexp(v, n)
     n1 = f.int("ashr", n, 1)
     return f.mul(f.mul(v, pow2(f, n1)), pow2(f, f.int("sub", n, n1)))
 
