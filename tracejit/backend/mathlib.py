@@ -28,11 +28,14 @@ tan as inlined definitions; the library's f32 sin, cos and tan (vecmath.py, what
 in f32 up to |x| = 2**14 (the double algorithm beyond, for the vectors that have such a lane), sin and cos
 within 0.6 ulp, tan within 0.96 ulp:
 
-- exp, expm1: x = n*ln2 + r (Cody-Waite, ln2 in two parts), expm1(r) by a minimax polynomial,
-  2**n applied in two factors so that results near overflow and in the subnormal range are exact.
+- exp, expm1: x = n*ln2 + r (Cody-Waite, ln2 in two parts), expm1(r) by a minimax polynomial; exp applies
+  2**n by one vscalef (llvm.ldexp) on AVX-512, elsewhere in two factors: either rounds once, also near
+  overflow and in the subnormal range (the same bits).
 - log, log1p: x = 2**k * m with m in [sqrt(1/2), sqrt(2)); log(m) = 2*atanh(s), s = (m-1)/(m+1);
   log1p carries the rounding error of 1 + x as a first-order correction.
-- tanh = copysign(u / (u + 2), x) with u = expm1(2|x|); logistic from exp(-|x|) (never overflows).
+- tanh(|x|), with the sign of x: an odd polynomial below 0.55 (|tanh| < 1/2), 1 - 2/(exp(2|x|) + 1) above,
+  where the exp's and the division's errors are damped; both computed, one selected per lane (no division
+  in the polynomial, no compensated division). logistic from exp(-|x|) (never overflows).
 - sin, cos, tan: x = n*pi/2 + r with pi/2 in three parts and r kept as a double-double (the library's f32 sin,
   cos and tan: pi/2 in three f32 parts, r a pair of f32; tan(r) = r + r**3 * P(r**2) there, not sin/cos).
 - pow = exp(y * log|x|); for f64, log|x| and the product are double-doubles (about 2**-64 relative); f32
@@ -55,7 +58,7 @@ exp         0.97       1.2e-7  (f32 arithmetic)
 expm1       1.08       1.2e-7  (f32 arithmetic)
 log         0.84       8.1e-8  (f32 arithmetic)
 log1p       0.85       8.0e-8  (f32 arithmetic)
-tanh        1.48       1.7e-7  (f32 arithmetic)
+tanh        1.48       1.6e-7  (f32 arithmetic)
 logistic    1.45       1.7e-7  (f32 arithmetic)
 sin         0.78       6.7e-8  (f32 arithmetic up to 2**14, library)
 cos         0.78       6.9e-8  (f32 arithmetic up to 2**14, library)
