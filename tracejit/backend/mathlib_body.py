@@ -4,8 +4,6 @@ instructions in one float type, operands SSA names or Python floats) and each ty
 import functools
 import struct
 
-import llvmlite.binding
-
 
 class TypeConstants:
     """What the kernels need to know about the type they compute in."""
@@ -41,7 +39,12 @@ def float_text(v: float, ty: str = "double") -> str:
 
 @functools.cache
 def has_scalef():
-    """Whether llvm.ldexp is one instruction here (AVX-512's vscalef); elsewhere LLVM may call libm's ldexp."""
+    """Whether llvm.ldexp is one instruction here (AVX-512's vscalef); elsewhere LLVM may call libm's ldexp.
+    (llvmlite is imported here, not with the module: importing tracejit does not need it.)"""
+    try:
+        import llvmlite.binding
+    except ImportError:
+        return False
     return bool(llvmlite.binding.get_host_cpu_features().get("avx512f"))
 
 
