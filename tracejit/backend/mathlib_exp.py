@@ -56,8 +56,8 @@ def _scale(f, v, n):
 
 def exp_reduce(f, x, lo=None, bounds=None, folded=False):
     """(r, c, n) with x + lo = n*ln2 + r - c, r exact, |c| < 2**-33 (f32: 2**-12) if |lo| is that small
-    too; x is first clamped to bounds (NaN to the upper bound; a lower bound None: x is known to be above
-    -1), which already saturates the result. folded (lo None): r - c rounded once as r, and c = 0."""
+    too; x is first clamped to bounds (NaN to the upper bound; no lower clamp where bounds[0] is None, for an x
+    known to be >= 0), which already saturates the result. folded (lo None): r - c rounded once as r, c = 0."""
     k_ = f.k
     bounds = bounds or k_.exp_bounds
     x = f.min(x, bounds[1])
