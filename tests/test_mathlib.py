@@ -7,12 +7,13 @@ against float64 NumPy.
 import ctypes
 import functools
 import re
+from unittest import mock
 
 import llvmlite.binding as llvm
 import numpy as np
 import pytest
 
-from tracejit.backend import libcalls, mathlib
+from tracejit.backend import libcalls, mathlib, mathlib_exp
 from tracejit.backend.mathlib import BINARY, FUNCS
 
 _DTYPE = {"float": np.float32, "double": np.float64}
@@ -236,6 +237,30 @@ def test_trig_beyond_accurate_range_stays_bounded(ty):
         y = _apply(name, ty, x)
         assert np.all(np.abs(y) <= 1), (name, y)
     assert np.all(np.isfinite(_apply("tan", ty, x)))
+
+
+class _TwoStepScaling:
+    """mathlib's interface with exp's 2**n scaling written as on CPUs without AVX-512's vscalef."""
+    math_symbol = staticmethod(mathlib.math_symbol)
+
+    @staticmethod
+    def math_module_ir(needed):
+        with mock.patch.object(mathlib_exp, "has_scalef", lambda: False):
+            return mathlib.math_module_ir(needed)
+
+
+@pytest.mark.parametrize("ty", ["float", "double"])
+def test_exp_scales_the_same_without_scalef(ty):
+    """exp's v * 2**n: llvm.ldexp (one vscalef) where the host has AVX-512, two exact multiplications elsewhere;
+    both round once, so they give the same bits, through the subnormal range and overflow."""
+    info = np.finfo(_DTYPE[ty])
+    lo, hi = np.log(float(info.smallest_subnormal)) - 1, np.log(float(info.max)) + 1
+    x = np.random.default_rng(3).uniform(lo, hi, 100_000).astype(_DTYPE[ty])
+    x[:4] = [np.nan, np.inf, -np.inf, 0.0]
+    bits = f"u{x.itemsize}"
+    assert "ldexp" not in _TwoStepScaling.math_module_ir({("exp", ty)})
+    np.testing.assert_array_equal(_apply_inlined("exp", ty, x, library=_TwoStepScaling).view(bits),
+                                  _apply_inlined("exp", ty, x).view(bits))
 
 
 def test_functions_paste_into_one_module():

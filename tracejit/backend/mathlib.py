@@ -28,11 +28,14 @@ tan as inlined definitions; the library's f32 sin, cos and tan (vecmath.py, what
 in f32 up to |x| = 2**14 (the double algorithm beyond, for the vectors that have such a lane), sin and cos
 within 0.6 ulp, tan within 0.96 ulp:
 
-- exp, expm1: x = n*ln2 + r (Cody-Waite, ln2 in two parts), expm1(r) by a minimax polynomial,
-  2**n applied in two factors so that results near overflow and in the subnormal range are exact.
+- exp, expm1: x = n*ln2 + r (Cody-Waite, ln2 in two parts), expm1(r) by a minimax polynomial; exp applies
+  2**n by one vscalef (llvm.ldexp) on AVX-512, elsewhere in two factors: either rounds once, also near
+  overflow and in the subnormal range (the same bits).
 - log, log1p: x = 2**k * m with m in [sqrt(1/2), sqrt(2)); log(m) = 2*atanh(s), s = (m-1)/(m+1);
   log1p carries the rounding error of 1 + x as a first-order correction.
-- tanh = copysign(u / (u + 2), x) with u = expm1(2|x|); logistic from exp(-|x|) (never overflows).
+- tanh(|x|), with the sign of x: an odd polynomial below 0.55 (|tanh| < 1/2), 1 - 2/(exp(2|x|) + 1) above,
+  where the exp's and the division's errors are damped; both computed, one selected per lane (no division
+  in the polynomial, no compensated division). logistic from exp(-|x|) (never overflows).
 - sin, cos, tan: x = n*pi/2 + r with pi/2 in three parts and r kept as a double-double (the library's f32 sin,
   cos and tan: pi/2 in three f32 parts, r a pair of f32; tan(r) = r + r**3 * P(r**2) there, not sin/cos).
 - pow = exp(y * log|x|); for f64, log|x| and the product are double-doubles (about 2**-64 relative); f32
@@ -55,7 +58,7 @@ exp         0.97       1.2e-7  (f32 arithmetic)
 expm1       1.08       1.2e-7  (f32 arithmetic)
 log         0.84       8.1e-8  (f32 arithmetic)
 log1p       0.85       8.0e-8  (f32 arithmetic)
-tanh        1.48       1.7e-7  (f32 arithmetic)
+tanh        1.48       1.6e-7  (f32 arithmetic)
 logistic    1.45       1.7e-7  (f32 arithmetic)
 sin         0.78       6.7e-8  (f32 arithmetic up to 2**14, library)
 cos         0.78       6.9e-8  (f32 arithmetic up to 2**14, library)
@@ -91,6 +94,8 @@ import numpy as np
 from .mathlib_arctrig import INVERSE_TRIG
 from .mathlib_arctrig import PIO2 as _PIO2
 from .mathlib_body import Body
+from .mathlib_exp import POLY as _EXP_POLY
+from .mathlib_exp import exp, expm1, logistic, pow2, tanh
 
 FUNCS = ("exp", "log", "log1p", "expm1", "tanh", "logistic", "sin", "cos", "tan", "pow", "atan", "asin", "acos",
          "atan2")
@@ -99,25 +104,10 @@ BINARY = ("pow", "atan2")
 _TYPES = ("float", "double")
 
 # Minimax polynomial coefficients (lowest degree first) per target precision, from a Remez exchange in
-# 60-digit arithmetic (the f32 exp, expm1 and atanh sets: Lawson's iteratively reweighted least squares
-# against mpmath, minimising the relative error of the function; about 2**-28, 2**-32 and 2**-29).
+# 60-digit arithmetic (the f32 atanh set: Lawson's iteratively reweighted least squares against mpmath,
+# minimising the relative error of the function, about 2**-29; the exp family's sets are in mathlib_exp).
 # The f32 sin and cos sets are evaluated in double; they are accurate to about 2**-31.
 _POLY = {
-    # expm1(r) = r + r**2 * P(r), |r| <= ln2/2
-    ("expm1", "double"): (
-        0.5, 0.16666666666666677, 0.041666666666666505, 0.008333333333321436, 0.0013888888888963981,
-        0.00019841269886699338, 2.4801587170422657e-05, 2.755724355738131e-06, 2.7557403551133256e-07,
-        2.5109288480573724e-08, 2.0875322866878028e-09,
-    ),
-    ("expm1", "float"): (
-        0.5000000044399758, 0.16666666368862015, 0.04166635981967446, 0.008333389571787265,
-        0.001394072004251088, 0.00019845885279637658,
-    ),
-    # exp(r) = 1 + r + r**2 * P(r): only relative to exp(r) ~ 1, so f32 needs one term less than expm1
-    ("exp", "float"): (
-        0.49999993412481125, 0.16666520107742402, 0.041668394215116755, 0.008368780418317713,
-        0.0013814466849420741,
-    ),
     # atanh(s)/s = 1 + z/3 + z**2 * P(z), z = s**2 <= 0.0295
     ("atanh", "double"): (
         0.19999999999999998, 0.14285714285716494, 0.11111111110163169, 0.09090909275337217,
@@ -136,6 +126,7 @@ _POLY = {
         2.0875893813788294e-09, -1.136774778688888e-11,
     ),
     ("cos", "float"): (0.041666666647748006, -0.0013888885522545548, 2.4799903350862186e-05, -2.723637526521412e-07),
+    **_EXP_POLY,
 }
 
 # tan(r) = r + r**3 * P(r**2), |r| <= pi/4 + 2**-10, for the library's f32 tan (f32 arithmetic): relative error
@@ -144,7 +135,6 @@ _POLY["tan", "float"] = (
     0.33333349227905273, 0.1333266794681549, 0.05405937880277634, 0.021284818649291992, 0.010829819366335869,
     9.582930942997336e-05, 0.0043738665990531445,
 )
-_POLY["exp", "double"] = _POLY["expm1", "double"]
 
 # f32 pow, computed in double: log2(1 + fr) = fr * P(fr) for 1 + fr in [sqrt(1/2), sqrt(2)) and 2**r = P(r) for
 # |r| <= 1/2, relative errors 2**-38.3 and 2**-40.2 (weighted least squares on 4000 Chebyshev nodes, checked
@@ -224,83 +214,6 @@ def define(name, ty, lanes, linkage, attributes, wide=False):
 def math_module_ir(needed) -> str:
     """Definitions of the (name, ty) pairs in ``needed``, each once, in a stable order."""
     return "\n".join(math_function_ir(name, ty) for name, ty in sorted(set(needed)))
-
-
-def _pow2(f, n):
-    """2**n for an integer n of the normal range ([-1022, 1023] for double)."""
-    return f.from_bits(f.int("shl", f.int("add", n, f.k.bias), f.k.mant))
-
-
-def _scale(f, v, n):
-    """v * 2**n for n in twice the normal range, in two steps so that no factor overflows and a subnormal
-    result is rounded once."""
-    n1 = f.int("ashr", n, 1)
-    return f.mul(f.mul(v, _pow2(f, n1)), _pow2(f, f.int("sub", n, n1)))
-
-
-def _exp_reduce(f, x, lo=None, bounds=None):
-    """(r, c, n) with x + lo = n*ln2 + r - c, r exact, |c| < 2**-33 (f32: 2**-12) if |lo| is that small
-    too; x is first clamped to bounds (NaN to the upper bound), which already saturates the result."""
-    k_ = f.k
-    bounds = bounds or k_.exp_bounds
-    x = f.max(f.min(x, bounds[1]), bounds[0])
-    k = f.fma(x, k_.log2e, k_.magic)
-    n = f.sub(k, k_.magic)
-    r = f.fma(n, -k_.ln2_hi, x)
-    c = f.mul(n, k_.ln2_lo) if lo is None else f.fma(n, k_.ln2_lo, f.neg(lo))
-    return r, c, f.int("sub", f.bits(k), k_.magic_bits)
-
-
-def _exp(f, x, prec, lo=None):
-    """exp(x + lo) = 2**n * (1 + expm1(r - c)); NaN x passes through."""
-    r, c, n = _exp_reduce(f, x, lo)
-    r = f.sub(r, c)
-    em = f.fma(f.mul(r, r), f.poly(r, _POLY["exp", prec]), r)
-    return f.sel(f.cmp("uno", x, x), x, _scale(f, f.add(em, 1.0), n))
-
-
-def _expm1_value(f, x, prec):
-    """expm1 for non-NaN x: 2**n * expm1(r - c) + 2**n - 1 evaluated as 2*((h - 1/2) + h*r + h*b),
-    h = 2**(n-1) (finite at n = 1024); for f64 the first sum is exact, so only the small b rounds."""
-    r, c, n = _exp_reduce(f, x, bounds=f.k.expm1_bounds)
-    q = f.mul(f.mul(r, r), f.poly(r, _POLY["expm1", prec]))  # expm1(r) = r + q
-    b = f.fma(f.neg(c), f.add(r, q), f.sub(q, c))  # expm1(r - c) = r + b, to first order in c
-    h = _pow2(f, f.int("sub", n, 1))
-    if prec == "double":
-        hi, lo = f.two_sum(f.sub(h, 0.5), f.mul(h, r))
-    else:
-        hi, lo = f.fma(h, r, f.sub(h, 0.5)), 0.0
-    return f.mul(f.add(hi, f.fma(h, b, lo)), 2.0)
-
-
-def _expm1(f, x, prec):
-    tiny = f.cmp("ult", f.abs(x), f.k.expm1_tiny)  # expm1(x) rounds to x: keeps +-0, subnormals, NaN
-    return f.sel(tiny, x, _expm1_value(f, x, prec))
-
-
-def _divide_by_sum(f, num, a, b, prec):
-    """num / (a + b). For f64 the sum is kept exact and q = num * (1/d) gets one correction step on
-    the remainder, so the division adds only about half an ulp; f32 needs none of that."""
-    if prec == "float":
-        return f.div(num, f.add(a, b))
-    d, e = f.two_sum(a, b)
-    p = f.div(1.0, d)
-    q = f.mul(num, p)
-    rem = f.fma(f.neg(q), e, f.fma(f.neg(q), d, num))
-    return f.fma(rem, p, q)
-
-
-def _tanh(f, x, prec):
-    """u / (u + 2) with u = expm1(2|x|) >= 0 has no cancellation; tanh(20) already rounds to 1."""
-    u = _expm1_value(f, f.mul(f.min(f.abs(x), 20.0), 2.0), prec)
-    y = f.call("copysign", _divide_by_sum(f, u, u, 2.0, prec), x)
-    return f.sel(f.cmp("uno", x, x), x, y)
-
-
-def _logistic(f, x, prec):
-    """1/(1+e) for x >= 0 and e/(1+e) for x < 0 with e = exp(-|x|): stable, subnormal tail kept."""
-    e = _exp(f, f.neg(f.abs(x)), prec)
-    return _divide_by_sum(f, f.sel(f.cmp("olt", x, 0.0), e, 1.0), e, 1.0, prec)
 
 
 def _log_parts(f, x):
@@ -421,9 +334,9 @@ def _log_dd(f, x):
     """log(x) as hi + lo to about 2**-64 relative, for x >= 0 or NaN (hi is -inf, inf, NaN there).
     Same reduction as log, with s, z/3 and the final sums carried as double-doubles."""
     k, fr = _log_parts(f, x)
-    d = f.add(fr, 2.0)
-    sh = f.div(fr, d)
-    sl = f.div(f.fma(f.neg(sh), fr, f.fma(sh, -2.0, fr)), d)  # exact residual fr - sh*(2 + fr)
+    inv = f.div(1.0, f.add(fr, 2.0))
+    sh = f.mul(fr, inv)
+    sl = f.mul(f.fma(f.neg(sh), fr, f.fma(sh, -2.0, fr)), inv)  # the exact residual fr - sh*(2 + fr), over 2 + fr
     zh, zl = f.two_prod(sh, sh)
     zl = f.fma(f.mul(sh, 2.0), sl, zl)
     th, tl = f.two_prod(zh, _THIRD[0])  # t = z/3 + z**2 * P(z), z = zh + zl
@@ -434,7 +347,7 @@ def _log_dd(f, x):
     ol = f.add(f.add(f.sub(1.0, oh), th), tl)
     ph, pl = f.two_prod(sh, oh)  # log(m) = 2*s*o
     pl = f.fma(sl, oh, f.fma(sh, ol, pl))
-    hi, lo = f.two_sum(f.mul(k, f.k.ln2_hi), f.mul(ph, 2.0))
+    hi, lo = f.fast_two_sum(f.mul(k, f.k.ln2_hi), f.mul(ph, 2.0))  # |k ln2| > 0.69 > |log(m)| unless k = 0
     lo = f.add(lo, f.fma(pl, 2.0, f.mul(k, f.k.ln2_lo)))
     hi = f.sel(f.cmp("oeq", x, 0.0), -_INF, hi)
     return f.sel(f.cmp("ueq", x, _INF), x, hi), lo  # inf and NaN
@@ -450,7 +363,7 @@ def _pow(f, x, y, prec):
         tl = f.fma(y, ll, tl)
         tl = f.sel(f.cmp("olt", f.abs(th), 750.0), tl, 0.0)  # the low part of inf/NaN/huge is NaN
         th = f.sel(f.cmp("oeq", ax, 1.0), 0.0, th)  # 1**y = 1 and (-1)**+-inf = 1, even for y = inf, NaN
-        mag = _exp(f, th, "double", tl)
+        mag = exp(f, th, "double", tl)
     else:
         mag = _exp2_f32(f, f.sel(f.cmp("oeq", ax, 1.0), 0.0, f.mul(y, _log2_f32(f, ax))))
     fy = f.call("floor", y)
@@ -478,7 +391,7 @@ def _exp2_f32(f, t):
     t_in = f.max(f.min(t, 160.0), -160.0)         # NaN becomes 160, restored at the end
     k = f.add(t_in, f.k.magic)
     r = f.sub(t_in, f.sub(k, f.k.magic))         # exact, |r| <= 1/2
-    mag = f.mul(f.poly(r, _POLY["exp2", "pow32"]), _pow2(f, f.int("sub", f.bits(k), f.k.magic_bits)))
+    mag = f.mul(f.poly(r, _POLY["exp2", "pow32"]), pow2(f, f.int("sub", f.bits(k), f.k.magic_bits)))
     return f.sel(f.cmp("uno", t, t), t, mag)
 
 
@@ -489,6 +402,5 @@ def kernel(name):
 
 
 _KERNELS = {
-    "exp": _exp, "expm1": _expm1, "log": _log, "log1p": _log1p, "tanh": _tanh,
-    "logistic": _logistic, "sin": _sin, "cos": _cos, "tan": _tan, "pow": _pow, **INVERSE_TRIG,
+    "exp": exp, "expm1": expm1, "log": _log, "log1p": _log1p, "tanh": tanh, "logistic": logistic, "sin": _sin, "cos": _cos, "tan": _tan, "pow": _pow, **INVERSE_TRIG,
 }

@@ -1,6 +1,7 @@
 """Straight-line floating-point LLVM text, what mathlib's functions are written with: `Body` (SSA
 instructions in one float type, operands SSA names or Python floats) and each type's constants.
 """
+import functools
 import struct
 
 
@@ -34,6 +35,17 @@ def float_text(v: float, ty: str = "double") -> str:
     if ty == "float":
         v = struct.unpack("<f", struct.pack("<f", v))[0]
     return f"0x{struct.unpack('<Q', struct.pack('<d', v))[0]:016X}"
+
+
+@functools.cache
+def has_scalef():
+    """Whether llvm.ldexp is one instruction here (AVX-512's vscalef); elsewhere LLVM may call libm's ldexp.
+    (llvmlite is imported here, not with the module: importing tracejit does not need it.)"""
+    try:
+        import llvmlite.binding
+    except ImportError:
+        return False
+    return bool(llvmlite.binding.get_host_cpu_features().get("avx512f"))
 
 
 class Body:
@@ -123,6 +135,14 @@ class Body:
     def int(self, op, a, b):
         return self._emit(f"{op} {self.ity} {self._i(a)}, {self._i(b)}")
 
+    def ldexp(self, a, n):
+        """a * 2**n, rounded once, for integers n (ity) of any size (has_scalef: one instruction)."""
+        ity = self._vec("i32")
+        if self.k.ity != "i32":
+            n = self._emit(f"trunc {self.ity} {n} to {ity}")
+        isfx = f"v{self.lanes}i32" if self.lanes > 1 else "i32"
+        return self._emit(f"call {self.vty} @llvm.ldexp{self.sfx}.{isfx}({self.vty} {a}, {ity} {n})")
+
     def to_fp(self, i):
         return self._emit(f"sitofp {self.ity} {i} to {self.vty}")
 
@@ -144,6 +164,11 @@ class Body:
         bb = self.sub(s, a)
         e = self.add(self.sub(a, self.sub(s, bb)), self.sub(b, bb))
         return s, e
+
+    def fast_two_sum(self, a, b):
+        """s + e == a + b exactly where |a| >= |b| or a == 0 (Dekker)."""
+        s = self.add(a, b)
+        return s, self.add(self.sub(a, s), b)
 
     def two_prod(self, a, b):
         """p + e == a * b exactly."""
