@@ -71,6 +71,8 @@ from .mathlib import kernel
 from .mathlib_body import Body
 
 FUNCS = ("erf", "erfc", "erfcx", "erf_inv", "ndtr", "ndtri", "log_ndtr", "lgamma", "digamma", "gamma")
+# computed in f32 arithmetic for float32 (16 lanes per zmm register); the others in double, rounded once
+NATIVE_F32 = ("erf",)
 
 _INF = float("inf")
 _NAN = float("nan")
@@ -85,26 +87,33 @@ _STIRLING_X = 8.0
 
 
 class _Body(Body):
-    """Body plus mathlib's functions, inlined (all in double)."""
+    """Body plus mathlib's functions, inlined, computing in ty (float: mathlib's f32 exp, log and log1p)."""
 
-    def __init__(self):
-        super().__init__("double")
+    def __init__(self, ty="double"):
+        super().__init__(ty)
 
     def either(self, c1, c2):
         return self._emit(f"or i1 {c1}, {c2}")
 
     def exp(self, x, lo=None):
-        return kernel("exp")(self, x, "double", lo)
+        return kernel("exp")(self, x, self.ty, lo)
 
     def log(self, x):
-        return kernel("log")(self, x, "double")
+        return kernel("log")(self, x, self.ty)
 
     def log1p(self, x):
-        return kernel("log1p")(self, x, "double")
+        return kernel("log1p")(self, x, self.ty)
 
     def log_dd(self, x):
         return kernel("log_dd")(self, x)
 
+
+def _split(f, hi, lo):
+    """hi + lo (a double-double) as a pair in f's arithmetic: f32 halves in f32, the pair itself otherwise."""
+    if f.ty == "double":
+        return hi, lo
+    h = float(np.float32(hi))
+    return h, float(np.float32((hi - h) + lo))
 
 
 def _square(f, x):
@@ -145,7 +154,8 @@ def _erfcx_positive(f, u, prec, lo=None):
 def _poly(f, z, name, prec):
     """The polynomial _POLY[name, prec] at z, its constant term (a double-double) added last."""
     coefs = _POLY[name, prec]
-    return f.add(f.fma(f.poly(z, coefs[1:]), z, _CONSTANT_LO[name, prec]), coefs[0])
+    hi, lo = _split(f, coefs[0], _CONSTANT_LO[name, prec])
+    return f.add(f.fma(f.poly(z, coefs[1:]), z, lo), hi)
 
 
 def _poly_either(f, cond, z, first, second, prec):
@@ -154,17 +164,21 @@ def _poly_either(f, cond, z, first, second, prec):
     n = max(len(a), len(b))
     a, b = a + (0.0,) * (n - len(a)), b + (0.0,) * (n - len(b))
     coefs = [f.sel(cond, ca, cb) for ca, cb in zip(a[1:], b[1:])]
-    acc = f.fma(f.poly(z, coefs), z, f.sel(cond, _CONSTANT_LO[first, prec], _CONSTANT_LO[second, prec]))
-    return f.add(acc, f.sel(cond, a[0], b[0]))
+    (ha, la), (hb, lb) = _split(f, a[0], _CONSTANT_LO[first, prec]), _split(f, b[0], _CONSTANT_LO[second, prec])
+    return f.add(f.fma(f.poly(z, coefs), z, f.sel(cond, la, lb)), f.sel(cond, ha, hb))
 
 
 def _scaled(f, a):
-    """a / sqrt(2) as a double-double."""
-    h, lo = f.two_prod(a, _SQRT_HALF[0])
-    return h, f.fma(a, _SQRT_HALF[1], lo)
+    """a / sqrt(2) as a double-double (a pair of f32 in f32)."""
+    hi, lo = _split(f, *_SQRT_HALF)
+    h, e = f.two_prod(a, hi)
+    return h, f.fma(a, lo, e)
 
 
 def _erf_small(f, x, prec):
+    """x P(x**2); for float results x + x R(x**2), R = P - 1, rounded once (in f32, within 0.6 ulp)."""
+    if prec == "float":
+        return f.fma(x, _poly(f, f.mul(x, x), "erf_excess", prec), x)
     return f.mul(x, _poly(f, f.mul(x, x), "erf", prec))
 
 
@@ -173,9 +187,20 @@ def _erfc_positive(f, a, prec):
 
 
 def _erf(f, x, prec):
+    if prec == "float":
+        return _erf_float(f, x)
     a = f.abs(x)
     big = f.call("copysign", f.sub(1.0, _erfc_positive(f, a, prec)), x)
     return f.sel(f.cmp("olt", a, 1.0), _erf_small(f, x, prec), big)
+
+
+def _erf_float(f, x):
+    """erf for f32 results: x P(x**2) below |x| = 1, Q(min(|x|, 4) - 5/2) above (erf(4) rounds to 1), both in
+    f32's precision: no exp and no division, about XLA's cost (its f32 erf is a rational function)."""
+    a = f.abs(x)
+    t = f.sub(f.sel(f.cmp("ult", a, 4.0), a, 4.0), 2.5)             # NaN stays NaN
+    big = f.call("copysign", _poly(f, t, "erf_big", "float"), x)
+    return f.sel(f.cmp("olt", a, 1.0), _erf_small(f, x, "float"), big)
 
 
 def _erfc(f, x, prec):
@@ -367,7 +392,7 @@ def math_function_ir(name: str, ty: str) -> str:
     """Definition of ``@tj_<name>_<ty>``, ``ty (ty)`` for ty float or double."""
     if name not in FUNCS or ty not in ("float", "double"):
         raise ValueError(f"no special function {name!r} for type {ty!r}")
-    f = _Body()
+    f = _Body(ty if name in NATIVE_F32 else "double")
     f.ret(_KERNELS[name](f, f.ext("%x", ty), ty), ty)
     body = "\n".join(f.lines)
     return f"define internal {ty} {math_symbol(name, ty)}({ty} %x) alwaysinline nounwind {{\n{body}\n}}\n"
@@ -397,7 +422,8 @@ _POLY = {
     ('erfcx_high', 'double'): (0.7496675362383002, 0.4861306494112824, 0.29752716047409544, 0.1708999099008316, 0.09145440878009962, 0.04514108215031498, 0.020257927867026113, 0.008082037884794226, 0.0027547648083722496, 0.0007349206858803068, 0.00011191704359849612, -1.8637551879362154e-05, -1.983867968320811e-05, -6.301679088521182e-06, -1.4487701625242232e-07, 7.405703927778845e-07, 2.53676265039358e-07),
     ('erfcx_high', 'float'): (0.74966753642572, 0.4861306491696274, 0.2975271227818043, 0.17089992909132776, 0.09145562493396411, 0.04514065708342869, 0.020244120243293105, 0.008085850378739693, 0.0028195924710450807, 0.0007202695916259014),
     ('erf', 'double'): (1.1283791670955126, -0.3761263890318375, 0.11283791670954882, -0.026866170645077334, 0.005223977624823223, -0.0008548326981129666, 0.00012055331122299266, -1.4925595519506043e-05, 1.6461004480962034e-06, -1.6350354461959655e-07, 1.4660051998394848e-08, -1.1373902296430911e-09, 5.958930743134941e-11),
-    ('erf', 'float'): (1.1283791670623609, -0.3761263847599132, 0.11283782622062184, -0.026865438310515116, 0.005221053412537675, -0.0008484396550601893, 0.00011268253894199437, -9.673590811750782e-06),
+    ('erf_excess', 'float'): (0.12837916726974186, -0.3761262893676758, 0.11283612251281738, -0.026854807510972023, 0.00519005348905921, -0.0008024353883229196, 7.898209878476337e-05),
+    ('erf_big', 'float'): (0.9995930476949404, 0.002178183989599347, -0.005445688497275114, 0.008351770229637623, -0.008622604422271252, 0.006109109614044428, -0.002797554712742567, 0.0005603600875474513, 0.00025873014237731695, -0.00027061818400397897, 8.110046474030241e-05, 1.7760237824404612e-05, -1.571926986798644e-05, 4.985672035218158e-07, 8.90137130227231e-07),
     ('lgamma', 'double'): (0.42278433509846713, 0.32246703342411326, -0.06735230105319814, 0.020580808427780335, -0.007385551028668096, 0.002890510331036772, -0.0011927539120033873, 0.0005096695153484373, -0.00022315475069647703, 9.945767440096764e-05, -4.492635166770342e-05, 2.0505584372896933e-05, -9.438454884054723e-06, 4.3847319318293745e-06, -2.044935323180052e-06, 9.199898075671394e-07, -4.303234692956732e-07, 2.7880013392491846e-07, -1.341570273460026e-07),
     ('lgamma_stirling', 'double'): (0.08333333333333333, -0.0027777777777740443, 0.0007936507897939822, -0.0005952365958109722, 0.0008414714760941705, -0.0018904619118929264, 0.005067585376254391),
     ('digamma', 'double'): (0.9510558760318328, -0.4236274212814606, 0.24054248424078736, -0.14840492305388006, 0.09498872445282817, -0.06192213327556183, 0.040760833944741226, -0.02697579665686472, 0.01790724819228875, -0.011908220169786002, 0.007927024136843637, -0.0052799364178857415, 0.0035180792717028125, -0.0023455016279107115, 0.0015635739915515125, -0.0010364227247828023, 0.0006899428514219089, -0.00048606417050412354, 0.00032689316473621455, -0.00014460384609240088, 9.158816882117e-05, -0.00017837342400462423, 0.00012241591000024265),
@@ -416,7 +442,8 @@ _CONSTANT_LO = {
     ('erfcx_high', 'double'): 2.0060318818424215e-17,
     ('erfcx_high', 'float'): 3.2015834043623476e-17,
     ('erf', 'double'): 1.5207210398176748e-17,
-    ('erf', 'float'): 3.169871431097506e-17,
+    ('erf_excess', 'float'): 0.0,
+    ('erf_big', 'float'): 0.0,
     ('lgamma', 'double'): 4.999061170103932e-18,
     ('lgamma_stirling', 'double'): 4.034508597085011e-18,
     ('digamma', 'double'): 4.290946604783118e-17,
