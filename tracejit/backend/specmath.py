@@ -17,7 +17,7 @@ term of each added last as a double-double):
 - erfc(x) = exp(-x**2) erfcx(|x|) (2 minus that for x < 0), x**2 a double-double for exp; below |x| = 1/2,
   1 - erf(x). erf(x) = x P(x**2) below |x| = 1, +-(1 - erfc(|x|)) above.
 - ndtr(x) = E or 1 - E, E = exp(-x**2/2) erfcx(|x|/sqrt 2) / 2 (|x|/sqrt 2 a double-double); log_ndtr(x) =
-  -x**2/2 + log(erfcx(|x|/sqrt 2)/2) for x < 0 (finite down to x = -1.3e154), log1p(-E) above.
+  -x**2/2 + log(erfcx(|x|/sqrt 2)/2) for x < 0 (x**2/2 from |x|/sqrt 2: finite down to x = -1.9e154), log1p(-E) above.
 - erf_inv(y) = y P(y**2) for |y| <= 1/2; beyond, erfcinv(q), q = 1 - |y| (exact): a first guess from a polynomial
   in log(sqrt(-log q)), then one Halley step on G(u) = -u**2 + log erfcx(u) - log q (q's log a double-double),
   nearly linear in u**2, so the step takes a 1e-7 guess to full precision (float32 uses a longer guess, within
@@ -72,7 +72,7 @@ from .mathlib_body import Body
 
 FUNCS = ("erf", "erfc", "erfcx", "erf_inv", "ndtr", "ndtri", "log_ndtr", "lgamma", "digamma", "gamma")
 # computed in f32 arithmetic for float32 (16 lanes per zmm register); the others in double, rounded once
-NATIVE_F32 = ("erf",)
+NATIVE_F32 = ("erf", "erfc", "erfcx", "ndtr", "log_ndtr")
 
 _INF = float("inf")
 _NAN = float("nan")
@@ -143,11 +143,19 @@ def _erfcx_positive(f, u, prec, lo=None):
         e = f.add(e, lo)
     p = f.div(1.0, d)
     pd, pd_lo = f.two_prod(p, d)                                  # 1 - p d exactly: 1 - pd is exact (Sterbenz)
-    w = f.fma(f.fma(f.neg(p), e, f.sub(f.sub(1.0, pd), pd_lo)), p, p)
+    delta = f.fma(f.neg(p), e, f.sub(f.sub(1.0, pd), pd_lo))      # w = p (1 + delta)
+    if f.ty == "double":
+        w, w_lo = f.fma(delta, p, p), None
+    else:       # in f32, rounding w would move z (and h) by 1-2 ulp: w = p + w_lo
+        w, w_lo = p, f.mul(delta, p)
     low = f.cmp("olt", u, _ERFCX_K)
-    t = f.fma(f.add(u, u), w, -0.5 if lo is None else f.fma(f.add(lo, lo), w, -0.5))
-    z = f.sel(low, t, f.fma(w, 2 * _ERFCX_K, -0.5))
-    value = f.mul(_poly_either(f, low, z, "erfcx_low", "erfcx_high", prec), w)
+    two_u = f.add(u, u)
+    t = f.fma(two_u, w, -0.5 if lo is None else f.fma(f.add(lo, lo), w, -0.5))
+    above = f.fma(w, 2 * _ERFCX_K, -0.5)
+    if w_lo is not None:
+        t, above = f.fma(two_u, w_lo, t), f.fma(w_lo, 2 * _ERFCX_K, above)
+    h = _poly_either(f, low, f.sel(low, t, above), "erfcx_low", "erfcx_high", prec)
+    value = f.mul(h, w) if w_lo is None else f.fma(h, w, f.mul(h, w_lo))
     return f.sel(f.cmp("oeq", u, _INF), 0.0, value)
 
 
@@ -232,10 +240,11 @@ def _ndtr(f, x, prec):
 
 def _log_ndtr(f, x, prec):
     a = f.abs(x)
-    p, e = _square(f, a)
     h, lo = _scaled(f, a)
+    p, e = _square(f, h)                # x**2 / 2 = p + e + 2 h lo: finite wherever log_ndtr is
+    cross = f.sel(f.cmp("olt", p, _INF), f.fma(h, f.add(lo, lo), e), 0.0)
     scaled = f.mul(_erfcx_positive(f, h, prec, lo), 0.5)
-    lower = f.add(f.mul(p, -0.5), f.fma(e, -0.5, f.log(scaled)))
+    lower = f.sub(f.sub(f.log(scaled), cross), p)
     upper = f.log1p(f.neg(f.mul(_gauss(f, a, 0.5), scaled)))
     return f.sel(f.cmp("olt", x, 0.0), lower, upper)
 
@@ -418,9 +427,9 @@ _PSI_ROOT = (1.4616321449683622, 9.549995429965697e-17)
 _PSI_NEGATIVE_ROOT = (-0.5040830082644554, -8.15428206243813e-18)
 _POLY = {
     ('erfcx_low', 'double'): (1.8727183681541615, -2.392788914024525, 2.389848145540497, -1.8967512419429946, 1.1935987447526482, -0.5818202334554211, 0.20612173737298378, -0.0433644612143613, -0.0006291082987416829, 0.003558247304963051, -0.0007291801085958362, -0.00018618617170863957, 9.169800788966708e-05, 9.287055712164275e-06, -9.658515956786616e-06, -6.802957654972654e-07, 9.180377605545938e-07, 8.358321761676525e-08),
-    ('erfcx_low', 'float'): (1.8727183681441208, -2.392788915908089, 2.38984814843907, -1.8967510910399732, 1.1935986090352544, -0.5818236210308685, 0.20612406521854976, -0.043333376558118586, -0.0006472163103445145, 0.0034330014271377507, -0.000663714390297524),
+    ('erfcx_low', 'float'): (1.8727183492668544, -2.392788887023926, 2.389848232269287, -1.8967511653900146, 1.193598985671997, -0.5818233489990234, 0.2061203420162201, -0.0433349572122097, -0.0006298965308815241, 0.003435838967561722, -0.0006917797145433724),
     ('erfcx_high', 'double'): (0.7496675362383002, 0.4861306494112824, 0.29752716047409544, 0.1708999099008316, 0.09145440878009962, 0.04514108215031498, 0.020257927867026113, 0.008082037884794226, 0.0027547648083722496, 0.0007349206858803068, 0.00011191704359849612, -1.8637551879362154e-05, -1.983867968320811e-05, -6.301679088521182e-06, -1.4487701625242232e-07, 7.405703927778845e-07, 2.53676265039358e-07),
-    ('erfcx_high', 'float'): (0.74966753642572, 0.4861306491696274, 0.2975271227818043, 0.17089992909132776, 0.09145562493396411, 0.04514065708342869, 0.020244120243293105, 0.008085850378739693, 0.0028195924710450807, 0.0007202695916259014),
+    ('erfcx_high', 'float'): (0.7496675366393655, 0.48613065481185913, 0.29752716422080994, 0.17089992761611938, 0.091454416513443, 0.045140668749809265, 0.02025764063000679, 0.00808578822761774, 0.002757773967459798, 0.0007203813293017447, 9.891857189359143e-05),
     ('erf', 'double'): (1.1283791670955126, -0.3761263890318375, 0.11283791670954882, -0.026866170645077334, 0.005223977624823223, -0.0008548326981129666, 0.00012055331122299266, -1.4925595519506043e-05, 1.6461004480962034e-06, -1.6350354461959655e-07, 1.4660051998394848e-08, -1.1373902296430911e-09, 5.958930743134941e-11),
     ('erf_excess', 'float'): (0.12837916726974186, -0.3761262893676758, 0.11283612251281738, -0.026854807510972023, 0.00519005348905921, -0.0008024353883229196, 7.898209878476337e-05),
     ('erf_big', 'float'): (0.9995930476949404, 0.002178183989599347, -0.005445688497275114, 0.008351770229637623, -0.008622604422271252, 0.006109109614044428, -0.002797554712742567, 0.0005603600875474513, 0.00025873014237731695, -0.00027061818400397897, 8.110046474030241e-05, 1.7760237824404612e-05, -1.571926986798644e-05, 4.985672035218158e-07, 8.90137130227231e-07),
@@ -438,9 +447,9 @@ _POLY = {
 }
 _CONSTANT_LO = {
     ('erfcx_low', 'double'): 8.67530448194638e-17,
-    ('erfcx_low', 'float'): 8.060221135768665e-17,
+    ('erfcx_low', 'float'): 0.0,
     ('erfcx_high', 'double'): 2.0060318818424215e-17,
-    ('erfcx_high', 'float'): 3.2015834043623476e-17,
+    ('erfcx_high', 'float'): 0.0,
     ('erf', 'double'): 1.5207210398176748e-17,
     ('erf_excess', 'float'): 0.0,
     ('erf_big', 'float'): 0.0,
