@@ -72,7 +72,7 @@ from .mathlib_body import Body
 
 FUNCS = ("erf", "erfc", "erfcx", "erf_inv", "ndtr", "ndtri", "log_ndtr", "lgamma", "digamma", "gamma")
 # computed in f32 arithmetic for float32 (16 lanes per zmm register); the others in double, rounded once
-NATIVE_F32 = ("erf", "erfc", "erfcx", "ndtr", "log_ndtr")
+NATIVE_F32 = ("erf", "erfc", "erfcx", "ndtr", "log_ndtr", "erf_inv", "ndtri")
 
 _INF = float("inf")
 _NAN = float("nan")
@@ -154,7 +154,7 @@ def _erfcx_positive(f, u, prec, lo=None):
     above = f.fma(w, 2 * _ERFCX_K, -0.5)
     if w_lo is not None:
         t, above = f.fma(two_u, w_lo, t), f.fma(w_lo, 2 * _ERFCX_K, above)
-    h = _poly_either(f, low, f.sel(low, t, above), "erfcx_low", "erfcx_high", prec)
+    h = _poly_pieces(f, [low], f.sel(low, t, above), ("erfcx_low", "erfcx_high"), prec)
     value = f.mul(h, w) if w_lo is None else f.fma(h, w, f.mul(h, w_lo))
     return f.sel(f.cmp("oeq", u, _INF), 0.0, value)
 
@@ -166,14 +166,24 @@ def _poly(f, z, name, prec):
     return f.add(f.fma(f.poly(z, coefs[1:]), z, lo), hi)
 
 
-def _poly_either(f, cond, z, first, second, prec):
-    """_poly of `first` where cond holds, else of `second`, in one Horner pass (coefficients selected per lane)."""
-    a, b = _POLY[first, prec], _POLY[second, prec]
-    n = max(len(a), len(b))
-    a, b = a + (0.0,) * (n - len(a)), b + (0.0,) * (n - len(b))
-    coefs = [f.sel(cond, ca, cb) for ca, cb in zip(a[1:], b[1:])]
-    (ha, la), (hb, lb) = _split(f, a[0], _CONSTANT_LO[first, prec]), _split(f, b[0], _CONSTANT_LO[second, prec])
-    return f.add(f.fma(f.poly(z, coefs), z, f.sel(cond, la, lb)), f.sel(cond, ha, hb))
+def _poly_pieces(f, conds, z, names, prec):
+    """_poly of names[i] where conds[i] holds (the first that does; the last name where none does), in one Horner
+    pass, the coefficients selected per lane."""
+    sets = [_POLY[name, prec] for name in names]
+    n = max(map(len, sets))
+    sets = [c + (0.0,) * (n - len(c)) for c in sets]
+    constants = [_split(f, c[0], _CONSTANT_LO[name, prec]) for c, name in zip(sets, names)]
+    coefs = [_pick(f, conds, column) for column in zip(*(c[1:] for c in sets))]
+    lo, hi = _pick(f, conds, [lo for _, lo in constants]), _pick(f, conds, [hi for hi, _ in constants])
+    return f.add(f.fma(f.poly(z, coefs), z, lo), hi)
+
+
+def _pick(f, conds, values):
+    """values[i] where conds[i] holds (the first that does), else the last value."""
+    out = values[-1]
+    for cond, v in zip(reversed(conds), reversed(values[:-1])):
+        out = f.sel(cond, v, out)
+    return out
 
 
 def _scaled(f, a):
@@ -183,11 +193,16 @@ def _scaled(f, a):
     return h, f.fma(a, lo, e)
 
 
-def _erf_small(f, x, prec):
-    """x P(x**2); for float results x + x R(x**2), R = P - 1, rounded once (in f32, within 0.6 ulp)."""
+def _odd(f, x, name, prec):
+    """x P(x**2), P = _POLY[name]; for float results x + x R(x**2), rounded once, R = P - 1 the set
+    name + "_excess" (in f32 arithmetic, P's rounding would add up to an ulp)."""
     if prec == "float":
-        return f.fma(x, _poly(f, f.mul(x, x), "erf_excess", prec), x)
-    return f.mul(x, _poly(f, f.mul(x, x), "erf", prec))
+        return f.fma(x, _poly(f, f.mul(x, x), name + "_excess", prec), x)
+    return f.mul(x, _poly(f, f.mul(x, x), name, prec))
+
+
+def _erf_small(f, x, prec):
+    return _odd(f, x, "erf", prec)
 
 
 def _erfc_positive(f, a, prec):
@@ -249,14 +264,14 @@ def _log_ndtr(f, x, prec):
     return f.sel(f.cmp("olt", x, 0.0), lower, upper)
 
 
-def _erfc_inverse(f, q, prec):
+def _erfc_inverse(f, q, prec, name="erfinv"):
     """u > 0 with erfc(u) = q for 0 < q <= 1/2: the polynomial guess, then (for double) one Halley step on
     G(u) = -u**2 + log(erfcx(u)) - log(q), G'(u) = -2/(sqrt(pi) erfcx(u)), G'' = -G' (2u + G')."""
+    if prec == "float":
+        return _erfc_inverse_float(f, q, name)
     lh, ll = _log_parts(f, q, prec)
     v = f.fma(f.log(f.call("sqrt", f.neg(lh))), _TAIL_V[0], _TAIL_V[1])
     u = _poly(f, v, "erfinv_tail", prec)
-    if prec == "float":     # the float set is within 1e-9 relative: no step needed
-        return u
     e = _erfcx_positive(f, u, prec)
     p, pe = _square(f, u)
     g = f.sub(f.add(f.sub(f.neg(p), lh), f.log(e)), f.add(pe, ll))
@@ -265,23 +280,35 @@ def _erfc_inverse(f, q, prec):
     return f.sub(u, f.div(d, f.fma(d, half_ratio, 1.0)))
 
 
+def _erfc_inverse_float(f, q, name):
+    """_erfc_inverse for float results (times sqrt(2) for name "ndtri"): a polynomial in s - c, s = sqrt(-log q),
+    on three pieces of s (to 10.2, where q is the least f32; 4.1 is erf_inv's end), one Horner pass."""
+    s = f.call("sqrt", f.neg(f.log(q)))
+    conds = [f.cmp("olt", s, end) for end, _ in _ERFINV_PIECES[:-1]]
+    centre = _pick(f, conds, [c for _, c in _ERFINV_PIECES])
+    names = tuple(f"{name}_tail{i}" for i in range(1, len(_ERFINV_PIECES) + 1))
+    return _poly_pieces(f, conds, f.sub(s, centre), names, "float")
+
+
 def _erf_inv(f, y, prec):
     a = f.abs(y)
     tail = f.call("copysign", _erfc_inverse(f, f.sub(1.0, a), prec), y)
-    central = f.add(f.mul(y, _poly(f, f.mul(y, y), "erfinv", prec)), 0.0)     # erf_inv(-0) = +0, as SciPy
+    central = f.add(_odd(f, y, "erfinv", prec), 0.0)     # erf_inv(-0) = +0, as SciPy
     r = f.sel(f.cmp("ole", a, 0.5), central, tail)
     r = f.sel(f.cmp("oeq", a, 1.0), f.call("copysign", _INF, y), r)
     return f.sel(f.cmp("ugt", a, 1.0), _NAN, r)
 
 
 def _ndtri(f, p, prec):
+    """sqrt(2) erf_inv(2p - 1); the float sets ("ndtri") include the factor."""
+    name = "erfinv" if prec == "double" else "ndtri"
     y = f.sub(f.mul(p, 2.0), 1.0)
     q = f.mul(f.min(p, f.sub(1.0, p)), 2.0)
-    tail = f.call("copysign", _erfc_inverse(f, q, prec), y)
-    r = f.sel(f.cmp("ole", f.abs(y), 0.5), f.mul(y, _poly(f, f.mul(y, y), "erfinv", prec)), tail)
+    tail = f.call("copysign", _erfc_inverse(f, q, prec, name), y)
+    r = f.sel(f.cmp("ole", f.abs(y), 0.5), _odd(f, y, name, prec), tail)
     r = f.sel(f.cmp("oeq", q, 0.0), f.call("copysign", _INF, y), r)
     r = f.sel(f.either(f.cmp("olt", p, 0.0), f.cmp("ugt", p, 1.0)), _NAN, r)
-    return f.mul(r, _SQRT2)
+    return f.mul(r, _SQRT2) if prec == "double" else r
 
 
 def _pi_reduced(f, x):
@@ -370,7 +397,7 @@ def _digamma(f, x, prec):
     n = f.min(f.max(f.sub(f.call("floor", y), 1.0), -1.0), _STIRLING_X - 2)
     t = f.sub(y, f.add(n, 1.5))
     d = f.sel(near, f.sub(v, _PSI_NEGATIVE_ROOT[1]), f.sub(f.sub(t, _PSI_ROOT[0] - 1.5), _PSI_ROOT[1]))
-    core = f.mul(d, _poly_either(f, near, f.sel(near, v, t), "digamma_negative", "digamma", "double"))
+    core = f.mul(d, _poly_pieces(f, [near], f.sel(near, v, t), ("digamma_negative", "digamma"), "double"))
     num, den = 0.0, 1.0
     for k in range(int(_STIRLING_X) - 2):      # sum of 1/(r + k), r = t + 3/2, as one fraction
         use, r = f.cmp("olt", float(k), n), f.add(t, 1.5 + k)
@@ -422,6 +449,8 @@ def evaluate(name, x):
         return out.astype(x.dtype if prec == "double" else np.float32).astype(x.dtype)
 
 
+# f32 erfc_inverse: (end of the piece of s, its centre)
+_ERFINV_PIECES = ((1.7, 1.266277305578849), (4.1, 2.9), (_INF, 7.125))
 _TAIL_V = (0.5730596678405301, -0.8949831137361044)
 _PSI_ROOT = (1.4616321449683622, 9.549995429965697e-17)
 _PSI_NEGATIVE_ROOT = (-0.5040830082644554, -8.15428206243813e-18)
@@ -439,11 +468,17 @@ _POLY = {
     ('digamma_negative', 'double'): (8.939798558792134, -0.8093454625306455, 32.258572064915185, -2.761011648815636, 128.2734234317551, -14.706721700937878, 513.2704620909421, -75.37702229193476, 2055.53615473363, -368.57119422834353, 8234.54008363221, -1744.7028271891172, 33019.11318855419, -7910.339340666558, 130190.38918559656, -44320.72062580498, 636991.98883806),
     ('digamma_asymptotic', 'double'): (0.08333333333333333, -0.00833333333327954, 0.003968253912624483, -0.004166645005361361, 0.007571712041586477, -0.020699259230308006, 0.06364857526115877),
     ('erfinv', 'double'): (0.886226925452758, 0.23201366653465938, 0.12755617530434396, 0.08655212936839432, 0.06495961106449397, 0.051731492171509304, 0.04283245246052014, 0.0365244681104025, 0.031133354835717303, 0.03165882444003925, 0.00820249475773339, 0.07403388841427054, -0.07688796265772653, 0.11364410456260272),
-    ('erfinv', 'float'): (0.8862269254110074, 0.23201368757548305, 0.12755444303423538, 0.08660611647478084, 0.06414157945643781, 0.05834710306068424, 0.014197303127289382, 0.09556821705495783),
     ('sin_pi', 'double'): (3.141592653589793, -5.167712780049969, 2.5501640398773007, -0.599264529318946, 0.08214588657312355, -0.007370430506093225, 0.00046629981702308817, -2.1903499125519212e-05, 7.697847275590284e-07),
     ('cos_pi', 'double'): (1.0, -4.934802200544676, 4.058712126416498, -1.335262768843456, 0.23533063012967062, -0.02580688873817758, 0.001929556278037417, -0.00010456656706174584, 4.149578027057121e-06),
     ('erfinv_tail', 'double'): (4.540701673880678, 8.535873624807062, 7.221028356959762, 4.1592963748346925, 1.9005910212167816, 0.618765483118478, 0.18691406496002794, 0.055981743003228404, -0.0007593675900786883, 0.007769336622889877, 0.0027792330343317465, -0.003756629034544668, 0.00022178374208711165, 0.0006104705999794447),
-    ('erfinv_tail', 'float'): (4.540701748946997, 8.535873344241075, 7.2210210216234705, 4.159307282707147, 1.9007075961725874, 0.6186414370070316, 0.18622491542939779, 0.05661404603162703, 0.0011445694193524894, 0.006071147046025707, 0.000217417435966604, -0.0012006864207084425, 0.001593280191142356, -0.0015373019117119096, 0.0002526758944117698, 0.0009277879517581243, -0.0005090310974485061, -0.0001566390949884249, 0.0001224996981464594),
+    ('erfinv_excess', 'float'): (-0.11377307414210436, 0.23201347887516022, 0.12756946682929993, 0.08622142672538757, 0.06872240453958511, 0.03068595565855503, 0.09642231464385986),
+    ('erfinv_tail1', 'float'): (0.9037825618887823, 1.0220506191253662, 0.05344560742378235, -0.05626910924911499, 0.039356473833322525, -0.021788492798805237, 0.009484538808465004, -0.0025707129389047623, -0.0011144989402964711, 0.0018076408887282014),
+    ('erfinv_tail2', 'float'): (2.610531296389201, 1.0428414344787598, -0.00543981185182929, -9.538767335470766e-05, 0.00047881065984256566, -0.0002636192657519132, 0.0001007449536700733, -3.5232766094850376e-05, 1.9139326468575746e-05, -6.659865903202444e-06),
+    ('erfinv_tail3', 'float'): (6.945862478952606, 1.0154739618301392, -0.0015046200715005398, 0.00014964170986786485, -1.453499589842977e-05, 1.3106476899338304e-06, -1.2265834925528907e-07, 1.0867277744353032e-08, 2.0512287424168107e-09, -6.058762380689586e-10),
+    ('ndtri_excess', 'float'): (0.2533141389553981, 0.32811659574508667, 0.1804104745388031, 0.12193550914525986, 0.09718815982341766, 0.043396491557359695, 0.1363617479801178),
+    ('ndtri_tail1', 'float'): (1.2781415332224562, 1.4453977346420288, 0.07558350265026093, -0.0795765370130539, 0.055658455938100815, -0.030813582241535187, 0.01341316383332014, -0.003635537112131715, -0.0015761395916342735, 0.0025563903618603945),
+    ('ndtri_tail2', 'float'): (3.6918487458340064, 1.47480046749115, -0.007693056017160416, -0.00013489856792148203, 0.0006771405460312963, -0.00037281392724253237, 0.00014247487706597894, -4.9826652684714645e-05, 2.7067095288657583e-05, -9.41847338253865e-06),
+    ('ndtri_tail3', 'float'): (9.822932888114849, 1.4360970258712769, -0.0021278541535139084, 0.00021162533084861934, -2.0555587980197743e-05, 1.8535358776716748e-06, -1.73465110719917e-07, 1.536864679962946e-08, 2.9008755397796904e-09, -8.568382114937378e-10),
 }
 _CONSTANT_LO = {
     ('erfcx_low', 'double'): 8.67530448194638e-17,
@@ -453,15 +488,21 @@ _CONSTANT_LO = {
     ('erf', 'double'): 1.5207210398176748e-17,
     ('erf_excess', 'float'): 0.0,
     ('erf_big', 'float'): 0.0,
+    ('erfinv_excess', 'float'): 0.0,
+    ('erfinv_tail1', 'float'): 0.0,
+    ('erfinv_tail2', 'float'): 0.0,
+    ('erfinv_tail3', 'float'): 0.0,
+    ('ndtri_excess', 'float'): 0.0,
+    ('ndtri_tail1', 'float'): 0.0,
+    ('ndtri_tail2', 'float'): 0.0,
+    ('ndtri_tail3', 'float'): 0.0,
     ('lgamma', 'double'): 4.999061170103932e-18,
     ('lgamma_stirling', 'double'): 4.034508597085011e-18,
     ('digamma', 'double'): 4.290946604783118e-17,
     ('digamma_negative', 'double'): 4.858631990302878e-16,
     ('digamma_asymptotic', 'double'): -3.8881659376417105e-18,
     ('erfinv', 'double'): -4.147045105575849e-17,
-    ('erfinv', 'float'): 4.445355199971455e-17,
     ('sin_pi', 'double'): 1.2181518125090214e-16,
     ('cos_pi', 'double'): -3.916545694188211e-18,
     ('erfinv_tail', 'double'): -2.309772226417984e-16,
-    ('erfinv_tail', 'float'): -4.27248085828525e-16,
 }
