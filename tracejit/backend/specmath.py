@@ -1,7 +1,9 @@
 """Vectorizable special functions (erf, erfc, erfcx, erf_inv, ndtr, ndtri, log_ndtr, lgamma, digamma, gamma),
 written with mathlib_body.Body on mathlib's exp, log, log1p and double-double log: branch-free straight-line code
-with no tables, so a fused loop calling them vectorizes as mathlib's functions do. Both types compute in double
-and round once (float32 uses shorter polynomials where a "float" set exists).
+with no tables, so a fused loop calling them vectorizes as mathlib's functions do. float64 computes in double.
+float32's erf, erfc, erfcx, ndtr, log_ndtr, erf_inv and ndtri (NATIVE_F32) compute in f32 arithmetic, 16 lanes per
+AVX-512 register instead of 8 (mathlib's f32 exp, log and log1p; f32 polynomial sets from specmath_f32), within
+1-4 f32 ulp; float32's lgamma, digamma and gamma compute in double and round once.
 
 Each kernel is written once against Body's instruction set and runs two ways: as LLVM text (`math_module_ir`,
 pasted into a compiled module next to mathlib's functions) and on NumPy arrays (`evaluate`, through
@@ -18,6 +20,11 @@ term of each added last as a double-double):
   1 - erf(x). erf(x) = x P(x**2) below |x| = 1, +-(1 - erfc(|x|)) above.
 - ndtr(x) = E or 1 - E, E = exp(-x**2/2) erfcx(|x|/sqrt 2) / 2 (|x|/sqrt 2 a double-double); log_ndtr(x) =
   -x**2/2 + log(erfcx(|x|/sqrt 2)/2) for x < 0 (x**2/2 from |x|/sqrt 2: finite down to x = -1.9e154), log1p(-E) above.
+- float32: erf(x) = x + x R(x**2) below |x| = 1 (one rounding), a polynomial in |x| - 5/2 up to 4 (erf(4) rounds
+  to 1): no exp and no division, about the cost of XLA's f32 rational approximation. erfc, erfcx, ndtr and log_ndtr
+  as for double, 1/(u + 4) carried as an unevaluated f32 pair (its rounding would move the polynomial's argument by
+  1-2 ulp). erf_inv and ndtri: y + y R(y**2) for |y| <= 1/2, beyond a polynomial in sqrt(-log q) on three pieces
+  (coefficients selected per lane; ndtri's sets include the factor sqrt 2).
 - erf_inv(y) = y P(y**2) for |y| <= 1/2; beyond, erfcinv(q), q = 1 - |y| (exact): a first guess from a polynomial
   in log(sqrt(-log q)), then one Halley step on G(u) = -u**2 + log erfcx(u) - log q (q's log a double-double),
   nearly linear in u**2, so the step takes a 1e-7 guess to full precision (float32 uses a longer guess, within
@@ -35,18 +42,21 @@ Accuracy, measured by scripts/measure_special_math.py: max f64 error in ulp agai
 3,000 random arguments per function from wide ranges (tails to the last subnormal: erfc to 27.2, ndtr to -38, ndtri
 down to 1e-300, log_ndtr to -1e150, gammaln and digamma from 1e-300 to 1e305, gamma over [-170, 171]); max
 distance in ulp from SciPy (1.17) over 500,000 arguments from the same ranges, where SciPy's result is a normal
-float; and max f32 error in f32 ulp against SciPy's float64 value:
+float; and max f32 error in f32 ulp against SciPy's float64 value (for the functions computed in f32 arithmetic over
+every 251st f32 bit pattern, 17 million arguments, all signs and binades, with a tail of inaccurate values: erf is
+within one ulp but for 6 arguments, the others within one for 96-99.9% of them; the f64 columns as before, log_ndtr's
+new form of x**2/2 measured 2.88 ulp):
 
 ==========  ================  ===============  ===============
 function    f64 ulp (mpmath)  f64 ulp (SciPy)  f32 ulp (SciPy)
 ==========  ================  ===============  ===============
-erf         1.23              3                0.50
-erfc        2.57              509 (a)          0.50
-erfcx       2.03              508 (a)          0.51
-erf_inv     2.46              4                0.50
-ndtr        3.09              2084 (b)         0.50
-ndtri       3.31              6                0.50
-log_ndtr    3.46              2015 (b)         0.50
+erf         1.23              3                1.05
+erfc        2.57              509 (a)          3.34
+erfcx       2.03              508 (a)          2.39
+erf_inv     2.46              4                3.13
+ndtr        3.09              2084 (b)         3.82
+ndtri       3.31              6                3.16
+log_ndtr    3.46              2015 (b)         3.98
 lgamma      3.17              66142 (c)        0.50
 digamma     3.58              5                0.50
 gamma       3.47              9                0.50
@@ -69,6 +79,8 @@ import numpy as np
 from .array_body import ArrayBody
 from .mathlib import kernel
 from .mathlib_body import Body
+from .specmath_f32 import ERFINV_PIECES as _ERFINV_PIECES
+from .specmath_f32 import POLY as _POLY_F32
 
 FUNCS = ("erf", "erfc", "erfcx", "erf_inv", "ndtr", "ndtri", "log_ndtr", "lgamma", "digamma", "gamma")
 # computed in f32 arithmetic for float32 (16 lanes per zmm register); the others in double, rounded once
@@ -449,19 +461,13 @@ def evaluate(name, x):
         return out.astype(x.dtype if prec == "double" else np.float32).astype(x.dtype)
 
 
-# f32 erfc_inverse: (end of the piece of s, its centre)
-_ERFINV_PIECES = ((1.7, 1.266277305578849), (4.1, 2.9), (_INF, 7.125))
 _TAIL_V = (0.5730596678405301, -0.8949831137361044)
 _PSI_ROOT = (1.4616321449683622, 9.549995429965697e-17)
 _PSI_NEGATIVE_ROOT = (-0.5040830082644554, -8.15428206243813e-18)
 _POLY = {
     ('erfcx_low', 'double'): (1.8727183681541615, -2.392788914024525, 2.389848145540497, -1.8967512419429946, 1.1935987447526482, -0.5818202334554211, 0.20612173737298378, -0.0433644612143613, -0.0006291082987416829, 0.003558247304963051, -0.0007291801085958362, -0.00018618617170863957, 9.169800788966708e-05, 9.287055712164275e-06, -9.658515956786616e-06, -6.802957654972654e-07, 9.180377605545938e-07, 8.358321761676525e-08),
-    ('erfcx_low', 'float'): (1.8727183492668544, -2.392788887023926, 2.389848232269287, -1.8967511653900146, 1.193598985671997, -0.5818233489990234, 0.2061203420162201, -0.0433349572122097, -0.0006298965308815241, 0.003435838967561722, -0.0006917797145433724),
     ('erfcx_high', 'double'): (0.7496675362383002, 0.4861306494112824, 0.29752716047409544, 0.1708999099008316, 0.09145440878009962, 0.04514108215031498, 0.020257927867026113, 0.008082037884794226, 0.0027547648083722496, 0.0007349206858803068, 0.00011191704359849612, -1.8637551879362154e-05, -1.983867968320811e-05, -6.301679088521182e-06, -1.4487701625242232e-07, 7.405703927778845e-07, 2.53676265039358e-07),
-    ('erfcx_high', 'float'): (0.7496675366393655, 0.48613065481185913, 0.29752716422080994, 0.17089992761611938, 0.091454416513443, 0.045140668749809265, 0.02025764063000679, 0.00808578822761774, 0.002757773967459798, 0.0007203813293017447, 9.891857189359143e-05),
     ('erf', 'double'): (1.1283791670955126, -0.3761263890318375, 0.11283791670954882, -0.026866170645077334, 0.005223977624823223, -0.0008548326981129666, 0.00012055331122299266, -1.4925595519506043e-05, 1.6461004480962034e-06, -1.6350354461959655e-07, 1.4660051998394848e-08, -1.1373902296430911e-09, 5.958930743134941e-11),
-    ('erf_excess', 'float'): (0.12837916726974186, -0.3761262893676758, 0.11283612251281738, -0.026854807510972023, 0.00519005348905921, -0.0008024353883229196, 7.898209878476337e-05),
-    ('erf_big', 'float'): (0.9995930476949404, 0.002178183989599347, -0.005445688497275114, 0.008351770229637623, -0.008622604422271252, 0.006109109614044428, -0.002797554712742567, 0.0005603600875474513, 0.00025873014237731695, -0.00027061818400397897, 8.110046474030241e-05, 1.7760237824404612e-05, -1.571926986798644e-05, 4.985672035218158e-07, 8.90137130227231e-07),
     ('lgamma', 'double'): (0.42278433509846713, 0.32246703342411326, -0.06735230105319814, 0.020580808427780335, -0.007385551028668096, 0.002890510331036772, -0.0011927539120033873, 0.0005096695153484373, -0.00022315475069647703, 9.945767440096764e-05, -4.492635166770342e-05, 2.0505584372896933e-05, -9.438454884054723e-06, 4.3847319318293745e-06, -2.044935323180052e-06, 9.199898075671394e-07, -4.303234692956732e-07, 2.7880013392491846e-07, -1.341570273460026e-07),
     ('lgamma_stirling', 'double'): (0.08333333333333333, -0.0027777777777740443, 0.0007936507897939822, -0.0005952365958109722, 0.0008414714760941705, -0.0018904619118929264, 0.005067585376254391),
     ('digamma', 'double'): (0.9510558760318328, -0.4236274212814606, 0.24054248424078736, -0.14840492305388006, 0.09498872445282817, -0.06192213327556183, 0.040760833944741226, -0.02697579665686472, 0.01790724819228875, -0.011908220169786002, 0.007927024136843637, -0.0052799364178857415, 0.0035180792717028125, -0.0023455016279107115, 0.0015635739915515125, -0.0010364227247828023, 0.0006899428514219089, -0.00048606417050412354, 0.00032689316473621455, -0.00014460384609240088, 9.158816882117e-05, -0.00017837342400462423, 0.00012241591000024265),
@@ -471,31 +477,11 @@ _POLY = {
     ('sin_pi', 'double'): (3.141592653589793, -5.167712780049969, 2.5501640398773007, -0.599264529318946, 0.08214588657312355, -0.007370430506093225, 0.00046629981702308817, -2.1903499125519212e-05, 7.697847275590284e-07),
     ('cos_pi', 'double'): (1.0, -4.934802200544676, 4.058712126416498, -1.335262768843456, 0.23533063012967062, -0.02580688873817758, 0.001929556278037417, -0.00010456656706174584, 4.149578027057121e-06),
     ('erfinv_tail', 'double'): (4.540701673880678, 8.535873624807062, 7.221028356959762, 4.1592963748346925, 1.9005910212167816, 0.618765483118478, 0.18691406496002794, 0.055981743003228404, -0.0007593675900786883, 0.007769336622889877, 0.0027792330343317465, -0.003756629034544668, 0.00022178374208711165, 0.0006104705999794447),
-    ('erfinv_excess', 'float'): (-0.11377307414210436, 0.23201347887516022, 0.12756946682929993, 0.08622142672538757, 0.06872240453958511, 0.03068595565855503, 0.09642231464385986),
-    ('erfinv_tail1', 'float'): (0.9037825618887823, 1.0220506191253662, 0.05344560742378235, -0.05626910924911499, 0.039356473833322525, -0.021788492798805237, 0.009484538808465004, -0.0025707129389047623, -0.0011144989402964711, 0.0018076408887282014),
-    ('erfinv_tail2', 'float'): (2.610531296389201, 1.0428414344787598, -0.00543981185182929, -9.538767335470766e-05, 0.00047881065984256566, -0.0002636192657519132, 0.0001007449536700733, -3.5232766094850376e-05, 1.9139326468575746e-05, -6.659865903202444e-06),
-    ('erfinv_tail3', 'float'): (6.945862478952606, 1.0154739618301392, -0.0015046200715005398, 0.00014964170986786485, -1.453499589842977e-05, 1.3106476899338304e-06, -1.2265834925528907e-07, 1.0867277744353032e-08, 2.0512287424168107e-09, -6.058762380689586e-10),
-    ('ndtri_excess', 'float'): (0.2533141389553981, 0.32811659574508667, 0.1804104745388031, 0.12193550914525986, 0.09718815982341766, 0.043396491557359695, 0.1363617479801178),
-    ('ndtri_tail1', 'float'): (1.2781415332224562, 1.4453977346420288, 0.07558350265026093, -0.0795765370130539, 0.055658455938100815, -0.030813582241535187, 0.01341316383332014, -0.003635537112131715, -0.0015761395916342735, 0.0025563903618603945),
-    ('ndtri_tail2', 'float'): (3.6918487458340064, 1.47480046749115, -0.007693056017160416, -0.00013489856792148203, 0.0006771405460312963, -0.00037281392724253237, 0.00014247487706597894, -4.9826652684714645e-05, 2.7067095288657583e-05, -9.41847338253865e-06),
-    ('ndtri_tail3', 'float'): (9.822932888114849, 1.4360970258712769, -0.0021278541535139084, 0.00021162533084861934, -2.0555587980197743e-05, 1.8535358776716748e-06, -1.73465110719917e-07, 1.536864679962946e-08, 2.9008755397796904e-09, -8.568382114937378e-10),
 }
 _CONSTANT_LO = {
     ('erfcx_low', 'double'): 8.67530448194638e-17,
-    ('erfcx_low', 'float'): 0.0,
     ('erfcx_high', 'double'): 2.0060318818424215e-17,
-    ('erfcx_high', 'float'): 0.0,
     ('erf', 'double'): 1.5207210398176748e-17,
-    ('erf_excess', 'float'): 0.0,
-    ('erf_big', 'float'): 0.0,
-    ('erfinv_excess', 'float'): 0.0,
-    ('erfinv_tail1', 'float'): 0.0,
-    ('erfinv_tail2', 'float'): 0.0,
-    ('erfinv_tail3', 'float'): 0.0,
-    ('ndtri_excess', 'float'): 0.0,
-    ('ndtri_tail1', 'float'): 0.0,
-    ('ndtri_tail2', 'float'): 0.0,
-    ('ndtri_tail3', 'float'): 0.0,
     ('lgamma', 'double'): 4.999061170103932e-18,
     ('lgamma_stirling', 'double'): 4.034508597085011e-18,
     ('digamma', 'double'): 4.290946604783118e-17,
@@ -506,3 +492,5 @@ _CONSTANT_LO = {
     ('cos_pi', 'double'): -3.916545694188211e-18,
     ('erfinv_tail', 'double'): -2.309772226417984e-16,
 }
+_POLY.update({(name, "float"): coefs for name, coefs in _POLY_F32.items()})
+_CONSTANT_LO.update({(name, "float"): 0.0 for name in _POLY_F32})     # in the constant term
