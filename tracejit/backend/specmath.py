@@ -24,7 +24,8 @@ term of each added last as a double-double):
   to 1): no exp and no division, about the cost of XLA's f32 rational approximation. erfc, erfcx, ndtr and log_ndtr
   as for double, 1/(u + 4) carried as an unevaluated f32 pair (its rounding would move the polynomial's argument by
   1-2 ulp). erf_inv and ndtri: y + y R(y**2) for |y| <= 1/2, beyond a polynomial in sqrt(-log q) on three pieces
-  (coefficients selected per lane; ndtri's sets include the factor sqrt 2).
+  (coefficients selected per lane; ndtri's sets include the factor sqrt 2). erf's long polynomial is evaluated by
+  Estrin's scheme: a quarter of Horner's latency, which a chain of calls (erf(erf(x) ...)) waits on.
 - erf_inv(y) = y P(y**2) for |y| <= 1/2; beyond, erfcinv(q), q = 1 - |y| (exact): a first guess from a polynomial
   in log(sqrt(-log q)), then one Halley step on G(u) = -u**2 + log erfcx(u) - log q (q's log a double-double),
   nearly linear in u**2, so the step takes a 1e-7 guess to full precision (float32 uses a longer guess, within
@@ -44,13 +45,13 @@ down to 1e-300, log_ndtr to -1e150, gammaln and digamma from 1e-300 to 1e305, ga
 distance in ulp from SciPy (1.17) over 500,000 arguments from the same ranges, where SciPy's result is a normal
 float; and max f32 error in f32 ulp against SciPy's float64 value (for the functions computed in f32 arithmetic over
 every 251st f32 bit pattern, 17 million arguments, all signs and binades, with a tail of inaccurate values: erf is
-within one ulp but for 6 arguments, the others within one for 96-99.9% of them; the f64 columns as before, log_ndtr's
+within one ulp but for 7 arguments, the others within one for 96-99.9% of them; the f64 columns as before, log_ndtr's
 new form of x**2/2 measured 2.88 ulp):
 
 ==========  ================  ===============  ===============
 function    f64 ulp (mpmath)  f64 ulp (SciPy)  f32 ulp (SciPy)
 ==========  ================  ===============  ===============
-erf         1.23              3                1.05
+erf         1.23              3                1.07
 erfc        2.57              509 (a)          3.34
 erfcx       2.03              508 (a)          2.39
 erf_inv     2.46              4                3.13
@@ -80,6 +81,7 @@ from .array_body import ArrayBody
 from .mathlib import kernel
 from .mathlib_body import Body
 from .specmath_f32 import ERFINV_PIECES as _ERFINV_PIECES
+from .specmath_f32 import ESTRIN as _ESTRIN
 from .specmath_f32 import POLY as _POLY_F32
 
 FUNCS = ("erf", "erfc", "erfcx", "erf_inv", "ndtr", "ndtri", "log_ndtr", "lgamma", "digamma", "gamma")
@@ -175,7 +177,21 @@ def _poly(f, z, name, prec):
     """The polynomial _POLY[name, prec] at z, its constant term (a double-double) added last."""
     coefs = _POLY[name, prec]
     hi, lo = _split(f, coefs[0], _CONSTANT_LO[name, prec])
-    return f.add(f.fma(f.poly(z, coefs[1:]), z, lo), hi)
+    return f.add(f.fma(_horner_or_estrin(f, z, coefs[1:], name), z, lo), hi)
+
+
+def _horner_or_estrin(f, z, coefs, name):
+    """The polynomial: by Estrin's scheme for the sets in specmath_f32.ESTRIN (a quarter of Horner's latency,
+    which a chain of calls, erf(erf(x) ...), waits on), else by Horner's (the more accurate in f32 elsewhere)."""
+    if name not in _ESTRIN:
+        return f.poly(z, coefs)
+    terms, power = list(coefs), z
+    while len(terms) > 1:
+        paired = [f.fma(terms[i + 1], power, terms[i]) for i in range(0, len(terms) - 1, 2)]
+        terms = paired + terms[len(paired) * 2:]
+        if len(terms) > 1:
+            power = f.mul(power, power)
+    return terms[0]
 
 
 def _poly_pieces(f, conds, z, names, prec):
@@ -385,13 +401,14 @@ def _lgamma(f, x, prec):
 
 
 def _gamma(f, x, prec):
-    """exp(tq) prod (or / prod) below 8, exp(hi + lo) from 8 on; x < 0: pi / (sin(pi x) Gamma(1 - x)), the
+    """exp(tq) prod (or / prod) below 8, exp(hi + lo) from 8 on (one exp for both); x < 0: pi / (sin(pi x) Gamma(1 - x)), the
     exponential's argument negated there so that tiny results underflow gradually instead of dividing by inf."""
     negative, y, dy = _reflected(f, x)
     g = _GammaParts(f, y, dy, prec)
     lo = f.sel(f.cmp("olt", g.hi, 750.0), g.lo, 0.0)      # exp takes a small lo only
-    e = f.exp(f.sel(negative, f.neg(g.hi), g.hi), f.sel(negative, f.neg(lo), lo))
-    small = f.mul(f.exp(g.tq), f.sel(g.shrink, f.div(1.0, g.prod), g.prod))
+    hi, lo = f.sel(negative, f.neg(g.hi), g.hi), f.sel(negative, f.neg(lo), lo)
+    e = f.exp(f.sel(g.big, hi, g.tq), f.sel(g.big, lo, 0.0))      # one exp: of +-(hi + lo) from 8 on, of tq below
+    small = f.mul(e, f.sel(g.shrink, f.div(1.0, g.prod), g.prod))
     value = f.sel(g.big, e, small)
     _, sin_pi_r, odd = _pi_reduced(f, f.max(x, -(2.0**60)))
     reflected = f.div(_PI, f.sel(odd, f.neg(sin_pi_r), sin_pi_r))

@@ -31,3 +31,7 @@ POLY = {
 # erfcinv's pieces of s = sqrt(-log q): (end, centre); q >= 2**-24 for erf_inv (s <= 4.08), down to the least f32
 # for ndtri (s <= 10.2)
 ERFINV_PIECES = ((1.7, 1.266277305578849), (4.1, 2.9), (float("inf"), 7.125))
+
+# evaluated by Estrin's scheme (specmath._horner_or_estrin): its terms are small next to the constant, so the order
+# of the sums costs no accuracy there (in erfcx's sets it costs a fifth of an ulp)
+ESTRIN = ("erf_big",)
