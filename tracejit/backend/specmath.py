@@ -83,6 +83,8 @@ from .mathlib_body import Body
 from .specmath_f32 import ERFINV_PIECES as _ERFINV_PIECES
 from .specmath_f32 import ESTRIN as _ESTRIN
 from .specmath_f32 import POLY as _POLY_F32
+from .specmath_f32 import estrin as _estrin
+from .specmath_f32 import split as _split
 
 FUNCS = ("erf", "erfc", "erfcx", "erf_inv", "ndtr", "ndtri", "log_ndtr", "lgamma", "digamma", "gamma")
 # computed in f32 arithmetic for float32 (16 lanes per zmm register); the others in double, rounded once
@@ -120,14 +122,6 @@ class _Body(Body):
 
     def log_dd(self, x):
         return kernel("log_dd")(self, x)
-
-
-def _split(f, hi, lo):
-    """hi + lo (a double-double) as a pair in f's arithmetic: f32 halves in f32, the pair itself otherwise."""
-    if f.ty == "double":
-        return hi, lo
-    h = float(np.float32(hi))
-    return h, float(np.float32((hi - h) + lo))
 
 
 def _square(f, x):
@@ -177,21 +171,7 @@ def _poly(f, z, name, prec):
     """The polynomial _POLY[name, prec] at z, its constant term (a double-double) added last."""
     coefs = _POLY[name, prec]
     hi, lo = _split(f, coefs[0], _CONSTANT_LO[name, prec])
-    return f.add(f.fma(_horner_or_estrin(f, z, coefs[1:], name), z, lo), hi)
-
-
-def _horner_or_estrin(f, z, coefs, name):
-    """The polynomial: by Estrin's scheme for the sets in specmath_f32.ESTRIN (a quarter of Horner's latency,
-    which a chain of calls, erf(erf(x) ...), waits on), else by Horner's (the more accurate in f32 elsewhere)."""
-    if name not in _ESTRIN:
-        return f.poly(z, coefs)
-    terms, power = list(coefs), z
-    while len(terms) > 1:
-        paired = [f.fma(terms[i + 1], power, terms[i]) for i in range(0, len(terms) - 1, 2)]
-        terms = paired + terms[len(paired) * 2:]
-        if len(terms) > 1:
-            power = f.mul(power, power)
-    return terms[0]
+    return f.add(f.fma(_estrin(f, z, coefs[1:]) if name in _ESTRIN else f.poly(z, coefs[1:]), z, lo), hi)
 
 
 def _poly_pieces(f, conds, z, names, prec):

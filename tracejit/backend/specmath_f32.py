@@ -2,8 +2,10 @@
 coefficients, lowest degree first, the constant term a pair of f32 stored as their (exact) sum. Fitted by
 scripts/fit_special_f32.py: least squares on Chebyshev nodes against mpmath, the coefficients rounded to f32 one at
 a time from the highest and the rest refitted after each; in the comments, what each approximates and its max
-error before f32 evaluation, in units of 2**-24 relative (to 1 + R for the *_excess sets R; absolute for erf_big).
+error before f32 evaluation, in units of 2**-24 relative (to 1 + R for the *_excess sets R; absolute for erf_big). Also the two helpers the
+f32 kernels need beyond mathlib_body.Body: `split` and `estrin`.
 """
+import numpy as np
 
 POLY = {
     # (u + 4) erfcx(u) below u = 4, in z = 2u/(u + 4) - 1/2 (specmath._erfcx_positive); 0.22
@@ -32,6 +34,26 @@ POLY = {
 # for ndtri (s <= 10.2)
 ERFINV_PIECES = ((1.7, 1.266277305578849), (4.1, 2.9), (float("inf"), 7.125))
 
-# evaluated by Estrin's scheme (specmath._horner_or_estrin): its terms are small next to the constant, so the order
+# evaluated by Estrin's scheme (`estrin`; the others by Horner's, the more accurate in f32): its terms are small next to the constant, so the order
 # of the sums costs no accuracy there (in erfcx's sets it costs a fifth of an ulp)
 ESTRIN = ("erf_big",)
+
+
+def split(f, hi, lo):
+    """hi + lo (a double-double) as a pair in f's arithmetic: f32 halves in f32, the pair itself otherwise."""
+    if f.ty == "double":
+        return hi, lo
+    h = float(np.float32(hi))
+    return h, float(np.float32((hi - h) + lo))
+
+
+def estrin(f, z, coefs):
+    """The polynomial by Estrin's scheme: a quarter of Horner's latency, which a chain of calls (erf(erf(x) ...))
+    waits on."""
+    terms, power = list(coefs), z
+    while len(terms) > 1:
+        paired = [f.fma(terms[i + 1], power, terms[i]) for i in range(0, len(terms) - 1, 2)]
+        terms = paired + terms[len(paired) * 2:]
+        if len(terms) > 1:
+            power = f.mul(power, power)
+    return terms[0]
