@@ -3,7 +3,8 @@
     python -m benchmarks --suite wide [--only NAME,...] [--match TEXT] [--json FILE] [--repeat N]
 
 Math chains (`x = f(x) * 0.5 + 0.25`, each function at 1, 8 and 32 steps over 1e3 and 1e6 elements, f32
-and f64), transformer pieces, strided access, gradients, control flow and small calls with pytree
+and f64; erf is scipy.special.erf in NumPy's column, what a NumPy user calls, and jax.scipy.special.erf in
+JAX's), transformer pieces, strided access, gradients, control flow and small calls with pytree
 arguments. Every row also holds the first call (trace + compile) of tracejit and JAX, and the kernels of
 tracejit's code that ran scalar or through the Python driver (`Compiled.kernels()`); the report ends with
 the geometric means and the list of workloads where tracejit loses, with those kernels as the reason.
@@ -13,9 +14,11 @@ import math
 import time
 
 import numpy as np
+import scipy.special
 
 import tracejit as tj
 import tracejit.numpy as tnp
+import tracejit.scipy.special
 from benchmarks import run
 from benchmarks.run import f32, jax, jnp, timeit
 from tracejit.backend.kernels import MIN_VECTOR_LOOP
@@ -98,8 +101,18 @@ def _leaves(x):
 CHAIN_STEPS = {       # f(M, x): a step that keeps x in the function's domain (x starts in [0, 1))
     "exp": lambda M, x: M.exp(-x), "log": lambda M, x: M.log(x + 1.5), "log1p": lambda M, x: M.log1p(x),
     "tanh": lambda M, x: M.tanh(x), "sin": lambda M, x: M.sin(x), "cos": lambda M, x: M.cos(x),
-    "pow": lambda M, x: M.power(x, 0.75),
+    "pow": lambda M, x: M.power(x, 0.75), "erf": lambda M, x: _special(M).erf(x),
 }
+
+
+def _special(M):
+    """scipy.special for the array module M (NumPy, tracejit.numpy or jax.numpy)."""
+    if M is np:
+        return scipy.special
+    if M is tnp:
+        return tracejit.scipy.special
+    from jax.scipy import special
+    return special
 
 
 def chain(fn, length):

@@ -18,6 +18,10 @@ sc = pytest.importorskip("scipy.special")
 _F64_ULP = {"erf": 2, "erfc": 3.5, "erfcx": 3, "ndtr": 3.5, "log_ndtr": 3.5, "erf_inv": 3, "ndtri": 4.5,
             "lgamma": 4.5, "digamma": 4, "gamma": 4.5}
 
+# Max f32 error in f32 ulp of the functions computed in f32 arithmetic (specmath.NATIVE_F32; measured over every
+# 251st f32 bit pattern: the specmath docstring)
+_F32_ULP = {"erf": 1.5, "erfc": 3.5, "erfcx": 2.5, "ndtr": 4, "log_ndtr": 4, "erf_inv": 3.5, "ndtri": 3.5}
+
 
 def _erfcinv(q):
     """z with erfc(z) = q, by Newton's method on log erfc (mpmath has no erfcinv; erfinv(1 - q) loses q)."""
@@ -111,8 +115,8 @@ _SCIPY = {"erf": sc.erf, "erfc": sc.erfc, "erfcx": sc.erfcx, "erf_inv": sc.erfin
 
 @pytest.mark.parametrize("name", FUNCS)
 def test_f32_accuracy(name):
-    """Computed in double and rounded once: within one f32 ulp of SciPy's float64 values (about half of one
-    measured), subnormal f32 results included."""
+    """Within _F32_ULP f32 ulp of SciPy's float64 values, subnormal f32 results included: one where computed in
+    double and rounded once (about half of one measured)."""
     rng = np.random.default_rng(2)
     with np.errstate(over="ignore"):
         x = _inputs(name, rng, 3000).astype(np.float32)
@@ -126,7 +130,7 @@ def test_f32_accuracy(name):
     same = (y == ref32) | (np.isnan(y) & np.isnan(ref32))
     err = np.where(same, 0, err)
     worst = np.argmax(err)
-    assert err[worst] <= 1.0, (name, x[worst], y[worst], ref[worst])
+    assert err[worst] <= _F32_ULP.get(name, 1.0), (name, x[worst], y[worst], ref[worst])
 
 
 def _special_values(ty):

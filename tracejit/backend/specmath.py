@@ -1,7 +1,9 @@
 """Vectorizable special functions (erf, erfc, erfcx, erf_inv, ndtr, ndtri, log_ndtr, lgamma, digamma, gamma),
 written with mathlib_body.Body on mathlib's exp, log, log1p and double-double log: branch-free straight-line code
-with no tables, so a fused loop calling them vectorizes as mathlib's functions do. Both types compute in double
-and round once (float32 uses shorter polynomials where a "float" set exists).
+with no tables, so a fused loop calling them vectorizes as mathlib's functions do. float64 computes in double.
+float32's erf, erfc, erfcx, ndtr, log_ndtr, erf_inv and ndtri (NATIVE_F32) compute in f32 arithmetic, 16 lanes per
+AVX-512 register instead of 8 (mathlib's f32 exp, log and log1p; f32 polynomial sets from specmath_f32), within
+1-4 f32 ulp; float32's lgamma, digamma and gamma compute in double and round once.
 
 Each kernel is written once against Body's instruction set and runs two ways: as LLVM text (`math_module_ir`,
 pasted into a compiled module next to mathlib's functions) and on NumPy arrays (`evaluate`, through
@@ -17,7 +19,13 @@ term of each added last as a double-double):
 - erfc(x) = exp(-x**2) erfcx(|x|) (2 minus that for x < 0), x**2 a double-double for exp; below |x| = 1/2,
   1 - erf(x). erf(x) = x P(x**2) below |x| = 1, +-(1 - erfc(|x|)) above.
 - ndtr(x) = E or 1 - E, E = exp(-x**2/2) erfcx(|x|/sqrt 2) / 2 (|x|/sqrt 2 a double-double); log_ndtr(x) =
-  -x**2/2 + log(erfcx(|x|/sqrt 2)/2) for x < 0 (finite down to x = -1.3e154), log1p(-E) above.
+  -x**2/2 + log(erfcx(|x|/sqrt 2)/2) for x < 0 (x**2/2 from |x|/sqrt 2: finite down to x = -1.9e154), log1p(-E) above.
+- float32: erf(x) = x + x R(x**2) below |x| = 1 (one rounding), a polynomial in |x| - 5/2 up to 4 (erf(4) rounds
+  to 1): no exp and no division, about the cost of XLA's f32 rational approximation. erfc, erfcx, ndtr and log_ndtr
+  as for double, 1/(u + 4) carried as an unevaluated f32 pair (its rounding would move the polynomial's argument by
+  1-2 ulp). erf_inv and ndtri: y + y R(y**2) for |y| <= 1/2, beyond a polynomial in sqrt(-log q) on three pieces
+  (coefficients selected per lane; ndtri's sets include the factor sqrt 2). erf's long polynomial is evaluated by
+  Estrin's scheme: a quarter of Horner's latency, which a chain of calls (erf(erf(x) ...)) waits on.
 - erf_inv(y) = y P(y**2) for |y| <= 1/2; beyond, erfcinv(q), q = 1 - |y| (exact): a first guess from a polynomial
   in log(sqrt(-log q)), then one Halley step on G(u) = -u**2 + log erfcx(u) - log q (q's log a double-double),
   nearly linear in u**2, so the step takes a 1e-7 guess to full precision (float32 uses a longer guess, within
@@ -35,18 +43,21 @@ Accuracy, measured by scripts/measure_special_math.py: max f64 error in ulp agai
 3,000 random arguments per function from wide ranges (tails to the last subnormal: erfc to 27.2, ndtr to -38, ndtri
 down to 1e-300, log_ndtr to -1e150, gammaln and digamma from 1e-300 to 1e305, gamma over [-170, 171]); max
 distance in ulp from SciPy (1.17) over 500,000 arguments from the same ranges, where SciPy's result is a normal
-float; and max f32 error in f32 ulp against SciPy's float64 value:
+float; and max f32 error in f32 ulp against SciPy's float64 value (for the functions computed in f32 arithmetic over
+every 251st f32 bit pattern, 17 million arguments, all signs and binades, with a tail of inaccurate values: erf is
+within one ulp but for 7 arguments, the others within one for 96-99.9% of them; the f64 columns as before, log_ndtr's
+new form of x**2/2 measured 2.88 ulp):
 
 ==========  ================  ===============  ===============
 function    f64 ulp (mpmath)  f64 ulp (SciPy)  f32 ulp (SciPy)
 ==========  ================  ===============  ===============
-erf         1.23              3                0.50
-erfc        2.57              509 (a)          0.50
-erfcx       2.03              508 (a)          0.51
-erf_inv     2.46              4                0.50
-ndtr        3.09              2084 (b)         0.50
-ndtri       3.31              6                0.50
-log_ndtr    3.46              2015 (b)         0.50
+erf         1.23              3                1.07
+erfc        2.57              509 (a)          3.34
+erfcx       2.03              508 (a)          2.39
+erf_inv     2.46              4                3.13
+ndtr        3.09              2084 (b)         3.82
+ndtri       3.31              6                3.16
+log_ndtr    3.46              2015 (b)         3.98
 lgamma      3.17              66142 (c)        0.50
 digamma     3.58              5                0.50
 gamma       3.47              9                0.50
@@ -69,8 +80,15 @@ import numpy as np
 from .array_body import ArrayBody
 from .mathlib import kernel
 from .mathlib_body import Body
+from .specmath_f32 import ERFINV_PIECES as _ERFINV_PIECES
+from .specmath_f32 import ESTRIN as _ESTRIN
+from .specmath_f32 import POLY as _POLY_F32
+from .specmath_f32 import estrin as _estrin
+from .specmath_f32 import split as _split
 
 FUNCS = ("erf", "erfc", "erfcx", "erf_inv", "ndtr", "ndtri", "log_ndtr", "lgamma", "digamma", "gamma")
+# computed in f32 arithmetic for float32 (16 lanes per zmm register); the others in double, rounded once
+NATIVE_F32 = ("erf", "erfc", "erfcx", "ndtr", "log_ndtr", "erf_inv", "ndtri")
 
 _INF = float("inf")
 _NAN = float("nan")
@@ -85,26 +103,25 @@ _STIRLING_X = 8.0
 
 
 class _Body(Body):
-    """Body plus mathlib's functions, inlined (all in double)."""
+    """Body plus mathlib's functions, inlined, computing in ty (float: mathlib's f32 exp, log and log1p)."""
 
-    def __init__(self):
-        super().__init__("double")
+    def __init__(self, ty="double"):
+        super().__init__(ty)
 
     def either(self, c1, c2):
         return self._emit(f"or i1 {c1}, {c2}")
 
     def exp(self, x, lo=None):
-        return kernel("exp")(self, x, "double", lo)
+        return kernel("exp")(self, x, self.ty, lo)
 
     def log(self, x):
-        return kernel("log")(self, x, "double")
+        return kernel("log")(self, x, self.ty)
 
     def log1p(self, x):
-        return kernel("log1p")(self, x, "double")
+        return kernel("log1p")(self, x, self.ty)
 
     def log_dd(self, x):
         return kernel("log_dd")(self, x)
-
 
 
 def _square(f, x):
@@ -134,38 +151,66 @@ def _erfcx_positive(f, u, prec, lo=None):
         e = f.add(e, lo)
     p = f.div(1.0, d)
     pd, pd_lo = f.two_prod(p, d)                                  # 1 - p d exactly: 1 - pd is exact (Sterbenz)
-    w = f.fma(f.fma(f.neg(p), e, f.sub(f.sub(1.0, pd), pd_lo)), p, p)
+    delta = f.fma(f.neg(p), e, f.sub(f.sub(1.0, pd), pd_lo))      # w = p (1 + delta)
+    if f.ty == "double":
+        w, w_lo = f.fma(delta, p, p), None
+    else:       # in f32, rounding w would move z (and h) by 1-2 ulp: w = p + w_lo
+        w, w_lo = p, f.mul(delta, p)
     low = f.cmp("olt", u, _ERFCX_K)
-    t = f.fma(f.add(u, u), w, -0.5 if lo is None else f.fma(f.add(lo, lo), w, -0.5))
-    z = f.sel(low, t, f.fma(w, 2 * _ERFCX_K, -0.5))
-    value = f.mul(_poly_either(f, low, z, "erfcx_low", "erfcx_high", prec), w)
+    two_u = f.add(u, u)
+    t = f.fma(two_u, w, -0.5 if lo is None else f.fma(f.add(lo, lo), w, -0.5))
+    above = f.fma(w, 2 * _ERFCX_K, -0.5)
+    if w_lo is not None:
+        t, above = f.fma(two_u, w_lo, t), f.fma(w_lo, 2 * _ERFCX_K, above)
+    h = _poly_pieces(f, [low], f.sel(low, t, above), ("erfcx_low", "erfcx_high"), prec)
+    value = f.mul(h, w) if w_lo is None else f.fma(h, w, f.mul(h, w_lo))
     return f.sel(f.cmp("oeq", u, _INF), 0.0, value)
 
 
 def _poly(f, z, name, prec):
     """The polynomial _POLY[name, prec] at z, its constant term (a double-double) added last."""
     coefs = _POLY[name, prec]
-    return f.add(f.fma(f.poly(z, coefs[1:]), z, _CONSTANT_LO[name, prec]), coefs[0])
+    hi, lo = _split(f, coefs[0], _CONSTANT_LO[name, prec])
+    return f.add(f.fma(_estrin(f, z, coefs[1:]) if name in _ESTRIN else f.poly(z, coefs[1:]), z, lo), hi)
 
 
-def _poly_either(f, cond, z, first, second, prec):
-    """_poly of `first` where cond holds, else of `second`, in one Horner pass (coefficients selected per lane)."""
-    a, b = _POLY[first, prec], _POLY[second, prec]
-    n = max(len(a), len(b))
-    a, b = a + (0.0,) * (n - len(a)), b + (0.0,) * (n - len(b))
-    coefs = [f.sel(cond, ca, cb) for ca, cb in zip(a[1:], b[1:])]
-    acc = f.fma(f.poly(z, coefs), z, f.sel(cond, _CONSTANT_LO[first, prec], _CONSTANT_LO[second, prec]))
-    return f.add(acc, f.sel(cond, a[0], b[0]))
+def _poly_pieces(f, conds, z, names, prec):
+    """_poly of names[i] where conds[i] holds (the first that does; the last name where none does), in one Horner
+    pass, the coefficients selected per lane."""
+    sets = [_POLY[name, prec] for name in names]
+    n = max(map(len, sets))
+    sets = [c + (0.0,) * (n - len(c)) for c in sets]
+    constants = [_split(f, c[0], _CONSTANT_LO[name, prec]) for c, name in zip(sets, names)]
+    coefs = [_pick(f, conds, column) for column in zip(*(c[1:] for c in sets))]
+    lo, hi = _pick(f, conds, [lo for _, lo in constants]), _pick(f, conds, [hi for hi, _ in constants])
+    return f.add(f.fma(f.poly(z, coefs), z, lo), hi)
+
+
+def _pick(f, conds, values):
+    """values[i] where conds[i] holds (the first that does), else the last value."""
+    out = values[-1]
+    for cond, v in zip(reversed(conds), reversed(values[:-1])):
+        out = f.sel(cond, v, out)
+    return out
 
 
 def _scaled(f, a):
-    """a / sqrt(2) as a double-double."""
-    h, lo = f.two_prod(a, _SQRT_HALF[0])
-    return h, f.fma(a, _SQRT_HALF[1], lo)
+    """a / sqrt(2) as a double-double (a pair of f32 in f32)."""
+    hi, lo = _split(f, *_SQRT_HALF)
+    h, e = f.two_prod(a, hi)
+    return h, f.fma(a, lo, e)
+
+
+def _odd(f, x, name, prec):
+    """x P(x**2), P = _POLY[name]; for float results x + x R(x**2), rounded once, R = P - 1 the set
+    name + "_excess" (in f32 arithmetic, P's rounding would add up to an ulp)."""
+    if prec == "float":
+        return f.fma(x, _poly(f, f.mul(x, x), name + "_excess", prec), x)
+    return f.mul(x, _poly(f, f.mul(x, x), name, prec))
 
 
 def _erf_small(f, x, prec):
-    return f.mul(x, _poly(f, f.mul(x, x), "erf", prec))
+    return _odd(f, x, "erf", prec)
 
 
 def _erfc_positive(f, a, prec):
@@ -173,9 +218,20 @@ def _erfc_positive(f, a, prec):
 
 
 def _erf(f, x, prec):
+    if prec == "float":
+        return _erf_float(f, x)
     a = f.abs(x)
     big = f.call("copysign", f.sub(1.0, _erfc_positive(f, a, prec)), x)
     return f.sel(f.cmp("olt", a, 1.0), _erf_small(f, x, prec), big)
+
+
+def _erf_float(f, x):
+    """erf for f32 results: x P(x**2) below |x| = 1, Q(min(|x|, 4) - 5/2) above (erf(4) rounds to 1), both in
+    f32's precision: no exp and no division, about XLA's cost (its f32 erf is a rational function)."""
+    a = f.abs(x)
+    t = f.sub(f.sel(f.cmp("ult", a, 4.0), a, 4.0), 2.5)             # NaN stays NaN
+    big = f.call("copysign", _poly(f, t, "erf_big", "float"), x)
+    return f.sel(f.cmp("olt", a, 1.0), _erf_small(f, x, "float"), big)
 
 
 def _erfc(f, x, prec):
@@ -207,22 +263,23 @@ def _ndtr(f, x, prec):
 
 def _log_ndtr(f, x, prec):
     a = f.abs(x)
-    p, e = _square(f, a)
     h, lo = _scaled(f, a)
+    p, e = _square(f, h)                # x**2 / 2 = p + e + 2 h lo: finite wherever log_ndtr is
+    cross = f.sel(f.cmp("olt", p, _INF), f.fma(h, f.add(lo, lo), e), 0.0)
     scaled = f.mul(_erfcx_positive(f, h, prec, lo), 0.5)
-    lower = f.add(f.mul(p, -0.5), f.fma(e, -0.5, f.log(scaled)))
+    lower = f.sub(f.sub(f.log(scaled), cross), p)
     upper = f.log1p(f.neg(f.mul(_gauss(f, a, 0.5), scaled)))
     return f.sel(f.cmp("olt", x, 0.0), lower, upper)
 
 
-def _erfc_inverse(f, q, prec):
+def _erfc_inverse(f, q, prec, name="erfinv"):
     """u > 0 with erfc(u) = q for 0 < q <= 1/2: the polynomial guess, then (for double) one Halley step on
     G(u) = -u**2 + log(erfcx(u)) - log(q), G'(u) = -2/(sqrt(pi) erfcx(u)), G'' = -G' (2u + G')."""
+    if prec == "float":
+        return _erfc_inverse_float(f, q, name)
     lh, ll = _log_parts(f, q, prec)
     v = f.fma(f.log(f.call("sqrt", f.neg(lh))), _TAIL_V[0], _TAIL_V[1])
     u = _poly(f, v, "erfinv_tail", prec)
-    if prec == "float":     # the float set is within 1e-9 relative: no step needed
-        return u
     e = _erfcx_positive(f, u, prec)
     p, pe = _square(f, u)
     g = f.sub(f.add(f.sub(f.neg(p), lh), f.log(e)), f.add(pe, ll))
@@ -231,23 +288,35 @@ def _erfc_inverse(f, q, prec):
     return f.sub(u, f.div(d, f.fma(d, half_ratio, 1.0)))
 
 
+def _erfc_inverse_float(f, q, name):
+    """_erfc_inverse for float results (times sqrt(2) for name "ndtri"): a polynomial in s - c, s = sqrt(-log q),
+    on three pieces of s (to 10.2, where q is the least f32; 4.1 is erf_inv's end), one Horner pass."""
+    s = f.call("sqrt", f.neg(f.log(q)))
+    conds = [f.cmp("olt", s, end) for end, _ in _ERFINV_PIECES[:-1]]
+    centre = _pick(f, conds, [c for _, c in _ERFINV_PIECES])
+    names = tuple(f"{name}_tail{i}" for i in range(1, len(_ERFINV_PIECES) + 1))
+    return _poly_pieces(f, conds, f.sub(s, centre), names, "float")
+
+
 def _erf_inv(f, y, prec):
     a = f.abs(y)
     tail = f.call("copysign", _erfc_inverse(f, f.sub(1.0, a), prec), y)
-    central = f.add(f.mul(y, _poly(f, f.mul(y, y), "erfinv", prec)), 0.0)     # erf_inv(-0) = +0, as SciPy
+    central = f.add(_odd(f, y, "erfinv", prec), 0.0)     # erf_inv(-0) = +0, as SciPy
     r = f.sel(f.cmp("ole", a, 0.5), central, tail)
     r = f.sel(f.cmp("oeq", a, 1.0), f.call("copysign", _INF, y), r)
     return f.sel(f.cmp("ugt", a, 1.0), _NAN, r)
 
 
 def _ndtri(f, p, prec):
+    """sqrt(2) erf_inv(2p - 1); the float sets ("ndtri") include the factor."""
+    name = "erfinv" if prec == "double" else "ndtri"
     y = f.sub(f.mul(p, 2.0), 1.0)
     q = f.mul(f.min(p, f.sub(1.0, p)), 2.0)
-    tail = f.call("copysign", _erfc_inverse(f, q, prec), y)
-    r = f.sel(f.cmp("ole", f.abs(y), 0.5), f.mul(y, _poly(f, f.mul(y, y), "erfinv", prec)), tail)
+    tail = f.call("copysign", _erfc_inverse(f, q, prec, name), y)
+    r = f.sel(f.cmp("ole", f.abs(y), 0.5), _odd(f, y, name, prec), tail)
     r = f.sel(f.cmp("oeq", q, 0.0), f.call("copysign", _INF, y), r)
     r = f.sel(f.either(f.cmp("olt", p, 0.0), f.cmp("ugt", p, 1.0)), _NAN, r)
-    return f.mul(r, _SQRT2)
+    return f.mul(r, _SQRT2) if prec == "double" else r
 
 
 def _pi_reduced(f, x):
@@ -312,13 +381,14 @@ def _lgamma(f, x, prec):
 
 
 def _gamma(f, x, prec):
-    """exp(tq) prod (or / prod) below 8, exp(hi + lo) from 8 on; x < 0: pi / (sin(pi x) Gamma(1 - x)), the
+    """exp(tq) prod (or / prod) below 8, exp(hi + lo) from 8 on (one exp for both); x < 0: pi / (sin(pi x) Gamma(1 - x)), the
     exponential's argument negated there so that tiny results underflow gradually instead of dividing by inf."""
     negative, y, dy = _reflected(f, x)
     g = _GammaParts(f, y, dy, prec)
     lo = f.sel(f.cmp("olt", g.hi, 750.0), g.lo, 0.0)      # exp takes a small lo only
-    e = f.exp(f.sel(negative, f.neg(g.hi), g.hi), f.sel(negative, f.neg(lo), lo))
-    small = f.mul(f.exp(g.tq), f.sel(g.shrink, f.div(1.0, g.prod), g.prod))
+    hi, lo = f.sel(negative, f.neg(g.hi), g.hi), f.sel(negative, f.neg(lo), lo)
+    e = f.exp(f.sel(g.big, hi, g.tq), f.sel(g.big, lo, 0.0))      # one exp: of +-(hi + lo) from 8 on, of tq below
+    small = f.mul(e, f.sel(g.shrink, f.div(1.0, g.prod), g.prod))
     value = f.sel(g.big, e, small)
     _, sin_pi_r, odd = _pi_reduced(f, f.max(x, -(2.0**60)))
     reflected = f.div(_PI, f.sel(odd, f.neg(sin_pi_r), sin_pi_r))
@@ -336,7 +406,7 @@ def _digamma(f, x, prec):
     n = f.min(f.max(f.sub(f.call("floor", y), 1.0), -1.0), _STIRLING_X - 2)
     t = f.sub(y, f.add(n, 1.5))
     d = f.sel(near, f.sub(v, _PSI_NEGATIVE_ROOT[1]), f.sub(f.sub(t, _PSI_ROOT[0] - 1.5), _PSI_ROOT[1]))
-    core = f.mul(d, _poly_either(f, near, f.sel(near, v, t), "digamma_negative", "digamma", "double"))
+    core = f.mul(d, _poly_pieces(f, [near], f.sel(near, v, t), ("digamma_negative", "digamma"), "double"))
     num, den = 0.0, 1.0
     for k in range(int(_STIRLING_X) - 2):      # sum of 1/(r + k), r = t + 3/2, as one fraction
         use, r = f.cmp("olt", float(k), n), f.add(t, 1.5 + k)
@@ -367,7 +437,7 @@ def math_function_ir(name: str, ty: str) -> str:
     """Definition of ``@tj_<name>_<ty>``, ``ty (ty)`` for ty float or double."""
     if name not in FUNCS or ty not in ("float", "double"):
         raise ValueError(f"no special function {name!r} for type {ty!r}")
-    f = _Body()
+    f = _Body(ty if name in NATIVE_F32 else "double")
     f.ret(_KERNELS[name](f, f.ext("%x", ty), ty), ty)
     body = "\n".join(f.lines)
     return f"define internal {ty} {math_symbol(name, ty)}({ty} %x) alwaysinline nounwind {{\n{body}\n}}\n"
@@ -393,39 +463,31 @@ _PSI_ROOT = (1.4616321449683622, 9.549995429965697e-17)
 _PSI_NEGATIVE_ROOT = (-0.5040830082644554, -8.15428206243813e-18)
 _POLY = {
     ('erfcx_low', 'double'): (1.8727183681541615, -2.392788914024525, 2.389848145540497, -1.8967512419429946, 1.1935987447526482, -0.5818202334554211, 0.20612173737298378, -0.0433644612143613, -0.0006291082987416829, 0.003558247304963051, -0.0007291801085958362, -0.00018618617170863957, 9.169800788966708e-05, 9.287055712164275e-06, -9.658515956786616e-06, -6.802957654972654e-07, 9.180377605545938e-07, 8.358321761676525e-08),
-    ('erfcx_low', 'float'): (1.8727183681441208, -2.392788915908089, 2.38984814843907, -1.8967510910399732, 1.1935986090352544, -0.5818236210308685, 0.20612406521854976, -0.043333376558118586, -0.0006472163103445145, 0.0034330014271377507, -0.000663714390297524),
     ('erfcx_high', 'double'): (0.7496675362383002, 0.4861306494112824, 0.29752716047409544, 0.1708999099008316, 0.09145440878009962, 0.04514108215031498, 0.020257927867026113, 0.008082037884794226, 0.0027547648083722496, 0.0007349206858803068, 0.00011191704359849612, -1.8637551879362154e-05, -1.983867968320811e-05, -6.301679088521182e-06, -1.4487701625242232e-07, 7.405703927778845e-07, 2.53676265039358e-07),
-    ('erfcx_high', 'float'): (0.74966753642572, 0.4861306491696274, 0.2975271227818043, 0.17089992909132776, 0.09145562493396411, 0.04514065708342869, 0.020244120243293105, 0.008085850378739693, 0.0028195924710450807, 0.0007202695916259014),
     ('erf', 'double'): (1.1283791670955126, -0.3761263890318375, 0.11283791670954882, -0.026866170645077334, 0.005223977624823223, -0.0008548326981129666, 0.00012055331122299266, -1.4925595519506043e-05, 1.6461004480962034e-06, -1.6350354461959655e-07, 1.4660051998394848e-08, -1.1373902296430911e-09, 5.958930743134941e-11),
-    ('erf', 'float'): (1.1283791670623609, -0.3761263847599132, 0.11283782622062184, -0.026865438310515116, 0.005221053412537675, -0.0008484396550601893, 0.00011268253894199437, -9.673590811750782e-06),
     ('lgamma', 'double'): (0.42278433509846713, 0.32246703342411326, -0.06735230105319814, 0.020580808427780335, -0.007385551028668096, 0.002890510331036772, -0.0011927539120033873, 0.0005096695153484373, -0.00022315475069647703, 9.945767440096764e-05, -4.492635166770342e-05, 2.0505584372896933e-05, -9.438454884054723e-06, 4.3847319318293745e-06, -2.044935323180052e-06, 9.199898075671394e-07, -4.303234692956732e-07, 2.7880013392491846e-07, -1.341570273460026e-07),
     ('lgamma_stirling', 'double'): (0.08333333333333333, -0.0027777777777740443, 0.0007936507897939822, -0.0005952365958109722, 0.0008414714760941705, -0.0018904619118929264, 0.005067585376254391),
     ('digamma', 'double'): (0.9510558760318328, -0.4236274212814606, 0.24054248424078736, -0.14840492305388006, 0.09498872445282817, -0.06192213327556183, 0.040760833944741226, -0.02697579665686472, 0.01790724819228875, -0.011908220169786002, 0.007927024136843637, -0.0052799364178857415, 0.0035180792717028125, -0.0023455016279107115, 0.0015635739915515125, -0.0010364227247828023, 0.0006899428514219089, -0.00048606417050412354, 0.00032689316473621455, -0.00014460384609240088, 9.158816882117e-05, -0.00017837342400462423, 0.00012241591000024265),
     ('digamma_negative', 'double'): (8.939798558792134, -0.8093454625306455, 32.258572064915185, -2.761011648815636, 128.2734234317551, -14.706721700937878, 513.2704620909421, -75.37702229193476, 2055.53615473363, -368.57119422834353, 8234.54008363221, -1744.7028271891172, 33019.11318855419, -7910.339340666558, 130190.38918559656, -44320.72062580498, 636991.98883806),
     ('digamma_asymptotic', 'double'): (0.08333333333333333, -0.00833333333327954, 0.003968253912624483, -0.004166645005361361, 0.007571712041586477, -0.020699259230308006, 0.06364857526115877),
     ('erfinv', 'double'): (0.886226925452758, 0.23201366653465938, 0.12755617530434396, 0.08655212936839432, 0.06495961106449397, 0.051731492171509304, 0.04283245246052014, 0.0365244681104025, 0.031133354835717303, 0.03165882444003925, 0.00820249475773339, 0.07403388841427054, -0.07688796265772653, 0.11364410456260272),
-    ('erfinv', 'float'): (0.8862269254110074, 0.23201368757548305, 0.12755444303423538, 0.08660611647478084, 0.06414157945643781, 0.05834710306068424, 0.014197303127289382, 0.09556821705495783),
     ('sin_pi', 'double'): (3.141592653589793, -5.167712780049969, 2.5501640398773007, -0.599264529318946, 0.08214588657312355, -0.007370430506093225, 0.00046629981702308817, -2.1903499125519212e-05, 7.697847275590284e-07),
     ('cos_pi', 'double'): (1.0, -4.934802200544676, 4.058712126416498, -1.335262768843456, 0.23533063012967062, -0.02580688873817758, 0.001929556278037417, -0.00010456656706174584, 4.149578027057121e-06),
     ('erfinv_tail', 'double'): (4.540701673880678, 8.535873624807062, 7.221028356959762, 4.1592963748346925, 1.9005910212167816, 0.618765483118478, 0.18691406496002794, 0.055981743003228404, -0.0007593675900786883, 0.007769336622889877, 0.0027792330343317465, -0.003756629034544668, 0.00022178374208711165, 0.0006104705999794447),
-    ('erfinv_tail', 'float'): (4.540701748946997, 8.535873344241075, 7.2210210216234705, 4.159307282707147, 1.9007075961725874, 0.6186414370070316, 0.18622491542939779, 0.05661404603162703, 0.0011445694193524894, 0.006071147046025707, 0.000217417435966604, -0.0012006864207084425, 0.001593280191142356, -0.0015373019117119096, 0.0002526758944117698, 0.0009277879517581243, -0.0005090310974485061, -0.0001566390949884249, 0.0001224996981464594),
 }
 _CONSTANT_LO = {
     ('erfcx_low', 'double'): 8.67530448194638e-17,
-    ('erfcx_low', 'float'): 8.060221135768665e-17,
     ('erfcx_high', 'double'): 2.0060318818424215e-17,
-    ('erfcx_high', 'float'): 3.2015834043623476e-17,
     ('erf', 'double'): 1.5207210398176748e-17,
-    ('erf', 'float'): 3.169871431097506e-17,
     ('lgamma', 'double'): 4.999061170103932e-18,
     ('lgamma_stirling', 'double'): 4.034508597085011e-18,
     ('digamma', 'double'): 4.290946604783118e-17,
     ('digamma_negative', 'double'): 4.858631990302878e-16,
     ('digamma_asymptotic', 'double'): -3.8881659376417105e-18,
     ('erfinv', 'double'): -4.147045105575849e-17,
-    ('erfinv', 'float'): 4.445355199971455e-17,
     ('sin_pi', 'double'): 1.2181518125090214e-16,
     ('cos_pi', 'double'): -3.916545694188211e-18,
     ('erfinv_tail', 'double'): -2.309772226417984e-16,
-    ('erfinv_tail', 'float'): -4.27248085828525e-16,
 }
+_POLY.update({(name, "float"): coefs for name, coefs in _POLY_F32.items()})
+_CONSTANT_LO.update({(name, "float"): 0.0 for name in _POLY_F32})     # in the constant term
