@@ -19,7 +19,7 @@ import dataclasses
 import math
 
 from ..core.avals import Dim
-from . import runtime
+from . import runtime, thread_pool
 from .frame import ALIGN
 from .fusion import domain_size
 from .llvm_text import Function
@@ -31,23 +31,6 @@ PARALLEL_NS = 200_000     # estimated serial time above which a loop is split ov
 STEP_TEXT = 8000          # kernel text (characters) after which a run of serial kernels starts a new step
 
 _STEP_TYPE = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
-_PAR_TYPE = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64)
-_par_functions = {}       # address of a par<j> entry -> its ctypes function
-
-
-@ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64)
-def _run_chunks(address, table, chunks):
-    """What a control-flow body calls (`@tj_parallel_for`) to run the par<j> entry at address on every chunk
-    over the threads; returns when all are done."""
-    fn = _par_functions.get(address)
-    if fn is None:
-        if len(_par_functions) > 4096:
-            _par_functions.clear()
-        fn = _par_functions[address] = _PAR_TYPE(address)
-    runtime.parallel_for(lambda c: fn(table, c, chunks), chunks)
-
-
-_RUN_CHUNKS = ctypes.cast(_run_chunks, ctypes.c_void_p).value
 
 
 def split_in_body(module, frame, f, kernel):
@@ -62,7 +45,8 @@ def split_in_body(module, frame, f, kernel):
         return False
     chunks = min(runtime.NUM_THREADS, outer)
     (step,) = Schedule(module, frame)._parallel(kernel, chunks, False)
-    f.line(f"call void {module.symbol(_RUN_CHUNKS, 'tj_parallel_for')}(ptr @{step.name}, ptr %table, i64 {chunks})")
+    pool = module.symbol(thread_pool.parallel_for_address(), "tj_parallel_for")
+    f.line(f"call void {pool}(ptr @{step.name}, ptr %table, i64 {chunks})")
     return True
 
 
@@ -81,10 +65,11 @@ class ParallelStep:
     """Calls `name(table, c, chunks)` for every chunk c, over the threads."""
     name: str
     chunks: int
-    function: object = None
+    address: int = 0                  # once linked: the entry's address
+    code: object = None               # and the llvm.Code that holds it
 
     def run(self, table):
-        runtime.parallel_for(lambda c: self.function(table, c, self.chunks), self.chunks)
+        thread_pool.parallel_for(self.address, table, self.chunks)
 
 
 @dataclasses.dataclass
@@ -125,7 +110,7 @@ def _linked(s, code):
     if isinstance(s, SerialStep):
         return dataclasses.replace(s, function=code.function(_STEP_TYPE, s.name))
     if isinstance(s, ParallelStep):
-        return dataclasses.replace(s, function=code.function(_PAR_TYPE, s.name))
+        return dataclasses.replace(s, address=code.addresses[s.name], code=code)
     if isinstance(s, SplitStep):
         return dataclasses.replace(s, serial=_linked(s.serial, code), parallel=[_linked(t, code) for t in s.parallel])
     return s

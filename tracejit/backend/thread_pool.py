@@ -1,0 +1,292 @@
+"""The thread pool generated code runs parallel loops on: native code, compiled once per process, that never
+touches Python or the GIL.
+
+`tj_parallel_for(fn, table, n)` calls `fn(table, c, n)` for every chunk c in range(n) and returns when all
+have returned. It publishes the job in one global slot (fn, table, n, the chunks left to claim, the chunks
+finished), wakes the sleeping workers, claims chunks itself with an atomic decrement (chunks are handed out on
+demand: a worker that starts late leaves its chunk to the caller) and spins (`pause`, then sched_yield) until
+every claimed chunk finished. A worker reads the job only after claiming one of its chunks, and a job cannot
+end before its claimed chunks do, so a late claim is a claim on the job then current: no generation counter.
+The slot has one owner at a time (`busy`): a caller that finds the pool busy (another Python thread's job, or
+a chunk's own nested loop) runs all of its chunks itself, so no caller ever waits on another's job.
+
+Workers (NUM_THREADS - 1, ordinary daemon threads whose target calls `tj_pool_worker` through ctypes, which
+releases the GIL and never returns) poll the slot for SPIN_US microseconds after their last chunk (measured
+with the time-stamp counter), then sleep on a futex (Linux's syscall through libc's `syscall`); a caller
+makes the futex call only when some worker sleeps. After a fork the child resets the slot and starts new
+workers (the parent's threads do not survive).
+
+The native pool needs Linux on x86-64 (the futex and sched_yield syscall numbers, `pause`) and a futex that
+answers; `NATIVE` (read when the pool is first needed) switches it off. Elsewhere generated code calls back
+into Python (`_run_chunks`), which runs the chunks on runtime.parallel_for's Python threads.
+
+Measured (2-core Xeon VM, loaded): see runtime.py's docstring for the Python pool's costs.
+"""
+import ctypes
+import os
+import platform
+import sys
+import threading
+import time
+
+from . import llvm, runtime
+
+NATIVE = sys.platform.startswith("linux") and platform.machine() in ("x86_64", "AMD64")
+SPIN_US = 50              # how long an idle worker polls for the next job before it sleeps on the futex
+_SYS_SCHED_YIELD, _SYS_FUTEX, _FUTEX_WAIT_PRIVATE, _FUTEX_WAKE_PRIVATE = 24, 202, 128, 129
+
+PAR_TYPE = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64)   # a chunk: (table, c, n)
+_RUN_TYPE = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64)  # (fn, table, n)
+
+_IR = """
+@remaining = internal global i64 0, align 128     ; chunks of the job not yet claimed (<= 0: none)
+@done = internal global i64 0, align 128          ; chunks of the job finished
+@job_fn = internal global ptr null, align 128
+@job_table = internal global ptr null, align 8
+@job_n = internal global i64 0, align 8
+@busy = internal global i32 0, align 128          ; 1 while a caller owns the slot
+@seq = internal global i32 0, align 128           ; the futex word: bumped when sleepers are woken
+@sleepers = internal global i32 0, align 128
+@spin_ticks = internal global i64 0, align 128
+@tj_syscall = external global i8
+
+declare void @llvm.x86.sse2.pause()
+declare i64 @llvm.readcyclecounter()
+
+define internal void @claim_chunks() nounwind {
+entry:
+  br label %claim
+claim:
+  %r = atomicrmw sub ptr @remaining, i64 1 seq_cst
+  %got = icmp sgt i64 %r, 0
+  br i1 %got, label %run, label %out
+run:
+  %fn = load ptr, ptr @job_fn
+  %table = load ptr, ptr @job_table
+  %n = load i64, ptr @job_n
+  %c = sub i64 %r, 1
+  call void %fn(ptr %table, i64 %c, i64 %n)
+  %d = atomicrmw add ptr @done, i64 1 seq_cst
+  br label %claim
+out:
+  ret void
+}
+
+define void @tj_pool_parallel_for(ptr %fn, ptr %table, i64 %n) nounwind {
+entry:
+  %many = icmp sgt i64 %n, 1
+  br i1 %many, label %own, label %serial
+own:
+  %x = cmpxchg ptr @busy, i32 0, i32 1 acquire monotonic
+  %owned = extractvalue {i32, i1} %x, 1
+  br i1 %owned, label %publish, label %serial
+serial:
+  %c = phi i64 [0, %entry], [0, %own], [%c1, %serial_body]
+  %more = icmp slt i64 %c, %n
+  br i1 %more, label %serial_body, label %exit
+serial_body:
+  call void %fn(ptr %table, i64 %c, i64 %n)
+  %c1 = add i64 %c, 1
+  br label %serial
+publish:
+  store ptr %fn, ptr @job_fn
+  store ptr %table, ptr @job_table
+  store i64 %n, ptr @job_n
+  store atomic i64 0, ptr @done seq_cst, align 8
+  store atomic i64 %n, ptr @remaining seq_cst, align 8
+  %s = load atomic i32, ptr @sleepers seq_cst, align 4
+  %asleep = icmp sgt i32 %s, 0
+  br i1 %asleep, label %wake, label %work
+wake:
+  %old = atomicrmw add ptr @seq, i32 1 seq_cst
+  %helpers = sub i64 %n, 1
+  %w = call i64 (i64, ...) @tj_syscall(i64 202, ptr @seq, i64 129, i64 %helpers)
+  br label %work
+work:
+  call void @claim_chunks()
+  br label %wait
+wait:
+  %spins = phi i64 [0, %work], [%spins1, %pause], [0, %yield]
+  %d = load atomic i64, ptr @done acquire, align 8
+  %all = icmp sge i64 %d, %n
+  br i1 %all, label %release, label %pause
+pause:
+  call void @llvm.x86.sse2.pause()
+  %spins1 = add i64 %spins, 1
+  %long = icmp ugt i64 %spins1, 2000
+  br i1 %long, label %yield, label %wait
+yield:
+  %y = call i64 (i64, ...) @tj_syscall(i64 24)
+  br label %wait
+release:
+  store atomic i32 0, ptr @busy release, align 4
+  br label %exit
+exit:
+  ret void
+}
+
+define void @tj_pool_worker() nounwind {
+entry:
+  br label %top
+top:
+  %start = call i64 @llvm.readcyclecounter()
+  br label %poll
+poll:
+  %r = load atomic i64, ptr @remaining monotonic, align 8
+  %has = icmp sgt i64 %r, 0
+  br i1 %has, label %work, label %idle
+work:
+  call void @claim_chunks()
+  br label %top
+idle:
+  call void @llvm.x86.sse2.pause()
+  %now = call i64 @llvm.readcyclecounter()
+  %spent = sub i64 %now, %start
+  %limit = load atomic i64, ptr @spin_ticks monotonic, align 8
+  %again = icmp ult i64 %spent, %limit
+  br i1 %again, label %poll, label %sleep
+sleep:
+  %seen = load atomic i32, ptr @seq seq_cst, align 4
+  %s0 = atomicrmw add ptr @sleepers, i32 1 seq_cst
+  %r2 = load atomic i64, ptr @remaining seq_cst, align 8
+  %late = icmp sgt i64 %r2, 0
+  br i1 %late, label %awake, label %wait
+wait:
+  %seen64 = zext i32 %seen to i64
+  %w = call i64 (i64, ...) @tj_syscall(i64 202, ptr @seq, i64 128, i64 %seen64, ptr null)
+  br label %awake
+awake:
+  %s1 = atomicrmw sub ptr @sleepers, i32 1 seq_cst
+  br label %top
+}
+
+define void @tj_pool_configure(i64 %ticks) nounwind {
+  store atomic i64 %ticks, ptr @spin_ticks seq_cst, align 8
+  ret void
+}
+
+define void @tj_pool_reset() nounwind {
+  store i64 0, ptr @remaining
+  store i64 0, ptr @done
+  store i32 0, ptr @busy
+  store i32 0, ptr @seq
+  store i32 0, ptr @sleepers
+  ret void
+}
+
+define i64 @tj_pool_ticks() nounwind {
+  %t = call i64 @llvm.readcyclecounter()
+  ret i64 %t
+}
+"""
+_NAMES = ["tj_pool_parallel_for", "tj_pool_worker", "tj_pool_configure", "tj_pool_reset", "tj_pool_ticks"]
+
+
+class _NativePool:
+    """The pool's code linked into this process, and its worker threads (started by `start`)."""
+
+    def __init__(self, syscall):
+        objects, _ = llvm.compile_objects(llvm.module_header() + _IR)
+        self.code = llvm.load_objects(objects, _NAMES, {"tj_syscall": syscall}, permanent=True)
+        self.address = self.code.addresses["tj_pool_parallel_for"]
+        self.run = _RUN_TYPE(self.address)
+        self._worker = ctypes.CFUNCTYPE(None)(self.code.addresses["tj_pool_worker"])
+        self._configure = ctypes.CFUNCTYPE(None, ctypes.c_int64)(self.code.addresses["tj_pool_configure"])
+        self._reset = ctypes.CFUNCTYPE(None)(self.code.addresses["tj_pool_reset"])
+        self.ticks = ctypes.CFUNCTYPE(ctypes.c_int64)(self.code.addresses["tj_pool_ticks"])
+        self.ticks_per_us = self._ticks_per_us()
+        self.spin(SPIN_US)
+
+    def _ticks_per_us(self):
+        """The time-stamp counter's rate, against perf_counter over about a millisecond."""
+        t0, c0 = time.perf_counter(), self.ticks()
+        while time.perf_counter() - t0 < 1e-3:
+            pass
+        return max((self.ticks() - c0) / ((time.perf_counter() - t0) * 1e6), 1.0)
+
+    def spin(self, us):
+        """Let idle workers poll for us microseconds before they sleep."""
+        self._configure(int(us * self.ticks_per_us))
+
+    def start(self):
+        for _ in range(runtime.NUM_THREADS - 1):
+            threading.Thread(target=self._worker, name="tracejit-pool", daemon=True).start()
+
+    def forked(self):
+        self._reset()
+        self.start()
+
+
+def _futex_syscall():
+    """The address of libc's `syscall`, when a private futex wake answers through it; else None."""
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        syscall = libc.syscall
+    except (OSError, AttributeError):
+        return None
+    syscall.restype = ctypes.c_long
+    word = ctypes.c_int32(0)
+    woken = syscall(ctypes.c_long(_SYS_FUTEX), ctypes.byref(word), ctypes.c_long(_FUTEX_WAKE_PRIVATE),
+                    ctypes.c_long(1), None)
+    return ctypes.cast(syscall, ctypes.c_void_p).value if woken == 0 else None
+
+
+_lock = threading.Lock()
+_native = None            # the _NativePool once started
+_native_tried = False
+
+
+def native_pool():
+    """The started native pool, or None where it cannot work (NATIVE off, no futex)."""
+    global _native, _native_tried
+    if _native_tried:
+        return _native
+    with _lock:
+        if not _native_tried:
+            syscall = _futex_syscall() if NATIVE else None
+            if syscall is not None:
+                _native = _NativePool(syscall)
+                _native.start()
+            _native_tried = True
+    return _native
+
+
+def _forked():
+    global _lock
+    _lock = threading.Lock()
+    if _native is not None:
+        _native.forked()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forked)
+
+
+_par_functions = {}       # address of a chunk function -> its ctypes function (the Python pool's)
+
+
+@ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64)
+def _run_chunks(address, table, chunks):
+    """tj_parallel_for without the native pool: the chunk function at address on every chunk, over the
+    Python pool's threads."""
+    fn = _par_functions.get(address)
+    if fn is None:
+        if len(_par_functions) > 4096:
+            _par_functions.clear()
+        fn = _par_functions[address] = PAR_TYPE(address)
+    runtime.parallel_for(lambda c: fn(table, c, chunks), chunks)
+
+
+def parallel_for_address():
+    """The address of the `tj_parallel_for(fn, table, n)` that generated code calls."""
+    pool = native_pool()
+    return pool.address if pool is not None else ctypes.cast(_run_chunks, ctypes.c_void_p).value
+
+
+def parallel_for(address, table, chunks):
+    """Run the chunk function at address, `(table, c, chunks)`, on every chunk c over the threads."""
+    pool = native_pool()
+    if pool is not None:
+        pool.run(address, table, chunks)
+    else:
+        _run_chunks(address, table, chunks)
