@@ -12,6 +12,7 @@ import tracejit as tj
 import tracejit.numpy as tnp
 from tracejit import lax
 from tracejit.backend import llvm, runtime, steps, thread_pool
+from tracejit.backend.executable import Executable
 from tracejit.core.trace import eval_ir
 
 # count: table[c] += 1 and table[64 + c] = n. nested: chunk c runs `count` over 5 chunks on
@@ -187,3 +188,22 @@ def test_forked_child_runs_parallel_loops(pool, monkeypatch):
     assert child.exitcode == 0
     np.testing.assert_array_equal(got, want)
     np.testing.assert_allclose(doubled, np.asarray(_elementwise(x)) * 2, rtol=1e-5, atol=1e-6)
+
+
+def test_parallel_steps_run_in_the_fast_entry(pool, monkeypatch):
+    """On the native pool the generated entries run parallel and split steps themselves (the split chosen by
+    the run-time size); on the Python pool parallel calls take the Python driver."""
+    monkeypatch.setattr(steps, "PARALLEL_NS", 0)
+    driven, execute = [], Executable._execute
+    monkeypatch.setattr(Executable, "_execute", lambda self, *a: driven.append(1) or execute(self, *a))
+    fixed = tj.jit(_elementwise, cache=False)
+    symbolic = tj.jit(_elementwise, dynamic_dims={"x": {0: "n"}}, cache=False)
+    assert ("@tj_parallel_for" in symbolic.lower(np.ones((3, 5), np.float32)).as_llvm()) == (pool == "native")
+    for n in (1, 1001, 2, 3000):
+        x = np.linspace(-2, 2, 5 * n, dtype=np.float32).reshape(n, 5)
+        want = np.asarray(eval_ir(tj.make_ir(_elementwise)(x), x)[0])
+        for f in (fixed, symbolic):
+            np.testing.assert_allclose(f(x), want, rtol=1e-6, atol=1e-6)   # (fixed: compiles; the driver runs it)
+            driven.clear()
+            np.testing.assert_allclose(f(x), want, rtol=1e-6, atol=1e-6)
+            assert driven if pool == "python" and n == 3000 else pool == "python" or not driven
