@@ -82,7 +82,7 @@ class _Writer:
 
     def check_splits(self, steps, busy):
         """Without the native pool: decline (branch to busy) where a split step would go parallel."""
-        for step in steps if thread_pool.native_pool() is None else ():
+        for step in () if _pooled(steps) else steps:
             if isinstance(step, SplitStep):
                 self.check(self.f.emit(f"icmp sle i64 {self.product(1, step.dims)}, {step.limit}"), busy)
 
@@ -147,7 +147,7 @@ class _Writer:
             if isinstance(step, ParallelStep):
                 pool = self.module.symbol(thread_pool.parallel_for_address(), "tj_parallel_for")
                 f.line(f"call void {pool}(ptr @{step.name}, ptr {table}, i64 {step.chunks})")
-            elif isinstance(step, SplitStep) and thread_pool.native_pool() is not None:
+            elif isinstance(step, SplitStep) and _pooled(steps):
                 wide = f.emit(f"icmp sgt i64 {self.product(1, step.dims)}, {step.limit}")
                 outer = f.emit(f"icmp sgt i64 {self.sizes.get(step.outer, step.outer)}, 1")
                 parallel, serial, done = f.label("parallel"), f.label("serial"), f.label("split")
@@ -161,10 +161,15 @@ class _Writer:
                 f.line(f"call void @{(step.serial if isinstance(step, SplitStep) else step).name}(ptr {table})")
 
 
+def _pooled(steps):
+    """Whether the entries run these steps' parallel loops on the native pool (started here if need be)."""
+    return any(isinstance(s, (ParallelStep, SplitStep)) for s in steps) and thread_pool.native_pool() is not None
+
+
 def _native(frame, steps):
     """Whether the entries can run these steps: no Python step, no output copied; parallel steps only on
     the native pool."""
-    kinds = (SerialStep, SplitStep, ParallelStep) if thread_pool.native_pool() is not None else (SerialStep, SplitStep)
+    kinds = (SerialStep, SplitStep, ParallelStep) if _pooled(steps) else (SerialStep, SplitStep)
     return all(isinstance(s, kinds) for s in steps) and not frame.copies
 
 
