@@ -4,15 +4,17 @@ Out: a list of steps and their entry points, written into the module.
 - `SerialStep`: `step<j>(ptr table)` calls consecutive kernels on the calling thread (a new step starts
   after STEP_TEXT characters of kernel text: the parts llvm.compile_objects shares among threads).
 - `ParallelStep`: `par<j>(ptr table, i64 c, i64 n)` runs chunk c of n of one kernel's outermost loop;
-  the caller runs the chunks over the threads (runtime.parallel_for). A reduction split along a reduced
-  axis writes one partial result per chunk into the arena, and a SerialStep combines them.
+  the caller runs the chunks over the threads (thread_pool.parallel_for; the fast entries call its
+  `tj_parallel_for` themselves). A reduction split along a reduced axis writes one partial result per
+  chunk into the arena, and a SerialStep combines them.
 - `SplitStep`: a kernel whose loop domain has a symbolic dimension: serial or parallel, chosen per call
   from the domain's run-time size (`SplitStep.choose`).
 - `PythonStep`: an equation without a lowering rule, run by its NumPy impl on views of the buffers.
 
 A loop is split over the cores when its estimated serial time exceeds PARALLEL_NS. Steps name their entry
 points; `link` binds them to the loaded code's functions. Inside a control-flow body, whose code runs on one
-thread, such a loop is split too (`split_in_body`): the body calls back into the thread pool per iteration.
+thread, such a loop is split too (`split_in_body`): the body calls the thread pool's `tj_parallel_for` per
+iteration.
 """
 import ctypes
 import dataclasses
@@ -26,8 +28,9 @@ from .llvm_text import Function
 from .loops import KernelBuilder
 from .rules import Reduce
 
-PARALLEL_NS = 200_000     # estimated serial time above which a loop is split over the cores (waking the
-                          # pool costs tens of us, and memory-bound loops gain little from a second core)
+PARALLEL_NS = 10_000      # estimated serial time above which a loop is split over the cores: the native
+                          # pool costs ~1 us (a sleeping worker: 2-3 us more), and from 10 us on two cores ran
+                          # elementwise loops 1.4-1.9x faster (thread_pool.py)
 STEP_TEXT = 8000          # kernel text (characters) after which a run of serial kernels starts a new step
 
 _STEP_TYPE = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
