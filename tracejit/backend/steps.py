@@ -28,9 +28,10 @@ from .llvm_text import Function
 from .loops import KernelBuilder
 from .rules import Reduce
 
-PARALLEL_NS = 10_000      # estimated serial time above which a loop is split over the cores: the native
-                          # pool costs ~1 us (a sleeping worker: 2-3 us more), and from 10 us on two cores ran
-                          # elementwise loops 1.4-1.9x faster (thread_pool.py)
+# The estimated serial time above which a loop is split over the cores: the native pool costs ~1 us (a
+# sleeping worker: 2-3 us more), and from 10 us on two cores ran elementwise loops 1.4-1.9x faster; the
+# Python pool, its fallback, costs tens of us (runtime.py).
+PARALLEL_NS = 10_000 if thread_pool.NATIVE else 200_000
 STEP_TEXT = 8000          # kernel text (characters) after which a run of serial kernels starts a new step
 
 _STEP_TYPE = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
