@@ -145,8 +145,7 @@ class _Writer:
         f = self.f
         for step in steps:
             if isinstance(step, ParallelStep):
-                pool = self.module.symbol(thread_pool.parallel_for_address(), "tj_parallel_for")
-                f.line(f"call void {pool}(ptr @{step.name}, ptr {table}, i64 {step.chunks})")
+                thread_pool.emit_call(f, f"@{step.name}", table, step.chunks)
             elif isinstance(step, SplitStep) and _pooled(steps):
                 wide = f.emit(f"icmp sgt i64 {self.product(1, step.dims)}, {step.limit}")
                 outer = f.emit(f"icmp sgt i64 {self.sizes.get(step.outer, step.outer)}, 1")
@@ -162,8 +161,8 @@ class _Writer:
 
 
 def _pooled(steps):
-    """Whether the entries run these steps' parallel loops on the native pool (started here if need be)."""
-    return any(isinstance(s, (ParallelStep, SplitStep)) for s in steps) and thread_pool.native_pool() is not None
+    """Whether the entries run these steps' parallel loops on the native pool."""
+    return any(isinstance(s, (ParallelStep, SplitStep)) for s in steps) and thread_pool.native()
 
 
 def _native(frame, steps):

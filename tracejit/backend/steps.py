@@ -49,8 +49,7 @@ def split_in_body(module, frame, f, kernel):
         return False
     chunks = min(runtime.NUM_THREADS, outer)
     (step,) = Schedule(module, frame)._parallel(kernel, chunks, False)
-    pool = module.symbol(thread_pool.parallel_for_address(), "tj_parallel_for")
-    f.line(f"call void {pool}(ptr @{step.name}, ptr %table, i64 {chunks})")
+    thread_pool.emit_call(f, f"@{step.name}", "%table", chunks)
     return True
 
 
@@ -105,7 +104,9 @@ def native_steps(steps):
 
 
 def link(steps, code):
-    """The steps with their functions in code (an llvm.Code, which the functions keep alive)."""
+    """The steps with their functions in code (an llvm.Code, which the functions keep alive), once the thread
+    pool that code may call runs."""
+    thread_pool.ready()
     return [_linked(s, code) for s in steps]
 
 

@@ -188,7 +188,7 @@ class _NativePool:
     def __init__(self, syscall):
         symbols = {"tj_syscall": syscall}
         objects = disk_cache.cached_object_code("thread pool", llvm.module_header() + _IR, _NAMES, symbols,
-                                                folder="runtime").objects   # compiling it takes 6-13 ms
+                                                folder="runtime", alone=True).objects
         self.code = llvm.load_objects(objects, _NAMES, symbols, permanent=True)
         self.address = self.code.addresses["tj_pool_parallel_for"]
         self.run = _RUN_TYPE(self.address)
@@ -234,30 +234,62 @@ def _futex_syscall():
 
 
 _lock = threading.Lock()
-_native = None            # the _NativePool once started
-_native_tried = False
+_cell = ctypes.c_void_p(0)    # the address of the tj_parallel_for generated code calls (it loads it per call)
+CELL = ctypes.addressof(_cell)
+_decided = False          # whether `native` decided which pool runs the loops
+_native_ok = False        # its answer
+_starting = None          # the thread compiling and starting the native pool
+_started = []             # what it left: the _NativePool, or the exception it raised
 
 
-def native_pool():
-    """The started native pool, or None where it cannot work (NATIVE off, no futex)."""
-    global _native, _native_tried
-    if _native_tried:
-        return _native
-    with _lock:
-        if not _native_tried:
-            syscall = _futex_syscall() if NATIVE else None
-            if syscall is not None:
-                _native = _NativePool(syscall)
-                _native.start()
-            _native_tried = True
-    return _native
+def native():
+    """Whether parallel loops run on the native pool. The first call decides and, if so, starts compiling
+    and starting the pool on another thread (it took 6-15 ms, hidden behind LLVM compiling the module that
+    needs it); `ready` waits for it."""
+    global _decided, _native_ok, _starting
+    if not _decided:
+        with _lock:
+            if not _decided:
+                syscall = _futex_syscall() if NATIVE else None
+                if syscall is None:
+                    _cell.value = ctypes.cast(_run_chunks, ctypes.c_void_p).value
+                else:
+                    _starting = threading.Thread(target=_start, args=(syscall,), name="tracejit-pool-start",
+                                                 daemon=True)
+                    _starting.start()
+                _native_ok, _decided = syscall is not None, True
+    return _native_ok
+
+
+def _start(syscall):
+    try:
+        pool = _NativePool(syscall)
+        pool.start()
+        _cell.value = pool.address
+        _started.append(pool)
+    except BaseException as e:  # noqa: BLE001 -- re-raised by ready()
+        _started.append(e)
+
+
+def ready():
+    """The started native pool once it runs (None where the Python pool runs the loops); generated code
+    that calls tj_parallel_for may run only after this returned (steps.link calls it)."""
+    if not native():
+        return None
+    if not _started:
+        _starting.join()
+    if isinstance(_started[0], _NativePool):
+        return _started[0]
+    raise RuntimeError("tracejit: the native thread pool did not start") from _started[0]
 
 
 def _forked():
-    global _lock
+    global _lock, _decided
     _lock = threading.Lock()
-    if _native is not None:
-        _native.forked()
+    if _started and isinstance(_started[0], _NativePool):
+        _started[0].forked()
+    elif _starting is not None and not _started:
+        _decided = False     # the thread starting the pool is not in this process: start again on first use
 
 
 if hasattr(os, "register_at_fork"):
@@ -279,15 +311,17 @@ def _run_chunks(address, table, chunks):
     runtime.parallel_for(lambda c: fn(table, c, chunks), chunks)
 
 
-def parallel_for_address():
-    """The address of the `tj_parallel_for(fn, table, n)` that generated code calls."""
-    pool = native_pool()
-    return pool.address if pool is not None else ctypes.cast(_run_chunks, ctypes.c_void_p).value
+def emit_call(f, fn, table, chunks):
+    """Write into the llvm_text.Function f the call `tj_parallel_for(fn, table, chunks)` (fn and table: ptr
+    values, chunks: an i64), through the cell holding its address."""
+    native()
+    pool = f.emit(f"load ptr, ptr {f.module.symbol(CELL, 'tj_parallel_for')}")
+    f.line(f"call void {pool}(ptr {fn}, ptr {table}, i64 {chunks})")
 
 
 def parallel_for(address, table, chunks):
     """Run the chunk function at address, `(table, c, chunks)`, on every chunk c over the threads."""
-    pool = native_pool()
+    pool = ready()
     if pool is not None:
         pool.run(address, table, chunks)
     else:
