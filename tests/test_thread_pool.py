@@ -46,10 +46,10 @@ define void @nested(ptr %t, i64 %c, i64 %n) nounwind {
 def pool(request, monkeypatch):
     """Which pool runs the chunks: the native one, or the Python one it falls back to."""
     if request.param == "native":
-        if thread_pool.ready() is None:
+        if thread_pool.start(wait=True) is None:
             pytest.skip("no native pool on this platform")
     else:
-        thread_pool.ready()
+        thread_pool.start(wait=True)
         monkeypatch.setattr(thread_pool, "_native_ok", False)
         monkeypatch.setattr(thread_pool._cell, "value", ctypes.cast(thread_pool._run_chunks, ctypes.c_void_p).value)
     return request.param

@@ -104,9 +104,7 @@ def native_steps(steps):
 
 
 def link(steps, code):
-    """The steps with their functions in code (an llvm.Code, which the functions keep alive), once the thread
-    pool that code may call runs."""
-    thread_pool.ready()
+    """The steps with their functions in code (an llvm.Code, which the functions keep alive)."""
     return [_linked(s, code) for s in steps]
 
 

@@ -17,8 +17,11 @@ makes the futex call only when some worker sleeps. After a fork the child resets
 workers (the parent's threads do not survive).
 
 The native pool needs Linux on x86-64 (the futex and sched_yield syscall numbers, `pause`) and a futex that
-answers; `NATIVE` (read when the pool is first needed) switches it off. Elsewhere generated code calls back
-into Python (`_run_chunks`), which runs the chunks on runtime.parallel_for's Python threads.
+answers; `NATIVE` (read when the pool is first needed) switches it off. Generated code calls tj_parallel_for
+through a cell (`CELL`) that holds, until the native pool runs or where it cannot, `_run_chunks`: a callback
+into Python that runs the chunks on runtime.parallel_for's Python threads, and starts the native pool (on
+another thread: compiling it took 6-15 ms) the first time a parallel loop runs. So a process that never runs
+one never compiles the pool, and the first call of code that does does not wait for it.
 
 Measured (2-core Xeon VM, loaded): see runtime.py's docstring for the Python pool's costs.
 """
@@ -238,58 +241,60 @@ _cell = ctypes.c_void_p(0)    # the address of the tj_parallel_for generated cod
 CELL = ctypes.addressof(_cell)
 _decided = False          # whether `native` decided which pool runs the loops
 _native_ok = False        # its answer
+_syscall = None           # libc's syscall, for the native pool
 _starting = None          # the thread compiling and starting the native pool
 _started = []             # what it left: the _NativePool, or the exception it raised
 
 
 def native():
-    """Whether parallel loops run on the native pool. The first call decides and, if so, starts compiling
-    and starting the pool on another thread (it took 6-15 ms, hidden behind LLVM compiling the module that
-    needs it); `ready` waits for it."""
-    global _decided, _native_ok, _starting
+    """Whether parallel loops run on the native pool (where it can work). Until it runs (`start`), the cell
+    holds the Python pool's tj_parallel_for, which starts it."""
+    global _decided, _native_ok, _syscall
     if not _decided:
         with _lock:
             if not _decided:
-                syscall = _futex_syscall() if NATIVE else None
-                if syscall is None:
-                    _cell.value = ctypes.cast(_run_chunks, ctypes.c_void_p).value
-                else:
-                    _starting = threading.Thread(target=_start, args=(syscall,), name="tracejit-pool-start",
-                                                 daemon=True)
-                    _starting.start()
-                _native_ok, _decided = syscall is not None, True
+                _syscall = _futex_syscall() if NATIVE else None
+                _cell.value = ctypes.cast(_run_chunks, ctypes.c_void_p).value
+                _native_ok, _decided = _syscall is not None, True
     return _native_ok
 
 
-def _start(syscall):
-    try:
-        pool = _NativePool(syscall)
-        pool.start()
-        _cell.value = pool.address
-        _started.append(pool)
-    except BaseException as e:  # noqa: BLE001 -- re-raised by ready()
-        _started.append(e)
-
-
-def ready():
-    """The started native pool once it runs (None where the Python pool runs the loops); generated code
-    that calls tj_parallel_for may run only after this returned (steps.link calls it)."""
+def start(wait=False):
+    """Start compiling and starting the native pool on another thread, if it is not under way (it takes 6-15
+    ms, meanwhile the Python pool runs the loops); it puts its tj_parallel_for into the cell when it runs.
+    wait: return the pool once it runs (None where there is none)."""
+    global _starting
     if not native():
         return None
-    if not _started:
-        _starting.join()
+    with _lock:
+        if _starting is None:
+            _starting = threading.Thread(target=_start, name="tracejit-pool-start", daemon=True)
+            _starting.start()
+    if not wait:
+        return None
+    _starting.join()
     if isinstance(_started[0], _NativePool):
         return _started[0]
     raise RuntimeError("tracejit: the native thread pool did not start") from _started[0]
 
 
+def _start():
+    try:
+        pool = _NativePool(_syscall)
+        pool.start()
+        _cell.value = pool.address
+        _started.append(pool)
+    except BaseException as e:  # noqa: BLE001 -- re-raised by start(wait=True)
+        _started.append(e)
+
+
 def _forked():
-    global _lock, _decided
+    global _lock, _starting
     _lock = threading.Lock()
     if _started and isinstance(_started[0], _NativePool):
         _started[0].forked()
-    elif _starting is not None and not _started:
-        _decided = False     # the thread starting the pool is not in this process: start again on first use
+    elif not _started:
+        _starting = None     # a thread starting the pool is not in this process: start again on first use
 
 
 if hasattr(os, "register_at_fork"):
@@ -301,8 +306,10 @@ _par_functions = {}       # address of a chunk function -> its ctypes function (
 
 @ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64)
 def _run_chunks(address, table, chunks):
-    """tj_parallel_for without the native pool: the chunk function at address on every chunk, over the
-    Python pool's threads."""
+    """tj_parallel_for until the native pool runs, or where it cannot: starts it, and runs the chunk function
+    at address on every chunk over the Python pool's threads."""
+    if _starting is None:
+        start()
     fn = _par_functions.get(address)
     if fn is None:
         if len(_par_functions) > 4096:
@@ -321,8 +328,8 @@ def emit_call(f, fn, table, chunks):
 
 def parallel_for(address, table, chunks):
     """Run the chunk function at address, `(table, c, chunks)`, on every chunk c over the threads."""
-    pool = ready()
-    if pool is not None:
-        pool.run(address, table, chunks)
+    if _started and _native_ok and isinstance(_started[0], _NativePool):
+        _started[0].run(address, table, chunks)
     else:
+        native()
         _run_chunks(address, table, chunks)
