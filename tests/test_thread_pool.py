@@ -176,6 +176,7 @@ def _in_child(queue, f, x):
     queue.put((np.asarray(f(x)), np.asarray(tj.jit(lambda v: _elementwise(v) * 2)(x))))
 
 
+@pytest.mark.filterwarnings("ignore:os.fork:RuntimeWarning")     # (JAX's, when other tests imported it)
 def test_forked_child_runs_parallel_loops(pool, monkeypatch):
     """A child forked after the pool ran (its threads are gone) runs compiled code and compiles new code."""
     monkeypatch.setattr(steps, "PARALLEL_NS", 0)
