@@ -211,3 +211,20 @@ def test_parallel_steps_run_in_the_fast_entry(pool, monkeypatch):
             driven.clear()
             np.testing.assert_allclose(f(x), want, rtol=1e-6, atol=1e-6)
             assert driven if pool == "python" and n == 3000 else pool == "python" or not driven
+
+
+def test_native_pool_without_polling():
+    """Workers and callers that sleep on their futexes at once (no polling) still run every chunk once and
+    wake each other."""
+    native = thread_pool.start(wait=True)
+    if native is None:
+        pytest.skip("no native pool on this platform")
+    code = _chunk_functions()
+    native.spin(0)
+    try:
+        for n in (2, 3, 17):
+            table = _run_counting(code.addresses["count"], n, 300)
+            np.testing.assert_array_equal(table[:n], 300)
+        test_nested_loops_and_concurrent_callers("native")
+    finally:
+        native.spin(thread_pool.SPIN_US)

@@ -4,8 +4,9 @@ touches Python or the GIL.
 `tj_parallel_for(fn, table, n)` calls `fn(table, c, n)` for every chunk c in range(n) and returns when all
 have returned. It publishes the job in one global slot (fn, table, n, the chunks left to claim, the chunks
 finished), wakes the sleeping workers, claims chunks itself with an atomic decrement (chunks are handed out on
-demand: a worker that starts late leaves its chunk to the caller) and spins (`pause`, then sched_yield) until
-every claimed chunk finished. A worker reads the job only after claiming one of its chunks, and a job cannot
+demand: a worker that starts late leaves its chunk to the caller) and waits until every claimed chunk finished:
+polling for SPIN_US, then asleep on a futex that the worker finishing the last chunk wakes (a caller spinning
+longer kept a descheduled worker off its core when other processes loaded the machine). A worker reads the job only after claiming one of its chunks, and a job cannot
 end before its claimed chunks do, so a late claim is a claim on the job then current: no generation counter.
 The slot has one owner at a time (`busy`): a caller that finds the pool busy (another Python thread's job, or
 a chunk's own nested loop) runs all of its chunks itself, so no caller ever waits on another's job.
@@ -16,7 +17,7 @@ with the time-stamp counter), then sleep on a futex (Linux's syscall through lib
 makes the futex call only when some worker sleeps. After a fork the child resets the slot and starts new
 workers (the parent's threads do not survive).
 
-The native pool needs Linux on x86-64 (the futex and sched_yield syscall numbers, `pause`) and a futex that
+The native pool needs Linux on x86-64 (the futex syscall's number, `pause`) and a futex that
 answers; `NATIVE` (read when the pool is first needed) switches it off. Generated code calls tj_parallel_for
 through a cell (`CELL`) that holds, until the native pool runs or where it cannot, `_run_chunks`: a callback
 into Python that runs the chunks on runtime.parallel_for's Python threads, and starts the native pool (on
@@ -44,7 +45,7 @@ log = logging.getLogger("tracejit")
 
 NATIVE = sys.platform.startswith("linux") and platform.machine() in ("x86_64", "AMD64")
 SPIN_US = 50              # how long an idle worker polls for the next job before it sleeps on the futex
-_SYS_SCHED_YIELD, _SYS_FUTEX, _FUTEX_WAIT_PRIVATE, _FUTEX_WAKE_PRIVATE = 24, 202, 128, 129
+_SYS_FUTEX, _FUTEX_WAIT_PRIVATE, _FUTEX_WAKE_PRIVATE = 202, 128, 129
 
 PAR_TYPE = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64)   # a chunk: (table, c, n)
 _RUN_TYPE = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64)  # (fn, table, n)
@@ -58,6 +59,7 @@ _IR = """
 @busy = internal global i32 0, align 128          ; 1 while a caller owns the slot
 @seq = internal global i32 0, align 128           ; the futex word: bumped when sleepers are woken
 @sleepers = internal global i32 0, align 128
+@waiting = internal global i32 0, align 128       ; the futex word the caller sleeps on: 1 while it may sleep
 @spin_ticks = internal global i64 0, align 128
 @tj_syscall = external global i8
 
@@ -78,6 +80,16 @@ run:
   %c = sub i64 %r, 1
   call void %fn(ptr %table, i64 %c, i64 %n)
   %d = atomicrmw add ptr @done, i64 1 seq_cst
+  %d1 = add i64 %d, 1
+  %last = icmp eq i64 %d1, %n
+  br i1 %last, label %last_done, label %claim
+last_done:
+  %waits = load atomic i32, ptr @waiting seq_cst, align 4
+  %asleep = icmp ne i32 %waits, 0
+  br i1 %asleep, label %wake, label %claim
+wake:
+  store atomic i32 0, ptr @waiting seq_cst, align 4
+  %w = call i64 (i64, ...) @tj_syscall(i64 SYS_FUTEX, ptr @waiting, i64 FUTEX_WAKE_PRIVATE, i64 1)
   br label %claim
 out:
   ret void
@@ -115,21 +127,29 @@ wake:
   br label %work
 work:
   call void @claim_chunks()
+  %start = call i64 @llvm.readcyclecounter()
   br label %wait
 wait:
-  %spins = phi i64 [0, %work], [%spins1, %pause], [0, %yield]
   %d = load atomic i64, ptr @done acquire, align 8
   %all = icmp sge i64 %d, %n
   br i1 %all, label %release, label %pause
 pause:
   call void @llvm.x86.sse2.pause()
-  %spins1 = add i64 %spins, 1
-  %long = icmp ugt i64 %spins1, 2000
-  br i1 %long, label %yield, label %wait
-yield:
-  %y = call i64 (i64, ...) @tj_syscall(i64 SYS_SCHED_YIELD)
-  br label %wait
+  %now = call i64 @llvm.readcyclecounter()
+  %spent = sub i64 %now, %start
+  %limit = load atomic i64, ptr @spin_ticks monotonic, align 8
+  %long = icmp ugt i64 %spent, %limit
+  br i1 %long, label %sleep, label %wait
+sleep:
+  store atomic i32 1, ptr @waiting seq_cst, align 4
+  %d2 = load atomic i64, ptr @done seq_cst, align 8
+  %all2 = icmp sge i64 %d2, %n
+  br i1 %all2, label %release, label %nap
+nap:
+  %z = call i64 (i64, ...) @tj_syscall(i64 SYS_FUTEX, ptr @waiting, i64 FUTEX_WAIT_PRIVATE, i64 1, ptr null)
+  br label %sleep
 release:
+  store atomic i32 0, ptr @waiting monotonic, align 4
   store atomic i32 0, ptr @busy release, align 4
   br label %exit
 exit:
@@ -182,6 +202,7 @@ define void @tj_pool_reset() nounwind {
   store i32 0, ptr @busy
   store i32 0, ptr @seq
   store i32 0, ptr @sleepers
+  store i32 0, ptr @waiting
   ret void
 }
 
@@ -191,7 +212,7 @@ define i64 @tj_pool_ticks() nounwind {
 }
 """
 for _name, _value in (("SYS_FUTEX", _SYS_FUTEX), ("FUTEX_WAKE_PRIVATE", _FUTEX_WAKE_PRIVATE),
-                      ("FUTEX_WAIT_PRIVATE", _FUTEX_WAIT_PRIVATE), ("SYS_SCHED_YIELD", _SYS_SCHED_YIELD)):
+                      ("FUTEX_WAIT_PRIVATE", _FUTEX_WAIT_PRIVATE)):
     _IR = _IR.replace(_name, str(_value))
 _NAMES = ["tj_pool_parallel_for", "tj_pool_worker", "tj_pool_configure", "tj_pool_reset", "tj_pool_ticks"]
 
