@@ -26,8 +26,8 @@ one never compiles the pool, and the first call of code that does does not wait 
 
 Measured (2-core Xeon VM with other work running; same process, medians; runtime.py has the Python pool's):
 tj_parallel_for of two empty chunks 0.55-0.76 us (two plain calls: 0.9), of two 9 us chunks 9.1 us (serially:
-17.4, the Python pool: 24-33). With the worker asleep the caller pays 2-3 us more (the futex wake), and a 10 us
-chunk is done before the worker wakes. Back-to-back calls of a 1e5-element tanh took 23-27 us with workers
+17.4, the Python pool: 24-33). With the worker asleep the caller pays 2-3 us more (the futex wake; 14 us when
+other processes kept both cores busy), and a 10 us chunk is done before the worker wakes. Back-to-back calls of a 1e5-element tanh took 23-27 us with workers
 polling 5 to 100 us (SPIN_US), 46-49 us without polling (44 us serially); polling costs at most SPIN_US of a
 core's time after each parallel loop.
 """
