@@ -66,6 +66,27 @@ _IR = """
 declare void @llvm.x86.sse2.pause()
 declare i64 @llvm.readcyclecounter()
 
+define internal i1 @poll(ptr %counter, i64 %above) nounwind {   ; until *counter > above, or spin_ticks passed
+entry:
+  %start = call i64 @llvm.readcyclecounter()
+  br label %check
+check:
+  %v = load atomic i64, ptr %counter acquire, align 8
+  %up = icmp sgt i64 %v, %above
+  br i1 %up, label %yes, label %pause
+pause:
+  call void @llvm.x86.sse2.pause()
+  %now = call i64 @llvm.readcyclecounter()
+  %spent = sub i64 %now, %start
+  %limit = load atomic i64, ptr @spin_ticks monotonic, align 8
+  %more = icmp ult i64 %spent, %limit
+  br i1 %more, label %check, label %no
+yes:
+  ret i1 true
+no:
+  ret i1 false
+}
+
 define internal void @claim_chunks() nounwind {
 entry:
   br label %claim
@@ -127,19 +148,9 @@ wake:
   br label %work
 work:
   call void @claim_chunks()
-  %start = call i64 @llvm.readcyclecounter()
-  br label %wait
-wait:
-  %d = load atomic i64, ptr @done acquire, align 8
-  %all = icmp sge i64 %d, %n
-  br i1 %all, label %release, label %pause
-pause:
-  call void @llvm.x86.sse2.pause()
-  %now = call i64 @llvm.readcyclecounter()
-  %spent = sub i64 %now, %start
-  %limit = load atomic i64, ptr @spin_ticks monotonic, align 8
-  %long = icmp ugt i64 %spent, %limit
-  br i1 %long, label %sleep, label %wait
+  %n1 = sub i64 %n, 1
+  %finished = call i1 @poll(ptr @done, i64 %n1)
+  br i1 %finished, label %release, label %sleep
 sleep:
   store atomic i32 1, ptr @waiting seq_cst, align 4
   %d2 = load atomic i64, ptr @done seq_cst, align 8
@@ -160,22 +171,11 @@ define void @tj_pool_worker() nounwind {
 entry:
   br label %top
 top:
-  %start = call i64 @llvm.readcyclecounter()
-  br label %poll
-poll:
-  %r = load atomic i64, ptr @remaining monotonic, align 8
-  %has = icmp sgt i64 %r, 0
-  br i1 %has, label %work, label %idle
+  %has = call i1 @poll(ptr @remaining, i64 0)
+  br i1 %has, label %work, label %sleep
 work:
   call void @claim_chunks()
   br label %top
-idle:
-  call void @llvm.x86.sse2.pause()
-  %now = call i64 @llvm.readcyclecounter()
-  %spent = sub i64 %now, %start
-  %limit = load atomic i64, ptr @spin_ticks monotonic, align 8
-  %again = icmp ult i64 %spent, %limit
-  br i1 %again, label %poll, label %sleep
 sleep:
   %seen = load atomic i32, ptr @seq seq_cst, align 4
   %s0 = atomicrmw add ptr @sleepers, i32 1 seq_cst
