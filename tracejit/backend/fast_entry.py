@@ -23,10 +23,10 @@ when an array cannot be allocated.
 import numpy as np
 
 from ..core.avals import Dim
-from . import native_call, runtime
+from . import native_call, runtime, thread_pool
 from .frame import ALIGN, STACK_ARENA
 from .llvm_text import Function
-from .steps import SerialStep, SplitStep
+from .steps import ParallelStep, SerialStep, SplitStep
 
 NAME = "fast"
 PY_NAME = "pyfast"
@@ -81,7 +81,8 @@ class _Writer:
         return x
 
     def check_splits(self, steps, busy):
-        for step in steps:
+        """Without the native pool: decline (branch to busy) where a split step would go parallel."""
+        for step in () if _pooled(steps) else steps:
             if isinstance(step, SplitStep):
                 self.check(self.f.emit(f"icmp sle i64 {self.product(1, step.dims)}, {step.limit}"), busy)
 
@@ -139,12 +140,36 @@ class _Writer:
         self.f.line(f"store {ty} {value}, ptr {self.f.emit(f'getelementptr ptr, ptr {table}, i64 {slot}')}")
 
     def run(self, steps, table):
+        """Call the steps; parallel ones through the native pool, split ones chosen by the sizes (as
+        SplitStep.choose) when there is one, else serially (check_splits declined the others)."""
+        f = self.f
         for step in steps:
-            self.f.line(f"call void @{(step.serial if isinstance(step, SplitStep) else step).name}(ptr {table})")
+            if isinstance(step, ParallelStep):
+                thread_pool.emit_call(f, f"@{step.name}", table, step.chunks)
+            elif isinstance(step, SplitStep) and _pooled(steps):
+                wide = f.emit(f"icmp sgt i64 {self.product(1, step.dims)}, {step.limit}")
+                outer = f.emit(f"icmp sgt i64 {self.sizes.get(step.outer, step.outer)}, 1")
+                parallel, serial, done = f.label("parallel"), f.label("serial"), f.label("split")
+                f.line(f"br i1 {f.emit(f'and i1 {wide}, {outer}')}, label %{parallel}, label %{serial}")
+                for label, chosen in ((parallel, step.parallel), (serial, [step.serial])):
+                    f.block(label)
+                    self.run(chosen, table)
+                    f.line(f"br label %{done}")
+                f.block(done)
+            else:
+                f.line(f"call void @{(step.serial if isinstance(step, SplitStep) else step).name}(ptr {table})")
+
+
+def _pooled(steps):
+    """Whether the entries run these steps' parallel loops on the native pool."""
+    return any(isinstance(s, (ParallelStep, SplitStep)) for s in steps) and thread_pool.native()
 
 
 def _native(frame, steps):
-    return all(isinstance(s, (SerialStep, SplitStep)) for s in steps) and not frame.copies
+    """Whether the entries can run these steps: no Python step, no output copied; parallel steps only on
+    the native pool."""
+    kinds = (SerialStep, SplitStep, ParallelStep) if _pooled(steps) else (SerialStep, SplitStep)
+    return all(isinstance(s, kinds) for s in steps) and not frame.copies
 
 
 def emit_fast_entry(module, frame, steps):

@@ -4,50 +4,37 @@ Out: a list of steps and their entry points, written into the module.
 - `SerialStep`: `step<j>(ptr table)` calls consecutive kernels on the calling thread (a new step starts
   after STEP_TEXT characters of kernel text: the parts llvm.compile_objects shares among threads).
 - `ParallelStep`: `par<j>(ptr table, i64 c, i64 n)` runs chunk c of n of one kernel's outermost loop;
-  the caller runs the chunks over the threads (runtime.parallel_for). A reduction split along a reduced
-  axis writes one partial result per chunk into the arena, and a SerialStep combines them.
+  the caller runs the chunks over the threads (thread_pool.parallel_for; the fast entries call its
+  `tj_parallel_for` themselves). A reduction split along a reduced axis writes one partial result per
+  chunk into the arena, and a SerialStep combines them.
 - `SplitStep`: a kernel whose loop domain has a symbolic dimension: serial or parallel, chosen per call
   from the domain's run-time size (`SplitStep.choose`).
 - `PythonStep`: an equation without a lowering rule, run by its NumPy impl on views of the buffers.
 
 A loop is split over the cores when its estimated serial time exceeds PARALLEL_NS. Steps name their entry
 points; `link` binds them to the loaded code's functions. Inside a control-flow body, whose code runs on one
-thread, such a loop is split too (`split_in_body`): the body calls back into the thread pool per iteration.
+thread, such a loop is split too (`split_in_body`): the body calls the thread pool's `tj_parallel_for` per
+iteration.
 """
 import ctypes
 import dataclasses
 import math
 
 from ..core.avals import Dim
-from . import runtime
+from . import runtime, thread_pool
 from .frame import ALIGN
 from .fusion import domain_size
 from .llvm_text import Function
 from .loops import KernelBuilder
 from .rules import Reduce
 
-PARALLEL_NS = 200_000     # estimated serial time above which a loop is split over the cores (waking the
-                          # pool costs tens of us, and memory-bound loops gain little from a second core)
+# The estimated serial time above which a loop is split over the cores: the native pool costs ~1 us (a
+# sleeping worker: 2-3 us more), and from 10 us on two cores ran elementwise loops 1.4-1.9x faster; the
+# Python pool, its fallback, costs tens of us (runtime.py).
+PARALLEL_NS = 10_000 if thread_pool.NATIVE else 200_000
 STEP_TEXT = 8000          # kernel text (characters) after which a run of serial kernels starts a new step
 
 _STEP_TYPE = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
-_PAR_TYPE = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64)
-_par_functions = {}       # address of a par<j> entry -> its ctypes function
-
-
-@ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64)
-def _run_chunks(address, table, chunks):
-    """What a control-flow body calls (`@tj_parallel_for`) to run the par<j> entry at address on every chunk
-    over the threads; returns when all are done."""
-    fn = _par_functions.get(address)
-    if fn is None:
-        if len(_par_functions) > 4096:
-            _par_functions.clear()
-        fn = _par_functions[address] = _PAR_TYPE(address)
-    runtime.parallel_for(lambda c: fn(table, c, chunks), chunks)
-
-
-_RUN_CHUNKS = ctypes.cast(_run_chunks, ctypes.c_void_p).value
 
 
 def split_in_body(module, frame, f, kernel):
@@ -62,7 +49,7 @@ def split_in_body(module, frame, f, kernel):
         return False
     chunks = min(runtime.NUM_THREADS, outer)
     (step,) = Schedule(module, frame)._parallel(kernel, chunks, False)
-    f.line(f"call void {module.symbol(_RUN_CHUNKS, 'tj_parallel_for')}(ptr @{step.name}, ptr %table, i64 {chunks})")
+    thread_pool.emit_call(f, f"@{step.name}", "%table", chunks)
     return True
 
 
@@ -81,10 +68,11 @@ class ParallelStep:
     """Calls `name(table, c, chunks)` for every chunk c, over the threads."""
     name: str
     chunks: int
-    function: object = None
+    address: int = 0                  # once linked: the entry's address
+    code: object = None               # and the llvm.Code that holds it
 
     def run(self, table):
-        runtime.parallel_for(lambda c: self.function(table, c, self.chunks), self.chunks)
+        thread_pool.parallel_for(self.address, table, self.chunks)
 
 
 @dataclasses.dataclass
@@ -125,7 +113,7 @@ def _linked(s, code):
     if isinstance(s, SerialStep):
         return dataclasses.replace(s, function=code.function(_STEP_TYPE, s.name))
     if isinstance(s, ParallelStep):
-        return dataclasses.replace(s, function=code.function(_PAR_TYPE, s.name))
+        return dataclasses.replace(s, address=code.addresses[s.name], code=code)
     if isinstance(s, SplitStep):
         return dataclasses.replace(s, serial=_linked(s.serial, code), parallel=[_linked(t, code) for t in s.parallel])
     return s

@@ -1,0 +1,230 @@
+"""The thread pool parallel loops run on (backend/thread_pool.py): the native pool and the Python fallback
+each run every chunk exactly once, for any chunk count, from several Python threads at once, nested, and in
+a forked child; jitted parallel loops (also inside control flow and under vmap) equal the reference
+interpreter's results."""
+import ctypes
+import multiprocessing
+import threading
+
+import numpy as np
+import pytest
+
+import tracejit as tj
+import tracejit.numpy as tnp
+from tracejit import lax
+from tracejit.backend import llvm, runtime, steps, thread_pool
+from tracejit.backend.executable import Executable
+from tracejit.core.trace import eval_ir
+
+# count: table[c] += 1 and table[64 + c] = n. nested: chunk c runs `count` over 5 chunks on
+# the table from word 8 c.
+_CHUNKS_IR = """
+@tj_parallel_for = external global i8
+
+define void @count(ptr %t, i64 %c, i64 %n) nounwind {
+  %p = getelementptr i64, ptr %t, i64 %c
+  %v = load i64, ptr %p
+  %v1 = add i64 %v, 1
+  store i64 %v1, ptr %p
+  %c64 = add i64 %c, 64
+  %q = getelementptr i64, ptr %t, i64 %c64
+  store i64 %n, ptr %q
+  ret void
+}
+
+define void @nested(ptr %t, i64 %c, i64 %n) nounwind {
+  %row = mul i64 %c, 8
+  %p = getelementptr i64, ptr %t, i64 %row
+  %pool = load ptr, ptr @tj_parallel_for
+  call void %pool(ptr @count, ptr %p, i64 5)
+  ret void
+}
+"""
+
+
+@pytest.fixture(params=["native", "python"])
+def pool(request, monkeypatch):
+    """Which pool runs the chunks: the native one, or the Python one it falls back to."""
+    if request.param == "native":
+        if thread_pool.start(wait=True) is None:
+            pytest.skip("no native pool on this platform")
+    else:
+        thread_pool.start(wait=True)
+        monkeypatch.setattr(thread_pool, "_native_ok", False)
+        monkeypatch.setattr(thread_pool._cell, "value", ctypes.cast(thread_pool._run_chunks, ctypes.c_void_p).value)
+    return request.param
+
+
+def _chunk_functions():
+    """The chunk functions above (an llvm.Code: their addresses, kept mapped while it lives), calling the pool
+    in use."""
+    objects, _ = llvm.compile_objects(llvm.module_header() + _CHUNKS_IR)
+    code = llvm.load_objects(objects, ["count", "nested"], {"tj_parallel_for": thread_pool.CELL})
+    return code
+
+
+def _run_counting(address, n, rounds):
+    table = np.zeros(160, np.int64)
+    for _ in range(rounds):
+        thread_pool.parallel_for(address, table.ctypes.data, n)
+    return table
+
+
+@pytest.mark.parametrize("n", [0, 1, 2, 3, 7, 17, 64])
+def test_every_chunk_runs_once(pool, n):
+    code = _chunk_functions()
+    fns = code.addresses
+    table = _run_counting(fns["count"], n, 200)
+    np.testing.assert_array_equal(table[:64], [200] * n + [0] * (64 - n))
+    np.testing.assert_array_equal(table[64:128], [n] * n + [0] * (64 - n))
+
+
+def test_nested_loops_and_concurrent_callers(pool):
+    """A chunk that runs a parallel loop itself (the pool is busy: it runs the inner chunks), and four Python
+    threads calling at once; nothing hangs."""
+    code = _chunk_functions()
+    fns = code.addresses
+
+    def check_nested(table, n, rounds):
+        np.testing.assert_array_equal(table[: 8 * n].reshape(n, 8), [[rounds] * 5 + [0] * 3] * n)
+        np.testing.assert_array_equal(table[64: 64 + 8 * n].reshape(n, 8), [[5] * 5 + [0] * 3] * n)
+
+    check_nested(_run_counting(fns["nested"], 3, 50), 3, 50)
+    results = {}
+
+    def caller(k):
+        results[k] = _run_counting(fns["count" if k % 2 else "nested"], 3 + k, 300)
+
+    threads = [threading.Thread(target=caller, args=(k,)) for k in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=120)
+    assert not any(t.is_alive() for t in threads)
+    for k in (1, 3):
+        np.testing.assert_array_equal(results[k][:64], [300] * (3 + k) + [0] * (61 - k))
+    for k in (0, 2):
+        check_nested(results[k], 3 + k, 300)
+
+
+def _check(fun, *args):
+    """fun compiled, against eval_ir of its IR; returns the compiled result."""
+    compiled = tj.jit(fun)(*args)
+    reference = eval_ir(tj.make_ir(fun)(*args), *tj.tree_util.tree_leaves(args))
+    for a, b in zip(tj.tree_util.tree_leaves(compiled), reference, strict=True):
+        np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=1e-5, atol=1e-6)
+    return compiled
+
+
+def _elementwise(x):
+    return tnp.tanh(x) * 0.9 + 0.1
+
+
+def _body_loops(x):
+    """A scan inside a while_loop, each body holding a parallel loop (steps.split_in_body)."""
+    def scan_body(c, row):
+        c = _elementwise(c) + row[0]
+        return c, tnp.sum(c)
+
+    def while_body(s):
+        c, sums = lax.scan(scan_body, s[1], x[:4])
+        return s[0] + 1, c, s[2] + sums
+
+    return lax.while_loop(lambda s: s[0] < 3, while_body, (0, x[4], tnp.zeros(4, x.dtype)))
+
+
+@pytest.mark.parametrize("threads", [3, 5])
+def test_jitted_parallel_loops_equal_the_reference(pool, monkeypatch, threads):
+    """Every loop split (PARALLEL_NS 0) into chunk counts that do not divide the sizes: elementwise, row sums,
+    a whole sum (partial results), a fori_loop body, nested control flow, and vmapped."""
+    monkeypatch.setattr(steps, "PARALLEL_NS", 0)
+    monkeypatch.setattr(runtime, "NUM_THREADS", threads)
+    x = np.random.default_rng(0).uniform(-1, 1, (7, 1001)).astype(np.float32)
+    parallel = tj.jit(_elementwise).lower(x)._entry.executable.steps
+    assert any(isinstance(s, steps.ParallelStep) and s.chunks == threads for s in parallel)
+    _check(_elementwise, x)
+    _check(lambda m: tnp.sum(tnp.exp(m), axis=1), x)
+    _check(lambda m: tnp.sum(m * m), x[0])
+    fori = lambda v: lax.fori_loop(0, 3, lambda i, c: _elementwise(c), v)
+    assert "@tj_parallel_for" in tj.jit(fori).lower(x[0]).as_llvm()
+    _check(fori, x[0])
+    _check(_body_loops, x)
+    _check(tj.vmap(_body_loops), np.stack([x, x[::-1]]))
+
+
+def test_many_threads_call_one_jitted_function(pool, monkeypatch):
+    monkeypatch.setattr(steps, "PARALLEL_NS", 0)
+    f = tj.jit(lambda v: lax.fori_loop(0, 4, lambda i, c: _elementwise(c), v))
+    inputs = [np.full(3001, k / 10, np.float32) for k in range(6)]
+    want = [np.asarray(eval_ir(tj.make_ir(f)(v), v)[0]) for v in inputs]
+    failures = []
+
+    def caller(k):
+        for _ in range(40):
+            if not np.allclose(f(inputs[k]), want[k], rtol=1e-6):
+                failures.append(k)
+
+    threads = [threading.Thread(target=caller, args=(k,)) for k in range(6)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=120)
+    assert not any(t.is_alive() for t in threads) and failures == []
+
+
+def _in_child(queue, f, x):
+    queue.put((np.asarray(f(x)), np.asarray(tj.jit(lambda v: _elementwise(v) * 2)(x))))
+
+
+@pytest.mark.filterwarnings("ignore:os.fork:RuntimeWarning")     # (JAX's, when other tests imported it)
+def test_forked_child_runs_parallel_loops(pool, monkeypatch):
+    """A child forked after the pool ran (its threads are gone) runs compiled code and compiles new code."""
+    monkeypatch.setattr(steps, "PARALLEL_NS", 0)
+    x = np.linspace(-1, 1, 20001, dtype=np.float32)
+    f = tj.jit(lambda v: lax.fori_loop(0, 2, lambda i, c: _elementwise(c), v))
+    want = np.asarray(f(x))
+    context = multiprocessing.get_context("fork")
+    queue = context.Queue()
+    child = context.Process(target=_in_child, args=(queue, f, x))
+    child.start()
+    got, doubled = queue.get(timeout=120)
+    child.join(timeout=60)
+    assert child.exitcode == 0
+    np.testing.assert_array_equal(got, want)
+    np.testing.assert_allclose(doubled, np.asarray(_elementwise(x)) * 2, rtol=1e-5, atol=1e-6)
+
+
+def test_parallel_steps_run_in_the_fast_entry(pool, monkeypatch):
+    """On the native pool the generated entries run parallel and split steps themselves (the split chosen by
+    the run-time size); on the Python pool parallel calls take the Python driver."""
+    monkeypatch.setattr(steps, "PARALLEL_NS", 0)
+    driven, execute = [], Executable._execute
+    monkeypatch.setattr(Executable, "_execute", lambda self, *a: driven.append(1) or execute(self, *a))
+    fixed = tj.jit(_elementwise, cache=False)
+    symbolic = tj.jit(_elementwise, dynamic_dims={"x": {0: "n"}}, cache=False)
+    assert ("@tj_parallel_for" in symbolic.lower(np.ones((3, 5), np.float32)).as_llvm()) == (pool == "native")
+    for n in (1, 1001, 2, 3000):
+        x = np.linspace(-2, 2, 5 * n, dtype=np.float32).reshape(n, 5)
+        want = np.asarray(eval_ir(tj.make_ir(_elementwise)(x), x)[0])
+        for f in (fixed, symbolic):
+            np.testing.assert_allclose(f(x), want, rtol=1e-6, atol=1e-6)   # (fixed: compiles; the driver runs it)
+            driven.clear()
+            np.testing.assert_allclose(f(x), want, rtol=1e-6, atol=1e-6)
+            assert driven if pool == "python" and n == 3000 else pool == "python" or not driven
+
+
+def test_native_pool_without_polling():
+    """Workers and callers that sleep on their futexes at once (no polling) still run every chunk once and
+    wake each other."""
+    native = thread_pool.start(wait=True)
+    if native is None:
+        pytest.skip("no native pool on this platform")
+    code = _chunk_functions()
+    native.spin(0)
+    try:
+        for n in (2, 3, 17):
+            table = _run_counting(code.addresses["count"], n, 300)
+            np.testing.assert_array_equal(table[:n], 300)
+        test_nested_loops_and_concurrent_callers("native")
+    finally:
+        native.spin(thread_pool.SPIN_US)
