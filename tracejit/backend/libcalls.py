@@ -17,9 +17,9 @@ INTRINSICS = ("exp", "log", "sin", "cos", "tan", "tanh", "pow", "atan", "asin", 
 # the "vector-function-abi-variant" attribute that names its vector functions, so that the loop vectorizer
 # widens it to them (the module declares them and keeps them in @llvm.compiler.used: the attribute's
 # functions must exist when the vectorizer runs, and global DCE drops unused declarations before that).
-# specmath's functions among them (SPECIAL) branch per vector: one whose every lane is small takes the small
-# arguments' expression alone (specmath.SMALL), without the full code's exp and division.
-SPECIAL = ("erf", "erfc")
+# specmath's functions among them (SPECIAL); erf and erfc branch per vector: one whose every lane is small takes
+# the small arguments' expression alone (specmath.SMALL), without the full code's exp and division.
+SPECIAL = ("erf", "erfc", "erfcx", "ndtr")
 VARIANTS = ("expm1", "log1p", "logistic") + SPECIAL
 LIBRARY = INTRINSICS + VARIANTS
 LANES = (1, 2, 4, 8, 16)
@@ -100,9 +100,11 @@ def library_function_ir(name: str, ty: str, lanes: int) -> str:
     """An external definition of the function on `lanes`-element vectors (`vector_symbol`), for the
     library compiled once per process (vecmath.py). Two branch on whether any lane is `far`: F32_TRIG functions
     of f32 compute in f32 and call the double algorithm (an internal `..._wide` function) for a vector with a
-    lane beyond F32_TRIG_LIMIT, its value taken on those lanes; SPECIAL functions compute the small arguments'
-    expression alone for a vector with none beyond specmath.SMALL's bound, else the full definition (an internal
+    lane beyond F32_TRIG_LIMIT, its value taken on those lanes; specmath.SMALL functions compute the small
+    arguments' expression alone for a vector with none beyond its bound, else the full definition (an internal
     `..._full` function, which gives the same bits on the small lanes)."""
+    if name in SPECIAL and name not in specmath.SMALL:
+        return specmath.define(name, ty, lanes, "", "nounwind")
     if name in SPECIAL:
         f, far, y = specmath.small_path(name, ty, lanes)
         full = specmath.define(name, ty, lanes, "internal", "nounwind", suffix="_full")
