@@ -6,7 +6,8 @@ AVX-512 register instead of 8 (mathlib's f32 exp, log and log1p; f32 polynomial 
 1-4 f32 ulp; float32's lgamma, digamma and gamma compute in double and round once.
 
 Each kernel is written once against Body's instruction set and runs two ways: as LLVM text (`math_module_ir`,
-pasted into a compiled module next to mathlib's functions) and on NumPy arrays (`evaluate`, through
+pasted into a compiled module next to mathlib's functions; erf, erfc, erfcx and ndtr are instead the vector math
+library's, libcalls.SPECIAL, `define`d once per process and width) and on NumPy arrays (`evaluate`, through
 array_body.ArrayBody), which is the NumPy impl of its primitive (tracejit.primitives.special).
 
 Algorithms (polynomials: Chebyshev interpolants in 40-digit arithmetic, scripts/fit_special_math.py; the constant
