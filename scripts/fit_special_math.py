@@ -5,7 +5,7 @@ mpmath, truncated where the remaining Chebyshev coefficients sum to below the ta
 function's smallest magnitude on the interval for the double sets, 2**-31 for the float sets, which compute in
 double and round once), converted to powers of the polynomial's variable and rounded to double. A Chebyshev
 interpolant is within a small factor of the minimax polynomial of its degree; the measured errors are in the
-specmath docstring. The output is the `_POLY` table, pasted into specmath.py.
+specmath docstring. The output is the `_POLY` table, pasted into specmath_f64.py.
 """
 import mpmath as mp
 

@@ -5,9 +5,9 @@ import re
 
 import numpy as np
 import pytest
-from test_mathlib import _apply, _compiled, _llvm
+from test_mathlib import _apply, _apply_inlined, _apply_library, _compiled, _llvm
 
-from tracejit.backend import specmath
+from tracejit.backend import libcalls, specmath
 from tracejit.backend.specmath import FUNCS
 
 mp = pytest.importorskip("mpmath")
@@ -198,3 +198,47 @@ def test_loop_vectorizes(name, ty):
 def test_unknown_function():
     with pytest.raises(ValueError, match="no special function"):
         specmath.math_function_ir("exp", "double")
+
+
+@pytest.mark.parametrize("ty", ["float", "double"])
+@pytest.mark.parametrize("name", libcalls.SPECIAL)
+def test_library_functions_give_the_inlined_bits_at_every_width(name, ty):
+    """erf, erfc, erfcx and ndtr are the vector math library's (libcalls.SPECIAL), which computes erf's and
+    erfc's small arguments' expression alone for a vector with every lane below specmath.SMALL's bound: at every
+    width the bits of the inlined definition, on such vectors, on vectors with one lane at or past the bound (or
+    NaN, or infinite) wherever it is, and on wide arguments."""
+    dtype = np.float32 if ty == "float" else np.float64
+    bound = specmath.SMALL.get(name, (1.0,))[0]
+    rng = np.random.default_rng(4)
+    small = rng.uniform(-bound, bound, 16 * 64)
+    odd_ones = []
+    for i, v in enumerate([bound, -bound, np.nan, np.inf, -np.inf, 3.0, -30.0, np.nextafter(bound, 2)] * 2):
+        block = rng.uniform(-bound, bound, 16)
+        block[i] = v
+        odd_ones.append(block)
+    with np.errstate(over="ignore"):
+        x = np.concatenate([small, *odd_ones, _inputs(name, rng, 400), [np.nextafter(bound, 0), 0, -0.0]]).astype(dtype)
+    bits = f"u{np.dtype(dtype).itemsize}"
+    want = _apply_inlined(name, ty, x, library=specmath).view(bits)
+    for lanes in libcalls.LANES:
+        np.testing.assert_array_equal(_apply_library(name, ty, lanes, x).view(bits), want, err_msg=(name, ty, lanes))
+
+
+@pytest.mark.parametrize("ty", ["float", "double"])
+@pytest.mark.parametrize("name", libcalls.SPECIAL)
+def test_loops_call_the_library_function(name, ty):
+    """A compiled loop calls the library's special functions by name, widened to its full-width vector function,
+    and the module defines none of their code."""
+    import tracejit as tj
+    from tracejit.backend import llvm
+    from tracejit.scipy import special
+    fn, dtype = getattr(special, name), np.float32 if ty == "float" else np.float64
+    x = np.linspace(-3.0, 3.0, 10_000, dtype=dtype)
+    chain = tj.jit(lambda x: fn(fn(x) * 0.5 + 0.25))
+    inner = _SCIPY[name](x.astype(np.float64)).astype(dtype) * dtype(0.5) + dtype(0.25)
+    ref = _SCIPY[name](inner.astype(np.float64))
+    np.testing.assert_allclose(chain(x), ref, rtol=4 * np.finfo(dtype).eps, atol=4 * np.finfo(dtype).eps)
+    text = chain.lower(x).as_llvm()
+    lanes = llvm.vector_bytes() // np.dtype(dtype).itemsize
+    assert re.search(rf"call <{lanes} x {ty}> @tj_{name}_{ty}_v{lanes}\(", text), name
+    assert not re.search(rf"^define .*@tj_{name}_", text, re.MULTILINE)

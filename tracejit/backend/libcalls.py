@@ -5,6 +5,7 @@ after the pass pipeline.
 """
 import re
 
+from . import specmath
 from .mathlib import BINARY, F32_TRIG, F32_TRIG_LIMIT, define, kernel, vector_symbol
 from .mathlib_body import Body
 
@@ -16,7 +17,10 @@ INTRINSICS = ("exp", "log", "sin", "cos", "tan", "tanh", "pow", "atan", "asin", 
 # the "vector-function-abi-variant" attribute that names its vector functions, so that the loop vectorizer
 # widens it to them (the module declares them and keeps them in @llvm.compiler.used: the attribute's
 # functions must exist when the vectorizer runs, and global DCE drops unused declarations before that).
-VARIANTS = ("expm1", "log1p", "logistic")
+# specmath's functions among them (SPECIAL); erf and erfc branch per vector: one whose every lane is small takes
+# the small arguments' expression alone (specmath.SMALL), without the full code's exp and division.
+SPECIAL = ("erf", "erfc", "erfcx", "ndtr")
+VARIANTS = ("expm1", "log1p", "logistic") + SPECIAL
 LIBRARY = INTRINSICS + VARIANTS
 LANES = (1, 2, 4, 8, 16)
 _INTRINSIC = re.compile(r"@llvm\.(" + "|".join(INTRINSICS) + r")\.(?:v(\d+))?f(32|64)\b")
@@ -94,17 +98,37 @@ def _variant_calls(text):
 
 def library_function_ir(name: str, ty: str, lanes: int) -> str:
     """An external definition of the function on `lanes`-element vectors (`vector_symbol`), for the
-    library compiled once per process (vecmath.py). F32_TRIG functions of f32 compute in f32 and call the
-    double algorithm (an internal `..._wide` function) only for a vector with a lane beyond F32_TRIG_LIMIT."""
+    library compiled once per process (vecmath.py). Two branch on whether any lane is `far`: F32_TRIG functions
+    of f32 compute in f32 and call the double algorithm (an internal `..._wide` function) for a vector with a
+    lane beyond F32_TRIG_LIMIT, its value taken on those lanes; specmath.SMALL functions compute the small
+    arguments' expression alone for a vector with none beyond its bound, else the full definition (an internal
+    `..._full` function, which gives the same bits on the small lanes)."""
+    if name in SPECIAL and name not in specmath.SMALL:
+        return specmath.define(name, ty, lanes, "", "nounwind")
+    if name in SPECIAL:
+        f, far, y = specmath.small_path(name, ty, lanes)
+        full = specmath.define(name, ty, lanes, "internal", "nounwind", suffix="_full")
+        return full + _branch_on_far(name, ty, f, far, y, "_full", select=False)
     if not (ty == "float" and name in F32_TRIG):
         return define(name, ty, lanes, "", "nounwind")
-    symbol, vty = vector_symbol(name, ty, lanes), ty if lanes == 1 else f"<{lanes} x {ty}>"
     f = Body("float", lanes)
     y = kernel(name)(f, "%x", "float")
     far = f.cmp("ugt", f.abs("%x"), F32_TRIG_LIMIT)    # beyond the limit, infinite or NaN
-    anyfar = far if lanes == 1 else f._emit(f"call i1 @llvm.vector.reduce.or.v{lanes}i1({f.bty} {far})")
-    body = "\n".join(f.lines)
-    return (define(name, ty, lanes, "internal", "nounwind", wide=True) +
-            f"define {vty} {symbol}({vty} %x) nounwind {{\n{body}\n  br i1 {anyfar}, label %far, label %near\n"
-            f"near:\n  ret {vty} {y}\nfar:\n  %w = call {vty} {symbol}_wide({vty} %x)\n"
-            f"  %r = select {f.bty} {far}, {vty} %w, {vty} {y}\n  ret {vty} %r\n}}\n")
+    wide = define(name, ty, lanes, "internal", "nounwind", wide=True)
+    return wide + _branch_on_far(name, ty, f, far, y, "_wide", select=True)
+
+
+def _branch_on_far(name, ty, f, far, y, suffix, select):
+    """The function's definition from f's lines, which compute far and y, the function's value on the near
+    lanes: the lines up to far's before a branch on whether any lane is far, the rest on the near path, which
+    returns y; the far path returns the internal function `<symbol><suffix>`'s value (on the far lanes only if
+    select, else on all)."""
+    symbol, vty = vector_symbol(name, ty, f.lanes), f.vty
+    split = [line.split(" = ")[0].strip() for line in f.lines].index(far) + 1
+    entry, near = ("".join(line + "\n" for line in lines) for lines in (f.lines[:split], f.lines[split:]))
+    anyfar = far if f.lanes == 1 else "%anyfar"
+    reduce = "" if f.lanes == 1 else f"  %anyfar = call i1 @llvm.vector.reduce.or.v{f.lanes}i1({f.bty} {far})\n"
+    result = f"  %r = select {f.bty} {far}, {vty} %w, {vty} {y}\n  ret {vty} %r" if select else f"  ret {vty} %w"
+    return (f"define {vty} {symbol}({vty} %x) nounwind {{\n{entry}{reduce}  br i1 {anyfar}, label %far, "
+            f"label %near\nnear:\n{near}  ret {vty} {y}\nfar:\n  %w = call {vty} {symbol}{suffix}({vty} %x)\n"
+            f"{result}\n}}\n")

@@ -6,7 +6,8 @@ AVX-512 register instead of 8 (mathlib's f32 exp, log and log1p; f32 polynomial 
 1-4 f32 ulp; float32's lgamma, digamma and gamma compute in double and round once.
 
 Each kernel is written once against Body's instruction set and runs two ways: as LLVM text (`math_module_ir`,
-pasted into a compiled module next to mathlib's functions) and on NumPy arrays (`evaluate`, through
+pasted into a compiled module next to mathlib's functions; erf, erfc, erfcx and ndtr are instead the vector math
+library's, libcalls.SPECIAL, `define`d once per process and width) and on NumPy arrays (`evaluate`, through
 array_body.ArrayBody), which is the NumPy impl of its primitive (tracejit.primitives.special).
 
 Algorithms (polynomials: Chebyshev interpolants in 40-digit arithmetic, scripts/fit_special_math.py; the constant
@@ -78,13 +79,14 @@ beyond, ndtri(0) = -inf, ndtri(1) = inf, lgamma = inf at 0 and the negative inte
 import numpy as np
 
 from .array_body import ArrayBody
-from .mathlib import kernel
+from .mathlib import kernel, vector_symbol
 from .mathlib_body import Body
 from .specmath_f32 import ERFINV_PIECES as _ERFINV_PIECES
 from .specmath_f32 import ESTRIN as _ESTRIN
 from .specmath_f32 import POLY as _POLY_F32
 from .specmath_f32 import estrin as _estrin
 from .specmath_f32 import split as _split
+from .specmath_f64 import _CONSTANT_LO, _POLY, _PSI_NEGATIVE_ROOT, _PSI_ROOT, _TAIL_V
 
 FUNCS = ("erf", "erfc", "erfcx", "erf_inv", "ndtr", "ndtri", "log_ndtr", "lgamma", "digamma", "gamma")
 # computed in f32 arithmetic for float32 (16 lanes per zmm register); the others in double, rounded once
@@ -105,11 +107,11 @@ _STIRLING_X = 8.0
 class _Body(Body):
     """Body plus mathlib's functions, inlined, computing in ty (float: mathlib's f32 exp, log and log1p)."""
 
-    def __init__(self, ty="double"):
-        super().__init__(ty)
+    def __init__(self, ty="double", lanes=1):
+        super().__init__(ty, lanes)
 
     def either(self, c1, c2):
-        return self._emit(f"or i1 {c1}, {c2}")
+        return self._emit(f"or {self.bty} {c1}, {c2}")
 
     def exp(self, x, lo=None):
         return kernel("exp")(self, x, self.ty, lo)
@@ -213,6 +215,15 @@ def _erf_small(f, x, prec):
     return _odd(f, x, "erf", prec)
 
 
+def _erfc_small(f, x, prec):
+    return f.sub(1.0, _erf_small(f, x, prec))
+
+
+# (bound, kernel): below |x| = bound the function is kernel(f, x, prec), which the vector math library's
+# definition computes alone for a vector with every lane there (`small_path`)
+SMALL = {"erf": (1.0, _erf_small), "erfc": (0.5, _erfc_small)}
+
+
 def _erfc_positive(f, a, prec):
     return f.mul(_gauss(f, a, 1.0), _erfcx_positive(f, a, prec))
 
@@ -222,7 +233,7 @@ def _erf(f, x, prec):
         return _erf_float(f, x)
     a = f.abs(x)
     big = f.call("copysign", f.sub(1.0, _erfc_positive(f, a, prec)), x)
-    return f.sel(f.cmp("olt", a, 1.0), _erf_small(f, x, prec), big)
+    return f.sel(f.cmp("olt", a, SMALL["erf"][0]), _erf_small(f, x, prec), big)
 
 
 def _erf_float(f, x):
@@ -231,14 +242,14 @@ def _erf_float(f, x):
     a = f.abs(x)
     t = f.sub(f.sel(f.cmp("ult", a, 4.0), a, 4.0), 2.5)             # NaN stays NaN
     big = f.call("copysign", _poly(f, t, "erf_big", "float"), x)
-    return f.sel(f.cmp("olt", a, 1.0), _erf_small(f, x, "float"), big)
+    return f.sel(f.cmp("olt", a, SMALL["erf"][0]), _erf_small(f, x, "float"), big)
 
 
 def _erfc(f, x, prec):
     a = f.abs(x)
     e = _erfc_positive(f, a, prec)
     big = f.sel(f.cmp("olt", x, 0.0), f.sub(2.0, e), e)
-    return f.sel(f.cmp("olt", a, 0.5), f.sub(1.0, _erf_small(f, x, prec)), big)
+    return f.sel(f.cmp("olt", a, SMALL["erfc"][0]), _erfc_small(f, x, prec), big)
 
 
 def _erfcx(f, x, prec):
@@ -434,13 +445,33 @@ def math_symbol(name, ty):
 
 
 def math_function_ir(name: str, ty: str) -> str:
-    """Definition of ``@tj_<name>_<ty>``, ``ty (ty)`` for ty float or double."""
-    if name not in FUNCS or ty not in ("float", "double"):
-        raise ValueError(f"no special function {name!r} for type {ty!r}")
-    f = _Body(ty if name in NATIVE_F32 else "double")
+    """Definition of ``@tj_<name>_<ty>``, ``ty (ty)`` for ty float or double, internal and always inlined."""
+    return define(name, ty, 1, "internal", "alwaysinline nounwind")
+
+
+def define(name, ty, lanes, linkage, attributes, suffix=""):
+    """The definition of the function on `lanes`-element vectors (mathlib.vector_symbol, + suffix)."""
+    f = _body(name, ty, lanes)
     f.ret(_KERNELS[name](f, f.ext("%x", ty), ty), ty)
     body = "\n".join(f.lines)
-    return f"define internal {ty} {math_symbol(name, ty)}({ty} %x) alwaysinline nounwind {{\n{body}\n}}\n"
+    return (f"define {linkage + ' ' if linkage else ''}{f._vec(ty)} {vector_symbol(name, ty, lanes)}{suffix}"
+            f"({f._vec(ty)} %x) {attributes} {{\n{body}\n}}\n")
+
+
+def small_path(name, ty, lanes):
+    """(f, far, y) for a SMALL function on `lanes`-element vectors %x of ty: f's lines first compute far, the
+    lanes at or beyond its bound (or NaN), then y, the function's value on the others (in ty: the SMALL
+    functions compute in ty)."""
+    f = _body(name, ty, lanes)
+    bound, small = SMALL[name]
+    far = f.cmp("uge", f.abs("%x"), bound)
+    return f, far, small(f, "%x", ty)
+
+
+def _body(name, ty, lanes):
+    if name not in FUNCS or ty not in ("float", "double"):
+        raise ValueError(f"no special function {name!r} for type {ty!r}")
+    return _Body(ty if name in NATIVE_F32 else "double", lanes)
 
 
 def math_module_ir(needed) -> str:
@@ -458,36 +489,5 @@ def evaluate(name, x):
         return out.astype(x.dtype if prec == "double" else np.float32).astype(x.dtype)
 
 
-_TAIL_V = (0.5730596678405301, -0.8949831137361044)
-_PSI_ROOT = (1.4616321449683622, 9.549995429965697e-17)
-_PSI_NEGATIVE_ROOT = (-0.5040830082644554, -8.15428206243813e-18)
-_POLY = {
-    ('erfcx_low', 'double'): (1.8727183681541615, -2.392788914024525, 2.389848145540497, -1.8967512419429946, 1.1935987447526482, -0.5818202334554211, 0.20612173737298378, -0.0433644612143613, -0.0006291082987416829, 0.003558247304963051, -0.0007291801085958362, -0.00018618617170863957, 9.169800788966708e-05, 9.287055712164275e-06, -9.658515956786616e-06, -6.802957654972654e-07, 9.180377605545938e-07, 8.358321761676525e-08),
-    ('erfcx_high', 'double'): (0.7496675362383002, 0.4861306494112824, 0.29752716047409544, 0.1708999099008316, 0.09145440878009962, 0.04514108215031498, 0.020257927867026113, 0.008082037884794226, 0.0027547648083722496, 0.0007349206858803068, 0.00011191704359849612, -1.8637551879362154e-05, -1.983867968320811e-05, -6.301679088521182e-06, -1.4487701625242232e-07, 7.405703927778845e-07, 2.53676265039358e-07),
-    ('erf', 'double'): (1.1283791670955126, -0.3761263890318375, 0.11283791670954882, -0.026866170645077334, 0.005223977624823223, -0.0008548326981129666, 0.00012055331122299266, -1.4925595519506043e-05, 1.6461004480962034e-06, -1.6350354461959655e-07, 1.4660051998394848e-08, -1.1373902296430911e-09, 5.958930743134941e-11),
-    ('lgamma', 'double'): (0.42278433509846713, 0.32246703342411326, -0.06735230105319814, 0.020580808427780335, -0.007385551028668096, 0.002890510331036772, -0.0011927539120033873, 0.0005096695153484373, -0.00022315475069647703, 9.945767440096764e-05, -4.492635166770342e-05, 2.0505584372896933e-05, -9.438454884054723e-06, 4.3847319318293745e-06, -2.044935323180052e-06, 9.199898075671394e-07, -4.303234692956732e-07, 2.7880013392491846e-07, -1.341570273460026e-07),
-    ('lgamma_stirling', 'double'): (0.08333333333333333, -0.0027777777777740443, 0.0007936507897939822, -0.0005952365958109722, 0.0008414714760941705, -0.0018904619118929264, 0.005067585376254391),
-    ('digamma', 'double'): (0.9510558760318328, -0.4236274212814606, 0.24054248424078736, -0.14840492305388006, 0.09498872445282817, -0.06192213327556183, 0.040760833944741226, -0.02697579665686472, 0.01790724819228875, -0.011908220169786002, 0.007927024136843637, -0.0052799364178857415, 0.0035180792717028125, -0.0023455016279107115, 0.0015635739915515125, -0.0010364227247828023, 0.0006899428514219089, -0.00048606417050412354, 0.00032689316473621455, -0.00014460384609240088, 9.158816882117e-05, -0.00017837342400462423, 0.00012241591000024265),
-    ('digamma_negative', 'double'): (8.939798558792134, -0.8093454625306455, 32.258572064915185, -2.761011648815636, 128.2734234317551, -14.706721700937878, 513.2704620909421, -75.37702229193476, 2055.53615473363, -368.57119422834353, 8234.54008363221, -1744.7028271891172, 33019.11318855419, -7910.339340666558, 130190.38918559656, -44320.72062580498, 636991.98883806),
-    ('digamma_asymptotic', 'double'): (0.08333333333333333, -0.00833333333327954, 0.003968253912624483, -0.004166645005361361, 0.007571712041586477, -0.020699259230308006, 0.06364857526115877),
-    ('erfinv', 'double'): (0.886226925452758, 0.23201366653465938, 0.12755617530434396, 0.08655212936839432, 0.06495961106449397, 0.051731492171509304, 0.04283245246052014, 0.0365244681104025, 0.031133354835717303, 0.03165882444003925, 0.00820249475773339, 0.07403388841427054, -0.07688796265772653, 0.11364410456260272),
-    ('sin_pi', 'double'): (3.141592653589793, -5.167712780049969, 2.5501640398773007, -0.599264529318946, 0.08214588657312355, -0.007370430506093225, 0.00046629981702308817, -2.1903499125519212e-05, 7.697847275590284e-07),
-    ('cos_pi', 'double'): (1.0, -4.934802200544676, 4.058712126416498, -1.335262768843456, 0.23533063012967062, -0.02580688873817758, 0.001929556278037417, -0.00010456656706174584, 4.149578027057121e-06),
-    ('erfinv_tail', 'double'): (4.540701673880678, 8.535873624807062, 7.221028356959762, 4.1592963748346925, 1.9005910212167816, 0.618765483118478, 0.18691406496002794, 0.055981743003228404, -0.0007593675900786883, 0.007769336622889877, 0.0027792330343317465, -0.003756629034544668, 0.00022178374208711165, 0.0006104705999794447),
-}
-_CONSTANT_LO = {
-    ('erfcx_low', 'double'): 8.67530448194638e-17,
-    ('erfcx_high', 'double'): 2.0060318818424215e-17,
-    ('erf', 'double'): 1.5207210398176748e-17,
-    ('lgamma', 'double'): 4.999061170103932e-18,
-    ('lgamma_stirling', 'double'): 4.034508597085011e-18,
-    ('digamma', 'double'): 4.290946604783118e-17,
-    ('digamma_negative', 'double'): 4.858631990302878e-16,
-    ('digamma_asymptotic', 'double'): -3.8881659376417105e-18,
-    ('erfinv', 'double'): -4.147045105575849e-17,
-    ('sin_pi', 'double'): 1.2181518125090214e-16,
-    ('cos_pi', 'double'): -3.916545694188211e-18,
-    ('erfinv_tail', 'double'): -2.309772226417984e-16,
-}
 _POLY.update({(name, "float"): coefs for name, coefs in _POLY_F32.items()})
 _CONSTANT_LO.update({(name, "float"): 0.0 for name in _POLY_F32})     # in the constant term
