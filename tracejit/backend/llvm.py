@@ -21,8 +21,8 @@ dead is disposed (its memory unmapped) at the next load, under the lock, never i
 running call holds its ctypes function, so code is never freed while any thread executes it. A dead
 module's memory (about 10 KiB and its code) waits for the rest of its group.
 
-llvmlite is imported on the first call that needs it, not with tracejit: the primitives' lowering rules
-and the NumPy reference interpreter (eval_ir) work without it."""
+llvmlite is imported by `load`, which the tracejit package calls at its import (as JAX loads its compiler), not
+by this module: the primitives' lowering rules and the NumPy reference interpreter (eval_ir) work without it."""
 import concurrent.futures
 import ctypes
 import functools
@@ -41,8 +41,14 @@ _lock = threading.RLock()
 @functools.cache
 def _llvmlite():
     """The llvmlite package, its binding loaded."""
-    import llvmlite.binding  # here, on first use: importing tracejit must not need llvmlite (see above)
+    import llvmlite.binding  # here, not at the top: the backend must import without llvmlite (see above)
     return llvmlite
+
+
+def load():
+    """Load LLVM and make the host's target machine now (about 18 ms, most of it loading llvmlite's library),
+    so that the first compile does not; raises ImportError without llvmlite."""
+    _machine()
 
 
 def versions():
