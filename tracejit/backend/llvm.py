@@ -110,6 +110,21 @@ def _pass_builder(tm):
     return llvm.create_pass_builder(tm, pto)
 
 
+_library_listeners = []    # called with the library functions that a module calls, once its passes have run
+
+
+def on_library_calls(listener):
+    """Call listener(functions) with the vector math library's functions ((name, type, lanes)) that a module
+    calls, as soon as the pass pipeline has found them and before its code is emitted (vecmath.py starts
+    compiling those it lacks, alongside the emission)."""
+    _library_listeners.append(listener)
+
+
+def _found(library):
+    for listener in _library_listeners if library else ():
+        listener(library)
+
+
 def optimize(text):
     """Parse and optimise LLVM IR text, its math intrinsics then calling the vector math library; returns the
     llvmlite module and the library functions it calls ((name, type, lanes), libcalls.library_calls)."""
@@ -164,6 +179,7 @@ def compile_objects(text, alone=False):
             obj, library = _compile_alone(text)
             return [obj], library
         mod, library = optimize(text)
+        _found(library)
         return [emit_object(mod)], library
     _machine()
     with concurrent.futures.ThreadPoolExecutor(len(parts)) as pool:    # raises a part's error here
@@ -183,6 +199,7 @@ def _compile_alone(text):
     pb = _pass_builder(tm)
     run_passes(pb.getModulePassManager(), mod, pb)
     mod, library = _calling_library(mod, text, context)
+    _found(library)     # before the emission: the library compiles alongside
     with ffi.OutputString() as error:
         buffer = emit(tm, mod, 1, error)
         if not buffer:
