@@ -1,6 +1,7 @@
 """What a process's first call pays: LLVM loads with tracejit (not on the first call), while the primitives and
 the reference interpreter still import and run without llvmlite (tests/test_backend.py runs them with it
 hidden)."""
+import concurrent.futures
 import subprocess
 import sys
 
@@ -9,7 +10,7 @@ import pytest
 
 import tracejit as tj
 import tracejit.numpy as tnp
-from tracejit.backend import vecmath
+from tracejit.backend import llvm, runtime, vecmath
 
 LOADED = """
 import sys
@@ -43,3 +44,25 @@ def test_the_library_compiles_what_the_module_calls_and_no_more(shape, monkeypat
     assert {name for name, _, _ in library} == {"exp"}
     assert (1 in {lanes for _, _, lanes in library}) == (len(shape) == 1)
     assert set(vecmath._addresses) == library and not vecmath._pending
+
+
+def test_a_module_is_split_over_the_cores_other_compiles_leave(monkeypatch):
+    """A module above PARALLEL_TEXT compiles in parts on the free cores: none is free while the library's
+    functions compile on the other (the first call of a process), so it compiles whole then."""
+    def attention(q, k, v):
+        s = tnp.matmul(q, tnp.swapaxes(k, -1, -2)) * 0.125
+        e = tnp.exp(s - tnp.max(s, axis=-1, keepdims=True))
+        return tnp.matmul(e / tnp.sum(e, axis=-1, keepdims=True), v)
+    q, k, v = (np.full((2, 32, 8), s, np.float32) for s in (0.5, 0.25, 1.0))
+    text = tj.jit(attention).lower(q, k, v)._entry.executable.llvm_text
+    assert len(text) > llvm.PARALLEL_TEXT
+    monkeypatch.setattr(runtime, "NUM_THREADS", 2)
+    split = llvm.split_module
+    threads = []
+    monkeypatch.setattr(llvm, "split_module", lambda text, n: threads.append(n) or split(text, n))
+    library = concurrent.futures.Future()
+    llvm.compiling_elsewhere(library)
+    whole, _ = llvm.compile_objects(text)
+    library.set_result(None)
+    parts, _ = llvm.compile_objects(text)
+    assert threads == [2] and len(whole) == 1 and len(parts) == len(split(text, 2)) > 1

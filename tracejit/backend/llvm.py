@@ -26,16 +26,23 @@ by this module: the primitives' lowering rules and the NumPy reference interpret
 import concurrent.futures
 import ctypes
 import functools
+import os
 import re
 import threading
 import weakref
 
 from . import libcalls, runtime
 
-PARALLEL_TEXT = 12_000    # module text (characters) above which the module is compiled in parts
+# Module text (characters) above which the module is compiled in parts, when two cores or more are free: the
+# parts cost about 1.5 ms more CPU than the whole, which a second core more than pays back (first calls of
+# softmax rows and attention, 5.7K and 9.9K characters, 24 -> 17 and 48 -> 37 ms on 2 cores).
+PARALLEL_TEXT = 4_000
 ENGINE_GROUP = 8          # modules linked into one engine (disposed once all are dead)
 
 _lock = threading.RLock()
+_elsewhere = set()  # futures of compiles running or queued on other threads (`compiling_elsewhere`)
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_elsewhere.clear)   # the threads running them are not in the child
 
 
 @functools.cache
@@ -167,13 +174,23 @@ def _unlocked_calls():
     return _unlocked("LLVMPY_RunNewModulePassManager"), _unlocked("LLVMPY_TargetMachineEmitToMemory")
 
 
+def compiling_elsewhere(future):
+    """Count a compile started on another thread (vecmath.py's) until its future is done: a module compiled
+    meanwhile takes only the cores left (on 2 cores, splitting the first call's module beside the library's
+    exp took 20 -> 23 ms)."""
+    _elsewhere.add(future)
+    future.add_done_callback(_elsewhere.discard)
+
+
 def compile_objects(text, alone=False):
     """(Object code for a module's text, the vector math library's functions it calls as a set of (name,
-    type, lanes)): one object, or one per part when the module is large, the parts compiled at once on
-    runtime.NUM_THREADS threads. alone: compile it in an LLVM context of its own, outside llvmlite's lock
-    (about 1 ms more), so that threads compiling several modules at once run in parallel."""
+    type, lanes)): one object, or one per part when the module is large, the parts compiled at once on the
+    runtime.NUM_THREADS threads that other compiles leave. alone: compile it in an LLVM context of its own,
+    outside llvmlite's lock (about 1 ms more), so that threads compiling several modules at once run in
+    parallel."""
     parallel = all(_unlocked_calls())
-    parts = split_module(text, runtime.NUM_THREADS) if len(text) > PARALLEL_TEXT and parallel else [text]
+    threads = runtime.NUM_THREADS - len(_elsewhere)
+    parts = split_module(text, threads) if len(text) > PARALLEL_TEXT and parallel and threads > 1 else [text]
     if len(parts) == 1:
         if alone and parallel:
             obj, library = _compile_alone(text)

@@ -45,6 +45,7 @@ def _start(functions):
     with _pending_lock:
         for f in sorted(set(functions) - _addresses.keys() - _pending.keys()):
             _pending[f] = _pool().submit(_object_code, f, None, True)
+            llvm.compiling_elsewhere(_pending[f])
 
 
 llvm.on_library_calls(_start)
