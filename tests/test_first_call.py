@@ -53,7 +53,7 @@ def test_a_module_is_split_over_the_cores_other_compiles_leave(monkeypatch):
         s = tnp.matmul(q, tnp.swapaxes(k, -1, -2)) * 0.125
         e = tnp.exp(s - tnp.max(s, axis=-1, keepdims=True))
         return tnp.matmul(e / tnp.sum(e, axis=-1, keepdims=True), v)
-    q, k, v = (np.full((2, 32, 8), s, np.float32) for s in (0.5, 0.25, 1.0))
+    q, k, v = (np.full((8, 512, 64), s, np.float32) for s in (0.5, 0.25, 1.0))
     text = tj.jit(attention).lower(q, k, v)._entry.executable.llvm_text
     assert len(text) > llvm.PARALLEL_TEXT
     monkeypatch.setattr(runtime, "NUM_THREADS", 2)

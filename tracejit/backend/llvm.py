@@ -241,7 +241,7 @@ def split_module(text, n):
     of the entry points of other parts that it calls, and the module's header, globals and metadata. Parts
     that call other parts come last: the engine binds a call to the latest definition of its name when the
     object is added, and every module names its entry points alike, so the callee's part must be added first
-    (load_objects keeps this order)."""
+    (load_objects keeps this order). The text itself when only one part would not call others."""
     chunks = re.split(r"\n(?=define )", text)
     prelude, functions, trailer = chunks[0], {}, []
     for chunk in chunks[1:]:
@@ -278,7 +278,9 @@ def split_module(text, n):
         called = set(_REFERENCE.findall(body))
         declares = [_declaration(name, functions[name]) for name in entries if name in called and name not in defined]
         (callers if declares else parts).append("\n".join([prelude, *declares, body, *trailer]))
-    return parts + callers
+    # One part and its callers' (a kernel and its fast entry) are no split worth two parts' fixed costs: the
+    # 10-op chain's first call took 9 -> 15 ms so.
+    return parts + callers if len(parts) > 1 else [text]
 
 
 def _declaration(name, function):
