@@ -33,11 +33,11 @@ import weakref
 
 from . import libcalls, runtime
 
-# Module text (characters) above which the module is compiled in parts, when two cores or more are free: the
-# parts cost 1.5-2 ms more CPU than the whole (each part's fixed cost; a fast entry alone took 4.8 ms), which
-# a free second core more than pays back (first calls of softmax rows and attention, 5.7K and 9.9K characters:
-# 24 -> 17 and 48 -> 37 ms on 2 idle cores; on cores busy with other processes, the parts cost that CPU more).
-PARALLEL_TEXT = 4_000
+# Module text (characters) above which the module is compiled in parts, when two cores or more are free (was
+# 12 000): the parts cost 1.5-2 ms more CPU than the whole (each part's fixed cost), which a free second core
+# pays back on attention's 9.9K characters (first call 42 -> 37 ms, best of 4 on 2 cores) but not on
+# softmax rows' 5.7K (23 -> 32 ms), on a machine shared with other processes.
+PARALLEL_TEXT = 8_000
 ENGINE_GROUP = 8          # modules linked into one engine (disposed once all are dead)
 
 _lock = threading.RLock()
