@@ -10,10 +10,13 @@
 
 help(tj.jit) explains compilation and its cache; the README, the examples.
 """
+import contextlib
+
 from . import ad_checkpoint, debug, lax, nn, numpy, random, test_util, tree, tree_util
 from ._config import config
 from .ad_checkpoint import checkpoint, checkpoint_policies, remat
 from .api import eval_shape, jit, make_ir
+from .backend import llvm as _llvm
 from .batching import vmap
 from .core.api_util import ShapeDtypeStruct
 from .core.errors import ConcretizationError, EscapedTracerError, ShapeError
@@ -35,6 +38,11 @@ from .nn import initializers as _initializers
 from .nn import stop_gradient
 
 make_jaxpr = make_ir
+
+# The compiler loads with tracejit, as JAX's does, not on the first call (about 18 ms). Without llvmlite,
+# tracing and the interpreter work, and compiling raises the ImportError.
+with contextlib.suppress(ImportError):
+    _llvm.load()
 
 
 __version__ = "0.1.0"

@@ -17,7 +17,8 @@ inlines the calls the passes keep whole):
 rules.py is the interface the primitives' lowering rules are written against; mathlib.py (the vector math
 library, compiled once per process by vecmath.py), fft_kernels.py (the FFT's passes, likewise), blas.py,
 thread_pool.py (the native thread pool parallel loops run on, likewise) and runtime.py are what the generated
-code calls. Importing the backend does not import llvmlite: compiling does (llvm.py).
+code calls. The backend's modules import without llvmlite: llvm.load imports it, called by the tracejit package
+at its import (skipped without llvmlite; compiling then raises).
 """
 import time
 

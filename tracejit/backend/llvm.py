@@ -21,28 +21,42 @@ dead is disposed (its memory unmapped) at the next load, under the lock, never i
 running call holds its ctypes function, so code is never freed while any thread executes it. A dead
 module's memory (about 10 KiB and its code) waits for the rest of its group.
 
-llvmlite is imported on the first call that needs it, not with tracejit: the primitives' lowering rules
-and the NumPy reference interpreter (eval_ir) work without it."""
+llvmlite is imported by `load`, which the tracejit package calls at its import (as JAX loads its compiler), not
+by this module: the primitives' lowering rules and the NumPy reference interpreter (eval_ir) work without it."""
 import concurrent.futures
 import ctypes
 import functools
+import os
 import re
 import threading
 import weakref
 
 from . import libcalls, runtime
 
-PARALLEL_TEXT = 12_000    # module text (characters) above which the module is compiled in parts
+# Module text (characters) above which the module is compiled in parts, when two cores or more are free (was
+# 12 000): the parts cost 1.5-2 ms more CPU than the whole (each part's fixed cost), which a free second core
+# pays back on attention's 9.9K characters (first call 42 -> 37 ms, best of 4 on 2 cores) but not on
+# softmax rows' 5.7K (23 -> 32 ms), on a machine shared with other processes.
+PARALLEL_TEXT = 8_000
 ENGINE_GROUP = 8          # modules linked into one engine (disposed once all are dead)
 
 _lock = threading.RLock()
+_elsewhere = set()  # futures of compiles running or queued on other threads (`compiling_elsewhere`)
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_elsewhere.clear)   # the threads running them are not in the child
 
 
 @functools.cache
 def _llvmlite():
     """The llvmlite package, its binding loaded."""
-    import llvmlite.binding  # here, on first use: importing tracejit must not need llvmlite (see above)
+    import llvmlite.binding  # here, not at the top: the backend must import without llvmlite (see above)
     return llvmlite
+
+
+def load():
+    """Load LLVM and make the host's target machine now (about 18 ms, most of it loading llvmlite's library),
+    so that the first compile does not; raises ImportError without llvmlite."""
+    _machine()
 
 
 def versions():
@@ -104,6 +118,21 @@ def _pass_builder(tm):
     return llvm.create_pass_builder(tm, pto)
 
 
+_library_listeners = []    # called with the library functions that a module calls, once its passes have run
+
+
+def on_library_calls(listener):
+    """Call listener(functions) with the vector math library's functions ((name, type, lanes)) that a module
+    calls, as soon as the pass pipeline has found them and before its code is emitted (vecmath.py starts
+    compiling those it lacks, alongside the emission)."""
+    _library_listeners.append(listener)
+
+
+def _found(library):
+    for listener in _library_listeners if library else ():
+        listener(library)
+
+
 def optimize(text):
     """Parse and optimise LLVM IR text, its math intrinsics then calling the vector math library; returns the
     llvmlite module and the library functions it calls ((name, type, lanes), libcalls.library_calls)."""
@@ -146,18 +175,29 @@ def _unlocked_calls():
     return _unlocked("LLVMPY_RunNewModulePassManager"), _unlocked("LLVMPY_TargetMachineEmitToMemory")
 
 
+def compiling_elsewhere(future):
+    """Count a compile started on another thread (vecmath.py's) until its future is done: a module compiled
+    meanwhile takes only the cores left (on 2 cores, splitting the first call's module beside the library's
+    exp took 20 -> 23 ms)."""
+    _elsewhere.add(future)
+    future.add_done_callback(_elsewhere.discard)
+
+
 def compile_objects(text, alone=False):
     """(Object code for a module's text, the vector math library's functions it calls as a set of (name,
-    type, lanes)): one object, or one per part when the module is large, the parts compiled at once on
-    runtime.NUM_THREADS threads. alone: compile it in an LLVM context of its own, outside llvmlite's lock
-    (about 1 ms more), so that threads compiling several modules at once run in parallel."""
+    type, lanes)): one object, or one per part when the module is large, the parts compiled at once on the
+    runtime.NUM_THREADS threads that other compiles leave. alone: compile it in an LLVM context of its own,
+    outside llvmlite's lock (about 1 ms more), so that threads compiling several modules at once run in
+    parallel."""
     parallel = all(_unlocked_calls())
-    parts = split_module(text, runtime.NUM_THREADS) if len(text) > PARALLEL_TEXT and parallel else [text]
+    threads = runtime.NUM_THREADS - len(_elsewhere)
+    parts = split_module(text, threads) if len(text) > PARALLEL_TEXT and parallel and threads > 1 else [text]
     if len(parts) == 1:
         if alone and parallel:
             obj, library = _compile_alone(text)
             return [obj], library
         mod, library = optimize(text)
+        _found(library)
         return [emit_object(mod)], library
     _machine()
     with concurrent.futures.ThreadPoolExecutor(len(parts)) as pool:    # raises a part's error here
@@ -177,6 +217,7 @@ def _compile_alone(text):
     pb = _pass_builder(tm)
     run_passes(pb.getModulePassManager(), mod, pb)
     mod, library = _calling_library(mod, text, context)
+    _found(library)     # before the emission: the library compiles alongside
     with ffi.OutputString() as error:
         buffer = emit(tm, mod, 1, error)
         if not buffer:
@@ -200,7 +241,7 @@ def split_module(text, n):
     of the entry points of other parts that it calls, and the module's header, globals and metadata. Parts
     that call other parts come last: the engine binds a call to the latest definition of its name when the
     object is added, and every module names its entry points alike, so the callee's part must be added first
-    (load_objects keeps this order)."""
+    (load_objects keeps this order). The text itself when only one part would not call others."""
     chunks = re.split(r"\n(?=define )", text)
     prelude, functions, trailer = chunks[0], {}, []
     for chunk in chunks[1:]:
@@ -237,7 +278,9 @@ def split_module(text, n):
         called = set(_REFERENCE.findall(body))
         declares = [_declaration(name, functions[name]) for name in entries if name in called and name not in defined]
         (callers if declares else parts).append("\n".join([prelude, *declares, body, *trailer]))
-    return parts + callers
+    # One part and its callers' (a kernel and its fast entry) are no split worth two parts' fixed costs: the
+    # 10-op chain's first call took 9 -> 15 ms so.
+    return parts + callers if len(parts) > 1 else [text]
 
 
 def _declaration(name, function):

@@ -10,7 +10,10 @@ Each width is a module and a cache entry of its own: a loop calls one or two wid
 width, and the scalar function for a remainder that is not folded into the vector loop), so compiling
 only those takes 1/5 to 2/5 of the time of all five; the widths missing at once compile on threads at once
 and link in one load. `prefetch` starts compiling the full-width functions that a module will call while
-LLVM compiles the module itself (on a first call, the two took about as long).
+LLVM compiles the module itself (on a first call, the two took about as long), and the others (the scalar
+functions of a loop's remainder) start as soon as the pass pipeline has found them (llvm.on_library_calls),
+alongside the module's emission: guessed from the text, a scalar function compiled for nothing (a loop of 512
+elements has no remainder) took a core from the module's compile or its first run.
 """
 import concurrent.futures
 import functools
@@ -22,25 +25,30 @@ from . import disk_cache, libcalls, llvm, mathlib, runtime
 _lock = threading.Lock()
 _addresses = {}     # (name, ty, lanes) -> address
 _objects = {}       # (name, ty, lanes) -> its disk_cache.ObjectCode (what a pickle ships)
-_pending = {}       # (name, ty, lanes) -> Future of its ObjectCode, compiling ahead of the module calling it
+_pending = {}       # (name, ty, lanes) -> Future of its ObjectCode, until linked (under _pending_lock)
+_pending_lock = threading.Lock()    # never held while waiting: a module compiling on the pool may take it
 _codes = []         # the library's Code objects, kept: their engine is disposed once they all are gone
 
 
 def prefetch(text):
     """Start compiling, on other threads, the functions that a module's text will call once optimised, if its
     loops are vectorized: each LIBRARY intrinsic's function at the registers' full width (the width kernels.py
-    gives loops calling the library), and its scalar function unless the loops fold their remainder into the
-    vector loop; `symbols` then takes them. A function the module turns out not to call is compiled for
-    nothing, in the background."""
-    if "llvm.loop.vectorize.width" not in text:
-        return
-    widths = {"float": [llvm.vector_bytes() // 4], "double": [llvm.vector_bytes() // 8]}
-    if "llvm.loop.vectorize.predicate.enable" not in text:
-        widths = {ty: lanes + [1] for ty, lanes in widths.items()}
-    functions = {(name, ty, lanes) for name, ty in libcalls.called(text) for lanes in widths[ty]}
-    with _lock:
-        for f in sorted(functions - _addresses.keys() - _pending.keys()):
+    gives loops calling the library); `symbols` then takes them. A function the module turns out not to call
+    is compiled for nothing, in the background."""
+    if "llvm.loop.vectorize.width" in text:
+        widths = {"float": llvm.vector_bytes() // 4, "double": llvm.vector_bytes() // 8}
+        _start({(name, ty, widths[ty]) for name, ty in libcalls.called(text)})
+
+
+def _start(functions):
+    """Start compiling those of functions that are neither linked nor compiling."""
+    with _pending_lock:
+        for f in sorted(set(functions) - _addresses.keys() - _pending.keys()):
             _pending[f] = _pool().submit(_object_code, f, None, True)
+            llvm.compiling_elsewhere(_pending[f])
+
+
+llvm.on_library_calls(_start)
 
 
 @functools.cache
@@ -50,8 +58,8 @@ def _pool():
 
 def _forked():
     """In a forked child: the parent's pool threads and the compiles they were running are not here."""
-    global _lock
-    _lock = threading.Lock()
+    global _lock, _pending_lock
+    _lock, _pending_lock = threading.Lock(), threading.Lock()
     _pending.clear()
     _pool.cache_clear()
 
@@ -87,19 +95,26 @@ def _object_code(function, shipped, alone):
 
 
 def _load(missing, shipped):
-    """Compile (or read, or take from `prefetch`) the missing functions, several on threads at once, and link
-    them in one load."""
-    pending = {f: _pending.pop(f) for f in missing if f in _pending and not shipped}
-    rest = [f for f in missing if f not in pending]
-    if len(rest) + len(pending) == 1:
+    """Compile (or read, or take from `_start`) the missing functions, several on threads at once, and link
+    them in one load. They stay in _pending until linked (or failed), so that `_start` does not compile them
+    again meanwhile."""
+    try:
+        with _pending_lock:
+            pending = {f: _pending[f] for f in missing if f in _pending and not shipped}
+            rest = [f for f in missing if f not in pending]
+            if len(rest) + len(pending) > 1:
+                pending.update((f, _pool().submit(_object_code, f, shipped, True)) for f in rest)
+                _pending.update(pending)
+                rest = []
         ready = {f: _object_code(f, shipped, False) for f in rest}
-    else:
-        pending.update((f, _pool().submit(_object_code, f, shipped, True)) for f in rest)
-        ready = {}
-    ready.update((f, p.result()) for f, p in pending.items())
-    codes = [ready[f] for f in missing]
-    _objects.update(zip(missing, codes))
-    names = [_symbol(f) for f in missing]
-    code = llvm.load_objects([o for c in codes for o in c.objects], names, {}, permanent=True)
-    _codes.append(code)
-    _addresses.update(zip(missing, map(code.addresses.__getitem__, names)))
+        ready.update((f, p.result()) for f, p in pending.items())
+        codes = [ready[f] for f in missing]
+        _objects.update(zip(missing, codes))
+        names = [_symbol(f) for f in missing]
+        code = llvm.load_objects([o for c in codes for o in c.objects], names, {}, permanent=True)
+        _codes.append(code)
+        _addresses.update(zip(missing, map(code.addresses.__getitem__, names)))
+    finally:
+        with _pending_lock:
+            for f in missing:
+                _pending.pop(f, None)
