@@ -23,7 +23,7 @@ at its import (skipped without llvmlite; compiling then raises).
 import time
 
 from ..passes.inline import inline
-from . import disk_cache, fft_kernels, llvm, vecmath
+from . import disk_cache, fft_kernels, llvm, thread_pool, vecmath
 from .executable import MISS, Executable
 from .fast_entry import emit_fast_entry, emit_py_entry
 from .frame import Frame
@@ -57,6 +57,8 @@ def compile_ir(closed, fuse=True, cache=True, shipped=None):
     if not shipped:
         vecmath.prefetch(text)                              # the library's functions, while LLVM compiles
         fft_kernels.prefetch(module.symbols)                # the FFT library's, likewise
+        if "tj_parallel_for" in module.symbols:
+            thread_pool.start()                             # the native pool its parallel loops run on, likewise
     objects = disk_cache.object_code(closed, text, names, module.symbols, cache, shipped)  # -> ObjectCode
     symbols = {**module.symbols, **vecmath.symbols(objects.library, shipped),  # the vector math library's
                **fft_kernels.symbols(module.symbols, shipped)}                 # and the FFT library's

@@ -20,9 +20,10 @@ workers (the parent's threads do not survive).
 The native pool needs Linux on x86-64 (the futex syscall's number, `pause`) and a futex that
 answers; `NATIVE` (read when the pool is first needed) switches it off. Generated code calls tj_parallel_for
 through a cell (`CELL`) that holds, until the native pool runs or where it cannot, `_run_chunks`: a callback
-into Python that runs the chunks on runtime.parallel_for's Python threads, and starts the native pool (on
-another thread: compiling it took 6-15 ms) the first time a parallel loop runs. So a process that never runs
-one never compiles the pool, and the first call of code that does does not wait for it.
+into Python that runs the chunks on runtime.parallel_for's Python threads. The native pool starts (on another
+thread: compiling it took 6-15 ms) while LLVM compiles the first module that calls tj_parallel_for
+(backend.compile_ir), or else the first time a parallel loop runs (code that came with a pickle). So a process
+that never compiles or runs one never compiles the pool, and no call waits for it.
 
 Measured (2-core Xeon VM with other work running; same process, medians; runtime.py has the Python pool's):
 tj_parallel_for of two empty chunks 0.55-0.76 us (two plain calls: 0.9), of two 9 us chunks 9.1 us (serially:
