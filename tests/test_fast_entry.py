@@ -184,14 +184,33 @@ def test_scalar_only_arguments():
     assert f.misses == 1 and native(f)
 
 
-def test_arena_larger_than_the_stack_is_allocated_and_freed():
+def test_arena_larger_than_the_stack_is_allocated_once_and_kept():
+    """An arena too large for the stack is an array the entry makes on its first call and keeps in its cache
+    (native_call.py: `self`'s third item) for the next calls: the same array every time, no references leaked;
+    calls from several threads at once each get an arena (one of them from the cache) and agree."""
     f = tj.jit(lambda x: tnp.tanh(x @ x.T).sum(axis=1))          # a 200x200 f64 temporary: 320 KB
     x = np.linspace(-1, 1, 200 * 64).reshape(200, 64)
-    np.testing.assert_allclose(f(x), np.tanh(x @ x.T).sum(axis=1), rtol=1e-9, atol=1e-12)
+    want = np.tanh(x @ x.T).sum(axis=1)
+    np.testing.assert_allclose(f(x), want, rtol=1e-9, atol=1e-12)
     exe = next(iter(f._signatures.entries.values())).executable
     assert exe.frame.fast_takes_arena and native(f)
+    cache = f._fast.__self__[2]
+    np.testing.assert_allclose(f(x), want, rtol=1e-9, atol=1e-12)       # (the first call ran in the driver)
+    kept = cache[0]
+    assert isinstance(kept, np.ndarray) and kept.dtype == np.uint8 and kept.nbytes >= exe.frame.arena_bytes
     uint8 = np.dtype(np.uint8)
-    before = sys.getrefcount(uint8)
-    for _ in range(50):
-        np.testing.assert_allclose(f(x), np.tanh(x @ x.T).sum(axis=1), rtol=1e-9, atol=1e-12)
-    assert sys.getrefcount(uint8) == before and hits(f) == 50
+    before = [sys.getrefcount(o) for o in (uint8, kept, None)]
+    outs = [f(x) for _ in range(50)]
+    assert [sys.getrefcount(o) for o in (uint8, kept, None)] == before
+    assert cache[0] is kept and hits(f) == 51
+    for out in outs:
+        np.testing.assert_allclose(out, want, rtol=1e-9, atol=1e-12)
+    results = []
+    threads = [threading.Thread(target=lambda: results.extend(f(x) for _ in range(20))) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    for r in results:
+        np.testing.assert_allclose(r, want, rtol=1e-9, atol=1e-12)
+    assert len(results) == 80 and isinstance(cache[0], np.ndarray)

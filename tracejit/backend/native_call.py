@@ -13,10 +13,12 @@ the ctypes fast path.
 The function is `PyObject *pyfast(PyObject *self, PyObject *args)` (METH_O): args is the tuple of the
 flat leaves; it returns the output (one output), a tuple of them, the MISS sentinel when an argument
 does not fit (the caller takes the general path), or NULL with a Python error set (no memory).
-`self` is the tuple (hit counter, int bounds, method record, code): the generated code counts its
-hits in the first (an int64[1] array), reads in the second the range a Python int must be in at each
-position (int64[2 n]: the compiled dtype's range and those of NumPy 2's overflow checks), and the
-rest keep the machine code and its method record alive as long as the function.
+`self` is the tuple (hit counter, int bounds, arena cache, method record, code): the generated code counts
+its hits in the first (an int64[1] array), reads in the second the range a Python int must be in at each
+position (int64[2 n]: the compiled dtype's range and those of NumPy 2's overflow checks), keeps in the third
+(an object[1] array, None when empty) the arena array of its last call when the arena is too large for the
+stack (taken and put back with the GIL held; a call that finds it empty makes one), and the rest keep the
+machine code and its method record alive as long as the function.
 """
 import ctypes
 import sys
@@ -128,4 +130,4 @@ def py_function(address, counter, bounds, code):
     method = _MethodDef(b"tracejit_fast", address, METH_O, None)
     new = ctypes.PYFUNCTYPE(ctypes.py_object, ctypes.c_void_p, ctypes.py_object, ctypes.c_void_p)(
         ("PyCFunction_NewEx", _api))
-    return new(ctypes.addressof(method), (counter, bounds, method, code), None)
+    return new(ctypes.addressof(method), (counter, bounds, np.full(1, None, object), method, code), None)
