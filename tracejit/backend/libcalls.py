@@ -114,7 +114,7 @@ def library_function_ir(name: str, ty: str, lanes: int) -> str:
     f = Body("float", lanes)
     y = kernel(name)(f, "%x", "float")
     far = f.cmp("ugt", f.abs("%x"), F32_TRIG_LIMIT)    # beyond the limit, infinite or NaN
-    wide = define(name, ty, lanes, "internal", "nounwind", wide=True)
+    wide = define(name, ty, lanes, "internal", "nounwind", suffix="_wide")
     return wide + _branch_on_far(name, ty, f, far, y, "_wide", select=True)
 
 

@@ -195,20 +195,25 @@ def vector_symbol(name: str, ty: str, lanes: int) -> str:
     return math_symbol(name, ty) + (f"_v{lanes}" if lanes > 1 else "")
 
 
-def define(name, ty, lanes, linkage, attributes, wide=False):
-    """The definition of a function on `lanes`-element vectors (`vector_symbol`, + `_wide` if wide)."""
+def define(name, ty, lanes, linkage, attributes, suffix=""):
+    """The definition of a function on `lanes`-element vectors (`vector_symbol` + suffix)."""
     if name not in FUNCS or ty not in _TYPES:
         raise ValueError(f"no math function {name!r} for type {ty!r}")
     params = ("x", "y") if name in BINARY else ("x",)
     f = Body(ty if name in NATIVE_F32 else "double", lanes)
     args = [f.ext(f"%{p}", ty) for p in params]
-    f.ret(_KERNELS[name](f, *args, ty), ty)
-    vty = ty if lanes == 1 else f"<{lanes} x {ty}>"
+    return function_text(f, _KERNELS[name](f, *args, ty), name, ty, params, linkage, attributes, suffix)
+
+
+def function_text(f, value, name, ty, params, linkage, attributes, suffix=""):
+    """The definition `vector_symbol(name, ty, f.lanes) + suffix` of parameters params whose body f computes
+    value (returned in ty); the math libraries built on Body (specmath) define theirs with it too."""
+    f.ret(value, ty)
+    vty = ty if f.lanes == 1 else f"<{f.lanes} x {ty}>"
     header = ", ".join(f"{vty} %{p}" for p in params)
     body = "\n".join(f.lines)
-    symbol = vector_symbol(name, ty, lanes) + ("_wide" if wide else "")
-    return (f"define {linkage + ' ' if linkage else ''}{vty} {symbol}({header}) {attributes} "
-            f"{{\n{body}\n}}\n")
+    return (f"define {linkage + ' ' if linkage else ''}{vty} {vector_symbol(name, ty, f.lanes)}{suffix}({header}) "
+            f"{attributes} {{\n{body}\n}}\n")
 
 
 def math_module_ir(needed) -> str:

@@ -79,7 +79,7 @@ beyond, ndtri(0) = -inf, ndtri(1) = inf, lgamma = inf at 0 and the negative inte
 import numpy as np
 
 from .array_body import ArrayBody
-from .mathlib import kernel, vector_symbol
+from .mathlib import function_text, kernel
 from .mathlib_body import Body
 from .specmath_f32 import ERFINV_PIECES as _ERFINV_PIECES
 from .specmath_f32 import ESTRIN as _ESTRIN
@@ -452,10 +452,7 @@ def math_function_ir(name: str, ty: str) -> str:
 def define(name, ty, lanes, linkage, attributes, suffix=""):
     """The definition of the function on `lanes`-element vectors (mathlib.vector_symbol, + suffix)."""
     f = _body(name, ty, lanes)
-    f.ret(_KERNELS[name](f, f.ext("%x", ty), ty), ty)
-    body = "\n".join(f.lines)
-    return (f"define {linkage + ' ' if linkage else ''}{f._vec(ty)} {vector_symbol(name, ty, lanes)}{suffix}"
-            f"({f._vec(ty)} %x) {attributes} {{\n{body}\n}}\n")
+    return function_text(f, _KERNELS[name](f, f.ext("%x", ty), ty), name, ty, ("x",), linkage, attributes, suffix)
 
 
 def small_path(name, ty, lanes):
