@@ -99,12 +99,16 @@ def equation_cost(eqn):
     return INLINE_COST if complex_valued or (calls is not None and calls not in LIBRARY) else CALL_COST
 
 
-def _fits(eqn, g, is_output):
-    """Whether the elementwise or index-map eqn can be computed inside the loop nest of group g."""
-    v, rule = eqn.outvars[0], eqn.prim.lower
-    size, domain = domain_size(v.aval.shape), domain_size(g.domain)
-    return (g.fusible and g.cost + equation_cost(eqn) <= FUSED_COST and (not is_output or v.aval.shape == g.domain)
-            and (size >= domain or isinstance(rule, IndexMap) or rule.cheap and size * RECOMPUTE >= domain))
+def _fits(eqn, cost, g, is_output):
+    """Whether the elementwise or index-map eqn (of equation_cost `cost`) can be computed inside the loop nest
+    of group g."""
+    if not g.fusible or g.cost + cost > FUSED_COST:
+        return False
+    shape, rule = eqn.outvars[0].aval.shape, eqn.prim.lower
+    if shape == g.domain:
+        return True
+    size, domain = domain_size(shape), domain_size(g.domain)
+    return not is_output and (size >= domain or isinstance(rule, IndexMap) or rule.cheap and size * RECOMPUTE >= domain)
 
 
 def _reads(g):
@@ -144,23 +148,23 @@ def plan_groups(ir, fuse=True):
             continue
         rule = eqn.prim.lower
         if fuse and isinstance(rule, (Elementwise, IndexMap)) and not eqn.prim.multiple_results:
-            v = eqn.outvars[0]
-            first = min(users, key=lambda g: order[id(g.root)], default=None)
-            fits = [_fits(eqn, g, id(v) in outputs) for g in users]
-            if len(users) == 1 and fits[0] or (
-                    1 < len(users) <= MAX_DUPLICATES and rule.cheap and id(v) not in outputs and all(fits)):
+            v, cost = eqn.outvars[0], equation_cost(eqn)
+            is_output = id(v) in outputs
+            if len(users) == 1 and _fits(eqn, cost, users[0], is_output) or (
+                    1 < len(users) <= MAX_DUPLICATES and rule.cheap and not is_output
+                    and all(_fits(eqn, cost, g, False) for g in users)):
                 groups_of[id(eqn)] = users
                 for g in users:
                     g.eqns.append(eqn)
-                    g.cost += equation_cost(eqn)
-                if id(v) in outputs:
-                    first.stores.append(v)
+                    g.cost += cost
+                if is_output:
+                    users[0].stores.append(v)
                 continue
-            if (len(users) > 1 and first.fusible and first.domain == v.aval.shape
-                    and first.cost + equation_cost(eqn) <= FUSED_COST):
+            first = min(users, key=lambda g: order[id(g.root)], default=None)
+            if len(users) > 1 and first.fusible and first.domain == v.aval.shape and first.cost + cost <= FUSED_COST:
                 groups_of[id(eqn)] = [first]
                 first.eqns.append(eqn)
-                first.cost += equation_cost(eqn)
+                first.cost += cost
                 first.stores.append(v)
                 continue
         g = Group(len(groups), eqn)

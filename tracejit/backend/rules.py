@@ -107,8 +107,9 @@ def const_text(value, dtype):
     """An exactly representable LLVM constant of `dtype` (f32 written as the hex of its double; the 16-bit
     floats as the float32 of their value); for a complex dtype the pair of its parts' constants."""
     dtype = np.dtype(dtype)
-    with np.errstate(all="ignore"):
-        value = np.asarray(value).astype(dtype)[()]
+    if not (isinstance(value, np.generic) and value.dtype == dtype):   # (an IR literal's value already is)
+        with np.errstate(all="ignore"):
+            value = np.asarray(value).astype(dtype)[()]
     if dtype.kind == "c":
         return const_text(value.real, part_dtype(dtype)), const_text(value.imag, part_dtype(dtype))
     if avals.is_float(dtype):

@@ -238,9 +238,20 @@ def smallest_float(dtype):
     return dtype if is_inexact(dtype) else promote_types(dtype, float16)
 
 
+_results = {}   # ((dtype, weak_type), ...) -> result_dtype's answer: tracing promotes in nearly every operation
+
+
 def result_dtype(*avals):
     """NumPy 2 promotion where Python scalars are weak: they take the dtype of the arrays they meet,
     unless they are of a higher kind (an int array times 2.5 is float64, as in NumPy)."""
+    key = tuple((a.dtype, a.weak_type) for a in avals)
+    result = _results.get(key)
+    if result is None:
+        result = _results[key] = _result_dtype(avals)
+    return result
+
+
+def _result_dtype(avals):
     strong = [a.dtype for a in avals if not a.weak_type]
     weak_kind = max((_KIND_ORDER[dtype_kind(a.dtype)] for a in avals if a.weak_type), default=-1)
     if not strong:
@@ -404,10 +415,18 @@ def array_of(x, dtype):
     return np.asarray(float(x) if dtype == bfloat16 and isinstance(x, int) else x, dtype)
 
 
+_rank0 = {}     # dtype -> the aval of a rank-0 array or NumPy scalar of that dtype (promotion makes many)
+
+
 def aval_of(x):
     """The abstract value of a concrete argument: arrays keep their dtype, Python scalars are weak."""
     if isinstance(x, (np.ndarray, np.generic)):  # before the Python types: np.float64 subclasses float
-        return ShapedArray(x.shape, canonical_dtype(x.dtype))
+        if x.ndim:
+            return ShapedArray(x.shape, canonical_dtype(x.dtype))
+        aval = _rank0.get(x.dtype)
+        if aval is None:
+            aval = _rank0[x.dtype] = ShapedArray((), canonical_dtype(x.dtype))
+        return aval
     if isinstance(x, bool):
         return _BOOL_SCALAR
     if isinstance(x, int):

@@ -150,7 +150,7 @@ def promote(*xs, to_float=False):
     if to_float is True and strong and result_dtype(*strong)[0] == dtype:
         # NumPy's loop: the first float that every array casts to safely (a Python scalar of a higher kind than
         # the arrays has made dtype its default, float64 or int64, instead)
-        dtype, _ = result_dtype(*[a.update(dtype=smallest_float(a.dtype)) for a in avals])
+        dtype, _ = result_dtype(*[a if is_inexact(a.dtype) else a.update(dtype=smallest_float(a.dtype)) for a in avals])
     if to_float and not is_inexact(dtype):
         dtype = DEFAULT_FLOAT if to_float == "float64" else smallest_float(dtype)
     return [_to_dtype(x, dtype) for x in xs]

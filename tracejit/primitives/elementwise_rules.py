@@ -42,8 +42,12 @@ def elementwise_shape(name, kinds, out_dtype=None):
             raise ShapeError(f"{name}: operand shapes {' and '.join(str(s) for s in shapes)} differ "
                              "(broadcast them explicitly)")
         shape = shapes.pop() if shapes else ()
-        out = out_dtype(dtype) if callable(out_dtype) else out_dtype
-        return ShapedArray(shape, out or dtype, weak_type=all(a.weak_type for a in avals))
+        out = (out_dtype(dtype) if callable(out_dtype) else out_dtype) or dtype
+        weak_type = all(a.weak_type for a in avals)
+        for a in avals:      # an operand's aval when it is the result's (avals are immutable): the common case
+            if a.shape == shape and a.dtype == out and a.weak_type == weak_type:
+                return a
+        return ShapedArray(shape, out, weak_type=weak_type)
     return rule
 
 
