@@ -61,8 +61,11 @@ def freeze(value):
     return value
 
 
+_NO_PARAMS = freeze({})
+
+
 def params_key(params):
-    return freeze(dict(params))
+    return freeze(dict(params)) if params else _NO_PARAMS
 
 
 def concrete(value):

@@ -103,9 +103,11 @@ def _scalar_operands(eqn, uniform_value):
 
 
 def _uniform_result(eqn, producer, uniform_value):
-    values = [uniform_value(x) for x in eqn.inputs]
     out = eqn.outvars[0].aval
-    if not eqn.prim.elementwise or not out.ndim or any(v is None for v in values):
+    if not eqn.prim.elementwise or not out.ndim:
+        return None
+    values = [uniform_value(x) for x in eqn.inputs]
+    if any(v is None for v in values):
         return None
     for x in eqn.inputs:
         source = producer(x) if isinstance(x, Var) else None
@@ -117,15 +119,21 @@ def _uniform_result(eqn, producer, uniform_value):
     return None
 
 
+_constants = {}   # (dtype, type, repr) of an identity element -> it in that dtype (`_is` meets few, often)
+
+
 def _is(value, constant):
-    """value (a uniform scalar, or None) is constant; a float zero with its sign (both parts' signs, complex)."""
+    """value (a uniform scalar, or None) is constant; a float zero with its sign (both parts' signs, complex):
+    an inexact value is the constant when their bits are (an identity element is never a NaN)."""
     if value is None:
         return False
-    constant = np.asarray(constant).astype(value.dtype)
+    key = (value.dtype, type(constant), repr(constant))
+    cast = _constants.get(key)
+    if cast is None:
+        cast = _constants[key] = np.asarray(constant).astype(value.dtype)[()]
     if not is_inexact(value.dtype):
-        return bool(value == constant)
-    parts = (np.real(value), np.imag(value), np.real(constant), np.imag(constant))
-    return bool(value == constant) and bool(np.all(np.signbit(parts[:2]) == np.signbit(parts[2:])))
+        return bool(value == cast)
+    return value.tobytes() == cast.tobytes()
 
 
 def _algebra(eqn, producer, uniform_value):
