@@ -380,7 +380,7 @@ def test_long_chains_fuse_into_loop_nests_small_enough_to_vectorize():
     at most fusion.FUSED_COST, each of which vectorizes: 1000 ops over 1e5 elements ran 47 ms in one scalar
     loop, 3 ms in four vector loops. Small loops stay scalar only while their work is small."""
     def chain(x):
-        for i in range(400):
+        for i in range(600):
             x = tnp.tanh(x) if i % 100 == 99 else x * 1.0001 if i % 2 else tnp.maximum(x, -1.0)
         return x
     x = np.linspace(-1.0, 1.0, 10_000, dtype=np.float32)
