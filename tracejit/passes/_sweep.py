@@ -31,6 +31,9 @@ def has_sub_irs(eqn):
 def map_sub_irs(eqn, fn):
     """The equation with each ClosedIR in its params replaced by fn(closed_ir); eqn itself when fn
     returns every ClosedIR unchanged."""
+    if not has_sub_irs(eqn):     # first: `visit` refers to itself, a cycle only the garbage collector frees
+        return eqn
+
     def visit(value):
         if isinstance(value, ClosedIR):
             return fn(value)
@@ -39,8 +42,6 @@ def map_sub_irs(eqn, fn):
             return value if all(map(operator.is_, new, value)) else new
         return value
 
-    if not has_sub_irs(eqn):
-        return eqn
     params = {k: visit(v) for k, v in eqn.params.items()}
     if all(params[k] is v for k, v in eqn.params.items()):
         return eqn
