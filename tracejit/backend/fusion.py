@@ -145,8 +145,10 @@ def plan_groups(ir, fuse=True):
     groups_of, groups = {}, []
     order = {id(e): i for i, e in enumerate(ir.eqns)}
     for eqn in reversed(ir.eqns):
-        users = list(dict.fromkeys(g for v in eqn.outvars for c in consumers.get(id(v), ())
-                                   for g in groups_of.get(id(c), ())))
+        users = []      # the groups of its consumers, in order of first use
+        for v in eqn.outvars:
+            for c in consumers.get(id(v), ()):
+                users += [g for g in groups_of.get(id(c), ()) if g not in users]
         live = users or any(id(v) in outputs for v in eqn.outvars) or effectful(eqn)
         if not live:
             continue
