@@ -154,6 +154,9 @@ def _describe_sources(sources):
     return f"derived from argument{'s' if len(sources) > 1 else ''} {names}"
 
 
+_NO_SOURCES = frozenset()
+
+
 class Builder:
     """Collects the equations of one trace. Its tracers are only valid while it is alive."""
 
@@ -190,17 +193,21 @@ class Builder:
     def emit(self, prim, args, params):
         atoms = [self.atom(x) for x in args]
         try:
-            out_avals = prim.abstract_eval(*[a.aval for a in atoms], **params)
+            out = prim.shape_rule(*[a.aval for a in atoms], **params)    # (Primitive.abstract_eval, inlined)
         except SymbolicDimError as e:
             if e.why != "this operation":
                 raise
             e.dim.need(prim.name)
-        outvars = [Var(a) for a in out_avals]
+        outvars = [Var(a) for a in out] if prim.multiple_results else [Var(out)]
         self.eqns.append(Eqn(prim, atoms, params, outvars, _stack.source_info or user_source()))
-        traced = [x.sources for x in args if isinstance(x, Tracer)]
-        sources = traced[0] if len(traced) == 1 else frozenset().union(*traced)
-        outs = [Tracer(self, v, sources) for v in outvars]
-        return outs if prim.multiple_results else outs[0]
+        sources = None          # the arguments whose values the outputs derive from: the union of the tracers'
+        for x in args:
+            if isinstance(x, Tracer) and x.sources is not sources:
+                sources = x.sources if sources is None else sources | x.sources
+        sources = _NO_SOURCES if sources is None else sources
+        if prim.multiple_results:
+            return [Tracer(self, v, sources) for v in outvars]
+        return Tracer(self, outvars[0], sources)
 
     def build(self, outputs, inputs):
         outvars = [self.atom(x) for x in outputs]

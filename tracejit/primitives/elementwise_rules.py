@@ -30,18 +30,20 @@ def elementwise(name, impl, kinds, derivative, lower, out_dtype=None, **rules_an
 
 def elementwise_shape(name, kinds, out_dtype=None):
     def rule(*avals, **params):
-        dtypes = {a.dtype for a in avals}
-        if len(dtypes) != 1:
+        dtype = avals[0].dtype
+        if any(a.dtype != dtype for a in avals):
             raise TypeError(f"{name}: operands must share one dtype, got "
                             f"{', '.join(a.str_short() for a in avals)}")
-        dtype = dtypes.pop()
         if dtype_kind(dtype) not in kinds:
             raise TypeError(f"{name}: does not accept {dtype} operands")
-        shapes = {a.shape for a in avals if a.ndim}
-        if len(shapes) > 1:
-            raise ShapeError(f"{name}: operand shapes {' and '.join(str(s) for s in shapes)} differ "
-                             "(broadcast them explicitly)")
-        shape = shapes.pop() if shapes else ()
+        shape = ()
+        for a in avals:
+            if a.shape and a.shape != shape:
+                if shape:
+                    shapes = {a.shape for a in avals if a.ndim}
+                    raise ShapeError(f"{name}: operand shapes {' and '.join(str(s) for s in shapes)} differ "
+                                     "(broadcast them explicitly)")
+                shape = a.shape
         out = (out_dtype(dtype) if callable(out_dtype) else out_dtype) or dtype
         weak_type = all(a.weak_type for a in avals)
         for a in avals:      # an operand's aval when it is the result's (avals are immutable): the common case
