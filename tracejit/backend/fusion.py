@@ -13,9 +13,9 @@ is estimated in instructions (`equation_cost`), a cheap equation (no math call, 
 CHEAP_COST, a call of the vector math library (vecmath.py: exp, log, sin, tanh, pow, ...) or another costly
 instruction (a division) CALL_COST, and a math function whose body is inlined (expm1, log1p, logistic, any
 complex function) INLINE_COST. A loop nest holds at most FUSED_COST, so that LLVM's time on it stays small
-(its time grows faster than a body of cheap instructions: a 3000-op arithmetic chain over 1000 f32 took 0.97 s
-of LLVM CPU in nests of 800, 1.34 s in nests of 3200), though not smaller than need be (each nest costs LLVM
-~4 ms besides its instructions); within that every loop nest that is long enough is vectorized (kernels.py),
+(its time grows faster than a body of cheap instructions does: a 3000-op arithmetic chain over 1000 f32 took
+0.97 s of LLVM CPU in nests of 800, 1.34 s in nests of 3200), yet no smaller than need be (each vectorized
+nest costs LLVM ~4 ms besides its instructions); within that every loop nest that is long enough is vectorized (kernels.py),
 and a longer chain is cut into several nests. For run time (whether a small loop's work pays for vectorizing
 it, kernels.py) any math call counts INLINE_COST: a scalar call takes about a body's time.
 Where a heuristic needs a size, a symbolic dimension counts SIZE_HINT elements (`domain_size`).
