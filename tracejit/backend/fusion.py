@@ -62,6 +62,7 @@ class Group:
         self.eqns, self.reads = [eqn], None    # members (in program order once planned); values read
         self.extents = self.domain              # the loop nest's trip counts per domain axis (`collapse_axes`)
         self.cost = CHEAP_COST                  # of the members (equation_cost), the root counted as a cheap one
+        self.phases, self.depth = None, 1       # a row loop's groups and outer axes (`merge_rows`)
 
     @property
     def outer_extent(self):
@@ -89,10 +90,22 @@ def domain_size(shape):
     return math.prod(SIZE_HINT if isinstance(d, Dim) else d for d in shape) if shape is not None else 0
 
 
+def cheap(eqn):
+    """Whether the equation is a cheap one (no math call, no division): its rule says so, or it divides by a
+    literal power of two (a multiplication, exact: attention's scores / 8, which recomputing beats storing)."""
+    if eqn.prim.lower.cheap:
+        return True
+    y = eqn.inputs[-1]
+    if eqn.prim.name != "div" or not isinstance(y, Literal) or y.aval.dtype.kind != "f" or y.aval.ndim:
+        return False
+    mantissa, _ = math.frexp(abs(float(y.value)))
+    return mantissa == 0.5 and eqn.outvars[0].aval.dtype.kind == "f"
+
+
 def equation_cost(eqn):
     """A loop body's instructions for the equation, roughly (see the module's docstring)."""
     rule = eqn.prim.lower
-    if rule.cheap:
+    if cheap(eqn):
         return CHEAP_COST
     calls = getattr(rule, "calls", None)
     complex_valued = any(v.aval.dtype.kind == "c" for v in eqn.outvars)
@@ -104,7 +117,7 @@ def _fits(eqn, g, is_output):
     v, rule = eqn.outvars[0], eqn.prim.lower
     size, domain = domain_size(v.aval.shape), domain_size(g.domain)
     return (g.fusible and g.cost + equation_cost(eqn) <= FUSED_COST and (not is_output or v.aval.shape == g.domain)
-            and (size >= domain or isinstance(rule, IndexMap) or rule.cheap and size * RECOMPUTE >= domain))
+            and (size >= domain or isinstance(rule, IndexMap) or cheap(eqn) and size * RECOMPUTE >= domain))
 
 
 def _reads(g):
@@ -148,7 +161,7 @@ def plan_groups(ir, fuse=True):
             first = min(users, key=lambda g: order[id(g.root)], default=None)
             fits = [_fits(eqn, g, id(v) in outputs) for g in users]
             if len(users) == 1 and fits[0] or (
-                    1 < len(users) <= MAX_DUPLICATES and rule.cheap and id(v) not in outputs and all(fits)):
+                    1 < len(users) <= MAX_DUPLICATES and cheap(eqn) and id(v) not in outputs and all(fits)):
                 groups_of[id(eqn)] = users
                 for g in users:
                     g.eqns.append(eqn)
@@ -170,12 +183,16 @@ def plan_groups(ir, fuse=True):
     for g in groups:
         g.eqns.reverse()
         g.reads = _reads(g)
-        if g.fusible and not isinstance(g.rule, Reduce):
-            g.extents = collapse_axes(g)
+    if fuse:
+        groups = merge_rows(groups)
+    for g in groups:
+        for p in g.phases or [g]:
+            if p.fusible and not isinstance(p.rule, Reduce):
+                p.extents = collapse_axes(p, g.depth)
     return groups
 
 
-def collapse_axes(g):
+def collapse_axes(g, first=1):
     """The loop extents of an elementwise group's domain with runs of adjacent axes merged into their last
     one, so that a short innermost axis (6 channels of an NHWC image) makes a long, vectorizable loop.
 
@@ -183,14 +200,15 @@ def collapse_axes(g):
     reads the right element of every value that is row-major over the run (flat index i is the run's
     element i: a buffer, an elementwise member) or constant over it (a broadcast along all its axes), so
     runs are merged only where every value the group stores and computes is one or the other. Size-1 axes
-    always have index 0; the outermost axis keeps its loop (threads split it); symbolic shapes keep theirs."""
+    always have index 0; the outermost axis keeps its loop (threads split it), and so do the `first` axes
+    (a row loop's outer axes, `merge_rows`); symbolic shapes keep theirs."""
     shape = g.domain
     if len(shape) < 2 or any(isinstance(d, Dim) for d in shape):
         return shape
-    extents = [None if a and d == 1 else d for a, d in enumerate(shape)]
+    extents = [None if a >= first and d == 1 else d for a, d in enumerate(shape)]
     producer = {id(v): e for e in g.eqns for v in e.outvars}
     runs = []
-    for a in range(1, len(shape)):
+    for a in range(first, len(shape)):
         if shape[a] == 1:
             continue
         if runs and all(_row_major(v, tuple(runs[-1] + [a]), producer) for v in g.stores):
@@ -230,3 +248,98 @@ def _computed_row_major(e, v, axes, producer, seen):
     return ([dims[j] for j in hit] == list(axes)
             and all(x_shape[j] == 1 for j in range(hit[0], hit[-1]) if j not in hit)
             and _row_major(e.inputs[0], tuple(hit), producer, seen))
+
+
+# ----------------------------------------------------------------------------------------- row loops
+ROW_MIN = 64              # elements of a row below which a reduction's consumers keep loop nests of their own
+
+
+def merge_rows(groups):
+    """Groups with consecutive reductions over trailing axes and the loop nests after them that work on the
+    same rows merged into row loops (`RowLoop`): softmax's max, exp-sum and division become three loops inside
+    one loop over the rows, one kernel instead of three or four (LLVM's time), each row read again from L1."""
+    merged, run = [], []
+    for g in groups:
+        if run and _joins(run, g):
+            run.append(g)
+            continue
+        merged.extend([RowLoop(run)] if len(run) > 1 else run)
+        run = [g] if _row_reduction(g) else []
+        if not run:
+            merged.append(g)
+    merged.extend([RowLoop(run)] if len(run) > 1 else run)
+    return merged
+
+
+def _row_reduction(g):
+    """How many outer axes a row loop led by g has (its kept axes, leading ones), or 0 where g leads none:
+    a combinable reduction over trailing axes, static shapes, rows of ROW_MIN elements or more."""
+    if not g.fusible or not isinstance(g.rule, Reduce) or g.rule.combine is None or g.in_place:
+        return 0
+    axes, shape = g.root.params["axes"], g.domain
+    depth = len(shape) - len(axes)
+    static = not any(isinstance(d, Dim) for d in shape)
+    return depth if (depth and static and sorted(axes) == list(range(depth, len(shape)))
+                     and math.prod(shape[depth:]) >= ROW_MIN) else 0
+
+
+def _joins(run, g):
+    """Whether group g can run as the next phase of the row loop `run`: it loops over the same rows (a
+    reduction over the same axes, or a loop nest over a domain with the same outer axes) and reads what the
+    run stores only in the row that it computes."""
+    depth = _row_reduction(run[0])
+    outer = run[0].domain[:depth]
+    if not g.fusible or g.in_place or tuple(g.domain[:depth]) != tuple(outer) or len(g.domain) < depth:
+        return False
+    if isinstance(g.rule, Reduce) and _row_reduction(g) != depth:
+        return False
+    if any(isinstance(d, Dim) for d in g.domain):
+        return False
+    stored = {id(v) for p in run for v in p.stores}
+    maps = _axis_maps(g)
+    return all(m[:depth] == tuple(range(depth)) for x in g.reads if id(x) in stored for m in maps.get(id(x), ()))
+
+
+def _axis_maps(g):
+    """{id(value): {map}} over g's members and reads: each map says, per axis of the value, which axis of g's
+    domain indexes it (None: another index; the index 0 of a size-1 axis counts as any)."""
+    ndim = len(g.domain)
+    maps = {}
+    starts = g.root.inputs[:1] if isinstance(g.rule, Reduce) else g.root.outvars
+    for v in [*starts, *g.stores]:
+        maps.setdefault(id(v), set()).add(tuple(range(ndim)))
+    for e in reversed(g.eqns):
+        for m in maps.get(id(e.outvars[0]), ()) if not (e is g.root and isinstance(g.rule, Reduce)) else ():
+            for x in e.inputs:
+                if not isinstance(x, Literal) and x.aval.ndim:
+                    maps.setdefault(id(x), set()).add(_input_map(e, x, m))
+    return maps
+
+
+def _input_map(e, x, m):
+    """The axis map of operand x of equation e when e's output has the axis map m."""
+    out_shape, x_shape = e.outvars[0].aval.shape, x.aval.shape
+    if isinstance(e.prim.lower, Elementwise):
+        return m if x_shape == out_shape else (None,) * len(x_shape)
+    if e.prim.name == "broadcast_in_dim":
+        dims = e.params["broadcast_dimensions"]
+        return tuple(m[d] if x_shape[j] != 1 else j for j, d in enumerate(dims))
+    if e.prim.name == "reshape":          # row-major: the axes of a common leading run keep their indices
+        same = next((k for k, (a, b) in enumerate(zip(x_shape, out_shape)) if a != b), min(len(x_shape), len(out_shape)))
+        return tuple(m[j] if j < same else None for j in range(len(x_shape)))
+    return (None,) * len(x_shape)
+
+
+class RowLoop(Group):
+    """Groups run as phases of one loop over the rows of their domains (`merge_rows`): for each index of the
+    `depth` outer axes, each phase's inner loops in order. The leading reduction gives the loop nest's
+    rule, domain and loop order (its rows are the outer loop's)."""
+
+    def __init__(self, phases):
+        lead = phases[0]
+        self.__dict__.update(lead.__dict__)
+        self.phases, self.depth = phases, _row_reduction(lead)
+        self.eqns = [e for p in phases for e in p.eqns]
+        self.stores = [v for p in phases for v in p.stores]
+        self.cost = sum(p.cost for p in phases)
+        self.reads = _reads(self)
