@@ -324,6 +324,9 @@ def _input_map(e, x, m):
     if e.prim.name == "broadcast_in_dim":
         dims = e.params["broadcast_dimensions"]
         return tuple(m[d] if x_shape[j] != 1 else j for j, d in enumerate(dims))
+    if e.prim.name == "expand_dims":     # operand axis j is the j-th output axis not inserted
+        kept = [a for a in range(len(out_shape)) if a not in e.params["dimensions"]]
+        return tuple(m[a] for a in kept)
     if e.prim.name == "reshape":          # row-major: the axes of a common leading run keep their indices
         same = next((k for k, (a, b) in enumerate(zip(x_shape, out_shape)) if a != b), min(len(x_shape), len(out_shape)))
         return tuple(m[j] if j < same else None for j in range(len(x_shape)))

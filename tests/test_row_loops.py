@@ -1,0 +1,151 @@
+"""Row loops (fusion.merge_rows): a reduction over trailing axes and the loop nests after it that work on the
+same rows run as phases of one loop over the rows (softmax: max, exp-sum, division). Which groups merge (a
+phase reading another row of what the loop stores must not), and compiled code, fused and unfused, against the
+NumPy reference interpreter (eval_ir), in control flow and over threads."""
+import numpy as np
+import pytest
+
+import tracejit as tj
+import tracejit.numpy as tnp
+from tracejit.backend import compile_ir
+from tracejit.backend.fusion import ROW_MIN, plan_groups
+from tracejit.core.api_util import flatten_args, trace_pytree
+from tracejit.core.trace import eval_ir
+
+
+def closed_ir(f, *args):
+    leaves, names, in_tree = flatten_args(f, args)
+    return trace_pytree(f, leaves, names, in_tree)[0], leaves
+
+
+def row_loops(f, *args):
+    """[(phases, depth)] of the row loops that f's plan makes."""
+    closed, _ = closed_ir(f, *args)
+    return [(len(g.phases), g.depth) for g in plan_groups(closed.ir) if g.phases]
+
+
+def check(f, *args, rtol=1e-5):
+    closed, leaves = closed_ir(f, *args)
+    want = eval_ir(closed, *leaves)
+    for fuse in (True, False):
+        got = compile_ir(closed, fuse=fuse).run(leaves)
+        for g, w in zip(got, want):
+            assert g.shape == w.shape and g.dtype == w.dtype
+            np.testing.assert_allclose(g.astype(np.float64), w.astype(np.float64), rtol=rtol, atol=rtol)
+
+
+def data(shape, dtype=np.float32, seed=0):
+    return np.random.default_rng(seed).standard_normal(shape).astype(dtype)
+
+
+def softmax(x):
+    e = tnp.exp(x - tnp.max(x, axis=-1, keepdims=True))
+    return e / tnp.sum(e, axis=-1, keepdims=True)
+
+
+def log_softmax(x):
+    s = x - tnp.max(x, axis=-1, keepdims=True)
+    return s - tnp.log(tnp.sum(tnp.exp(s), axis=-1, keepdims=True))
+
+
+def layernorm(x, g):
+    m = tnp.mean(x, axis=-1, keepdims=True)
+    v = tnp.mean((x - m) ** 2, axis=-1, keepdims=True)
+    return (x - m) / tnp.sqrt(v + 1e-5) * g
+
+
+def attention(q, k, v):
+    s = tnp.einsum("bqd,bkd->bqk", q, k) / 8.0
+    return tnp.einsum("bqk,bkd->bqd", tj.nn.softmax(s, axis=-1), v)
+
+
+def centre_two_axes(x):        # a reduction over the two trailing axes
+    return x - tnp.mean(x, axis=(1, 2), keepdims=True)
+
+
+CASES = [
+    ("softmax", softmax, [(6, 100)], (3, 1)),
+    ("log_softmax", log_softmax, [(2, 3, 70)], (4, 2)),
+    ("nn.softmax", lambda x: tj.nn.softmax(x, axis=-1), [(5, 80)], (4, 1)),
+    ("layernorm", layernorm, [(7, 96), (96,)], (5, 1)),
+    ("attention", attention, [(2, 70, 8)] * 3, (4, 2)),
+    ("two trailing axes", centre_two_axes, [(3, 8, 9)], (3, 1)),
+]
+
+
+@pytest.mark.parametrize("name,f,shapes,plan", CASES, ids=[c[0] for c in CASES])
+def test_rows_merge_and_match_reference(name, f, shapes, plan):
+    args = [data(s, seed=k) for k, s in enumerate(shapes)]
+    assert row_loops(f, *args) == [plan]
+    check(f, *args)
+
+
+def test_float64_half_and_integer_rows():
+    check(softmax, data((4, 90), np.float64))
+    check(softmax, data((4, 90), np.float16), rtol=1e-2)
+    ints = np.arange(5 * 80, dtype=np.int32).reshape(5, 80) % 7
+    check(lambda x: x * 10 - tnp.sum(x, axis=-1, keepdims=True), ints)
+    assert row_loops(lambda x: x * 10 - tnp.sum(x, axis=-1, keepdims=True), ints) == [(2, 1)]
+
+
+def _other_row(e):
+    return e / tnp.sum(e, axis=-1, keepdims=True) + tnp.roll(e, 1, axis=0)
+
+
+def _transposed(e):
+    return e.T / tnp.sum(e, axis=0)
+
+
+@pytest.mark.parametrize("name,f,plan", [
+    ("rows reversed", lambda x: x - tnp.flip(tnp.max(x, axis=-1), 0)[:, None], []),
+    ("rows as columns", lambda x: x - tnp.max(x, axis=-1)[None, :], []),
+    ("rows as rows", lambda x: x - tnp.max(x, axis=-1)[:, None], [(2, 1)]),
+    ("another row of a stored value", lambda x: _other_row(tnp.exp(x - tnp.max(x, axis=-1, keepdims=True))),
+     [(2, 1)]),      # max and exp-sum; the division, which reads e's previous row too, runs after the row loop
+    ("a transposed stored value", lambda x: _transposed(tnp.exp(x) + tnp.sum(x, axis=-1, keepdims=True)), []),
+])
+def test_phases_reading_other_rows_do_not_join(name, f, plan):
+    x = data((ROW_MIN, ROW_MIN))
+    assert row_loops(f, x) == plan
+    check(f, x)
+
+
+def test_short_rows_argmax_and_full_reductions_keep_their_kernels():
+    assert row_loops(softmax, data((6, ROW_MIN - 1))) == []
+    assert row_loops(lambda x: x - tnp.argmax(x, axis=-1)[:, None], data((4, 100))) == []
+    assert row_loops(lambda x: x - tnp.max(x), data((4, 100))) == []
+    assert row_loops(lambda x: x - tnp.max(x, axis=0), data((100, 4))) == []
+    check(lambda x: x - tnp.argmax(x, axis=-1)[:, None], data((4, 100)))
+
+
+def test_rows_in_a_loop_body_and_over_threads():
+    def body(i, x):
+        return softmax(x) * 2.0 + i
+    x = data((16, 128))
+    got = tj.jit(lambda x: tj.lax.fori_loop(0, 3, body, x))(x)
+    want = x
+    for i in range(3):
+        e = np.exp(want - want.max(axis=-1, keepdims=True))
+        want = e / e.sum(axis=-1, keepdims=True) * 2.0 + i
+    np.testing.assert_allclose(got, want, rtol=1e-5)
+    big = data((512, 1024))             # long enough to run over the threads
+    f = tj.jit(softmax)
+    e = np.exp(big - big.max(axis=-1, keepdims=True))
+    np.testing.assert_allclose(f(big), e / e.sum(axis=-1, keepdims=True), rtol=1e-5, atol=1e-7)
+    kinds = [k["kind"] for k in f.lower(big).compile().kernels()]
+    assert kinds == ["loop"]
+
+
+def test_division_by_a_power_of_two_is_recomputed_not_stored():
+    def f(x, d):
+        s = x / d
+        return tnp.sum(s, axis=-1), s * 3.0
+    x = data((4, 100))
+    for d, stored in [(8.0, False), (0.25, False), (3.0, True)]:
+        def g(x, d=d):
+            return f(x, d)
+        closed, _ = closed_ir(g, x)
+        div = next(e for e in closed.ir.eqns if e.prim.name == "div")
+        stores = {id(v) for group in plan_groups(closed.ir) for v in group.stores}
+        assert (id(div.outvars[0]) in stores) == stored
+        check(g, x)
