@@ -8,7 +8,7 @@ import pytest
 import tracejit as tj
 import tracejit.numpy as tnp
 from tracejit.backend import compile_ir
-from tracejit.backend.fusion import ROW_MIN, plan_groups
+from tracejit.backend.fusion import ROW_BYTES, ROW_MIN, plan_groups
 from tracejit.core.api_util import flatten_args, trace_pytree
 from tracejit.core.trace import eval_ir
 
@@ -146,6 +146,25 @@ def test_division_by_a_power_of_two_is_recomputed_not_stored():
             return f(x, d)
         closed, _ = closed_ir(g, x)
         div = next(e for e in closed.ir.eqns if e.prim.name == "div")
-        stores = {id(v) for group in plan_groups(closed.ir) for v in group.stores}
+        stores = {id(v) for group in plan_groups(closed.ir) for v in group.stores + group.row_values}
         assert (id(div.outvars[0]) in stores) == stored
         check(g, x)
+
+
+def test_values_only_the_row_loop_reads_live_one_row_on_its_stack():
+    def two(x):                   # the exponentials are an output too: they stay in memory
+        e = tnp.exp(x - tnp.max(x, axis=-1, keepdims=True))
+        return e / tnp.sum(e, axis=-1, keepdims=True), e
+
+    def stored(f, x):
+        closed, _ = closed_ir(f, x)
+        (g,) = [g for g in plan_groups(closed.ir) if g.phases]
+        return sorted(v.aval.shape for v in g.stores), sorted(v.aval.shape for v in g.row_values)
+
+    x = data((6, 100))
+    assert stored(softmax, x) == ([(6, 100)], [(6,), (6,), (6, 100)])     # max, sum, exp: one row each
+    assert stored(two, x) == ([(6, 100), (6, 100)], [(6,), (6,)])
+    check(two, x)
+    long_rows = data((3, ROW_BYTES // 4 + 16))     # a row of exponentials larger than the stack's share
+    assert stored(softmax, long_rows)[0] == [long_rows.shape, long_rows.shape]
+    check(softmax, long_rows)

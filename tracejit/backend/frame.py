@@ -31,7 +31,8 @@ STACK_ARENA = 128 << 10   # arena bytes up to which the fast entry takes its are
 
 
 class Buffer:
-    """A materialised value: kind 'in' | 'out' | 'tmp' | 'const', its table slot or arena offset."""
+    """A materialised value: kind 'in' | 'out' | 'tmp' | 'const', its table slot or arena offset; or 'row', one
+    row of a row loop's value on its kernel's stack (loops.py)."""
 
     def __init__(self, kind, aval, slot=None, value=None):
         self.kind, self.aval, self.slot, self.value = kind, aval, slot, value

@@ -63,6 +63,7 @@ class Group:
         self.extents = self.domain              # the loop nest's trip counts per domain axis (`collapse_axes`)
         self.cost = CHEAP_COST                  # of the members (equation_cost), the root counted as a cheap one
         self.phases, self.depth = None, 1       # a row loop's groups and outer axes (`merge_rows`)
+        self.row_values = []                    # and its values kept one row at a time (`RowLoop`)
 
     @property
     def outer_extent(self):
@@ -184,7 +185,7 @@ def plan_groups(ir, fuse=True):
         g.eqns.reverse()
         g.reads = _reads(g)
     if fuse:
-        groups = merge_rows(groups)
+        groups = merge_rows(groups, outputs)
     for g in groups:
         for p in g.phases or [g]:
             if p.fusible and not isinstance(p.rule, Reduce):
@@ -252,22 +253,33 @@ def _computed_row_major(e, v, axes, producer, seen):
 
 # ----------------------------------------------------------------------------------------- row loops
 ROW_MIN = 64              # elements of a row below which a reduction's consumers keep loop nests of their own
+ROW_BYTES = 32 << 10      # a row loop's values kept on its stack, one row of each: at most this many bytes
 
 
-def merge_rows(groups):
+def merge_rows(groups, outputs=()):
     """Groups with consecutive reductions over trailing axes and the loop nests after them that work on the
     same rows merged into row loops (`RowLoop`): softmax's max, exp-sum and division become three loops inside
-    one loop over the rows, one kernel instead of three or four (LLVM's time), each row read again from L1."""
+    one loop over the rows, one kernel instead of three or four (LLVM's time), each row read again from L1.
+    outputs: the ids of the IR's outputs (a row loop keeps no output in its rows' memory)."""
     merged, run = [], []
+
+    def close():
+        if len(run) > 1:
+            inside = {id(p) for p in run}
+            kept = set(outputs) | {id(x) for g in groups if id(g) not in inside for x in g.reads}
+            merged.append(RowLoop(run, kept))
+        else:
+            merged.extend(run)
+
     for g in groups:
         if run and _joins(run, g):
             run.append(g)
             continue
-        merged.extend([RowLoop(run)] if len(run) > 1 else run)
+        close()
         run = [g] if _row_reduction(g) else []
         if not run:
             merged.append(g)
-    merged.extend([RowLoop(run)] if len(run) > 1 else run)
+    close()
     return merged
 
 
@@ -336,13 +348,22 @@ def _input_map(e, x, m):
 class RowLoop(Group):
     """Groups run as phases of one loop over the rows of their domains (`merge_rows`): for each index of the
     `depth` outer axes, each phase's inner loops in order. The leading reduction gives the loop nest's
-    rule, domain and loop order (its rows are the outer loop's)."""
+    rule, domain and loop order (its rows are the outer loop's). A value that only later phases read (no
+    other group, not an output) lives in `row_values`, one row of it on the kernel's stack (ROW_BYTES at
+    most in all), instead of in the arena: softmax's exponentials never go to memory."""
 
-    def __init__(self, phases):
+    def __init__(self, phases, kept):
         lead = phases[0]
         self.__dict__.update(lead.__dict__)
         self.phases, self.depth = phases, _row_reduction(lead)
         self.eqns = [e for p in phases for e in p.eqns]
-        self.stores = [v for p in phases for v in p.stores]
+        self.stores, self.row_values, row_bytes = [], [], 0
+        for v in (v for p in phases for v in p.stores):
+            nbytes = math.prod(v.aval.shape[self.depth:]) * v.aval.dtype.itemsize
+            if id(v) not in kept and row_bytes + nbytes <= ROW_BYTES:
+                self.row_values.append(v)
+                row_bytes += nbytes
+            else:
+                self.stores.append(v)
         self.cost = sum(p.cost for p in phases)
         self.reads = _reads(self)

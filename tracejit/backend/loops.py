@@ -13,6 +13,7 @@ import numpy as np
 
 from ..core.avals import Dim
 from ..core.ir import Literal
+from .frame import ALIGN, Buffer
 from .fusion import domain_size
 from .rules import Elementwise, Emitter, Reduce, const_text, llvm_type, memory_type
 
@@ -28,6 +29,8 @@ class KernelBuilder:
         self.loop, self.loop_nest, self.alloca, self.line = func.loop, func.loop_nest, func.alloca, func.line
 
     def address(self, buf, idx):
+        if buf.kind == "row":           # one row of a row loop's value: the index's trailing axes
+            idx = idx[len(idx) - buf.aval.ndim:]
         flat, stride = 0, 1
         for i, d in reversed(list(zip(idx, buf.aval.shape))):
             flat = self.b.iop("add", flat, self.b.iop("mul", i, stride))
@@ -160,12 +163,16 @@ class LoopBuilder(KernelBuilder):
     def _rows(self):
         """A row loop: the loops over its outer axes, and in them each phase's inner loops in turn."""
         g, f = self.g, self.f
+        buffers = dict(self.buffers)
+        for v in g.row_values:        # one row of each, on the stack
+            b = buffers[id(v)] = Buffer("row", v.aval.update(shape=v.aval.shape[g.depth:]))
+            b.ptr = f.alloca(f"[{max(b.nbytes, 1)} x i8], align {ALIGN}")
         idx = []
         with contextlib.ExitStack() as outer:
             for a in range(g.depth):
                 idx.append(outer.enter_context(f.loop("%lo", "%hi") if a == 0 else f.loop(0, g.domain[a])))
             for phase in g.phases:
-                LoopBuilder(f, phase, self.buffers).emit(idx)
+                LoopBuilder(f, phase, buffers).emit(idx)
 
     def _reduce(self, idx, axes, kept, first):
         """Accumulate over the reduced axes (innermost last). An accumulator wider than the operand (a float32
