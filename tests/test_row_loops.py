@@ -168,3 +168,26 @@ def test_values_only_the_row_loop_reads_live_one_row_on_its_stack():
     long_rows = data((3, ROW_BYTES // 4 + 16))     # a row of exponentials larger than the stack's share
     assert stored(softmax, long_rows)[0] == [long_rows.shape, long_rows.shape]
     check(softmax, long_rows)
+
+
+def test_a_stored_value_takes_the_memory_of_scores_read_before_it():
+    def scores_softmax(a, b):          # the softmax written over the scores it reads
+        return softmax(a @ b) @ b.T
+
+    def scores_again(a, b):            # the writing phase reads the scores too: they keep their memory
+        s = a @ b
+        return (softmax(s) + s) @ b.T
+
+    def scores_reversed(a, b):         # the scores read in another row: no row loop over them, no sharing
+        s = a @ b
+        return (s - tnp.max(s, axis=-1, keepdims=True)[::-1]) @ b.T
+
+    a, b = data((40, 16)), data((16, 96), seed=1)
+    row = 40 * 96 * 4
+    for f, shared in [(scores_softmax, True), (scores_again, False), (scores_reversed, False)]:
+        closed, _ = closed_ir(f, a, b)
+        overwrites = [g.overwrites for g in plan_groups(closed.ir) if g.phases]
+        assert bool(overwrites and overwrites[0]) == shared
+        arena = tj.jit(f).lower(a, b).compile().memory_analysis().temp_size_in_bytes
+        assert (arena == row) == shared and arena >= row
+        check(f, a, b, rtol=1e-4)

@@ -64,6 +64,7 @@ class Group:
         self.cost = CHEAP_COST                  # of the members (equation_cost), the root counted as a cheap one
         self.phases, self.depth = None, 1       # a row loop's groups and outer axes (`merge_rows`)
         self.row_values = []                    # and its values kept one row at a time (`RowLoop`)
+        self.overwrites = {}                    # and the values it may store over one it reads
 
     @property
     def outer_extent(self):
@@ -307,9 +308,14 @@ def _joins(run, g):
         return False
     if any(isinstance(d, Dim) for d in g.domain):
         return False
-    stored = {id(v) for p in run for v in p.stores}
+    return _reads_rows(g, {id(v) for p in run for v in p.stores}, depth)
+
+
+def _reads_rows(g, values, depth):
+    """Whether group g reads the values (ids) only in the row it computes (the leading `depth` axes)."""
     maps = _axis_maps(g)
-    return all(m[:depth] == tuple(range(depth)) for x in g.reads if id(x) in stored for m in maps.get(id(x), ()))
+    return all(m[:depth] == tuple(range(depth)) for x in g.reads if id(x) in values
+               for m in maps.get(id(x), {(None,) * depth}))
 
 
 def _axis_maps(g):
@@ -367,3 +373,22 @@ class RowLoop(Group):
                 self.stores.append(v)
         self.cost = sum(p.cost for p in phases)
         self.reads = _reads(self)
+        self.overwrites = self._overwrites(kept)
+
+    def _overwrites(self, kept):
+        """{id(v): x}: stored values v that may take the memory of a value x that the row loop reads (frame.py
+        lays them out so when x is in the arena): x has v's type and shape, nothing else reads it, and the
+        phases that read it read it only in their row and run before the phase that stores v (attention's
+        softmax written over the scores it reads: 8 MB less memory)."""
+        stores, overwrites, taken = {id(v) for v in self.stores}, {}, set()
+        for k, p in enumerate(self.phases):
+            for v in (v for v in p.stores if id(v) in stores):
+                for x in self.reads:
+                    readers = [q for q in self.phases if any(id(y) == id(x) for y in q.reads)]
+                    if (id(x) not in kept and id(x) not in taken and x.aval.shape == v.aval.shape
+                            and x.aval.dtype == v.aval.dtype and all(q in self.phases[:k] for q in readers)
+                            and all(_reads_rows(q, {id(x)}, self.depth) for q in readers)):
+                        overwrites[id(v)] = x
+                        taken.add(id(x))
+                        break
+        return overwrites
