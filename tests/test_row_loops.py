@@ -4,18 +4,12 @@ phase reading another row of what the loop stores must not), and compiled code, 
 NumPy reference interpreter (eval_ir), in control flow and over threads."""
 import numpy as np
 import pytest
+from test_backend import check as check_backend
+from test_collapse import closed_ir
 
 import tracejit as tj
 import tracejit.numpy as tnp
-from tracejit.backend import compile_ir
 from tracejit.backend.fusion import ROW_BYTES, ROW_MIN, plan_groups
-from tracejit.core.api_util import flatten_args, trace_pytree
-from tracejit.core.trace import eval_ir
-
-
-def closed_ir(f, *args):
-    leaves, names, in_tree = flatten_args(f, args)
-    return trace_pytree(f, leaves, names, in_tree)[0], leaves
 
 
 def row_loops(f, *args):
@@ -25,13 +19,8 @@ def row_loops(f, *args):
 
 
 def check(f, *args, rtol=1e-5):
-    closed, leaves = closed_ir(f, *args)
-    want = eval_ir(closed, *leaves)
-    for fuse in (True, False):
-        got = compile_ir(closed, fuse=fuse).run(leaves)
-        for g, w in zip(got, want):
-            assert g.shape == w.shape and g.dtype == w.dtype
-            np.testing.assert_allclose(g.astype(np.float64), w.astype(np.float64), rtol=rtol, atol=rtol)
+    """Compiled, fused and unfused, against the reference interpreter."""
+    check_backend(f, *args, rtol=rtol, atol=rtol)
 
 
 def data(shape, dtype=np.float32, seed=0):

@@ -302,7 +302,7 @@ def _joins(run, g):
     run stores only in the row that it computes."""
     depth = _row_reduction(run[0])
     outer = run[0].domain[:depth]
-    if not g.fusible or g.in_place or tuple(g.domain[:depth]) != tuple(outer) or len(g.domain) < depth:
+    if not g.fusible or g.in_place or tuple(g.domain[:depth]) != tuple(outer):
         return False
     if isinstance(g.rule, Reduce) and _row_reduction(g) != depth:
         return False
@@ -323,11 +323,11 @@ def _axis_maps(g):
     domain indexes it (None: another index; the index 0 of a size-1 axis counts as any)."""
     ndim = len(g.domain)
     maps = {}
-    starts = g.root.inputs[:1] if isinstance(g.rule, Reduce) else g.root.outvars
-    for v in [*starts, *g.stores]:
+    reduce = isinstance(g.rule, Reduce)          # its operand and other stores are over the domain
+    for v in [*g.root.inputs[:1], *g.stores[1:]] if reduce else [*g.root.outvars, *g.stores]:
         maps.setdefault(id(v), set()).add(tuple(range(ndim)))
     for e in reversed(g.eqns):
-        for m in maps.get(id(e.outvars[0]), ()) if not (e is g.root and isinstance(g.rule, Reduce)) else ():
+        for m in maps.get(id(e.outvars[0]), ()) if not (e is g.root and reduce) else ():
             for x in e.inputs:
                 if not isinstance(x, Literal) and x.aval.ndim:
                     maps.setdefault(id(x), set()).add(_input_map(e, x, m))
