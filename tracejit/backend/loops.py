@@ -29,7 +29,7 @@ class KernelBuilder:
         self.loop, self.loop_nest, self.alloca, self.line = func.loop, func.loop_nest, func.alloca, func.line
 
     def address(self, buf, idx):
-        if buf.kind == "row":           # one row of a row loop's value: the index's trailing axes
+        if isinstance(buf, Buffer) and buf.kind == "row":     # a row loop's value: the trailing axes index a row
             idx = idx[len(idx) - buf.aval.ndim:]
         flat, stride = 0, 1
         for i, d in reversed(list(zip(idx, buf.aval.shape))):
