@@ -7,6 +7,8 @@ roots a group of its own. A reduction roots a group whose loop nest runs over it
 producers are computed inside the reduction loop. Kernel rules (matmul, cumsum) and equations without a
 lowering rule (run by their NumPy impl) read and write materialised buffers. Control rules (cond, while,
 scan) are kernels that call their sub-IRs, each planned like a top-level IR (kernels.compile_sub_ir).
+A reduction over trailing axes and the groups after it that work on the same rows then run as phases of one
+loop over the rows (`merge_rows`, `RowLoop`: softmax in one kernel, each row read again from L1).
 
 The cost model, the one the loop builders and the vectorizer share (kernels.py reads it here): a loop body
 is estimated in instructions (`equation_cost`), a cheap equation (no math call, no division) counting
