@@ -31,7 +31,8 @@ STACK_ARENA = 128 << 10   # arena bytes up to which the fast entry takes its are
 
 
 class Buffer:
-    """A materialised value: kind 'in' | 'out' | 'tmp' | 'const', its table slot or arena offset."""
+    """A materialised value: kind 'in' | 'out' | 'tmp' | 'const', its table slot or arena offset; or 'row', one
+    row of a row loop's value on its kernel's stack (loops.py)."""
 
     def __init__(self, kind, aval, slot=None, value=None):
         self.kind, self.aval, self.slot, self.value = kind, aval, slot, value
@@ -133,10 +134,17 @@ class Frame:
             for x in g.reads:
                 last_use[id(x)] = k
         free, size = [], 0                 # free: sorted (offset, size)
+        taken = set()                      # buffers whose memory a value stored over them took
         for k, g in enumerate(self.groups):
             for v in g.stores:
                 b = self.buffers[id(v)]
                 if b.kind != "tmp" or b in offsets:
+                    continue
+                over = g.overwrites.get(id(v))     # a row loop's value stored over one it reads (fusion.RowLoop)
+                x = self.buffers.get(id(over)) if over is not None else None
+                if x is not None and x.kind == "tmp" and x in offsets and x not in taken and last_use[id(over)] == k:
+                    offsets[b], extent[b] = offsets[x], extent[x]
+                    taken.add(x)
                     continue
                 need = aligned(b.nbytes)
                 for i, (off, n) in enumerate(free):
@@ -149,7 +157,7 @@ class Frame:
                 extent[b] = need
             for x in g.reads:
                 b = self.buffers.get(id(x))
-                if b is not None and b.kind == "tmp" and last_use.get(id(x)) == k:
+                if b is not None and b.kind == "tmp" and last_use.get(id(x)) == k and b not in taken:
                     free.append((offsets[b], extent[b]))
                     free.sort()
                     merged = []

@@ -7,6 +7,8 @@ roots a group of its own. A reduction roots a group whose loop nest runs over it
 producers are computed inside the reduction loop. Kernel rules (matmul, cumsum) and equations without a
 lowering rule (run by their NumPy impl) read and write materialised buffers. Control rules (cond, while,
 scan) are kernels that call their sub-IRs, each planned like a top-level IR (kernels.compile_sub_ir).
+A reduction over trailing axes and the groups after it that work on the same rows then run as phases of one
+loop over the rows (`merge_rows`, `RowLoop`: softmax in one kernel, each row read again from L1).
 
 The cost model, the one the loop builders and the vectorizer share (kernels.py reads it here): a loop body
 is estimated in instructions (`equation_cost`), a cheap equation (no math call, no division) counting
@@ -66,6 +68,9 @@ class Group:
         self.eqns, self.reads = [eqn], None    # members (in program order once planned); values read
         self.extents = self.domain              # the loop nest's trip counts per domain axis (`collapse_axes`)
         self.cost = CHEAP_COST                  # of the members (equation_cost), the root counted as a cheap one
+        self.phases, self.depth = None, 1       # a row loop's groups and outer axes (`merge_rows`)
+        self.row_values = []                    # and its values kept one row at a time (`RowLoop`)
+        self.overwrites = {}                    # and the values it may store over one it reads
 
     @property
     def outer_extent(self):
@@ -93,10 +98,22 @@ def domain_size(shape):
     return math.prod(SIZE_HINT if isinstance(d, Dim) else d for d in shape) if shape is not None else 0
 
 
+def cheap(eqn):
+    """Whether the equation is a cheap one (no math call, no division): its rule says so, or it divides by a
+    literal power of two (a multiplication, exact: attention's scores / 8, which recomputing beats storing)."""
+    if eqn.prim.lower.cheap:
+        return True
+    y = eqn.inputs[-1]
+    if eqn.prim.name != "div" or not isinstance(y, Literal) or y.aval.dtype.kind != "f" or y.aval.ndim:
+        return False
+    mantissa, _ = math.frexp(abs(float(y.value)))
+    return mantissa == 0.5 and eqn.outvars[0].aval.dtype.kind == "f"
+
+
 def equation_cost(eqn):
     """A loop body's instructions for the equation, roughly (see the module's docstring)."""
     rule = eqn.prim.lower
-    if rule.cheap:
+    if cheap(eqn):
         return CHEAP_COST
     calls = getattr(rule, "calls", None)
     complex_valued = any(v.aval.dtype.kind == "c" for v in eqn.outvars)
@@ -112,7 +129,7 @@ def _fits(eqn, cost, g, is_output):
     if shape == g.domain:
         return True
     size, domain = domain_size(shape), domain_size(g.domain)
-    return not is_output and (size >= domain or isinstance(rule, IndexMap) or rule.cheap and size * RECOMPUTE >= domain)
+    return not is_output and (size >= domain or isinstance(rule, IndexMap) or cheap(eqn) and size * RECOMPUTE >= domain)
 
 
 def _reads(g):
@@ -157,7 +174,7 @@ def plan_groups(ir, fuse=True):
             v, cost = eqn.outvars[0], equation_cost(eqn)
             is_output = id(v) in outputs
             if len(users) == 1 and _fits(eqn, cost, users[0], is_output) or (
-                    1 < len(users) <= MAX_DUPLICATES and rule.cheap and not is_output
+                    1 < len(users) <= MAX_DUPLICATES and cheap(eqn) and not is_output
                     and all(_fits(eqn, cost, g, False) for g in users)):
                 groups_of[id(eqn)] = users
                 for g in users:
@@ -180,12 +197,16 @@ def plan_groups(ir, fuse=True):
     for g in groups:
         g.eqns.reverse()
         g.reads = _reads(g)
-        if g.fusible and not isinstance(g.rule, Reduce):
-            g.extents = collapse_axes(g)
+    if fuse:
+        groups = merge_rows(groups, outputs)
+    for g in groups:
+        for p in g.phases or [g]:
+            if p.fusible and not isinstance(p.rule, Reduce):
+                p.extents = collapse_axes(p, g.depth)
     return groups
 
 
-def collapse_axes(g):
+def collapse_axes(g, first=1):
     """The loop extents of an elementwise group's domain with runs of adjacent axes merged into their last
     one, so that a short innermost axis (6 channels of an NHWC image) makes a long, vectorizable loop.
 
@@ -193,14 +214,15 @@ def collapse_axes(g):
     reads the right element of every value that is row-major over the run (flat index i is the run's
     element i: a buffer, an elementwise member) or constant over it (a broadcast along all its axes), so
     runs are merged only where every value the group stores and computes is one or the other. Size-1 axes
-    always have index 0; the outermost axis keeps its loop (threads split it); symbolic shapes keep theirs."""
+    always have index 0; the outermost axis keeps its loop (threads split it), and so do the `first` axes
+    (a row loop's outer axes, `merge_rows`); symbolic shapes keep theirs."""
     shape = g.domain
     if len(shape) < 2 or any(isinstance(d, Dim) for d in shape):
         return shape
-    extents = [None if a and d == 1 else d for a, d in enumerate(shape)]
+    extents = [None if a >= first and d == 1 else d for a, d in enumerate(shape)]
     producer = {id(v): e for e in g.eqns for v in e.outvars}
     runs = []
-    for a in range(1, len(shape)):
+    for a in range(first, len(shape)):
         if shape[a] == 1:
             continue
         if runs and all(_row_major(v, tuple(runs[-1] + [a]), producer) for v in g.stores):
@@ -240,3 +262,145 @@ def _computed_row_major(e, v, axes, producer, seen):
     return ([dims[j] for j in hit] == list(axes)
             and all(x_shape[j] == 1 for j in range(hit[0], hit[-1]) if j not in hit)
             and _row_major(e.inputs[0], tuple(hit), producer, seen))
+
+
+# ----------------------------------------------------------------------------------------- row loops
+ROW_MIN = 64              # elements of a row below which a reduction's consumers keep loop nests of their own
+ROW_BYTES = 32 << 10      # a row loop's values kept on its stack, one row of each: at most this many bytes
+
+
+def merge_rows(groups, outputs=()):
+    """Groups with consecutive reductions over trailing axes and the loop nests after them that work on the
+    same rows merged into row loops (`RowLoop`): softmax's max, exp-sum and division become three loops inside
+    one loop over the rows, one kernel instead of three or four (LLVM's time), each row read again from L1.
+    outputs: the ids of the IR's outputs (a row loop keeps no output in its rows' memory)."""
+    merged, run = [], []
+
+    def close():
+        if len(run) > 1:
+            inside = {id(p) for p in run}
+            kept = set(outputs) | {id(x) for g in groups if id(g) not in inside for x in g.reads}
+            merged.append(RowLoop(run, kept))
+        else:
+            merged.extend(run)
+
+    for g in groups:
+        if run and _joins(run, g):
+            run.append(g)
+            continue
+        close()
+        run = [g] if _row_reduction(g) else []
+        if not run:
+            merged.append(g)
+    close()
+    return merged
+
+
+def _row_reduction(g):
+    """How many outer axes a row loop led by g has (its kept axes, leading ones), or 0 where g leads none:
+    a combinable reduction over trailing axes, static shapes, rows of ROW_MIN elements or more."""
+    if not g.fusible or not isinstance(g.rule, Reduce) or g.rule.combine is None or g.in_place:
+        return 0
+    axes, shape = g.root.params["axes"], g.domain
+    depth = len(shape) - len(axes)
+    static = not any(isinstance(d, Dim) for d in shape)
+    return depth if (depth and static and sorted(axes) == list(range(depth, len(shape)))
+                     and math.prod(shape[depth:]) >= ROW_MIN) else 0
+
+
+def _joins(run, g):
+    """Whether group g can run as the next phase of the row loop `run`: it loops over the same rows (a
+    reduction over the same axes, or a loop nest over a domain with the same outer axes) and reads what the
+    run stores only in the row that it computes."""
+    depth = _row_reduction(run[0])
+    outer = run[0].domain[:depth]
+    if not g.fusible or g.in_place or tuple(g.domain[:depth]) != tuple(outer):
+        return False
+    if isinstance(g.rule, Reduce) and _row_reduction(g) != depth:
+        return False
+    if any(isinstance(d, Dim) for d in g.domain):
+        return False
+    return _reads_rows(g, {id(v) for p in run for v in p.stores}, depth)
+
+
+def _reads_rows(g, values, depth):
+    """Whether group g reads the values (ids) only in the row it computes (the leading `depth` axes)."""
+    maps = _axis_maps(g)
+    return all(m[:depth] == tuple(range(depth)) for x in g.reads if id(x) in values
+               for m in maps.get(id(x), {(None,) * depth}))
+
+
+def _axis_maps(g):
+    """{id(value): {map}} over g's members and reads: each map says, per axis of the value, which axis of g's
+    domain indexes it (None: another index; the index 0 of a size-1 axis counts as any)."""
+    ndim = len(g.domain)
+    maps = {}
+    reduce = isinstance(g.rule, Reduce)          # its operand and other stores are over the domain
+    for v in [*g.root.inputs[:1], *g.stores[1:]] if reduce else [*g.root.outvars, *g.stores]:
+        maps.setdefault(id(v), set()).add(tuple(range(ndim)))
+    for e in reversed(g.eqns):
+        for m in maps.get(id(e.outvars[0]), ()) if not (e is g.root and reduce) else ():
+            for x in e.inputs:
+                if not isinstance(x, Literal) and x.aval.ndim:
+                    maps.setdefault(id(x), set()).add(_input_map(e, x, m))
+    return maps
+
+
+def _input_map(e, x, m):
+    """The axis map of operand x of equation e when e's output has the axis map m."""
+    out_shape, x_shape = e.outvars[0].aval.shape, x.aval.shape
+    if isinstance(e.prim.lower, Elementwise):
+        return m if x_shape == out_shape else (None,) * len(x_shape)
+    if e.prim.name == "broadcast_in_dim":
+        dims = e.params["broadcast_dimensions"]
+        return tuple(m[d] if x_shape[j] != 1 else j for j, d in enumerate(dims))
+    if e.prim.name == "expand_dims":     # operand axis j is the j-th output axis not inserted
+        kept = [a for a in range(len(out_shape)) if a not in e.params["dimensions"]]
+        return tuple(m[a] for a in kept)
+    if e.prim.name == "reshape":          # row-major: the axes of a common leading run keep their indices
+        same = next((k for k, (a, b) in enumerate(zip(x_shape, out_shape)) if a != b), min(len(x_shape), len(out_shape)))
+        return tuple(m[j] if j < same else None for j in range(len(x_shape)))
+    return (None,) * len(x_shape)
+
+
+class RowLoop(Group):
+    """Groups run as phases of one loop over the rows of their domains (`merge_rows`): for each index of the
+    `depth` outer axes, each phase's inner loops in order. The leading reduction gives the loop nest's
+    rule, domain and loop order (its rows are the outer loop's). A value that only later phases read (no
+    other group, not an output) lives in `row_values`, one row of it on the kernel's stack (ROW_BYTES at
+    most in all), instead of in the arena: softmax's exponentials never go to memory."""
+
+    def __init__(self, phases, kept):
+        lead = phases[0]
+        self.__dict__.update(lead.__dict__)
+        self.phases, self.depth = phases, _row_reduction(lead)
+        self.eqns = [e for p in phases for e in p.eqns]
+        self.stores, self.row_values, row_bytes = [], [], 0
+        for v in (v for p in phases for v in p.stores):
+            nbytes = math.prod(v.aval.shape[self.depth:]) * v.aval.dtype.itemsize
+            if id(v) not in kept and row_bytes + nbytes <= ROW_BYTES:
+                self.row_values.append(v)
+                row_bytes += nbytes
+            else:
+                self.stores.append(v)
+        self.cost = sum(p.cost for p in phases)
+        self.reads = _reads(self)
+        self.overwrites = self._overwrites(kept)
+
+    def _overwrites(self, kept):
+        """{id(v): x}: stored values v that may take the memory of a value x that the row loop reads (frame.py
+        lays them out so when x is in the arena): x has v's type and shape, nothing else reads it, and the
+        phases that read it read it only in their row and run before the phase that stores v (attention's
+        softmax written over the scores it reads: 8 MB less memory)."""
+        stores, overwrites, taken = {id(v) for v in self.stores}, {}, set()
+        for k, p in enumerate(self.phases):
+            for v in (v for v in p.stores if id(v) in stores):
+                for x in self.reads:
+                    readers = [q for q in self.phases if any(id(y) == id(x) for y in q.reads)]
+                    if (id(x) not in kept and id(x) not in taken and x.aval.shape == v.aval.shape
+                            and x.aval.dtype == v.aval.dtype and all(q in self.phases[:k] for q in readers)
+                            and all(_reads_rows(q, {id(x)}, self.depth) for q in readers)):
+                        overwrites[id(v)] = x
+                        taken.add(id(x))
+                        break
+        return overwrites

@@ -35,5 +35,7 @@ def group_title(g, k):
         how = g.rule.describe(g.root) if g.rule.describe else "kernel"
         return f"kernel {k}: {name} by {how}"
     domain = "[" + ",".join(map(str, g.domain)) + "]"
+    if g.phases:
+        return f"row loop {k}: {len(g.eqns)} ops in {len(g.phases)} loops per row of {domain}"
     kind = "reduction loop" if isinstance(g.rule, Reduce) else "fused loop"
     return f"{kind} {k}: {len(g.eqns)} op{'s' if len(g.eqns) > 1 else ''} over {domain}"

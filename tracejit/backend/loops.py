@@ -13,6 +13,7 @@ import numpy as np
 
 from ..core.avals import Dim
 from ..core.ir import Literal
+from .frame import ALIGN, Buffer
 from .fusion import domain_size
 from .rules import Elementwise, Emitter, Reduce, const_text, llvm_type, memory_type
 
@@ -28,6 +29,8 @@ class KernelBuilder:
         self.loop, self.loop_nest, self.alloca, self.line = func.loop, func.loop_nest, func.alloca, func.line
 
     def address(self, buf, idx):
+        if isinstance(buf, Buffer) and buf.kind == "row":     # a row loop's value: the trailing axes index a row
+            idx = idx[len(idx) - buf.aval.ndim:]
         flat, stride = 0, 1
         for i, d in reversed(list(zip(idx, buf.aval.shape))):
             flat = self.b.iop("add", flat, self.b.iop("mul", i, stride))
@@ -131,16 +134,23 @@ class LoopBuilder(KernelBuilder):
         for e in reversed(order):
             self.value(e.outvars[0], idx)
 
-    def emit(self):
+    def emit(self, outer_idx=()):
+        """Write the loop nest; outer_idx: the indices of the outer axes, whose loops the caller runs (a row
+        loop's phase: fusion.RowLoop)."""
         g, f = self.g, self.f
+        if g.phases:
+            return self._rows()
         shape = g.domain
         axes = g.root.params["axes"] if isinstance(g.rule, Reduce) else ()
         kept = [a for a in g.loop_order if a not in axes]
         if g.in_place:
             return self._reduce_in_place(axes, kept)
         idx = [0] * len(shape)      # an axis merged into a later one (fusion.collapse_axes) stays at 0
+        idx[:len(outer_idx)] = outer_idx
         with contextlib.ExitStack() as outer:
             for n, a in enumerate(g.loop_order[:len(kept)]):
+                if n < len(outer_idx):
+                    continue
                 if n == 0 or g.extents[a] is not None:
                     idx[a] = outer.enter_context(f.loop("%lo" if n == 0 else 0, "%hi" if n == 0 else g.extents[a]))
             if isinstance(g.rule, Reduce):
@@ -149,6 +159,20 @@ class LoopBuilder(KernelBuilder):
                 self._prefetch(idx)
                 for v in g.stores:
                     self.store(self.buffers[id(v)], idx, self.value(v, idx))
+
+    def _rows(self):
+        """A row loop: the loops over its outer axes, and in them each phase's inner loops in turn."""
+        g, f = self.g, self.f
+        buffers = dict(self.buffers)
+        for v in g.row_values:        # one row of each, on the stack
+            b = buffers[id(v)] = Buffer("row", v.aval.update(shape=v.aval.shape[g.depth:]))
+            b.ptr = f.alloca(f"[{max(b.nbytes, 1)} x i8], align {ALIGN}")
+        idx = []
+        with contextlib.ExitStack() as outer:
+            for a in range(g.depth):
+                idx.append(outer.enter_context(f.loop("%lo", "%hi") if a == 0 else f.loop(0, g.domain[a])))
+            for phase in g.phases:
+                LoopBuilder(f, phase, buffers).emit(idx)
 
     def _reduce(self, idx, axes, kept, first):
         """Accumulate over the reduced axes (innermost last). An accumulator wider than the operand (a float32
