@@ -53,10 +53,21 @@ def _llvmlite():
     return llvmlite
 
 
+_load_listeners = []     # called once LLVM is loaded (`after_load`)
+
+
 def load():
     """Load LLVM and make the host's target machine now (about 18 ms, most of it loading llvmlite's library),
-    so that the first compile does not; raises ImportError without llvmlite."""
+    so that the first compile does not; raises ImportError without llvmlite. Then call the after_load
+    listeners."""
     _machine()
+    while _load_listeners:
+        _load_listeners.pop(0)()
+
+
+def after_load(listener):
+    """Call listener() when `load` runs (generic_entry.py compiles its code then, on a thread)."""
+    _load_listeners.append(listener)
 
 
 def versions():
