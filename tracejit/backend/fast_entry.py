@@ -202,11 +202,14 @@ def emit_fast_entry(module, frame, steps):
 def descriptor(frame, steps, miss):
     """(The int64 descriptor of generic_entry.py's entry for these steps, with their addresses left 0, the
     steps' names in order, the word of the first step's address), or None where that entry cannot run them:
-    symbolic shapes, split steps, or where pyfast could not (emit_py_entry)."""
-    if not (generic_entry.OK and not frame.symbolic and _native(frame, steps) and _weak_ok(frame)
+    symbolic shapes, split steps, more inputs and outputs than its frame holds, or where pyfast could not
+    (emit_py_entry)."""
+    n_in, n_out = len(frame.inputs), len(frame.outputs)
+    if not (generic_entry.OK and not frame.symbolic and n_in <= generic_entry.MAX_IN
+            and n_in + n_out < generic_entry.MAX_TABLE and _native(frame, steps) and _weak_ok(frame)
             and all(isinstance(s, SerialStep) or isinstance(s, ParallelStep) and s.chunks > 0 for s in steps)):
         return None
-    words, n_in, n_out = [], len(frame.inputs), len(frame.outputs)
+    words = []
     for b in frame.inputs:
         aval, dtype = b.aval, b.aval.dtype
         if aval.ndim:

@@ -35,6 +35,7 @@ log = logging.getLogger("tracejit")
 NAME = "tj_generic_entry"
 ARRAY, COPY, INT, SCALAR = range(4)
 HEADER = 10         # descriptor words before the first input's record
+MAX_IN, MAX_TABLE = 32, 64   # inputs, and inputs + outputs + 1 (its table) at most: a fixed frame, no stack probes
 OK = native_call.PY_ENTRY_OK and sys.byteorder == "little"   # INT stores an i64 that narrower ints read
 
 _IR = """
@@ -123,6 +124,9 @@ entry:
   %ovf = alloca i32
   %arena.a = alloca ptr
   %made.a = alloca i64
+  %slots = alloca [MAX_IN x [16 x i8]], align 16    ; Python scalars' values
+  %table = alloca [MAX_TABLE x ptr], align 8
+  %outs = alloca [MAX_TABLE x ptr], align 8
   store ptr null, ptr %arena.a
   %d = call ptr @item_data(ptr %self, i64 5)
   %n_in = load i64, ptr %d
@@ -137,12 +141,6 @@ sized:
   %n_ok = icmp eq i64 %an, %n_in
   br i1 %n_ok, label %start, label %fail
 start:
-  %slot_bytes = shl i64 %n_in, 4
-  %slots = alloca i8, i64 %slot_bytes, align 16
-  %t1 = add i64 %n_in, %n_out
-  %tsize = add i64 %t1, 1
-  %table = alloca ptr, i64 %tsize, align 8
-  %outs = alloca ptr, i64 %tsize, align 8
   store i64 0, ptr %i.a
   %first = getelementptr i64, ptr %d, i64 HEADER
   store ptr %first, ptr %cur.a
@@ -442,7 +440,8 @@ def _text():
     values = {"TUPLE_ITEMS": native_call.TUPLE_ITEMS, "TUPLE_SIZE": native_call.TUPLE_SIZE, "DATA": off.data,
               "FLAGS": off.flags, "DESCR": off.descr, "ND": off.nd, "DIMENSIONS": off.dimensions,
               "WANT": runtime.NPY_C_CONTIGUOUS | runtime.NPY_ALIGNED, "SCALAR_VALUE": native_call.SCALAR_VALUE,
-              "HEADER": HEADER, "ALIGN_LESS_1": ALIGN - 1, "MINUS_ALIGN": -ALIGN, "ALIGN": ALIGN}
+              "HEADER": HEADER, "MAX_IN": MAX_IN, "MAX_TABLE": MAX_TABLE, "ALIGN_LESS_1": ALIGN - 1,
+              "MINUS_ALIGN": -ALIGN, "ALIGN": ALIGN}
     text = _IR
     for name in sorted(values, key=len, reverse=True):    # (ALIGN_LESS_1 before ALIGN)
         text = text.replace(name, str(values[name]))
