@@ -20,9 +20,11 @@ inlines the calls the passes keep whole):
 rules.py is the interface the primitives' lowering rules are written against; mathlib.py (the vector math
 library, compiled once per process by vecmath.py), fft_kernels.py (the FFT's passes, likewise), blas.py,
 thread_pool.py (the native thread pool parallel loops run on, likewise) and runtime.py are what the generated
-code calls. The backend's modules import without llvmlite: llvm.load imports it, called by the tracejit package
-at its import (skipped without llvmlite; compiling then raises).
+code calls. The backend's modules import without llvmlite: llvm.load imports it, called here (skipped without
+llvmlite; compiling then raises), early in the tracejit package's import, so that generic_entry.py's code
+compiles on a thread while the rest of the package imports (that compile is also LLVM's costly first one).
 """
+import contextlib
 import time
 
 from ..passes.inline import inline
@@ -124,3 +126,6 @@ class Lowered:
 
 
 __all__ = ["MISS", "Compiled", "Executable", "Lowered", "compile_ir"]
+
+with contextlib.suppress(ImportError):
+    llvm.load()

@@ -117,6 +117,28 @@ no:
   ret ptr null
 }
 
+define internal void @copy(ptr %to, ptr %from, i64 %n) alwaysinline {   ; n bytes of a scalar's value
+entry:
+  switch i64 %n, label %other [ i64 8, label %c8
+                                i64 16, label %c16
+                                i64 4, label %c4 ]
+c8:
+  %x8 = load i64, ptr %from, align 1
+  store i64 %x8, ptr %to
+  ret void
+c16:
+  %x16 = load i128, ptr %from, align 1
+  store i128 %x16, ptr %to
+  ret void
+c4:
+  %x4 = load i32, ptr %from, align 1
+  store i32 %x4, ptr %to
+  ret void
+other:
+  call void @llvm.memcpy.p0.p0.i64(ptr %to, ptr %from, i64 %n, i1 false)
+  ret void
+}
+
 define ptr @tj_generic_entry(ptr %self, ptr %args) nounwind "probe-stack"="inline-asm" {
 entry:
   %i.a = alloca i64
@@ -166,8 +188,10 @@ in.body:
   %value = getelementptr i8, ptr %obj, i64 SCALAR_VALUE
   %w2 = getelementptr i64, ptr %rec, i64 2
   %w3 = getelementptr i64, ptr %rec, i64 3
-  switch i64 %kind, label %fail [ i64 0, label %k.array
-                                  i64 1, label %k.copy
+  %is_array = icmp eq i64 %kind, 0                  ; (most inputs: a branch, not the switch's jump table)
+  br i1 %is_array, label %k.array, label %k.other
+k.other:
+  switch i64 %kind, label %fail [ i64 1, label %k.copy
                                   i64 2, label %k.int
                                   i64 3, label %k.scalar ]
 k.array:
@@ -183,7 +207,7 @@ k.copy:
   br i1 %c_ok, label %k.copy.ok, label %fail
 k.copy.ok:
   %cn = load i64, ptr %w3
-  call void @llvm.memcpy.p0.p0.i64(ptr align 16 %slot, ptr %value, i64 %cn, i1 false)
+  call void @copy(ptr %slot, ptr %value, i64 %cn)
   store ptr %slot, ptr %tslot
   br label %in.next
 k.int:
@@ -219,7 +243,7 @@ k.scalar.numpy:
 k.scalar.copy:
   %w5 = getelementptr i64, ptr %rec, i64 5
   %sn = load i64, ptr %w5
-  call void @llvm.memcpy.p0.p0.i64(ptr align 16 %slot, ptr %value, i64 %sn, i1 false)
+  call void @copy(ptr %slot, ptr %value, i64 %sn)
   store ptr %slot, ptr %tslot
   br label %in.next
 k.scalar.bool:
@@ -251,9 +275,14 @@ in.done:
   %atslot = getelementptr ptr, ptr %table, i64 %aslot
   switch i64 %mode, label %out.start [ i64 1, label %ar.stack
                                        i64 2, label %ar.heap ]
-ar.stack:
-  %sa = alloca i8, i64 %abytes, align ALIGN
-  store ptr %sa, ptr %atslot
+ar.stack:                             ; (rounded up by hand: an alloca aligned to ALIGN realigns the frame)
+  %sbytes = add i64 %abytes, ALIGN
+  %sa = alloca i8, i64 %sbytes, align 16
+  %sint = ptrtoint ptr %sa to i64
+  %sup = add i64 %sint, ALIGN_LESS_1
+  %sal = and i64 %sup, MINUS_ALIGN
+  %sptr = inttoptr i64 %sal to ptr
+  store ptr %sptr, ptr %atslot
   br label %out.start
 ar.heap:
   %cache = call ptr @item_data(ptr %self, i64 2)

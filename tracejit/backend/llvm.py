@@ -66,8 +66,11 @@ def load():
 
 
 def after_load(listener):
-    """Call listener() when `load` runs (generic_entry.py compiles its code then, on a thread)."""
+    """Call listener() once LLVM is loaded: now if it is (generic_entry.py compiles its code then, on a
+    thread)."""
     _load_listeners.append(listener)
+    if _machine.cache_info().currsize:
+        load()
 
 
 def versions():
