@@ -406,8 +406,13 @@ done.keep:
   br label %done.count
 done.count:
   %drop = load ptr, ptr %arena.a
+  %dropping = icmp ne ptr %drop, null
+  br i1 %dropping, label %done.drop, label %done.counted
+done.drop:
   call void @tj_Py_DecRef(ptr %drop)
   store ptr null, ptr %arena.a
+  br label %done.counted
+done.counted:
   %counter = call ptr @item_data(ptr %self, i64 0)
   %hits = load i64, ptr %counter
   %hits1 = add i64 %hits, 1
