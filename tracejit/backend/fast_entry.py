@@ -19,6 +19,10 @@ the outputs itself (PyArray_NewFromDescr), and an arena array where the stack is
 GIL around the steps of large calls and counts its hits. It returns the output (a tuple of them unless
 there is one), MISS where `fast` returns 1 or 2 or a Python int does not fit, NULL with MemoryError set
 when an array cannot be allocated.
+
+Neither is written where generic_entry.py's entry, compiled once per process, runs the signature
+(`descriptor`: fixed shapes, serial and parallel steps): it behaves as pyfast, and the module is about half
+as costly to compile without one.
 """
 import numpy as np
 

@@ -25,6 +25,20 @@ define internal ptr @field(ptr %obj, i64 %offset) alwaysinline {
   ret ptr %v
 }
 
+define internal i1 @has_type(ptr %obj, ptr %type) alwaysinline {
+  %t = call ptr @field(ptr %obj, i64 8)
+  %is = icmp eq ptr %t, %type
+  ret i1 %is
+}
+
+define internal ptr @aligned(ptr %p) alwaysinline {       ; p rounded up to ALIGN
+  %i = ptrtoint ptr %p to i64
+  %up = add i64 %i, ALIGN_LESS_1
+  %down = and i64 %up, MINUS_ALIGN
+  %q = inttoptr i64 %down to ptr
+  ret ptr %q
+}
+
 define internal ptr @item_data(ptr %tuple, i64 %k) alwaysinline {   ; the data of an array, item k of a tuple
   %o = shl i64 %k, 3
   %at = add i64 %o, TUPLE_ITEMS
@@ -35,8 +49,7 @@ define internal ptr @item_data(ptr %tuple, i64 %k) alwaysinline {   ; the data o
 
 define internal ptr @array_data(ptr %obj, ptr %rec) alwaysinline {  ; rec: [descr, ndim, dims...]; null: no
 entry:
-  %type = call ptr @field(ptr %obj, i64 8)
-  %is = icmp eq ptr %type, @tj_ndarray_type
+  %is = call i1 @has_type(ptr %obj, ptr @tj_ndarray_type)
   br i1 %is, label %flags, label %no
 flags:
   %fp = getelementptr i8, ptr %obj, i64 FLAGS
@@ -117,8 +130,7 @@ entry:
   %n_in = load i64, ptr %d
   %n_outp = getelementptr i64, ptr %d, i64 1
   %n_out = load i64, ptr %n_outp
-  %at = call ptr @field(ptr %args, i64 8)
-  %tuple_ok = icmp eq ptr %at, @tj_tuple_type
+  %tuple_ok = call i1 @has_type(ptr %args, ptr @tj_tuple_type)
   br i1 %tuple_ok, label %sized, label %fail
 sized:
   %anp = getelementptr i8, ptr %args, i64 TUPLE_SIZE
@@ -241,10 +253,7 @@ in.done:
 ar.stack:                             ; (rounded up by hand: an alloca aligned to ALIGN realigns the frame)
   %sbytes = add i64 %abytes, ALIGN
   %sa = alloca i8, i64 %sbytes, align 16
-  %sint = ptrtoint ptr %sa to i64
-  %sup = add i64 %sint, ALIGN_LESS_1
-  %sal = and i64 %sup, MINUS_ALIGN
-  %sptr = inttoptr i64 %sal to ptr
+  %sptr = call ptr @aligned(ptr %sa)
   store ptr %sptr, ptr %atslot
   br label %out.start
 ar.heap:
@@ -268,10 +277,7 @@ ar.made:
 ar.have:
   %arena = load ptr, ptr %arena.a
   %adata = call ptr @field(ptr %arena, i64 DATA)
-  %aint = ptrtoint ptr %adata to i64
-  %aup = add i64 %aint, ALIGN_LESS_1
-  %aal = and i64 %aup, MINUS_ALIGN
-  %aptr = inttoptr i64 %aal to ptr
+  %aptr = call ptr @aligned(ptr %adata)
   store ptr %aptr, ptr %atslot
   br label %out.start
 
