@@ -87,9 +87,8 @@ print(ok, os.waitstatus_to_exitcode(status), generic_entry._loaded[1])
 
 @pytest.mark.skipif(not generic_entry.OK or not hasattr(os, "fork"), reason="no generic entry or no fork here")
 def test_the_generic_entry_compiles_as_tracejit_imports_and_survives_a_fork(tmp_path):
-    """generic_entry.py's code compiles (or is read from the disk cache, then LLVM warms up on a small module)
-    on a thread started as tracejit imports; a process forked right after the import runs jitted code through
-    it in both parent and child."""
+    """generic_entry.py's code compiles (or is read from the disk cache) on a thread started as tracejit
+    imports; a process forked right after the import runs jitted code through it in both parent and child."""
     env = {**os.environ, "TRACEJIT_CACHE_DIR": str(tmp_path)}
     for source in ("compiled", "disk"):
         proc = subprocess.run([sys.executable, "-c", FORK_AFTER_IMPORT], capture_output=True, text=True,

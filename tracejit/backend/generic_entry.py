@@ -16,9 +16,10 @@ outputs, the same MISS, the same arena cache; `self`'s sixth item is the descrip
      per output [descr, ndim, dims...],
      per step   [address, chunks (0: called serially, else through the native pool's cell)]]
 
-Its code is compiled (or read from the disk cache) on a thread started when LLVM loads (`llvm.after_load`):
-compiling it is also the first emission of the process, which costs 6-8 ms more than later ones (LLVM's
-one-time initialisation), paid there instead of by the first jitted call. A fork waits for that thread.
+Its code is compiled (or read from the disk cache) on a thread started when LLVM loads (`llvm.after_load`,
+early in tracejit's import); compiled, it is also the process's first compile, which costs 6-8 ms more than
+later ones (LLVM's one-time initialisation), paid there instead of by the first jitted call. It takes about 38
+ms of CPU; a fork, and the interpreter's exit, wait for that thread.
 """
 import concurrent.futures
 import logging
@@ -30,7 +31,7 @@ import numpy as np
 
 from . import disk_cache, llvm, native_call, runtime, thread_pool
 from .frame import ALIGN
-from .generic_entry_ir import IR, WARM_UP
+from .generic_entry_ir import IR
 
 log = logging.getLogger("tracejit")
 
@@ -52,7 +53,7 @@ def _text():
     text = IR
     for name in sorted(values, key=len, reverse=True):    # (ALIGN_LESS_1 before ALIGN)
         text = text.replace(name, str(values[name]))
-    return llvm.module_header() + text + WARM_UP
+    return llvm.module_header() + text
 
 
 def _symbols():
@@ -62,15 +63,14 @@ def _symbols():
 
 
 _lock = threading.Lock()
-_loaded = []         # the linked Code, where it came from (disk_cache.ObjectCode.source)
+_loaded = []         # the linked Code, where it came from (disk_cache.ObjectCode.source: tests read it)
 _thread = None       # compiling it at LLVM's load (`_prepare`)
-_linked = threading.Event()   # set once that thread linked it (or failed)
 
 
 def address():
     """The entry's address, its code compiled or read from the disk cache and linked once per process."""
     if _thread is not None and _thread is not threading.current_thread():
-        _linked.wait()       # (not the warm-up compile that may follow)
+        _thread.join()
     with _lock:
         if not _loaded:
             symbols = _symbols()
@@ -85,7 +85,8 @@ def _prepare():
     """At LLVM's load: compile (or read) the entry on a thread."""
     global _thread
     if OK:
-        _thread = threading.Thread(target=_compile_quietly, name="tracejit-entry", daemon=True)
+        # (not a daemon: the interpreter's exit waits for it, never freeing LLVM while it compiles)
+        _thread = threading.Thread(target=_compile_quietly, name="tracejit-entry")
         _thread.start()
 
 
@@ -97,13 +98,9 @@ def _compile_quietly():
     llvm.compiling_elsewhere(busy)
     try:
         address()
-        _linked.set()                     # (callers need not wait for the warm-up)
-        if _loaded[1] != "compiled":      # (read from disk) LLVM's costly first compile, now
-            llvm.compile_objects(llvm.module_header() + WARM_UP, alone=True)
     except Exception as e:  # noqa: BLE001 -- the first signature that needs it compiles it again and raises
         log.debug("tracejit: compiling the generic entry failed: %r", e)
     finally:
-        _linked.set()
         busy.set_result(None)
 
 

@@ -436,34 +436,3 @@ fail:
   ret ptr %miss
 }
 """
-
-# A loop the vectorizer widens, a reduction and a call: compiled with the entry, or alone where the entry came
-# from the disk cache, so that LLVM's one-time initialisation of the paths kernels take is done before the
-# first jitted call.
-WARM_UP = """
-define internal void @tj_warm_up_callee(ptr %p) noinline nounwind {
-  store i8 0, ptr %p
-  ret void
-}
-
-define void @tj_warm_up(ptr noalias %x, ptr noalias %y, i64 %n) nounwind {
-entry:
-  br label %loop
-loop:
-  %i = phi i64 [0, %entry], [%i1, %loop]
-  %acc = phi float [0.0, %entry], [%acc1, %loop]
-  %px = getelementptr inbounds float, ptr %x, i64 %i
-  %v = load float, ptr %px
-  %w = fmul float %v, 2.0
-  %py = getelementptr inbounds float, ptr %y, i64 %i
-  store float %w, ptr %py
-  %acc1 = fadd reassoc float %acc, %v
-  %i1 = add nuw nsw i64 %i, 1
-  %more = icmp slt i64 %i1, %n
-  br i1 %more, label %loop, label %done
-done:
-  store float %acc1, ptr %x
-  call void @tj_warm_up_callee(ptr %y)
-  ret void
-}
-"""
