@@ -17,7 +17,7 @@ import rich.console
 
 import tracejit as tj
 import tracejit.numpy as tnp
-from tracejit.backend import disk_cache, llvm, runtime
+from tracejit.backend import disk_cache, generic_entry, llvm, runtime
 
 W = np.linspace(-1.0, 1.0, 12, dtype=np.float32).reshape(4, 3)   # a constant the code closes over
 
@@ -33,6 +33,12 @@ def expected(x, w):
 def inputs(rows=5):
     rng = np.random.default_rng(rows)
     return rng.normal(size=(rows, 4)).astype(np.float32), W
+
+
+@pytest.fixture
+def module_entries(monkeypatch):
+    """Fast entries written into each module (as for symbolic shapes), not generic_entry.py's."""
+    monkeypatch.setattr(generic_entry, "OK", False)
 
 
 def entries(d):
@@ -229,10 +235,12 @@ def test_cache_info_record_and_rich_table(cache_dir):
     assert "x: f64[3]" in str(info)
 
 
-def test_module_text_holds_no_process_address(cache_dir):
+def test_module_text_holds_no_process_address(cache_dir, module_entries):
     text = tj.jit(model).lower(*inputs()).compile()._entry.executable.llvm_text
     assert "inttoptr (i64 " not in text and str(id(np.ndarray)) not in text
     assert "@tj_const0 = external global i8" in text and "@tj_ndarray_type" in text
+    generic = generic_entry._text()         # (cached on disk as well)
+    assert "inttoptr (i64 " not in generic and str(id(np.ndarray)) not in generic and "@tj_ndarray_type" in generic
 
 
 def test_module_with_a_baked_address_is_not_cached(cache_dir):
@@ -278,7 +286,7 @@ def _module_text(fn, *args):
     return tj.jit(fn, cache=False).lower(*args)._entry.executable.llvm_text    # as generated
 
 
-def test_split_module_defines_each_entry_point_once():
+def test_split_module_defines_each_entry_point_once(module_entries):
     text = _module_text(mlp_step, *mlp_args())
     parts = llvm.split_module(text, 2)
     assert len(text) > llvm.PARALLEL_TEXT and len(parts) == 3     # two balanced parts + the fast entry's
@@ -306,7 +314,7 @@ def test_module_compiled_in_parts_round_trips_through_disk(cache_dir):
     assert len(meta["objects"]) == len(parts) >= min(runtime.NUM_THREADS, 2)
 
 
-def test_modules_compiled_in_parts_call_their_own_entry_points(monkeypatch):
+def test_modules_compiled_in_parts_call_their_own_entry_points(monkeypatch, module_entries):
     """Every module names its entry points alike (step0, ..., fast); the part whose `fast` calls the steps of
     another part must get this module's steps, not those of a module loaded before (it once did: wrong
     results, or a crash)."""

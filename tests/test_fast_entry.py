@@ -1,5 +1,6 @@
-"""The native fast entry (backend/fast_entry.py pyfast, backend/native_call.py): what it accepts, and that
-everything it declines takes the general path with the same result as NumPy."""
+"""The native fast entries (backend/generic_entry.py, compiled once per process and driven by a descriptor, and
+backend/fast_entry.py's pyfast written into a module, backend/native_call.py): what they accept, and that
+everything they decline takes the general path with the same result as NumPy. Every test runs on both."""
 import sys
 import threading
 
@@ -8,10 +9,49 @@ import pytest
 
 import tracejit as tj
 import tracejit.numpy as tnp
-from tracejit.backend import native_call
+from tracejit.backend import generic_entry, native_call
 from tracejit.backend.executable import MISS
+from tracejit.backend.steps import ParallelStep
 
 pytestmark = pytest.mark.skipif(not native_call.PY_ENTRY_OK, reason="the layouts the native entry reads differ")
+
+
+@pytest.fixture(autouse=True, params=["generic", "module"])
+def entry_kind(request, monkeypatch):
+    """Run each test on generic_entry.py's entry (where it can run) and on the entries written into modules."""
+    if request.param == "module":
+        monkeypatch.setattr(generic_entry, "OK", False)
+    elif not generic_entry.OK:
+        pytest.skip("no generic entry on this platform")
+    return request.param
+
+
+def executable(f):
+    return next(iter(f._signatures.entries.values())).executable
+
+
+def test_fixed_shapes_run_the_generic_entry_and_symbolic_ones_their_own(entry_kind):
+    f = tj.jit(lambda x: x * 2 + 1)
+    x = np.arange(6.0)
+    f(x)
+    exe = executable(f)
+    assert native(f) and (f._fast.__self__[5] is not None) == (entry_kind == "generic")
+    assert ("@pyfast(" in exe.llvm_text) == (entry_kind == "module")
+    np.testing.assert_array_equal(f(x), x * 2 + 1)
+    g = tj.jit(lambda x: x * 2 + 1, dynamic_dims={"x": {0: "n"}})
+    for n in (3, 5):
+        np.testing.assert_array_equal(g(np.arange(float(n))), np.arange(float(n)) * 2 + 1)
+    assert "@pyfast(" in executable(g).llvm_text and g._fast.__self__[5] is None
+
+
+def test_parallel_steps_run_on_the_pool():
+    f = tj.jit(lambda x: tnp.tanh(x) * 3 + x)
+    x = np.linspace(-2, 2, 1 << 18)
+    f(x)
+    assert any(isinstance(s, ParallelStep) for s in executable(f).steps) and native(f)
+    for _ in range(3):
+        np.testing.assert_allclose(f(x), np.tanh(x) * 3 + x, rtol=1e-13)
+    assert hits(f) == 3
 
 
 def native(f):
@@ -192,7 +232,7 @@ def test_arena_larger_than_the_stack_is_allocated_once_and_kept():
     x = np.linspace(-1, 1, 200 * 64).reshape(200, 64)
     want = np.tanh(x @ x.T).sum(axis=1)
     np.testing.assert_allclose(f(x), want, rtol=1e-9, atol=1e-12)
-    exe = next(iter(f._signatures.entries.values())).executable
+    exe = executable(f)
     assert exe.frame.fast_takes_arena and native(f)
     cache = f._fast.__self__[2]
     np.testing.assert_allclose(f(x), want, rtol=1e-9, atol=1e-12)       # (the first call ran in the driver)

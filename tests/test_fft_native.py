@@ -197,6 +197,8 @@ def test_pickle_ships_the_fft_library_functions_it_calls(tmp_path):
     code = textwrap.dedent(f"""
         import json, pickle, numpy as np
         import llvmlite.binding as ll
+        from tracejit.backend import generic_entry
+        generic_entry.address()     # (the process's own, compiled as it imports)
         parsed, parse = [], ll.parse_assembly
         ll.parse_assembly = lambda text, *a, **k: parsed.append(len(text)) or parse(text, *a, **k)
         f, args = pickle.loads(open({str(tmp_path / "f.pkl")!r}, "rb").read())

@@ -2,6 +2,7 @@
 the reference interpreter still import and run without llvmlite (tests/test_backend.py runs them with it
 hidden)."""
 import concurrent.futures
+import os
 import subprocess
 import sys
 
@@ -10,7 +11,7 @@ import pytest
 
 import tracejit as tj
 import tracejit.numpy as tnp
-from tracejit.backend import llvm, runtime, vecmath
+from tracejit.backend import generic_entry, llvm, runtime, vecmath
 
 LOADED = """
 import sys
@@ -66,3 +67,32 @@ def test_a_module_is_split_over_the_cores_other_compiles_leave(monkeypatch):
     library.set_result(None)
     parts, _ = llvm.compile_objects(text)
     assert threads == [2] and len(whole) == 1 and len(parts) == len(split(text, 2)) > 1
+
+
+FORK_AFTER_IMPORT = """
+import os
+import numpy as np
+import tracejit as tj
+from tracejit.backend import generic_entry
+pid = os.fork()           # while the generic entry may be compiling on its thread (the fork waits for it)
+f = tj.jit(lambda x: x * 2 + 1)
+x = np.arange(5.0)
+ok = all((f(x) == x * 2 + 1).all() for _ in range(3)) and f._fast.__self__[5] is not None
+if pid == 0:
+    os._exit(0 if ok else 1)
+_, status = os.waitpid(pid, 0)
+print(ok, os.waitstatus_to_exitcode(status), generic_entry._loaded[1])
+"""
+
+
+@pytest.mark.skipif(not generic_entry.OK or not hasattr(os, "fork"), reason="no generic entry or no fork here")
+def test_the_generic_entry_compiles_as_tracejit_imports_and_survives_a_fork(tmp_path):
+    """generic_entry.py's code compiles (or is read from the disk cache) on a thread started as tracejit
+    imports; a process forked right after the import runs jitted code through it in both parent and child."""
+    env = {**os.environ, "TRACEJIT_CACHE_DIR": str(tmp_path)}
+    for source in ("compiled", "disk"):
+        proc = subprocess.run([sys.executable, "-c", FORK_AFTER_IMPORT], capture_output=True, text=True,
+                              timeout=120, check=False, env=env)
+        assert proc.returncode == 0, proc.stderr
+        assert proc.stdout.split() == ["True", "0", source]
+        assert "Traceback" not in proc.stderr

@@ -7,8 +7,11 @@ inlines the calls the passes keep whole):
     frame.py       -> Frame                  where every value lives: buffers, arena, the call table
     kernels.py     Group -> KernelFunction   each group's LLVM function (loop builders: loops.py)
     steps.py       -> [Step]                 what runs in order, serially or over the threads
-    fast_entry.py  -> "pyfast" or "fast"     the whole call in generated code, for the dispatch fast path: a
-                                             builtin Python calls directly (native_call.py), else a ctypes entry
+    fast_entry.py  -> descriptor, "pyfast"   the whole call in native code, for the dispatch fast path: a
+                   or "fast"                 builtin Python calls directly (native_call.py) running the entry
+                                             compiled once per process (generic_entry.py) on the signature's
+                                             descriptor, or where it cannot the entry written into the module;
+                                             else a ctypes entry
     llvm_text.py   -> str                    the module's text
     disk_cache.py  -> ObjectCode             shipped, read from disk, or compiled (llvm.py) and written there
     llvm.py        -> Code                   linked into this process (freed when the last user goes)
@@ -17,22 +20,24 @@ inlines the calls the passes keep whole):
 rules.py is the interface the primitives' lowering rules are written against; mathlib.py (the vector math
 library, compiled once per process by vecmath.py), fft_kernels.py (the FFT's passes, likewise), blas.py,
 thread_pool.py (the native thread pool parallel loops run on, likewise) and runtime.py are what the generated
-code calls. The backend's modules import without llvmlite: llvm.load imports it, called by the tracejit package
-at its import (skipped without llvmlite; compiling then raises).
+code calls. The backend's modules import without llvmlite: llvm.load imports it, called here (skipped without
+llvmlite; compiling then raises), early in the tracejit package's import, so that generic_entry.py's code
+compiles on a thread while the rest of the package imports (that compile is also LLVM's costly first one).
 """
+import contextlib
 import time
 
 from ..passes.inline import inline
 from . import disk_cache, fft_kernels, llvm, thread_pool, vecmath
 from .executable import MISS, Executable
-from .fast_entry import emit_fast_entry, emit_py_entry
+from .fast_entry import descriptor, emit_fast_entry, emit_py_entry
 from .frame import Frame
 from .fusion import plan_groups
 from .fusion_view import lowered_view
 from .kernels import emit_kernel
 from .llvm_text import Module
 from .memory import memory_analysis
-from .steps import Schedule, link, native_steps
+from .steps import ParallelStep, Schedule, link, native_steps
 
 
 def compile_ir(closed, fuse=True, cache=True, shipped=None):
@@ -49,15 +54,16 @@ def compile_ir(closed, fuse=True, cache=True, shipped=None):
         kernel = emit_kernel(module, frame, group, fuse)    # Group -> KernelFunction (None: run by NumPy)
         schedule.add(group, kernel)                         # -> its steps
     steps = schedule.finish()                               # -> [Step]
-    py_fast = emit_py_entry(module, frame, steps, MISS)     # -> "pyfast", or None
-    fast = None if py_fast else emit_fast_entry(module, frame, steps)   # -> "fast" (through ctypes), or None
+    generic = descriptor(frame, steps, MISS)                # -> generic_entry.py's descriptor, or None
+    py_fast = None if generic else emit_py_entry(module, frame, steps, MISS)            # -> "pyfast", or None
+    fast = None if generic or py_fast else emit_fast_entry(module, frame, steps)    # -> "fast" (ctypes), or None
     text = module.text()                                    # -> str
     generated = time.perf_counter()
     names = [s.name for s in native_steps(steps)] + [name for name in (fast, py_fast) if name]
     if not shipped:
         vecmath.prefetch(text)                              # the library's functions, while LLVM compiles
         fft_kernels.prefetch(module.symbols)                # the FFT library's, likewise
-        if "tj_parallel_for" in module.symbols:
+        if "tj_parallel_for" in module.symbols or generic and any(isinstance(s, ParallelStep) for s in steps):
             thread_pool.start()                             # the native pool its parallel loops run on, likewise
     objects = disk_cache.object_code(closed, text, names, module.symbols, cache, shipped)  # -> ObjectCode
     symbols = {**module.symbols, **vecmath.symbols(objects.library, shipped),  # the vector math library's
@@ -65,7 +71,7 @@ def compile_ir(closed, fuse=True, cache=True, shipped=None):
     code = llvm.load_objects(objects.objects, names, symbols)                             # -> Code
     times = {"codegen": generated - start, "llvm": time.perf_counter() - generated}
     return Executable(frame, link(steps, code), code, fast, module.arrays, text, objects, times, module.kernels,
-                      py_fast)
+                      py_fast, generic)
 
 
 class Compiled:
@@ -120,3 +126,6 @@ class Lowered:
 
 
 __all__ = ["MISS", "Compiled", "Executable", "Lowered", "compile_ir"]
+
+with contextlib.suppress(ImportError):
+    llvm.load()

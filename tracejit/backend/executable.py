@@ -14,7 +14,7 @@ from ..core.avals import Dim, shape_size, substitute_dims
 from ..core.errors import ShapeError
 from ..core.ir import Literal
 from ..core.trace import eager
-from . import llvm, native_call, runtime
+from . import generic_entry, llvm, native_call, runtime
 from .frame import ALIGN, STACK_ARENA
 from .fusion import domain_size
 from .steps import PythonStep, SplitStep
@@ -46,7 +46,7 @@ class Executable:
     (kernels.py), for `kernels()`."""
 
     def __init__(self, frame, steps, code, fast, arrays, llvm_text, object_code, times, kernel_functions=(),
-                 py_fast=None):
+                 py_fast=None, generic=None):
         self.frame, self.steps, self.code, self._keep = frame, steps, code, arrays
         self._kernel_info = [k.describe() for k in kernel_functions]
         self.llvm_text, self.object_code, self.times = llvm_text, object_code, times
@@ -68,6 +68,10 @@ class Executable:
         self._blocks = frame.block_plan() if frame.symbolic else None
         self._fast_gil = self._fast = None
         self._py_fast = py_fast and code.addresses[py_fast]
+        self._descriptor = None
+        if generic is not None:        # generic_entry.py's entry, the steps' addresses filled in
+            self._descriptor, names, first = generic
+            self._descriptor[first:first + 2 * len(names):2] = [code.addresses[n] for n in names]
         if fast is not None:
             prototypes = _fast_prototypes(len(frame.inputs) + len(frame.outputs) + frame.fast_takes_arena)
             self._fast_gil, self._fast = (code.function(p, fast) for p in prototypes)
@@ -190,9 +194,12 @@ class Executable:
         None: the output (a tuple of them unless there is one), or MISS. It counts its hits in counter (an
         int64[1] array); int_dtypes: per input, the dtypes a Python int there must fit (its own, and those
         of NumPy 2's overflow checks)."""
+        bounds = native_call.int_bounds(int_dtypes)
+        if self._descriptor is not None:
+            return native_call.py_function(generic_entry.address(), counter, bounds, self.code, self._descriptor)
         if self._py_fast is None:
             return None
-        return native_call.py_function(self._py_fast, counter, native_call.int_bounds(int_dtypes), self.code)
+        return native_call.py_function(self._py_fast, counter, bounds, self.code)
 
     def fast_call(self, n_args, counter, single):
         """f(args) -> the output (single) or the list of outputs, or MISS when an argument is not a

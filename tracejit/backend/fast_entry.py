@@ -19,11 +19,15 @@ the outputs itself (PyArray_NewFromDescr), and an arena array where the stack is
 GIL around the steps of large calls and counts its hits. It returns the output (a tuple of them unless
 there is one), MISS where `fast` returns 1 or 2 or a Python int does not fit, NULL with MemoryError set
 when an array cannot be allocated.
+
+Neither is written where generic_entry.py's entry, compiled once per process, runs the signature
+(`descriptor`: fixed shapes, serial and parallel steps): it behaves as pyfast, and the module is about half
+as costly to compile without one.
 """
 import numpy as np
 
 from ..core.avals import Dim
-from . import native_call, runtime, thread_pool
+from . import generic_entry, native_call, runtime, thread_pool
 from .frame import ALIGN, STACK_ARENA
 from .llvm_text import Function
 from .steps import ParallelStep, SerialStep, SplitStep
@@ -199,13 +203,53 @@ def emit_fast_entry(module, frame, steps):
     return NAME
 
 
+def descriptor(frame, steps, miss):
+    """(The int64 descriptor of generic_entry.py's entry for these steps, with their addresses left 0, the
+    steps' names in order, the word of the first step's address), or None where that entry cannot run them:
+    symbolic shapes, split steps, more inputs and outputs than its frame holds, or where pyfast could not
+    (emit_py_entry)."""
+    n_in, n_out = len(frame.inputs), len(frame.outputs)
+    if not (generic_entry.OK and not frame.symbolic and n_in <= generic_entry.MAX_IN
+            and n_in + n_out < generic_entry.MAX_TABLE and _native(frame, steps) and _weak_ok(frame)
+            and all(isinstance(s, SerialStep) or isinstance(s, ParallelStep) and s.chunks > 0 for s in steps)):
+        return None
+    words = []
+    for b in frame.inputs:
+        aval, dtype = b.aval, b.aval.dtype
+        if aval.ndim:
+            record = [generic_entry.ARRAY, 0, id(dtype), aval.ndim, *aval.shape]
+        elif aval.weak_type and dtype.kind in "fc":
+            record = [generic_entry.COPY, 0, id(complex if dtype.kind == "c" else float), dtype.itemsize]
+        elif aval.weak_type:
+            record = [generic_entry.INT, 0]
+        else:
+            numpy_scalar = id(dtype.type) if native_call.scalar_layout_holds(dtype) else 0
+            record = [generic_entry.SCALAR, 0, id(dtype), 0, numpy_scalar, dtype.itemsize, int(dtype == np.bool_)]
+        record[1] = len(record)
+        words += record
+    outputs = generic_entry.HEADER + len(words)
+    for b in frame.outputs:
+        words += [id(b.aval.dtype), b.aval.ndim, *b.aval.shape]
+    mode = 2 if frame.fast_takes_arena else 1 if frame.has_arena else 0
+    size = frame.arena_bytes + (ALIGN if mode == 2 else 0)
+    big = sum(int(np.prod(b.aval.shape)) for b in frame.inputs + frame.outputs) >= SMALL
+    first_step = generic_entry.HEADER + len(words)
+    header = [n_in, n_out, mode, size, frame.arena_slot, int(big), len(steps), outputs, first_step, id(miss)]
+    words += [w for s in steps for w in (0, s.chunks if isinstance(s, ParallelStep) else 0)]
+    return np.array(header + words, np.int64), [s.name for s in steps], first_step
+
+
+def _weak_ok(frame):
+    """Whether every weakly typed input is of a Python scalar's dtype (core.avals.aval_of)."""
+    return all(not b.aval.weak_type or b.aval.dtype.kind in "iu" or b.aval.dtype in (np.float64, np.complex128)
+               for b in frame.inputs)
+
+
 def emit_py_entry(module, frame, steps, miss):
     """Write pyfast (see the module's docstring) into module; its name, or None when there is none (the
     layouts are not the verified ones, the steps need the Python driver, a weakly typed input of a dtype
     other than these). miss: the object it returns when declining."""
-    weak_ok = all(not b.aval.weak_type or b.aval.dtype.kind in "iu" or b.aval.dtype in (np.float64, np.complex128)
-                  for b in frame.inputs)      # (Python scalars' types: core.avals.aval_of)
-    if not (native_call.PY_ENTRY_OK and _native(frame, steps) and weak_ok):
+    if not (native_call.PY_ENTRY_OK and _native(frame, steps) and _weak_ok(frame)):
         return None
     for name, address in [*native_call.SYMBOLS.items(), ("tj_ndarray_type", id(np.ndarray))]:
         module.symbol(address, name)

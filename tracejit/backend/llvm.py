@@ -53,10 +53,24 @@ def _llvmlite():
     return llvmlite
 
 
+_load_listeners = []     # called once LLVM is loaded (`after_load`)
+
+
 def load():
     """Load LLVM and make the host's target machine now (about 18 ms, most of it loading llvmlite's library),
-    so that the first compile does not; raises ImportError without llvmlite."""
+    so that the first compile does not; raises ImportError without llvmlite. Then call the after_load
+    listeners."""
     _machine()
+    while _load_listeners:
+        _load_listeners.pop(0)()
+
+
+def after_load(listener):
+    """Call listener() once LLVM is loaded: now if it is (generic_entry.py compiles its code then, on a
+    thread)."""
+    _load_listeners.append(listener)
+    if _machine.cache_info().currsize:
+        load()
 
 
 def versions():
@@ -145,17 +159,21 @@ def optimize(text):
         return _calling_library(mod, text)
 
 
-def _calling_library(mod, text, context=None):
+def _calling_library(mod, text):
     """(The optimised module with its LIBRARY intrinsics renamed to the vector math library's functions, the
-    (name, type, lanes) it calls) (libcalls.library_calls): reparsed from its text, which costs little next
-    to the passes."""
-    if libcalls.uses_library(text):
-        optimised = str(mod)
-        renamed, found = libcalls.library_calls(optimised)
-        if renamed != optimised:
-            return _llvmlite().binding.parse_assembly(renamed, context=context), found
-        return mod, found
-    return mod, set()
+    (name, type, lanes) it calls) (libcalls.library_calls): the intrinsics' declarations renamed in place (a
+    reparse of the renamed text cost 0.4-1 ms), the calls found in the optimised text."""
+    if not libcalls.uses_library(text):
+        return mod, set()
+    found = libcalls.library_calls(str(mod))[1]
+    for function in mod.functions:
+        if function.is_declaration and function.name.startswith("llvm."):
+            renamed = libcalls.library_calls("@" + function.name)[0][1:]
+            if renamed != function.name:
+                function.name = renamed
+                if function.name != renamed:   # (a function of that name already there: LLVM named it apart)
+                    raise RuntimeError(f"tracejit: {renamed} is defined twice in a module")
+    return mod, found
 
 
 def emit_object(mod):
@@ -207,25 +225,37 @@ def compile_objects(text, alone=False):
 
 def _compile_alone(text):
     """(Object code, library functions called) of a module parsed, optimised and emitted in a context and with
-    a TargetMachine of its own, the pass pipeline and emission outside llvmlite's lock (nothing else uses
-    these objects)."""
+    a TargetMachine of its own (a spare one), the pass pipeline and emission outside llvmlite's lock (nothing
+    else uses these objects meanwhile)."""
     llvm, (run_passes, emit) = _llvmlite().binding, _unlocked_calls()
     ffi = llvm.ffi
-    context, tm = llvm.create_context(), _target_machine()
-    mod = llvm.parse_assembly(text, context=context)
-    mod.verify()
-    pb = _pass_builder(tm)
-    run_passes(pb.getModulePassManager(), mod, pb)
-    mod, library = _calling_library(mod, text, context)
-    _found(library)     # before the emission: the library compiles alongside
-    with ffi.OutputString() as error:
-        buffer = emit(tm, mod, 1, error)
-        if not buffer:
-            raise RuntimeError(str(error))
+    context = llvm.create_context()
+    try:
+        tm = _spare_machines.pop()
+    except IndexError:
+        tm = _target_machine()
+    try:
+        mod = llvm.parse_assembly(text, context=context)
+        mod.verify()
+        pb = _pass_builder(tm)
+        run_passes(pb.getModulePassManager(), mod, pb)
+        mod, library = _calling_library(mod, text)
+        _found(library)     # before the emission: the library compiles alongside
+        with ffi.OutputString() as error:
+            buffer = emit(tm, mod, 1, error)
+            if not buffer:
+                raise RuntimeError(str(error))
+    finally:
+        _spare_machines.append(tm)
     try:
         return ctypes.string_at(ffi.lib.LLVMPY_GetBufferStart(buffer), ffi.lib.LLVMPY_GetBufferSize(buffer)), library
     finally:
         ffi.lib.LLVMPY_DisposeMemoryBuffer(buffer)
+
+
+# TargetMachines that no compile uses now (making one costs 0.2 ms), each used by one thread at a time (list.pop
+# and append are atomic).
+_spare_machines = []
 
 
 _DEFINE = re.compile(r"^define (internal )?[^@]*@([\w.$]+)\((.*?)\)", re.MULTILINE)

@@ -13,7 +13,8 @@ the ctypes fast path.
 The function is `PyObject *pyfast(PyObject *self, PyObject *args)` (METH_O): args is the tuple of the
 flat leaves; it returns the output (one output), a tuple of them, the MISS sentinel when an argument
 does not fit (the caller takes the general path), or NULL with a Python error set (no memory).
-`self` is the tuple (hit counter, int bounds, arena cache, method record, code): the generated code counts
+`self` is the tuple (hit counter, int bounds, arena cache, method record, code, generic_entry.py's descriptor
+or None): the generated code counts
 its hits in the first (an int64[1] array), reads in the second the range a Python int must be in at each
 position (int64[2 n]: the compiled dtype's range and those of NumPy 2's overflow checks), keeps in the third
 (an object[1] array, None when empty) the arena array of its last call when the arena is too large for the
@@ -125,9 +126,11 @@ def int_bounds(dtypes_per_input):
     return bounds
 
 
-def py_function(address, counter, bounds, code):
-    """The builtin function running the entry at address (self: see the module's docstring)."""
+def py_function(address, counter, bounds, code, descriptor=None):
+    """The builtin function running the entry at address (self: see the module's docstring; descriptor:
+    generic_entry.py's, its sixth item)."""
     method = _MethodDef(b"tracejit_fast", address, METH_O, None)
     new = ctypes.PYFUNCTYPE(ctypes.py_object, ctypes.c_void_p, ctypes.py_object, ctypes.c_void_p)(
         ("PyCFunction_NewEx", _api))
-    return new(ctypes.addressof(method), (counter, bounds, np.full(1, None, object), method, code), None)
+    return new(ctypes.addressof(method), (counter, bounds, np.full(1, None, object), method, code, descriptor),
+               None)
