@@ -20,6 +20,7 @@ Twiddles and chirps are computed in float64 with NumPy and rounded once to the t
 (`twiddles`, `chirps`); the code names them as constants of its module.
 """
 import concurrent.futures
+import contextlib
 import functools
 import os
 import re
@@ -160,8 +161,8 @@ def _object_code(name, shipped, alone):
         (_join_function if kind == "join" else _split_function)(module, name, ty, int(count))
     else:
         _chirp_function(module, name, ty, kind)
-    return disk_cache.cached_object_code(f"fft {name}", module.text(), [name], {},
-                                         shipped=shipped, folder="fft", alone=alone)
+    return disk_cache.cached_object_code(f"fft {name}", module.text(), [name], {}, shipped=shipped, folder="fft",
+                                         alone=alone, passes=llvm.LIGHT_PASSES)
 
 
 def _submit(name, shipped):
@@ -301,8 +302,17 @@ class Lanes(Complex):
     def mul(self, x, w, conj=False):
         """x * w, or x * conj(w); w a vector or its spread (re, im): the parts' products as the scalar formulas
         round them (a product by -1 is exact)."""
+        return self.times(x, self.prepare(w, conj))
+
+    def prepare(self, w, conj=False):
+        """The factor w (or conj(w)) as `times` takes it: (its real parts, its imaginary parts signed as the
+        parts' products need them), each in both parts of a lane; w a vector or its spread (re, im)."""
         re, im = self.spread(w) if isinstance(w, str) else w
-        im = self.op("fmul", im, self.pattern((1, -1) if conj else (-1, 1)))
+        return re, self.op("fmul", im, self.pattern((1, -1) if conj else (-1, 1)))
+
+    def times(self, x, factor):
+        """x times a prepared factor (`prepare`)."""
+        re, im = factor
         return self.op("fadd", self.op("fmul", x, re), self.op("fmul", self.swap(x), im))
 
     def times_i(self, x, sign):
@@ -327,32 +337,48 @@ def vector_width(ty):
     return max(1, llvm.vector_bytes() // (8 if ty == "float" else 16))
 
 
+@contextlib.contextmanager
+def _loop(f, lo, hi):
+    """for (i = lo; i < hi; i++): yields i, written as LLVM's loop rotation leaves a loop (a guard, the test at
+    the bottom, the counter a phi), which the library's light pass pipeline (llvm.LIGHT_PASSES) does not do."""
+    pre, body, latch, done = (f.label(stem) for stem in ("pre", "body", "latch", "done"))
+    i, following = f"%{body}.i", f"%{body}.next"
+    f.line(f"br i1 {f.emit(f'icmp slt i64 {lo}, {hi}')}, label %{pre}, label %{done}")
+    f.block(pre)
+    f.line(f"br label %{body}")
+    f.block(body)
+    f.line(f"{i} = phi i64 [ {lo}, %{pre} ], [ {following}, %{latch} ]")
+    yield i
+    f.line(f"br label %{latch}")
+    f.block(latch)
+    f.line(f"{following} = add nuw nsw i64 {i}, 1")
+    f.line(f"br i1 {f.emit(f'icmp slt i64 {following}, {hi}')}, label %{body}, label %{done}")
+    f.block(done)
+
+
 def _lanes_loop(f, ty, lo, hi, width, body, rest=True):
     """body(c, j) for j from lo to hi: `width` at a time (c a Lanes of that width), then one at a time (rest
     False: hi - lo is a multiple of width; the remainder's loop, which costs LLVM as much again, is left out)."""
     b = Emitter(f)
     count = b.iop("sdiv", b.iop("sub", hi, lo), width)
-    with f.loop(0, count) as q:
+    with _loop(f, 0, count) as q:
         body(Lanes(f, ty, width), b.iop("add", lo, b.iop("mul", q, width)))
     if rest:
-        with f.loop(b.iop("add", lo, b.iop("mul", count, width)), hi) as j:
+        with _loop(f, b.iop("add", lo, b.iop("mul", count, width)), hi) as j:
             body(Lanes(f, ty, 1), j)
 
 
-def _butterfly(c, r, m, sign, scale, p, load, twiddle):
-    """The r outputs y_j (scaled) of the butterfly of p from x_j = load(p + j m), twiddle(t): the spread
-    twiddles at t (of p + j m for the j-th of the last r - 1 outputs)."""
-    b = c.b
-    ins = [load(b.iop("add", p, b.iop("mul", j, m))) for j in range(r)]
+def _butterfly(c, r, sign, scale, ins, twiddle):
+    """The r outputs y_j of the butterfly of the inputs ins, times scale (a vector); twiddle(j): the twiddle of
+    output j + 1 (radix 4 only), prepared (Lanes.prepare)."""
     if r == 2:
         outs = [c.add(*ins), c.sub(*ins)]
     else:
         apc, amc, bpd, bmd = c.add(ins[0], ins[2]), c.sub(ins[0], ins[2]), c.add(ins[1], ins[3]), c.sub(ins[1], ins[3])
         turned = c.times_i(bmd, sign)
         outs = [c.add(apc, bpd), c.add(amc, turned), c.sub(apc, bpd), c.sub(amc, turned)]
-        outs[1:] = [c.mul(y, twiddle(b.iop("add", p, b.iop("mul", j, m))), conj=sign > 0)
-                    for j, y in enumerate(outs[1:])]
-    return [c.scale(y, scale) for y in outs]
+        outs[1:] = [c.times(y, twiddle(j)) for j, y in enumerate(outs[1:])]
+    return [c.op("fmul", y, scale) for y in outs]
 
 
 def _pass_function(module, name, ty, r, form, count, inverse):
@@ -361,28 +387,37 @@ def _pass_function(module, name, ty, r, form, count, inverse):
     then `count` columns as one vector, `(src, dst, tw, m, scale, rows, src_base, src_row, src_stride, dst_base,
     dst_row, dst_stride)`."""
     sign = 1 if inverse else -1
+    args = f"ptr noalias %src, ptr noalias %dst, ptr noalias readonly %tw, i64 %m, {ty} %scale"
     if form == "p":
-        f = Function(module, f"define void @{name}(ptr noalias %src, ptr noalias %dst, ptr noalias readonly %tw, i64 %m, {ty} %scale) "
-                             "nounwind", {})
+        f = Function(module, f"define void @{name}({args}) nounwind", {})
+        scale = Lanes(f, ty, count).splat("%scale")
 
         def body(c, p):
-            ys = _butterfly(c, r, "%m", sign, "%scale", p, lambda t: c.load("%src", t),
-                            lambda t: c.spread(c.load("%tw", t)))
+            def at(j):                               # p + j m
+                return c.b.iop("add", p, c.b.iop("mul", j, "%m"))
+            ys = _butterfly(c, r, sign, scale, [c.load("%src", at(j)) for j in range(r)],
+                            lambda j: c.prepare(c.load("%tw", at(j)), conj=sign > 0))
             while len(ys) > 1:                       # y_0 of each p, y_1, ...: interleaved (y_j of p at r p + j)
                 ys, c = [c.interleave(ys[i], ys[i + len(ys) // 2]) for i in range(len(ys) // 2)], c.wider()
             c.store("%dst", c.b.iop("mul", p, r), ys[0])
         _lanes_loop(f, ty, 0, "%m", count, body, rest=False)
     else:
-        f = Function(module, f"define void @{name}(ptr noalias %src, ptr noalias %dst, ptr noalias readonly %tw, i64 %m, {ty} %scale, "
-                             "i64 %rows, i64 %sb, i64 %sr, i64 %ss, i64 %db, i64 %dr, i64 %ds) nounwind", {})
+        f = Function(module, f"define void @{name}({args}, i64 %rows, i64 %sb, i64 %sr, i64 %ss, i64 %db, i64 %dr, "
+                             "i64 %ds) nounwind", {})
         c = Lanes(f, ty, count)
         b = c.b
-        with f.loop(0, "%m") as p, f.loop(0, "%rows") as row:
-            src, dst = (b.iop("add", base, b.iop("mul", row, stride)) for base, stride in (("%sb", "%sr"), ("%db", "%dr")))
-            ys = _butterfly(c, r, "%m", sign, "%scale", p, lambda t: c.load("%src", b.iop("add", src, b.iop("mul", "%ss", t))),
-                            lambda t: c.broadcast("%tw", t))
-            for j, y in enumerate(ys):
-                c.store("%dst", b.iop("add", dst, b.iop("mul", "%ds", b.iop("add", b.iop("mul", p, r), j))), y)
+        scale, src_jump, dst_jump = c.splat("%scale"), b.iop("mul", "%ss", "%m"), b.iop("mul", "%ds", r)
+        with _loop(f, 0, "%m") as p:
+            # the p's twiddles, read and prepared once for its rows
+            twiddles = [c.prepare(c.broadcast("%tw", b.iop("add", p, b.iop("mul", j, "%m"))), conj=sign > 0)
+                        for j in range(r - 1)]
+            src_p, dst_p = b.iop("add", "%sb", b.iop("mul", p, "%ss")), b.iop("add", "%db", b.iop("mul", p, dst_jump))
+            with _loop(f, 0, "%rows") as row:
+                src, dst = b.iop("add", src_p, b.iop("mul", row, "%sr")), b.iop("add", dst_p, b.iop("mul", row, "%dr"))
+                ins = [c.load("%src", b.iop("add", src, b.iop("mul", j, src_jump))) for j in range(r)]
+                ys = _butterfly(c, r, sign, scale, ins, twiddles.__getitem__)
+                for j, y in enumerate(ys):
+                    c.store("%dst", b.iop("add", dst, b.iop("mul", j, "%ds")), y)
     f.line("ret void")
     module.add(f)
 
