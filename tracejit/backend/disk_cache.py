@@ -275,6 +275,17 @@ def decode(data, key, names, symbols, mac=None):
     return ([bytes(body[a:a + n]) for a, n in zip(starts, lengths)], {tuple(f) for f in library}), None
 
 
+def entry_names(data):
+    """The entry points an entry says it holds (unchecked: decode checks them against what its user expects),
+    or [] where its metadata is unreadable."""
+    try:
+        _, n_meta, _, _ = HEADER.unpack_from(data)
+        names = json.loads(bytes(data[HEADER.size:HEADER.size + n_meta])).get("names")
+    except (struct.error, ValueError, AttributeError):
+        return []
+    return names if isinstance(names, list) and all(isinstance(n, str) for n in names) else []
+
+
 def _library_function(f):
     """Whether an entry's item of "library" is a [name, type, lanes] of the vector math library."""
     return (isinstance(f, list) and len(f) == 3 and f[0] in libcalls.LIBRARY and f[1] in ("float", "double")

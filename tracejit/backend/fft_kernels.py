@@ -33,10 +33,13 @@ from .llvm_text import Function, Module
 from .rules import Emitter, const_text
 
 LANES = (4, 16)           # the lane counts of the pass functions with a fixed lane loop
+# Modules at most per compile of the library's missing functions (_groups): the cores but the one compiling the
+# module that calls them (rfft 1024 f32 on 2 loaded cores: 39-48 ms CPU as one module, 45-61 as two, 44-50 as five)
+GROUPS = max(1, runtime.NUM_THREADS - 1)
 _lock = threading.Lock()
 _addresses = {}           # symbol -> address of the functions this process has
-_objects = {}             # symbol -> its disk_cache.ObjectCode (what a pickle ships)
-_pending = {}             # symbol -> Future of its ObjectCode, compiling ahead of the module calling it
+_objects = {}             # symbol -> its group's disk_cache.ObjectCode (what a pickle ships)
+_pending = {}             # symbol -> Future of its group's ObjectCode, compiling ahead of the module calling it
 _codes = []               # the library's Code objects, kept (their engine stays as long as the process)
 _threads = None           # the ThreadPoolExecutor compiling the library's functions
 
@@ -121,26 +124,36 @@ def prefetch(names):
     """Start compiling, on other threads, the library's functions among names that this process lacks (while
     LLVM compiles the module calling them); `symbols` then takes them."""
     with _lock:
-        for name in called(names):
-            if name not in _addresses and name not in _pending:
-                _pending[name] = _submit(name, None)
+        for group in _groups([name for name in called(names) if name not in _addresses and name not in _pending]):
+            future = _submit(group, None)
+            _pending.update((name, future) for name in group)
 
 
 def symbols(names, shipped=None):
     """{symbol: address} of the library's functions among names, each compiled (or read from the disk cache,
     or taken from `shipped`, {key: entry} that came with a pickle) the first time a process needs it: the
-    missing ones on threads at once (one of those not started yet on this thread), linked in one load."""
+    missing ones in groups on threads at once (one of the groups not started yet on this thread), linked in
+    one load."""
     needed = called(names)
     with _lock:
         missing = [name for name in needed if name not in _addresses]
         if missing:
-            futures = {name: _pending.pop(name, None) for name in missing}
-            here = [name for name, future in futures.items() if future is None or future.cancel()]
-            futures.update((name, _submit(name, shipped)) for name in here[1:])
-            ready = {here[0]: _object_code(here[0], shipped, False)} if here else {}
-            codes = [ready[name] if name in ready else futures[name].result() for name in missing]
-            _objects.update(zip(missing, codes))
-            code = llvm.load_objects([o for c in codes for o in c.objects], missing, {}, permanent=True)
+            futures = {id(future): future for future in map(_pending.get, missing) if future is not None}
+            running = [future for future in futures.values() if not future.cancel()]
+            for future in futures.values():
+                for name in future.group:
+                    _pending.pop(name, None)
+            left = sorted({*missing, *(name for future in futures.values() if future.cancelled()
+                                       for name in future.group)} - {n for f in running for n in f.group})
+            groups = _shipped_groups(left, shipped)
+            groups += _groups(sorted(set(left).difference(*groups)))
+            running += [_submit(group, shipped) for group in groups[1:]]
+            codes = [_object_code(groups[0], shipped, False)] if groups else []
+            codes += [future.result() for future in running]
+            for c in codes:
+                _objects.update(dict.fromkeys(c.names, c))
+            code = llvm.load_objects([o for c in codes for o in c.objects], [n for c in codes for n in c.names], {},
+                                     permanent=True)
             _codes.append(code)
             _addresses.update(code.addresses)
         return {name: _addresses[name] for name in needed}
@@ -151,25 +164,54 @@ def entries(names):
     return {_objects[name].key: _objects[name].entry() for name in called(names) if name in _objects}
 
 
-def _object_code(name, shipped, alone):
-    """The ObjectCode of the library function `name` (a module of its own)."""
-    kind, count, ty, direction = _SYMBOL.match(name).groups()
-    module, inverse = Module(), direction == "inv"
-    if kind[0].isdigit():
-        _pass_function(module, name, ty, int(kind[0]), kind[1], int(count), inverse)
-    elif kind in ("split", "join"):
-        (_join_function if kind == "join" else _split_function)(module, name, ty, int(count))
-    else:
-        _chirp_function(module, name, ty, kind)
-    return disk_cache.cached_object_code(f"fft {name}", module.text(), [name], {}, shipped=shipped, folder="fft",
-                                         alone=alone, passes=llvm.LIGHT_PASSES)
+# What LLVM's time on a function roughly grows with, per kind (radix and form, or the kind's first letters)
+_WEIGHTS = {"4p": 3, "4w": 3, "2p": 2, "2w": 2}
 
 
-def _submit(name, shipped):
-    """A Future of _object_code(name, shipped) compiling on the library's threads (made on first use)."""
+def _groups(names):
+    """names (sorted) in at most GROUPS groups, each a module compiled on a thread, balanced by weight: a module
+    costs LLVM about 2 ms besides its functions' code, and the cores are two or few."""
+    groups = [[] for _ in range(min(GROUPS, len(names)))]
+    weights = [0] * len(groups)
+    for name in sorted(names, key=lambda n: -_WEIGHTS.get(_SYMBOL.match(n).group(1), 2)):
+        k = weights.index(min(weights))
+        groups[k].append(name)
+        weights[k] += _WEIGHTS.get(_SYMBOL.match(name).group(1), 2)
+    return [tuple(sorted(group)) for group in groups]
+
+
+def _shipped_groups(names, shipped):
+    """The groups of the entries in shipped (that came with a pickle) that hold some of names and none that this
+    process has (a group made where other functions had been compiled before may hold more than names)."""
+    groups = {tuple(disk_cache.entry_names(entry)) for entry in (shipped or {}).values()}
+    return sorted(group for group in groups if set(group) & set(names) and called(group) == list(group)
+                  and not set(group) & _addresses.keys())
+
+
+def _object_code(group, shipped, alone):
+    """The ObjectCode of the library's functions in group (sorted names), one module."""
+    module = Module()
+    for name in group:
+        kind, count, ty, direction = _SYMBOL.match(name).groups()
+        inverse = direction == "inv"
+        if kind[0].isdigit():
+            _pass_function(module, name, ty, int(kind[0]), kind[1], int(count), inverse)
+        elif kind in ("split", "join"):
+            (_join_function if kind == "join" else _split_function)(module, name, ty, int(count))
+        else:
+            _chirp_function(module, name, ty, kind)
+    return disk_cache.cached_object_code(f"fft {' '.join(group)}", module.text(), list(group), {}, shipped=shipped,
+                                         folder="fft", alone=alone, passes=llvm.LIGHT_PASSES)
+
+
+def _submit(group, shipped):
+    """A Future of _object_code(group, shipped) compiling on the library's threads (made on first use), its
+    group an attribute."""
     global _threads
     _threads = _threads or concurrent.futures.ThreadPoolExecutor(runtime.NUM_THREADS, thread_name_prefix="tracejit-fft")
-    return _threads.submit(_object_code, name, shipped, True)
+    future = _threads.submit(_object_code, group, shipped, True)
+    future.group = group
+    return future
 
 
 def _after_fork():
