@@ -206,11 +206,12 @@ def _object_code(group, shipped, alone):
 
 def _submit(group, shipped):
     """A Future of _object_code(group, shipped) compiling on the library's threads (made on first use), its
-    group an attribute."""
+    group an attribute: counted by llvm.compiling_elsewhere, so that the group is not split in parts again."""
     global _threads
     _threads = _threads or concurrent.futures.ThreadPoolExecutor(runtime.NUM_THREADS, thread_name_prefix="tracejit-fft")
     future = _threads.submit(_object_code, group, shipped, True)
     future.group = group
+    llvm.compiling_elsewhere(future)    # a module compiled meanwhile (this group's or its caller) takes the cores left
     return future
 
 
