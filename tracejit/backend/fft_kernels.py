@@ -412,8 +412,8 @@ def _lanes_loop(f, ty, lo, hi, width, body, rest=True):
 
 
 def _butterfly(c, r, sign, scale, ins, twiddle):
-    """The r outputs y_j of the butterfly of the inputs ins, times scale (a vector); twiddle(j): the twiddle of
-    output j + 1 (radix 4 only), prepared (Lanes.prepare)."""
+    """The r outputs y_j of the butterfly of the inputs ins, times scale (a vector, or None for 1); twiddle(j):
+    the twiddle of output j + 1 (radix 4 only), prepared (Lanes.prepare)."""
     if r == 2:
         outs = [c.add(*ins), c.sub(*ins)]
     else:
@@ -421,18 +421,18 @@ def _butterfly(c, r, sign, scale, ins, twiddle):
         turned = c.times_i(bmd, sign)
         outs = [c.add(apc, bpd), c.add(amc, turned), c.sub(apc, bpd), c.sub(amc, turned)]
         outs[1:] = [c.times(y, twiddle(j)) for j, y in enumerate(outs[1:])]
-    return [c.op("fmul", y, scale) for y in outs]
+    return outs if scale is None else [c.op("fmul", y, scale) for y in outs]
 
 
 def _pass_function(module, name, ty, r, form, count, inverse):
     """A pass function (the module docstring): form 'p' loops p innermost over a whole array of stride 1,
-    `(src, dst, tw, m, scale)`, `count` values of p at a time (m a multiple of it); form 'w' loops over p, rows,
-    then `count` columns as one vector, `(src, dst, tw, m, scale, rows, src_base, src_row, src_stride, dst_base,
-    dst_row, dst_stride)`."""
+    `(src, dst, tw, m, scale)`, `count` values of p at a time (m a multiple of it), its outputs times scale (the
+    first pass of a transform: an inverse's 1/n); form 'w' loops over p, rows, then `count` columns as one
+    vector, `(src, dst, tw, m, rows, src_base, src_row, src_stride, dst_base, dst_row, dst_stride)`."""
     sign = 1 if inverse else -1
-    args = f"ptr noalias %src, ptr noalias %dst, ptr noalias readonly %tw, i64 %m, {ty} %scale"
+    args = "ptr noalias %src, ptr noalias %dst, ptr noalias readonly %tw, i64 %m"
     if form == "p":
-        f = Function(module, f"define void @{name}({args}) nounwind", {})
+        f = Function(module, f"define void @{name}({args}, {ty} %scale) nounwind", {})
         scale = Lanes(f, ty, count).splat("%scale")
 
         def body(c, p):
@@ -449,7 +449,7 @@ def _pass_function(module, name, ty, r, form, count, inverse):
                              "i64 %ds) nounwind", {})
         c = Lanes(f, ty, count)
         b = c.b
-        scale, src_jump, dst_jump = c.splat("%scale"), b.iop("mul", "%ss", "%m"), b.iop("mul", "%ds", r)
+        src_jump, dst_jump = b.iop("mul", "%ss", "%m"), b.iop("mul", "%ds", r)
         with _loop(f, 0, "%m") as p:
             # the p's twiddles, read and prepared once for its rows
             twiddles = [c.prepare(c.broadcast("%tw", b.iop("add", p, b.iop("mul", j, "%m"))), conj=sign > 0)
@@ -458,7 +458,7 @@ def _pass_function(module, name, ty, r, form, count, inverse):
             with _loop(f, 0, "%rows") as row:
                 src, dst = b.iop("add", src_p, b.iop("mul", row, "%sr")), b.iop("add", dst_p, b.iop("mul", row, "%dr"))
                 ins = [c.load("%src", b.iop("add", src, b.iop("mul", j, src_jump))) for j in range(r)]
-                ys = _butterfly(c, r, sign, scale, ins, twiddles.__getitem__)
+                ys = _butterfly(c, r, sign, None, ins, twiddles.__getitem__)
                 for j, y in enumerate(ys):
                     c.store("%dst", b.iop("add", dst, b.iop("mul", j, "%ds")), y)
     f.line("ret void")

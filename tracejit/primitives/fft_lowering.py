@@ -12,7 +12,7 @@ few cache sets), worked on there and written back by its last pass.
 
 A real transform of n = 2h reals is the complex transform of the h pairs (x[2j], x[2j+1]) then the library's
 split pass; the inverse real transform runs the join pass (with the 1/n) then the inverse complex transform;
-the complex inverse scales its last pass. Bluestein's transform of length n is a product by a chirp (zero padded
+the complex inverse scales its first pass. Bluestein's transform of length n is a product by a chirp (zero padded
 to m = 2**k >= 2n - 1), a transform of length m, a product by the transform of the other chirp, an inverse
 transform (the forward transform of the conjugate, conjugated: the conjugations are the chirp passes') and a
 product by the chirp (fft_kernels.chirps). A batch of transforms (the leading axes) is a loop
@@ -74,26 +74,25 @@ class _Calls:
     def twiddles(self, i):
         return self.c.at(self.table, self.offsets[i])
 
-    def stage(self, i, src, dst, last_scale, lanes=None, rows=1, src_cols=(), dst_cols=()):
-        """Pass i from src to dst: p innermost (lanes None), else `rows` rows of `lanes` columns, src_cols and
-        dst_cols their (base, row stride, stride)."""
-        plan = self.plan
-        r, m_n, _ = plan[i]
-        scale = self.c.const(last_scale if i == len(plan) - 1 else 1.0)
-        args = [f"ptr {src}", f"ptr {dst}", f"ptr {self.twiddles(i)}", f"i64 {m_n // r}", f"{self.ty} {scale}"]
+    def stage(self, i, src, dst, scale, lanes=None, rows=1, src_cols=(), dst_cols=()):
+        """Pass i from src to dst: p innermost (lanes None: the first pass, its outputs times scale), else `rows`
+        rows of `lanes` columns, src_cols and dst_cols their (base, row stride, stride)."""
+        r, m_n, _ = self.plan[i]
+        args = [f"ptr {src}", f"ptr {dst}", f"ptr {self.twiddles(i)}", f"i64 {m_n // r}"]
         if lanes is None:
-            self.call(f"{r}p{min(self.fk.vector_width(self.ty), m_n // r)}", *args)
+            self.call(f"{r}p{min(self.fk.vector_width(self.ty), m_n // r)}", *args,
+                      f"{self.ty} {self.c.const(scale)}")
         else:
             self.call(f"{r}w{lanes}", *args, *[f"i64 {v}" for v in (rows, *src_cols, *dst_cols)])
 
-    def whole(self, i, src, dst, last_scale):
+    def whole(self, i, src, dst, scale):
         """Pass i over the whole array."""
         s = self.plan[i][2]
         lanes = min(s, LANES)
         columns = (0, lanes, s)
-        self.stage(i, src, dst, last_scale, *((None,) if s == 1 else (lanes, s // lanes, columns, columns)))
+        self.stage(i, src, dst, scale, *((None,) if s == 1 else (lanes, s // lanes, columns, columns)))
 
-    def blocked(self, first, src, dst, packed, last_scale):
+    def blocked(self, first, src, dst, packed):
         """Passes first... block by block (the module docstring)."""
         plan = self.plan
         s0, last = plan[first][2], len(plan) - 1
@@ -103,7 +102,7 @@ class _Calls:
                 s = plan[i][2]
                 whole, packed_cols = (base, s0, s), (0, LANES, LANES * (s // s0))
                 self.stage(i, src if i == first else packed[(i - first + 1) % 2],
-                           dst if i == last else packed[(i - first) % 2], last_scale, LANES, s // s0,
+                           dst if i == last else packed[(i - first) % 2], None, LANES, s // s0,
                            whole if i == first else packed_cols, whole if i == last else packed_cols)
 
 
@@ -156,13 +155,13 @@ def lower_fft(k, out, x, kind, n, batch):
             run(a, z)
 
 
-def _complex_passes(calls, m, packed, last_scale):
+def _complex_passes(calls, m, packed, scale):
     """The passes of a complex transform of length m (functions of (src, dst)): over the whole array, then
-    block by block."""
+    block by block; the first (a p-innermost pass) times scale."""
     first, _ = _blocking(calls.plan, m, calls.itemsize)
-    passes = [lambda src, dst, i=i: calls.whole(i, src, dst, last_scale) for i in range(first)]
+    passes = [lambda src, dst, i=i: calls.whole(i, src, dst, scale) for i in range(first)]
     if first < len(calls.plan):
-        passes.append(lambda src, dst: calls.blocked(first, src, dst, packed, last_scale))
+        passes.append(lambda src, dst: calls.blocked(first, src, dst, packed))
     return passes
 
 
