@@ -1,10 +1,11 @@
 """The FFT library: the passes of a Stockham autosort FFT of power-of-two length, the real transforms' passes
-and Bluestein's, each function a module of its own, compiled (or read from the disk cache, or taken from a
-pickle) once per process when first called, only those a transform calls: the code compiled for a transform
-names them as external symbols (primitives/fft_lowering.py plans the passes and writes the calls) and
-compile_ir resolves them (`symbols`), having started compiling the missing ones on threads while LLVM compiles
-its module (`prefetch`). The code is written vectorized (`Lanes`), so that LLVM compiles it without searching
-for vectorizations, in half the time it took to vectorize the scalar loops.
+and Bluestein's, compiled (or read from the disk cache, or taken from a pickle) once per process when first
+called, only those a transform calls: the code compiled for a transform names them as external symbols
+(primitives/fft_lowering.py plans the passes and writes the calls) and compile_ir resolves them (`symbols`),
+having started compiling the missing ones on threads while LLVM compiles its module (`prefetch`), as one module
+per free core (`GROUPS`). The code is written vectorized (`Lanes`), its loops rotated and their invariants
+hoisted, so that LLVM compiles it with a light pass pipeline (llvm.LIGHT_PASSES: rfft 1024 f32's functions in
+~21 ms CPU as one module, 50 ms as five modules at O3) and the same run time as at O3.
 
 A radix-r pass with sub-length n (m = n/r) computes, for every p < m and column q,
 
@@ -107,12 +108,12 @@ def chirps(n, dtype, inverse):
 
 def symbol(kind, ty, inverse):
     """The library function's name: kind '4p8', '4w16', '2w4'... (radix, then p innermost and how many at a time,
-    or the lanes), 'split8' (a real transform's last pass, 8 pairs at a time) or 'join8' (an inverse real
-    transform's first), or Bluestein's products by a table (_chirp_function). The code calling it names it as an external symbol, which `symbols` resolves."""
+    or the lanes), 'split8' (a real transform's last pass, 8 pairs at a time), 'fsplit8' (the same fused with
+    the complex transform's last pass, a radix-2 one) or 'join8' (an inverse real transform's first), or Bluestein's products by a table (_chirp_function). The code calling it names it as an external symbol, which `symbols` resolves."""
     return f"tj_fft{kind}_{ty}_{'inv' if inverse else 'fwd'}"
 
 
-_SYMBOL = re.compile(r"tj_fft(\d[pw]|split|join|chirpre|chirpr|chirph|chirp)(\d*)_(float|double)_(fwd|inv)$")
+_SYMBOL = re.compile(r"tj_fft(\d[pw]|fsplit|split|join|chirpre|chirpr|chirph|chirp)(\d*)_(float|double)_(fwd|inv)$")
 
 
 def called(names):
@@ -196,8 +197,10 @@ def _object_code(group, shipped, alone):
         inverse = direction == "inv"
         if kind[0].isdigit():
             _pass_function(module, name, ty, int(kind[0]), kind[1], int(count), inverse)
-        elif kind in ("split", "join"):
-            (_join_function if kind == "join" else _split_function)(module, name, ty, int(count))
+        elif kind == "join":
+            _join_function(module, name, ty, int(count))
+        elif kind.endswith("split"):
+            _split_function(module, name, ty, int(count), fused=kind == "fsplit")
         else:
             _chirp_function(module, name, ty, kind)
     return disk_cache.cached_object_code(f"fft {' '.join(group)}", module.text(), list(group), {}, shipped=shipped,
@@ -465,12 +468,22 @@ def _pass_function(module, name, ty, r, form, count, inverse):
     module.add(f)
 
 
-def _split_function(module, name, ty, width):
+def _split_function(module, name, ty, width, fused=False):
     """A real transform's last pass, `(src, dst, tw, h)`: the spectrum X (h + 1 values) of 2h reals from Z,
     the transform of their pairs: with E = (Z_k + conj Z_(h-k))/2 and O = (Z_k - conj Z_(h-k))/2i, the
-    spectra of the even and odd samples, X_k = E + w^k O and X_(h-k) = conj(E - w^k O), w = e^(-2 pi i/2h)."""
+    spectra of the even and odd samples, X_k = E + w^k O and X_(h-k) = conj(E - w^k O), w = e^(-2 pi i/2h).
+    fused: src holds A, Z before its last pass, a radix-2 one without twiddles (Z_k = A_k + A_(k+h/2),
+    Z_(k+h/2) = A_k - A_(k+h/2), k < h/2), which this pass does as it reads (one pass over memory less); Z_(h/2)
+    is the ends', as the vectors read A_h (one past A) for it."""
+    def z(c, k, reverse=False):                    # Z_k, or Z_k, Z_(k-1)...: read from A where fused
+        if not fused:
+            return c.load("%src", k, reverse)
+        if reverse:                                # k >= h/2
+            return c.sub(c.load("%src", c.b.iop("sub", k, "%half"), True), c.load("%src", k, True))
+        return c.add(c.load("%src", k), c.load("%src", c.b.iop("add", k, "%half")))
+
     def pair(c, k, j):
-        zk, zj = c.load("%src", k), c.conj(c.load("%src", j, reverse=True))
+        zk, zj = z(c, k), c.conj(z(c, j, reverse=True))
         e = c.scale(c.add(zk, zj), c.const(0.5))
         wo = c.mul(c.times_i(c.scale(c.sub(zk, zj), c.const(0.5)), -1), c.load("%tw", k))
         c.store("%dst", k, c.add(e, wo))
@@ -478,6 +491,10 @@ def _split_function(module, name, ty, width):
 
     def ends(c):
         z0 = c.load("%src", 0)
+        if fused:                                   # and X_(h/2) = conj Z_(h/2), Z_(h/2) = A_0 - A_(h/2)
+            a0, ah = z0, c.load("%src", "%half")
+            z0 = c.op("fadd", a0[0], ah[0]), c.op("fadd", a0[1], ah[1])
+            c.store("%dst", "%half", (c.op("fsub", a0[0], ah[0]), c.op("fsub", ah[1], a0[1])))
         c.store("%dst", 0, (c.op("fadd", z0[0], z0[1]), c.const(0)))
         c.store("%dst", "%h", (c.op("fsub", z0[0], z0[1]), c.const(0)))
     _pairs_function(module, f"define void @{name}(ptr noalias %src, ptr noalias %dst, ptr noalias readonly %tw, "
@@ -501,14 +518,14 @@ def _join_function(module, name, ty, width):
 
 
 def _pairs_function(module, header, ty, width, ends, pair):
-    """A function running ends(c) then pair(c, k, h - k) for 0 < k <= h/2, `width` values of k at a time (h/2 a
-    multiple of it), their h - k in reverse order: the two meet at h/2 only, where the second store is the one
-    that stays, as when that pair ran alone."""
+    """A function running pair(c, k, h - k) for 0 < k <= h/2, `width` values of k at a time (h/2, `%half`, a
+    multiple of it), their h - k in reverse order (the two meet at h/2 only, where the second store is the one
+    that stays, as when that pair ran alone), then ends(c)."""
     f = Function(module, header, {})
-    ends(Complex(f, ty))
-    half = Emitter(f).iop("sdiv", "%h", 2)
-    _lanes_loop(f, ty, 1, Emitter(f).iop("add", half, 1), width, lambda c, k: pair(c, k, c.b.iop("sub", "%h", k)),
+    f.line("%half = sdiv i64 %h, 2")
+    _lanes_loop(f, ty, 1, Emitter(f).iop("add", "%half", 1), width, lambda c, k: pair(c, k, c.b.iop("sub", "%h", k)),
                 rest=False)
+    ends(Complex(f, ty))
     f.line("ret void")
     module.add(f)
 
