@@ -132,7 +132,7 @@ def lower_fft(k, out, x, kind, n, batch):
     c = fk.Complex(k.f, ty)
     scratch = c.at(k.scratch_memory(slots * (work + packed_size) * itemsize), b.iop("mul", slot, work + packed_size))
     packed = [c.at(scratch, work), c.at(scratch, work + packed_size // 2)]
-    calls = _Calls(fk, k, ty, inverse and power, m, fk.twiddles(max(m, 1), dtype), plan)
+    calls = _Calls(fk, k, ty, inverse and power, m, fk.twiddles(max(m, 1), dtype, kind in ("rfft", "irfft") and power), plan)
     if power:
         passes = _power_of_two(calls, kind, n, packed)
     else:
