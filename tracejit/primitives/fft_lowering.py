@@ -59,9 +59,9 @@ def _blocking(plan, n, itemsize):
 class _Calls:
     """Writes the calls of one transform's library functions."""
 
-    def __init__(self, fk, k, ty, inverse, n, table, plan):
+    def __init__(self, fk, code, k, ty, inverse, n, table, plan):
         self.fk, self.k, self.ty, self.inverse = fk, k, ty, inverse
-        self.c = fk.Complex(k.f, ty)
+        self.c, self.width = code.Complex(k.f, ty), code.vector_width(ty)
         self.plan = plan
         self.table, self.offsets = k.f.module.array(table[0]), table[1]
         self.n, self.itemsize = n, 8 if ty == "float" else 16     # of a complex element
@@ -81,7 +81,7 @@ class _Calls:
         r, m_n, _ = self.plan[i]
         args = [f"ptr {src}", f"ptr {dst}", f"ptr {self.twiddles(i)}", f"i64 {m_n // r}"]
         if lanes is None:
-            self.call(f"{r}p{min(self.fk.vector_width(self.ty), m_n // r)}", *args,
+            self.call(f"{r}p{min(self.width, m_n // r)}", *args,
                       f"{self.ty} {self.c.const(scale)}")
         else:
             self.call(f"{r}w{lanes}", *args, *[f"i64 {v}" for v in (rows, *src_cols, *dst_cols)])
@@ -112,7 +112,8 @@ def lower_fft(k, out, x, kind, n, batch):
     buffer out, rows [%lo, %hi) (a chunk of the batch when split over threads)."""
     # the library and the thread count (which sizes the scratch) are the backend's: imported when code is
     # generated, as linalg's BLAS and conv_lowering's runtime
-    from ..backend import fft_kernels as fk
+    from ..backend import fft_code as code
+    from ..backend import fft_kernels as fk  # (see above)
     from ..backend import runtime  # (see above)
     dtype = np.dtype(out.aval.dtype if kind != "irfft" else x.aval.dtype)
     ty, itemsize = llvm_type(dtype), dtype.itemsize
@@ -129,10 +130,10 @@ def lower_fft(k, out, x, kind, n, batch):
     _, packed_size = _blocking(plan, m, itemsize)
     slots, b = min(runtime.NUM_THREADS, batch), k.b
     slot = b.iop("sdiv", b.iop("add", b.iop("mul", "%lo", slots), batch - 1), batch)     # the chunk this is
-    c = fk.Complex(k.f, ty)
+    c = code.Complex(k.f, ty)
     scratch = c.at(k.scratch_memory(slots * (work + packed_size) * itemsize), b.iop("mul", slot, work + packed_size))
     packed = [c.at(scratch, work), c.at(scratch, work + packed_size // 2)]
-    calls = _Calls(fk, k, ty, inverse and power, m, fk.twiddles(max(m, 1), dtype, kind in ("rfft", "irfft") and power), plan)
+    calls = _Calls(fk, code, k, ty, inverse and power, m, fk.twiddles(max(m, 1), dtype, kind in ("rfft", "irfft") and power), plan)
     if power:
         passes = _power_of_two(calls, kind, n, packed)
     else:
@@ -184,7 +185,7 @@ def _power_of_two(calls, kind, n, packed):
     if kind in ("rfft", "irfft") and n == 1:
         return [lambda src, dst: _real_one(c, src, dst, kind)]
     passes = _complex_passes(calls, m, packed, 1 / n if kind == "ifft" else 1.0)
-    post, width = f"ptr {calls.twiddles(-1)}, i64 {m}", min(calls.fk.vector_width(calls.ty), max(m // 2, 1))
+    post, width = f"ptr {calls.twiddles(-1)}, i64 {m}", min(calls.width, max(m // 2, 1))
     if kind == "rfft":
         split = "fsplit" if len(calls.plan) < len(calls.fk.stages(m)) else "split"
         passes.append(lambda src, dst: calls.call(f"{split}{width}", f"ptr {src}", f"ptr {dst}", post))
