@@ -296,13 +296,16 @@ def split_function(module, name, ty, width, fused=False):
 
 
 def join_function(module, name, ty, width):
-    """An inverse real transform's first pass, `(src, dst, tw, h, scale)`: the split backwards, times scale (1/n):
-    Z_k = (2E + i 2O) scale from the half spectrum X (h + 1 values; the imaginary parts of X_0 and X_h unused)."""
+    """An inverse real transform's first pass, `(src, dst, tw, h, scale)`: the split backwards, times scale (1/n),
+    for the forward complex transform (the passes rfft and fft use): x = FFT(conj X) / n for real x, so from
+    Y = conj X (the half spectrum X: h + 1 values, the imaginary parts of X_0 and X_h unused) the pairs' spectrum
+    Z_k = E_k + i O_k, E_k = Y_k + Y_(k+h), O_k = (Y_k - Y_(k+h)) w^k, w = e^(-2 pi i/2h); with even = X_k +
+    conj X_(h-k) and odd = (X_k - conj X_(h-k)) conj w^k, Z_k = conj even + i conj odd, Z_(h-k) = even + i odd."""
     def pair(c, k, j):
         xk, xj = c.load("%src", k), c.conj(c.load("%src", j, reverse=True))
         even, odd = c.add(xk, xj), c.mul(c.sub(xk, xj), c.load("%tw", k), conj=True)
-        c.store("%dst", k, c.scale(c.add(even, c.times_i(odd, 1)), "%scale"))
-        c.store("%dst", j, c.scale(c.add(c.conj(even), c.times_i(c.conj(odd), 1)), "%scale"), reverse=True)
+        c.store("%dst", k, c.scale(c.add(c.conj(even), c.times_i(c.conj(odd), 1)), "%scale"))
+        c.store("%dst", j, c.scale(c.add(even, c.times_i(odd, 1)), "%scale"), reverse=True)
 
     def ends(c):
         x0, xh = c.load("%src", 0), c.load("%src", "%h")

@@ -12,7 +12,8 @@ few cache sets), worked on there and written back by its last pass.
 
 A real transform of n = 2h reals is the complex transform of the h pairs (x[2j], x[2j+1]) then the library's
 split pass (which does the complex transform's last pass too where that is a radix-2 one and the array fits in the
-cache: `_plan`); the inverse real transform runs the join pass (with the 1/n) then the inverse complex transform;
+cache: `_plan`); the inverse real transform runs the join pass (with the 1/n and the conjugation that makes the
+inverse a forward transform) then the forward complex transform, whose passes it shares with rfft and fft;
 the complex inverse scales its first pass. Bluestein's transform of length n is a product by a chirp (zero padded
 to m = 2**k >= 2n - 1), a transform of length m, a product by the transform of the other chirp, an inverse
 transform (the forward transform of the conjugate, conjugated: the conjugations are the chirp passes') and a
@@ -133,7 +134,8 @@ def lower_fft(k, out, x, kind, n, batch):
     c = code.Complex(k.f, ty)
     scratch = c.at(k.scratch_memory(slots * (work + packed_size) * itemsize), b.iop("mul", slot, work + packed_size))
     packed = [c.at(scratch, work), c.at(scratch, work + packed_size // 2)]
-    calls = _Calls(fk, code, k, ty, inverse and power, m, fk.twiddles(max(m, 1), dtype, kind in ("rfft", "irfft") and power), plan)
+    table = fk.twiddles(max(m, 1), dtype, kind in ("rfft", "irfft") and power)
+    calls = _Calls(fk, code, k, ty, kind == "ifft" and power, m, table, plan)    # irfft: forward passes (join)
     if power:
         passes = _power_of_two(calls, kind, n, packed)
     else:
