@@ -161,7 +161,7 @@ def entries(names):
     return {_objects[name].key: _objects[name].entry() for name in called(names) if name in _objects}
 
 
-# What LLVM's time on a function roughly grows with, per kind (radix and form, or the kind's first letters)
+# LLVM's time on a function, roughly, by its kind's radix and form (the split, join and chirp passes: 2)
 _WEIGHTS = {"4p": 3, "4w": 3, "2p": 2, "2w": 2}
 
 
