@@ -203,17 +203,24 @@ def complex_workloads(repeat):
 
 @workload("fft")
 def fft_workloads(repeat):
-    """fft, ifft, rfft, irfft of 2**20 and 1024 float32/complex64 values (generated code, fft_lowering.py)."""
+    """fft, ifft, rfft, irfft of 2**20 and 1024 float32/complex64 values (generated code, fft_lowering.py), with
+    each first call (trace and compile: the FFT library's functions are compiled once per process, by the first
+    row that calls them)."""
     out = []
     for n in (2**20, 1024):
         x, z = f32(n, seed=7), c64(n, seed=8)
         for name, arg in (("rfft", x), ("irfft", z[: n // 2 + 1]), ("fft", z), ("ifft", z)):
-            f, g = tj.jit(getattr(tnp.fft, name)), getattr(np.fft, name)
+            first, f = first_call(lambda: tj.jit(getattr(tnp.fft, name)), arg)
+            g = getattr(np.fft, name)
             impls = {"tracejit": lambda f=f, arg=arg: f(arg), "numpy": lambda g=g, arg=arg: g(arg)}
+            extra = {"tracejit first ms": first * 1e3}
             if jax:
                 jf, ja = jax.jit(getattr(jnp.fft, name)), jnp.asarray(arg)
+                t0 = time.perf_counter()
+                jf(ja).block_until_ready()
+                extra["jax first ms"] = (time.perf_counter() - t0) * 1e3
                 impls["jax"] = lambda jf=jf, ja=ja: jf(ja).block_until_ready()
-            out += rows(f"{name} {n} {'f32' if name == 'rfft' else 'c64'}", impls, repeat)
+            out += rows(f"{name} {n} {'f32' if name == 'rfft' else 'c64'}", impls, repeat, extra)
     return out
 
 

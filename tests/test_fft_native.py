@@ -210,3 +210,44 @@ def test_pickle_ships_the_fft_library_functions_it_calls(tmp_path):
                           check=False)
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert json.loads(proc.stdout.strip().splitlines()[-1]) == [True, ["shipped", "shipped"], [0]]
+
+
+def test_library_functions_compile_once_per_process_in_groups():
+    """A fresh process compiles the FFT library's functions a transform lacks as at most fft_kernels.GROUPS
+    modules (rfft 1024 f32: four functions, its last radix-2 pass inside the split), each function once: fft
+    1024 f32 after it compiles none (its passes are rfft's), irfft 1024 f32 its join and the radix-2 pass that
+    rfft did in its split (irfft runs the forward passes)."""
+    import json
+    import os
+    import subprocess
+    import sys
+    import textwrap
+
+    code = textwrap.dedent("""
+        import json, re, numpy as np
+        import tracejit as tj, tracejit.numpy as tnp
+        from tracejit.backend import fft_code, fft_kernels, llvm
+        modules, compile_objects = [], llvm.compile_objects
+        def recording(text, *args, **kwargs):
+            modules.append(sorted(re.findall(r"define void @(tj_fft\\w+)\\(", text)))
+            return compile_objects(text, *args, **kwargs)
+        llvm.compile_objects = recording
+        out = []
+        for kind, x in (("rfft", np.ones(1024, np.float32)), ("fft", np.ones(1024, np.complex64)),
+                        ("irfft", np.ones(513, np.complex64))):
+            del modules[:]
+            got = tj.jit(getattr(tnp.fft, kind))(x)
+            assert np.allclose(got, getattr(np.fft, kind)(x), atol=1e-4)
+            out.append([m for m in modules if m])
+        print(json.dumps([fft_kernels.GROUPS, fft_code.vector_width("float"), out]))
+    """)
+    env = {**os.environ, "TRACEJIT_DISK_CACHE": "0"}
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, env=env,
+                          check=False)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    groups, width, (rfft, fft, irfft) = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert 1 <= len(rfft) <= groups and len(irfft) <= groups
+    assert sorted(n for m in rfft for n in m) == sorted(
+        f"tj_fft{k}_float_fwd" for k in (f"4p{width}", "4w4", "4w16", f"fsplit{width}"))
+    assert fft == []
+    assert sorted(n for m in irfft for n in m) == ["tj_fft2w16_float_fwd", f"tj_fftjoin{width}_float_fwd"]

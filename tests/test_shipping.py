@@ -62,9 +62,9 @@ def receiver(elsewhere, monkeypatch):
     """As elsewhere, and once something was unpickled, LLVM must not compile anything."""
     compile_objects, receiving = llvm.compile_objects, []
 
-    def no_compile(text, alone=False):
+    def no_compile(text, *args, **kwargs):
         assert not receiving, "LLVM compiled a module in the receiving process"
-        return compile_objects(text, alone)
+        return compile_objects(text, *args, **kwargs)
 
     def loads(data):
         receiving.append(True)

@@ -192,12 +192,13 @@ def object_code(closed, llvm_text, names, symbols, use_disk=True, shipped=None):
                               shipped)
 
 
-def cached_object_code(signature, llvm_text, names, symbols, use_disk=True, shipped=None, folder=None, alone=False):
-    """object_code for a module whose key is made from signature (a string) and its text; folder: a
-    subfolder of the cache's folder that holds such entries (the vector math library's); alone: as
-    llvm.compile_objects's (several threads compile at once)."""
+def cached_object_code(signature, llvm_text, names, symbols, use_disk=True, shipped=None, folder=None, alone=False,
+                       passes=None):
+    """object_code for a module whose key is made from signature (a string), its text and passes; folder: a
+    subfolder of the cache's folder that holds such entries (the vector math library's); alone and passes: as
+    llvm.compile_objects's (alone: several threads compile at once)."""
     baked = "inttoptr (i64 " in llvm_text
-    key = None if baked else entry_key(signature, llvm_text)
+    key = None if baked else entry_key(signature if passes is None else f"{signature} {passes}", llvm_text)
 
     def made(compiled, source):
         objects, library = compiled
@@ -213,12 +214,12 @@ def cached_object_code(signature, llvm_text, names, symbols, use_disk=True, ship
         directory = _usable(os.path.join(directory, folder))
     mac = mac_key(directory) if directory is not None else None
     if mac is None:
-        return made(llvm.compile_objects(llvm_text, alone), "compiled")
+        return made(llvm.compile_objects(llvm_text, alone, passes), "compiled")
     path = os.path.join(directory, key + SUFFIX)
     compiled = read_entry(path, key, names, symbols, mac)
     if compiled is not None:
         return made(compiled, "disk")
-    compiled = llvm.compile_objects(llvm_text, alone)
+    compiled = llvm.compile_objects(llvm_text, alone, passes)
     write_entry(path, key, compiled, names, symbols, mac)
     evict(directory, keep=path)
     return made(compiled, "compiled")
@@ -272,6 +273,17 @@ def decode(data, key, names, symbols, mac=None):
         return None, "unreadable library functions"
     starts = [n_meta + sum(lengths[:k]) for k in range(len(lengths))]
     return ([bytes(body[a:a + n]) for a, n in zip(starts, lengths)], {tuple(f) for f in library}), None
+
+
+def entry_names(data):
+    """The entry points an entry says it holds (unchecked: decode checks them against what its user expects),
+    or [] where its metadata is unreadable."""
+    try:
+        _, n_meta, _, _ = HEADER.unpack_from(data)
+        names = json.loads(bytes(data[HEADER.size:HEADER.size + n_meta])).get("names")
+    except (struct.error, ValueError, AttributeError):
+        return []
+    return names if isinstance(names, list) and all(isinstance(n, str) for n in names) else []
 
 
 def _library_function(f):

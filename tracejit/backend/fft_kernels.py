@@ -1,20 +1,10 @@
 """The FFT library: the passes of a Stockham autosort FFT of power-of-two length, the real transforms' passes
-and Bluestein's, each function a module of its own, compiled (or read from the disk cache, or taken from a
-pickle) once per process when first called, only those a transform calls: the code compiled for a transform
-names them as external symbols (primitives/fft_lowering.py plans the passes and writes the calls) and
-compile_ir resolves them (`symbols`), having started compiling the missing ones on threads while LLVM compiles
-its module (`prefetch`). The code is written vectorized (`Lanes`), so that LLVM compiles it without searching
-for vectorizations, in half the time it took to vectorize the scalar loops.
-
-A radix-r pass with sub-length n (m = n/r) computes, for every p < m and column q,
-
-    a_j = x[q + s(p + jm)] (j < r);  y[q + s(rp + j)] = scale * w^(jp) * DFT_r(a)_j,  w = e^(-+2 pi i/n),
-
-from src to dst (never the same buffer). Each pass function loops over p, then `rows`, then `lanes` columns,
-column (row, lane) of src at src_base + lane + row * src_row (likewise dst): a pass over a whole array of
-stride s has s / lanes rows (lanes innermost, contiguous: twiddles broadcast), or for s = 1 loops over p
-innermost (`tj_fft<r>p`: twiddles read as vectors); a pass over a block of columns copied into cache-sized
-buffers has rows of a fixed number of lanes. The lanes are one vector (LANES: a number per function).
+and Bluestein's (their code: fft_code.py), compiled (or read from the disk cache, or taken from a pickle) once
+per process when first called, only those a transform calls: the code compiled for a transform names them as
+external symbols (primitives/fft_lowering.py plans the passes and writes the calls) and compile_ir resolves them
+(`symbols`), having started compiling the missing ones on threads while LLVM compiles its module (`prefetch`),
+as one module per free core (`GROUPS`), with the light pass pipeline (llvm.LIGHT_PASSES): rfft 1024 f32's four
+functions in ~20 ms CPU, against 50 ms for its five at O3, one module each (main at c447a55).
 
 Twiddles and chirps are computed in float64 with NumPy and rounded once to the transform's precision
 (`twiddles`, `chirps`); the code names them as constants of its module.
@@ -28,14 +18,16 @@ import threading
 import numpy as np
 
 from . import disk_cache, llvm, runtime
-from .llvm_text import Function, Module
-from .rules import Emitter, const_text
+from .fft_code import chirp_function, join_function, pass_function, split_function
+from .llvm_text import Module
 
-LANES = (4, 16)           # the lane counts of the pass functions with a fixed lane loop
+# Modules at most per compile of the library's missing functions (_groups): the cores but the one compiling the
+# module that calls them (rfft 1024 f32 on 2 loaded cores: 39-48 ms CPU as one module, 45-61 as two, 44-50 as five)
+GROUPS = max(1, runtime.NUM_THREADS - 1)
 _lock = threading.Lock()
 _addresses = {}           # symbol -> address of the functions this process has
-_objects = {}             # symbol -> its disk_cache.ObjectCode (what a pickle ships)
-_pending = {}             # symbol -> Future of its ObjectCode, compiling ahead of the module calling it
+_objects = {}             # symbol -> its group's disk_cache.ObjectCode (what a pickle ships)
+_pending = {}             # symbol -> Future of its group's ObjectCode, compiling ahead of the module calling it
 _codes = []               # the library's Code objects, kept (their engine stays as long as the process)
 _threads = None           # the ThreadPoolExecutor compiling the library's functions
 
@@ -52,37 +44,44 @@ def stages(n):
 
 
 @functools.lru_cache(maxsize=8)     # (tables up to twice the data; a module keeps its own alive)
-def twiddles(n, dtype):
+def twiddles(n, dtype, real=False):
     """For a complex transform of length n in dtype (complex64/128): (table, offsets), offsets[i] the position
     in table of pass i's twiddles w^p, w^2p, w^3p (three runs of n_i/4, radix 4 only), and offsets[-1] that of
-    a real transform's e^(-2 pi i k/2n), k < n. All are 2n-th roots of unity (_roots)."""
-    roots = _roots(2 * n, dtype)
+    a real transform's e^(-2 pi i k/2n), k < n (real only). All are roots of unity (_roots): n-th ones, 2n-th for
+    a real transform, up to the largest index used (3n/4 of n: half the work of 2n's, which took 120 ms at 2**20
+    of a first call's 180)."""
+    step = 2 if real else 1                     # the position of the n-th root k among the roots computed
+    roots = _roots(step * n, dtype, max(3 * step * n // 4, n if real else 1))
     parts, offsets, at = [], [], 0
     for r, m_n, _ in stages(n):
         offsets.append(at)
         if r == 4:
-            parts += [roots[::j * (2 * n // m_n)][:m_n // 4] for j in (1, 2, 3)]
+            parts += [roots[::step * j * (n // m_n)][:m_n // 4] for j in (1, 2, 3)]
             at += 3 * (m_n // 4)
     offsets.append(at)
-    parts.append(roots[:n])
+    parts.append(roots[:n] if real else roots[:0])
     return np.concatenate(parts), tuple(offsets)
 
 
-def _roots(n, dtype=np.complex128):
-    """e^(-2 pi i k/n) for k < n in dtype: cos and sin of the first octant's angles in float64, rounded once to
-    dtype's parts, the others by the symmetries that swap and negate them exactly (n a power of two)."""
+def _roots(n, dtype=np.complex128, count=None):
+    """e^(-2 pi i k/n) for k < count (n unless given) in dtype: cos and sin of the first octant's angles in
+    float64, rounded once to dtype's parts, the others by the symmetries that swap and negate them exactly (n a
+    power of two)."""
+    count = n if count is None else count
     if n < 8:
-        return np.array([1, -1j, -1, 1j], dtype)[np.arange(n) * 4 // n]
+        return np.array([1, -1j, -1, 1j], dtype)[np.arange(count) * 4 // n]
     angle = 2 * np.pi * np.arange(n // 8 + 1) / n
     part = np.float32 if np.dtype(dtype) == np.complex64 else np.float64
     c, s = np.cos(angle).astype(part), np.sin(angle).astype(part)
-    out = np.empty(n, dtype)
-    re, im, q = out.real, out.imag, n // 4
+    q = n // 4
+    out = np.empty(max(count, q), dtype)
+    re, im = out.real, out.imag
     re[:q // 2 + 1], im[:q // 2 + 1] = c, -s
     re[q // 2 + 1:q], im[q // 2 + 1:q] = s[-2:0:-1], -c[-2:0:-1]   # e^(-i a) = -i e^(i (pi/2 - a))
-    re[q:2 * q], im[q:2 * q] = im[:q], -re[:q]                      # times -i, -1, i: exact
-    re[2 * q:], im[2 * q:] = -re[:2 * q], -im[:2 * q]
-    return out
+    for start in range(q, count, q):               # times -i, -1, i: exact (parts swapped and negated)
+        end = min(start + q, count)
+        re[start:end], im[start:end] = im[start - q:end - q], -re[start - q:end - q]
+    return out[:count]
 
 
 @functools.lru_cache(maxsize=8)     # (tables up to twice the data; a module keeps its own alive)
@@ -103,12 +102,14 @@ def chirps(n, dtype, inverse):
 
 def symbol(kind, ty, inverse):
     """The library function's name: kind '4p8', '4w16', '2w4'... (radix, then p innermost and how many at a time,
-    or the lanes), 'split8' (a real transform's last pass, 8 pairs at a time) or 'join8' (an inverse real
-    transform's first), or Bluestein's products by a table (_chirp_function). The code calling it names it as an external symbol, which `symbols` resolves."""
+    or the lanes), 'split8' (a real transform's last pass, 8 pairs at a time), 'fsplit8' (the same fused with
+    the complex transform's last pass, a radix-2 one) or 'join8' (an inverse real transform's first), or
+    Bluestein's products by a table (fft_code.chirp_function). The code calling it names it as an external
+    symbol, which `symbols` resolves."""
     return f"tj_fft{kind}_{ty}_{'inv' if inverse else 'fwd'}"
 
 
-_SYMBOL = re.compile(r"tj_fft(\d[pw]|split|join|chirpre|chirpr|chirph|chirp)(\d*)_(float|double)_(fwd|inv)$")
+_SYMBOL = re.compile(r"tj_fft(\d[pw]|fsplit|split|join|chirpre|chirpr|chirph|chirp)(\d*)_(float|double)_(fwd|inv)$")
 
 
 def called(names):
@@ -120,26 +121,36 @@ def prefetch(names):
     """Start compiling, on other threads, the library's functions among names that this process lacks (while
     LLVM compiles the module calling them); `symbols` then takes them."""
     with _lock:
-        for name in called(names):
-            if name not in _addresses and name not in _pending:
-                _pending[name] = _submit(name, None)
+        for group in _groups([name for name in called(names) if name not in _addresses and name not in _pending]):
+            future = _submit(group, None)
+            _pending.update((name, future) for name in group)
 
 
 def symbols(names, shipped=None):
     """{symbol: address} of the library's functions among names, each compiled (or read from the disk cache,
     or taken from `shipped`, {key: entry} that came with a pickle) the first time a process needs it: the
-    missing ones on threads at once (one of those not started yet on this thread), linked in one load."""
+    missing ones in groups on threads at once (one of the groups not started yet on this thread), linked in
+    one load."""
     needed = called(names)
     with _lock:
         missing = [name for name in needed if name not in _addresses]
         if missing:
-            futures = {name: _pending.pop(name, None) for name in missing}
-            here = [name for name, future in futures.items() if future is None or future.cancel()]
-            futures.update((name, _submit(name, shipped)) for name in here[1:])
-            ready = {here[0]: _object_code(here[0], shipped, False)} if here else {}
-            codes = [ready[name] if name in ready else futures[name].result() for name in missing]
-            _objects.update(zip(missing, codes))
-            code = llvm.load_objects([o for c in codes for o in c.objects], missing, {}, permanent=True)
+            futures = {id(future): future for future in map(_pending.get, missing) if future is not None}
+            running = [future for future in futures.values() if not future.cancel()]
+            for future in futures.values():
+                for name in future.group:
+                    _pending.pop(name, None)
+            left = sorted({*missing, *(name for future in futures.values() if future.cancelled()
+                                       for name in future.group)} - {n for f in running for n in f.group})
+            groups = _shipped_groups(left, shipped)
+            groups += _groups(sorted(set(left).difference(*groups)))
+            running += [_submit(group, shipped) for group in groups[1:]]
+            codes = [_object_code(groups[0], shipped, False)] if groups else []
+            codes += [future.result() for future in running]
+            for c in codes:
+                _objects.update(dict.fromkeys(c.names, c))
+            code = llvm.load_objects([o for c in codes for o in c.objects], [n for c in codes for n in c.names], {},
+                                     permanent=True)
             _codes.append(code)
             _addresses.update(code.addresses)
         return {name: _addresses[name] for name in needed}
@@ -150,25 +161,57 @@ def entries(names):
     return {_objects[name].key: _objects[name].entry() for name in called(names) if name in _objects}
 
 
-def _object_code(name, shipped, alone):
-    """The ObjectCode of the library function `name` (a module of its own)."""
-    kind, count, ty, direction = _SYMBOL.match(name).groups()
-    module, inverse = Module(), direction == "inv"
-    if kind[0].isdigit():
-        _pass_function(module, name, ty, int(kind[0]), kind[1], int(count), inverse)
-    elif kind in ("split", "join"):
-        (_join_function if kind == "join" else _split_function)(module, name, ty, int(count))
-    else:
-        _chirp_function(module, name, ty, kind)
-    return disk_cache.cached_object_code(f"fft {name}", module.text(), [name], {},
-                                         shipped=shipped, folder="fft", alone=alone)
+# LLVM's time on a function, roughly, by its kind's radix and form (the split, join and chirp passes: 2)
+_WEIGHTS = {"4p": 3, "4w": 3, "2p": 2, "2w": 2}
 
 
-def _submit(name, shipped):
-    """A Future of _object_code(name, shipped) compiling on the library's threads (made on first use)."""
+def _groups(names):
+    """names (sorted) in at most GROUPS groups, each a module compiled on a thread, balanced by weight: a module
+    costs LLVM about 2 ms besides its functions' code, and the cores are two or few."""
+    groups = [[] for _ in range(min(GROUPS, len(names)))]
+    weights = [0] * len(groups)
+    for name in sorted(names, key=lambda n: -_WEIGHTS.get(_SYMBOL.match(n).group(1), 2)):
+        k = weights.index(min(weights))
+        groups[k].append(name)
+        weights[k] += _WEIGHTS.get(_SYMBOL.match(name).group(1), 2)
+    return [tuple(sorted(group)) for group in groups]
+
+
+def _shipped_groups(names, shipped):
+    """The groups of the entries in shipped (that came with a pickle) that hold some of names and none that this
+    process has (a group made where other functions had been compiled before may hold more than names)."""
+    groups = {tuple(disk_cache.entry_names(entry)) for entry in (shipped or {}).values()}
+    return sorted(group for group in groups if set(group) & set(names) and called(group) == list(group)
+                  and not set(group) & _addresses.keys())
+
+
+def _object_code(group, shipped, alone):
+    """The ObjectCode of the library's functions in group (sorted names), one module."""
+    module = Module()
+    for name in group:
+        kind, count, ty, direction = _SYMBOL.match(name).groups()
+        inverse = direction == "inv"
+        if kind[0].isdigit():
+            pass_function(module, name, ty, int(kind[0]), kind[1], int(count), inverse)
+        elif kind == "join":
+            join_function(module, name, ty, int(count))
+        elif kind.endswith("split"):
+            split_function(module, name, ty, int(count), fused=kind == "fsplit")
+        else:
+            chirp_function(module, name, ty, kind)
+    return disk_cache.cached_object_code(f"fft {' '.join(group)}", module.text(), list(group), {}, shipped=shipped,
+                                         folder="fft", alone=alone, passes=llvm.LIGHT_PASSES)
+
+
+def _submit(group, shipped):
+    """A Future of _object_code(group, shipped) compiling on the library's threads (made on first use), its
+    group an attribute: counted by llvm.compiling_elsewhere, so that the group is not split in parts again."""
     global _threads
     _threads = _threads or concurrent.futures.ThreadPoolExecutor(runtime.NUM_THREADS, thread_name_prefix="tracejit-fft")
-    return _threads.submit(_object_code, name, shipped, True)
+    future = _threads.submit(_object_code, group, shipped, True)
+    future.group = group
+    llvm.compiling_elsewhere(future)    # a module compiled meanwhile (this group's or its caller) takes the cores left
+    return future
 
 
 def _after_fork():
@@ -180,293 +223,3 @@ def _after_fork():
 
 if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=_after_fork)
-
-
-class Complex:
-    """Complex values as (re, im) SSA pairs of the part type ty, in interleaved memory (the transforms' own
-    one-value moves and the real passes' ends)."""
-
-    def __init__(self, f, ty):
-        self.f, self.b, self.ty = f, Emitter(f), ty
-
-    def const(self, value):
-        return const_text(value, np.float32 if self.ty == "float" else np.float64)
-
-    def at(self, base, index):
-        """The address of complex element `index` (an i64 or an int) of the array at base."""
-        return base if index == 0 else self.f.emit(f"getelementptr [2 x {self.ty}], ptr {base}, i64 {index}")
-
-    def load(self, base, index):
-        p = self.at(base, index)
-        im = self.f.emit(f"getelementptr {self.ty}, ptr {p}, i64 1")
-        return tuple(self.f.emit(f"load {self.ty}, ptr {q}") for q in (p, im))
-
-    def store(self, base, index, z):
-        p = self.at(base, index)
-        self.f.line(f"store {self.ty} {z[0]}, ptr {p}")
-        self.f.line(f"store {self.ty} {z[1]}, ptr {self.f.emit(f'getelementptr {self.ty}, ptr {p}, i64 1')}")
-
-    def op(self, name, x, y):
-        return self.f.emit(f"{name} {self.ty} {x}, {y}")
-
-    def scale(self, x, c):
-        return self.op("fmul", x[0], c), self.op("fmul", x[1], c)
-
-
-class Lanes(Complex):
-    """`width` consecutive complex values as one vector <2 width x ty>, interleaved as in memory: sums need no
-    shuffle, a product two (each pair's parts swapped, and the other factor's parts spread), so that the
-    library's code is written vectorized and LLVM compiles it without its loop vectorizer's search (several
-    times faster to compile)."""
-
-    def __init__(self, f, ty, width):
-        super().__init__(f, ty)
-        self.width, self.vty = width, f"<{2 * width} x {ty}>"
-        self.align = 4 if ty == "float" else 8
-
-    def wider(self):
-        return Lanes(self.f, self.ty, 2 * self.width)
-
-    def pattern(self, parts):
-        """The vector constant repeating the pair parts (re, im): numbers or constants' texts."""
-        texts = [v if isinstance(v, str) else self.const(v) for v in parts]
-        return "<" + ", ".join(f"{self.ty} {v}" for _ in range(self.width) for v in texts) + ">"
-
-    def shuffle(self, v, mask, other="poison"):
-        mask_text = ", ".join(f"i32 {i}" for i in mask)
-        return self.f.emit(f"shufflevector {self.vty} {v}, {self.vty} {other}, <{len(mask)} x i32> <{mask_text}>")
-
-    def load(self, base, index, reverse=False):
-        """The values index... (reverse: index, index - 1, ...)."""
-        start = self.b.iop("sub", index, self.width - 1) if reverse else index
-        v = self.f.emit(f"load {self.vty}, ptr {self.at(base, start)}, align {self.align}")
-        return self.reverse(v) if reverse else v
-
-    def store(self, base, index, v, reverse=False):
-        start = self.b.iop("sub", index, self.width - 1) if reverse else index
-        self.f.line(f"store {self.vty} {self.reverse(v) if reverse else v}, ptr {self.at(base, start)}, "
-                    f"align {self.align}")
-
-    def reverse(self, v):
-        return v if self.width == 1 else self.shuffle(v, [2 * (self.width - 1 - i // 2) + i % 2 for i in range(2 * self.width)])
-
-    def signs(self, sign):
-        """1 and sign (a scalar SSA value) in every lane: a product by it conjugates where sign is -1."""
-        pair = self.f.emit(f"insertelement <2 x {self.ty}> <{self.ty} {self.const(1)}, {self.ty} {self.const(1)}>, "
-                           f"{self.ty} {sign}, i32 1")
-        return self.f.emit(f"shufflevector <2 x {self.ty}> {pair}, <2 x {self.ty}> poison, "
-                           f"<{2 * self.width} x i32> <{', '.join(f'i32 {i % 2}' for i in range(2 * self.width))}>")
-
-    def splat(self, x):
-        """Every part x (a scalar SSA value)."""
-        one = self.f.emit(f"insertelement <1 x {self.ty}> poison, {self.ty} {x}, i32 0")
-        return self.f.emit(f"shufflevector <1 x {self.ty}> {one}, <1 x {self.ty}> poison, "
-                           f"<{2 * self.width} x i32> zeroinitializer")
-
-    def broadcast(self, base, index):
-        """The one value at index, in every lane, as (its real part everywhere, its imaginary part everywhere)."""
-        return tuple(self.splat(x) for x in super().load(base, index))
-
-    def spread(self, w):
-        """(w's real parts, w's imaginary parts), each in both parts of its lane."""
-        return (self.shuffle(w, [i - i % 2 for i in range(2 * self.width)]),
-                self.shuffle(w, [i - i % 2 + 1 for i in range(2 * self.width)]))
-
-    def reals(self, base, index):
-        """The reals index... each in both parts of a lane."""
-        p = self.f.emit(f"getelementptr {self.ty}, ptr {base}, i64 {index}")
-        v = self.f.emit(f"load <{self.width} x {self.ty}>, ptr {p}, align {self.align}")
-        return self.f.emit(f"shufflevector <{self.width} x {self.ty}> {v}, <{self.width} x {self.ty}> poison, "
-                           f"<{2 * self.width} x i32> <{', '.join(f'i32 {i // 2}' for i in range(2 * self.width))}>")
-
-    def store_reals(self, base, index, v):
-        """Store the real parts of v at the reals index..."""
-        p = self.f.emit(f"getelementptr {self.ty}, ptr {base}, i64 {index}")
-        mask = ", ".join(f"i32 {2 * i}" for i in range(self.width))
-        re = self.f.emit(f"shufflevector {self.vty} {v}, {self.vty} poison, <{self.width} x i32> <{mask}>")
-        self.f.line(f"store <{self.width} x {self.ty}> {re}, ptr {p}, align {self.align}")
-
-    def op(self, name, x, y):
-        return self.f.emit(f"{name} {self.vty} {x}, {y}")
-
-    def add(self, x, y):
-        return self.op("fadd", x, y)
-
-    def sub(self, x, y):
-        return self.op("fsub", x, y)
-
-    def swap(self, x):
-        return self.shuffle(x, [i ^ 1 for i in range(2 * self.width)])
-
-    def mul(self, x, w, conj=False):
-        """x * w, or x * conj(w); w a vector or its spread (re, im): the parts' products as the scalar formulas
-        round them (a product by -1 is exact)."""
-        re, im = self.spread(w) if isinstance(w, str) else w
-        im = self.op("fmul", im, self.pattern((1, -1) if conj else (-1, 1)))
-        return self.op("fadd", self.op("fmul", x, re), self.op("fmul", self.swap(x), im))
-
-    def times_i(self, x, sign):
-        """sign * i * x."""
-        return self.op("fmul", self.swap(x), self.pattern((-1, 1) if sign > 0 else (1, -1)))
-
-    def conj(self, x):
-        return self.op("fmul", x, self.pattern((1, -1)))
-
-    def scale(self, x, c):
-        """x times c, a constant's text or a scalar SSA value."""
-        return self.op("fmul", x, self.splat(c) if c.startswith("%") else self.pattern((c, c)))
-
-    def interleave(self, x, y):
-        """x_0, y_0, x_1, y_1...: a vector of twice the width."""
-        return self.shuffle(x, [j for i in range(self.width) for j in (2 * i, 2 * i + 1, 2 * self.width + 2 * i,
-                                                                        2 * self.width + 2 * i + 1)], y)
-
-
-def vector_width(ty):
-    """The complex values in one of the host's vector registers."""
-    return max(1, llvm.vector_bytes() // (8 if ty == "float" else 16))
-
-
-def _lanes_loop(f, ty, lo, hi, width, body, rest=True):
-    """body(c, j) for j from lo to hi: `width` at a time (c a Lanes of that width), then one at a time (rest
-    False: hi - lo is a multiple of width; the remainder's loop, which costs LLVM as much again, is left out)."""
-    b = Emitter(f)
-    count = b.iop("sdiv", b.iop("sub", hi, lo), width)
-    with f.loop(0, count) as q:
-        body(Lanes(f, ty, width), b.iop("add", lo, b.iop("mul", q, width)))
-    if rest:
-        with f.loop(b.iop("add", lo, b.iop("mul", count, width)), hi) as j:
-            body(Lanes(f, ty, 1), j)
-
-
-def _butterfly(c, r, m, sign, scale, p, load, twiddle):
-    """The r outputs y_j (scaled) of the butterfly of p from x_j = load(p + j m), twiddle(t): the spread
-    twiddles at t (of p + j m for the j-th of the last r - 1 outputs)."""
-    b = c.b
-    ins = [load(b.iop("add", p, b.iop("mul", j, m))) for j in range(r)]
-    if r == 2:
-        outs = [c.add(*ins), c.sub(*ins)]
-    else:
-        apc, amc, bpd, bmd = c.add(ins[0], ins[2]), c.sub(ins[0], ins[2]), c.add(ins[1], ins[3]), c.sub(ins[1], ins[3])
-        turned = c.times_i(bmd, sign)
-        outs = [c.add(apc, bpd), c.add(amc, turned), c.sub(apc, bpd), c.sub(amc, turned)]
-        outs[1:] = [c.mul(y, twiddle(b.iop("add", p, b.iop("mul", j, m))), conj=sign > 0)
-                    for j, y in enumerate(outs[1:])]
-    return [c.scale(y, scale) for y in outs]
-
-
-def _pass_function(module, name, ty, r, form, count, inverse):
-    """A pass function (the module docstring): form 'p' loops p innermost over a whole array of stride 1,
-    `(src, dst, tw, m, scale)`, `count` values of p at a time (m a multiple of it); form 'w' loops over p, rows,
-    then `count` columns as one vector, `(src, dst, tw, m, scale, rows, src_base, src_row, src_stride, dst_base,
-    dst_row, dst_stride)`."""
-    sign = 1 if inverse else -1
-    if form == "p":
-        f = Function(module, f"define void @{name}(ptr noalias %src, ptr noalias %dst, ptr noalias readonly %tw, i64 %m, {ty} %scale) "
-                             "nounwind", {})
-
-        def body(c, p):
-            ys = _butterfly(c, r, "%m", sign, "%scale", p, lambda t: c.load("%src", t),
-                            lambda t: c.spread(c.load("%tw", t)))
-            while len(ys) > 1:                       # y_0 of each p, y_1, ...: interleaved (y_j of p at r p + j)
-                ys, c = [c.interleave(ys[i], ys[i + len(ys) // 2]) for i in range(len(ys) // 2)], c.wider()
-            c.store("%dst", c.b.iop("mul", p, r), ys[0])
-        _lanes_loop(f, ty, 0, "%m", count, body, rest=False)
-    else:
-        f = Function(module, f"define void @{name}(ptr noalias %src, ptr noalias %dst, ptr noalias readonly %tw, i64 %m, {ty} %scale, "
-                             "i64 %rows, i64 %sb, i64 %sr, i64 %ss, i64 %db, i64 %dr, i64 %ds) nounwind", {})
-        c = Lanes(f, ty, count)
-        b = c.b
-        with f.loop(0, "%m") as p, f.loop(0, "%rows") as row:
-            src, dst = (b.iop("add", base, b.iop("mul", row, stride)) for base, stride in (("%sb", "%sr"), ("%db", "%dr")))
-            ys = _butterfly(c, r, "%m", sign, "%scale", p, lambda t: c.load("%src", b.iop("add", src, b.iop("mul", "%ss", t))),
-                            lambda t: c.broadcast("%tw", t))
-            for j, y in enumerate(ys):
-                c.store("%dst", b.iop("add", dst, b.iop("mul", "%ds", b.iop("add", b.iop("mul", p, r), j))), y)
-    f.line("ret void")
-    module.add(f)
-
-
-def _split_function(module, name, ty, width):
-    """A real transform's last pass, `(src, dst, tw, h)`: the spectrum X (h + 1 values) of 2h reals from Z,
-    the transform of their pairs: with E = (Z_k + conj Z_(h-k))/2 and O = (Z_k - conj Z_(h-k))/2i, the
-    spectra of the even and odd samples, X_k = E + w^k O and X_(h-k) = conj(E - w^k O), w = e^(-2 pi i/2h)."""
-    def pair(c, k, j):
-        zk, zj = c.load("%src", k), c.conj(c.load("%src", j, reverse=True))
-        e = c.scale(c.add(zk, zj), c.const(0.5))
-        wo = c.mul(c.times_i(c.scale(c.sub(zk, zj), c.const(0.5)), -1), c.load("%tw", k))
-        c.store("%dst", k, c.add(e, wo))
-        c.store("%dst", j, c.conj(c.sub(e, wo)), reverse=True)
-
-    def ends(c):
-        z0 = c.load("%src", 0)
-        c.store("%dst", 0, (c.op("fadd", z0[0], z0[1]), c.const(0)))
-        c.store("%dst", "%h", (c.op("fsub", z0[0], z0[1]), c.const(0)))
-    _pairs_function(module, f"define void @{name}(ptr noalias %src, ptr noalias %dst, ptr noalias readonly %tw, "
-                            "i64 %h) nounwind", ty, width, ends, pair)
-
-
-def _join_function(module, name, ty, width):
-    """An inverse real transform's first pass, `(src, dst, tw, h, scale)`: the split backwards, times scale (1/n):
-    Z_k = (2E + i 2O) scale from the half spectrum X (h + 1 values; the imaginary parts of X_0 and X_h unused)."""
-    def pair(c, k, j):
-        xk, xj = c.load("%src", k), c.conj(c.load("%src", j, reverse=True))
-        even, odd = c.add(xk, xj), c.mul(c.sub(xk, xj), c.load("%tw", k), conj=True)
-        c.store("%dst", k, c.scale(c.add(even, c.times_i(odd, 1)), "%scale"))
-        c.store("%dst", j, c.scale(c.add(c.conj(even), c.times_i(c.conj(odd), 1)), "%scale"), reverse=True)
-
-    def ends(c):
-        x0, xh = c.load("%src", 0), c.load("%src", "%h")
-        c.store("%dst", 0, c.scale((c.op("fadd", x0[0], xh[0]), c.op("fsub", x0[0], xh[0])), "%scale"))
-    _pairs_function(module, f"define void @{name}(ptr noalias %src, ptr noalias %dst, ptr noalias readonly %tw, "
-                            f"i64 %h, {ty} %scale) nounwind", ty, width, ends, pair)
-
-
-def _pairs_function(module, header, ty, width, ends, pair):
-    """A function running ends(c) then pair(c, k, h - k) for 0 < k <= h/2, `width` values of k at a time (h/2 a
-    multiple of it), their h - k in reverse order: the two meet at h/2 only, where the second store is the one
-    that stays, as when that pair ran alone."""
-    f = Function(module, header, {})
-    ends(Complex(f, ty))
-    half = Emitter(f).iop("sdiv", "%h", 2)
-    _lanes_loop(f, ty, 1, Emitter(f).iop("add", half, 1), width, lambda c, k: pair(c, k, c.b.iop("sub", "%h", k)),
-                rest=False)
-    f.line("ret void")
-    module.add(f)
-
-
-def _chirp_function(module, name, ty, kind):
-    """Bluestein's passes, `(src, dst, tw, count, n, total, in_sign, out_sign)`: dst_j = y_j tw_j for j < n, zero up
-    to total, where y is src (kind 'chirp'), src's reals ('chirpr') or the n values of the Hermitian spectrum whose
-    first count src holds ('chirph', the imaginary parts of its zero and, n even, Nyquist frequencies unused);
-    'chirpre' stores the real parts of the products only, j < n (count and total unused). in_sign and out_sign
-    (1 or -1) multiply the imaginary parts of src's complex values ('chirp', 'chirpre') and of the products
-    ('chirp'): the conjugations that make an inverse transform a forward one."""
-    f = Function(module, f"define void @{name}(ptr noalias %src, ptr noalias %dst, ptr noalias readonly %tw, "
-                         f"i64 %count, i64 %n, i64 %total, {ty} %in_sign, {ty} %out_sign) nounwind", {})
-    width = vector_width(ty)
-
-    def product(c, j):
-        w = c.load("%tw", j)
-        if kind == "chirpr":
-            c.store("%dst", j, c.op("fmul", w, c.reals("%src", j)))
-            return
-        y = c.mul(c.op("fmul", c.load("%src", j), c.signs("%in_sign")), w)
-        if kind == "chirpre":
-            c.store_reals("%dst", j, y)
-        else:
-            c.store("%dst", j, c.op("fmul", y, c.signs("%out_sign")))
-    _lanes_loop(f, ty, 0, "%count" if kind == "chirph" else "%n", width, product)
-    if kind == "chirph":
-        _lanes_loop(f, ty, "%count", "%n", width, lambda c, j: c.store(
-            "%dst", j, c.mul(c.conj(c.load("%src", c.b.iop("sub", "%n", j), reverse=True)), c.load("%tw", j))))
-        c = Complex(f, ty)
-        nyquist = c.b.iop("sdiv", "%n", 2)
-        for j, cond in ((0, True), (nyquist, f.emit("icmp eq i64 " + c.b.iop("srem", "%n", 2) + ", 0"))):
-            with f.when(cond):
-                real = f.emit(f"load {ty}, ptr {c.at('%src', j)}")
-                c.store("%dst", j, c.scale(c.load("%tw", j), real))
-    if kind != "chirpre":
-        _lanes_loop(f, ty, "%n", "%total", width, lambda c, j: c.store("%dst", j, "zeroinitializer"))
-    f.line("ret void")
-    module.add(f)
