@@ -194,6 +194,15 @@ def test_forked_child_runs_parallel_loops(pool, monkeypatch):
     np.testing.assert_allclose(doubled, np.asarray(_elementwise(x)) * 2, rtol=1e-5, atol=1e-6)
 
 
+def test_the_split_threshold_follows_the_pool(pool):
+    """A loop estimated at tens of us splits on the native pool (1 us a job) but not on the Python one (tens of us a job),
+    whatever the platform flag says: the pool actually in use decides."""
+    x = np.ones(100_000, np.float32)
+    plan = tj.jit(lambda v: tnp.tanh(v) * 2.0).lower(x)._entry.executable.steps
+    assert any(isinstance(s, steps.ParallelStep) for s in plan) == (pool == "native")
+    assert steps.parallel_ns() == steps.PARALLEL_NS * (1 if pool == "native" else steps.PYTHON_POOL_FACTOR)
+
+
 def test_parallel_steps_run_in_the_fast_entry(pool, monkeypatch):
     """On the native pool the generated entries run parallel and split steps themselves (the split chosen by
     the run-time size); on the Python pool parallel calls take the Python driver."""

@@ -11,7 +11,7 @@ Out: a list of steps and their entry points, written into the module.
   from the domain's run-time size (`SplitStep.choose`).
 - `PythonStep`: an equation without a lowering rule, run by its NumPy impl on views of the buffers.
 
-A loop is split over the cores when its estimated serial time exceeds PARALLEL_NS. Steps name their entry
+A loop is split over the cores when its estimated serial time exceeds parallel_ns(). Steps name their entry
 points; `link` binds them to the loaded code's functions. Inside a control-flow body, whose code runs on one
 thread, such a loop is split too (`split_in_body`): the body calls the thread pool's `tj_parallel_for` per
 iteration.
@@ -30,9 +30,16 @@ from .rules import Reduce
 
 # The estimated serial time above which a loop is split over the cores: the native pool costs ~1 us (a
 # sleeping worker: 2-3 us more), and from 10 us on two cores ran elementwise loops 1.4-1.9x faster; the
-# Python pool, its fallback, costs tens of us (runtime.py).
-PARALLEL_NS = 10_000 if thread_pool.NATIVE else 200_000
+# Python pool, its fallback where the native one cannot run (thread_pool.native()), costs tens of us
+# (runtime.py), so loops split for it only above PYTHON_POOL_FACTOR times as much.
+PARALLEL_NS = 10_000
+PYTHON_POOL_FACTOR = 20
 STEP_TEXT = 8000          # kernel text (characters) after which a run of serial kernels starts a new step
+
+
+def parallel_ns():
+    """The estimated serial time (ns) above which a loop is split, for the pool that will run it."""
+    return PARALLEL_NS if thread_pool.native() else PARALLEL_NS * PYTHON_POOL_FACTOR
 
 _STEP_TYPE = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
 
@@ -45,7 +52,7 @@ def split_in_body(module, frame, f, kernel):
     g, outer = kernel.group, kernel.group.outer_extent
     if (not g.fusible or runtime.NUM_THREADS < 2 or outer < 2 or frame.symbolic
             or (isinstance(g.rule, Reduce) and g.loop_order[0] in g.root.params["axes"])
-            or domain_size(g.domain) * kernel.ns_per_element <= PARALLEL_NS):
+            or domain_size(g.domain) * kernel.ns_per_element <= parallel_ns()):
         return False
     chunks = min(runtime.NUM_THREADS, outer)
     (step,) = Schedule(module, frame)._parallel(kernel, chunks, False)
@@ -78,7 +85,7 @@ class ParallelStep:
 @dataclasses.dataclass
 class SplitStep:
     """Parallel when the domain's symbolic sizes multiply to more than `limit` (estimated serial time
-    above PARALLEL_NS) and the outermost loop (`outer`, a Dim or an int) has more than one iteration."""
+    above parallel_ns()) and the outermost loop (`outer`, a Dim or an int) has more than one iteration."""
     serial: SerialStep
     parallel: list
     dims: tuple
@@ -132,7 +139,7 @@ class Schedule:
             self._flush()
             self.steps.append(PythonStep(group.root))
             return
-        g, n_threads, outer = group, runtime.NUM_THREADS, group.outer_extent
+        g, n_threads, outer, threshold = group, runtime.NUM_THREADS, group.outer_extent, parallel_ns()
         split_reduction = isinstance(g.rule, Reduce) and g.loop_order[0] in g.root.params["axes"]
         splittable = (g.fusible and n_threads > 1 and outer != 1
                       and (not split_reduction or (g.rule.combine is not None and not g.in_place)))
@@ -143,13 +150,13 @@ class Schedule:
             self._flush()
             serial = self.steps.pop()
             fixed = math.prod(d for d in g.domain if not isinstance(d, Dim))
-            limit = int(PARALLEL_NS // max(fixed * kernel.ns_per_element, 1e-9))
+            limit = int(threshold // max(fixed * kernel.ns_per_element, 1e-9))
             parallel = self._parallel(kernel, n_threads, split_reduction)
             self.steps.append(SplitStep(serial, parallel, tuple(dims), limit, outer))
-        elif splittable and outer > 1 and domain_size(g.domain) * kernel.ns_per_element > PARALLEL_NS:
+        elif splittable and outer > 1 and domain_size(g.domain) * kernel.ns_per_element > threshold:
             self._flush()
             self.steps.extend(self._parallel(kernel, min(n_threads, outer), split_reduction))
-        elif not g.fusible and g.rule.split and n_threads > 1 and outer > 1 and g.rule.split(g.root)[1] > PARALLEL_NS:
+        elif not g.fusible and g.rule.split and n_threads > 1 and outer > 1 and g.rule.split(g.root)[1] > threshold:
             self._flush()           # a kernel whose outermost loop may be split (rules.Kernel's split)
             self.steps.extend(self._parallel(kernel, min(n_threads, outer), False))
         else:
