@@ -102,19 +102,20 @@ def library_function_ir(name: str, ty: str, lanes: int) -> str:
     of f32 compute in f32 and call the double algorithm (an internal `..._wide` function) for a vector with a
     lane beyond F32_TRIG_LIMIT, its value taken on those lanes; specmath.SMALL functions compute the small
     arguments' expression alone for a vector with none beyond its bound, else the full definition (an internal
-    `..._full` function, which gives the same bits on the small lanes)."""
+    `..._full` function, which gives the same bits on the small lanes). The internal functions are always
+    inlined, as O3 did, since the library compiles with the light pipeline (llvm._passes)."""
     if name in SPECIAL and name not in specmath.SMALL:
         return specmath.define(name, ty, lanes, "", "nounwind")
     if name in SPECIAL:
         f, far, y = specmath.small_path(name, ty, lanes)
-        full = specmath.define(name, ty, lanes, "internal", "nounwind", suffix="_full")
+        full = specmath.define(name, ty, lanes, "internal", "alwaysinline nounwind", suffix="_full")
         return full + _branch_on_far(name, ty, f, far, y, "_full", select=False)
     if not (ty == "float" and name in F32_TRIG):
         return define(name, ty, lanes, "", "nounwind")
     f = Body("float", lanes)
     y = kernel(name)(f, "%x", "float")
     far = f.cmp("ugt", f.abs("%x"), F32_TRIG_LIMIT)    # beyond the limit, infinite or NaN
-    wide = define(name, ty, lanes, "internal", "nounwind", suffix="_wide")
+    wide = define(name, ty, lanes, "internal", "alwaysinline nounwind", suffix="_wide")
     return wide + _branch_on_far(name, ty, f, far, y, "_wide", select=True)
 
 

@@ -224,7 +224,8 @@ class _NativePool:
     def __init__(self, syscall):
         symbols = {"tj_syscall": syscall}
         objects = disk_cache.cached_object_code("thread pool", llvm.module_header() + _IR, _NAMES, symbols,
-                                                folder="runtime", alone=True).objects
+                                                folder="runtime", alone=True,
+                                                passes=llvm.LIGHT_PASSES).objects
         self.code = llvm.load_objects(objects, _NAMES, symbols, permanent=True)
         self.address = self.code.addresses["tj_pool_parallel_for"]
         self.run = _RUN_TYPE(self.address)

@@ -91,7 +91,8 @@ def _object_code(function, shipped, alone):
     name, ty, lanes = function
     text = llvm.module_header() + libcalls.library_function_ir(name, ty, lanes)
     return disk_cache.cached_object_code(f"vecmath {name} {ty} {lanes}", text, [_symbol(function)], {},
-                                         shipped=shipped, folder="vecmath", alone=alone)
+                                         shipped=shipped, folder="vecmath", alone=alone,
+                                         passes=llvm.LIGHT_PASSES)
 
 
 def _load(missing, shipped):
