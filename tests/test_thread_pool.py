@@ -3,8 +3,10 @@ each run every chunk exactly once, for any chunk count, from several Python thre
 a forked child; jitted parallel loops (also inside control flow and under vmap) equal the reference
 interpreter's results."""
 import ctypes
+import itertools
 import multiprocessing
 import threading
+import time
 
 import numpy as np
 import pytest
@@ -237,3 +239,19 @@ def test_native_pool_without_polling():
         test_nested_loops_and_concurrent_callers("native")
     finally:
         native.spin(thread_pool.SPIN_US)
+
+
+def test_the_time_stamp_counter_rate_survives_interrupted_samples(monkeypatch):
+    """The pool's spin time is counted in time-stamp counter ticks, their rate measured against perf_counter
+    at start-up while other threads run: a thread interrupted between the two clocks' reads must not make
+    the rate (and so the workers' polling) several times too low. Both clocks run on one virtual time here, 2500
+    ticks a microsecond, and every fifth read comes after a 5 ms interruption."""
+    now, reads = [0.0], itertools.count(1)
+
+    def read():
+        now[0] += 5000.0 if next(reads) % 5 == 0 else 0.01
+        return now[0]
+
+    monkeypatch.setattr(time, "perf_counter", lambda: read() / 1e6)
+    pool = type("Clock", (), {"ticks": staticmethod(lambda: read() * 2500)})()
+    assert 2400 < thread_pool._NativePool._ticks_per_us(pool) <= 2500
