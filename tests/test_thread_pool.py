@@ -241,17 +241,24 @@ def test_native_pool_without_polling():
         native.spin(thread_pool.SPIN_US)
 
 
-def test_the_time_stamp_counter_rate_survives_interrupted_samples(monkeypatch):
+def test_the_time_stamp_counter_rate_survives_an_interrupted_sample(monkeypatch):
     """The pool's spin time is counted in time-stamp counter ticks, their rate measured against perf_counter
     at start-up while other threads run: a thread interrupted between the two clocks' reads must not make
-    the rate (and so the workers' polling) several times too low. Both clocks run on one virtual time here, 2500
-    ticks a microsecond, and every fifth read comes after a 5 ms interruption."""
-    now, reads = [0.0], itertools.count(1)
+    the rate (and so the workers' polling) many times too low. Both clocks run on one virtual time here, 2500
+    ticks a microsecond, and the thread is interrupted for 5 ms once, after it read the counter at the end of
+    the first sample and before it read perf_counter."""
+    now, ticks_reads, late = [0.0], itertools.count(1), []
 
-    def read():
-        now[0] += 5000.0 if next(reads) % 5 == 0 else 0.01
-        return now[0]
+    def perf_counter():
+        now[0] += 5000.0 if late and late.pop() else 0.1
+        return now[0] / 1e6
 
-    monkeypatch.setattr(time, "perf_counter", lambda: read() / 1e6)
-    pool = type("Clock", (), {"ticks": staticmethod(lambda: read() * 2500)})()
-    assert 2400 < thread_pool._NativePool._ticks_per_us(pool) <= 2500
+    def ticks():
+        now[0] += 0.1
+        if next(ticks_reads) == 2:
+            late.append(True)
+        return now[0] * 2500
+
+    monkeypatch.setattr(time, "perf_counter", perf_counter)
+    clock = type("Clock", (), {"ticks": staticmethod(ticks)})()
+    assert 2400 < thread_pool._NativePool._ticks_per_us(clock) <= 2500
