@@ -20,7 +20,7 @@ import tracejit as tj
 import tracejit.numpy as tnp
 import tracejit.scipy.special
 from benchmarks import run
-from benchmarks.run import f32, jax, jnp, timeit
+from benchmarks.run import f32, jax, jnp, timeit_round_robin
 from tracejit.backend.kernels import MIN_VECTOR_LOOP
 
 WORKLOADS = {}
@@ -74,9 +74,8 @@ def compare(name, make, args, repeat, numpy=None, jax_make=None, tol=None):
             jargs = jax.tree_util.tree_map(jnp.asarray, args)
             row["jax first ms"] = _first(jf, *jargs)[0] * 1e3
         impls["jax"] = lambda: jax.block_until_ready(jf(*jargs))
-    for impl, fn in impls.items():
-        with _jax_precision(args) if impl == "jax" else contextlib.nullcontext():
-            row[impl] = timeit(fn, repeat, min_seconds=0.01)
+    row.update(timeit_round_robin(impls, repeat, min_seconds=0.01, context=lambda impl: _jax_precision(args)
+                                  if impl == "jax" else contextlib.nullcontext()))
     row["problems"] = problems(f, *args)
     return [row]
 

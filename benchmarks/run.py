@@ -15,6 +15,7 @@ bench_*.py scripts (autodiff cost, IR sizes, CNN layers ...) run on their own.
 """
 # ruff: noqa: B023 -- each lambda is timed right away, inside its loop iteration
 import argparse
+import contextlib
 import json
 import os
 import time
@@ -57,6 +58,34 @@ def timeit(fn, repeat=15, min_seconds=0.02):
     return float(med), float(q3 - q1)
 
 
+def timeit_round_robin(impls, repeat=15, min_seconds=0.02, context=lambda impl: contextlib.nullcontext()):
+    """{impl: (median, iqr) seconds per call} of each fn in impls, their samples taken in turn (one batch of
+    each per round, a batch lasting >= min_seconds, inside context(impl)), so that a disturbance (another
+    process, a library's threads still busy after its compile) falls on each implementation alike and not on
+    whichever was timed first (tracejit, after JAX's compile: 1 wide-suite run in 4 timed only tracejit's rows
+    1.4x slower, NumPy's and JAX's unchanged)."""
+    number = {}
+    for impl, fn in impls.items():
+        with context(impl):
+            fn()
+            t0 = time.perf_counter()
+            fn()
+            number[impl] = max(1, int(min_seconds / max(time.perf_counter() - t0, 1e-7)))
+    samples = {impl: [] for impl in impls}
+    for _ in range(repeat):
+        for impl, fn in impls.items():
+            with context(impl):
+                t0 = time.perf_counter()
+                for _ in range(number[impl]):
+                    fn()
+                samples[impl].append((time.perf_counter() - t0) / number[impl])
+    out = {}
+    for impl, values in samples.items():
+        q1, med, q3 = np.percentile(values, [25, 50, 75])
+        out[impl] = (float(med), float(q3 - q1))
+    return out
+
+
 def first_call(make, *args):
     """Seconds of the first call of a freshly made jitted function (trace + passes + compile + run)."""
     f = make()
@@ -72,9 +101,7 @@ def f32(*shape, seed=0):
 def rows(name, impls, repeat, extra=None):
     """Time each implementation; one result row per workload."""
     row = {"workload": name}
-    for impl, fn in impls.items():
-        if fn is not None:
-            row[impl] = timeit(fn, repeat)
+    row.update(timeit_round_robin({impl: fn for impl, fn in impls.items() if fn is not None}, repeat))
     row.update(extra or {})
     return [row]
 
