@@ -58,12 +58,15 @@ def timeit(fn, repeat=15, min_seconds=0.02):
     return float(med), float(q3 - q1)
 
 
+SETTLE = 0.002     # seconds between two implementations' batches
+
+
 def timeit_round_robin(impls, repeat=15, min_seconds=0.02, context=lambda impl: contextlib.nullcontext()):
     """{impl: (median, iqr) seconds per call} of each fn in impls, their samples taken in turn (one batch of
-    each per round, a batch lasting >= min_seconds, inside context(impl)), so that a disturbance (another
-    process, a library's threads still busy after its compile) falls on each implementation alike and not on
-    whichever was timed first (tracejit, after JAX's compile: 1 wide-suite run in 4 timed only tracejit's rows
-    1.4x slower, NumPy's and JAX's unchanged)."""
+    each per round, a batch lasting >= min_seconds, inside context(impl)), with SETTLE seconds after each batch
+    for the threads it woke (JAX's, OpenBLAS's, tracejit's pool) to go idle. Timed back to back, tracejit after
+    JAX, 3 wide-suite runs of 6 timed a third of tracejit's rows 1.5-2.5x slower (serial ones too; NumPy's and
+    JAX's unchanged); with the pause, none of 5."""
     number = {}
     for impl, fn in impls.items():
         with context(impl):
@@ -79,6 +82,7 @@ def timeit_round_robin(impls, repeat=15, min_seconds=0.02, context=lambda impl: 
                 for _ in range(number[impl]):
                     fn()
                 samples[impl].append((time.perf_counter() - t0) / number[impl])
+            time.sleep(SETTLE)
     out = {}
     for impl, values in samples.items():
         q1, med, q3 = np.percentile(values, [25, 50, 75])
