@@ -50,7 +50,9 @@ SHORT_LOOP = 1 << 16
 VECTOR_SPEEDUP = 8        # how much faster a vectorized loop runs than the scalar estimate (measured 7-25x)
 SCALAR_BELOW = 2048       # elements of a (static) loop domain below which loops stay scalar, unless
 SCALAR_WORK = 20_000      # elements x body size reach this (vectorizing pays for its compile time)
-MIN_VECTOR_LOOP = 16      # a static innermost loop shorter than this stays scalar
+MIN_VECTOR_LOOP = 16      # a static innermost loop shorter than this stays scalar, unless it calls the vector
+MIN_LIBRARY_LOOP = 4      # math library and has this many elements: one call of a vector as wide as the loop
+                          # (an RNN step's tanh over 8 f32: one 8-lane call instead of 8 scalar ones)
 
 
 @dataclasses.dataclass
@@ -124,8 +126,9 @@ def _loop_hints(g, f, repeated, interleave):
     interleave: the vectors that loops calling the vector math library carry at once."""
     body = f.count + INLINE_COST * (f.math_calls + f.library_calls)    # run time: a math call takes ~a body's
     inner = next((g.extents[a] for a in reversed(g.loop_order) if g.extents[a] is not None), 0) if g.fusible else 0
+    library = f.library_calls and not f.math_calls
     small = g.fusible and (
-        (isinstance(inner, int) and inner < MIN_VECTOR_LOOP)   # the vectorized loop is the innermost
+        (isinstance(inner, int) and inner < (MIN_LIBRARY_LOOP if library else MIN_VECTOR_LOOP))  # (the innermost)
         or (not repeated and not any(isinstance(d, Dim) for d in g.domain)
             and domain_size(g.domain) < SCALAR_BELOW and domain_size(g.domain) * body < SCALAR_WORK))
     scalar = small or f.scalar_calls > 0
@@ -135,6 +138,8 @@ def _loop_hints(g, f, repeated, interleave):
     # vectorize (argmax: LLVM would say so on stderr).
     forced = f.vector_types and not scalar and (not isinstance(g.rule, Reduce) or g.rule.combine is not None)
     width = llvm.vector_bytes() // (4 if "float" in f.vector_types else 8) if forced else 0
+    if width and isinstance(inner, int) and inner < width:     # no wider than the loop (a power of two)
+        width = 1 << (inner - 1).bit_length()
     for k, hints in f.latches:
         if scalar:
             hints.update(vectorize_enable=False, interleave_count=1)
