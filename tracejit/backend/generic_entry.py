@@ -42,7 +42,6 @@ MAX_IN, MAX_TABLE = 32, 64   # inputs, and inputs + outputs + 1 (its table) at m
 OK = native_call.PY_ENTRY_OK and sys.byteorder == "little"   # INT stores an i64 that narrower ints read
 
 
-
 def _text():
     off = runtime.ARRAY_OFFSETS
     values = {"TUPLE_ITEMS": native_call.TUPLE_ITEMS, "TUPLE_SIZE": native_call.TUPLE_SIZE, "DATA": off.data,
