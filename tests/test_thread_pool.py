@@ -138,7 +138,7 @@ def _body_loops(x):
 @pytest.mark.parametrize("threads", [3, 5])
 def test_jitted_parallel_loops_equal_the_reference(pool, monkeypatch, threads):
     """Every loop split (PARALLEL_NS 0) into chunk counts that do not divide the sizes: elementwise, row sums,
-    a whole sum (partial results), a fori_loop body, nested control flow, and vmapped."""
+    a whole sum and column sums (partial results), a fori_loop body, nested control flow, and vmapped."""
     monkeypatch.setattr(steps, "PARALLEL_NS", 0)
     monkeypatch.setattr(runtime, "NUM_THREADS", threads)
     x = np.random.default_rng(0).uniform(-1, 1, (7, 1001)).astype(np.float32)
@@ -147,6 +147,10 @@ def test_jitted_parallel_loops_equal_the_reference(pool, monkeypatch, threads):
     _check(_elementwise, x)
     _check(lambda m: tnp.sum(tnp.exp(m), axis=1), x)
     _check(lambda m: tnp.sum(m * m), x[0])
+    _check(lambda m: tnp.sum(tnp.exp(m), axis=0), x)             # column sums: partial rows of sums, combined
+    _check(lambda m: tnp.max(m.reshape(7, 7, 143), axis=(0, 1)), x)
+    column_sums = tj.jit(lambda m: tnp.sum(m, axis=0)).lower(x)._entry.executable.steps
+    assert any(isinstance(s, steps.ParallelStep) and s.chunks == threads for s in column_sums)
     fori = lambda v: lax.fori_loop(0, 3, lambda i, c: _elementwise(c), v)
     assert "@tj_parallel_for" in tj.jit(fori).lower(x[0]).as_llvm()
     _check(fori, x[0])

@@ -206,15 +206,19 @@ class Frame:
         self.arena_bytes += nbytes
 
     def partials_buffer(self, aval, chunks):
-        """A block for the partial results of a reduction split into chunks, one ALIGN-sized slot each."""
+        """(A block for the partial results of a reduction split into chunks, the bytes between two chunks'):
+        one ALIGN-sized slot each for a scalar result; a whole result each, ALIGN-aligned, for an array (only
+        in static frames: steps.PARTIALS_BYTES)."""
         partials = Buffer("tmp", aval)
+        stride = aligned(partials.nbytes)
         if self.symbolic:
+            assert not aval.shape, "a symbolic frame's partial results are scalars"
             partials.slot = self.table_size
             self.partials.append(partials)
         else:
             partials.offset = self.arena_bytes
-            self.extend_arena(chunks * ALIGN)
-        return partials
+            self.extend_arena(chunks * stride)
+        return partials, stride
 
     # ------------------------------------------------------------------------ reading and filling
     def pointer(self, f, b):

@@ -16,13 +16,13 @@ points; `link` binds them to the loaded code's functions. Inside a control-flow 
 thread, such a loop is split too (`split_in_body`): the body calls the thread pool's `tj_parallel_for` per
 iteration.
 """
+import contextlib
 import ctypes
 import dataclasses
 import math
 
 from ..core.avals import Dim
 from . import runtime, thread_pool
-from .frame import ALIGN
 from .fusion import domain_size
 from .llvm_text import Function
 from .loops import KernelBuilder
@@ -35,6 +35,8 @@ from .rules import Reduce
 PARALLEL_NS = 10_000
 PYTHON_POOL_FACTOR = 20
 STEP_TEXT = 8000          # kernel text (characters) after which a run of serial kernels starts a new step
+PARTIALS_BYTES = 1 << 16  # the largest result of an in-place reduction (column sums) split along its reduced
+                          # axis: each chunk accumulates into a partial result of its own, then one loop combines
 
 
 def parallel_ns():
@@ -141,8 +143,7 @@ class Schedule:
             return
         g, n_threads, outer, threshold = group, runtime.NUM_THREADS, group.outer_extent, parallel_ns()
         split_reduction = isinstance(g.rule, Reduce) and g.loop_order[0] in g.root.params["axes"]
-        splittable = (g.fusible and n_threads > 1 and outer != 1
-                      and (not split_reduction or (g.rule.combine is not None and not g.in_place)))
+        splittable = g.fusible and n_threads > 1 and outer != 1 and (not split_reduction or self._partials_ok(g))
         dims = [d for d in g.domain if isinstance(d, Dim)] if splittable else []
         if dims:           # the run-time size decides, per call
             self._flush()
@@ -189,6 +190,14 @@ class Schedule:
         self.steps.append(SerialStep(name))
         self._serial.clear()
 
+    def _partials_ok(self, g):
+        """Whether reduction g may be split along a reduced axis: its chunks' partial results need a combine,
+        and an in-place one (column sums) a whole result per chunk, so a small one (PARTIALS_BYTES) in a static
+        frame."""
+        out = g.root.outvars[0].aval
+        return g.rule.combine is not None and (not g.in_place or not self.frame.symbolic
+                                               and out.size * out.dtype.itemsize <= PARTIALS_BYTES)
+
     def _parallel(self, kernel, chunks, split_reduction):
         """The steps running a kernel over the threads in chunks of its outermost loop; for a reduction
         split along a reduced axis, the chunks' partial results and the step combining them."""
@@ -202,9 +211,9 @@ class Schedule:
         override = {}
         if split_reduction:
             out = frame.buffers[id(g.root.outvars[0])]
-            partials = frame.partials_buffer(out.aval, chunks)
+            partials, stride = frame.partials_buffer(out.aval, chunks)
             base = frame.pointer(f, partials)
-            override[out] = f.emit(f"getelementptr i8, ptr {base}, i64 {f.emit(f'mul i64 %c, {ALIGN}')}")
+            override[out] = f.emit(f"getelementptr i8, ptr {base}, i64 {f.emit(f'mul i64 %c, {stride}')}")
         table = ", ptr %table" if frame.symbolic else ""
         f.line(f"call void {kernel.name}({frame.arguments(f, kernel.buffers, override)}, i64 {lo}, i64 {hi}{table})")
         f.line("ret void")
@@ -216,15 +225,17 @@ class Schedule:
             k = KernelBuilder(f)
             k.b.in_avals = [g.root.inputs[0].aval]
             base = frame.pointer(f, partials)
-            parts = []
-            for c in range(chunks):
-                partials.ptr = f.emit(f"getelementptr i8, ptr {base}, i64 {c * ALIGN}")
-                parts.append(k.load(partials, []))
-            accs = [parts[0]]
-            for p in parts[1:]:
-                accs = g.rule.combine(k.b, accs, [p], **g.root.params)
             out.ptr = frame.pointer(f, out)
-            k.store(out, [], accs[0])
+            with contextlib.ExitStack() as loops:     # every element of the result (none for a scalar)
+                idx = [loops.enter_context(f.loop(0, d)) for d in out.aval.shape]
+                parts = []
+                for c in range(chunks):
+                    partials.ptr = f.emit(f"getelementptr i8, ptr {base}, i64 {c * stride}")
+                    parts.append(k.load(partials, idx))
+                accs = [parts[0]]
+                for p in parts[1:]:
+                    accs = g.rule.combine(k.b, accs, [p], **g.root.params)
+                k.store(out, idx, accs[0])
             f.line("ret void")
             self.module.add(f)
             steps.append(SerialStep(name))
