@@ -43,6 +43,7 @@ def parallel_ns():
     """The estimated serial time (ns) above which a loop is split, for the pool that will run it."""
     return PARALLEL_NS if thread_pool.native() else PARALLEL_NS * PYTHON_POOL_FACTOR
 
+
 _STEP_TYPE = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
 
 
