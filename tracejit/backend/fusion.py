@@ -27,7 +27,7 @@ import math
 from ..core.avals import HALF_FLOATS, Dim
 from ..core.ir import Literal, effectful, sub_irs
 from .libcalls import LIBRARY
-from .rules import Control, Elementwise, IndexMap, Kernel, Reduce
+from .rules import Control, Elementwise, Emitter, IndexMap, Kernel, Reduce
 
 FUSED_COST = 800          # what the equations of one loop nest may cost
 CHEAP_COST = 2
@@ -347,20 +347,44 @@ def _axis_maps(g):
 
 
 def _input_map(e, x, m):
-    """The axis map of operand x of equation e when e's output has the axis map m."""
-    out_shape, x_shape = e.outvars[0].aval.shape, x.aval.shape
-    if isinstance(e.prim.lower, Elementwise):
-        return m if x_shape == out_shape else (None,) * len(x_shape)
-    if e.prim.name == "broadcast_in_dim":
-        dims = e.params["broadcast_dimensions"]
-        return tuple(m[d] if x_shape[j] != 1 else j for j, d in enumerate(dims))
-    if e.prim.name == "expand_dims":     # operand axis j is the j-th output axis not inserted
-        kept = [a for a in range(len(out_shape)) if a not in e.params["dimensions"]]
-        return tuple(m[a] for a in kept)
-    if e.prim.name == "reshape":          # row-major: the axes of a common leading run keep their indices
-        same = next((k for k, (a, b) in enumerate(zip(x_shape, out_shape)) if a != b), min(len(x_shape), len(out_shape)))
-        return tuple(m[j] if j < same else None for j in range(len(x_shape)))
-    return (None,) * len(x_shape)
+    """The axis map of operand x of equation e when e's output has the axis map m: an elementwise operand of
+    the output's shape shares it; an index map's operand is indexed as its lowering rule says (`_IndexProbe`)."""
+    rule, x_shape = e.prim.lower, x.aval.shape
+    unknown = (None,) * len(x_shape)
+    if isinstance(rule, Elementwise):
+        return m if x_shape == e.outvars[0].aval.shape else unknown
+    if not isinstance(rule, IndexMap):
+        return unknown
+    reads = []
+    probe = _IndexProbe([y.aval for y in e.inputs])
+    try:
+        rule.fn(probe, [_Axis(a) for a in range(len(m))], lambda i, index: reads.append((i, index)), **e.params)
+    except Exception:  # noqa: BLE001 -- a rule that computes with what the probe cannot give: not known
+        return unknown
+    maps = {tuple(m[i.axis] if isinstance(i, _Axis) else j if x_shape[j] == 1 else None
+                  for j, i in enumerate(index)) for k, index in reads if e.inputs[k] is x}
+    return maps.pop() if len(maps) == 1 else unknown
+
+
+class _Axis:
+    """An output index that an IndexMap rule is given by `_IndexProbe`: the output's axis `axis`."""
+
+    def __init__(self, axis):
+        self.axis = axis
+
+
+class _IndexProbe:
+    """Stands in for the loop builder when an IndexMap rule runs on _Axis indices, to say which output axis
+    indexes each axis of its operand (a broadcast's, a transpose's, a reshape's that keeps leading axes):
+    what the rule computes from them (an offset, a flat index) is unknown, None. Its reindex is the loop
+    builder's, which maps axes directly where the shapes differ only in axes of size 1."""
+    reindex = Emitter.reindex
+
+    def __init__(self, in_avals):
+        self.in_avals = in_avals
+
+    def __getattr__(self, name):
+        return lambda *args, **kwargs: None
 
 
 class RowLoop(Group):
