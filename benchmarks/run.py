@@ -43,19 +43,8 @@ def workload(name, registry=WORKLOADS):
 
 def timeit(fn, repeat=15, min_seconds=0.02):
     """(median, iqr) seconds per call of fn(); calls are batched so each sample lasts >= min_seconds."""
-    fn()
-    t0 = time.perf_counter()
-    fn()
-    once = max(time.perf_counter() - t0, 1e-7)
-    number = max(1, int(min_seconds / once))
-    samples = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        for _ in range(number):
-            fn()
-        samples.append((time.perf_counter() - t0) / number)
-    q1, med, q3 = np.percentile(samples, [25, 50, 75])
-    return float(med), float(q3 - q1)
+    number = _batch_size(fn, min_seconds)
+    return _median_iqr([_batch(fn, number) for _ in range(repeat)])
 
 
 SETTLE = 0.002     # seconds between two implementations' batches
@@ -70,24 +59,35 @@ def timeit_round_robin(impls, repeat=15, min_seconds=0.02, context=lambda impl: 
     number = {}
     for impl, fn in impls.items():
         with context(impl):
-            fn()
-            t0 = time.perf_counter()
-            fn()
-            number[impl] = max(1, int(min_seconds / max(time.perf_counter() - t0, 1e-7)))
+            number[impl] = _batch_size(fn, min_seconds)
     samples = {impl: [] for impl in impls}
     for _ in range(repeat):
         for impl, fn in impls.items():
             with context(impl):
-                t0 = time.perf_counter()
-                for _ in range(number[impl]):
-                    fn()
-                samples[impl].append((time.perf_counter() - t0) / number[impl])
+                samples[impl].append(_batch(fn, number[impl]))
             time.sleep(SETTLE)
-    out = {}
-    for impl, values in samples.items():
-        q1, med, q3 = np.percentile(values, [25, 50, 75])
-        out[impl] = (float(med), float(q3 - q1))
-    return out
+    return {impl: _median_iqr(values) for impl, values in samples.items()}
+
+
+def _batch_size(fn, min_seconds):
+    """Calls of fn (run twice first: warm) that last about min_seconds."""
+    fn()
+    t0 = time.perf_counter()
+    fn()
+    return max(1, int(min_seconds / max(time.perf_counter() - t0, 1e-7)))
+
+
+def _batch(fn, number):
+    """Seconds per call of fn over number calls."""
+    t0 = time.perf_counter()
+    for _ in range(number):
+        fn()
+    return (time.perf_counter() - t0) / number
+
+
+def _median_iqr(samples):
+    q1, med, q3 = np.percentile(samples, [25, 50, 75])
+    return float(med), float(q3 - q1)
 
 
 def first_call(make, *args):
