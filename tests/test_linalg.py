@@ -12,7 +12,8 @@ import tracejit as tj
 import tracejit.numpy as tnp
 import tracejit.scipy.linalg as tsla
 from tracejit.backend import blas, lapack
-from tracejit.backend.steps import PythonStep
+from tracejit.backend import runtime
+from tracejit.backend.steps import ParallelStep, PythonStep
 from tracejit.core.avals import Dim
 from tracejit.test_util import check_grads
 
@@ -467,6 +468,23 @@ def test_small_matrices_call_lapack_on_the_calling_thread_alone():
     before = current_threads()
     np.testing.assert_allclose(tj.jit(la.cholesky)(S4), np.linalg.cholesky(S4), rtol=1e-12)
     assert current_threads() == before
+
+
+@pytest.mark.skipif(blas.threads_local_address() is None or runtime.NUM_THREADS != 2,
+                    reason="needs openblas_set_num_threads_local and 2 threads")
+def test_a_batched_matmul_splits_its_batch_over_the_threads():
+    """A large batched matmul runs its batch in chunks over tracejit's threads, each gemm call with one BLAS
+    thread (linalg._gemm_batch), and matches NumPy; a batch of 3 on 2 threads (one chunk twice the other's work)
+    and a single matmul keep OpenBLAS's own threads."""
+    rng = np.random.default_rng(0)
+    for batch, split in [(8, True), (5, True), (3, False), (1, False)]:
+        a = rng.standard_normal((batch, 512, 64)).astype(np.float32)   # above blas.SMALL_GEMM
+        b = rng.standard_normal((batch, 64, 512)).astype(np.float32)
+        f = tj.jit(lambda a, b: a @ b)
+        text = f.lower(a, b).as_llvm()
+        parallel = [s for s in _steps(lambda a, b: a @ b, a, b) if isinstance(s, ParallelStep)]
+        assert bool(parallel) == split and bool(_calls(text, "tj_blas_threads_local")) == split, batch
+        np.testing.assert_allclose(f(a, b), a @ b, rtol=1e-4, atol=1e-4)
 
 
 def test_numpy_fallback_without_lapack(monkeypatch):

@@ -180,3 +180,21 @@ def test_a_stored_value_takes_the_memory_of_scores_read_before_it():
         arena = tj.jit(f).lower(a, b).compile().memory_analysis().temp_size_in_bytes
         assert (arena == row) == shared and arena >= row
         check(f, a, b, rtol=1e-4)
+
+
+def test_only_the_phase_calling_the_library_carries_several_vectors():
+    """Interleaved vectors are for loops whose own body calls the vector math library (kernels.LIBRARY_INTERLEAVE)
+    and for reductions (their accumulators): softmax's exp-sum phase carries LIBRARY_INTERLEAVE vectors, its max
+    phase its reduction's 4, and its division phase one (it used to carry the library's count too: 4x the code
+    that LLVM compiles, for a loop bound by its divisions)."""
+    import re
+
+    from tracejit.backend.kernels import LIBRARY_INTERLEAVE
+    x = data((64, 768))
+    text = tj.jit(softmax).lower(x)._entry.executable.llvm_text
+    hints = dict(re.findall(r"^(!\d+) = !\{!\"llvm\.loop\.interleave\.count\", i32 (\d+)\}", text, re.MULTILINE))
+    nodes = dict(re.findall(r"^(!\d+) = distinct !\{!\d+, (.*)\}", text, re.MULTILINE))
+    counts = [next((int(hints[op]) for op in nodes[node].split(", ") if op in hints), 1)
+              for node in re.findall(r"!llvm\.loop (!\d+)", text)]
+    assert counts == [4, LIBRARY_INTERLEAVE, 1], counts
+    check(softmax, x)

@@ -149,6 +149,7 @@ def test_jitted_parallel_loops_equal_the_reference(pool, monkeypatch, threads):
     _check(lambda m: tnp.sum(m * m), x[0])
     _check(lambda m: tnp.sum(tnp.exp(m), axis=0), x)             # column sums: partial rows of sums, combined
     _check(lambda m: tnp.max(m.reshape(7, 7, 143), axis=(0, 1)), x)
+    _check(lambda m: tnp.sum(m, axis=0), np.tile(x, 5)[:, :steps.SCALAR_COMBINE + 1])   # a vectorized combine
     column_sums = tj.jit(lambda m: tnp.sum(m, axis=0)).lower(x)._entry.executable.steps
     assert any(isinstance(s, steps.ParallelStep) and s.chunks == threads for s in column_sums)
     fori = lambda v: lax.fori_loop(0, 3, lambda i, c: _elementwise(c), v)

@@ -145,10 +145,11 @@ def _loop_hints(g, f, repeated, interleave):
             hints.update(vectorize_enable=False, interleave_count=1)
         elif width and k in f.innermost:
             hints.setdefault("vectorize_width", width)
-        if small or f.math_calls or f.library_calls:  # unrolling or interleaving only multiplies the code
+        calls = f.loop_library_calls[k]
+        if small or f.math_calls or calls:  # unrolling or interleaving only multiplies the code
             hints.pop("interleave_count", None)
             hints.pop("unroll_full", None)
-        if width and k in f.innermost and f.library_calls and not f.math_calls and not scalar:
+        if width and k in f.innermost and calls and not f.math_calls and not scalar:
             if isinstance(inner, int):      # never more vectors at once than the loop has
                 interleave = max(1, min(interleave, -(-inner // width)))
             hints["interleave_count"] = interleave

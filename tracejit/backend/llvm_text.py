@@ -22,6 +22,7 @@ class Function:
         self.lines, self.allocas, self.n = [], [], 0
         self.latches = []         # (line index of a loop's back edge, its hints)
         self.innermost = set()    # the line indices of the back edges of loops that hold no loop
+        self.loop_library_calls = {}  # back edge's line index -> the library calls inside that loop
         self.count = 0            # instructions emitted; with math_calls, a cost estimate
         self.math_calls = 0       # calls of math functions whose bodies are inlined (mathlib, cmathlib)
         self.library_calls = 0    # calls of the vector math library (vecmath.py)
@@ -92,11 +93,12 @@ class Function:
         i = self.emit(f"load i64, ptr {iv}")
         self.line(f"br i1 {self.emit(f'icmp slt i64 {i}, {hi}')}, label %{body}, label %{done}")
         self.block(body)
-        closed_before = len(self.latches)
+        closed_before, calls_before = len(self.latches), self.library_calls
         yield i
         self.line(f"store i64 {self.emit(f'add nuw nsw i64 {i}, 1')}, ptr {iv}")
         if len(self.latches) == closed_before:
             self.innermost.add(len(self.lines))
+        self.loop_library_calls[len(self.lines)] = self.library_calls - calls_before
         self.latches.append((len(self.lines), hints))
         self.line(f"br label %{head}")
         self.block(done)

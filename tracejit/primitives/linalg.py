@@ -170,6 +170,33 @@ def _dot_general_route(eqn):
     return "BLAS gemm" if gemm else "loops"
 
 
+GEMM_FLOPS_PER_NS = 100   # one core's sgemm, roughly (dgemm half that): only decides whether a batch is split
+
+
+def _gemm_batch(eqn_or_avals, dimension_numbers):
+    """The batch of gemm calls that dot_general's kernel may split over the threads (rules.Kernel's split), each
+    call then on its thread alone, or 1: a static batch of at least the thread count that divides evenly enough
+    (at most a 25% longer chunk than an even share). Split this way, a batched matmul never wakes OpenBLAS's own
+    threads, whose busy-waiting after each call left the other core's chunks of the next loop 3-10x slower
+    (attention, batch 8: 3.3 ms steady, 12-36 ms in 1 call of 3)."""
+    from ..backend import runtime   # the thread count, as conv's split reads it, when code is generated
+    lhs = eqn_or_avals[0]
+    (lc, _), (lb, _) = dimension_numbers
+    batch = functools.reduce(lambda x, y: x * y, [lhs.shape[a] for a in lb], 1)
+    threads = runtime.NUM_THREADS
+    if not isinstance(batch, int) or threads < 2 or batch < threads:
+        return 1
+    return batch if -(-batch // threads) * threads <= 1.25 * batch else 1
+
+
+def _dot_general_split(eqn):
+    """(The batch split over the threads, the serial time of its gemm calls estimated from their flops)."""
+    avals = [x.aval for x in eqn.inputs]
+    batch = _gemm_batch(avals, eqn.params["dimension_numbers"]) if _dot_general_route(eqn) == "BLAS gemm" else 1
+    flops = 2 * eqn.outvars[0].aval.size * np.prod([avals[0].shape[a] for a in eqn.params["dimension_numbers"][0][0]])
+    return batch, flops / GEMM_FLOPS_PER_NS
+
+
 def _lower_dot_general(k, outs, ins, dimension_numbers):
     """The BLAS numpy ships (cblas gemm per batch element) when both operands are row-major or
     transposed matrices per batch element; otherwise loops (any dtype) ordered for the innermost
@@ -200,7 +227,9 @@ def _lower_dot_general(k, outs, ins, dimension_numbers):
         sizes = [(lhs, b.iop("mul", m, kk)), (rhs, b.iop("mul", kk, n)), (out, b.iop("mul", m, n))]
         m, n, kk, lda, ldb, ldc = (_blas_int(b, x, it) for x in (m, n, kk, _at_least_1(b, lda),
                                                                  _at_least_1(b, ldb), _at_least_1(b, n)))
-        with calling_thread_only(k, small), k.loop(0, batch) as i:     # blas.SMALL_GEMM
+        split = _gemm_batch([lhs.aval], dimension_numbers) > 1    # each call on its thread alone (_gemm_batch)
+        lo, hi = ("%lo", "%hi") if split else (0, batch)
+        with calling_thread_only(k, small or split), k.loop(lo, hi) as i:     # blas.SMALL_GEMM
             a, bm, c = (k.f.emit(f"getelementptr {ty}, ptr {buf.ptr}, i64 {b.iop('mul', i, size)}")
                         for buf, size in sizes)
             gemm = k.f.module.symbol(address, f"tj_gemm_{dtype.name}")
@@ -229,7 +258,7 @@ def _lower_dot_general(k, outs, ins, dimension_numbers):
 
 dot_general_p = Primitive("dot_general", _dot_general_shape, _dot_general_impl, transpose=_dot_general_transpose,
                           batch=_dot_general_batch, simplify=_dot_general_simplify,
-                          lower=Kernel(_lower_dot_general, describe=_dot_general_route))
+                          lower=Kernel(_lower_dot_general, split=_dot_general_split, describe=_dot_general_route))
 dot_general_p.set(jvp=partials_jvp(
     dot_general_p,
     lambda t, x, y, out, dimension_numbers: _dot(t, y, dimension_numbers),
