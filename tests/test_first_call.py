@@ -48,8 +48,9 @@ def test_the_library_compiles_what_the_module_calls_and_no_more(shape, monkeypat
 
 
 def test_a_module_is_split_over_the_cores_other_compiles_leave(monkeypatch):
-    """A module above PARALLEL_TEXT compiles in parts on the free cores: none is free while the library's
-    functions compile on the other (the first call of a process), so it compiles whole then."""
+    """A module above PARALLEL_TEXT compiles in parts on the free cores, when its parts are balanced enough
+    (SPLIT_SAVING): none is free while the library's functions compile on the other (the first call of a
+    process), so it compiles whole then."""
     def attention(q, k, v):
         s = tnp.matmul(q, tnp.swapaxes(k, -1, -2)) * 0.125
         e = tnp.exp(s - tnp.max(s, axis=-1, keepdims=True))
@@ -67,6 +68,11 @@ def test_a_module_is_split_over_the_cores_other_compiles_leave(monkeypatch):
     library.set_result(None)
     parts, _ = llvm.compile_objects(text)
     assert threads == [2] and len(whole) == 1 and len(parts) == len(split(text, 2)) > 1
+    # parts that leave less than SPLIT_SAVING characters outside the largest one are not worth their fixed costs
+    saving = len(text) - max(map(len, split(text, 2)))
+    assert saving >= llvm.SPLIT_SAVING
+    monkeypatch.setattr(llvm, "SPLIT_SAVING", saving + 1)
+    assert len(llvm.compile_objects(text)[0]) == 1
 
 
 FORK_AFTER_IMPORT = """

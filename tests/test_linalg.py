@@ -11,8 +11,7 @@ import scipy.linalg as sla
 import tracejit as tj
 import tracejit.numpy as tnp
 import tracejit.scipy.linalg as tsla
-from tracejit.backend import blas, lapack
-from tracejit.backend import runtime
+from tracejit.backend import blas, lapack, runtime
 from tracejit.backend.steps import ParallelStep, PythonStep
 from tracejit.core.avals import Dim
 from tracejit.test_util import check_grads
@@ -485,6 +484,11 @@ def test_a_batched_matmul_splits_its_batch_over_the_threads():
         parallel = [s for s in _steps(lambda a, b: a @ b, a, b) if isinstance(s, ParallelStep)]
         assert bool(parallel) == split and bool(_calls(text, "tj_blas_threads_local")) == split, batch
         np.testing.assert_allclose(f(a, b), a @ b, rtol=1e-4, atol=1e-4)
+    f = tj.jit(lambda a, b: a @ b)        # rows of new sizes: a symbolic signature, whose batch is not split
+    for n in (4, 5, 6, 7):
+        a, b = rng.standard_normal((8, n, 64)).astype(np.float32), rng.standard_normal((8, 64, 9)).astype(np.float32)
+        np.testing.assert_allclose(f(a, b), a @ b, rtol=1e-4, atol=1e-4)
+    assert [a for s in f.cache_info().signatures for _, a in s.args][2:] == ["f32[8,n,64]", "f32[8,64,9]"]
 
 
 def test_numpy_fallback_without_lapack(monkeypatch):

@@ -33,11 +33,14 @@ import weakref
 
 from . import libcalls, runtime
 
-# Module text (characters) above which the module is compiled in parts, when two cores or more are free (was
-# 12 000): the parts cost 1.5-2 ms more CPU than the whole (each part's fixed cost), which a free second core
-# pays back on attention's 9.9K characters (first call 42 -> 37 ms, best of 4 on 2 cores) but not on
-# softmax rows' 5.7K (23 -> 32 ms), on a machine shared with other processes.
-PARALLEL_TEXT = 8_000
+# A module is compiled in parts, when two cores or more are free, if it has more than PARALLEL_TEXT characters
+# and its parts leave at least SPLIT_SAVING of them outside the largest part (what a second core compiles while
+# the first compiles that part): each part costs 1.5-2 ms of CPU more than the whole (its fixed cost), which a
+# free second core pays back on attention's 7.3K characters (saving 2.8K: first call 35 -> 27 ms, median of 9
+# processes) but not on a module of one large kernel (most chains: saving 0-1.1K). The size alone (8K before)
+# split some of those and not attention.
+PARALLEL_TEXT = 4_000
+SPLIT_SAVING = 2_000
 ENGINE_GROUP = 8          # modules linked into one engine (disposed once all are dead)
 
 _lock = threading.RLock()
@@ -229,6 +232,8 @@ def compile_objects(text, alone=False, passes=None):
     parallel = all(_unlocked_calls())
     threads = runtime.NUM_THREADS - len(_elsewhere)
     parts = split_module(text, threads) if len(text) > PARALLEL_TEXT and parallel and threads > 1 else [text]
+    if len(text) - max(map(len, parts)) < SPLIT_SAVING:
+        parts = [text]
     if len(parts) == 1:
         if alone and parallel:
             obj, library = _compile_alone(text, passes)
