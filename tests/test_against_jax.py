@@ -467,6 +467,7 @@ NO_COMPLEX_MATH = ("tracejit's primitive takes real operands only (primitives/el
                    "JAX compute it for complex numbers too")
 UNORDERED = ("tracejit does not order complex numbers (its comparisons, max and min take real operands); NumPy and "
              "JAX order them lexicographically")
+BFLOAT16_TIMES_FLOAT_IS_FLOAT32 = (np.ones(1, tnp.bfloat16) * 0.5).dtype == np.float32     # ml_dtypes < 0.7
 KNOWN = [
     # issue 18's NumPy functions: where tracejit keeps NumPy's behaviour
     differs("numpy.cov numpy.corrcoef", "(0,)", "jvp jvp2", "the covariance of no observations is 0 / 0: tracejit's "
@@ -580,10 +581,11 @@ KNOWN = [
             "around: -inf and NaN here); tracejit converts to float first"),
     differs("nn.hard_tanh", "uint8", "raises", "where(x < -1, -1, x) for uint8 x: -1 does not fit uint8, an "
             "OverflowError under NumPy 2's rule for Python integers (tracejit's); JAX wraps it to 255"),
-    differs("nn.celu nn.elu nn.gelu nn.hard_sigmoid nn.hard_silu nn.leaky_relu nn.selu nn.sparse_plus "
-            "nn.sparse_sigmoid", "bfloat16", "dtype", "eagerly, a Python float times a NumPy bfloat16 array is "
-            "ml_dtypes' product, float32 (under jit tracejit keeps bfloat16, as JAX); these nn formulas use operators"),
-    differs("nn.standardize", "bfloat16 axis=None", "dtype", "as nn.elu"),
+    *([differs("nn.celu nn.elu nn.gelu nn.hard_sigmoid nn.hard_silu nn.leaky_relu nn.selu nn.sparse_plus "
+               "nn.sparse_sigmoid", "bfloat16", "dtype", "eagerly, a Python float times a NumPy bfloat16 array is "
+               "ml_dtypes' product, float32 before ml_dtypes 0.7 (under jit tracejit keeps bfloat16, as JAX); these nn "
+               "formulas use operators"),
+       differs("nn.standardize", "bfloat16 axis=None", "dtype", "as nn.elu")] if BFLOAT16_TIMES_FLOAT_IS_FLOAT32 else []),
     differs("lax.abs", "uint8", "raises", "tracejit's abs of unsigned integers is the identity (NumPy's); JAX's "
             "lax.abs refuses them"),
     differs("lax.complex", "float16 | bfloat16", "raises", "tracejit makes complex64 of 16-bit float parts; JAX's "
