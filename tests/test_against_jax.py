@@ -477,8 +477,8 @@ KNOWN = [
             "JAX's gather raises"),
     differs("numpy.trapezoid", "empty_rows axis=0", "raises", "the integral over no samples is 0, as NumPy's; JAX raises "
             "IndexError"),
-    follows_jax("numpy.sinc", "bfloat16", "dtype", "NumPy's sinc of bfloat16 is float32 (ml_dtypes' product with a "
-                "Python float); tracejit keeps bfloat16, as JAX"),
+    *([follows_jax("numpy.sinc", "bfloat16", "dtype", "NumPy's sinc of bfloat16 is float32 (ml_dtypes' product with a "
+                   "Python float, before 0.7); tracejit keeps bfloat16, as JAX")] if BFLOAT16_TIMES_FLOAT_IS_FLOAT32 else []),
     differs("numpy.unravel_index", "out_of_range", "raises", "concrete indices out of range raise ValueError, as NumPy's; "
             "JAX clips them, as tracejit does traced ones"),
     # derivatives that differ by a primitive's rule

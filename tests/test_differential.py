@@ -163,6 +163,8 @@ def generate(seed, language="real"):
                      ROUNDED if op in ("sum", "nansum", "prod", "mean", "nanmean") else
                      EXACT_BUT_ZERO_SIGNS if is_float(a.dtype) else EXACT)   # max, min, nanmax, ptp, median
             needs_exact = op == "argmax"
+            if op == "median" and a.dtype.name == "bfloat16":
+                continue      # with ml_dtypes 0.7 NumPy's median of bfloat16 [1, nan, 3, 2] is 2.5 (tracejit's: NaN)
         elif kind < 0.55:
             template, exact, needs_exact = rng.choice(unary)
             expr = template.format(a=name)

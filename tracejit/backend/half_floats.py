@@ -9,7 +9,8 @@ NumPy (float16: sign, quiet bits 0x7c00 and the top of the payload, never 0x7c00
 
 float64 -> float16 rounds once, as NumPy does: the double is first rounded to float32 to odd (an inexact
 result gets its last bit set), which makes the second rounding, to float16, the correct one. float64 and
-integers -> bfloat16 go through a float32 rounded to nearest, as ml_dtypes does.
+integers -> bfloat16 go through a float32 rounded to nearest, as JAX does and ml_dtypes did before 0.7 (0.7 rounds
+once; the reference impl, primitives/elementwise.py, rounds as JAX whatever ml_dtypes' version).
 """
 F32_MANTISSA_SHIFT = 13          # float32 has 23 mantissa bits, float16 10
 

@@ -10,7 +10,7 @@ import numpy as np
 
 from ..backend.rules import Elementwise
 from ..core.ad_util import UndefinedPrimal, Zero, aval, instantiate, is_inexact_aval, scalar
-from ..core.avals import ShapedArray, bool_, dtype_kind, finfo, is_float, is_inexact, real_dtype
+from ..core.avals import ShapedArray, bfloat16, bool_, dtype_kind, finfo, is_float, is_inexact, real_dtype
 from ..core.errors import ShapeError
 from ..core.ir import Literal
 from ..core.ops import ops, primitive
@@ -410,6 +410,8 @@ def _convert_impl(x, new_dtype, weak_type=False):
         high, low = 2.0 ** (info.bits - (new_dtype.kind == "i")), float(info.min)   # exact powers of two
         safe = np.where(np.isnan(wide) | (wide >= high) | (wide < low), 0, wide)
         return np.where(wide >= high, info.max, np.where(wide < low, info.min, np.trunc(safe).astype(new_dtype)))
+    if new_dtype == bfloat16 and x.dtype.kind in "iuf" and x.dtype.itemsize >= 4:   # float64 and integers: JAX's
+        x = x.astype(np.float32)      # rounding (and the backend's), to a float32 first; ml_dtypes 0.7 rounds once
     with np.errstate(all="ignore"):
         return x.astype(new_dtype)
 
