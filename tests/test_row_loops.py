@@ -182,19 +182,28 @@ def test_a_stored_value_takes_the_memory_of_scores_read_before_it():
         check(f, a, b, rtol=1e-4)
 
 
-def test_only_the_phase_calling_the_library_carries_several_vectors():
-    """Interleaved vectors are for loops whose own body calls the vector math library (kernels.LIBRARY_INTERLEAVE)
-    and for reductions (their accumulators): softmax's exp-sum phase carries LIBRARY_INTERLEAVE vectors, its max
-    phase its reduction's 4, and its division phase one (it used to carry the library's count too: 4x the code
-    that LLVM compiles, for a loop bound by its divisions)."""
+def test_only_a_phase_calling_the_library_in_a_chain_carries_several_vectors():
+    """Interleaved vectors are for reductions (their accumulators) and for loops whose own body calls the vector
+    math library in a chain, or once over LONG_LIBRARY_LOOP elements or more (kernels.LIBRARY_INTERLEAVE): softmax's
+    max phase carries its reduction's 4, its exp-sum phase one (one call over a short row) and its division
+    phase one (it carried the library's 4 before: 4x the code LLVM compiles, for a loop bound by its divisions);
+    with exp(exp(...)) the exp-sum phase carries LIBRARY_INTERLEAVE."""
     import re
 
     from tracejit.backend.kernels import LIBRARY_INTERLEAVE
+
+    def interleaving(f, x):
+        text = tj.jit(f).lower(x)._entry.executable.llvm_text
+        hints = dict(re.findall(r"^(!\d+) = !\{!\"llvm\.loop\.interleave\.count\", i32 (\d+)\}", text, re.MULTILINE))
+        nodes = dict(re.findall(r"^(!\d+) = distinct !\{!\d+, (.*)\}", text, re.MULTILINE))
+        return [next((int(hints[op]) for op in nodes[node].split(", ") if op in hints), 1)
+                for node in re.findall(r"!llvm\.loop (!\d+)", text)]
+
+    def chained(x):
+        e = tnp.exp(tnp.exp(x - tnp.max(x, axis=-1, keepdims=True)))
+        return e / tnp.sum(e, axis=-1, keepdims=True)
     x = data((64, 768))
-    text = tj.jit(softmax).lower(x)._entry.executable.llvm_text
-    hints = dict(re.findall(r"^(!\d+) = !\{!\"llvm\.loop\.interleave\.count\", i32 (\d+)\}", text, re.MULTILINE))
-    nodes = dict(re.findall(r"^(!\d+) = distinct !\{!\d+, (.*)\}", text, re.MULTILINE))
-    counts = [next((int(hints[op]) for op in nodes[node].split(", ") if op in hints), 1)
-              for node in re.findall(r"!llvm\.loop (!\d+)", text)]
-    assert counts == [4, LIBRARY_INTERLEAVE, 1], counts
+    assert interleaving(softmax, x) == [4, 1, 1]
+    assert interleaving(chained, x) == [4, LIBRARY_INTERLEAVE, 1]
     check(softmax, x)
+    check(chained, x * 0.1)

@@ -39,9 +39,14 @@ from .steps import split_in_body
 # elements (static, not in a control-flow body), whose compile time outweighs its run time for hundreds of
 # calls, a module calling the library LIBRARY_BUDGET times or more carries fewer: 4 vectors up to 32 calls,
 # 1 from 128 calls (a 1000-op sin chain over 1000 f32: LLVM's time 3x shorter, 0.45 ms longer per call).
+# A loop making one call carries one vector unless it runs over LONG_LIBRARY_LOOP elements or more: its
+# iterations are independent and the core overlaps them (exp or tanh over 1000 elements: as fast or 5-10%
+# faster with one vector, over 4096 f64 or 1e6: 2-16% slower; softmax's and attention's rows: the same run
+# time, and attention's module 4 ms less LLVM time).
 LIBRARY_INTERLEAVE = 4
 LIBRARY_BUDGET = 128
 TINY_LOOP = 4096
+LONG_LIBRARY_LOOP = 4096
 # A loop calling the library over fewer elements than SHORT_LOOP, whose size is not a multiple of its
 # vectors' elements, runs its remainder under a mask in the vector loop (tail folding) rather than in a
 # scalar loop of scalar calls, which took half the time of sin chains over 1000 f32 (and needs the library's
@@ -150,10 +155,12 @@ def _loop_hints(g, f, repeated, interleave):
             hints.pop("interleave_count", None)
             hints.pop("unroll_full", None)
         if width and k in f.innermost and calls and not f.math_calls and not scalar:
+            vectors = interleave
             if isinstance(inner, int):      # never more vectors at once than the loop has
-                interleave = max(1, min(interleave, -(-inner // width)))
-            hints["interleave_count"] = interleave
-            if g.fusible and isinstance(inner, int) and inner % (width * interleave) and inner < SHORT_LOOP:
+                vectors = max(1, min(vectors, -(-inner // width), interleave if calls > 1 or inner >= LONG_LIBRARY_LOOP
+                                     else 1))
+            hints["interleave_count"] = vectors
+            if g.fusible and isinstance(inner, int) and inner % (width * vectors) and inner < SHORT_LOOP:
                 hints["vectorize_predicate_enable"] = True
     return scalar
 
