@@ -484,14 +484,14 @@ def test_loops_calling_the_library_carry_several_vectors_at_once():
 
 @pytest.mark.parametrize("n", [1000, 10_000])
 def test_a_loop_making_one_library_call_carries_several_vectors_only_when_long(n):
-    """One call per element: the core overlaps the loop's independent iterations, so a loop shorter than
-    LONG_LIBRARY_LOOP carries one vector (as fast, less code to compile); a longer one LIBRARY_INTERLEAVE."""
-    from tracejit.backend.kernels import LIBRARY_INTERLEAVE, LONG_LIBRARY_LOOP
+    """One call per element: the core overlaps the loop's independent iterations, so a loop nest shorter than
+    TINY_LOOP carries one vector (as fast, less code to compile); a longer one LIBRARY_INTERLEAVE."""
+    from tracejit.backend.kernels import LIBRARY_INTERLEAVE, TINY_LOOP
     x = np.linspace(0.0, 1.0, n)
     single = lambda x: tnp.exp(-x) * 0.5 + 0.25
     check(single, x, fuse=(True,))
     calls = re.findall(r"call <\d+ x double> @tj_exp_double_v\d+\(", tj.jit(single).lower(x).as_llvm())
-    assert len(calls) == (1 if n < LONG_LIBRARY_LOOP else LIBRARY_INTERLEAVE), calls
+    assert len(calls) == (1 if n < TINY_LOOP else LIBRARY_INTERLEAVE), calls
 
 
 @pytest.mark.parametrize("n", [1000, 10_000])

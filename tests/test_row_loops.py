@@ -184,8 +184,8 @@ def test_a_stored_value_takes_the_memory_of_scores_read_before_it():
 
 def test_only_a_phase_calling_the_library_in_a_chain_carries_several_vectors():
     """Interleaved vectors are for reductions (their accumulators) and for loops whose own body calls the vector
-    math library in a chain, or once over LONG_LIBRARY_LOOP elements or more (kernels.LIBRARY_INTERLEAVE): softmax's
-    max phase carries its reduction's 4, its exp-sum phase one (one call over a short row) and its division
+    math library in a chain, or once outside a row loop over TINY_LOOP elements or more (kernels.LIBRARY_INTERLEAVE):
+    softmax's max phase carries its reduction's 4, its exp-sum phase one (one call in a row loop) and its division
     phase one (it carried the library's 4 before: 4x the code LLVM compiles, for a loop bound by its divisions);
     with exp(exp(...)) the exp-sum phase carries LIBRARY_INTERLEAVE."""
     import re

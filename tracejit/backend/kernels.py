@@ -39,14 +39,13 @@ from .steps import split_in_body
 # elements (static, not in a control-flow body), whose compile time outweighs its run time for hundreds of
 # calls, a module calling the library LIBRARY_BUDGET times or more carries fewer: 4 vectors up to 32 calls,
 # 1 from 128 calls (a 1000-op sin chain over 1000 f32: LLVM's time 3x shorter, 0.45 ms longer per call).
-# A loop making one call carries one vector unless it runs over LONG_LIBRARY_LOOP elements or more: its
-# iterations are independent and the core overlaps them (exp or tanh over 1000 elements: as fast or 5-10%
-# faster with one vector, over 4096 f64 or 1e6: 2-16% slower; softmax's and attention's rows: the same run
-# time, and attention's module 4 ms less LLVM time).
+# A loop making one call carries one vector in such a loop and in a row loop's phase: there the core overlaps
+# its independent iterations as well (softmax's and attention's rows the same run time, attention's module 4 ms
+# less LLVM time; exp or tanh over 1000 elements as fast or 5-10% faster), where a longer loop nest runs 2-17%
+# slower with one (exp, tanh over 4096 f64 or 1e6 elements, gelu over 1024 rows of 768).
 LIBRARY_INTERLEAVE = 4
 LIBRARY_BUDGET = 128
 TINY_LOOP = 4096
-LONG_LIBRARY_LOOP = 4096
 # A loop calling the library over fewer elements than SHORT_LOOP, whose size is not a multiple of its
 # vectors' elements, runs its remainder under a mask in the vector loop (tail folding) rather than in a
 # scalar loop of scalar calls, which took half the time of sin chains over 1000 f32 (and needs the library's
@@ -113,9 +112,14 @@ def emit_kernel(module, frame, g, fuse):
     f.line("ret void")
     tiny = (g.fusible and not frame.prefix and not any(isinstance(d, Dim) for d in g.domain)
             and domain_size(g.domain) < TINY_LOOP)
-    interleave = max(1, min(LIBRARY_INTERLEAVE, LIBRARY_BUDGET // max(frame.library_calls, 1))) if tiny else (
-        LIBRARY_INTERLEAVE)
-    scalar = _loop_hints(g, f, repeated=bool(frame.prefix), interleave=interleave)
+
+    def vectors(calls):
+        """The vectors a loop making `calls` library calls carries at once (see LIBRARY_INTERLEAVE)."""
+        if calls == 1 and (tiny or g.phases):
+            return 1
+        return max(1, min(LIBRARY_INTERLEAVE, LIBRARY_BUDGET // max(frame.library_calls, 1))) if tiny else (
+            LIBRARY_INTERLEAVE)
+    scalar = _loop_hints(g, f, repeated=bool(frame.prefix), vectors=vectors)
     text = module.add(f)
     ns_per_element = 0.5 + 0.05 * f.count + 2.0 * (f.math_calls + f.library_calls)
     if g.fusible and not scalar:
@@ -125,10 +129,10 @@ def emit_kernel(module, frame, g, fuse):
     return kernel
 
 
-def _loop_hints(g, f, repeated, interleave):
+def _loop_hints(g, f, repeated, vectors):
     """Set the hints of f's loops (see the module's docstring); returns whether they stay scalar. repeated:
     f runs once per iteration of a control-flow loop, so that its work is not small whatever its size;
-    interleave: the vectors that loops calling the vector math library carry at once."""
+    vectors(calls): the vectors that a loop making that many calls of the vector math library carries at once."""
     body = f.count + INLINE_COST * (f.math_calls + f.library_calls)    # run time: a math call takes ~a body's
     inner = next((g.extents[a] for a in reversed(g.loop_order) if g.extents[a] is not None), 0) if g.fusible else 0
     library = f.library_calls and not f.math_calls
@@ -155,12 +159,11 @@ def _loop_hints(g, f, repeated, interleave):
             hints.pop("interleave_count", None)
             hints.pop("unroll_full", None)
         if width and k in f.innermost and calls and not f.math_calls and not scalar:
-            vectors = interleave
+            count = vectors(calls)
             if isinstance(inner, int):      # never more vectors at once than the loop has
-                vectors = max(1, min(vectors, -(-inner // width), interleave if calls > 1 or inner >= LONG_LIBRARY_LOOP
-                                     else 1))
-            hints["interleave_count"] = vectors
-            if g.fusible and isinstance(inner, int) and inner % (width * vectors) and inner < SHORT_LOOP:
+                count = max(1, min(count, -(-inner // width)))
+            hints["interleave_count"] = count
+            if g.fusible and isinstance(inner, int) and inner % (width * count) and inner < SHORT_LOOP:
                 hints["vectorize_predicate_enable"] = True
     return scalar
 
