@@ -11,8 +11,8 @@ import scipy.linalg as sla
 import tracejit as tj
 import tracejit.numpy as tnp
 import tracejit.scipy.linalg as tsla
-from tracejit.backend import blas, lapack, runtime
-from tracejit.backend.steps import ParallelStep, PythonStep
+from tracejit.backend import blas, lapack
+from tracejit.backend.steps import PythonStep
 from tracejit.core.avals import Dim
 from tracejit.test_util import check_grads
 
@@ -469,26 +469,24 @@ def test_small_matrices_call_lapack_on_the_calling_thread_alone():
     assert current_threads() == before
 
 
-@pytest.mark.skipif(blas.threads_local_address() is None or runtime.NUM_THREADS != 2,
-                    reason="needs openblas_set_num_threads_local and 2 threads")
-def test_a_batched_matmul_splits_its_batch_over_the_threads():
-    """A large batched matmul runs its batch in chunks over tracejit's threads, each gemm call with one BLAS
-    thread (linalg._gemm_batch), and matches NumPy; a batch of 3 on 2 threads (one chunk twice the other's work)
-    and a single matmul keep OpenBLAS's own threads."""
-    rng = np.random.default_rng(0)
-    for batch, split in [(8, True), (5, True), (3, False), (1, False)]:
-        a = rng.standard_normal((batch, 512, 64)).astype(np.float32)   # above blas.SMALL_GEMM
-        b = rng.standard_normal((batch, 64, 512)).astype(np.float32)
-        f = tj.jit(lambda a, b: a @ b)
-        text = f.lower(a, b).as_llvm()
-        parallel = [s for s in _steps(lambda a, b: a @ b, a, b) if isinstance(s, ParallelStep)]
-        assert bool(parallel) == split and bool(_calls(text, "tj_blas_threads_local")) == split, batch
-        np.testing.assert_allclose(f(a, b), a @ b, rtol=1e-4, atol=1e-4)
-    f = tj.jit(lambda a, b: a @ b)        # rows of new sizes: a symbolic signature, whose batch is not split
-    for n in (4, 5, 6, 7):
-        a, b = rng.standard_normal((8, n, 64)).astype(np.float32), rng.standard_normal((8, 64, 9)).astype(np.float32)
-        np.testing.assert_allclose(f(a, b), a @ b, rtol=1e-4, atol=1e-4)
-    assert [a for s in f.cache_info().signatures for _, a in s.args][2:] == ["f32[8,n,64]", "f32[8,64,9]"]
+@pytest.mark.skipif(blas.threads_local_address() is None, reason="the BLAS has no openblas_set_num_threads_local")
+def test_threads_calling_lapack_at_once_leave_the_blas_thread_count_as_it_was():
+    """openblas_set_num_threads_local sets the whole library's count: blocks that hold it at one thread on
+    several threads at once count themselves under a lock (linalg_lapack.calling_thread_only), so that the last
+    restores what the first replaced; each restoring its own left 1 behind when two overlapped."""
+    import concurrent.futures
+    local = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_int)(blas.threads_local_address())
+    before = local(1)
+    local(before)
+    f = tj.jit(la.cholesky)
+    a = spd(8, 48, 48)
+    want = np.linalg.cholesky(a)
+    with concurrent.futures.ThreadPoolExecutor(4) as pool:
+        results = list(pool.map(lambda _: f(a), range(400)))
+    for r in results[::50]:
+        np.testing.assert_allclose(r, want, rtol=1e-10, atol=1e-12)
+    after = local(before)
+    assert after == before
 
 
 def test_numpy_fallback_without_lapack(monkeypatch):

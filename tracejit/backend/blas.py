@@ -187,6 +187,12 @@ SMALL_GEMM = 1 << 22    # multiply-adds up to which a gemm runs on the calling t
                         # bring little there, and cost milliseconds when another process holds the cores
 
 
+# What linalg_lapack.calling_thread_only's blocks share while they hold OpenBLAS at one thread: a lock word, how
+# many hold it, and the thread count the first replaced (int64 each; generated code names it by address).
+ONE_THREAD = (ctypes.c_int64 * 3)()
+ONE_THREAD_ADDRESS = ctypes.addressof(ONE_THREAD)
+
+
 @functools.cache
 def threads_local_address():
     """Address of OpenBLAS's `int openblas_set_num_threads_local(int)` (the calling thread's BLAS thread count;

@@ -1,13 +1,12 @@
 """dot_general: contraction with batch dimensions, the one primitive behind dot, matmul and einsum. Its lowering
 calls the BLAS numpy ships (cblas gemm) where the layouts allow, and loops otherwise."""
 import functools
-import math
 
 import numpy as np
 
 from ..backend.rules import Kernel, memory_type
 from ..core.ad_util import UndefinedPrimal, aval
-from ..core.avals import HALF_FLOATS, ShapedArray, is_symbolic
+from ..core.avals import HALF_FLOATS, ShapedArray
 from ..core.batching import batched_axis
 from ..core.errors import ShapeError
 from ..core.ops import ops, primitive
@@ -171,32 +170,6 @@ def _dot_general_route(eqn):
     return "BLAS gemm" if gemm else "loops"
 
 
-GEMM_FLOPS_PER_NS = 100   # one core's sgemm, roughly (dgemm half that): only decides whether a batch is split
-
-
-def _gemm_batch(avals, dimension_numbers):
-    """The batch of gemm calls that dot_general's kernel may split over the threads (rules.Kernel's split), each
-    call then on its thread alone, or 1: a static batch of at least the thread count that divides evenly enough
-    (at most a 25% longer chunk than an even share), static shapes. Split this way, a batched matmul never wakes
-    OpenBLAS's own threads, whose busy-waiting after each call slowed the other core's chunks of the loops between
-    (attention, batch 8: 3.1-3.8 ms a call, and 12-36 ms in one call of three -> 2.4 ms)."""
-    from ..backend import runtime  # the thread count, as conv's split reads it, when code is generated
-    _, (lb, _) = dimension_numbers
-    batch, threads = math.prod(avals[0].shape[a] for a in lb), runtime.NUM_THREADS
-    if any(is_symbolic(x.shape) for x in avals) or threads < 2 or batch < threads:
-        return 1
-    return batch if -(-batch // threads) * threads <= 1.25 * batch else 1
-
-
-def _dot_general_split(eqn):
-    """(The batch split over the threads, the serial time of its gemm calls estimated from their flops)."""
-    avals, ((lc, _), _) = [x.aval for x in eqn.inputs], eqn.params["dimension_numbers"]
-    batch = _gemm_batch(avals, eqn.params["dimension_numbers"]) if _dot_general_route(eqn) == "BLAS gemm" else 1
-    if batch == 1:
-        return 1, 0.0
-    return batch, 2 * eqn.outvars[0].aval.size * math.prod(avals[0].shape[a] for a in lc) / GEMM_FLOPS_PER_NS
-
-
 def _lower_dot_general(k, outs, ins, dimension_numbers):
     """The BLAS numpy ships (cblas gemm per batch element) when both operands are row-major or
     transposed matrices per batch element; otherwise loops (any dtype) ordered for the innermost
@@ -227,9 +200,7 @@ def _lower_dot_general(k, outs, ins, dimension_numbers):
         sizes = [(lhs, b.iop("mul", m, kk)), (rhs, b.iop("mul", kk, n)), (out, b.iop("mul", m, n))]
         m, n, kk, lda, ldb, ldc = (_blas_int(b, x, it) for x in (m, n, kk, _at_least_1(b, lda),
                                                                  _at_least_1(b, ldb), _at_least_1(b, n)))
-        split = _gemm_batch([lhs.aval, rhs.aval], dimension_numbers) > 1    # each call on its thread alone
-        lo, hi = ("%lo", "%hi") if split else (0, batch)
-        with calling_thread_only(k, small or split), k.loop(lo, hi) as i:     # blas.SMALL_GEMM
+        with calling_thread_only(k, small), k.loop(0, batch) as i:     # blas.SMALL_GEMM
             a, bm, c = (k.f.emit(f"getelementptr {ty}, ptr {buf.ptr}, i64 {b.iop('mul', i, size)}")
                         for buf, size in sizes)
             gemm = k.f.module.symbol(address, f"tj_gemm_{dtype.name}")
@@ -258,7 +229,7 @@ def _lower_dot_general(k, outs, ins, dimension_numbers):
 
 dot_general_p = Primitive("dot_general", _dot_general_shape, _dot_general_impl, transpose=_dot_general_transpose,
                           batch=_dot_general_batch, simplify=_dot_general_simplify,
-                          lower=Kernel(_lower_dot_general, split=_dot_general_split, describe=_dot_general_route))
+                          lower=Kernel(_lower_dot_general, describe=_dot_general_route))
 dot_general_p.set(jvp=partials_jvp(
     dot_general_p,
     lambda t, x, y, out, dimension_numbers: _dot(t, y, dimension_numbers),

@@ -123,20 +123,50 @@ SMALL_LAPACK = 1 << 24  # rows * cols * min(rows, cols) of a matrix up to which 
 
 @contextlib.contextmanager
 def calling_thread_only(k, when=True):
-    """BLAS and LAPACK called by the code emitted in the block use the calling thread alone (when `when` and the
-    BLAS has openblas_set_num_threads_local); the thread count is restored after it. On 2 cores OpenBLAS's second
+    """BLAS and LAPACK called by the code emitted in the block use one thread (when `when` and the BLAS has
+    openblas_set_num_threads_local); the thread count is restored after it. On 2 cores OpenBLAS's second
     thread made a 256 x 256 solve, eigh or svd up to 2x slower whenever another thread held a core (another
     process, or the busy-waiting workers of another OpenBLAS in the process: scipy's, which jax loads), and no
-    faster when none did."""
+    faster when none did. That function sets the count of the whole library, not the calling thread's (measured:
+    a worker's call made the main thread's count 1), so blocks running at once on several threads (chunks of a
+    split matmul) count themselves in blas.ONE_THREAD under its lock: the first sets 1, the last restores the
+    count it replaced (each restoring its own left 1 behind when two overlapped: NumPy's matmul 2x slower after)."""
     from ..backend import blas  # when code is generated, as in _lapack
     local = blas.threads_local_address() if when else None
     if local is None:
         yield
         return
-    threads = k.f.module.symbol(local, "tj_blas_threads_local")
-    previous = k.f.emit(f"call i32 {threads}(i32 1)")
+    module = k.f.module
+    threads = module.symbol(local, "tj_blas_threads_local")
+    state = module.symbol(blas.ONE_THREAD_ADDRESS, "tj_blas_one_thread")     # i64 lock, holders, saved count
+    holders, saved = (k.f.emit(f"getelementptr i64, ptr {state}, i64 {i}") for i in (1, 2))
+
+    def counted(step, first, action):
+        """Under the lock: holders += step; where holders was `first` before (0) or is after (0), action()."""
+        f = k.f
+        spin, locked = f.label("lock"), f.label("locked")
+        f.line(f"br label %{spin}")
+        f.block(spin)
+        taken = f.emit(f"atomicrmw xchg ptr {state}, i64 1 acquire")
+        f.line(f"br i1 {f.emit(f'icmp eq i64 {taken}, 0')}, label %{locked}, label %{spin}")
+        f.block(locked)
+        before = f.emit(f"load i64, ptr {holders}")
+        after = f.emit(f"add i64 {before}, {step}")
+        with f.when(f.emit(f"icmp eq i64 {before if step > 0 else after}, {first}")):
+            action()
+        f.line(f"store i64 {after}, ptr {holders}")
+        f.line(f"store atomic i64 0, ptr {state} release, align 8")
+
+    def set_one():
+        previous = k.f.emit(f"call i32 {threads}(i32 1)")
+        k.line(f"store i64 {k.f.emit(f'sext i32 {previous} to i64')}, ptr {saved}")
+
+    def restore():
+        previous = k.f.emit(f"trunc i64 {k.f.emit(f'load i64, ptr {saved}')} to i32")
+        k.line(f"call i32 {threads}(i32 {previous})")
+    counted(1, 0, set_one)
     yield
-    k.line(f"call i32 {threads}(i32 {previous})")
+    counted(-1, 0, restore)
 
 
 def small_matrix(shape):
