@@ -128,9 +128,10 @@ def calling_thread_only(k, when=True):
     thread made a 256 x 256 solve, eigh or svd up to 2x slower whenever another thread held a core (another
     process, or the busy-waiting workers of another OpenBLAS in the process: scipy's, which jax loads), and no
     faster when none did. That function sets the count of the whole library, not the calling thread's (measured:
-    a worker's call made the main thread's count 1), so blocks running at once on several threads (chunks of a
-    split matmul) count themselves in blas.ONE_THREAD under its lock: the first sets 1, the last restores the
-    count it replaced (each restoring its own left 1 behind when two overlapped: NumPy's matmul 2x slower after)."""
+    another thread's call made the main thread's count 1), so blocks running at once on several threads (Python
+    threads calling compiled code) count themselves in blas.ONE_THREAD under its lock: the first sets 1, the last
+    restores the count it replaced (each restoring its own left 1 behind when two overlapped, and NumPy's matmul
+    ran 2x slower after)."""
     from ..backend import blas  # when code is generated, as in _lapack
     local = blas.threads_local_address() if when else None
     if local is None:
@@ -141,8 +142,9 @@ def calling_thread_only(k, when=True):
     state = module.symbol(blas.ONE_THREAD_ADDRESS, "tj_blas_one_thread")     # i64 lock, holders, saved count
     holders, saved = (k.f.emit(f"getelementptr i64, ptr {state}, i64 {i}") for i in (1, 2))
 
-    def counted(step, first, action):
-        """Under the lock: holders += step; where holders was `first` before (0) or is after (0), action()."""
+    def counted(step, action):
+        """Under the lock: holders += step, and action() where there were none before (entering) or are none
+        after (leaving)."""
         f = k.f
         spin, locked = f.label("lock"), f.label("locked")
         f.line(f"br label %{spin}")
@@ -152,7 +154,7 @@ def calling_thread_only(k, when=True):
         f.block(locked)
         before = f.emit(f"load i64, ptr {holders}")
         after = f.emit(f"add i64 {before}, {step}")
-        with f.when(f.emit(f"icmp eq i64 {before if step > 0 else after}, {first}")):
+        with f.when(f.emit(f"icmp eq i64 {before if step > 0 else after}, 0")):
             action()
         f.line(f"store i64 {after}, ptr {holders}")
         f.line(f"store atomic i64 0, ptr {state} release, align 8")
@@ -164,9 +166,9 @@ def calling_thread_only(k, when=True):
     def restore():
         previous = k.f.emit(f"trunc i64 {k.f.emit(f'load i64, ptr {saved}')} to i32")
         k.line(f"call i32 {threads}(i32 {previous})")
-    counted(1, 0, set_one)
+    counted(1, set_one)
     yield
-    counted(-1, 0, restore)
+    counted(-1, restore)
 
 
 def small_matrix(shape):
