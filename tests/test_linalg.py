@@ -489,6 +489,24 @@ def test_threads_calling_lapack_at_once_leave_the_blas_thread_count_as_it_was():
     assert after == before
 
 
+def test_loops_beside_openblas_threads_split_only_when_long():
+    """A module whose matmul runs OpenBLAS's own threads (above blas.SMALL_GEMM) splits its other loops over
+    tracejit's threads only when they are long (steps.LIBRARY_THREADS_FACTOR): OpenBLAS's workers busy-wait after
+    each call, slowing a chunk beside them; without such a matmul the same loop splits."""
+    from tracejit.backend.steps import ParallelStep
+    rng = np.random.default_rng(2)
+    x, w = rng.standard_normal((128, 256)).astype(np.float32), rng.standard_normal((256, 512)).astype(np.float32)
+    h = rng.standard_normal((128, 512)).astype(np.float32)
+
+    def split(fn, *args):
+        return any(isinstance(s, ParallelStep) for s in _steps(fn, *args))
+    beside = lambda x, w, h: tnp.tanh(x @ w) + tnp.tanh(h)
+    assert split(lambda h: tnp.tanh(h), h) and not split(beside, x, w, h)
+    long = np.tile(h, (16, 1))
+    assert split(lambda x, w, h: (x @ w, tnp.tanh(h)), x, w, long)
+    np.testing.assert_allclose(tj.jit(beside)(x, w, h), np.tanh(x @ w) + np.tanh(h), rtol=1e-5, atol=1e-5)
+
+
 def test_numpy_fallback_without_lapack(monkeypatch):
     """Where numpy's LAPACK lacks a routine, the equation runs its NumPy impl from the compiled program."""
     monkeypatch.setattr(lapack, "address", lambda routine, dtype: None)

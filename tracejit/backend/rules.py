@@ -22,7 +22,9 @@ A rule is one of four small kinds; the backend reads the kind, never the primiti
   [%lo, %hi) of range(extent), so that the backend may split it over the threads like a loop nest's; chunk c of
   n runs [c * extent // n, (c + 1) * extent // n), and a kernel with scratch keeps one region per chunk.
   describe(eqn) -> str, when given, says how its kernel runs (dot_general: "BLAS gemm" or loops), for
-  Lowered.to_dot.
+  Lowered.to_dot. library_threads(eqn) -> bool, when given, says that the kernel runs a library's own threads
+  (OpenBLAS's, which busy-wait after each call), so that the backend splits the module's other loops over its
+  threads only when they are long (steps.LIBRARY_THREADS_FACTOR).
 - `Control(fn)`: fn(c, outs, ins, **params), a Kernel that runs sub-IRs (cond, while, scan). Besides what a
   Kernel has, c offers `c.call(closed, ins, outs)` (the sub-IR compiled in the same module, planned and
   fused like the top level, reading and writing the given buffers or pointers), `c.cases(index, n)` (a
@@ -67,8 +69,9 @@ class Reduce:
 
 
 class Kernel:
-    def __init__(self, fn, available=None, scratch=False, split=None, describe=None):
+    def __init__(self, fn, available=None, scratch=False, split=None, describe=None, library_threads=None):
         self.fn, self.available, self.scratch, self.split, self.describe = fn, available, scratch, split, describe
+        self.library_threads = library_threads
 
 
 class Control(Kernel):

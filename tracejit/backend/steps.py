@@ -37,6 +37,11 @@ PYTHON_POOL_FACTOR = 20
 STEP_TEXT = 8000          # kernel text (characters) after which a run of serial kernels starts a new step
 PARTIALS_BYTES = 1 << 16  # the largest result of an in-place reduction (column sums) split along its reduced
                           # axis: each chunk accumulates into a partial result of its own, then one loop combines
+# In a module whose kernels run a library's own threads (OpenBLAS's gemm), whose workers busy-wait for about
+# 100 ms after each call, a loop is split over tracejit's threads only above LIBRARY_THREADS_FACTOR times the
+# threshold: a chunk on a core with such a worker ran several times slower (the gradient of an MLP, whose tanh and
+# product loops over 128 x 512 were split: 466-653 us a call, 373-382 with them serial; NumPy's 480-500).
+LIBRARY_THREADS_FACTOR = 20
 SCALAR_COMBINE = 4096     # results up to which that loop runs scalar: a few us, where vectorizing it (a vector loop, a
                           # scalar one and a run-time overlap check) cost 1.4 of column sums' 9 ms of LLVM time
 
@@ -137,6 +142,9 @@ class Schedule:
     def __init__(self, module, frame):
         self.module, self.frame = module, frame
         self.steps, self._serial, self._serial_text = [], [], 0
+        library_threads = any(getattr(g.rule, "library_threads", None) and g.rule.library_threads(g.root)
+                              for g in frame.groups)     # (rules.Kernel's library_threads)
+        self.threshold = parallel_ns() * (LIBRARY_THREADS_FACTOR if library_threads else 1)
 
     def add(self, group, kernel):
         """Schedule group, whose function is kernel (None: a group run by its NumPy impl)."""
@@ -144,7 +152,7 @@ class Schedule:
             self._flush()
             self.steps.append(PythonStep(group.root))
             return
-        g, n_threads, outer, threshold = group, runtime.NUM_THREADS, group.outer_extent, parallel_ns()
+        g, n_threads, outer, threshold = group, runtime.NUM_THREADS, group.outer_extent, self.threshold
         split_reduction = isinstance(g.rule, Reduce) and g.loop_order[0] in g.root.params["axes"]
         splittable = g.fusible and n_threads > 1 and outer != 1 and (not split_reduction or self._partials_ok(g))
         dims = [d for d in g.domain if isinstance(d, Dim)] if splittable else []

@@ -1,6 +1,7 @@
 """dot_general: contraction with batch dimensions, the one primitive behind dot, matmul and einsum. Its lowering
 calls the BLAS numpy ships (cblas gemm) where the layouts allow, and loops otherwise."""
 import functools
+import math
 
 import numpy as np
 
@@ -170,6 +171,20 @@ def _dot_general_route(eqn):
     return "BLAS gemm" if gemm else "loops"
 
 
+def _gemm_threads(eqn):
+    """Whether eqn's gemm calls run OpenBLAS's own threads (a gemm above blas.SMALL_GEMM, or of symbolic size)."""
+    from ..backend import blas  # (see _lower_dot_general)
+    (lc, _), (lb, _) = eqn.params["dimension_numbers"]
+    lhs, out = (x.aval for x in (eqn.inputs[0], eqn.outvars[0]))
+    shapes = lhs.shape + out.shape
+    if _dot_general_route(eqn) != "BLAS gemm":
+        return False
+    if any(not isinstance(d, int) for d in shapes):
+        return True
+    batch = math.prod(lhs.shape[a] for a in lb)
+    return out.size // batch * math.prod(lhs.shape[a] for a in lc) > blas.SMALL_GEMM
+
+
 def _lower_dot_general(k, outs, ins, dimension_numbers):
     """The BLAS numpy ships (cblas gemm per batch element) when both operands are row-major or
     transposed matrices per batch element; otherwise loops (any dtype) ordered for the innermost
@@ -229,7 +244,7 @@ def _lower_dot_general(k, outs, ins, dimension_numbers):
 
 dot_general_p = Primitive("dot_general", _dot_general_shape, _dot_general_impl, transpose=_dot_general_transpose,
                           batch=_dot_general_batch, simplify=_dot_general_simplify,
-                          lower=Kernel(_lower_dot_general, describe=_dot_general_route))
+                          lower=Kernel(_lower_dot_general, describe=_dot_general_route, library_threads=_gemm_threads))
 dot_general_p.set(jvp=partials_jvp(
     dot_general_p,
     lambda t, x, y, out, dimension_numbers: _dot(t, y, dimension_numbers),
