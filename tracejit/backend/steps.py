@@ -34,14 +34,14 @@ from .rules import Reduce
 # (runtime.py), so loops split for it only above PYTHON_POOL_FACTOR times as much.
 PARALLEL_NS = 10_000
 PYTHON_POOL_FACTOR = 20
-STEP_TEXT = 8000          # kernel text (characters) after which a run of serial kernels starts a new step
-PARTIALS_BYTES = 1 << 16  # the largest result of an in-place reduction (column sums) split along its reduced
-                          # axis: each chunk accumulates into a partial result of its own, then one loop combines
 # In a module whose kernels run a library's own threads (OpenBLAS's gemm), whose workers busy-wait for about
 # 100 ms after each call, a loop is split over tracejit's threads only above LIBRARY_THREADS_FACTOR times the
 # threshold: a chunk on a core with such a worker ran several times slower (the gradient of an MLP, whose tanh and
 # product loops over 128 x 512 were split: 466-653 us a call, 373-382 with them serial; NumPy's 480-500).
 LIBRARY_THREADS_FACTOR = 20
+STEP_TEXT = 8000          # kernel text (characters) after which a run of serial kernels starts a new step
+PARTIALS_BYTES = 1 << 16  # the largest result of an in-place reduction (column sums) split along its reduced
+                          # axis: each chunk accumulates into a partial result of its own, then one loop combines
 SCALAR_COMBINE = 4096     # results up to which that loop runs scalar: a few us, where vectorizing it (a vector loop, a
                           # scalar one and a run-time overlap check) cost 1.4 of column sums' 9 ms of LLVM time
 

@@ -7,7 +7,7 @@ import numpy as np
 
 from ..backend.rules import Kernel, memory_type
 from ..core.ad_util import UndefinedPrimal, aval
-from ..core.avals import HALF_FLOATS, ShapedArray
+from ..core.avals import HALF_FLOATS, ShapedArray, is_symbolic
 from ..core.batching import batched_axis
 from ..core.errors import ShapeError
 from ..core.ops import ops, primitive
@@ -171,18 +171,21 @@ def _dot_general_route(eqn):
     return "BLAS gemm" if gemm else "loops"
 
 
-def _gemm_threads(eqn):
-    """Whether eqn's gemm calls run OpenBLAS's own threads (a gemm above blas.SMALL_GEMM, or of symbolic size)."""
+def _small_gemm(lhs, out, dimension_numbers):
+    """Whether each gemm call of a dot_general with these avals has static sizes and at most blas.SMALL_GEMM
+    multiply-adds (it then runs on the calling thread alone; a larger one runs OpenBLAS's own threads)."""
     from ..backend import blas  # (see _lower_dot_general)
-    (lc, _), (lb, _) = eqn.params["dimension_numbers"]
-    lhs, out = (x.aval for x in (eqn.inputs[0], eqn.outvars[0]))
-    shapes = lhs.shape + out.shape
-    if _dot_general_route(eqn) != "BLAS gemm":
+    (lc, _), (lb, _) = dimension_numbers
+    if is_symbolic(lhs.shape) or is_symbolic(out.shape):
         return False
-    if any(not isinstance(d, int) for d in shapes):
-        return True
-    batch = math.prod(lhs.shape[a] for a in lb)
-    return out.size // batch * math.prod(lhs.shape[a] for a in lc) > blas.SMALL_GEMM
+    return out.size // max(math.prod(lhs.shape[a] for a in lb), 1) * math.prod(lhs.shape[a] for a in lc) <= \
+        blas.SMALL_GEMM
+
+
+def _gemm_threads(eqn):
+    """Whether eqn's gemm calls run OpenBLAS's own threads (rules.Kernel's library_threads)."""
+    return _dot_general_route(eqn) == "BLAS gemm" and not _small_gemm(eqn.inputs[0].aval, eqn.outvars[0].aval,
+                                                                       eqn.params["dimension_numbers"])
 
 
 def _lower_dot_general(k, outs, ins, dimension_numbers):
@@ -209,7 +212,7 @@ def _lower_dot_general(k, outs, ins, dimension_numbers):
         ty = memory_type(dtype)
         alpha, beta = (f"{ty} {b.const(v, dtype)}" if dtype.kind == "f" else
                        f"ptr {k.f.module.array(np.array(v, dtype))}" for v in (1, 0))   # complex: by pointer
-        small = all(isinstance(x, int) for x in (m, n, kk, batch)) and m * n * kk <= blas.SMALL_GEMM
+        small = _small_gemm(lhs.aval, out.aval, dimension_numbers)
         lda, ldb = (kk if ta == "N" else m), (n if tb == "N" else kk)
         trans = {"N": blas.NO_TRANS, "T": blas.TRANS}
         sizes = [(lhs, b.iop("mul", m, kk)), (rhs, b.iop("mul", kk, n)), (out, b.iop("mul", m, n))]
