@@ -314,6 +314,36 @@ def test_module_compiled_in_parts_round_trips_through_disk(cache_dir):
     assert len(meta["objects"]) == len(parts) >= min(runtime.NUM_THREADS, 2)
 
 
+def test_a_module_compiled_beside_another_compile_is_outside_the_lock():
+    """While another thread compiles (llvm.compiling_elsewhere: the FFT or vector math library), a module
+    compiles in an LLVM context of its own, outside the locks (llvmlite's held the library's parse and emission
+    back for the main module's pass pipeline: rfft 1024's first call 26 -> 21 ms): here it finishes while
+    another thread holds llvm._lock."""
+    import concurrent.futures
+    import threading
+
+    text = llvm.module_header() + "define i64 @f(i64 %x) {\n  %y = add i64 %x, 1\n  ret i64 %y\n}\n"
+    elsewhere, release, held = concurrent.futures.Future(), threading.Event(), threading.Event()
+
+    def hold():
+        with llvm._lock:
+            held.set()
+            release.wait(60)
+
+    holder, pool = threading.Thread(target=hold), concurrent.futures.ThreadPoolExecutor(1)
+    holder.start()
+    held.wait(60)
+    try:
+        llvm.compiling_elsewhere(elsewhere)
+        objects, _ = pool.submit(llvm.compile_objects, text).result(timeout=20)
+        assert len(objects) == 1 and objects[0]
+    finally:
+        elsewhere.set_result(None)
+        release.set()
+        holder.join()
+        pool.shutdown()
+
+
 def test_modules_compiled_in_parts_call_their_own_entry_points(monkeypatch, module_entries):
     """Every module names its entry points alike (step0, ..., fast); the part whose `fast` calls the steps of
     another part must get this module's steps, not those of a module loaded before (it once did: wrong

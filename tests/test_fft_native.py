@@ -7,7 +7,7 @@ import pytest
 
 import tracejit as tj
 import tracejit.numpy as tnp
-from tracejit.backend import runtime
+from tracejit.backend import fft_kernels, runtime
 from tracejit.backend.fft_kernels import _roots
 from tracejit.backend.steps import ParallelStep, PythonStep
 from tracejit.primitives.fft_lowering import compiled
@@ -145,6 +145,29 @@ def test_twiddles_are_rounded_once():
         angle = -2 * np.arccos(np.longdouble(-1)) * k / n
         want = np.cos(angle).astype(np.float64) + 1j * np.sin(angle).astype(np.float64)
         assert np.abs(_roots(n) - want).max() <= 2.3e-16, n
+
+
+def test_twiddles_fill_once_and_before_the_code_runs():
+    """twiddles() gives the table unfilled and a fill that writes it once, whichever threads call it; compile_ir
+    calls it once LLVM has the module (Module.before_run), and a transform reads the filled table."""
+    import threading
+
+    table, offsets, fill = fft_kernels.twiddles(256, np.complex128, True)
+    table[:] = np.nan
+    threads = [threading.Thread(target=fill) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    roots = _roots(512)
+    assert offsets[-1] == len(table) - 256 and np.array_equal(table[offsets[-1]:], roots[:256])
+    assert np.array_equal(table[:64], roots[::2][:64]) and not np.isnan(table).any()
+    table[:] = np.nan
+    fill()                                  # once: the table stays as it is
+    assert np.isnan(table).all()
+    fft_kernels.twiddles.cache_clear()
+    x = rng.standard_normal(2 * 4096).astype(np.float32)
+    np.testing.assert_allclose(tj.jit(tfft.rfft)(x), np.fft.rfft(x), rtol=2e-4, atol=2e-3)
 
 
 GRADS = {   # name: (tracejit function, JAX function, argument)

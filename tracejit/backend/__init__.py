@@ -66,6 +66,8 @@ def compile_ir(closed, fuse=True, cache=True, shipped=None):
         if "tj_parallel_for" in module.symbols or generic and any(isinstance(s, ParallelStep) for s in steps):
             thread_pool.start()                             # the native pool its parallel loops run on, likewise
     objects = disk_cache.object_code(closed, text, names, module.symbols, cache, shipped)  # -> ObjectCode
+    for fill in module.before_run:                          # (the arrays its code reads, while the libraries compile)
+        fill()
     symbols = {**module.symbols, **vecmath.symbols(objects.library, shipped),  # the vector math library's
                **fft_kernels.symbols(module.symbols, shipped)}                 # and the FFT library's
     code = llvm.load_objects(objects.objects, names, symbols)                             # -> Code

@@ -7,7 +7,7 @@ as one module per free core (`GROUPS`), with the light pass pipeline (llvm.LIGHT
 functions in ~20 ms CPU, against 50 ms for its five at O3, one module each (main at c447a55).
 
 Twiddles and chirps are computed in float64 with NumPy and rounded once to the transform's precision
-(`twiddles`, `chirps`); the code names them as constants of its module.
+(`twiddles`, `chirps`); the code names them as constants of its module (the twiddles filled while LLVM compiles it).
 """
 import concurrent.futures
 import functools
@@ -45,22 +45,39 @@ def stages(n):
 
 @functools.lru_cache(maxsize=8)     # (tables up to twice the data; a module keeps its own alive)
 def twiddles(n, dtype, real=False):
-    """For a complex transform of length n in dtype (complex64/128): (table, offsets), offsets[i] the position
-    in table of pass i's twiddles w^p, w^2p, w^3p (three runs of n_i/4, radix 4 only), and offsets[-1] that of
-    a real transform's e^(-2 pi i k/2n), k < n (real only). All are roots of unity (_roots): n-th ones, 2n-th for
-    a real transform, up to the largest index used (3n/4 of n: half the work of 2n's, which took 120 ms at 2**20
-    of a first call's 180)."""
-    step = 2 if real else 1                     # the position of the n-th root k among the roots computed
-    roots = _roots(step * n, dtype, max(3 * step * n // 4, n if real else 1))
-    parts, offsets, at = [], [], 0
+    """For a complex transform of length n in dtype (complex64/128): (table, offsets, fill), offsets[i] the
+    position in table of pass i's twiddles w^p, w^2p, w^3p (three runs of n_i/4, radix 4 only), and offsets[-1]
+    that of a real transform's e^(-2 pi i k/2n), k < n (real only). fill() writes the table, once: the module
+    naming it calls it after its text has gone to LLVM (Module.before_run), so that the library's functions start
+    compiling before it (at 2**20 it takes 8 ms, which a first call spent first)."""
+    offsets, at = [], 0
     for r, m_n, _ in stages(n):
         offsets.append(at)
-        if r == 4:
-            parts += [roots[::step * j * (n // m_n)][:m_n // 4] for j in (1, 2, 3)]
-            at += 3 * (m_n // 4)
+        at += 3 * (m_n // 4) if r == 4 else 0
     offsets.append(at)
-    parts.append(roots[:n] if real else roots[:0])
-    return np.concatenate(parts), tuple(offsets)
+    table = np.empty(at + (n if real else 0), dtype)
+    return table, tuple(offsets), _once(functools.partial(_fill_twiddles, table, n, real))
+
+
+def _once(fn):
+    """fn, called at most once whichever threads call this."""
+    lock, done = threading.Lock(), []
+
+    def run():
+        with lock:
+            if not done:
+                fn()
+                done.append(True)
+    return run
+
+
+def _fill_twiddles(table, n, real):
+    """Write twiddles' table. All are roots of unity (_roots): n-th ones, 2n-th for a real transform, up to the
+    largest index used (3n/4 of n: half the work of 2n's, which took 120 ms at 2**20 of a first call's 180)."""
+    step = 2 if real else 1                     # the position of the n-th root k among the roots computed
+    roots = _roots(step * n, table.dtype, max(3 * step * n // 4, n if real else 1))
+    parts = [roots[::step * j * (n // m_n)][:m_n // 4] for r, m_n, _ in stages(n) if r == 4 for j in (1, 2, 3)]
+    np.concatenate([*parts, roots[:n] if real else roots[:0]], out=table)
 
 
 def _roots(n, dtype=np.complex128, count=None):

@@ -138,6 +138,7 @@ class Module:
         self.kernels = []         # the KernelFunctions written, sub-IRs' included (introspection)
         self.symbols = {}         # external name -> address in this process
         self.arrays = {}          # address -> array, for every array whose address is named (kept alive)
+        self.before_run = []      # what to call once LLVM has its text, before its code runs (fill an FFT's twiddles)
         self._const_names = {}    # address -> its tj_const<k> name
         self._entries = 0
 

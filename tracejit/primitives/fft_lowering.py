@@ -60,11 +60,11 @@ def _blocking(plan, n, itemsize):
 class _Calls:
     """Writes the calls of one transform's library functions."""
 
-    def __init__(self, fk, code, k, ty, inverse, n, table, plan):
+    def __init__(self, fk, code, k, ty, inverse, n, table, offsets, plan):
         self.fk, self.k, self.ty, self.inverse = fk, k, ty, inverse
         self.c, self.width = code.Complex(k.f, ty), code.vector_width(ty)
         self.plan = plan
-        self.table, self.offsets = k.f.module.array(table[0]), table[1]
+        self.table, self.offsets = k.f.module.array(table), offsets
         self.n, self.itemsize = n, 8 if ty == "float" else 16     # of a complex element
 
     def call(self, kind, *args):
@@ -134,8 +134,9 @@ def lower_fft(k, out, x, kind, n, batch):
     c = code.Complex(k.f, ty)
     scratch = c.at(k.scratch_memory(slots * (work + packed_size) * itemsize), b.iop("mul", slot, work + packed_size))
     packed = [c.at(scratch, work), c.at(scratch, work + packed_size // 2)]
-    table = fk.twiddles(max(m, 1), dtype, kind in ("rfft", "irfft") and power)
-    calls = _Calls(fk, code, k, ty, kind == "ifft" and power, m, table, plan)    # irfft: forward passes (join)
+    table, offsets, fill = fk.twiddles(max(m, 1), dtype, kind in ("rfft", "irfft") and power)
+    k.f.module.before_run.append(fill)
+    calls = _Calls(fk, code, k, ty, kind == "ifft" and power, m, table, offsets, plan)   # irfft: forward passes (join)
     if power:
         passes = _power_of_two(calls, kind, n, packed)
     else:
