@@ -152,20 +152,23 @@ def test_twiddles_fill_once_and_before_the_code_runs():
     calls it once LLVM has the module (Module.before_run), and a transform reads the filled table."""
     import threading
 
-    table, offsets, fill = fft_kernels.twiddles(256, np.complex128, True)
-    table[:] = np.nan
-    threads = [threading.Thread(target=fill) for _ in range(4)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    roots = _roots(512)
-    assert offsets[-1] == len(table) - 256 and np.array_equal(table[offsets[-1]:], roots[:256])
-    assert np.array_equal(table[:64], roots[::2][:64]) and not np.isnan(table).any()
-    table[:] = np.nan
-    fill()                                  # once: the table stays as it is
-    assert np.isnan(table).all()
     fft_kernels.twiddles.cache_clear()
+    try:
+        table, offsets, fill = fft_kernels.twiddles(256, np.complex128, True)
+        table[:] = np.nan
+        threads = [threading.Thread(target=fill) for _ in range(4)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        roots = _roots(512)
+        assert offsets[-1] == len(table) - 256 and np.array_equal(table[offsets[-1]:], roots[:256])
+        assert np.array_equal(table[:64], roots[::2][:64]) and not np.isnan(table).any()
+        table[:] = np.nan
+        fill()                                  # once: the table stays as it is
+        assert np.isnan(table).all()
+    finally:
+        fft_kernels.twiddles.cache_clear()
     x = rng.standard_normal(2 * 4096).astype(np.float32)
     np.testing.assert_allclose(tj.jit(tfft.rfft)(x), np.fft.rfft(x), rtol=2e-4, atol=2e-3)
 
