@@ -173,6 +173,48 @@ def test_twiddles_fill_once_and_before_the_code_runs():
     np.testing.assert_allclose(tj.jit(tfft.rfft)(x), np.fft.rfft(x), rtol=2e-4, atol=2e-3)
 
 
+def _rfft_in_child(queue, x):
+    queue.put(np.asarray(tj.jit(tfft.rfft)(x)))
+
+
+@pytest.mark.filterwarnings("ignore:os.fork:RuntimeWarning")     # (JAX's, when other tests imported it)
+def test_a_child_forked_during_a_twiddle_fill_makes_its_own(monkeypatch):
+    """A child forked while another thread fills a twiddle table (holding that table's lock, which the child
+    inherits held) makes its own table: it neither waits for the lock forever nor reads a half-filled table."""
+    import multiprocessing
+    import threading
+
+    started, release = threading.Event(), threading.Event()
+    fill_twiddles = fft_kernels._fill_twiddles
+
+    def slow_fill(*args):
+        started.set()
+        release.wait(60)
+        fill_twiddles(*args)
+
+    fft_kernels.twiddles.cache_clear()
+    monkeypatch.setattr(fft_kernels, "_fill_twiddles", slow_fill)
+    x = rng.standard_normal(2 * 8192).astype(np.float32)
+    _, _, fill = fft_kernels.twiddles(8192, np.dtype(np.complex64), True)    # rfft's, as fft_lowering asks
+    filler = threading.Thread(target=fill)
+    filler.start()
+    started.wait(60)
+    monkeypatch.setattr(fft_kernels, "_fill_twiddles", fill_twiddles)
+    try:
+        context = multiprocessing.get_context("fork")
+        queue = context.Queue()
+        child = context.Process(target=_rfft_in_child, args=(queue, x))
+        child.start()
+        got = queue.get(timeout=120)
+        child.join(timeout=60)
+    finally:
+        release.set()
+        filler.join()
+        fft_kernels.twiddles.cache_clear()
+    assert child.exitcode == 0
+    np.testing.assert_allclose(got, np.fft.rfft(x), rtol=2e-4, atol=2e-3)
+
+
 GRADS = {   # name: (tracejit function, JAX function, argument)
     "fft": (lambda z: tfft.fft(z, norm="ortho"), lambda z: jnp.fft.fft(z, norm="ortho"), cnormal(3, 8)),
     "ifft": (lambda z: tfft.ifft(z, axis=0), lambda z: jnp.fft.ifft(z, axis=0), cnormal(16, 2)),

@@ -232,10 +232,12 @@ def _submit(group, shipped):
 
 
 def _after_fork():
-    """A forked child has none of the parent's threads, nor the compiles they were running."""
+    """A forked child has none of the parent's threads, nor the compiles they were running (nor the twiddle
+    tables they were filling: a fill's lock could be held for good)."""
     global _lock, _threads
     _lock, _threads = threading.Lock(), None
     _pending.clear()
+    twiddles.cache_clear()
 
 
 if hasattr(os, "register_at_fork"):
