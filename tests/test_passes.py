@@ -475,3 +475,61 @@ def test_transposed_matmul_operands_fold_into_dot_general():
         assert str(optimized).count("transpose[") == transposes, str(optimized)
         assert_same_results(closed, optimized, list(args))
         np.testing.assert_allclose(tj.jit(f)(*args), f(*args), rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int32, np.complex64])
+def test_products_that_are_no_matrix_product_become_a_product_and_a_sum(dtype):
+    """A dot_general with a side without free axes (a dot, einsum "ij,ij->i", a matrix times a vector from
+    MATVEC_LOOP elements on, or of integers), or with no contracting axis (outer products), becomes a product and
+    a sum: one loop nest, no BLAS call with m, n or k = 1. Batch axes anywhere and an output that needs its axes
+    moved included. A small float matrix times a vector, and a matrix product, stay dot_generals (the BLAS)."""
+    from tracejit.primitives.linalg import MATVEC_LOOP
+    rng = np.random.default_rng(5)
+
+    def sample(*shape):
+        x = rng.integers(-4, 5, shape) if dtype == np.int32 else rng.standard_normal(shape)
+        return (x + 1j * rng.standard_normal(shape) if dtype == np.complex64 else x).astype(dtype)
+
+    n = int(MATVEC_LOOP ** 0.5)
+    cases = [(lambda m, v: m @ v, (sample(n, n), sample(n))), (lambda v, m: v @ m, (sample(n), sample(n, n))),
+             (lambda a, b: a @ b, (sample(7), sample(7))),
+             (lambda a, b: tnp.einsum("ij,ij->i", a, b), (sample(3, 6), sample(3, 6))),
+             (lambda a, b: tnp.einsum("bij,bj->bi", a, b), (sample(4, n // 2, n // 2), sample(4, n // 2))),
+             (lambda a, b: tnp.einsum("jbi,bj->ib", a, b), (sample(n // 2, 4, n // 2), sample(4, n // 2))),  # moved
+             (lambda a, b: tnp.einsum("ib,jb->bij", a, b), (sample(3, 2), sample(4, 2))),       # batched outer
+             (lambda a, b: tj.lax.dot_general(a, b, (((), ()), ((), ()))), (sample(3), sample(2, 2)))]
+    small = [(lambda m, v: m @ v, (sample(5, 4), sample(4))), (lambda a, b: a @ b, (sample(3, 4), sample(4, 2)))]
+    for f, args in cases + small:
+        closed = ir_of(f, *args)
+        optimized = optimize(closed)
+        check_ir(optimized)
+        expanded = (f, args) in cases or dtype == np.int32 and args[1].ndim == 1
+        assert ("dot_general" not in str(optimized)) == expanded, str(optimized)
+        want = np.asarray(eval_ir(closed, *args)[0])
+        np.testing.assert_allclose(eval_ir(optimized, *args)[0], want, rtol=1e-4, atol=1e-3)
+        got = tj.jit(f)(*args)
+        assert got.dtype == want.dtype and got.shape == want.shape
+        np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-3)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.float16, np.int8, np.uint32, np.bool_])
+def test_argmax_and_argmin_become_an_extremum_and_its_first_position(dtype):
+    """NumPy's answers: the first of tied positions, the first NaN wherever a NaN is, -0.0 equal to 0.0, along
+    every axis and over a symbolic one, with 32- and 64-bit positions; no argmax left for the scalar loop."""
+    rng = np.random.default_rng(6)
+    x = rng.integers(-2, 3, (5, 6, 7)).astype(dtype)     # many ties
+    if dtype == np.bool_ or np.dtype(dtype).kind == "u":
+        x = rng.integers(0, 2, (5, 6, 7)).astype(dtype)
+    if np.dtype(dtype).kind == "f":
+        x[1, 2, 3] = x[4, 0, 0] = x[4, 0, 5] = np.nan
+        x[0, 0, :2] = [-0.0, 0.0]
+    for axis in (0, 1, 2, None):
+        for fn, ref in ((tnp.argmax, np.argmax), (tnp.argmin, np.argmin)):
+            want = ref(x, axis=axis)
+            optimized = str(optimize(ir_of(lambda a: fn(a, axis=axis), x)))
+            assert "argm" not in optimized, optimized
+            np.testing.assert_array_equal(tj.jit(lambda a: fn(a, axis=axis))(x), want)
+            np.testing.assert_array_equal(tj.jit(lambda a: tj.lax.argmax(a, 2, np.int32))(x), np.argmax(x, 2))
+    symbolic = tj.jit(lambda a: tnp.argmax(a, axis=1), dynamic_dims={"a": {1: "n"}})
+    for n in (1, 6):
+        np.testing.assert_array_equal(symbolic(x[:, :n]), np.argmax(x[:, :n], axis=1))

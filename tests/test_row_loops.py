@@ -92,8 +92,10 @@ def _transposed(e):
     ("another row of a stored value", lambda x: _other_row(tnp.exp(x - tnp.max(x, axis=-1, keepdims=True))),
      [(2, 1)]),      # max and exp-sum; the division, which reads e's previous row too, runs after the row loop
     ("a transposed stored value", lambda x: _transposed(tnp.exp(x) + tnp.sum(x, axis=-1, keepdims=True)), []),
+    ("one element a row", lambda x: tnp.sum(x, axis=-1) * 2.0 + 1.0, [(2, 1)]),
+    ("a math call once a row", lambda x: tnp.tanh(tnp.sum(x, axis=-1) * 2.0), []),   # vectorized on its own
 ])
-def test_phases_reading_other_rows_do_not_join(name, f, plan):
+def test_phases_reading_other_rows_or_calling_math_once_a_row_do_not_join(name, f, plan):
     x = data((ROW_MIN, ROW_MIN))
     assert row_loops(f, x) == plan
     check(f, x)

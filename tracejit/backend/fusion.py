@@ -320,6 +320,8 @@ def _joins(run, g):
         return False
     if any(isinstance(d, Dim) for d in g.domain):
         return False
+    if len(g.domain) == depth and any(getattr(e.prim.lower, "calls", None) for e in g.eqns):
+        return False    # one element a row: its math calls would run scalar (tanh(x @ v + b): 3x the time)
     return _reads_rows(g, {id(v) for p in run for v in p.stores}, depth)
 
 

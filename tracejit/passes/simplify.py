@@ -13,7 +13,9 @@
   Absorbing elements are not used: x*0 is not 0 (NaN, inf) and x-x is not 0;
 - involutions (`involution`): f(f(x)) -> x for equal params (neg, not, rev);
 - idempotence (`idempotent`): f(f(x)) -> f(x) for unary f; f(x, x) -> x for binary f (max, min, and, or);
-- the primitive's own `simplify` rule (reshape of reshape, transpose of transpose, no-op conversions...).
+- the primitive's own `simplify` rule (reshape of reshape, transpose of transpose, no-op conversions...),
+  which may also return a function of the operands that computes the result with other primitives (a
+  matrix-vector dot_general as a product and a sum): its traced equations replace the equation.
 
 Each rewrite is checked against the shape rule; a rewritten equation is simplified again (bounded).
 """
@@ -21,7 +23,8 @@ import numpy as np
 
 from ..core.avals import ShapedArray, is_inexact
 from ..core.ir import Eqn, Literal, Var
-from ..core.trace import bind, eager
+from ..core.ir_surgery import inline_eqns
+from ..core.trace import bind, eager, trace_flat
 from ._sweep import Sweep, concrete, effectful, params_key, same_type
 
 MAX_REWRITES_PER_EQN = 16
@@ -40,6 +43,8 @@ def simplify(closed):
         eqn = sweep.renamed(eqn, simplify)
         if not eqn.prim.multiple_results and not effectful(eqn):
             result = _rewrite(eqn, producers.get, uniform_value)
+            if callable(result):
+                result = _expand(sweep, eqn, result, producers)
             if not isinstance(result, Eqn):
                 sweep.replace(eqn.outvars[0], result)
                 continue
@@ -61,8 +66,20 @@ def _uniform_array(array):
     return flat[0] if (bits == bits[0]).all() else None
 
 
+def _expand(sweep, eqn, fn, producers):
+    """The equations of fn(*operands) added to the sweep: returns the atom standing for eqn's output."""
+    closed = trace_flat(lambda *xs: [fn(*xs)], [x.aval for x in eqn.inputs], fun_name=eqn.prim.name)
+    env = {v: sweep.add_const(c, v.aval) for v, c in zip(closed.ir.constvars, closed.consts)}
+    env.update(zip(closed.ir.invars, eqn.inputs))
+    eqns, (out,) = inline_eqns(closed.ir, env)
+    sweep.eqns.extend(eqns)
+    producers.update((v, e) for e in eqns for v in e.outvars)
+    return out
+
+
 def _rewrite(eqn, producer, uniform_value):
-    """The simplest form of a single-output equation: an atom that replaces its output, or an equation."""
+    """The simplest form of a single-output equation: an atom that replaces its output, an equation, or a
+    function computing it (a simplify rule's expansion)."""
     for _ in range(MAX_REWRITES_PER_EQN):
         result = (_scalar_operands(eqn, uniform_value) or _uniform_result(eqn, producer, uniform_value)
                   or _algebra(eqn, producer, uniform_value)
@@ -71,6 +88,8 @@ def _rewrite(eqn, producer, uniform_value):
             return eqn
         if isinstance(result, (Var, Literal)):
             return result if same_type(result, eqn.outvars[0]) else eqn
+        if callable(result):
+            return result
         prim, inputs, params = result
         rewritten = eqn.replace(prim, inputs, params)
         if not _well_typed(rewritten):
