@@ -225,14 +225,27 @@ def _cumsum_impl(x, axis, reverse=False):
     return np.cumsum(x, axis=axis, dtype=acc).astype(x.dtype)
 
 
+_NEGATIVE_ZERO = {"f": -0.0, "c": complex(-0.0, -0.0)}
+
+
 def _lower_cumsum(k, outs, ins, axis, reverse=False):
-    """A running sum along `axis`, in NumPy's sequential order."""
+    """A running sum along `axis`, in NumPy's sequential order. Along an axis that is not the last, the loop runs
+    over the rows in memory order, each row the previous row's totals plus its own elements (a vector loop):
+    along the running index instead, 2048 x 2048 f32 took 58 ms (NumPy's time; JAX's 27)."""
     (out,), (x,) = outs, ins
     b, shape = k.b, x.aval.shape
     n, ty = shape[axis], k.b.ty()
+    if any(d != 1 for d in shape[axis + 1:]) and x.aval.dtype not in HALF_FLOATS:   # (halves: totals unrounded)
+        def row(i):
+            return b.iop("sub", n - 1, i) if reverse else i
+        with k.loop_nest(shape[:axis]) as outer, k.loop(0, n) as i, k.loop_nest(shape[axis + 1:]) as inner:
+            first, own = b(f"icmp eq i64 {i}, 0"), k.load(x, [*outer, row(i), *inner])
+            before = k.load(out, [*outer, row(b.select(first, 0, b.iop("sub", i, 1), np.int64)), *inner])
+            k.store(out, [*outer, row(i), *inner], b.select(first, own, b.binop("fadd", "add", before, own)))
+        return
     acc = k.variable(x.aval.dtype)
     with k.loop_nest([d for a, d in enumerate(shape) if a != axis]) as others:
-        k.store_var(acc, ty, b.const(0))
+        k.store_var(acc, ty, b.const(_NEGATIVE_ZERO.get(x.aval.dtype.kind, 0)))     # -0.0 + x is x, -0.0 too
         with k.loop(0, n) as i:
             idx = others[:axis] + [b.iop("sub", n - 1, i) if reverse else i] + others[axis:]
             total = b.binop("fadd", "add", k.load_var(acc, ty), k.load(x, idx))
