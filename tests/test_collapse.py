@@ -119,3 +119,29 @@ def test_symbolic_sizes_match_reference(channels):
         x = rng.standard_normal((n, 4, 5, channels))
         np.testing.assert_allclose(f(x, c), np.maximum(x * c + 1, 0) * 2, rtol=1e-12)
     assert f.misses == 1
+
+
+def tiled(f, *args):
+    closed, _ = closed_ir(f, *args)
+    return [g.tiled for g in plan_groups(closed.ir)]
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int8, np.complex64])
+def test_transposed_reads_run_in_tiles(dtype):
+    """A loop nest that reads a value transposed runs over TILE x TILE tiles of the axis that indexes the value's
+    last axis and its own last one (fusion.transposed_read): sizes that are no multiple of TILE, the third axis
+    in between, broadcasts, two outputs, and a loop long enough to split over the threads. Values read in their
+    own order, and short axes, keep plain loops."""
+    from tracejit.backend.fusion import TILE
+    n = TILE * 3 + 5
+    x, y, v = data(dtype, (n, n + 2), 1), data(dtype, (n + 2, n), 2), data(dtype, (n + 2,), 3)
+    cube = data(dtype, (TILE + 1, 5, TILE * 2 + 3), 4)
+    big = data(dtype, (700, 900), 5)
+    cases = [(lambda x: x.T + 1, (x,), 0), (lambda x, y: x * y.T - x, (x, y), 0),
+             (lambda x, v: (x.T * v[:, None], x.T + 2), (x, v), 0),
+             (lambda c: tnp.transpose(c, (2, 1, 0)) * 2, (cube,), 0), (lambda c: tnp.transpose(c, (1, 2, 0)) + 1, (cube,), 1),
+             (lambda b: b.T - 1, (big,), 0),
+             (lambda x, y: x + y.reshape(n, n + 2), (x, y), None), (lambda x: x[:, :3].T * 2, (x,), None)]
+    for f, args, axis in cases:
+        assert tiled(f, *args) == [axis] * len(tiled(f, *args)), (f, tiled(f, *args))
+        check(f, *args)

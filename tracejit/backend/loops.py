@@ -11,10 +11,9 @@ import contextlib
 
 import numpy as np
 
-from ..core.avals import Dim
 from ..core.ir import Literal
 from .frame import ALIGN, Buffer
-from .fusion import domain_size
+from .fusion import TILE, domain_size
 from .rules import Elementwise, Emitter, Reduce, const_text, llvm_type, memory_type
 
 REDUCE_BLOCK = 1024       # elements a float32 sum adds up in float32 before adding them to its float64 total
@@ -147,12 +146,17 @@ class LoopBuilder(KernelBuilder):
             return self._reduce_in_place(axes, kept)
         idx = [0] * len(shape)      # an axis merged into a later one (fusion.collapse_axes) stays at 0
         idx[:len(outer_idx)] = outer_idx
+        bounds = {a: ("%lo", "%hi") if n == 0 else (0, g.extents[a]) for n, a in enumerate(g.loop_order[:len(kept)])}
         with contextlib.ExitStack() as outer:
             for n, a in enumerate(g.loop_order[:len(kept)]):
                 if n < len(outer_idx):
                     continue
+                if a == g.tiled:        # tiles of that axis and the last one (fusion.transposed_read)
+                    last = len(shape) - 1
+                    bounds[a] = outer.enter_context(self._blocks(*bounds[a], TILE))
+                    bounds[last] = outer.enter_context(self._blocks(*bounds[last], TILE))
                 if n == 0 or g.extents[a] is not None:
-                    idx[a] = outer.enter_context(f.loop("%lo" if n == 0 else 0, "%hi" if n == 0 else g.extents[a]))
+                    idx[a] = outer.enter_context(f.loop(*bounds[a]))
             if isinstance(g.rule, Reduce):
                 self._reduce(idx, axes, kept, first=not kept)
             else:
@@ -205,7 +209,7 @@ class LoopBuilder(KernelBuilder):
                 # long: interleaved accumulators; short: in order
                 hints = {"interleave_count": 4} if size >= 256 else {"unroll_full": None} if size <= 16 else {}
                 if blocked:
-                    lo, hi = loops.enter_context(self._blocks(lo, hi, shape[axes[-1]]))
+                    lo, hi = loops.enter_context(self._blocks(lo, hi, REDUCE_BLOCK))
                 innermost = f.loop(lo, hi, **hints)
             if blocked:
                 self.store_var(narrow, narrow_ty, narrow_init)
@@ -239,18 +243,19 @@ class LoopBuilder(KernelBuilder):
         self.store(self.buffers[id(root.outvars[0])], [idx[a] for a in kept], result)
 
     @contextlib.contextmanager
-    def _blocks(self, lo, hi, size):
-        """[lo, hi) in blocks of REDUCE_BLOCK: yields each block's bounds (one block when the axis is short)."""
-        if lo == 0 and not isinstance(size, Dim) and size <= 2 * REDUCE_BLOCK:
+    def _blocks(self, lo, hi, block):
+        """[lo, hi) in blocks of `block` elements: yields each block's bounds (one block when [lo, hi) is a fixed
+        range of at most two blocks)."""
+        if lo == 0 and isinstance(hi, int) and hi <= 2 * block:
             yield lo, hi
             return
         f = self.f
         lo, hi = f.size(lo), f.size(hi)
         length = f.emit(f"sub i64 {hi}, {lo}")
-        count = f.emit(f"sdiv i64 {f.emit(f'add i64 {length}, {REDUCE_BLOCK - 1}')}, {REDUCE_BLOCK}")
+        count = f.emit(f"sdiv i64 {f.emit(f'add i64 {length}, {block - 1}')}, {block}")
         with f.loop(0, count) as k:
-            start = f.emit(f"add i64 {lo}, {f.emit(f'mul i64 {k}, {REDUCE_BLOCK}')}")
-            end = f.emit(f"add i64 {start}, {REDUCE_BLOCK}")
+            start = f.emit(f"add i64 {lo}, {f.emit(f'mul i64 {k}, {block}')}")
+            end = f.emit(f"add i64 {start}, {block}")
             yield start, f.emit(f"select i1 {f.emit(f'icmp slt i64 {end}, {hi}')}, i64 {end}, i64 {hi}")
 
     def _reduce_in_place(self, axes, kept):
