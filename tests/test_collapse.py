@@ -145,3 +145,15 @@ def test_transposed_reads_run_in_tiles(dtype):
     for f, args, axis in cases:
         assert tiled(f, *args) == [axis] * len(tiled(f, *args)), (f, tiled(f, *args))
         check(f, *args)
+
+
+def test_reshapes_read_through_unsigned_index_arithmetic():
+    """A reshape's read (rules.Emitter.reindex) divides the flat index without signs and leaves the leading axis
+    unwrapped: repeat (a broadcast reshaped), splits and merges of axes, odd and power-of-two sizes."""
+    x, y = data(np.float32, (37, 6), 6), data(np.int32, (5, 8, 9), 7)
+    check(lambda x: tnp.repeat(x, 4), x[:, 0])
+    check(lambda x: tnp.repeat(x, 3, axis=0) * 2, x)
+    check(lambda x: tnp.tile(x, (2, 3)) + 1, x)
+    check(lambda y: y.reshape(40, 9) * 3, y)
+    check(lambda y: y.reshape(5, 2, 36) - y.reshape(10, 36)[::-1].reshape(5, 2, 36), y)
+    check(lambda y: tnp.transpose(y, (1, 0, 2)).reshape(-1) + 1, y)

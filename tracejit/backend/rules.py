@@ -352,13 +352,13 @@ class Emitter:
         return self.func.size(d)
 
     def iop(self, op, a, c):
-        """i64 arithmetic folding Python ints: op in add, sub, mul, sdiv, srem. Operands may be symbolic
-        dimensions (their run-time values)."""
+        """i64 arithmetic folding Python ints: op in add, sub, mul, sdiv, srem, and udiv, urem for operands >= 0.
+        Operands may be symbolic dimensions (their run-time values)."""
         a, c = self.size(a), self.size(c)
         if isinstance(a, int) and isinstance(c, int):
             return {"add": a + c, "sub": a - c, "mul": a * c, "sdiv": int(a / c) if c else 0,
-                    "srem": int(np.fmod(a, c)) if c else 0}[op]
-        if op in ("add", "sub") and c == 0 or op in ("mul", "sdiv") and c == 1:
+                    "srem": int(np.fmod(a, c)) if c else 0, "udiv": a // c if c else 0, "urem": a % c if c else 0}[op]
+        if op in ("add", "sub") and c == 0 or op in ("mul", "sdiv", "udiv") and c == 1:
             return a
         if op == "add" and a == 0:
             return c
@@ -408,8 +408,9 @@ class Emitter:
         flat = 0
         for i, d in zip(idx, src_shape):
             flat = self.iop("add", self.iop("mul", flat, d), i)
+        # unsigned (indices are >= 0: a power of two is a shift or a mask); the leading axis takes what is left
         out = []
-        for d in reversed(dst_shape):
-            out.append(self.iop("srem", flat, d) if d != 1 else 0)
-            flat = self.iop("sdiv", flat, d)
+        for k, d in enumerate(reversed(dst_shape)):
+            out.append(0 if d == 1 else flat if k == len(dst_shape) - 1 else self.iop("urem", flat, d))
+            flat = self.iop("udiv", flat, d)
         return out[::-1]
