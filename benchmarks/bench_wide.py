@@ -200,6 +200,27 @@ def strided(repeat):
             + compare("x + x.T 2048x2048 f32", lambda M: lambda x: x + x.T, (f32(2048, 2048),), repeat, tol=0))
 
 
+# ------------------------------------------------------------------------ products, searches, scans, copies
+
+@workload("vectors")
+def vectors(repeat):
+    """Matrix-vector products and dots (not matrix products: no BLAS gemm), argmax, a running sum down the rows
+    and a transposed copy."""
+    m, v, u = f32(2048, 2048, seed=21), f32(2048, seed=22), f32(1_000_000, seed=23)
+    t = m.T.copy()
+    return (compare("M @ v 2048x2048 f32", lambda M: lambda m, v: m @ v, (m, v), repeat, tol=1e-3)
+            + compare("v @ M 2048x2048 f32", lambda M: lambda m, v: v @ m, (m, v), repeat, tol=1e-3)
+            + compare("dot 1e6 f32", lambda M: lambda a, b: M.dot(a, b), (u, u[::-1].copy()), repeat, tol=1e-1)
+            + compare("einsum ij,ij->i 2048x2048 f32", lambda M: lambda a, b: M.einsum("ij,ij->i", a, b), (m, t), repeat,
+                      tol=1e-3)
+            + compare("argmax 1e6 f32", lambda M: lambda a: M.argmax(a), (u,), repeat, tol=0)
+            + compare("argmax rows 2048x2048 f32", lambda M: lambda a: M.argmax(a, axis=1), (m,), repeat, tol=0)
+            + compare("cumsum axis 0 2048x2048 f32", lambda M: lambda a: M.cumsum(a, axis=0), (m,), repeat, tol=1e-2)
+            + compare("x.T copy 2048x2048 f32", lambda M: lambda a: a.T + 0, (m,), repeat, numpy=lambda: m.T.copy(),
+                      tol=0)
+            + compare("repeat x4 250K f32", lambda M: lambda a: M.repeat(a, 4), (u[:250_000],), repeat, tol=0))
+
+
 # ---------------------------------------------------------------------------------------------- gradients
 
 @workload("grads")
