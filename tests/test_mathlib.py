@@ -22,10 +22,10 @@ _DTYPE = {"float": np.float32, "double": np.float64}
 # mathlib docstring) and max f32 relative error: one f32 ulp (2**-23) for the functions computed in
 # double (measured about half of it), a little more for those computed in f32 (mathlib.NATIVE_F32);
 # all well inside the documented bar of 2e-6.
-_F64_ULP = {"exp": 1.5, "expm1": 1.5, "log": 1.0, "log1p": 1.0, "tanh": 2.0, "logistic": 2.0,
+_F64_ULP = {"exp": 1.5, "exp2": 1.5, "expm1": 1.5, "log": 1.0, "log1p": 1.0, "tanh": 2.0, "logistic": 2.0,
             "sin": 1.0, "cos": 1.0, "tan": 2.5, "pow": 1.5, "atan": 2.0, "asin": 2.5, "acos": 2.25,
             "atan2": 2.25}
-_F32_REL = {name: 2.0**-23 for name in FUNCS} | {"exp": 1.25 * 2.0**-23, "expm1": 1.25 * 2.0**-23,
+_F32_REL = {name: 2.0**-23 for name in FUNCS} | {"exp": 1.25 * 2.0**-23, "exp2": 1.25 * 2.0**-23, "expm1": 1.25 * 2.0**-23,
                                                   "tanh": 1.75 * 2.0**-23, "logistic": 1.75 * 2.0**-23}
 
 
@@ -124,9 +124,13 @@ def _inputs(name, ty, rng, n=40_000):
     big = 38 if ty == "float" else 308
     tiny = -45 if ty == "float" else -323
     u = rng.uniform
+    e2 = (155, 132) if ty == "float" else (1080, 1030)
     trig = [u(-10, 10, n), _signed(rng, tiny, 12.9, n), np.floor(u(1, 2**20, n)) * (np.pi / 2)]  # near zeros
     table = {
         "exp": [u(-746, 710, n), _signed(rng, tiny, 2.9, n)],
+        # past overflow and through the subnormals to 0; tiny arguments; near integers and halves (large n, small t)
+        "exp2": [u(-e2[0], e2[1], n), _signed(rng, tiny, 3.1, n), np.round(u(-e2[0], e2[1], n)) + u(-1e-3, 1e-3, n),
+                 np.floor(u(-e2[0], e2[1], n)) + 0.5],
         "expm1": [u(-50, 710, n), _signed(rng, tiny, 0.5, n)],
         "log": [10.0 ** u(tiny, big, n), 1 + u(-0.3, 0.42, n)],
         "log1p": [_signed(rng, tiny, 0, n), u(-1, 1, n), 10.0 ** u(0, big, n)],
@@ -250,17 +254,19 @@ class _TwoStepScaling:
 
 
 @pytest.mark.parametrize("ty", ["float", "double"])
-def test_exp_scales_the_same_without_scalef(ty):
-    """exp's v * 2**n: llvm.ldexp (one vscalef) where the host has AVX-512, two exact multiplications elsewhere;
-    both round once, so they give the same bits, through the subnormal range and overflow."""
+@pytest.mark.parametrize("name", ["exp", "exp2"])
+def test_exp_scales_the_same_without_scalef(name, ty):
+    """exp's (and exp2's) v * 2**n: llvm.ldexp (one vscalef) where the host has AVX-512, two exact multiplications
+    elsewhere; both round once, so they give the same bits, through the subnormal range and overflow."""
     info = np.finfo(_DTYPE[ty])
-    lo, hi = np.log(float(info.smallest_subnormal)) - 1, np.log(float(info.max)) + 1
+    log = np.log if name == "exp" else np.log2
+    lo, hi = log(float(info.smallest_subnormal)) - 1, log(float(info.max)) + 1
     x = np.random.default_rng(3).uniform(lo, hi, 100_000).astype(_DTYPE[ty])
     x[:4] = [np.nan, np.inf, -np.inf, 0.0]
     bits = f"u{x.itemsize}"
-    assert "ldexp" not in _TwoStepScaling.math_module_ir({("exp", ty)})
-    np.testing.assert_array_equal(_apply_inlined("exp", ty, x, library=_TwoStepScaling).view(bits),
-                                  _apply_inlined("exp", ty, x).view(bits))
+    assert "ldexp" not in _TwoStepScaling.math_module_ir({(name, ty)})
+    np.testing.assert_array_equal(_apply_inlined(name, ty, x, library=_TwoStepScaling).view(bits),
+                                  _apply_inlined(name, ty, x).view(bits))
 
 
 def test_functions_paste_into_one_module():

@@ -1,4 +1,4 @@
-"""The exponential family of mathlib's kernels: exp, expm1, tanh and logistic (and the pieces pow and the
+"""The exponential family of mathlib's kernels: exp, exp2, expm1, tanh and logistic (and the pieces pow and the
 complex functions build on: exp_reduce, pow2, the exp polynomials), written with mathlib_body.Body in
 mathlib's branch-free, vectorizable style. Their accuracy is in mathlib's table."""
 
@@ -82,6 +82,29 @@ def exp(f, x, prec, lo=None):
     """exp(x + lo) = 2**n * (1 + expm1(r - c)); NaN x passes through."""
     r, c, n = exp_reduce(f, x, lo)
     em = _expm1_reduced(f, r, c, prec)
+    return f.sel(f.cmp("uno", x, x), x, _scale(f, f.add(em, 1.0), n))
+
+
+# ln2 as the nearest value of each type plus the rest (rounded to the type), for exp2's t*ln2
+LN2 = {"double": (float.fromhex("0x1.62e42fefa39efp-1"), float.fromhex("0x1.abc9e3b39803fp-56")),
+       "float": (float.fromhex("0x1.62e43p-1"), float.fromhex("-0x1.05c61p-29"))}
+# exp2 saturates beyond these: 2**x overflows at 1024 (f32: 128), underflows through the subnormals to 0
+EXP2_BOUNDS = {"double": (-1100.0, 1100.0), "float": (-160.0, 130.0)}
+
+
+def exp2(f, x, prec):
+    """2**x = 2**n * (1 + expm1(r - c)), n = round(x), t = x - n exact, t*ln2 = r - c with r = fl(t*LN2) and c
+    the rest (the product's rounding error and t times ln2's low part): never x*ln2, whose rounding costs
+    hundreds of ulp at large |x|. x is clamped to EXP2_BOUNDS first; NaN passes through."""
+    lo, hi = EXP2_BOUNDS[f.ty]
+    ln2_hi, ln2_lo = LN2[f.ty]
+    xc = f.max(f.min(x, hi), lo)
+    k = f.add(xc, f.k.magic)
+    t = f.sub(xc, f.sub(k, f.k.magic))
+    r = f.mul(t, ln2_hi)
+    c = f.fma(t, -ln2_lo, f.fma(t, -ln2_hi, r))  # r - t*LN2 (exact) - t*ln2_lo
+    em = _expm1_reduced(f, r, c, prec)
+    n = f.int("sub", f.bits(k), f.k.magic_bits)
     return f.sel(f.cmp("uno", x, x), x, _scale(f, f.add(em, 1.0), n))
 
 
