@@ -12,7 +12,8 @@ from .mathlib_body import Body
 # The functions that have an LLVM intrinsic of the same name and signature (llvm.sin.f32 ...). Loops call them as
 # intrinsics, which the loop vectorizer widens (llvm.sin.v16f32); `library_calls` then renames every such call
 # to the library's function of that width, compiled once per process (vecmath.py), not inlined into each loop.
-INTRINSICS = ("exp", "exp2", "log", "sin", "cos", "tan", "tanh", "pow", "atan", "asin", "acos", "atan2")
+INTRINSICS = ("exp", "exp2", "log", "log2", "log10", "sin", "cos", "tan", "tanh", "pow", "atan", "asin", "acos",
+              "atan2")
 # The functions without an intrinsic: a loop calls the library's scalar function by name, the call carrying
 # the "vector-function-abi-variant" attribute that names its vector functions, so that the loop vectorizer
 # widens it to them (the module declares them and keeps them in @llvm.compiler.used: the attribute's
@@ -20,7 +21,7 @@ INTRINSICS = ("exp", "exp2", "log", "sin", "cos", "tan", "tanh", "pow", "atan", 
 # specmath's functions among them (SPECIAL); erf and erfc branch per vector: one whose every lane is small takes
 # the small arguments' expression alone (specmath.SMALL), without the full code's exp and division.
 SPECIAL = ("erf", "erfc", "erfcx", "ndtr")
-VARIANTS = ("expm1", "log1p", "logistic") + SPECIAL
+VARIANTS = ("expm1", "log1p", "logistic", "cbrt") + SPECIAL
 LIBRARY = INTRINSICS + VARIANTS
 LANES = (1, 2, 4, 8, 16)
 _INTRINSIC = re.compile(r"@llvm\.(" + "|".join(INTRINSICS) + r")\.(?:v(\d+))?f(32|64)\b")

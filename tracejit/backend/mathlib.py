@@ -20,13 +20,13 @@ AVX-512). They come in two forms:
     text = math_module_ir({("expm1", "float"), ("log1p", "double")}) + loops
     # in a loop body:  %y = call float @tj_expm1_float(float %x)
 
-Algorithms (branch-free, no tables). exp, exp2, expm1, log, log1p, tanh and logistic (``NATIVE_F32``) are
-computed in f32 for f32, with the same algorithms, f32 constants and shorter polynomials, so that a zmm
-register holds 16 lanes instead of 8 (about twice the f32 throughput); their results are within about
-1.5 f32 ulp. pow computes f32 in double and rounds once (nearly correctly rounded), and so do sin, cos and
-tan as inlined definitions; the library's f32 sin, cos and tan (vecmath.py, what compiled loops call) compute
-in f32 up to |x| = 2**14 (the double algorithm beyond, for the vectors that have such a lane), sin and cos
-within 0.6 ulp, tan within 0.96 ulp:
+Algorithms (branch-free, no tables). exp, exp2, expm1, log, log1p, log2, log10, tanh, logistic and cbrt
+(``NATIVE_F32``) are computed in f32 for f32, with the same algorithms, f32 constants and shorter
+polynomials, so that a zmm register holds 16 lanes instead of 8 (about twice the f32 throughput); their
+results are within about 1.5 f32 ulp. pow computes f32 in double and rounds once (nearly correctly
+rounded), and so do sin, cos and tan as inlined definitions; the library's f32 sin, cos and tan (vecmath.py,
+what compiled loops call) compute in f32 up to |x| = 2**14 (the double algorithm beyond, for the vectors
+that have such a lane), sin and cos within 0.6 ulp, tan within 0.96 ulp:
 
 - exp, expm1: x = n*ln2 + r (Cody-Waite, ln2 in two parts), expm1(r) by a minimax polynomial; exp applies
   2**n by one vscalef (llvm.ldexp) on AVX-512, elsewhere in two factors: either rounds once, also near
@@ -34,7 +34,12 @@ within 0.6 ulp, tan within 0.96 ulp:
 - exp2: x = n + t (n = round(x), t exact), t*ln2 = r - c with r = fl(t*ln2) and c its rest (never x*ln2,
   whose rounding costs hundreds of ulp at large |x|), then as exp.
 - log, log1p: x = 2**k * m with m in [sqrt(1/2), sqrt(2)); log(m) = 2*atanh(s), s = (m-1)/(m+1);
-  log1p carries the rounding error of 1 + x as a first-order correction.
+  log1p carries the rounding error of 1 + x as a first-order correction. log2 = k + log(m)*log2(e), log10 =
+  k*log10(2) + log(m)*log10(e), m = 1 + fr: log(m) = (fr - fr**2/2, exact) + s*(fr**2/2 + R), its products
+  with the constants and the sums kept as double-doubles (f32: pairs of f32), one rounding at the end;
+  log2(2**k) = k (mathlib_log).
+- cbrt: u = |x|**(-1/3) from the bits divided by 3 (integer arithmetic), two third-order steps without a
+  division, y = |x|*u**2, one Newton step on the exact residual |x| - y**3; the sign of x kept.
 - tanh(|x|), with the sign of x: an odd polynomial below 0.55 (|tanh| < 1/2), 1 - 2/(exp(2|x|) + 1) above,
   where the exp's and the division's errors are damped; both computed, one selected per lane (no division
   in the polynomial, no compensated division). logistic from exp(-|x|) (never overflows).
@@ -61,6 +66,8 @@ exp2        0.97       1.2e-7  (f32 arithmetic; 8.4e-8 where the result is norma
 expm1       1.08       1.2e-7  (f32 arithmetic)
 log         0.84       8.1e-8  (f32 arithmetic)
 log1p       0.85       8.0e-8  (f32 arithmetic)
+log2        0.73       7.3e-8  (f32 arithmetic; exact at powers of two)
+log10       0.67       7.1e-8  (f32 arithmetic)
 tanh        1.48       1.6e-7  (f32 arithmetic)
 logistic    1.45       1.7e-7  (f32 arithmetic)
 sin         0.78       6.7e-8  (f32 arithmetic up to 2**14, library)
@@ -71,6 +78,7 @@ atan        1.91       6.0e-8
 asin        2.45       6.0e-8
 acos        2.11       6.0e-8
 atan2       2.05       6.0e-8
+cbrt        0.50       6.0e-8  (f32 arithmetic)
 ==========  =========  ===========
 
 (6.0e-8 = 2**-24: half an f32 ulp, i.e. correctly rounded but for rare ties; 1.2e-7 = 2**-23. The
@@ -78,9 +86,10 @@ documented bar for f32 is 2e-6 relative. Where the f32 result is subnormal the e
 f32 ulps times 2**-23.)
 
 Special values follow NumPy: exp/expm1 overflow to inf and underflow through the subnormals to 0,
-log(0) = -inf, log(x<0) = nan, log1p(-1) = -inf, tanh(+-large) = +-1, NaN propagates, signed
-zeros are kept where NumPy keeps them, and pow follows C99 ``pow`` (pow(x, 0) = 1, pow(1, y) = 1,
-pow(negative, non-integer) = nan, pow(+-0, negative) = inf with the sign for odd y, ...).
+log(0) = -inf, log(x<0) = nan (log2, log10 too), log1p(-1) = -inf, cbrt(+-0) = +-0, cbrt(+-inf) = +-inf,
+tanh(+-large) = +-1, NaN propagates, signed zeros are kept where NumPy keeps them, and pow follows C99
+``pow`` (pow(x, 0) = 1, pow(1, y) = 1, pow(negative, non-integer) = nan, pow(+-0, negative) = inf with
+the sign for odd y, ...).
 
 sin, cos and tan are accurate for |x| <= 2**43 (about 8.8e12) in both types. Beyond that the
 branch-free reduction can no longer keep |r| <= pi/4 (that needs Payne-Hanek; the f64 spacing there
@@ -99,24 +108,19 @@ from .mathlib_arctrig import PIO2 as _PIO2
 from .mathlib_body import Body
 from .mathlib_exp import POLY as _EXP_POLY
 from .mathlib_exp import exp, exp2, expm1, logistic, pow2, tanh
+from .mathlib_log import POLY as _LOG_POLY
+from .mathlib_log import log, log1p, log2, log10, log_parts
 
-FUNCS = ("exp", "exp2", "log", "log1p", "expm1", "tanh", "logistic", "sin", "cos", "tan", "pow", "atan", "asin", "acos",
-         "atan2")
+FUNCS = ("exp", "exp2", "log", "log1p", "log2", "log10", "expm1", "tanh", "logistic", "sin", "cos", "tan", "pow",
+         "atan", "asin", "acos", "atan2", "cbrt")
 BINARY = ("pow", "atan2")
 
 _TYPES = ("float", "double")
 
 # Minimax polynomial coefficients (lowest degree first) per target precision, from a Remez exchange in
-# 60-digit arithmetic (the f32 atanh set: Lawson's iteratively reweighted least squares against mpmath,
-# minimising the relative error of the function, about 2**-29; the exp family's sets are in mathlib_exp).
+# 60-digit arithmetic (the exp and log families' sets are in mathlib_exp and mathlib_log).
 # The f32 sin and cos sets are evaluated in double; they are accurate to about 2**-31.
 _POLY = {
-    # atanh(s)/s = 1 + z/3 + z**2 * P(z), z = s**2 <= 0.0295
-    ("atanh", "double"): (
-        0.19999999999999998, 0.14285714285716494, 0.11111111110163169, 0.09090909275337217,
-        0.07692288535701199, 0.066678004295093, 0.05844097558745316, 0.05943346458465653,
-    ),
-    ("atanh", "float"): (0.19994184948370292, 0.14812164330605143),
     # sin(r) = r + r**3 * P(r**2), |r| <= pi/4 (+2**-10 of slack for the reduction)
     ("sin", "double"): (
         -0.1666666666666664, 0.008333333333323551, -0.00019841269830042426, 2.7557313613613064e-06,
@@ -130,6 +134,7 @@ _POLY = {
     ),
     ("cos", "float"): (0.041666666647748006, -0.0013888885522545548, 2.4799903350862186e-05, -2.723637526521412e-07),
     **_EXP_POLY,
+    **_LOG_POLY,
 }
 
 # tan(r) = r + r**3 * P(r**2), |r| <= pi/4 + 2**-10, for the library's f32 tan (f32 arithmetic): relative error
@@ -154,7 +159,7 @@ _POLY["exp2", "pow32"] = (
 )
 
 # Functions computed in f32 arithmetic for f32 (16 lanes per zmm); the others are computed in double.
-NATIVE_F32 = ("exp", "exp2", "expm1", "log", "log1p", "tanh", "logistic")
+NATIVE_F32 = ("exp", "exp2", "expm1", "log", "log1p", "log2", "log10", "tanh", "logistic", "cbrt")
 
 _INF = float("inf")
 _NAN = float("nan")
@@ -222,44 +227,6 @@ def function_text(f, value, name, ty, params, linkage, attributes, suffix=""):
 def math_module_ir(needed) -> str:
     """Definitions of the (name, ty) pairs in ``needed``, each once, in a stable order."""
     return "\n".join(math_function_ir(name, ty) for name, ty in sorted(set(needed)))
-
-
-def _log_parts(f, x):
-    """(k, fr) with x = 2**k * (1 + fr), 1 + fr in [sqrt(1/2), sqrt(2)), for finite x > 0."""
-    k_ = f.k
-    tiny = f.cmp("olt", x, k_.min_normal)
-    x = f.sel(tiny, f.mul(x, 2.0 ** (k_.mant + 2)), x)
-    k = f.int("ashr", f.int("sub", f.bits(x), k_.sqrt_half_bits), k_.mant)
-    m = f.from_bits(f.int("sub", f.bits(x), f.int("shl", k, k_.mant)))
-    return f.add(f.to_fp(k), f.sel(tiny, -(k_.mant + 2.0), 0.0)), f.sub(m, 1.0)
-
-
-def _log_core(f, k, fr, c, prec):
-    """log(2**k * (1 + fr)) + c for a small correction c. With s = fr/(2+fr), z = s**2,
-    log(1+fr) = 2*atanh(s) = fr - h + s*(h + R), h = fr**2/2, R = 2*atanh(s)/s - 2 = z*(2/3 + 2z*P(z)):
-    the exact fr leads and only small terms round (fdlibm's arrangement)."""
-    s = f.div(fr, f.add(fr, 2.0))
-    z = f.mul(s, s)
-    r = f.mul(z, f.fma(f.mul(z, 2.0), f.poly(z, _POLY["atanh", prec]), 2 / 3))
-    h = f.mul(f.mul(fr, fr), 0.5)
-    tail = f.fma(s, f.add(h, r), f.fma(k, f.k.ln2_lo, c))
-    return f.sub(f.mul(k, f.k.ln2_hi), f.sub(f.sub(h, tail), fr))
-
-
-def _log(f, x, prec):
-    y = _log_core(f, *_log_parts(f, x), 0.0, prec)
-    y = f.sel(f.cmp("oeq", x, _INF), x, y)
-    y = f.sel(f.cmp("oeq", x, 0.0), -_INF, y)
-    return f.sel(f.cmp("ult", x, 0.0), _NAN, y)  # negative or NaN
-
-
-def _log1p(f, x, prec):
-    u, c = f.two_sum(1.0, x)  # log(1 + x) = log(u + c) ~ log(u) + c/u
-    y = _log_core(f, *_log_parts(f, u), f.div(c, u), prec)
-    y = f.sel(f.cmp("oeq", x, _INF), x, y)
-    y = f.sel(f.cmp("oeq", x, -1.0), -_INF, y)
-    y = f.sel(f.cmp("olt", x, -1.0), _NAN, y)
-    return f.sel(f.cmp("ueq", x, 0.0), x, y)  # +-0 and NaN pass through
 
 
 def _reduce_pio2(f, x):
@@ -341,7 +308,7 @@ def _tan_f32(f, rh, rl, odd):
 def _log_dd(f, x):
     """log(x) as hi + lo to about 2**-64 relative, for x >= 0 or NaN (hi is -inf, inf, NaN there).
     Same reduction as log, with s, z/3 and the final sums carried as double-doubles."""
-    k, fr = _log_parts(f, x)
+    k, fr = log_parts(f, x)
     inv = f.div(1.0, f.add(fr, 2.0))
     sh = f.mul(fr, inv)
     sl = f.mul(f.fma(f.neg(sh), fr, f.fma(sh, -2.0, fr)), inv)  # the exact residual fr - sh*(2 + fr), over 2 + fr
@@ -403,6 +370,38 @@ def _exp2_f32(f, t):
     return f.sel(f.cmp("uno", t, t), t, mag)
 
 
+# cbrt: u = x**(-1/3) guessed as CBRT_GUESS - bits/3 (within 3.5%), f64 on the high 32 bits, hi/3 as one 32x32-bit
+# product and a shift; arguments below CBRT_TINY are scaled by 2**(3j) first (the result by 2**-j), which keeps
+# x - y**3 of the final step normal
+CBRT_GUESS = {"double": 0x553EF0FE, "float": 0x54A232A2}
+CBRT_TINY = {"double": (2.0**-960, 36), "float": (2.0**-100, 16)}
+
+
+def _cbrt(f, x, prec):
+    """cbrt(x) without a division: two steps u += u*(t/3 + 2t**2/9), t = 1 - x*u**3 (third order: error
+    3.5e-2 -> 3.9e-4 -> 7e-11 relative before rounding), y = x*u**2, then one Newton step y += (x - y**3) * u**2/3
+    with x - y**3 from the exact square of y (for f64 about 2**-66 off before its one rounding). f32 computes
+    in f32. cbrt(-x) = -cbrt(x); +-0, +-inf and NaN pass through."""
+    ax = f.abs(x)
+    limit, j = CBRT_TINY[f.ty]
+    tiny = f.cmp("olt", ax, limit)
+    ax = f.sel(tiny, f.mul(ax, 2.0 ** (3 * j)), ax)
+    if f.ty == "double":
+        third = f.int("lshr", f.int("mul", f.int("lshr", f.bits(ax), 32), 0xAAAAAAAB), 33)
+        u = f.from_bits(f.int("shl", f.int("sub", CBRT_GUESS[f.ty], third), 32))
+    else:
+        u = f.from_bits(f.int("sub", CBRT_GUESS[f.ty], f.int("udiv", f.bits(ax), 3)))
+    for _ in range(2):
+        t = f.fma(f.neg(f.mul(f.mul(ax, u), u)), u, 1.0)
+        u = f.fma(f.mul(u, t), f.fma(t, 2 / 9, 1 / 3), u)
+    y = f.mul(f.mul(ax, u), u)
+    y2h, y2l = f.two_prod(y, y)
+    r = f.fma(f.neg(y2l), y, f.fma(f.neg(y2h), y, ax))
+    y = f.fma(r, f.mul(f.mul(u, u), 1 / 3), y)
+    y = f.call("copysign", f.mul(y, f.sel(tiny, 2.0**-j, 1.0)), x)
+    return f.sel(f.cmp("ueq", f.add(x, x), x), x, y)  # +-0, +-inf, NaN
+
+
 def kernel(name):
     """The writer of a function's body, kernel(f, *args, prec) -> SSA value, for the libraries built on these
     (cmathlib, the complex functions; specmath); also "log_dd", log_dd(f, x) -> (hi, lo)."""
@@ -410,5 +409,7 @@ def kernel(name):
 
 
 _KERNELS = {
-    "exp": exp, "exp2": exp2, "expm1": expm1, "log": _log, "log1p": _log1p, "tanh": tanh, "logistic": logistic, "sin": _sin, "cos": _cos, "tan": _tan, "pow": _pow, **INVERSE_TRIG,
+    "exp": exp, "exp2": exp2, "expm1": expm1, "log": log, "log1p": log1p, "log2": log2, "log10": log10,
+    "tanh": tanh, "logistic": logistic, "sin": _sin, "cos": _cos, "tan": _tan, "pow": _pow, "cbrt": _cbrt,
+    **INVERSE_TRIG,
 }

@@ -256,14 +256,14 @@ acosh_p = elementwise("acosh", silent(np.arccosh), FLOAT, lambda t, x, out: ops.
 atanh_p = elementwise("atanh", silent(np.arctanh), FLOAT, lambda t, x, out: ops.div(t, _one_minus_square(x)),
                       low.hyperbolic("atanh"))
 log2_p = elementwise("log2", silent(np.log2), FLOAT, lambda t, x, out: ops.div(t, ops.mul(x, scalar(np.log(2), x))),
-                     low.libm("log2"))
+                     low.math("log2"))
 log10_p = elementwise("log10", silent(np.log10), FLOAT,
-                      lambda t, x, out: ops.div(t, ops.mul(x, scalar(np.log(10), x))), low.libm("log10"))
+                      lambda t, x, out: ops.div(t, ops.mul(x, scalar(np.log(10), x))), low.math("log10"))
 exp2_p = elementwise("exp2", silent(np.exp2), FLOAT,
                      lambda t, x, out: ops.mul(t, ops.mul(out, scalar(np.log(2), out))), low.math("exp2"))
 cbrt_p = elementwise("cbrt", silent(np.cbrt), FLOAT,      # t / (3 out**2), as JAX: its derivative at 0 is -inf
                      lambda t, x, out: ops.mul(t, ops.mul(scalar(1 / 3, out), ops.integer_pow(out, y=-2))),
-                     low.libm("cbrt"))
+                     low.math("cbrt"))
 
 # -------------------------------------------------------------------------------------------- binary ops
 # name, NumPy impl, dtype kinds, derivative: one (t, x, y, out) -> tangent per operand, lowering, flags
