@@ -482,9 +482,9 @@ KNOWN = [
     differs("numpy.unravel_index", "out_of_range", "raises", "concrete indices out of range raise ValueError, as NumPy's; "
             "JAX clips them, as tracejit does traced ones"),
     # derivatives that differ by a primitive's rule
-    differs("numpy.power lax.pow", "special | ties", "jvp grad jvp2", "d(x**y)/dx at x = y = 0: JAX NaN (0 * 0**-1), "
+    differs("numpy.power numpy.pow numpy.float_power lax.pow", "special | ties", "jvp grad jvp2", "d(x**y)/dx at x = y = 0: JAX NaN (0 * 0**-1), "
             "tracejit 0 (x**0 is 1 everywhere); deliberate"),
-    differs("numpy.power lax.pow", "special", "grad2", "d2(x**y)/dxdy at x = 0 (log 0): JAX NaN, tracejit a number "
+    differs("numpy.power numpy.pow numpy.float_power lax.pow", "special", "grad2", "d2(x**y)/dxdy at x = 0 (log 0): JAX NaN, tracejit a number "
             "(pow's rule takes log 0 as 0); deliberate"),
     differs("numpy.acosh", "random | special", "jvp grad jvp2 grad2", "below 1, where acosh is NaN, JAX's derivative "
             "1 / sqrt(x*x - 1) is a number (inf at -1); tracejit's is NaN"),
@@ -538,10 +538,10 @@ KNOWN = [
             "complex division by 0 gives infinities (as C99's), JAX's NaN"),
     differs("numpy.sqrt lax.sqrt", "complex_special", "jvp grad", "the derivative 1 / (2 sqrt(z)) at z = 0: as log's "
             "second derivative"),
-    follows_numpy("numpy.power", "complex_special", "value", "0 ** y for complex y with a positive real part: 0 in "
+    follows_numpy("numpy.power numpy.pow numpy.float_power", "complex_special", "value", "0 ** y for complex y with a positive real part: 0 in "
                   "NumPy and tracejit, NaN in JAX"),
     differs("lax.pow", "complex_special", "value", "as numpy.power (NumPy is not lax's oracle)"),
-    differs("numpy.power lax.pow", "complex_special", "jvp grad jvp2 grad2", "at x = 0, as for real x: tracejit's "
+    differs("numpy.power numpy.pow numpy.float_power lax.pow", "complex_special", "jvp grad jvp2 grad2", "at x = 0, as for real x: tracejit's "
             "derivatives are numbers where they exist (d/dx x**y is 0 there for Re y > 1; the mixed second derivative "
             "takes log 0 as 0), JAX's NaN"),
     follows_numpy("numpy.reciprocal", "complex_special", "value", "1 / 0j: NaN + NaN j in NumPy's reciprocal and "
@@ -613,9 +613,10 @@ KNOWN = [
     follows_numpy("numpy.promote_types", "int32 float32", "value", "NumPy's promotion: float64; JAX's: float32"),
     follows_numpy("numpy.result_type", "<class 'numpy.int32'> <class 'numpy.float32'> | <class 'numpy.float32'> <class "
                   "'numpy.int64'>", "value", "as promote_types"),
-    differs("numpy.power", "int8", "value", "(-3) ** -3 in int8: tracejit truncates to 0, as for the other integers; "
+    differs("numpy.power numpy.pow", "int8", "value", "(-3) ** -3 in int8: tracejit truncates to 0, as for the other integers; "
             "JAX's int8 power overflows (-19)"),
-    follows_jax("numpy.power", "int64 | int32_int64 | int8", "value", "integers to negative integer powers: NumPy raises, "
+    follows_jax("numpy.i0", "bfloat16", "dtype", "bfloat16 stays bfloat16, as in JAX; NumPy's i0 makes it float64"),
+    follows_jax("numpy.power numpy.pow", "int64 | int32_int64 | int8", "value", "integers to negative integer powers: NumPy raises, "
                 "tracejit gives JAX's values (1 and -1 keep their powers, the rest truncate to 0)"),
     follows_jax("numpy.positive", "bool", "value", "NumPy's positive refuses bool; tracejit, as JAX, returns it"),
 ]

@@ -5,6 +5,7 @@ import numpy as _np
 from ..core.trace import Tracer as _Tracer
 from . import fft, linalg
 from ._docs import document_as_numpy as _document_as_numpy
+from .bessel_gcd import gcd, i0, lcm
 from .calculus import cumprod, gradient, trapezoid
 from .complex_numbers import (
     angle,
@@ -71,7 +72,8 @@ from .dtypes import (
     unsignedinteger,
 )
 from .einsum_ops import einsum
-from .elementwise_extra import fabs, sinc
+from .elementwise_extra import divmod, fabs, float_power, fmod, modf, pow, sinc
+from .float_bits import copysign, frexp, ldexp, nextafter, signbit, spacing
 from .histograms import bincount, digitize, histogram, histogram_bin_edges
 from .index_tricks import (
     c_,
