@@ -18,7 +18,6 @@ from tracejit.scipy import special as S
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests"))
 from test_specmath import REFERENCE  # the mpmath references the tests use
 
-
 # name: (tracejit, SciPy, mpmath, grid from u = 10**uniform)
 FUNCTIONS = {
     "erf": (S.erf, sc.erf, REFERENCE["erf"], lambda r, n: np.concatenate([r.uniform(-6, 6, n), r.choice([-1, 1], n) * 10 ** r.uniform(-300, 0.8, n)])),
