@@ -20,9 +20,9 @@ AVX-512). They come in two forms:
     text = math_module_ir({("expm1", "float"), ("log1p", "double")}) + loops
     # in a loop body:  %y = call float @tj_expm1_float(float %x)
 
-Algorithms (branch-free, no tables). exp, exp2, expm1, log, log1p, log2, log10, tanh, logistic and cbrt
-(``NATIVE_F32``) are computed in f32 for f32, with the same algorithms, f32 constants and shorter
-polynomials, so that a zmm register holds 16 lanes instead of 8 (about twice the f32 throughput); their
+Algorithms (branch-free, no tables). exp, exp2, expm1, log, log1p, log2, log10, tanh, logistic, cbrt, atan,
+asin, acos and atan2 (``NATIVE_F32``) are computed in f32 for f32, with the same algorithms, f32 constants
+and shorter polynomials, so that a zmm register holds 16 lanes instead of 8 (about twice the f32 throughput); their
 results are within about 1.5 f32 ulp. pow computes f32 in double and rounds once (nearly correctly
 rounded), and so do sin, cos and tan as inlined definitions; the library's f32 sin, cos and tan (vecmath.py,
 what compiled loops call) compute in f32 up to |x| = 2**14 (the double algorithm beyond, for the vectors
@@ -50,7 +50,9 @@ that have such a lane), sin and cos within 0.6 ulp, tan within 0.96 ulp:
   its rounding to f32.
 - atan: |x| > 1 as pi/2 - atan(1/|x|), then pi/4 + atan((r-1)/(r+1)) above tan(pi/8), a polynomial in u**2
   below; asin and acos through atan (of x/sqrt((1-x)(1+x)) and twice that of sqrt((1-x)/(1+x))), atan2(y, x)
-  as atan(|y|/|x|), from pi where x is negative, C99's special cases kept. Computed in double for both types.
+  as atan(|y|/|x|), from pi where x is negative, C99's special cases kept. f32 in f32 arithmetic: the ratio
+  p/q goes to u = n/d (p/q, (p - q)/(p + q) or -q/p) with one division, n and d exact sums, u corrected by
+  the exact residual n - u*d; k*pi/4 (a pair of f32) + u + the rest rounded once (mathlib_arctrig).
 
 Max error measured against long-double NumPy (f64, in ulp) and float64 NumPy (f32, relative) over
 about 10**7 random arguments per function, from wide ranges (subnormal to overflow, trig arguments
@@ -74,10 +76,10 @@ sin         0.78       6.7e-8  (f32 arithmetic up to 2**14, library)
 cos         0.78       6.9e-8  (f32 arithmetic up to 2**14, library)
 tan         2.26       8.4e-8  (f32 arithmetic up to 2**14, library; 6.0e-8 inlined)
 pow         0.98       6.0e-8  (1.2e-7 where the result is subnormal: one step off near a tie)
-atan        1.91       6.0e-8
-asin        2.45       6.0e-8
-acos        2.11       6.0e-8
-atan2       2.05       6.0e-8
+atan        1.91       6.2e-8  (f32 arithmetic)
+asin        2.45       6.1e-8  (f32 arithmetic)
+acos        2.11       6.2e-8  (f32 arithmetic)
+atan2       2.05       6.2e-8  (f32 arithmetic)
 cbrt        0.50       6.0e-8  (f32 arithmetic)
 ==========  =========  ===========
 
@@ -159,7 +161,8 @@ _POLY["exp2", "pow32"] = (
 )
 
 # Functions computed in f32 arithmetic for f32 (16 lanes per zmm); the others are computed in double.
-NATIVE_F32 = ("exp", "exp2", "expm1", "log", "log1p", "log2", "log10", "tanh", "logistic", "cbrt")
+NATIVE_F32 = ("exp", "exp2", "expm1", "log", "log1p", "log2", "log10", "tanh", "logistic", "cbrt", "atan", "asin",
+              "acos", "atan2")
 
 _INF = float("inf")
 _NAN = float("nan")
