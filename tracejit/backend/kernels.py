@@ -144,7 +144,7 @@ def _loop_hints(g, f, repeated, vectors):
     # LLVM's cost model prices a library call as scalar calls, and prefers ymm on AVX-512 for a long inlined
     # math body (mathlib's log1p ran 4 doubles wide), so that it picks narrower vectors than the registers hold:
     # innermost loops that call mathlib's functions vectorize at full width, but for reductions that cannot
-    # vectorize (argmax: LLVM would say so on stderr).
+    # vectorize (without a combine: LLVM would say so on stderr).
     forced = f.vector_types and not scalar and (not isinstance(g.rule, Reduce) or g.rule.combine is not None)
     width = llvm.vector_bytes() // (4 if "float" in f.vector_types else 8) if forced else 0
     if width and isinstance(inner, int) and inner < width:     # no wider than the loop (a power of two)

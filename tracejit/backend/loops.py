@@ -219,23 +219,19 @@ class LoopBuilder(KernelBuilder):
                 self.memo.clear()
                 self._prefetch(idx)
                 x = self.value(root.inputs[0], idx)
-                pos = 0
-                for r in axes:
-                    pos = b.iop("add", b.iop("mul", pos, shape[r]), idx[r])
                 b.in_avals = [in_aval]
                 if blocked:
                     new, = g.rule.combine(b, [self.load_var(narrow, narrow_ty)], [x], **params)
                     self.store_var(narrow, narrow_ty, new)
                 else:
-                    new = g.rule.update(b, [self.load_var(v, t) for v, t in zip(accs, tys)], x, pos, **params)
+                    new = g.rule.update(b, [self.load_var(v, t) for v, t in zip(accs, tys)], x, **params)
                     for v, t, value in zip(accs, tys, new):
                         self.store_var(v, t, value)
                 for v in g.stores[1:]:
                     self.store(self.buffers[id(v)], idx, self.value(v, idx))
             if blocked:
                 b.in_avals = [in_aval]
-                new, = g.rule.update(b, [self.load_var(accs[0], tys[0])], self.load_var(narrow, narrow_ty), 0,
-                                     **params)
+                new, = g.rule.update(b, [self.load_var(accs[0], tys[0])], self.load_var(narrow, narrow_ty), **params)
                 self.store_var(accs[0], tys[0], new)
         self.memo.clear()
         b.in_avals = [in_aval]

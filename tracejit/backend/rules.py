@@ -8,8 +8,8 @@ A rule is one of four small kinds; the backend reads the kind, never the primiti
 - `IndexMap(fn)`: fn(b, idx, read, **params) -> x. The value at output index `idx` (a list of i64 SSA
   names or Python ints) from `read(i, in_idx)`, the value of operand i at an index. Structural ops
   (broadcast, transpose, slice, pad, gather...) are index maps, which is what lets them fuse.
-- `Reduce(init, update, result)`: a loop accumulator. init(b, **params) -> accs, update(b, accs, x, pos,
-  **params) -> accs (pos: i64 position along the reduced axes), result(b, accs, **params) -> x. The operand
+- `Reduce(init, update, result)`: a loop accumulator. init(b, **params) -> accs, update(b, accs, x, **params)
+  -> accs, result(b, accs, **params) -> x. The operand
   fuses into the reduction loop. `combine` (accs, accs) -> accs, when given, merges partial results, which
   lets the backend split a full reduction over threads.
 - `Kernel(fn, available=None, scratch=False, split=None)`: fn(k, outs, ins, **params) emits a whole kernel over

@@ -2,7 +2,7 @@
 operand dtype.
 
 The reductions lower to loop accumulators (tracejit.backend.rules.Reduce): the operand is computed inside the
-reduction loop. reassoc lets LLVM vectorize float sums and products (the order differs from NumPy's pairwise
+reduction loop; argmax and argmin become a max (min) and a min of positions before lowering (their simplify rule). reassoc lets LLVM vectorize float sums and products (the order differs from NumPy's pairwise
 sum). float32 sums accumulate in float64 (`wide`): the loop adds blocks in float32 with `combine` and the block
 totals into the wide accumulator with `update` (backend.loops.LoopBuilder._reduce); a float32 accumulator per vector
 lane lost 7e-4 relative on the mean of 1e7 values (NumPy's pairwise sum: 1e-8)."""
@@ -86,7 +86,7 @@ def _lower_reduce(identity, fop, iop=None):
         return b.binop(f"{fop} reassoc", iop, x, y, dtype)
 
     return Reduce(lambda b, axes: [(b.const(identity(b.dtype()), wide(b)), wide(b))],
-                  lambda b, accs, x, pos, axes: [op(b, accs[0], b.convert(x, held(b), wide(b)), wide(b))],
+                  lambda b, accs, x, axes: [op(b, accs[0], b.convert(x, held(b), wide(b)), wide(b))],
                   lambda b, accs, axes: b.convert(accs[0], wide(b), b.dtype()),
                   lambda b, accs, others, axes: [op(b, accs[0], others[0])])
 
@@ -162,25 +162,11 @@ def _arg_shape(name):
     return rule
 
 
-def _lower_arg(better, largest):
-    """First position of the extremum; a NaN wins over numbers (NumPy's argmax/argmin)."""
-    def update(b, accs, x, pos, axes, index_dtype):
-        best, at = accs
-        take = b.cmp(better, x, best)
-        if b.kind() == "f":
-            nan_first = b(f"and i1 {b(f'fcmp uno {b.ty()} {x}, {x}')}, {b(f'fcmp ord {b.ty()} {best}, {best}')}")
-            take = b(f"or i1 {take}, {nan_first}")
-        return [b.select(take, x, best), b.select(take, pos, at, np.int64)]
-
-    return Reduce(lambda b, axes, index_dtype: [(b.const(identity(b.dtype(), largest)), b.dtype()),
-                                                ("0", np.dtype(np.int64))],
-                  update, lambda b, accs, axes, index_dtype: b.convert(accs[1], np.int64, index_dtype))
-
-
 def _first_extremum(extremum):
-    """argmax (argmin) as the first position that holds the maximum (minimum), or a NaN: two reductions that
-    vectorize and split over the threads, where the loop carrying a value and its position ran scalar (2.8 ms for
-    1e6 float32 against NumPy's 0.1). The extremum is NaN when a NaN is there, and then no number equals it."""
+    """argmax (argmin)'s simplify rule, its lowering: the first position that holds the maximum (minimum), or a
+    NaN. Two reductions that vectorize and split over the threads: a loop carrying a value and its position ran
+    scalar (2.8 ms for 1e6 float32 against NumPy's 0.1). The extremum is NaN when a NaN is there, and then no
+    number equals it. An IR compiled without the passes runs argmax's NumPy impl."""
     def simplify(eqn, producer):
         (axis,), index_dtype = eqn.params["axes"], eqn.params["index_dtype"]
 
@@ -201,10 +187,10 @@ def _first_extremum(extremum):
 
 argmax_p = _reduction("argmax", _arg_shape("argmax"),
                       lambda x, axes, index_dtype: np.argmax(x, axis=axes[0]).astype(index_dtype), ZERO,
-                      _lower_arg("gt", False), simplify=_first_extremum(reduce_max_p))
+                      None, simplify=_first_extremum(reduce_max_p))
 argmin_p = _reduction("argmin", _arg_shape("argmin"),
                       lambda x, axes, index_dtype: np.argmin(x, axis=axes[0]).astype(index_dtype), ZERO,
-                      _lower_arg("lt", True), simplify=_first_extremum(reduce_min_p))
+                      None, simplify=_first_extremum(reduce_min_p))
 
 # ----------------------------------------------------------------------------------------------- cumsum
 
