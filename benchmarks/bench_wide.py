@@ -221,6 +221,27 @@ def vectors(repeat):
             + compare("repeat x4 250K f32", lambda M: lambda a: M.repeat(a, 4), (u[:250_000],), repeat, tol=0))
 
 
+@workload("layouts")
+def layouts(repeat):
+    """Transposes inside the function, and inputs that arrive in Fortran order (a pandas frame's values, a LAPACK
+    result): NumPy reads them in place."""
+    m, v = f32(2048, 2048, seed=24), f32(2048, seed=25)
+    fm = np.asfortranarray(m)
+
+    def softmax(M):
+        def f(x):
+            e = M.exp(x - x.max(1, keepdims=True))
+            return e / e.sum(1, keepdims=True)
+        return f
+
+    return (compare("A.T @ v 2048x2048 f32", lambda M: lambda a, v: a.T @ v, (m, v), repeat, tol=1e-3)
+            + compare("tanh(x.T) 2048x2048 f32", lambda M: lambda a: M.tanh(a.T), (m,), repeat, tol=1e-6)
+            + compare("Fortran input: M @ v 2048x2048 f32", lambda M: lambda a, v: a @ v, (fm, v), repeat, tol=1e-3)
+            + compare("Fortran input: tanh 2048x2048 f32", lambda M: lambda a: M.tanh(a), (fm,), repeat, tol=1e-6)
+            + compare("Fortran input: row sums 2048x2048 f32", lambda M: lambda a: a.sum(1), (fm,), repeat, tol=1e-2)
+            + compare("Fortran input: softmax rows 2048x2048 f32", softmax, (fm,), repeat, tol=1e-6))
+
+
 # ---------------------------------------------------------------------------------------------- gradients
 
 @workload("grads")

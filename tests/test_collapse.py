@@ -147,6 +147,27 @@ def test_transposed_reads_run_in_tiles(dtype):
         check(f, *args)
 
 
+def test_large_values_read_transposed_by_a_reduction_are_copied_in_tiles():
+    """A reduction's loop nest does not read a large value transposed (fusion._transposes_into_reduction): the
+    transpose is a loop nest of its own, in tiles, and the reductions read its result in memory order. A small
+    value, and an elementwise loop nest, still read it in place."""
+    from tracejit.backend.fusion import TRANSPOSED_BYTES
+
+    def softmax_of_transpose(x):
+        e = tnp.exp(x.T - x.T.max(1, keepdims=True))
+        return e / e.sum(1, keepdims=True)
+
+    side = int((TRANSPOSED_BYTES // 4) ** 0.5) + 3
+    big, small = data(np.float32, (side, side + 1), 8), data(np.float32, (side // 4, side // 4 + 1), 9)
+    for x, copied in ((big, True), (small, False)):
+        closed, _ = closed_ir(softmax_of_transpose, x)
+        roots = [g.root.prim.name for g in plan_groups(closed.ir)]
+        assert ("transpose" in roots) == copied, roots
+        check(softmax_of_transpose, x)
+    closed, _ = closed_ir(lambda x: x.T * 2 + 1, big)
+    assert [g.root.prim.name for g in plan_groups(closed.ir)] == ["add"]
+
+
 def test_reshapes_read_through_unsigned_index_arithmetic():
     """A reshape's read (rules.Emitter.reindex) divides the flat index without signs and leaves the leading axis
     unwrapped: repeat (a broadcast reshaped), splits and merges of axes, odd and power-of-two sizes."""

@@ -477,6 +477,40 @@ def test_transposed_matmul_operands_fold_into_dot_general():
         np.testing.assert_allclose(tj.jit(f)(*args), f(*args), rtol=1e-5, atol=1e-5)
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.int32])
+def test_transposes_fold_into_loop_products_and_reductions(dtype):
+    """A transposed operand of a product that becomes a loop (a.T @ v, v @ a.T) folds into its dimension numbers
+    whatever the layout, and a reduction of a transpose reduces the operand over the matching axes while its kept
+    axes stay in order (x.T.sum(1) is x.sum(0)), argmax and argmin included: the loops then read memory in order.
+    A reduction whose kept axes the transpose reorders keeps it. (An int32 sum adds up in int64: a conversion
+    stands between the transpose and the sum, so the integer cases reduce with max.)"""
+    from tracejit.primitives.linalg import MATVEC_LOOP
+    rng = np.random.default_rng(7)
+
+    def sample(*shape):
+        return (rng.integers(-4, 5, shape) if dtype == np.int32 else rng.standard_normal(shape)).astype(dtype)
+
+    def total(x, axis=None):
+        return x.max(axis) if dtype == np.int32 else x.sum(axis)
+
+    n = int(MATVEC_LOOP ** 0.5)
+    a, v, c = sample(n, n), sample(n), sample(4, 5, 6)
+    folded = [(lambda a, v: a.T @ v, (a, v)), (lambda a, v: v @ a.T, (a, v)),
+              (lambda a, v: tnp.einsum("ji,j->i", a.T, v), (a, v)),
+              (lambda a: total(a.T, 1), (a,)), (lambda a: a.T.max(0), (a,)), (lambda a: total(a.T), (a,)),
+              (lambda a: tnp.argmax(a.T, axis=1), (a,)), (lambda a: tnp.argmin(a.T, axis=0), (a,)),
+              (lambda c: tnp.transpose(c, (2, 0, 1)).min(0), (c,)), (lambda c: total(tnp.transpose(c, (1, 2, 0)), (0, 2)), (c,))]
+    kept = [(lambda c: total(tnp.transpose(c, (1, 2, 0)), 1), (c,)), (lambda c: tnp.argmax(tnp.transpose(c, (2, 0, 1)), 1), (c,))]
+    for f, args in folded + kept:
+        closed = ir_of(f, *args)
+        optimized = optimize(closed)
+        check_ir(optimized)
+        assert ("transpose[" not in str(optimized)) == ((f, args) in folded), str(optimized)
+        want = np.asarray(f(*[np.asarray(x) for x in args]))
+        np.testing.assert_allclose(eval_ir(optimized, *args)[0], want, rtol=1e-4, atol=1e-3)
+        np.testing.assert_allclose(tj.jit(f)(*args), want, rtol=1e-4, atol=1e-3)
+
+
 @pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int32, np.complex64])
 def test_products_that_are_no_matrix_product_become_a_product_and_a_sum(dtype):
     """A dot_general with a side without free axes (a dot, einsum "ij,ij->i", a matrix times a vector from

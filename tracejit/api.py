@@ -29,6 +29,7 @@ from .core.timing import recording
 from .core.trace import Tracer, _stack, eval_ir
 from .dispatch import CacheEntry, SignatureCache, fast_path, flat_args_tree
 from .traceback_util import api_boundary, mark_boundary, present
+from .transposed_inputs import with_layouts
 
 
 def _split_static(fun, args, kwargs, static_argnums, static_argnames):
@@ -246,12 +247,12 @@ class Jitted:
             if self.backend == "reference":
                 entry = CacheEntry(closed, in_tree, out_tree, _reference_executable(closed), times, names, fits=fits)
             else:
-                closed = passes.optimize(closed)
+                traced, closed = closed, passes.optimize(closed)
                 t2 = time.perf_counter()
                 exe = compile_ir(closed, cache=self.cache)
                 t3 = time.perf_counter()
                 times.update({"passes": t2 - t1, **exe.times, "total": t3 - t0})
-                entry = _native_entry(closed, in_tree, out_tree, names, exe, times, leaves, fits)
+                entry = _native_entry(closed, in_tree, out_tree, names, exe, times, leaves, fits, self.cache, traced)
             self._signatures.add(key, entry)
             self.misses += 1
             return entry
@@ -269,7 +270,7 @@ class Jitted:
             exe = compile_ir(shipped.closed, cache=self.cache, shipped=shipped.entries)
             times = {**exe.times, "total": time.perf_counter() - t0}
             entry = _native_entry(shipped.closed, pattern[0], shipped.out_tree, shipped.names, exe, times, leaves,
-                                  shipped.fits)
+                                  shipped.fits, self.cache)
             self._signatures.add(pattern, entry)
             if exe.source != "shipped":
                 self.misses += 1
@@ -290,9 +291,12 @@ class Jitted:
                          self._signatures.evicted, rows)
 
 
-def _native_entry(closed, in_tree, out_tree, names, exe, times, leaves, fits):
-    """The cache entry of compiled code, with its fast path for calls like this one (leaves)."""
-    entry = CacheEntry(closed, in_tree, out_tree, exe.run, times, names, exe, fits)
+def _native_entry(closed, in_tree, out_tree, names, exe, times, leaves, fits, cache, traced=None):
+    """The cache entry of compiled code, with its fast path for calls like this one (leaves), and the code for
+    large transposed inputs compiled from the traced IR (else the optimised one) when they come
+    (transposed_inputs)."""
+    run = with_layouts(exe.run, traced or closed, exe.in_avals, lambda c: compile_ir(passes.optimize(c), cache=cache))
+    entry = CacheEntry(closed, in_tree, out_tree, run, times, names, exe, fits)
     entry.fast = fast_path(exe, entry, leaves, out_tree)
     if entry.fast is not None:
         entry.tree_fast = caller(in_tree, entry.fast, MISS)

@@ -25,7 +25,7 @@ from ..core.avals import Dim
 from ..core.ir import Literal
 from . import llvm
 from .frame import Buffer, Frame, aligned
-from .fusion import INLINE_COST, Group, domain_size, plan_groups
+from .fusion import INLINE_COST, TILE, Group, domain_size, plan_groups
 from .in_place import in_place_outputs
 from .llvm_text import Function
 from .loops import KernelBuilder, LoopBuilder
@@ -135,6 +135,8 @@ def _loop_hints(g, f, repeated, vectors):
     vectors(calls): the vectors that a loop making that many calls of the vector math library carries at once."""
     body = f.count + INLINE_COST * (f.math_calls + f.library_calls)    # run time: a math call takes ~a body's
     inner = next((g.extents[a] for a in reversed(g.loop_order) if g.extents[a] is not None), 0) if g.fusible else 0
+    if g.fusible and g.tiled is not None:     # the innermost loop runs over a tile's row (fusion.transposed_read)
+        inner = min(inner, TILE)
     library = f.library_calls and not f.math_calls
     small = g.fusible and (
         (isinstance(inner, int) and inner < (MIN_LIBRARY_LOOP if library else MIN_VECTOR_LOOP))  # (the innermost)

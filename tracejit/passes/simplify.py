@@ -43,8 +43,8 @@ def simplify(closed):
         eqn = sweep.renamed(eqn, simplify)
         if not eqn.prim.multiple_results and not effectful(eqn):
             result = _rewrite(eqn, producers.get, uniform_value)
-            if callable(result):
-                result = _expand(sweep, eqn, result, producers)
+            if isinstance(result, tuple):
+                result = _expand(sweep, *result, producers)
             if not isinstance(result, Eqn):
                 sweep.replace(eqn.outvars[0], result)
                 continue
@@ -78,8 +78,8 @@ def _expand(sweep, eqn, fn, producers):
 
 
 def _rewrite(eqn, producer, uniform_value):
-    """The simplest form of a single-output equation: an atom that replaces its output, an equation, or a
-    function computing it (a simplify rule's expansion)."""
+    """The simplest form of a single-output equation: an atom that replaces its output, an equation, or
+    (an equation, a function computing it from its operands): a simplify rule's expansion of a rewritten one."""
     for _ in range(MAX_REWRITES_PER_EQN):
         result = (_scalar_operands(eqn, uniform_value) or _uniform_result(eqn, producer, uniform_value)
                   or _algebra(eqn, producer, uniform_value)
@@ -89,7 +89,7 @@ def _rewrite(eqn, producer, uniform_value):
         if isinstance(result, (Var, Literal)):
             return result if same_type(result, eqn.outvars[0]) else eqn
         if callable(result):
-            return result
+            return eqn, result
         prim, inputs, params = result
         rewritten = eqn.replace(prim, inputs, params)
         if not _well_typed(rewritten):

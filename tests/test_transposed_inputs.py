@@ -1,0 +1,86 @@
+"""Large Fortran-ordered inputs run on code compiled for their layout (tracejit.transposed_inputs), never copied
+to C order: the same results as C-ordered inputs and as NumPy, one compile per set of transposed positions."""
+import numpy as np
+import pytest
+
+import tracejit as tj
+import tracejit.api
+import tracejit.numpy as tnp
+from tracejit.backend import executable
+from tracejit.transposed_inputs import TRANSPOSED_BYTES, transposed_positions
+
+SIDE = int((TRANSPOSED_BYTES // 4) ** 0.5) + 5      # a square f32 matrix just above the size
+
+
+def softmax(x):
+    e = tnp.exp(x - x.max(1, keepdims=True))
+    return e / e.sum(1, keepdims=True)
+
+
+rng = np.random.default_rng(11)
+C = rng.standard_normal((SIDE, SIDE + 3)).astype(np.float32)
+V = rng.standard_normal(SIDE + 3).astype(np.float32)
+W = rng.standard_normal((SIDE + 3, 7)).astype(np.float32)
+
+CASES = {
+    "matvec": lambda x: x @ V,
+    "vecmat": lambda x: V[:SIDE] @ x,
+    "matmul": lambda x: x @ W,
+    "gram": lambda x: x.T @ x[:, :9],
+    "tanh": lambda x: tnp.tanh(x) * 2 + 1,
+    "column_sums": lambda x: x.sum(0),
+    "row_max": lambda x: x.max(1),
+    "total": lambda x: x.sum(),
+    "softmax": softmax,
+    "cumsum": lambda x: tnp.cumsum(x, 0),
+    "argmax": lambda x: tnp.argmax(x, axis=1),
+    "column": lambda x: x[:, 3] * 2,
+    "plus_transpose": lambda x: x[:, :SIDE] + x[:, :SIDE].T,
+}
+
+
+@pytest.fixture
+def no_copies(monkeypatch):
+    """Fail where an input is copied to C order; count the compiles."""
+    def copy(a):
+        raise AssertionError(f"an input of shape {a.shape} was copied")
+    monkeypatch.setattr(executable, "_c_copy", copy)
+    compiles = []
+    compile_ir = tracejit.api.compile_ir
+    monkeypatch.setattr(tracejit.api, "compile_ir", lambda *a, **k: compiles.append(1) or compile_ir(*a, **k))
+    return compiles
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_fortran_inputs_match_c_inputs_without_a_copy(name, no_copies):
+    f = tj.jit(CASES[name])
+    want = f(C)
+    F = np.asfortranarray(C)
+    assert transposed_positions([F], [f.lower(C)._entry.executable.in_avals[0]]) == (0,)
+    for _ in range(2):
+        got = f(F)
+        assert got.dtype == want.dtype and got.shape == want.shape
+        np.testing.assert_allclose(got, want, rtol=2e-5, atol=2e-5)
+    np.testing.assert_allclose(want, np.asarray(CASES[name](C)), rtol=2e-4, atol=2e-4)
+    assert len(no_copies) == 2 and f.misses == 1      # the signature's code, and its code for a transposed input
+
+
+def test_mixed_layouts_dtypes_and_sizes():
+    """Each set of transposed positions has its code; a Fortran array of another dtype, a small one, a 3-d one
+    (its axes reversed) and one of a symbolic signature are converted or copied as before."""
+    f = tj.jit(lambda x, y: x @ y.T + x.sum())
+    x, y = C[:, :SIDE], C[:, :SIDE].T.copy() + 1
+    want = np.asarray(x @ y.T + x.sum(dtype=np.float64), np.float32)
+    for a, b in [(x, y), (np.asfortranarray(x), y), (x, np.asfortranarray(y)), (np.asfortranarray(x), np.asfortranarray(y)),
+                 (np.asfortranarray(x, dtype=np.float64), y)]:
+        np.testing.assert_allclose(f(a, b), want, rtol=1e-4, atol=1e-2)
+    small = rng.standard_normal((20, 30)).astype(np.float32)
+    g = tj.jit(lambda x: tnp.tanh(x).sum(0))
+    np.testing.assert_allclose(g(np.asfortranarray(small)), np.tanh(small).sum(0), rtol=1e-5)
+    cube = rng.standard_normal((70, 60, 80)).astype(np.float32)
+    h = tj.jit(lambda c: (c * 2).sum(2) + c[:, :, 0])
+    np.testing.assert_allclose(h(np.asfortranarray(cube)), (cube * 2).sum(2) + cube[:, :, 0], rtol=1e-4, atol=1e-4)
+    s = tj.jit(lambda x: x.sum(0), dynamic_dims={"x": {0: "n"}})
+    for rows in (SIDE, SIDE + 1):
+        big = rng.standard_normal((rows, SIDE)).astype(np.float32)
+        np.testing.assert_allclose(s(np.asfortranarray(big)), big.sum(0), rtol=1e-4, atol=1e-4)

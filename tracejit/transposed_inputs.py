@@ -1,0 +1,52 @@
+"""Large inputs that arrive transposed (Fortran order: a pandas frame's `.values`, a LAPACK result, `x.T`) run on
+code compiled for their layout, not on a C-order copy of them.
+
+Such a code is the signature's IR with the input taken as its transpose, which is C-contiguous (a view, no copy),
+and a transpose of it as the IR's first equation; the passes then fold that transpose into the equations that read
+it: a matrix product reads it as it is (TransA, or a loop in its memory order), an elementwise loop nest in tiles.
+A copy of a 2048 x 2048 f32 transpose took 5-6 ms (in tiles: executable._c_copy), where NumPy's gemv reads it in
+place in 0.3. The code for a set of transposed positions is compiled on its first call and kept with the entry.
+"""
+import numpy as np
+
+from .core.avals import is_symbolic
+from .core.ir import IR, ClosedIR, Eqn, Var
+from .core.ops import primitive
+
+TRANSPOSED_BYTES = 1 << 20     # inputs from this size on take their own code; a smaller one is copied
+
+
+def transposed_positions(leaves, avals):
+    """The positions of the leaves that are large Fortran-ordered arrays of the compiled dtype (ndim >= 2)."""
+    return tuple(i for i, (x, a) in enumerate(zip(leaves, avals))
+                 if type(x) is np.ndarray and x.ndim >= 2 and x.nbytes >= TRANSPOSED_BYTES and x.dtype == a.dtype
+                 and x.flags.f_contiguous and x.flags.aligned and not x.flags.c_contiguous)
+
+
+def transposed_ir(closed, positions):
+    """closed taking the inputs at positions as their transposes (axes reversed)."""
+    ir, eqns, invars = closed.ir, [], list(closed.ir.invars)
+    for i in positions:
+        v = invars[i]
+        invars[i] = Var(v.aval.update(shape=v.aval.shape[::-1]))
+        eqns.append(Eqn(primitive("transpose"), [invars[i]], {"permutation": tuple(range(v.aval.ndim))[::-1]}, [v]))
+    return ClosedIR(IR(ir.constvars, invars, eqns + list(ir.eqns), ir.outvars), closed.consts)
+
+
+def with_layouts(run, closed, in_avals, compile_ir):
+    """run(leaves), except that a call with large transposed inputs runs the code compiled for their positions
+    (compile_ir: an unoptimised ClosedIR -> Executable). Symbolic signatures keep the copy: their loop nests
+    are not tiled (fusion.transposed_read)."""
+    if any(is_symbolic(a.shape) for a in in_avals):
+        return run
+    variants = {}
+
+    def call(leaves):
+        positions = transposed_positions(leaves, in_avals)
+        if not positions:
+            return run(leaves)
+        exe = variants.get(positions)
+        if exe is None:
+            exe = variants.setdefault(positions, compile_ir(transposed_ir(closed, positions)))
+        return exe.run([x.T if i in positions else x for i, x in enumerate(leaves)])
+    return call
