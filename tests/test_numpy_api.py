@@ -347,6 +347,26 @@ def test_sort_and_argsort_as_numpy(rng, dtype):
     check(lambda x: tnp.take_along_axis(x, np.array([[3], [0]]), 0), lambda x: np.take_along_axis(x, np.array([[3], [0]]), 0), x)
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.int16, np.bool_])
+def test_compiled_sorts_write_into_their_output_over_the_threads(rng, dtype):
+    """The compiled code's sorts (their `into` rule) sort in the output's memory, the rows of a large array in
+    chunks over the threads: NumPy's values and tie order along every axis of 2-d and 3-d arrays, as an output
+    and as an intermediate; a NaN included."""
+    from tracejit.primitives.indexing import PARALLEL_SORT
+    x = rand(rng, (PARALLEL_SORT // 40 + 3, 41), dtype)
+    if dtype == np.float32:
+        x[3, :4] = [np.nan, -0.0, 0.0, 0.0]
+    cube = x[:900].reshape(20, 45, 41)
+    for a in (x, cube):
+        for axis in range(a.ndim):
+            for stable in (False, True):
+                want = np.argsort(a, axis=axis, kind="stable" if stable else None)
+                np.testing.assert_array_equal(tj.jit(lambda a: tnp.argsort(a, axis=axis, stable=stable))(a), want)
+            np.testing.assert_array_equal(tj.jit(lambda a: tnp.sort(a, axis=axis))(a), np.sort(a, axis=axis))
+            np.testing.assert_array_equal(tj.jit(lambda a: tnp.sort(a, axis=axis)[:2] == 0)(a),
+                                          np.sort(a, axis=axis)[:2] == 0)
+
+
 @pytest.mark.parametrize("dtype", [np.float64, np.float32, np.int32])
 @pytest.mark.parametrize("n", [0, 1, 2, 7, 100])
 def test_searchsorted_as_numpy(rng, dtype, n):

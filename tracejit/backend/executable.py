@@ -194,10 +194,15 @@ class Executable:
     def _python_step(self, eqn, ins, outs, arena):
         """An equation without a lowering rule: its NumPy impl on views of the buffers. The impl is called as bind
         would call it, without bind's shape rule: the equation was checked when traced (that rule took a fifth of a
-        1024-point rfft's call); results are cast to the buffers' dtypes as bind casts them."""
+        1024-point rfft's call); results are cast to the buffers' dtypes as bind casts them. A primitive with an `into`
+        rule writes its result into the output's buffer itself (a sort, in place)."""
         bufs = self.frame.buffers
         args = [x.value if isinstance(x, Literal) else self._view(bufs[id(x)], ins, outs, arena)
                 for x in eqn.inputs]
+        out = bufs.get(id(eqn.outvars[0]))
+        if eqn.prim.into is not None and out is not None:
+            eqn.prim.into(self._view(out, ins, outs, arena), *args, **eqn.params)
+            return
         with eager():
             results = eqn.prim.impl(*args, **eqn.params)
         for v, r in zip(eqn.outvars, results if eqn.prim.multiple_results else [results]):

@@ -30,7 +30,7 @@ from .ir import IR, ClosedIR, Eqn, Literal, Var
 # may yet: lowering inlines every call, see tracejit.passes.inline).
 # partial_eval(eqn, unknowns) -> (list of known eqns, unknown eqn | None): how reverse mode splits an equation
 # whose inputs are partly tangents (tracejit.transforms.partial_eval).
-RULES = ("jvp", "transpose", "batch", "lower", "simplify", "partial_eval", "prune")
+RULES = ("jvp", "transpose", "batch", "lower", "simplify", "partial_eval", "prune", "into")
 FLAGS = ("elementwise", "commutative", "idempotent", "effectful", "linear", "involution", "identity",
          "rearranges", "inline")
 
@@ -40,7 +40,8 @@ class Primitive:
 
     shape_rule(*avals, **params) -> ShapedArray (or a list when multiple_results)
     impl(*arrays, **params) -> ndarray (or a list)
-    Rules (jvp, transpose, batch, lower) are filled in next to the primitive's definition.
+    Rules (jvp, transpose, batch, lower) are filled in next to the primitive's definition; `into(out, *arrays,
+    **params)`, where given, writes the impl's result into out for the compiled code's Python driver.
     Flags tell passes what they may do without naming the primitive.
     """
 

@@ -14,6 +14,7 @@ Each primitive is one block with its lowering. dynamic_slice, dynamic_update_sli
 buffer."""
 import numpy as np
 
+from ..backend import runtime
 from ..backend.rules import IndexMap, Kernel
 from ..core.ad_util import UndefinedPrimal, Zero, aval, zeros
 from ..core.avals import DEFAULT_INT, ShapedArray, is_float
@@ -373,12 +374,41 @@ def _sort_jvp(primals, tangents, axis):
     return ops.sort(x, axis=axis), take_along_axis(t, ops.argsort(x, axis=axis, stable=True), axis)
 
 
+PARALLEL_SORT = 1 << 16    # elements from which the compiled code sorts the rows of an array over the threads
+
+
+def _sorted_into(sort):
+    """The `into` rule of a sort: sort(out, x, axis, **params) writes x sorted along axis into out; an array of
+    PARALLEL_SORT elements or more has its rows (along an axis other than the sorted one) sorted in chunks over
+    the threads, as NumPy's sorts release the GIL. The rows of 2048 x 2048 f32 took 12.9 ms sorted by np.sort and
+    copied into the output, against NumPy's 8.2."""
+    def into(out, x, axis, **params):
+        lead, n = (1 if axis == 0 else 0), (x.shape[1 if axis == 0 else 0] if x.ndim > 1 else 1)
+        chunks = min(runtime.NUM_THREADS, n) if x.size >= PARALLEL_SORT else 1
+
+        def chunk(c):
+            rows = (slice(None),) * lead + (slice(c * n // chunks, (c + 1) * n // chunks),) if x.ndim > 1 else ()
+            sort(out[rows], x[rows], axis, **params)
+        runtime.parallel_for(chunk, chunks)
+    return into
+
+
+def _sort_in_place(out, x, axis):
+    np.copyto(out, x)
+    out.sort(axis=axis)
+
+
+def _argsort(x, axis, stable):
+    return np.argsort(x, axis=axis, kind="stable" if stable else None)
+
+
 sort_p = Primitive("sort", _along_axis_shape("sort"), lambda x, axis: np.sort(x, axis=axis), jvp=_sort_jvp,
-                   batch=lambda args, dims, axis: (ops.sort(args[0], axis=batched_axis(axis, dims[0])), dims[0]))
-argsort_p = Primitive("argsort", _along_axis_shape("argsort", DEFAULT_INT),
-                      lambda x, axis, stable: np.argsort(x, axis=axis, kind="stable" if stable else None),
+                   batch=lambda args, dims, axis: (ops.sort(args[0], axis=batched_axis(axis, dims[0])), dims[0]),
+                   into=_sorted_into(_sort_in_place))
+argsort_p = Primitive("argsort", _along_axis_shape("argsort", DEFAULT_INT), _argsort,
                       batch=lambda args, dims, axis, stable: (
-                          ops.argsort(args[0], axis=batched_axis(axis, dims[0]), stable=stable), dims[0]))
+                          ops.argsort(args[0], axis=batched_axis(axis, dims[0]), stable=stable), dims[0]),
+                      into=_sorted_into(lambda out, x, axis, stable: np.copyto(out, _argsort(x, axis, stable))))
 argsort_p.set(jvp=jvp_rule(argsort_p, ZERO))
 
 # ------------------------------------------------------------------------------------------ searchsorted
