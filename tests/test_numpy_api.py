@@ -623,6 +623,30 @@ def test_at_updates(rng):
     assert np.array_equal(tj.jit(lambda x: x.at[1].get())(x), x[1])
 
 
+def test_at_set_keeps_the_last_of_repeated_indices_and_its_derivatives_are_jaxs(rng):
+    """x.at[idx].set is one scatter over x's own axes (no copy of x as a flat array): repeated indices keep the
+    last value (NumPy's x[idx] = v), traced or concrete, 1-d to 3-d, out-of-range ones are dropped, negative ones
+    count from the end; the derivatives give each update the cotangent of its position where it won, as JAX's."""
+    jax = pytest.importorskip("jax")
+    jnp = jax.numpy
+    x1, x3 = rand(rng, (6,), np.float64), rand(rng, (3, 4, 5), np.float64)
+    i, j = np.array([1, 4, 1, 9, -1, 4]), np.array([2, 0, 2, 1, 3, 0])
+    v = rand(rng, (6,), np.float64)
+    cases = [(x1, lambda x, i, j, v: x.at[i].set(v)), (x3, lambda x, i, j, v: x.at[i % 3, j, 1].set(v)),
+             (x3, lambda x, i, j, v: x.at[:, j].set(v[:, None])), (x3, lambda x, i, j, v: x.at[0, i].add(v[:, None]))]
+    for x, f in cases:
+        want = np.asarray(f(jnp.asarray(x), i, j, v))
+        np.testing.assert_array_equal(tj.jit(f)(x, i, j, v), want)
+        np.testing.assert_array_equal(tj.jit(lambda x, v, f=f: f(x, i, j, v))(x, v), want)     # concrete indices
+        w = rand(rng, x.shape, np.float64)
+
+        def loss(M, f=f, w=w):
+            return lambda x, v: (f(M.asarray(x), i, j, v) * w).sum()
+        for arg in (0, 1):
+            np.testing.assert_allclose(tj.jit(tj.grad(loss(tnp), arg))(x, v), jax.grad(loss(jnp), arg)(x, v))
+    assert "reshape" not in str(tj.make_ir(lambda x, i: x.at[i, 0].set(0.0), optimize=True)(x3[0], i % 4))
+
+
 def test_methods(rng):
     x = rand(rng, (3, 4), np.float32)
     for name in ["sum", "mean", "max", "min", "prod", "argmax", "argmin", "ravel", "cumsum", "var", "std"]:

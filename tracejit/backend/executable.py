@@ -199,8 +199,7 @@ class Executable:
         bufs = self.frame.buffers
         args = [x.value if isinstance(x, Literal) else self._view(bufs[id(x)], ins, outs, arena)
                 for x in eqn.inputs]
-        out = bufs.get(id(eqn.outvars[0]))
-        if eqn.prim.into is not None and out is not None:
+        if eqn.prim.into is not None and (out := bufs.get(id(eqn.outvars[0]))) is not None:
             eqn.prim.into(self._view(out, ins, outs, arena), *args, **eqn.params)
             return
         with eager():

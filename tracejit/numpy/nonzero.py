@@ -7,7 +7,7 @@ import numpy as np
 from ..core.avals import DEFAULT_INT, index_arg
 from ..core.errors import ConcretizationError
 from ..core.trace import Tracer, bind
-from ..primitives import indexing as ix
+from ..primitives import scatter as sc
 from ._base import asarray, astype, aval, broadcast_to_shape, stack
 from .creation import arange, zeros
 from .index_tricks import unravel_index
@@ -36,7 +36,7 @@ def scatter_sum(length, positions, values):
     """A vector of `length` holding values summed at positions (integers of any shape; those out of
     [0, length) are dropped)."""
     values = broadcast_to_shape(asarray(values), aval(positions).shape)
-    return bind(ix.scatter_add_p, zeros((length,), aval(values).dtype), expand_dims(positions, -1), values,
+    return bind(sc.scatter_add_p, zeros((length,), aval(values).dtype), expand_dims(positions, -1), values,
                 axes=(0,), mode="drop")
 
 

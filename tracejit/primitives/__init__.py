@@ -2,8 +2,8 @@
 rules apply one another through tracejit.core.ops.
 
 Layers: the families (elementwise, special, bitcast, complex_parts, shapes, reductions, linalg, fft, indexing,
-threefry) import only core and the backend's rule kinds (special also the backend's specmath kernels, which it runs
-on NumPy arrays); cond, while and scan sit above the transforms they apply to their bodies."""
+scatter, threefry) import only core and the backend's rule kinds (special also the backend's specmath kernels, which
+it runs on NumPy arrays); cond, while and scan sit above the transforms they apply to their bodies."""
 from ..core.ops import register
 from . import (
                bitcast,
@@ -22,6 +22,7 @@ from . import (
                reductions,
                remat,
                scan,
+               scatter,
                shapes,
                special,
                threefry,
@@ -30,5 +31,5 @@ from . import (
 )
 
 ALL = register([elementwise, special, bitcast, complex_parts, shapes, reductions, cumulative, linalg, linalg_factor,
-                linalg_solve, linalg_eig, fft, indexing, convolution, windowed, threefry, cond, while_loop, scan, debug,
-                remat])
+                linalg_solve, linalg_eig, fft, indexing, scatter, convolution, windowed, threefry, cond, while_loop, scan,
+                debug, remat])

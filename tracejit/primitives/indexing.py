@@ -3,8 +3,7 @@ indexes: -1 is the last position), and are then clamped so the slice fits, as in
 
 gather(x, indices, axes, mode) reads x[indices[..., 0], indices[..., 1], ...] along `axes` (the other axes
 of x are kept whole, after the batch axes of `indices`). mode="clip" clamps out-of-range indices;
-mode="fill" reads zero there. scatter_add is its transpose: mode="clip" clamps, mode="drop" ignores
-out-of-range updates (what x.at[i].add does in JAX).
+mode="fill" reads zero there. Its transpose, scatter_add, is in scatter.py.
 
 sort and argsort run NumPy's sort along one axis (compiled code calls it: no lowering rule), so values and
 the order of ties are NumPy's; the derivative of sort moves the tangent by the same permutation.
@@ -279,74 +278,6 @@ def _lower_gather(b, idx, read, axes, mode):
 
 gather_p = linear_primitive("gather", _gather_shape, _gather_impl, _gather_transpose, (0,), batch=_gather_batch,
                             lower=IndexMap(_lower_gather))
-
-# ---------------------------------------------------------------------------------------- scatter_add
-
-
-def _scatter_add_shape(x, indices, updates, axes, mode):
-    if mode not in ("clip", "drop"):
-        raise ValueError(f"scatter_add: mode must be 'clip' or 'drop', got {mode!r}")
-    expected = _gather_out_shape(x, indices, axes)
-    if updates.shape != expected or updates.dtype != x.dtype:
-        raise ShapeError(f"scatter_add: updates {updates.str_short()} must have shape {expected} and dtype "
-                         f"{x.dtype} for operand {x.shape} and indices {indices.shape}")
-    return x
-
-
-def _scatter_add_impl(x, indices, updates, axes, mode):
-    out = _front(np.array(x), axes).copy()
-    columns, in_range = _index_tuple(out.shape[:len(axes)], indices, range(len(axes)))
-    updates = np.asarray(updates)
-    if mode == "drop":
-        columns = tuple(c[in_range] for c in columns)
-        updates = updates[in_range]
-    if out.size:
-        np.add.at(out, columns, updates)
-    return np.moveaxis(out, range(len(axes)), axes)
-
-
-def _scatter_add_transpose(ct, x, indices, updates, axes, mode):
-    ct_x = ct if isinstance(x, UndefinedPrimal) else None
-    ct_u = (ops.gather(ct, indices, axes=axes, mode="clip" if mode == "clip" else "fill")
-            if isinstance(updates, UndefinedPrimal) else None)
-    return [ct_x, None, ct_u]
-
-
-def _scatter_add_batch(args, dims, axes, mode):
-    """The operand is batched (broadcast if need be); indices as in gather's rule; updates follow."""
-    (x, indices, updates), (xd, idd, ud) = args, dims
-    size = next(aval(v).shape[d] for v, d in zip(args, dims) if d is not None)
-    at = 0 if xd is None else xd
-    x = move_batch_axis(x, xd, at, size)
-    moved = tuple(batched_axis(a, at) for a in axes)
-    if idd is None:
-        u_at = aval(indices).ndim - 1 + sum(k not in moved for k in range(at))
-        return ops.scatter_add(x, indices, move_batch_axis(updates, ud, u_at, size), axes=moved, mode=mode), at
-    indices = _with_batch_column(move_batch_axis(indices, idd, 0, size))
-    return ops.scatter_add(x, indices, move_batch_axis(updates, ud, 0, size), axes=(at,) + moved, mode=mode), at
-
-
-def _lower_scatter_add(k, outs, ins, axes, mode):
-    """out = x; then out[clamped index] += update, in order (mode drop skips out-of-range updates)."""
-    (out,), (x, ind, upd) = outs, ins
-    b, shape = k.b, x.aval.shape
-    with k.loop_nest(shape) as i:
-        k.store(out, i, k.load(x, i))
-    if upd.aval.size == 0 or x.aval.size == 0:
-        return
-    nb = ind.aval.ndim - 1
-    with k.loop_nest(upd.aval.shape) as j:
-        dst, inside = _gathered_index(b, shape, axes, lambda c: b.index(k.load(ind, c), ind.aval.dtype),
-                                      j[:nb], j[nb:])
-        old = k.load(out, dst)
-        new = b.binop("fadd", "or" if x.aval.dtype == np.bool_ else "add", old, k.load(upd, j), x.aval.dtype)
-        if mode == "drop" and inside is not True:
-            new = b.select(inside, new, old, x.aval.dtype) if inside is not False else old
-        k.store(out, dst, new)
-
-
-scatter_add_p = linear_primitive("scatter_add", _scatter_add_shape, _scatter_add_impl, _scatter_add_transpose,
-                                 (0, 2), batch=_scatter_add_batch, lower=Kernel(_lower_scatter_add))
 
 # ---------------------------------------------------------------------------------------- sort, argsort
 

@@ -1,0 +1,130 @@
+"""The scatters, gather's counterparts (indexing.py). scatter_add(x, indices, updates, axes, mode) adds each update
+into x at its index (gather's transpose); scatter(x, indices, updates, axes, mode) stores it there, in order, so that
+the last of repeated indices wins (NumPy's x[idx] = v; JAX leaves the winner unspecified and its CPU code keeps the
+last). mode="clip" clamps out-of-range indices, mode="drop" skips their updates (what x.at[i].add and .set do in
+JAX).
+
+Both are linear in (x, updates) jointly and lower to one kernel: out = x, then a loop over the updates in order,
+never outside the buffer (indices clamped, or their updates skipped). scatter's transpose gives each update the
+cotangent of its position only where it won: it scatters the updates' numbers to learn which won."""
+import numpy as np
+
+from ..backend.rules import Kernel
+from ..core.ad_util import UndefinedPrimal, aval, zeros
+from ..core.avals import DEFAULT_INT, ShapedArray
+from ..core.batching import batched_axis, move_batch_axis
+from ..core.errors import ShapeError
+from ..core.ops import ops
+from .base import linear_primitive
+from .indexing import _front, _gather_out_shape, _gathered_index, _index_tuple, _with_batch_column
+
+
+def _shape(name):
+    def rule(x, indices, updates, axes, mode):
+        if mode not in ("clip", "drop"):
+            raise ValueError(f"{name}: mode must be 'clip' or 'drop', got {mode!r}")
+        expected = _gather_out_shape(x, indices, axes)
+        if updates.shape != expected or updates.dtype != x.dtype:
+            raise ShapeError(f"{name}: updates {updates.str_short()} must have shape {expected} and dtype "
+                             f"{x.dtype} for operand {x.shape} and indices {indices.shape}")
+        return x
+    return rule
+
+
+def _impl(combine):
+    """The NumPy impl that applies combine(out, columns, updates) to a copy of x (its indexed axes in front)."""
+    def impl(x, indices, updates, axes, mode):
+        out = _front(np.array(x), axes).copy()
+        columns, in_range = _index_tuple(out.shape[:len(axes)], indices, range(len(axes)))
+        updates = np.asarray(updates)
+        if mode == "drop":
+            columns = tuple(c[in_range] for c in columns)
+            updates = updates[in_range]
+        if out.size:
+            combine(out, columns, updates)
+        return np.moveaxis(out, range(len(axes)), axes)
+    return impl
+
+
+def _batch(name):
+    """The operand is batched (broadcast if need be); indices as in gather's rule; updates follow."""
+    def batch(args, dims, axes, mode):
+        (x, indices, updates), (xd, idd, ud) = args, dims
+        scatter = getattr(ops, name)
+        size = next(aval(v).shape[d] for v, d in zip(args, dims) if d is not None)
+        at = 0 if xd is None else xd
+        x = move_batch_axis(x, xd, at, size)
+        moved = tuple(batched_axis(a, at) for a in axes)
+        if idd is None:
+            u_at = aval(indices).ndim - 1 + sum(k not in moved for k in range(at))
+            return scatter(x, indices, move_batch_axis(updates, ud, u_at, size), axes=moved, mode=mode), at
+        indices = _with_batch_column(move_batch_axis(indices, idd, 0, size))
+        return scatter(x, indices, move_batch_axis(updates, ud, 0, size), axes=(at,) + moved, mode=mode), at
+    return batch
+
+
+def _lowering(combine):
+    """out = x; then out[clamped index] = combine(b, old, update, dtype), in order (mode drop skips out-of-range
+    updates)."""
+    def lower(k, outs, ins, axes, mode):
+        (out,), (x, ind, upd) = outs, ins
+        b, shape, dtype = k.b, x.aval.shape, x.aval.dtype
+        with k.loop_nest(shape) as i:
+            k.store(out, i, k.load(x, i))
+        if upd.aval.size == 0 or x.aval.size == 0:
+            return
+        nb = ind.aval.ndim - 1
+        with k.loop_nest(upd.aval.shape) as j:
+            dst, inside = _gathered_index(b, shape, axes, lambda c: b.index(k.load(ind, c), ind.aval.dtype),
+                                          j[:nb], j[nb:])
+            if mode == "clip" or inside is not False:
+                old = k.load(out, dst)
+                new = combine(b, old, k.load(upd, j), dtype)
+                if mode == "drop" and inside is not True:
+                    new = b.select(inside, new, old, dtype)
+                k.store(out, dst, new)
+    return Kernel(lower)
+
+
+# ---------------------------------------------------------------------------------------- scatter_add
+
+def _scatter_add_transpose(ct, x, indices, updates, axes, mode):
+    ct_x = ct if isinstance(x, UndefinedPrimal) else None
+    ct_u = (ops.gather(ct, indices, axes=axes, mode="clip" if mode == "clip" else "fill")
+            if isinstance(updates, UndefinedPrimal) else None)
+    return [ct_x, None, ct_u]
+
+
+def _add_at(out, columns, updates):
+    np.add.at(out, columns, updates)
+
+
+scatter_add_p = linear_primitive(
+    "scatter_add", _shape("scatter_add"), _impl(_add_at), _scatter_add_transpose, (0, 2), batch=_batch("scatter_add"),
+    lower=_lowering(lambda b, old, new, dtype: b.binop("fadd", "or" if dtype == np.bool_ else "add", old, new, dtype)))
+
+# -------------------------------------------------------------------------------------------- scatter
+
+
+def _scatter_transpose(ct, x, indices, updates, axes, mode):
+    """x's cotangent is ct but where an update landed; an update's is ct at its index where it won (was last)."""
+    u_aval = updates.aval if isinstance(updates, UndefinedPrimal) else aval(updates)
+    ct_x = (ops.scatter(ct, indices, zeros(u_aval), axes=axes, mode=mode) if isinstance(x, UndefinedPrimal)
+            else None)
+    if not isinstance(updates, UndefinedPrimal):
+        return [ct_x, None, None]
+    count = int(np.prod(u_aval.shape))
+    numbers = ops.reshape(ops.iota(dtype=DEFAULT_INT, shape=(count,), dimension=0), new_sizes=u_aval.shape)
+    numbers = ops.add(numbers, np.ones((), DEFAULT_INT))
+    won = ops.scatter(zeros(ShapedArray(aval(ct).shape, DEFAULT_INT)), indices, numbers, axes=axes, mode=mode)
+    read = "clip" if mode == "clip" else "fill"
+    mine = ops.eq(ops.gather(won, indices, axes=axes, mode=read), numbers)
+    return [ct_x, None, ops.select_n(mine, zeros(u_aval), ops.gather(ct, indices, axes=axes, mode=read))]
+
+
+def _set_at(out, columns, updates):
+    out[columns] = updates
+
+
+scatter_p = linear_primitive("scatter", _shape("scatter"), _impl(_set_at), _scatter_transpose, (0, 2),
+                             batch=_batch("scatter"), lower=_lowering(lambda b, old, new, dtype: new))
