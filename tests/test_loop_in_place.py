@@ -236,3 +236,43 @@ def test_threaded_loop_bodies_from_small_calls_and_several_threads():
     for t in threads:
         t.join()
     assert out == [pytest.approx(want * 1e6, rel=1e-5)] * 4
+
+
+def test_scattered_carries_are_updated_where_they_lie():
+    """x.at[i].set / .add in a loop body write into the carry's buffer (a scatter kernel's `overwrites`: no copy
+    of x per iteration, no spare buffer), also in 2-d and under scan and while; a body that reads the old carry
+    after the scatter, or scatters the carry into itself, keeps two buffers. All against the reference
+    interpreter and NumPy."""
+    a, grid = data(), data(50, 100, seed=5)
+    fill = lambda x: lax.fori_loop(1, N, lambda i, c: c.at[i].set(c[i - 1] * 0.5 + 1.0), x)
+    want = a.copy()
+    for i in range(1, N):
+        want[i] = want[i - 1] * 0.5 + 1.0
+    np.testing.assert_allclose(check(fill, a), want, rtol=1e-13)
+    assert temp_bytes(fill, a) < 8 * N
+    rows = lambda g: lax.fori_loop(0, 50, lambda i, c: c.at[i, ::2].add(c[i - 1, 1::2]), g)
+    want = grid.copy()
+    for i in range(50):
+        want[i, ::2] += want[i - 1, 1::2]
+    np.testing.assert_allclose(check(rows, grid), want, rtol=1e-13)
+    scanned = lambda x: lax.scan(lambda c, i: (c.at[i % 7].add(1.0), c[0]), x, np.arange(20))
+    carry, ys = check(scanned, a)
+    want, seen = a.copy(), []
+    for i in range(20):
+        seen.append(want[0])
+        want[i % 7] += 1.0
+    np.testing.assert_allclose(carry, want)
+    np.testing.assert_allclose(ys, seen)
+    counted = lambda x: lax.while_loop(lambda c: c[0] < 9, lambda c: (c[0] + 1, c[1].at[c[0] * 3].set(-1.0)), (0, x))
+    want = a.copy()
+    want[:27:3] = -1.0
+    np.testing.assert_array_equal(check(counted, a)[1], want)
+    old_read = lambda x: lax.fori_loop(0, 4, lambda i, c: c.at[i].set(9.0) + c[::-1] * 0.0 + c, x)
+    want = a.copy()
+    for i in range(4):
+        new = want.copy()
+        new[i] = 9.0
+        want = new + want
+    np.testing.assert_allclose(check(old_read, a), want, rtol=1e-13)
+    into_itself = lambda x: lax.fori_loop(0, 3, lambda i, c: c.at[::-1].set(c), x)
+    np.testing.assert_array_equal(check(into_itself, a), a[::-1])

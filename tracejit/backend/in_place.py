@@ -9,7 +9,9 @@ keeps such a carry in its output buffer.
 
 Output j may overwrite input i when nothing reads the old value after the write: output j is input i
 itself (nothing is written), or it is stored by a loop nest that reads input i only at the element it
-writes (every member depending on input i is elementwise over the domain, which is input i's shape), no
+writes (every member depending on input i is elementwise over the domain, which is input i's shape) or by a
+kernel that updates its operand input i where it lies (a scatter: x.at[i].set(v), O(1) per iteration, not a
+copy of x), no
 later group reads input i, input i is not also another output (that output, a copy the frame makes after
 the groups run, would read the new value), and output j is the first of its repetitions (the frame copies
 the others from it).
@@ -28,10 +30,18 @@ def in_place_outputs(ir, groups, candidates):
         if isinstance(v, Literal) or outs.index(id(v)) < j or (v is not x and id(x) in outs):
             continue
         k = writer.get(id(v))
-        if v is x or (k is not None and _reads_elementwise(groups[k], x)
+        if v is x or (k is not None and (_reads_elementwise(groups[k], x) or _overwrites(groups[k], x))
                       and not any(id(x) in map(id, g.reads) for g in groups[k + 1:])):
             safe[j] = i
     return safe
+
+
+def _overwrites(g, x):
+    """Whether group g is a kernel that may write its output over x, its operand `overwrites` (rules.Kernel),
+    which it reads nowhere else (a scatter into x: x.at[i].set(v) in a loop body)."""
+    i = getattr(g.rule, "overwrites", None)
+    return (i is not None and not g.fusible and g.root.inputs[i] is x and len(g.root.outvars) == 1
+            and sum(y is x for y in g.root.inputs) == 1)
 
 
 def _reads_elementwise(g, x):

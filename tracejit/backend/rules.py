@@ -24,7 +24,9 @@ A rule is one of four small kinds; the backend reads the kind, never the primiti
   describe(eqn) -> str, when given, says how its kernel runs (dot_general: "BLAS gemm" or loops), for
   Lowered.to_dot. library_threads(eqn) -> bool, when given, says that the kernel runs a library's own threads
   (OpenBLAS's, which busy-wait after each call), so that the backend splits the module's other loops over its
-  threads only when they are long (steps.LIBRARY_THREADS_FACTOR).
+  threads only when they are long (steps.LIBRARY_THREADS_FACTOR). overwrites=i, when given, says that the
+  output may be given operand i's buffer (a loop carry updated in place, in_place.py): fn then finds
+  `outs[0] is ins[i]` and must read that operand only where it has not written yet (a scatter updates it).
 - `Control(fn)`: fn(c, outs, ins, **params), a Kernel that runs sub-IRs (cond, while, scan). Besides what a
   Kernel has, c offers `c.call(closed, ins, outs)` (the sub-IR compiled in the same module, planned and
   fused like the top level, reading and writing the given buffers or pointers), `c.cases(index, n)` (a
@@ -69,9 +71,10 @@ class Reduce:
 
 
 class Kernel:
-    def __init__(self, fn, available=None, scratch=False, split=None, describe=None, library_threads=None):
+    def __init__(self, fn, available=None, scratch=False, split=None, describe=None, library_threads=None,
+                 overwrites=None):
         self.fn, self.available, self.scratch, self.split, self.describe = fn, available, scratch, split, describe
-        self.library_threads = library_threads
+        self.library_threads, self.overwrites = library_threads, overwrites
 
 
 class Control(Kernel):

@@ -5,7 +5,8 @@ last). mode="clip" clamps out-of-range indices, mode="drop" skips their updates 
 JAX).
 
 Both are linear in (x, updates) jointly and lower to one kernel: out = x, then a loop over the updates in order,
-never outside the buffer (indices clamped, or their updates skipped). scatter's transpose gives each update the
+never outside the buffer (indices clamped, or their updates skipped); a loop carry's scatter updates x where it
+lies (in_place.py). scatter's transpose gives each update the
 cotangent of its position only where it won: it scatters the updates' numbers to learn which won."""
 import numpy as np
 
@@ -69,8 +70,9 @@ def _lowering(combine):
     def lower(k, outs, ins, axes, mode):
         (out,), (x, ind, upd) = outs, ins
         b, shape, dtype = k.b, x.aval.shape, x.aval.dtype
-        with k.loop_nest(shape) as i:
-            k.store(out, i, k.load(x, i))
+        if out is not x:        # (a loop carry updated in place: in_place.py)
+            with k.loop_nest(shape) as i:
+                k.store(out, i, k.load(x, i))
         if upd.aval.size == 0 or x.aval.size == 0:
             return
         nb = ind.aval.ndim - 1
@@ -83,7 +85,7 @@ def _lowering(combine):
                 if mode == "drop" and inside is not True:
                     new = b.select(inside, new, old, dtype)
                 k.store(out, dst, new)
-    return Kernel(lower)
+    return Kernel(lower, overwrites=0)
 
 
 # ---------------------------------------------------------------------------------------- scatter_add
