@@ -149,8 +149,11 @@ def test_select_clamp_convert():
 
 
 def test_float_to_int_saturates():
-    x = np.array([np.nan, np.inf, -np.inf, 3e9, -3e9, 2.9, -2.9, 2147483520.0, 1e20], np.float32)
-    for new in (np.int32, np.int64):
+    """Alone and in a vectorized loop (the value clamped, then converted: rules.Emitter._saturated)."""
+    x = np.array([np.nan, np.inf, -np.inf, 3e9, -3e9, 2.9, -2.9, 2147483520.0, 1e20, 2.0**31, 4294967040.0,
+                  2.0**32, -0.0, 255.5, -129.0], np.float32)
+    x = np.concatenate([x, np.tile(x, 30)[np.random.default_rng(1).permutation(30 * x.size)]])
+    for new in (np.int32, np.int64, np.uint32, np.uint8, np.int8, np.uint64):
         check(lambda a: bind(P["convert_element_type"], a, new_dtype=np.dtype(new), weak_type=False), x)
         check(lambda a: bind(P["convert_element_type"], a, new_dtype=np.dtype(new), weak_type=False),
               x.astype(np.float64))
