@@ -36,6 +36,7 @@ jax.config.update("jax_enable_x64", True)
 # after jax's configuration:
 import jax_oracle as jo
 import jax_specs
+import jax_specs_gaps
 from jax_oracle import Case, Static
 
 import tracejit.numpy as tnp
@@ -396,6 +397,7 @@ def _custom_vjp_program(M, custom_vjp, x):
 
 
 SPECS.update(jax_specs.SPECS)
+SPECS.update(jax_specs_gaps.SPECS)     # the functions that closed jax.numpy's gaps: data of their own
 
 # ------------------------------------------------------------------------------------------- NOT_IN_JAX
 # Public functions that JAX does not have (under this name, in this module): compared with NumPy where NumPy

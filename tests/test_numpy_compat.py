@@ -16,6 +16,9 @@ KEYWORDS_NOT_TAKEN = {     # (function, NumPy's parameter): why tracejit.numpy d
                                  "positional argument is the absolute tol, JAX's the relative rtol",
     ("histogram", "density"): "JAX's positional order (a, bins, range, weights, density); NumPy's puts density "
                               "before weights: code for either passes them by keyword",
+    ("histogram2d", "density"): "as histogram", ("histogramdd", "density"): "as histogram",
+    ("compress", "out"): "JAX's signature (condition, a, axis=None, *, size, fill_value, out): out is keyword-only "
+                         "(and must be None: tracejit never writes into an array)",
     ("linalg.pinv", "rcond"): "JAX's signature (a, rtol=None, hermitian=False, *, rcond): the second positional "
                               "argument is rtol, which NumPy 2 also takes (its rcond by keyword here)",
 }

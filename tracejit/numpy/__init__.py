@@ -5,8 +5,30 @@ import numpy as _np
 from ..core.trace import Tracer as _Tracer
 from . import fft, linalg
 from ._docs import document_as_numpy as _document_as_numpy
+from .array_api import (
+    array_equal,
+    array_equiv,
+    block,
+    broadcast_arrays,
+    broadcast_shapes,
+    concat,
+    copy,
+    cumulative_prod,
+    cumulative_sum,
+    diagflat,
+    ediff1d,
+    isscalar,
+    iterable,
+    matrix_transpose,
+    matvec,
+    permute_dims,
+    sort_complex,
+    unstack,
+    vecdot,
+    vecmat,
+)
 from .bessel_gcd import gcd, i0, lcm
-from .calculus import cumprod, gradient, trapezoid
+from .calculus import cumprod, gradient, trapezoid, unwrap
 from .complex_numbers import (
     angle,
     conj,
@@ -71,10 +93,37 @@ from .dtypes import (
     uint64,
     unsignedinteger,
 )
+from .editing import (
+    choose,
+    compress,
+    delete,
+    extract,
+    fill_diagonal,
+    insert,
+    piecewise,
+    put,
+    put_along_axis,
+    resize,
+    trim_zeros,
+)
 from .einsum_ops import einsum
 from .elementwise_extra import divmod, fabs, float_power, fmod, modf, pow, sinc
 from .float_bits import copysign, frexp, ldexp, nextafter, signbit, spacing
-from .histograms import bincount, digitize, histogram, histogram_bin_edges
+from .functional import (
+    apply_along_axis,
+    apply_over_axes,
+    fromfunction,
+    geomspace,
+    index_exp,
+    indices,
+    ix_,
+    logspace,
+    mgrid,
+    ogrid,
+    s_,
+    vectorize,
+)
+from .histograms import bincount, digitize, histogram, histogram2d, histogram_bin_edges, histogramdd
 from .index_tricks import (
     c_,
     diag_indices,
@@ -90,13 +139,38 @@ from .index_tricks import (
 )
 from .indexing import _AtIndexer, argsort, getitem, interp, repeat, searchsorted, sort, take, take_along_axis
 from .linalg_ops import cross, diag, diagonal, dot, inner, kron, matmul, outer, tensordot, trace, vdot
+from .nan_reductions import nanargmax, nanargmin, nancumprod, nancumsum, nanprod, nanstd, nanvar
 from .nonzero import argwhere, flatnonzero, nonzero
-from .polynomials import polyfit, polyval, vander
+from .polynomials import (
+    poly,
+    polyadd,
+    polyder,
+    polydiv,
+    polyfit,
+    polyint,
+    polymul,
+    polysub,
+    polyval,
+    roots,
+    vander,
+)
 from .quantiles import nanmedian, nanpercentile, nanquantile, percentile, quantile
 from .rearranging import append, dsplit, hsplit, rollaxis, rot90, row_stack, vsplit
 from .reductions import all, amax, amin, any, argmax, argmin, cumsum, max, mean, min, prod, std, sum, var
 from .selection import argpartition, partition, select
-from .setops import isin, lexsort, unique
+from .setops import (
+    intersect1d,
+    isin,
+    lexsort,
+    setdiff1d,
+    setxor1d,
+    union1d,
+    unique,
+    unique_all,
+    unique_counts,
+    unique_inverse,
+    unique_values,
+)
 from .shape_ops import (
     array_split,
     atleast_1d,
@@ -230,6 +304,7 @@ from .ufuncs import (
     trunc,
 )
 from .ufuncs import where_ as _where
+from .windows import bartlett, blackman, hamming, hanning, kaiser, packbits, unpackbits
 
 dtype, ndarray = _np.dtype, _np.ndarray
 bitwise_left_shift, bitwise_right_shift, bitwise_invert = left_shift, right_shift, invert    # NumPy 2's names

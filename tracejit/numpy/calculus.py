@@ -1,15 +1,29 @@
 """Numerical calculus along an axis, with NumPy's formulas: gradient (central differences inside, one-sided
-ones of order 1 or 2 at the edges, uniform or given coordinates), trapezoid and cumprod."""
+ones of order 1 or 2 at the edges, uniform or given coordinates), trapezoid, cumprod and unwrap."""
 import numpy as np
 
 from ..core.avals import normalize_axes, normalize_axis
+from ..core.errors import ConcretizationError
 from ..core.trace import Tracer, bind
 from ..primitives import cumulative as cu
-from ._base import asarray, astype, aval, reject_out
+from ._base import asarray, astype, aval, promote, reject_out
 from .elementwise_extra import as_inexact
-from .reductions import _accumulator_dtype, sum
+from .reductions import _accumulator_dtype, cumsum, sum
 from .shape_ops import _slice_axis, concatenate, diff, ravel, reshape
-from .ufuncs import add, divide, multiply, subtract
+from .ufuncs import (
+    absolute,
+    add,
+    bitwise_and,
+    divide,
+    equal,
+    greater,
+    less,
+    multiply,
+    negative,
+    remainder,
+    subtract,
+    where_,
+)
 
 
 def cumprod(a, axis=None, dtype=None, out=None):
@@ -116,3 +130,36 @@ def gradient(f, *varargs, axis=None, edge_order=1):
     steps = _spacing(f, varargs, axes)
     out = [astype(_one_axis(f, ax, h, edge_order), aval(f).dtype) for ax, h in zip(axes, steps)]
     return out[0] if len(out) == 1 else tuple(out)
+
+
+def unwrap(p, discont=None, axis=-1, period=2 * np.pi):
+    """p with each jump along axis larger than discont (default period / 2) folded back by multiples of period,
+    as NumPy's: the differences are wrapped into [-period/2, period/2) (a jump of exactly period / 2 upwards
+    stays +period / 2) and the corrections summed."""
+    p = asarray(p)
+    if not isinstance(p, Tracer):
+        p = np.asarray(p)
+    if aval(p).ndim == 0:
+        raise ValueError("unwrap: p must have rank >= 1, got a 0-d array")
+    axis = normalize_axis(axis, aval(p).ndim, "unwrap")
+    dd = diff(p, axis=axis)
+    dd, period_ = promote(dd, period)
+    if aval(dd).dtype.kind in "iu":
+        if isinstance(period, Tracer):
+            raise ConcretizationError("unwrap: an integer period must be concrete")
+        high, ambiguous = int(period) // 2, int(period) % 2 == 0
+    else:
+        high, ambiguous = divide(period_, 2), True
+    low = negative(high)
+    folded = add(remainder(subtract(dd, low), period_), low)
+    if ambiguous:
+        folded = where_(bitwise_and(equal(folded, low), greater(dd, 0)), high, folded)
+    correction = subtract(folded, dd)
+    limit = divide(period_, 2) if discont is None else discont
+    correction = where_(less(absolute(dd), limit), np.zeros((), aval(correction).dtype), correction)
+    n = aval(p).shape[axis]
+    p = astype(p, aval(dd).dtype)
+    if n < 2:
+        return p
+    rest = add(_slice_axis(p, axis, 1, n), cumsum(correction, axis))
+    return concatenate([_slice_axis(p, axis, 0, 1), rest], axis)

@@ -1,5 +1,8 @@
-"""Counting values into bins: bincount (length= under a trace, as JAX's), digitize, histogram and
-histogram_bin_edges, on searchsorted and one scatter-add (so derivatives reach the weights)."""
+"""Counting values into bins: bincount (length= under a trace, as JAX's), digitize, histogram,
+histogram_bin_edges, histogramdd and histogram2d, on searchsorted and one scatter-add (so derivatives reach the
+weights)."""
+import builtins
+
 import numpy as np
 
 from ..core.avals import DEFAULT_INT, index_arg
@@ -9,8 +12,10 @@ from .creation import linspace
 from .indexing import searchsorted
 from .nonzero import data_dependent_size, scatter_sum
 from .reductions import max, min, sum
-from .shape_ops import diff, flip, ravel
-from .ufuncs import add, bitwise_or, divide, equal, greater, isnan, less, maximum, subtract, where_
+from .shape_ops import diff, flip, ravel, reshape
+from .ufuncs import add, bitwise_or, divide, equal, greater, isnan, less, maximum, multiply, subtract, where_
+
+builtins_range = builtins.range     # `range` is an argument below, as in NumPy
 
 
 def _weights_like(x, weights, name):
@@ -123,3 +128,54 @@ def histogram(a, bins=10, range=None, weights=None, density=None):
         counts = astype(counts, np.float64)
         counts = divide(divide(counts, astype(diff(edges), np.float64)), sum(counts))
     return counts, edges
+
+
+def histogramdd(sample, bins=10, range=None, weights=None, density=None):
+    """(counts, [edges per dimension]) of the points sample (an (N, D) array of rows, or a sequence of D coordinate
+    arrays), as np.histogramdd: per dimension a number of bins or the edges, and a range; counts in float64."""
+    if isinstance(sample, (list, tuple)):
+        coords = [ravel(asarray(c)) for c in sample]
+    else:
+        sample = asarray(sample)
+        if aval(sample).ndim == 1:
+            sample = sample[:, None]
+        if aval(sample).ndim != 2:
+            raise ValueError(f"histogramdd: sample must be an (N, D) array, got {aval(sample).str_short()}")
+        coords = [sample[:, d] for d in builtins_range(aval(sample).shape[1])]
+    dims = len(coords)
+    if isinstance(bins, (list, tuple)) or (np.ndim(bins) == 1 and not isinstance(bins, Tracer)):
+        if len(bins) != dims:
+            raise ValueError(f"histogramdd: bins must give one entry per dimension ({dims}), got {len(bins)}")
+        per_dim = list(bins)
+    else:
+        per_dim = [bins] * dims
+    ranges = [None] * dims if range is None else list(range)
+    if len(ranges) != dims:
+        raise ValueError(f"histogramdd: range must give one (min, max) or None per dimension ({dims})")
+    edges = [histogram_bin_edges(c, b, r) for c, b, r in zip(coords, per_dim, ranges)]
+    counts = [aval(e).shape[0] - 1 for e in edges]
+    flat, outside = np.zeros((), DEFAULT_INT), False
+    for c, e, n in zip(coords, edges, counts):
+        c_, e_ = promote(c, e)
+        index = where_(equal(c_, e_[-1]), n - 1, subtract(searchsorted(e_, c_, "right"), 1))
+        outside = bitwise_or(outside, bitwise_or(bitwise_or(less(c_, e_[0]), greater(c_, e_[-1])), isnan(c_)))
+        flat = add(multiply(flat, n), index)
+    total = int(np.prod(counts))
+    values = np.ones((), np.float64) if weights is None else promote(ravel(asarray(weights)), np.zeros(()))[0]
+    hist = scatter_sum(total, where_(outside, total, flat), values)
+    hist = reshape(astype(hist, np.float64) if aval(hist).dtype.kind != "c" else hist, tuple(counts))
+    if density:
+        hist = divide(hist, sum(hist))
+        for d, e in enumerate(edges):
+            widths = reshape(astype(diff(e), np.float64), tuple(-1 if k == d else 1 for k in builtins_range(dims)))
+            hist = divide(hist, widths)
+    return hist, edges
+
+
+def histogram2d(x, y, bins=10, range=None, weights=None, density=None):
+    """(counts, x edges, y edges) of the points (x, y): histogramdd of two coordinates; bins is a number or edges
+    for both, or one entry for each."""
+    if not isinstance(bins, (list, tuple)) and np.ndim(bins) == 1 and len(bins) != 2 or isinstance(bins, Tracer):
+        bins = [bins, bins]
+    hist, (x_edges, y_edges) = histogramdd([x, y], bins, range, weights, density)
+    return hist, x_edges, y_edges

@@ -2,11 +2,14 @@
 concrete values) their length is counted; on traced values it must be given as size= (padded with fill_value,
 as JAX's), since a compiled program has fixed shapes. `data_dependent_size` says so for unique and bincount
 too, and `scatter_sum` is the counting they share."""
+import builtins
+import functools
+
 import numpy as np
 
 from ..core.avals import DEFAULT_INT, index_arg
 from ..core.errors import ConcretizationError
-from ..core.trace import Tracer, bind
+from ..core.trace import Tracer, bind, eager
 from ..primitives import scatter as sc
 from ._base import asarray, astype, aval, broadcast_to_shape, stack
 from .creation import arange, zeros
@@ -30,6 +33,22 @@ def data_dependent_size(name, x, size, count, keyword="size"):
             f"{name}: the length of its result depends on the values of its input, which are traced here "
             f"({x.aval.str_short()}); pass {keyword}= (a static int{padding}) to fix it")
     return int(count())
+
+
+def eager_if_concrete(fn):
+    """fn, computed with NumPy when none of its arguments (nor their list items) is traced, also inside a trace:
+    a result whose length depends on concrete values is then a constant, which needs no size=."""
+    @functools.wraps(fn)
+    def wrapped(*args, **kwargs):
+        if _any_traced([*args, *kwargs.values()]):
+            return fn(*args, **kwargs)
+        with eager():
+            return fn(*args, **kwargs)
+    return wrapped
+
+
+def _any_traced(values):
+    return builtins.any(isinstance(v, Tracer) or isinstance(v, (list, tuple)) and _any_traced(v) for v in values)
 
 
 def scatter_sum(length, positions, values):

@@ -1,17 +1,20 @@
-"""Polynomials in NumPy's coefficient order (highest power first): vander, polyval (Horner's rule) and polyfit
-(least squares on the column-scaled Vandermonde matrix, as NumPy's), differentiable through lstsq's SVD."""
+"""Polynomials in NumPy's coefficient order (highest power first): vander, polyval (Horner's rule), polyfit
+(least squares on the column-scaled Vandermonde matrix, as NumPy's), differentiable through lstsq's SVD; poly,
+polyadd, polysub, polymul, polydiv, polyder, polyint and roots (the companion matrix's eigenvalues)."""
 import numpy as np
 
 from ..core.avals import index_arg
+from ..core.errors import ConcretizationError
 from ..core.trace import Tracer
-from ._base import asarray, aval, broadcast_to_shape, promote, stack
-from .creation import ones_like
+from ._base import asarray, astype, aval, broadcast_to_shape, promote, stack
+from .convolve import convolve
+from .creation import eye, ones_like, zeros
 from .elementwise_extra import as_inexact
-from .linalg import inv, lstsq
+from .linalg import eigvals, inv, lstsq
 from .linalg_ops import matmul, outer
 from .reductions import sum
-from .shape_ops import transpose
-from .ufuncs import add, divide, multiply, sqrt
+from .shape_ops import _as_array, atleast_1d, concatenate, reshape, transpose
+from .ufuncs import add, divide, multiply, negative, sqrt, subtract
 
 
 def vander(x, N=None, increasing=False):
@@ -84,3 +87,152 @@ def polyfit(x, y, deg, rcond=None, full=False, w=None, cov=False):
     else:
         factor = divide(resids, n - order)
     return c, multiply(base, factor) if aval(y).ndim == 1 else multiply(base[:, :, None], factor)
+
+
+# ------------------------------------------------------------------------------------- arithmetic
+
+def _poly_1d(p, name, what="p"):
+    p = atleast_1d(p)
+    if aval(p).ndim != 1:
+        raise ValueError(f"{name}: {what} must be a 1-D array of coefficients, got {aval(p).str_short()}")
+    return p
+
+
+def _leading_zeros_trimmed(p, name):
+    """p without its leading zeros (one zero left if all are), for trim_leading_zeros=True: p must be concrete."""
+    if isinstance(p, Tracer):
+        raise ConcretizationError(f"{name}: trim_leading_zeros=True needs concrete coefficients (the result's "
+                                  "length depends on their values)")
+    nonzero = np.flatnonzero(np.asarray(p))
+    return p[nonzero[0]:] if nonzero.size else p[-1:]
+
+
+def poly(seq_of_zeros):
+    """The coefficients of the monic polynomial with the given roots (or the characteristic polynomial of a
+    square matrix, from its eigenvalues: complex, as JAX's), in the roots' dtype (float64 for integers), as
+    NumPy's; complex roots give complex coefficients, as JAX's (NumPy's are real when the roots pair up)."""
+    z = _as_array(seq_of_zeros)
+    shape = aval(z).shape
+    if len(shape) == 2 and shape[0] == shape[1] and shape[0]:
+        z = eigvals(z)
+    elif len(shape) != 1:
+        raise ValueError(f"poly: input must be 1-D or a non-empty square 2-D array, got {aval(z).str_short()}")
+    dtype = aval(z).dtype
+    if dtype.char not in "fdFD":       # NumPy's mintypecode: float64 for integers, bools and 16-bit floats
+        z, dtype = astype(z, np.float64), np.dtype(np.float64)
+    if not aval(z).shape[0]:
+        return np.ones((), dtype)        # NumPy's 1.0 (JAX's is 0-d too)
+    a = np.ones(1, dtype)
+    for k in range(aval(z).shape[0]):      # a * (x - z[k]): a shifted, less z[k] times a
+        zero = np.zeros(1, dtype)
+        a = subtract(concatenate([a, zero]), multiply(z[k], concatenate([zero, a])))
+    return a
+
+
+def _padded(a1, a2):
+    """a1 and a2 in one dtype and length (zeros in front of the shorter)."""
+    a1, a2 = promote(_poly_1d(a1, "polyadd", "a1"), _poly_1d(a2, "polyadd", "a2"))
+    n1, n2 = aval(a1).shape[0], aval(a2).shape[0]
+    if n1 < n2:
+        a1 = concatenate([zeros((n2 - n1,), aval(a1).dtype), a1])
+    elif n2 < n1:
+        a2 = concatenate([zeros((n1 - n2,), aval(a2).dtype), a2])
+    return a1, a2
+
+
+def polyadd(a1, a2):
+    """The sum of two polynomials (coefficients aligned at the constant term)."""
+    return add(*_padded(a1, a2))
+
+
+def polysub(a1, a2):
+    """The difference of two polynomials (coefficients aligned at the constant term)."""
+    return subtract(*_padded(a1, a2))
+
+
+def polymul(a1, a2, *, trim_leading_zeros=False):
+    """The product of two polynomials: the convolution of their coefficients (leading zeros kept unless
+    trim_leading_zeros=True, which needs concrete coefficients, as JAX's)."""
+    a1, a2 = _poly_1d(a1, "polymul", "a1"), _poly_1d(a2, "polymul", "a2")
+    if trim_leading_zeros:
+        a1, a2 = _leading_zeros_trimmed(a1, "polymul"), _leading_zeros_trimmed(a2, "polymul")
+    return convolve(a1, a2)
+
+
+def polydiv(u, v, *, trim_leading_zeros=False):
+    """(quotient, remainder) of u / v by long division, in floats, as NumPy's; the remainder keeps u's length
+    (its leading zeros) unless trim_leading_zeros=True (concrete values: NumPy's trimming), as JAX's."""
+    u, v = promote(_poly_1d(u, "polydiv", "u"), _poly_1d(v, "polydiv", "v"), to_float="float64")
+    m, n = aval(u).shape[0] - 1, aval(v).shape[0] - 1
+    scale = divide(1.0, v[0])
+    rest, quotient = [u[i] for i in range(m + 1)], []
+    for k in range(m - n + 1):
+        d = multiply(scale, rest[k])
+        quotient.append(d)
+        for j in range(n + 1):
+            rest[k + j] = subtract(rest[k + j], multiply(d, v[j]))
+    q = stack(quotient) if quotient else zeros((1,), aval(u).dtype)
+    r = stack(rest)
+    if trim_leading_zeros:
+        if isinstance(r, Tracer):
+            raise ConcretizationError("polydiv: trim_leading_zeros=True needs concrete coefficients (the "
+                                      "remainder's length depends on their values)")
+        while aval(r).shape[0] > 1 and np.allclose(r[0], 0, rtol=1e-14):
+            r = r[1:]
+    return q, r
+
+
+def polyder(p, m=1):
+    """The m-th derivative of the polynomial p (NumPy's dtypes: the powers are int64)."""
+    m = index_arg(m, "polyder: m")
+    if m < 0:
+        raise ValueError(f"polyder: the order of the derivative must be non-negative, got {m}")
+    p = _poly_1d(p, "polyder")
+    for _ in range(m):
+        n = aval(p).shape[0] - 1
+        p = multiply(p[:-1], np.arange(n, 0, -1)) if n > 0 else multiply(p[:0], np.arange(0))
+    return p
+
+
+def polyint(p, m=1, k=None):
+    """The m-th antiderivative of the polynomial p, with integration constants k (one per integration, or one
+    for all; zeros by default), as NumPy's (float64 unless complex)."""
+    m = index_arg(m, "polyint: m")
+    if m < 0:
+        raise ValueError(f"polyint: the order of the antiderivative must be non-negative, got {m}")
+    constants = np.zeros(m, np.float64) if k is None else atleast_1d(k)
+    if aval(constants).shape[0] == 1 and m > 1:
+        constants = broadcast_to_shape(constants, (m,))
+    if aval(constants).shape[0] < m:
+        raise ValueError(f"polyint: k must hold one constant or m={m} of them, got {aval(constants).shape[0]}")
+    p = _poly_1d(p, "polyint")
+    for i in range(m):
+        p = concatenate([divide(p, np.arange(aval(p).shape[0], 0, -1)), constants[i:i + 1]])
+    return p
+
+
+def roots(p, *, strip_zeros=True):
+    """The roots of the polynomial p: the eigenvalues of its companion matrix, always complex (as JAX's).
+    strip_zeros=True (the default) drops leading zeros and takes trailing ones as roots at 0, so p must be
+    concrete; with strip_zeros=False a traced p works (leading zeros then give non-finite roots)."""
+    p = _poly_1d(p, "roots")
+    trailing = 0
+    if strip_zeros:
+        if isinstance(p, Tracer):
+            raise ConcretizationError("roots: with strip_zeros=True (the default) p must be concrete, since the "
+                                      "number of roots depends on its zeros; pass strip_zeros=False")
+        nonzero = np.flatnonzero(np.asarray(p))
+        if not nonzero.size:
+            return np.zeros(0, np.complex128)
+        trailing = aval(p).shape[0] - 1 - int(nonzero[-1])
+        p = p[nonzero[0]:nonzero[-1] + 1]
+    (p,) = promote(p, to_float="float64")
+    n = aval(p).shape[0]
+    complex_dtype = np.result_type(aval(p).dtype, np.complex64)
+    if n < 2:
+        found = np.zeros(0, complex_dtype)
+    else:
+        first_row = reshape(divide(negative(p[1:]), p[0]), (1, n - 1))
+        below = eye(n - 2, n - 1, dtype=aval(p).dtype)
+        found = eigvals(concatenate([first_row, below], 0))
+    return concatenate([found, np.zeros(trailing, complex_dtype)]) if trailing else found

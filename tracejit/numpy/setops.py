@@ -1,12 +1,15 @@
 """Set operations on sorted values: lexsort, unique (size=/fill_value= as JAX's under a trace) and isin."""
+from typing import NamedTuple
+
 import numpy as np
 
 from ..core.avals import DEFAULT_INT, normalize_axis
+from ..core.trace import Tracer
 from ..primitives import indexing as ix
 from ._base import asarray, aval, promote
 from .creation import arange, ones, zeros
 from .indexing import argsort, searchsorted, sort, take
-from .nonzero import data_dependent_size, first_positions, scatter_sum
+from .nonzero import data_dependent_size, eager_if_concrete, first_positions, scatter_sum
 from .reductions import any, cumsum
 from .shape_ops import concatenate, moveaxis, ravel, reshape
 from .ufuncs import bitwise_and, bitwise_not, clip, equal, isnan, logical_not, not_equal, where_
@@ -42,6 +45,7 @@ def _differs(a, b, equal_nan):
     return any(neq, axis=1)
 
 
+@eager_if_concrete
 def unique(ar, return_index=False, return_inverse=False, return_counts=False, axis=None, *, equal_nan=True,
            size=None, fill_value=None, sorted=True):
     """np.unique. With size=, the first `size` unique values (sorted), padded with fill_value (default: the
@@ -105,3 +109,126 @@ def isin(element, test_elements, assume_unique=False, invert=False, *, kind=None
         found = equal(take(ordered, at), flat)
     found = reshape(found, shape)
     return bitwise_not(found) if invert else found
+
+
+# ------------------------------------------------------------------------------ the array API's uniques
+
+class UniqueAllResult(NamedTuple):
+    values: object
+    indices: object
+    inverse_indices: object
+    counts: object
+
+
+class UniqueCountsResult(NamedTuple):
+    values: object
+    counts: object
+
+
+class UniqueInverseResult(NamedTuple):
+    values: object
+    inverse_indices: object
+
+
+def unique_values(x, /, *, size=None, fill_value=None):
+    """The sorted distinct values of x (each NaN distinct, as the array API's); size=/fill_value= as unique's."""
+    return unique(x, equal_nan=False, size=size, fill_value=fill_value)
+
+
+def unique_counts(x, /, *, size=None, fill_value=None):
+    """(values, counts) of unique_values."""
+    return UniqueCountsResult(*unique(x, return_counts=True, equal_nan=False, size=size, fill_value=fill_value))
+
+
+def unique_inverse(x, /, *, size=None, fill_value=None):
+    """(values, inverse_indices): values[inverse_indices] is x (inverse_indices has x's shape)."""
+    return UniqueInverseResult(*unique(x, return_inverse=True, equal_nan=False, size=size, fill_value=fill_value))
+
+
+def unique_all(x, /, *, size=None, fill_value=None):
+    """(values, indices of their first occurrences, inverse_indices, counts)."""
+    return UniqueAllResult(*unique(x, return_index=True, return_inverse=True, return_counts=True, equal_nan=False,
+                                   size=size, fill_value=fill_value))
+
+
+# ------------------------------------------------------------------------------- sets of two arrays
+
+def _sorted_firsts(x, assume_unique):
+    """(x sorted (stably), the sorting permutation, where each distinct value first occurs in it)."""
+    n = aval(x).shape[0]
+    perm = argsort(x, stable=True)
+    ordered = take(x, perm)
+    if assume_unique or n < 2:
+        return ordered, perm, ones((n,), np.bool_)
+    later = _differs(reshape(ordered[1:], (n - 1, 1)), reshape(ordered[:-1], (n - 1, 1)), equal_nan=True)
+    return ordered, perm, concatenate([ones((1,), np.bool_), later])
+
+
+def _picked(name, values, mask, size, fill_value, inputs, smallest):
+    """(the values where mask holds, in order; padded to size= with fill_value (default: the first value, the
+    smallest, when smallest=True, else 0), their positions in `values`, whether each slot is filled)."""
+    traced = next((x for x in inputs if isinstance(x, Tracer)), mask)
+    size = data_dependent_size(name, traced, size, lambda: np.count_nonzero(mask))
+    found, filled = first_positions(mask, size)
+    dtype = aval(values).dtype
+    out = take(values, found) if aval(values).shape[0] else zeros((size,), dtype)
+    if fill_value is None:
+        fill = where_(filled[0], out[0], zeros((), dtype)) if smallest and size else zeros((), dtype)
+    else:
+        fill = asarray(fill_value, dtype)
+    return where_(filled, out, fill), found, filled
+
+
+@eager_if_concrete
+def intersect1d(ar1, ar2, assume_unique=False, return_indices=False, *, size=None, fill_value=None):
+    """The sorted values found in both ar1 and ar2 (flattened); with return_indices also where each first occurs
+    in ar1 and in ar2. A traced input needs size= (padded with fill_value, default the smallest value; the
+    indices padded with the inputs' sizes), as JAX's."""
+    a1, a2 = promote(ravel(asarray(ar1)), ravel(asarray(ar2)))
+    ordered, perm, firsts = _sorted_firsts(a1, assume_unique)
+    mask = bitwise_and(firsts, isin(ordered, a2, assume_unique))
+    values, found, filled = _picked("intersect1d", ordered, mask, size, fill_value, (ar1, ar2), True)
+    if not return_indices:
+        return values
+    n1, n2 = aval(a1).shape[0], aval(a2).shape[0]
+    first1 = where_(filled, take(perm, found), n1) if n1 else zeros(aval(found).shape, DEFAULT_INT)
+    if not n2:
+        return values, first1, zeros(aval(found).shape, DEFAULT_INT)
+    perm2 = argsort(a2, stable=True)
+    at = clip(searchsorted(take(a2, perm2), values), 0, n2 - 1)
+    return values, first1, where_(filled, take(perm2, at), n2)
+
+
+@eager_if_concrete
+def setdiff1d(ar1, ar2, assume_unique=False, *, size=None, fill_value=None):
+    """The sorted distinct values of ar1 that are not in ar2 (with assume_unique, ar1's values in their order);
+    in ar1's dtype. A traced input needs size= (padded with fill_value, default 0), as JAX's."""
+    a1 = ravel(asarray(ar1))
+    if not isinstance(a1, Tracer):
+        a1 = np.asarray(a1)
+    if assume_unique:
+        values, mask = a1, isin(a1, ar2, invert=True)
+    else:
+        values, _, firsts = _sorted_firsts(a1, False)
+        mask = bitwise_and(firsts, isin(values, ar2, invert=True))
+    return _picked("setdiff1d", values, mask, size, fill_value, (ar1, ar2), False)[0]
+
+
+@eager_if_concrete
+def setxor1d(ar1, ar2, assume_unique=False, *, size=None, fill_value=None):
+    """The sorted values found in exactly one of ar1 and ar2. A traced input needs size= (padded with
+    fill_value, default the smallest value), as JAX's."""
+    a1, a2 = promote(ravel(asarray(ar1)), ravel(asarray(ar2)))
+    s1, _, f1 = _sorted_firsts(a1, assume_unique)
+    s2, _, f2 = _sorted_firsts(a2, assume_unique)
+    values = concatenate([s1, s2])
+    mask = concatenate([bitwise_and(f1, isin(s1, a2, invert=True)), bitwise_and(f2, isin(s2, a1, invert=True))])
+    order = argsort(values, stable=True)
+    return _picked("setxor1d", take(values, order), take(mask, order), size, fill_value, (ar1, ar2), True)[0]
+
+
+@eager_if_concrete
+def union1d(ar1, ar2, *, size=None, fill_value=None):
+    """The sorted distinct values of ar1 and ar2 together (unique of both: size=/fill_value= as unique's)."""
+    a1, a2 = promote(ravel(asarray(ar1)), ravel(asarray(ar2)))
+    return unique(concatenate([a1, a2]), size=size, fill_value=fill_value)
