@@ -386,6 +386,26 @@ def test_searchsorted_as_numpy(rng, dtype, n):
           a[order], v)
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int16])
+def test_searchsorted_of_many_values_vectorized_and_split(rng, dtype):
+    """The compiled search runs the same halvings for every value, so that its loop over the values vectorizes and
+    splits over the threads: many values (1-d and 2-d) in arrays of 1 to 1000 elements with ties, NaNs and
+    infinities, both sides, as NumPy."""
+    for n in (1, 2, 5, 64, 1000):
+        raw = rng.integers(-50, 50, n) if dtype == np.int16 else np.round(rng.standard_normal(n) * 3, 1)
+        a = np.sort(raw).astype(dtype)
+        if dtype != np.int16 and n > 3:
+            a[-2:] = [np.inf, np.nan]
+        extra = [] if dtype == np.int16 else [np.nan, np.inf, -np.inf, -0.0]
+        v = np.concatenate([rng.uniform(-60, 60, 20_000).round(1), a, extra]).astype(dtype)
+        for side in ("left", "right"):
+            want = np.searchsorted(a, v, side)
+            np.testing.assert_array_equal(tj.jit(lambda a, v, side=side: tnp.searchsorted(a, v, side))(a, v), want)
+            grid = v[:20_000].reshape(200, 100)
+            np.testing.assert_array_equal(tj.jit(lambda a, v, side=side: tnp.searchsorted(a, v, side))(a, grid),
+                                          np.searchsorted(a, grid, side))
+
+
 def test_interp_as_numpy(rng):
     xp, fp = np.sort(rng.standard_normal(12)), rng.standard_normal(12)
     x = np.concatenate([rng.standard_normal(50) * 2, xp, [np.nan, np.inf, -np.inf]])

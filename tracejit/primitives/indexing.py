@@ -11,6 +11,8 @@ the order of ties are NumPy's; the derivative of sort moves the tangent by the s
 Each primitive is one block with its lowering. dynamic_slice, dynamic_update_slice and gather lower to index maps
 (they fuse); starts and indices are clamped exactly as the impls do, so generated code never reads outside a
 buffer."""
+import contextlib
+
 import numpy as np
 
 from ..backend import runtime
@@ -381,35 +383,44 @@ def _searchsorted_batch(args, dims, side):
 
 
 def _lower_searchsorted(k, outs, ins, side):
-    """Per value, a branch-free binary search of ceil(log2(n + 1)) halvings."""
+    """Per value, the branch-free binary search whose halvings do not depend on the value (a lower bound: the base
+    moves up by half of what is left where a[base + half - 1] sorts before the value), unrolled: the loop over the
+    values vectorizes (a gather per halving) and splits over the threads (`_split_searchsorted`). A search per
+    value with its own halvings took 28 ms for 1e6 values in 51 edges (NumPy 24 with the same binary search)."""
     (out,), (a, v) = outs, ins
     b, n, dtype = k.b, a.aval.shape[0], a.aval.dtype
     ty = b.ty(dtype)
-    lo_var, len_var = k.alloca("i64"), k.alloca("i64")
-    with k.loop_nest(v.aval.shape) as idx:
-        x = k.load(v, idx)
-        k.store_var(lo_var, "i64", 0)
-        k.store_var(len_var, "i64", n)
-        with k.loop(0, int(n).bit_length()):
-            length, lo = k.load_var(len_var, "i64"), k.load_var(lo_var, "i64")
-            half = b(f"lshr i64 {length}, 1")
-            mid = b.iop("add", lo, half)
-            probe = k.load(a, [b(f"select i1 {b(f'icmp slt i64 {mid}, {n}')}, i64 {mid}, i64 {max(n - 1, 0)}")])
-            if not is_float(dtype):
-                before = b.cmp("lt" if side == "left" else "le", probe, x, dtype)
-            elif side == "right":
-                before = b(f"or i1 {b(f'fcmp ole {ty} {probe}, {x}')}, {b(f'fcmp uno {ty} {x}, {x}')}")
-            else:
-                x_nan_probe_not = b(f"and i1 {b(f'fcmp uno {ty} {x}, {x}')}, {b(f'fcmp ord {ty} {probe}, {probe}')}")
-                before = b(f"or i1 {b(f'fcmp olt {ty} {probe}, {x}')}, {x_nan_probe_not}")
-            move = b(f"and i1 {before}, {b(f'icmp sgt i64 {length}, 0')}")
-            k.store_var(lo_var, "i64", b.select(move, b.iop("add", mid, 1), lo, np.int64))
-            rest = b.iop("sub", b.iop("sub", length, half), 1)
-            k.store_var(len_var, "i64", b.select(move, rest, half, np.int64))
-        k.store(out, idx, k.load_var(lo_var, "i64"))
+
+    def before(probe, x):
+        if not is_float(dtype):
+            return b.cmp("lt" if side == "left" else "le", probe, x, dtype)
+        if side == "right":
+            return b(f"or i1 {b(f'fcmp ole {ty} {probe}, {x}')}, {b(f'fcmp uno {ty} {x}, {x}')}")
+        x_nan_probe_not = b(f"and i1 {b(f'fcmp uno {ty} {x}, {x}')}, {b(f'fcmp ord {ty} {probe}, {probe}')}")
+        return b(f"or i1 {b(f'fcmp olt {ty} {probe}, {x}')}, {x_nan_probe_not}")
+
+    shape = v.aval.shape
+    with contextlib.ExitStack() as loops:
+        idx = [loops.enter_context(k.loop("%lo", "%hi"))] if shape else []
+        idx += loops.enter_context(k.loop_nest(shape[1:])) if shape else []
+        x, base, left = k.load(v, idx), "0", n
+        while left > 1:
+            half = left // 2
+            probe = k.load(a, [b.iop("add", base, half - 1)])
+            base = b.select(before(probe, x), b.iop("add", base, half), base, np.int64)
+            left -= half
+        if n:
+            base = b.iop("add", base, b(f"zext i1 {before(k.load(a, [base]), x)} to i64"))
+        k.store(out, idx, base)
+
+
+def _split_searchsorted(eqn):
+    """The values' outermost axis, and ~1 ns per value and halving."""
+    n, v = eqn.inputs[0].aval.shape[0], eqn.inputs[1].aval
+    return (v.shape[0] if v.ndim else 1), float(v.size * max(n, 1).bit_length())
 
 
 searchsorted_p = Primitive("searchsorted", _searchsorted_shape,
                            lambda a, v, side: np.searchsorted(a, v, side=side).astype(DEFAULT_INT),
-                           batch=_searchsorted_batch, lower=Kernel(_lower_searchsorted))
+                           batch=_searchsorted_batch, lower=Kernel(_lower_searchsorted, split=_split_searchsorted))
 searchsorted_p.set(jvp=jvp_rule(searchsorted_p, ZERO))
