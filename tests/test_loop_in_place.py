@@ -276,3 +276,28 @@ def test_scattered_carries_are_updated_where_they_lie():
     np.testing.assert_allclose(check(old_read, a), want, rtol=1e-13)
     into_itself = lambda x: lax.fori_loop(0, 3, lambda i, c: c.at[::-1].set(c), x)
     np.testing.assert_array_equal(check(into_itself, a), a[::-1])
+
+
+def test_small_dynamic_update_slices_of_a_carry_are_scatters_updated_in_place():
+    """A dynamic_update_slice of a carry whose update is small (indexing.SMALL_UPDATE) is a scatter of its window
+    (the simplify rule), which the loop applies where the carry lies: starts clamped, negative ones wrapped, as
+    the reference interpreter's; a large update stays a loop nest."""
+    grid = data(400, 8, seed=6)
+
+    def rows(g):
+        def body(i, c):
+            row = lax.dynamic_slice(c, (i - 1, 0), (1, 8))
+            return lax.dynamic_update_slice(c, row * 0.5 + 1.0, (i, 0))
+        return lax.fori_loop(1, 400, body, g)
+    want = grid.copy()
+    for i in range(1, 400):
+        want[i] = want[i - 1] * 0.5 + 1.0
+    np.testing.assert_allclose(check(rows, grid), want, rtol=1e-13)
+    assert temp_bytes(rows, grid) < grid.nbytes
+    assert "scatter" in tj.jit(rows).lower(grid).as_text()
+    for start in (-3, -1000, 398, 5000):
+        edge = lambda g, s: lax.fori_loop(0, 2, lambda i, c: lax.dynamic_update_slice(c, c[:3, :2] + i, (s, 5)), g)
+        check(edge, grid, np.int32(start))
+    big = lambda g: lax.fori_loop(0, 2, lambda i, c: lax.dynamic_update_slice(c, c[:200] * 2.0, (i, 0)), g)
+    check(big, grid)
+    assert "scatter" not in tj.jit(big).lower(grid).as_text()

@@ -18,9 +18,10 @@ import numpy as np
 from ..backend import runtime
 from ..backend.rules import IndexMap, Kernel
 from ..core.ad_util import UndefinedPrimal, Zero, aval, zeros
-from ..core.avals import DEFAULT_INT, ShapedArray, is_float
+from ..core.avals import DEFAULT_INT, ShapedArray, is_float, is_symbolic
 from ..core.batching import batched_axis, move_batch_axis
 from ..core.errors import ShapeError
+from ..core.ir import Var
 from ..core.ops import ops
 from ..core.trace import Primitive
 from .base import ZERO, jvp_rule, linear_primitive
@@ -186,9 +187,29 @@ def _lower_dynamic_update_slice(b, idx, read):
     return b.select(inside, new, old, x.dtype)
 
 
+SMALL_UPDATE = 8     # an update of at most 1/SMALL_UPDATE of an IR input's elements is a scatter (`_as_scatter`)
+
+
+def _as_scatter(eqn, producer):
+    """The simplify rule: a small update of an input of the IR (a loop body's carry) becomes a scatter of its
+    window, which a loop applies where the carry lies (backend/in_place.py) instead of rewriting all of it: a
+    fori_loop writing rows of 8 into a 10000 x 8 f32 carry took 0.85 s as a loop nest over the carry (JAX 0.18 ms)."""
+    x, u = eqn.inputs[:2]
+    if producer(x) is not None or not isinstance(x, Var) or is_symbolic(x.aval.shape) or \
+            u.aval.size * SMALL_UPDATE > x.aval.size:
+        return None
+
+    def scatter(x, u, *starts):
+        shape, sizes = aval(x).shape, aval(u).shape
+        grid = _window_grid(starts, [None] * len(starts), shape, sizes, sizes, 1)
+        columns = [ops.reshape(ops.add(s, i), new_sizes=sizes) for s, i in grid]
+        return ops.scatter(x, _stack_columns(columns), u, axes=tuple(range(len(shape))), mode="drop")
+    return scatter
+
+
 dynamic_update_slice_p = linear_primitive("dynamic_update_slice", _dynamic_update_slice_shape,
                                           _dynamic_update_slice_impl, _dynamic_update_slice_transpose, (0, 1),
-                                          batch=_dynamic_update_slice_batch,
+                                          batch=_dynamic_update_slice_batch, simplify=_as_scatter,
                                           lower=IndexMap(_lower_dynamic_update_slice))
 
 # --------------------------------------------------------------------------------------------- gather
