@@ -32,8 +32,9 @@ other processes kept both cores busy), and a 10 us chunk is done before the work
 polling 5 to 100 us (SPIN_US), 46-49 us without polling (44 us serially); polling costs at most SPIN_US of a
 core's time after each parallel loop. A worker asleep on this VM joined ~100 us late: a 2048 x 2048 f32 row sum
 (two 150 us chunks) took 307 us right after the previous call, 360-373 us after a pause of 40 us or more with
-workers polling 50 us, 307-310 us after pauses up to 100 us with workers polling 300 us (the Python path of a call
-pauses ~20 us). SPIN_US = 200 covers the pauses of a Python loop around the calls.
+workers polling 50 us, 307-310 us after pauses up to 100 us with workers polling 300 us. Polling longer is no cure:
+with 200 us, a polling worker kept OpenBLAS's threads off a core, and the gradient of a small MLP (gemms between
+short parallel loops) took 32 ms instead of 0.37.
 """
 import ctypes
 import logging
@@ -48,7 +49,7 @@ from . import disk_cache, llvm, runtime
 log = logging.getLogger("tracejit")
 
 NATIVE = sys.platform.startswith("linux") and platform.machine() in ("x86_64", "AMD64")
-SPIN_US = 200              # how long an idle worker polls for the next job before it sleeps on the futex
+SPIN_US = 50              # how long an idle worker polls for the next job before it sleeps on the futex
 _SYS_FUTEX, _FUTEX_WAIT_PRIVATE, _FUTEX_WAKE_PRIVATE = 202, 128, 129
 
 PAR_TYPE = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64)   # a chunk: (table, c, n)
