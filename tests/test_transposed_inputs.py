@@ -65,6 +65,18 @@ def test_fortran_inputs_match_c_inputs_without_a_copy(name, no_copies):
     assert len(no_copies) == 2 and f.misses == 1      # the signature's code, and its code for a transposed input
 
 
+def test_fortran_inputs_take_the_native_entry(monkeypatch):
+    """The code for a layout runs through its native entry, not the Python driver."""
+    f = tj.jit(CASES["column_sums"])
+    F = np.asfortranarray(C)
+    want = f(F)
+
+    def driver(self, leaves):
+        raise AssertionError("the Python driver ran")
+    monkeypatch.setattr(executable.Executable, "run", driver)
+    np.testing.assert_array_equal(f(F), want)
+
+
 def test_mixed_layouts_dtypes_and_sizes():
     """Each set of transposed positions has its code; a Fortran array of another dtype, a small one, a 3-d one
     (its axes reversed) and one of a symbolic signature are converted or copied as before."""

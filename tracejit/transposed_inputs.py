@@ -9,6 +9,7 @@ place in 0.3. The code for a set of transposed positions is compiled on its firs
 """
 import numpy as np
 
+from .backend.executable import MISS
 from .core.avals import is_symbolic
 from .core.ir import IR, ClosedIR, Eqn, Var
 from .core.ops import primitive
@@ -39,14 +40,22 @@ def with_layouts(run, closed, in_avals, compile_ir):
     are not tiled (fusion.transposed_read)."""
     if any(is_symbolic(a.shape) for a in in_avals):
         return run
-    variants = {}
+    variants = {}     # positions -> the variant's run on leaves, through its native entry where it has one
+
+    def variant(positions):
+        exe = compile_ir(transposed_ir(closed, positions))
+        fast = exe.native_call(np.zeros(1, np.int64), [()] * len(in_avals))
+        single = len(exe.out_avals) == 1
+
+        def run_variant(leaves):
+            out = MISS if fast is None else fast(tuple(leaves))
+            return exe.run(leaves) if out is MISS else [out] if single else list(out)
+        return run_variant
 
     def call(leaves):
         positions = transposed_positions(leaves, in_avals)
         if not positions:
             return run(leaves)
-        exe = variants.get(positions)
-        if exe is None:
-            exe = variants.setdefault(positions, compile_ir(transposed_ir(closed, positions)))
-        return exe.run([x.T if i in positions else x for i, x in enumerate(leaves)])
+        run_variant = variants.get(positions) or variants.setdefault(positions, variant(positions))
+        return run_variant([x.T if i in positions else x for i, x in enumerate(leaves)])
     return call
