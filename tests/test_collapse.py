@@ -168,6 +168,24 @@ def test_large_values_read_transposed_by_a_reduction_are_copied_in_tiles():
     assert [g.root.prim.name for g in plan_groups(closed.ir)] == ["add"]
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.int8, np.complex64, np.bool_])
+def test_concatenates_run_their_innermost_loop_in_segments(dtype):
+    """A loop nest whose innermost axis is a concatenate's runs it in one segment per operand (IndexMap's splits),
+    each reading its operand alone: concatenates, rolls and stacks along the last axis, long enough to split over
+    the threads, with a member after them, operands of one element, and more operands than MAX_SEGMENTS (one
+    loop); against the reference interpreter, with and without fusion."""
+    from tracejit.backend.loops import MAX_SEGMENTS
+    a, b = data(dtype, (37, 53), 10), data(dtype, (37, 11), 11)
+    long = data(dtype, (300_001,), 12)
+    cases = [(lambda a, b: tnp.concatenate([a, b], 1), (a, b)), (lambda a, b: tnp.hstack([b, a, b]) == b[0, 0], (a, b)),
+             (lambda v: tnp.roll(v, 3), (long,)), (lambda v: tnp.roll(v, -299_999) * 2, (long,)),
+             (lambda a: tnp.roll(a, 5, axis=1), (a,)), (lambda v: tnp.concatenate([v[:1], v, v[-3:]]), (long,)),
+             (lambda a: tnp.concatenate([a[:, i:i + 1] for i in range(MAX_SEGMENTS + 3)], 1), (a,)),
+             (lambda a, b: tnp.concatenate([a, b], 1).sum(1), (a, b))]
+    for f, args in cases:
+        check(f, *args)
+
+
 def test_reshapes_read_through_unsigned_index_arithmetic():
     """A reshape's read (rules.Emitter.reindex) divides the flat index without signs and leaves the leading axis
     unwrapped: repeat (a broadcast reshaped), splits and merges of axes, odd and power-of-two sizes."""

@@ -8,6 +8,7 @@ float32 sum a block of REDUCE_BLOCK elements at a time in float32), or in memory
 when it keeps the last axis. kernels.ControlBuilder, for Control rules, extends KernelBuilder.
 """
 import contextlib
+import itertools
 
 import numpy as np
 
@@ -17,6 +18,7 @@ from .fusion import TILE, domain_size
 from .rules import Elementwise, Emitter, Reduce, const_text, llvm_type, memory_type
 
 REDUCE_BLOCK = 1024       # elements a float32 sum adds up in float32 before adding them to its float64 total
+MAX_SEGMENTS = 8          # segments an innermost loop may run in (IndexMap's splits): each repeats the loop's body
 
 
 class KernelBuilder:
@@ -147,6 +149,9 @@ class LoopBuilder(KernelBuilder):
         idx = [0] * len(shape)      # an axis merged into a later one (fusion.collapse_axes) stays at 0
         idx[:len(outer_idx)] = outer_idx
         bounds = {a: ("%lo", "%hi") if n == 0 else (0, g.extents[a]) for n, a in enumerate(g.loop_order[:len(kept)])}
+        looped = [a for n, a in enumerate(g.loop_order[:len(kept)])
+                  if n >= len(outer_idx) and (n == 0 or g.extents[a] is not None)]
+        split = self._segments(looped[-1]) if looped and not isinstance(g.rule, Reduce) else None
         with contextlib.ExitStack() as outer:
             for n, a in enumerate(g.loop_order[:len(kept)]):
                 if n < len(outer_idx):
@@ -155,14 +160,40 @@ class LoopBuilder(KernelBuilder):
                     last = len(shape) - 1
                     bounds[a] = outer.enter_context(self._blocks(*bounds[a], TILE))
                     bounds[last] = outer.enter_context(self._blocks(*bounds[last], TILE))
-                if n == 0 or g.extents[a] is not None:
+                if (n == 0 or g.extents[a] is not None) and not (split and a == looped[-1]):
                     idx[a] = outer.enter_context(f.loop(*bounds[a]))
             if isinstance(g.rule, Reduce):
                 self._reduce(idx, axes, kept, first=not kept)
+            elif split:
+                a = looped[-1]
+                for start, end in split:        # the innermost loop in segments (IndexMap's splits)
+                    lo, hi = bounds[a]
+                    lo = max(lo, start) if isinstance(lo, int) else self.b.intrinsic("smax", lo, start, dtype=np.int64)
+                    hi = min(hi, end) if isinstance(hi, int) else self.b.intrinsic("smin", hi, end, dtype=np.int64)
+                    with f.loop(lo, hi) as i:
+                        idx[a], self.b.segments[i], self.memo = i, (start, end), {}
+                        self._store_all(idx)
             else:
-                self._prefetch(idx)
-                for v in g.stores:
-                    self.store(self.buffers[id(v)], idx, self.value(v, idx))
+                self._store_all(idx)
+
+    def _store_all(self, idx):
+        self._prefetch(idx)
+        for v in self.g.stores:
+            self.store(self.buffers[id(v)], idx, self.value(v, idx))
+
+    def _segments(self, a):
+        """[(start, end)] of the innermost loop's axis a where a member declares points there (IndexMap's splits:
+        a concatenate of the domain's shape), at most MAX_SEGMENTS; else None."""
+        g, points = self.g, set()
+        if g.tiled is not None or g.extents[a] != g.domain[a] or not isinstance(g.domain[a], int):
+            return None
+        for e in g.eqns:
+            splits = getattr(e.prim.lower, "splits", None)
+            found = splits(e) if splits is not None and e.outvars[0].aval.shape == tuple(g.domain) else None
+            if found is not None and found[0] == a:
+                points.update(found[1])
+        ends = [0, *sorted(points), g.domain[a]]
+        return list(itertools.pairwise(ends)) if points and len(ends) - 1 <= MAX_SEGMENTS else None
 
     def _rows(self):
         """A row loop: the loops over its outer axes, and in them each phase's inner loops in turn."""

@@ -5,9 +5,12 @@ A rule is one of four small kinds; the backend reads the kind, never the primiti
 - `Elementwise(fn, cheap=True)`: fn(b, *xs, **params) -> x. One scalar LLVM instruction sequence from the
   operands' SSA values (rank-0 operands broadcast). Fused freely into loop nests; a cheap one (no math
   call, no division) may be recomputed in several.
-- `IndexMap(fn)`: fn(b, idx, read, **params) -> x. The value at output index `idx` (a list of i64 SSA
-  names or Python ints) from `read(i, in_idx)`, the value of operand i at an index. Structural ops
-  (broadcast, transpose, slice, pad, gather...) are index maps, which is what lets them fuse.
+- `IndexMap(fn, splits=None)`: fn(b, idx, read, **params) -> x. The value at output index `idx` (a list of i64
+  SSA names or Python ints) from `read(i, in_idx)`, the value of operand i at an index. Structural ops
+  (broadcast, transpose, slice, pad, gather...) are index maps, which is what lets them fuse. splits(eqn) ->
+  (axis, points), when given, names static points of an output axis where the map changes its source (a
+  concatenate's boundaries): a loop nest whose innermost loop runs over that axis runs it in segments, in each of
+  which `b.segment(i)` gives the (start, end) that the index i lies in, so that fn reads one source there.
 - `Reduce(init, update, result)`: a loop accumulator. init(b, **params) -> accs, update(b, accs, x, **params)
   -> accs, result(b, accs, **params) -> x. The operand
   fuses into the reduction loop. `combine` (accs, accs) -> accs, when given, merges partial results, which
@@ -60,8 +63,8 @@ class Elementwise:
 class IndexMap:
     cheap = True
 
-    def __init__(self, fn):
-        self.fn = fn
+    def __init__(self, fn, splits=None):
+        self.fn, self.splits = fn, splits
 
 
 class Reduce:
@@ -218,6 +221,11 @@ class Emitter:
     def __init__(self, func):
         self.func = func
         self.in_avals = []
+        self.segments = {}      # loop index -> the static [start, end) its loop runs in (IndexMap's splits)
+
+    def segment(self, i):
+        """The static (start, end) that index i lies in, or None where its loop is not a segment."""
+        return self.segments.get(i)
 
     def __call__(self, rhs):
         return self.func.emit(rhs)

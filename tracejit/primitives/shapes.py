@@ -380,11 +380,19 @@ def _concatenate_batch(args, dims, dimension):
 
 
 def _lower_concatenate(b, idx, read, dimension):
+    """The operand that holds the index, selected: every operand read at its clamped index; or, in a segment of the
+    loop (`_boundaries`), only the operand that the segment lies in, at an index that moves with the loop (a read
+    that vectorizes: the clamped ones were gathers, and a concatenate of two 1e6 f32 took 1.4x NumPy's time)."""
     out, start, i = None, 0, idx[dimension]
+    known = b.segment(i) if isinstance(i, str) else None
     for k, a in enumerate(list(b.in_avals)):
         n = a.shape[dimension]
         if n == 0:
             continue
+        if known is not None and start <= known[0] and known[1] <= start + n:
+            j = list(idx)
+            j[dimension] = b.iop("sub", i, start)
+            return read(k, j)
         if isinstance(i, int) and not start <= i < start + n:
             start += n
             continue
@@ -397,9 +405,18 @@ def _lower_concatenate(b, idx, read, dimension):
     return b.const(0) if out is None else out     # every operand empty: so is the result, never read
 
 
+def _boundaries(eqn):
+    """Where the operands meet along the concatenated axis (IndexMap's splits)."""
+    axis = eqn.params["dimension"]
+    sizes = [x.aval.shape[axis] for x in eqn.inputs]
+    if not all(isinstance(n, int) for n in sizes):
+        return None
+    return axis, sorted({int(p) for p in np.cumsum(sizes)[:-1] if 0 < p < sum(sizes)})
+
+
 concatenate_p = linear_primitive("concatenate", _concatenate_shape,
                                  lambda *xs, dimension: np.concatenate(xs, axis=dimension), _concatenate_transpose,
-                                 batch=_concatenate_batch, lower=IndexMap(_lower_concatenate))
+                                 batch=_concatenate_batch, lower=IndexMap(_lower_concatenate, splits=_boundaries))
 
 # ------------------------------------------------------------------------------------------------ iota
 
