@@ -8,6 +8,7 @@ import re
 from . import specmath
 from .mathlib import BINARY, F32_TRIG, F32_TRIG_LIMIT, define, kernel, vector_symbol
 from .mathlib_body import Body
+from .mathlib_pow import pow_f32_fast
 
 # The functions that have an LLVM intrinsic of the same name and signature (llvm.sin.f32 ...). Loops call them as
 # intrinsics, which the loop vectorizer widens (llvm.sin.v16f32); `library_calls` then renames every such call
@@ -99,17 +100,23 @@ def _variant_calls(text):
 
 def library_function_ir(name: str, ty: str, lanes: int) -> str:
     """An external definition of the function on `lanes`-element vectors (`vector_symbol`), for the
-    library compiled once per process (vecmath.py). Two branch on whether any lane is `far`: F32_TRIG functions
+    library compiled once per process (vecmath.py). Three branch on whether any lane is `far`: F32_TRIG functions
     of f32 compute in f32 and call the double algorithm (an internal `..._wide` function) for a vector with a
     lane beyond F32_TRIG_LIMIT, its value taken on those lanes; specmath.SMALL functions compute the small
     arguments' expression alone for a vector with none beyond its bound, else the full definition (an internal
-    `..._full` function, which gives the same bits on the small lanes). The internal functions are always
-    inlined, as O3 did, since the library compiles with the light pipeline (llvm._passes)."""
+    `..._full` function, which gives the same bits on the small lanes); so does f32 pow, for a vector with no lane
+    that needs its special cases (mathlib_pow.pow_f32_fast). The internal functions are always inlined, as O3
+    did, since the library compiles with the light pipeline (llvm._passes)."""
     if name in SPECIAL and name not in specmath.SMALL:
         return specmath.define(name, ty, lanes, "", "nounwind")
     if name in SPECIAL:
         f, far, y = specmath.small_path(name, ty, lanes)
         full = specmath.define(name, ty, lanes, "internal", "alwaysinline nounwind", suffix="_full")
+        return full + _branch_on_far(name, ty, f, far, y, "_full", select=False)
+    if ty == "float" and name == "pow":
+        f = Body("float", lanes)
+        far, y = pow_f32_fast(f, "%x", "%y")
+        full = define(name, ty, lanes, "internal", "alwaysinline nounwind", suffix="_full")
         return full + _branch_on_far(name, ty, f, far, y, "_full", select=False)
     if not (ty == "float" and name in F32_TRIG):
         return define(name, ty, lanes, "", "nounwind")
@@ -126,11 +133,12 @@ def _branch_on_far(name, ty, f, far, y, suffix, select):
     returns y; the far path returns the internal function `<symbol><suffix>`'s value (on the far lanes only if
     select, else on all)."""
     symbol, vty = vector_symbol(name, ty, f.lanes), f.vty
+    args = ", ".join(f"{vty} %{p}" for p in ("x", "y")[:_arity(name)])
     split = [line.split(" = ")[0].strip() for line in f.lines].index(far) + 1
     entry, near = ("".join(line + "\n" for line in lines) for lines in (f.lines[:split], f.lines[split:]))
     anyfar = far if f.lanes == 1 else "%anyfar"
     reduce = "" if f.lanes == 1 else f"  %anyfar = call i1 @llvm.vector.reduce.or.v{f.lanes}i1({f.bty} {far})\n"
     result = f"  %r = select {f.bty} {far}, {vty} %w, {vty} {y}\n  ret {vty} %r" if select else f"  ret {vty} %w"
-    return (f"define {vty} {symbol}({vty} %x) nounwind {{\n{entry}{reduce}  br i1 {anyfar}, label %far, "
-            f"label %near\nnear:\n{near}  ret {vty} {y}\nfar:\n  %w = call {vty} {symbol}{suffix}({vty} %x)\n"
+    return (f"define {vty} {symbol}({args}) nounwind {{\n{entry}{reduce}  br i1 {anyfar}, label %far, "
+            f"label %near\nnear:\n{near}  ret {vty} {y}\nfar:\n  %w = call {vty} {symbol}{suffix}({args})\n"
             f"{result}\n}}\n")

@@ -21,12 +21,12 @@ AVX-512). They come in two forms:
     # in a loop body:  %y = call float @tj_expm1_float(float %x)
 
 Algorithms (branch-free, no tables). exp, exp2, expm1, log, log1p, log2, log10, tanh, logistic, cbrt, atan,
-asin, acos and atan2 (``NATIVE_F32``) are computed in f32 for f32, with the same algorithms, f32 constants
+asin, acos, atan2 and pow (``NATIVE_F32``) are computed in f32 for f32, with the same algorithms, f32 constants
 and shorter polynomials, so that a zmm register holds 16 lanes instead of 8 (about twice the f32 throughput); their
-results are within about 1.5 f32 ulp. pow computes f32 in double and rounds once (nearly correctly
-rounded), and so do sin, cos and tan as inlined definitions; the library's f32 sin, cos and tan (vecmath.py,
-what compiled loops call) compute in f32 up to |x| = 2**14 (the double algorithm beyond, for the vectors
-that have such a lane), sin and cos within 0.6 ulp, tan within 0.96 ulp:
+results are within about 1.5 f32 ulp. sin, cos and tan as inlined definitions compute f32 in double and round
+once (nearly correctly rounded); the library's f32 sin, cos and tan (vecmath.py, what compiled loops call)
+compute in f32 up to |x| = 2**14 (the double algorithm beyond, for the vectors that have such a lane), sin and
+cos within 0.6 ulp, tan within 0.96 ulp:
 
 - exp, expm1: x = n*ln2 + r (Cody-Waite, ln2 in two parts), expm1(r) by a minimax polynomial; exp applies
   2**n by one vscalef (llvm.ldexp) on AVX-512, elsewhere in two factors: either rounds once, also near
@@ -45,9 +45,10 @@ that have such a lane), sin and cos within 0.6 ulp, tan within 0.96 ulp:
   in the polynomial, no compensated division). logistic from exp(-|x|) (never overflows).
 - sin, cos, tan: x = n*pi/2 + r with pi/2 in three parts and r kept as a double-double (the library's f32 sin,
   cos and tan: pi/2 in three f32 parts, r a pair of f32; tan(r) = r + r**3 * P(r**2) there, not sin/cos).
-- pow = exp(y * log|x|); for f64, log|x| and the product are double-doubles (about 2**-64 relative); f32
-  computes 2**(y * log2|x|) in double with plain polynomials (no division), about 2**-31 relative before
-  its rounding to f32.
+- pow = exp(y * log|x|); for f64, log|x| and the product are double-doubles (about 2**-64 relative). f32 in f32
+  arithmetic: 2**t, t = y * log2|x|, log2|x| = k + log2(m) from s = (m-1)/(m+1) as a pair of f32 (log2(m) to
+  about 2**-40 relative), t as a pair (the fmas' roundings recovered), 2**r (t = n + r) times 1 + t's low part
+  times ln2, rounded once (mathlib_pow); the library's function skips the special cases for a vector with none.
 - atan: |x| > 1 as pi/2 - atan(1/|x|), then pi/4 + atan((r-1)/(r+1)) above tan(pi/8), a polynomial in u**2
   below; asin and acos through atan (of x/sqrt((1-x)(1+x)) and twice that of sqrt((1-x)/(1+x))), atan2(y, x)
   as atan(|y|/|x|), from pi where x is negative, C99's special cases kept. f32 in f32 arithmetic: the ratio
@@ -58,7 +59,7 @@ Max error measured against long-double NumPy (f64, in ulp) and float64 NumPy (f3
 about 10**7 random arguments per function, from wide ranges (subnormal to overflow, trig arguments
 up to 2**43, pow up to the overflow and underflow edges and with x near 1); for the native f32
 functions and the library's f32 sin, cos and tan also over every 251st f32 bit pattern (17 million arguments,
-all signs and binades; 11 million up to 2**43 for tan):
+all signs and binades; 11 million up to 2**43 for tan; pow: x so, with 12 values of y):
 
 ==========  =========  ===========
 function    f64 (ulp)  f32 (rel)
@@ -75,7 +76,7 @@ logistic    1.45       1.7e-7  (f32 arithmetic)
 sin         0.78       6.7e-8  (f32 arithmetic up to 2**14, library)
 cos         0.78       6.9e-8  (f32 arithmetic up to 2**14, library)
 tan         2.26       8.4e-8  (f32 arithmetic up to 2**14, library; 6.0e-8 inlined)
-pow         0.98       6.0e-8  (1.2e-7 where the result is subnormal: one step off near a tie)
+pow         0.98       6.4e-8  (f32 arithmetic; 1.2e-7 where the result is subnormal: one step off near a tie)
 atan        1.91       6.2e-8  (f32 arithmetic)
 asin        2.45       6.1e-8  (f32 arithmetic)
 acos        2.11       6.2e-8  (f32 arithmetic)
@@ -109,9 +110,10 @@ from .mathlib_arctrig import INVERSE_TRIG
 from .mathlib_arctrig import PIO2 as _PIO2
 from .mathlib_body import Body
 from .mathlib_exp import POLY as _EXP_POLY
-from .mathlib_exp import exp, exp2, expm1, logistic, pow2, tanh
+from .mathlib_exp import exp, exp2, expm1, logistic, tanh
 from .mathlib_log import POLY as _LOG_POLY
 from .mathlib_log import log, log1p, log2, log10, log_parts
+from .mathlib_pow import pow_f32
 
 FUNCS = ("exp", "exp2", "log", "log1p", "log2", "log10", "expm1", "tanh", "logistic", "sin", "cos", "tan", "pow",
          "atan", "asin", "acos", "atan2", "cbrt")
@@ -146,23 +148,9 @@ _POLY["tan", "float"] = (
     9.582930942997336e-05, 0.0043738665990531445,
 )
 
-# f32 pow, computed in double: log2(1 + fr) = fr * P(fr) for 1 + fr in [sqrt(1/2), sqrt(2)) and 2**r = P(r) for
-# |r| <= 1/2, relative errors 2**-38.3 and 2**-40.2 (weighted least squares on 4000 Chebyshev nodes, checked
-# against mpmath): with |y * log2|x|| <= 160 where the result is finite, y * log2|x| is off by at most 2**-30.5
-# and pow by 2**-31 before its one rounding to f32.
-_POLY["log2", "pow32"] = (
-    1.442695040886174, -0.7213475203441305, 0.48089834909351514, -0.3606737895464016, 0.2885387598190317,
-    -0.2404466395862802, 0.20610881106732123, -0.18043242104773852, 0.16017977215858809, -0.14252486528369382,
-    0.13065409172436313, -0.13480212390049803, 0.13104056245677928, -0.06794263823360104,
-)
-_POLY["exp2", "pow32"] = (
-    0.9999999999997505, 0.6931471805465788, 0.24022650699046555, 0.055504109391357796, 0.00961812850911109,
-    0.0013333452227684026, 0.00015403873574737189, 1.5309699575494826e-05, 1.3171459920076583e-06,
-)
-
 # Functions computed in f32 arithmetic for f32 (16 lanes per zmm); the others are computed in double.
 NATIVE_F32 = ("exp", "exp2", "expm1", "log", "log1p", "log2", "log10", "tanh", "logistic", "cbrt", "atan", "asin",
-              "acos", "atan2")
+              "acos", "atan2", "pow")
 
 _INF = float("inf")
 _NAN = float("nan")
@@ -332,18 +320,16 @@ def _log_dd(f, x):
 
 
 def _pow(f, x, y, prec):
-    """C99 pow. f64: exp of the double-double y*log|x|; f32 (x, y exact in double): 2**(y*log2|x|) in double
-    without double-doubles or a division, about 2**-31 relative before the rounding to f32."""
+    """C99 pow: exp of the double-double y*log|x| (f32: mathlib_pow, in f32 arithmetic)."""
+    if f.ty == "float":
+        return pow_f32(f, x, y)
     ax = f.abs(x)
-    if prec == "double":
-        lh, ll = _log_dd(f, ax)
-        th, tl = f.two_prod(y, lh)
-        tl = f.fma(y, ll, tl)
-        tl = f.sel(f.cmp("olt", f.abs(th), 750.0), tl, 0.0)  # the low part of inf/NaN/huge is NaN
-        th = f.sel(f.cmp("oeq", ax, 1.0), 0.0, th)  # 1**y = 1 and (-1)**+-inf = 1, even for y = inf, NaN
-        mag = exp(f, th, "double", tl)
-    else:
-        mag = _exp2_f32(f, f.sel(f.cmp("oeq", ax, 1.0), 0.0, f.mul(y, _log2_f32(f, ax))))
+    lh, ll = _log_dd(f, ax)
+    th, tl = f.two_prod(y, lh)
+    tl = f.fma(y, ll, tl)
+    tl = f.sel(f.cmp("olt", f.abs(th), 750.0), tl, 0.0)  # the low part of inf/NaN/huge is NaN
+    th = f.sel(f.cmp("oeq", ax, 1.0), 0.0, th)  # 1**y = 1 and (-1)**+-inf = 1, even for y = inf, NaN
+    mag = exp(f, th, "double", tl)
     fy = f.call("floor", y)
     half = f.mul(y, 0.5)
     odd = f.both(f.cmp("oeq", fy, y), f.cmp("une", f.call("floor", half), half))
@@ -352,25 +338,6 @@ def _pow(f, x, y, prec):
     finite_neg = f.both(f.cmp("olt", x, 0.0), f.cmp("ogt", x, -_INF))
     r = f.sel(f.both(finite_neg, f.cmp("une", fy, y)), _NAN, r)  # non-integer (or NaN) exponent
     return f.sel(f.cmp("oeq", y, 0.0), 1.0, r)
-
-
-def _log2_f32(f, ax):
-    """log2(ax) in double for an f32 ax >= 0 (or NaN), to 2**-38 relative (-inf at 0; inf and NaN kept); an
-    f32 is never a subnormal double, so ax = 2**k * (1 + fr) needs none of _log_parts' scaling."""
-    k = f.int("ashr", f.int("sub", f.bits(ax), f.k.sqrt_half_bits), f.k.mant)
-    fr = f.sub(f.from_bits(f.int("sub", f.bits(ax), f.int("shl", k, f.k.mant))), 1.0)
-    l2 = f.fma(fr, f.poly(fr, _POLY["log2", "pow32"]), f.to_fp(k))
-    l2 = f.sel(f.cmp("oeq", ax, 0.0), -_INF, l2)
-    return f.sel(f.cmp("ueq", ax, _INF), ax, l2)
-
-
-def _exp2_f32(f, t):
-    """2**t in double to 2**-40 relative where it is an f32 (or rounds to 0 or inf as one); NaN passes."""
-    t_in = f.max(f.min(t, 160.0), -160.0)         # NaN becomes 160, restored at the end
-    k = f.add(t_in, f.k.magic)
-    r = f.sub(t_in, f.sub(k, f.k.magic))         # exact, |r| <= 1/2
-    mag = f.mul(f.poly(r, _POLY["exp2", "pow32"]), pow2(f, f.int("sub", f.bits(k), f.k.magic_bits)))
-    return f.sel(f.cmp("uno", t, t), t, mag)
 
 
 # cbrt: u = x**(-1/3) guessed as CBRT_GUESS - bits/3 (within 3.5%), f64 on the high 32 bits, hi/3 as one 32x32-bit

@@ -152,6 +152,9 @@ class Body:
     def both(self, c1, c2):
         return self._emit(f"and {self.bty} {c1}, {c2}")
 
+    def either(self, c1, c2):
+        return self._emit(f"or {self.bty} {c1}, {c2}")
+
     def poly(self, t, coefs):
         acc = coefs[-1]
         for c in reversed(coefs[:-1]):

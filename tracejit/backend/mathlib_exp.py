@@ -1,5 +1,5 @@
 """The exponential family of mathlib's kernels: exp, exp2, expm1, tanh and logistic (and the pieces pow and the
-complex functions build on: exp_reduce, pow2, the exp polynomials), written with mathlib_body.Body in
+complex functions build on: exp_reduce, pow2, scale, LN2, the exp polynomials), written with mathlib_body.Body in
 mathlib's branch-free, vectorizable style. Their accuracy is in mathlib's table."""
 
 from .mathlib_body import has_scalef
@@ -45,7 +45,7 @@ def pow2(f, n):
     return f.from_bits(f.int("shl", f.int("add", n, f.k.bias), f.k.mant))
 
 
-def _scale(f, v, n):
+def scale(f, v, n):
     """v * 2**n for n in twice the normal range: AVX-512's vscalef, or two steps so that no factor overflows
     and a subnormal result is rounded once."""
     if has_scalef():
@@ -82,7 +82,7 @@ def exp(f, x, prec, lo=None):
     """exp(x + lo) = 2**n * (1 + expm1(r - c)); NaN x passes through."""
     r, c, n = exp_reduce(f, x, lo)
     em = _expm1_reduced(f, r, c, prec)
-    return f.sel(f.cmp("uno", x, x), x, _scale(f, f.add(em, 1.0), n))
+    return f.sel(f.cmp("uno", x, x), x, scale(f, f.add(em, 1.0), n))
 
 
 # ln2 as the nearest value of each type plus the rest (rounded to the type), for exp2's t*ln2
@@ -105,7 +105,7 @@ def exp2(f, x, prec):
     c = f.fma(t, -ln2_lo, f.fma(t, -ln2_hi, r))  # r - t*LN2 (exact) - t*ln2_lo
     em = _expm1_reduced(f, r, c, prec)
     n = f.int("sub", f.bits(k), f.k.magic_bits)
-    return f.sel(f.cmp("uno", x, x), x, _scale(f, f.add(em, 1.0), n))
+    return f.sel(f.cmp("uno", x, x), x, scale(f, f.add(em, 1.0), n))
 
 
 def _expm1_value(f, x, prec):
