@@ -200,7 +200,7 @@ class Executable:
         args = [x.value if isinstance(x, Literal) else self._view(bufs[id(x)], ins, outs, arena)
                 for x in eqn.inputs]
         if eqn.prim.into is not None and (out := bufs.get(id(eqn.outvars[0]))) is not None:
-            eqn.prim.into(self._view(out, ins, outs, arena), *args, **eqn.params)
+            eqn.prim.into(runtime.parallel_for, self._view(out, ins, outs, arena), *args, **eqn.params)
             return
         with eager():
             results = eqn.prim.impl(*args, **eqn.params)

@@ -40,8 +40,9 @@ class Primitive:
 
     shape_rule(*avals, **params) -> ShapedArray (or a list when multiple_results)
     impl(*arrays, **params) -> ndarray (or a list)
-    Rules (jvp, transpose, batch, lower) are filled in next to the primitive's definition; `into(out, *arrays,
-    **params)`, where given, writes the impl's result into out for the compiled code's Python driver.
+    Rules (jvp, transpose, batch, lower) are filled in next to the primitive's definition; `into(parallel_for, out,
+    *arrays, **params)`, where given, writes the impl's result into out for the compiled code's Python driver,
+    which passes its thread pool's parallel_for(fn, n_chunks).
     Flags tell passes what they may do without naming the primitive.
     """
 

@@ -15,7 +15,6 @@ import contextlib
 
 import numpy as np
 
-from ..backend import runtime
 from ..backend.rules import IndexMap, Kernel
 from ..core.ad_util import UndefinedPrimal, Zero, aval, zeros
 from ..core.avals import DEFAULT_INT, ShapedArray, is_float, is_symbolic
@@ -328,22 +327,23 @@ def _sort_jvp(primals, tangents, axis):
     return ops.sort(x, axis=axis), take_along_axis(t, ops.argsort(x, axis=axis, stable=True), axis)
 
 
-PARALLEL_SORT = 1 << 16    # elements from which the compiled code sorts the rows of an array over the threads
+PARALLEL_SORT = 1 << 16    # elements from which the compiled code sorts the rows of an array in chunks
+SORT_CHUNKS = 16           # at most, handed out to the threads on demand
 
 
 def _sorted_into(sort):
     """The `into` rule of a sort: sort(out, x, axis, **params) writes x sorted along axis into out; an array of
-    PARALLEL_SORT elements or more has its rows (along an axis other than the sorted one) sorted in chunks over
-    the threads, as NumPy's sorts release the GIL. The rows of 2048 x 2048 f32 took 12.9 ms sorted by np.sort and
-    copied into the output, against NumPy's 8.2."""
-    def into(out, x, axis, **params):
+    PARALLEL_SORT elements or more has its rows (along an axis other than the sorted one) sorted in chunks that
+    parallel_for runs over the threads, as NumPy's sorts release the GIL. The rows of 2048 x 2048 f32 took 12.9 ms
+    sorted by np.sort and copied into the output, against NumPy's 8.2."""
+    def into(parallel_for, out, x, axis, **params):
         lead, n = (1 if axis == 0 else 0), (x.shape[1 if axis == 0 else 0] if x.ndim > 1 else 1)
-        chunks = min(runtime.NUM_THREADS, n) if x.size >= PARALLEL_SORT else 1
+        chunks = min(SORT_CHUNKS, n) if x.size >= PARALLEL_SORT else 1
 
         def chunk(c):
             rows = (slice(None),) * lead + (slice(c * n // chunks, (c + 1) * n // chunks),) if x.ndim > 1 else ()
             sort(out[rows], x[rows], axis, **params)
-        runtime.parallel_for(chunk, chunks)
+        parallel_for(chunk, chunks)
     return into
 
 
