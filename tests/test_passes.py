@@ -177,8 +177,8 @@ GOLDEN = {
   in (b,) }""",
     "broadcasts": """\
 { lambda ; a:f32[3]. let
-    b:f32[4,2,3] = broadcast_in_dim[broadcast_dimensions=(2,) shape=(4, 2, 3)] a
-    c:f32[4,2,3] = mul b 3.0:f32[]
+    b:f32[3] = mul a 3.0:f32[]
+    c:f32[4,2,3] = broadcast_in_dim[broadcast_dimensions=(2,) shape=(4, 2, 3)] b
   in (c,) }""",
     "where_const": """\
 { lambda ; a:f32[3]. let

@@ -96,3 +96,19 @@ def test_mixed_layouts_dtypes_and_sizes():
     for rows in (SIDE, SIDE + 1):
         big = rng.standard_normal((rows, SIDE)).astype(np.float32)
         np.testing.assert_allclose(s(np.asfortranarray(big)), big.sum(0), rtol=1e-4, atol=1e-4)
+
+
+def test_elementwise_results_of_fortran_inputs_keep_their_order():
+    """An output that is still a transpose after the passes (the transpose moves down through elementwise
+    operations) is returned as a transposed view, Fortran-ordered as NumPy's result; an output whose value is also
+    returned as it is, or twice, stays a fresh C-ordered array that shares no memory."""
+    F = np.asfortranarray(C)
+    got = tj.jit(lambda x: tnp.tanh(x) * 2 + 1)(F)
+    np.testing.assert_allclose(got, np.tanh(C) * 2 + 1, rtol=1e-5, atol=1e-6)
+    assert got.flags.f_contiguous and not got.flags.c_contiguous
+    a, b = tj.jit(lambda x: (x * 2, (x * 2).T))(F)
+    np.testing.assert_array_equal(b, (C * 2).T)
+    assert not np.shares_memory(a, b)
+    p, q = tj.jit(lambda x: (x + 1, x + 1))(F)
+    assert not np.shares_memory(p, q)
+    np.testing.assert_array_equal(p, C + 1)

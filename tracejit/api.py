@@ -295,7 +295,7 @@ def _native_entry(closed, in_tree, out_tree, names, exe, times, leaves, fits, ca
     """The cache entry of compiled code, with its fast path for calls like this one (leaves), and the code for
     large transposed inputs compiled from the traced IR (else the optimised one) when they come
     (transposed_inputs)."""
-    run = with_layouts(exe.run, traced or closed, exe.in_avals, lambda c: compile_ir(passes.optimize(c), cache=cache))
+    run = with_layouts(exe.run, traced or closed, exe.in_avals, lambda c: compile_ir(c, cache=cache))
     entry = CacheEntry(closed, in_tree, out_tree, run, times, names, exe, fits)
     entry.fast = fast_path(exe, entry, leaves, out_tree)
     if entry.fast is not None:

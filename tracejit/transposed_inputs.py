@@ -2,13 +2,17 @@
 code compiled for their layout, not on a C-order copy of them.
 
 Such a code is the signature's IR with the input taken as its transpose, which is C-contiguous (a view, no copy),
-and a transpose of it as the IR's first equation; the passes then fold that transpose into the equations that read
-it: a matrix product reads it as it is (TransA, or a loop in its memory order), an elementwise loop nest in tiles.
-A copy of a 2048 x 2048 f32 transpose took 5-6 ms (in tiles: executable._c_copy), where NumPy's gemv reads it in
-place in 0.3. The code for a set of transposed positions is compiled on its first call and kept with the entry.
+and a transpose of it as the IR's first equation; the passes then move that transpose down through elementwise
+operations and fold it into the equations that read it: a matrix product reads it as it is (TransA, or a loop in
+its memory order), a reduction reduces the other axes; an output that is still a transpose is returned as the
+transposed view of the value it transposes, as NumPy's elementwise functions keep their operand's order (tanh of a
+Fortran-ordered array is Fortran-ordered). A copy of a 2048 x 2048 f32 transpose took 5-6 ms (in tiles:
+executable._c_copy), where NumPy's gemv reads it in place in 0.3. The code for a set of transposed positions is
+compiled on its first call and kept with the entry.
 """
 import numpy as np
 
+from . import passes
 from .backend.executable import MISS
 from .core.avals import is_symbolic
 from .core.ir import IR, ClosedIR, Eqn, Var
@@ -34,22 +38,41 @@ def transposed_ir(closed, positions):
     return ClosedIR(IR(ir.constvars, invars, eqns + list(ir.eqns), ir.outvars), closed.consts)
 
 
+def transposed_outputs(closed):
+    """(closed with each output that is a transpose of a value replaced by that value, {output: permutation}): the
+    value nothing else returns, so that the view returned for it shares memory with no other output."""
+    ir, made = closed.ir, {id(v): e for e in closed.ir.eqns for v in e.outvars}
+    outs, perms = list(ir.outvars), {}
+    for j, v in enumerate(outs):
+        t = made.get(id(v))
+        if t is not None and t.prim is primitive("transpose") and ir.outvars.count(v) == 1 and \
+                all(x is not t.inputs[0] for x in ir.outvars):
+            outs[j], perms[j] = t.inputs[0], tuple(np.argsort(t.params["permutation"]))
+    if not perms:
+        return closed, perms
+    return passes.dce(ClosedIR(IR(ir.constvars, ir.invars, ir.eqns, outs), closed.consts)), perms
+
+
 def with_layouts(run, closed, in_avals, compile_ir):
     """run(leaves), except that a call with large transposed inputs runs the code compiled for their positions
-    (compile_ir: an unoptimised ClosedIR -> Executable). Symbolic signatures keep the copy: their loop nests
+    (compile_ir: an optimised ClosedIR -> Executable). Symbolic signatures keep the copy: their loop nests
     are not tiled (fusion.transposed_read)."""
     if any(is_symbolic(a.shape) for a in in_avals):
         return run
     variants = {}     # positions -> the variant's run on leaves, through its native entry where it has one
 
     def variant(positions):
-        exe = compile_ir(transposed_ir(closed, positions))
+        optimized, perms = transposed_outputs(passes.optimize(transposed_ir(closed, positions)))
+        exe = compile_ir(optimized)
         fast = exe.native_call(np.zeros(1, np.int64), [()] * len(in_avals))
         single = len(exe.out_avals) == 1
 
         def run_variant(leaves):
             out = MISS if fast is None else fast(tuple(leaves))
-            return exe.run(leaves) if out is MISS else [out] if single else list(out)
+            outs = exe.run(leaves) if out is MISS else [out] if single else list(out)
+            for j, perm in perms.items():
+                outs[j] = outs[j].transpose(perm)
+            return outs
         return run_variant
 
     def call(leaves):

@@ -13,6 +13,7 @@
   Absorbing elements are not used: x*0 is not 0 (NaN, inf) and x-x is not 0;
 - involutions (`involution`): f(f(x)) -> x for equal params (neg, not, rev);
 - idempotence (`idempotent`): f(f(x)) -> f(x) for unary f; f(x, x) -> x for binary f (max, min, and, or);
+- rearrangements sink: op(R(a), R(b)) -> R(op(a, b)) for an elementwise op and a rearranging R (`_sunk`);
 - the primitive's own `simplify` rule (reshape of reshape, transpose of transpose, no-op conversions...),
   which may also return a function of the operands that computes the result with other primitives (a
   matrix-vector dot_general as a product and a sum): its traced equations replace the equation.
@@ -39,7 +40,7 @@ def simplify(closed):
     def uniform_value(x):
         return x.value if isinstance(x, Literal) else uniform.get(x)
 
-    for eqn in closed.ir.eqns:
+    def add(eqn):
         eqn = sweep.renamed(eqn, simplify)
         if not eqn.prim.multiple_results and not effectful(eqn):
             result = _rewrite(eqn, producers.get, uniform_value)
@@ -47,13 +48,21 @@ def simplify(closed):
                 result = _expand(sweep, *result, producers)
             if not isinstance(result, Eqn):
                 sweep.replace(eqn.outvars[0], result)
-                continue
+                return
             eqn = result
+            sunk = _sunk(eqn, producers.get)
+            if sunk is not None:
+                for part in sunk:
+                    add(part)
+                return
         sweep.eqns.append(eqn)
         for var in eqn.outvars:
             producers[var] = eqn
         if eqn.prim.rearranges:
             uniform[eqn.outvars[0]] = uniform_value(eqn.inputs[0])
+
+    for eqn in closed.ir.eqns:
+        add(eqn)
     return sweep.finish()
 
 
@@ -170,6 +179,30 @@ def _algebra(eqn, producer, uniform_value):
     if len(inputs) == 2 and prim.idempotent and _same_atom(*inputs) and same_type(inputs[0], out):
         return inputs[0]
     return None
+
+
+def _sunk(eqn, producer):
+    """op(R(a), R(b), s) -> R(op(a, b, s)): an elementwise op whose array operands all come from one rearranging
+    primitive R with the same params and operands of one shape (a transpose, a broadcast, a reshape; not a slice,
+    which would move the op onto more elements) runs before the data moves: on no more elements, and R moves on
+    to what absorbs it (a reduction or a product folds a transpose: tanh(x.T).sum(1) is tanh(x).sum(0)). Returns
+    (op's equation, R's), or None."""
+    arrays = [x for x in eqn.inputs if isinstance(x, Var) and x.aval.ndim]
+    makers = [producer(x) for x in arrays]
+    if not eqn.prim.elementwise or not makers or None in makers:
+        return None
+    r = makers[0]
+    source = r.inputs[0] if len(r.inputs) == 1 else None
+    if not r.prim.rearranges or source is None or source.aval.size > r.outvars[0].aval.size or any(
+            m.prim is not r.prim or params_key(m.params) != params_key(r.params)
+            or m.inputs[0].aval.shape != source.aval.shape for m in makers):
+        return None
+    moved = {id(x): m.inputs[0] for x, m in zip(arrays, makers)}
+    out = eqn.outvars[0]
+    middle = Var(ShapedArray(source.aval.shape, out.aval.dtype, out.aval.weak_type))
+    op = eqn.replace(inputs=[moved.get(id(x), x) for x in eqn.inputs], outvars=[middle])
+    rearranged = r.replace(inputs=[middle], outvars=[out])
+    return (op, rearranged) if _well_typed(op) and _well_typed(rearranged) else None
 
 
 def _same_atom(x, y):
