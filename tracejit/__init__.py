@@ -38,6 +38,7 @@ from .nn import initializers as _initializers
 from .nn import stop_gradient
 
 make_jaxpr = make_ir
+jacobian = jacrev      # jax.jacobian is jax.jacrev
 
 # The compiler loads with tracejit, as JAX's does, not on the first call (about 18 ms). Without llvmlite,
 # tracing and the interpreter work, and compiling raises the ImportError.

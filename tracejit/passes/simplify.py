@@ -22,7 +22,7 @@ Each rewrite is checked against the shape rule; a rewritten equation is simplifi
 """
 import numpy as np
 
-from ..core.avals import ShapedArray, is_inexact
+from ..core.avals import ShapedArray, is_inexact, is_symbolic
 from ..core.ir import Eqn, Literal, Var
 from ..core.ir_surgery import inline_eqns
 from ..core.trace import bind, eager, trace_flat
@@ -193,7 +193,8 @@ def _sunk(eqn, producer):
         return None
     r = makers[0]
     source = r.inputs[0] if len(r.inputs) == 1 else None
-    if not r.prim.rearranges or source is None or source.aval.size > r.outvars[0].aval.size or any(
+    if not r.prim.rearranges or source is None or is_symbolic(source.aval.shape) or \
+            is_symbolic(r.outvars[0].aval.shape) or source.aval.size > r.outvars[0].aval.size or any(
             m.prim is not r.prim or params_key(m.params) != params_key(r.params)
             or m.inputs[0].aval.shape != source.aval.shape for m in makers):
         return None
