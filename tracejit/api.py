@@ -29,7 +29,7 @@ from .core.timing import recording
 from .core.trace import Tracer, _stack, eval_ir
 from .dispatch import CacheEntry, SignatureCache, fast_path, flat_args_tree
 from .traceback_util import api_boundary, mark_boundary, present
-from .transposed_inputs import with_layouts
+from .transposed_inputs import as_views, transposed_outputs, with_layouts
 
 
 def _split_static(fun, args, kwargs, static_argnums, static_argnames):
@@ -249,10 +249,11 @@ class Jitted:
             else:
                 traced, closed = closed, passes.optimize(closed)
                 t2 = time.perf_counter()
-                exe = compile_ir(closed, cache=self.cache)
+                exe, views = _compiled(closed, self.cache)
                 t3 = time.perf_counter()
                 times.update({"passes": t2 - t1, **exe.times, "total": t3 - t0})
-                entry = _native_entry(closed, in_tree, out_tree, names, exe, times, leaves, fits, self.cache, traced)
+                entry = _native_entry(closed, in_tree, out_tree, names, exe, views, times, leaves, fits, self.cache,
+                                      traced)
             self._signatures.add(key, entry)
             self.misses += 1
             return entry
@@ -267,9 +268,9 @@ class Jitted:
                 return self._signatures.lookup(key)
             pattern, shipped = found
             t0 = time.perf_counter()
-            exe = compile_ir(shipped.closed, cache=self.cache, shipped=shipped.entries)
+            exe, views = _compiled(shipped.closed, self.cache, shipped.entries)
             times = {**exe.times, "total": time.perf_counter() - t0}
-            entry = _native_entry(shipped.closed, pattern[0], shipped.out_tree, shipped.names, exe, times, leaves,
+            entry = _native_entry(shipped.closed, pattern[0], shipped.out_tree, shipped.names, exe, views, times, leaves,
                                   shipped.fits, self.cache)
             self._signatures.add(pattern, entry)
             if exe.source != "shipped":
@@ -291,13 +292,22 @@ class Jitted:
                          self._signatures.evicted, rows)
 
 
-def _native_entry(closed, in_tree, out_tree, names, exe, times, leaves, fits, cache, traced=None):
-    """The cache entry of compiled code, with its fast path for calls like this one (leaves), and the code for
-    large transposed inputs compiled from the traced IR (else the optimised one) when they come
-    (transposed_inputs)."""
-    run = with_layouts(exe.run, traced or closed, exe.in_avals, lambda c: compile_ir(c, cache=cache))
+def _compiled(closed, cache, shipped=None):
+    """(The Executable of an optimised IR, {output: permutation} of the outputs it returns as transposed views):
+    the IR compiled is closed with those outputs' transposes left out (transposed_inputs.transposed_outputs), the
+    same wherever the IR is compiled, so that shipped code fits."""
+    compiled, views = transposed_outputs(closed)
+    return compile_ir(compiled, cache=cache, shipped=shipped), views
+
+
+def _native_entry(closed, in_tree, out_tree, names, exe, views, times, leaves, fits, cache, traced=None):
+    """The cache entry of compiled code, with its fast path for calls like this one (leaves), its outputs at
+    `views` returned as transposed views, and the code for large transposed inputs compiled from the traced IR
+    (else the optimised one) when they come (transposed_inputs)."""
+    run = with_layouts(as_views(exe.run, views, False), traced or closed, exe.in_avals,
+                       lambda c: compile_ir(c, cache=cache))
     entry = CacheEntry(closed, in_tree, out_tree, run, times, names, exe, fits)
-    entry.fast = fast_path(exe, entry, leaves, out_tree)
+    entry.fast = fast_path(exe, entry, leaves, out_tree, views)
     if entry.fast is not None:
         entry.tree_fast = caller(in_tree, entry.fast, MISS)
     return entry

@@ -22,6 +22,7 @@ from .backend.executable import MISS
 from .core.avals import Dim, normalize_axis
 from .core.errors import ShapeError
 from .core.pytree import LEAF, tree_flatten, tree_unflatten
+from .transposed_inputs import as_views
 
 
 class HitCount:
@@ -282,15 +283,16 @@ def flat_args_tree(n):
     return tree_flatten(((0,) * n, {}))[1]
 
 
-def fast_path(executable, entry, leaves, out_tree):
+def fast_path(executable, entry, leaves, out_tree, views=None):
     """The call of a compiled entry that skips the general path (or None where the executable has none):
     the tuple of flat leaves of the call's tree in, the output tree out, MISS where the arguments do not
     fit. The native entry (Executable.native_call) where there is one, else a Python function around the
-    ctypes entry."""
+    ctypes entry; the outputs at `views` ({output: permutation}) transposed (transposed_inputs.as_views)."""
     weak_ints = [{a.dtype} | set(entry.fits.get(i, ())) if a.weak_type and a.dtype.kind in "iu" else ()
                  for i, a in enumerate(executable.in_avals)]
     fast = executable.native_call(entry.count.native, weak_ints)
     if fast is not None:
+        fast = as_views(fast, views, len(executable.out_avals) == 1)
         if len(executable.out_avals) == 1:
             return fast if out_tree == LEAF else (
                 lambda args: out if (out := fast(args)) is MISS else tree_unflatten(out_tree, [out]))
@@ -298,7 +300,7 @@ def fast_path(executable, entry, leaves, out_tree):
         fast = executable.fast_call(len(leaves), entry.count, out_tree == LEAF)
         if fast is None:
             return None
-        fast = _scalars_as_arrays(fast, leaves, executable.in_dtypes, entry)
+        fast = as_views(_scalars_as_arrays(fast, leaves, executable.in_dtypes, entry), views, out_tree == LEAF)
         if out_tree == LEAF:
             return fast
     return lambda args: outs if (outs := fast(args)) is MISS else tree_unflatten(out_tree, outs)

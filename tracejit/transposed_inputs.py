@@ -53,6 +53,26 @@ def transposed_outputs(closed):
     return passes.dce(ClosedIR(IR(ir.constvars, ir.invars, ir.eqns, outs), closed.consts)), perms
 
 
+def as_views(run, views, single):
+    """run (on leaves: its outputs, one alone if single, MISS where it declines) with the outputs at `views`
+    ({output: permutation}) transposed, as views."""
+    if not views:
+        return run
+    if single:
+        (perm,) = views.values()
+        return lambda leaves: out if (out := run(leaves)) is MISS else out.transpose(perm)
+
+    def viewed(leaves):
+        outs = run(leaves)
+        if outs is MISS:
+            return outs
+        outs = list(outs)
+        for j, perm in views.items():
+            outs[j] = outs[j].transpose(perm)
+        return outs
+    return viewed
+
+
 def with_layouts(run, closed, in_avals, compile_ir):
     """run(leaves), except that a call with large transposed inputs runs the code compiled for their positions
     (compile_ir: an optimised ClosedIR -> Executable). Symbolic signatures keep the copy: their loop nests
@@ -62,18 +82,15 @@ def with_layouts(run, closed, in_avals, compile_ir):
     variants = {}     # positions -> the variant's run on leaves, through its native entry where it has one
 
     def variant(positions):
-        optimized, perms = transposed_outputs(passes.optimize(transposed_ir(closed, positions)))
+        optimized, views = transposed_outputs(passes.optimize(transposed_ir(closed, positions)))
         exe = compile_ir(optimized)
         fast = exe.native_call(np.zeros(1, np.int64), [()] * len(in_avals))
         single = len(exe.out_avals) == 1
 
         def run_variant(leaves):
             out = MISS if fast is None else fast(tuple(leaves))
-            outs = exe.run(leaves) if out is MISS else [out] if single else list(out)
-            for j, perm in perms.items():
-                outs[j] = outs[j].transpose(perm)
-            return outs
-        return run_variant
+            return exe.run(leaves) if out is MISS else [out] if single else list(out)
+        return as_views(run_variant, views, False)
 
     def call(leaves):
         positions = transposed_positions(leaves, in_avals)
