@@ -1,5 +1,7 @@
-"""Large inputs that arrive transposed (Fortran order: a pandas frame's `.values`, a LAPACK result, `x.T`) run on
-code compiled for their layout, not on a C-order copy of them.
+"""Layouts at the boundary of compiled code. Large inputs that arrive transposed (Fortran order: a pandas frame's
+`.values`, a LAPACK result, `x.T`) run on code compiled for their layout, not on a C-order copy of them (`with_layouts`);
+outputs that are transposes of computed values come back as transposed views of them (`transposed_outputs`,
+`as_views`), for every signature.
 
 Such a code is the signature's IR with the input taken as its transpose, which is C-contiguous (a view, no copy),
 and a transpose of it as the IR's first equation; the passes then move that transpose down through elementwise
