@@ -49,7 +49,7 @@ def transposed_outputs(closed):
         t = made.get(id(v))
         if t is not None and t.prim is primitive("transpose") and ir.outvars.count(v) == 1 and \
                 all(x is not t.inputs[0] for x in ir.outvars):
-            outs[j], perms[j] = t.inputs[0], tuple(np.argsort(t.params["permutation"]))
+            outs[j], perms[j] = t.inputs[0], tuple(t.params["permutation"])
     if not perms:
         return closed, perms
     return passes.dce(ClosedIR(IR(ir.constvars, ir.invars, ir.eqns, outs), closed.consts)), perms
