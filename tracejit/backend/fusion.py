@@ -36,6 +36,7 @@ CALL_COST = 2             # one instruction to LLVM as to a cheap one: LLVM's ti
                           # chain into 8 nests, 93 ms of LLVM CPU; 2: 4 nests, 76 ms; 1 nest: 63 ms)
 INLINE_COST = 100         # an inlined math function's body
 MAX_DUPLICATES = 4        # loop nests a cheap equation may be recomputed in
+MAX_EVALUATIONS = 16      # times one loop body may evaluate an equation, at different indices (`_evaluations`)
 RECOMPUTE = 16            # times a cheap equation may be recomputed over a larger domain (a broadcast's)
 SIZE_HINT = 1024          # what a symbolic dimension counts as where a heuristic needs a size
 
@@ -133,6 +134,23 @@ def _fits(eqn, cost, g, is_output):
     return not is_output and (size >= domain or isinstance(rule, IndexMap) or cheap(eqn) and size * RECOMPUTE >= domain)
 
 
+def _evaluations(eqn, g, consumers, evals):
+    """How often group g's loop body evaluates eqn's value, at most, were eqn to join it: once for all the members
+    that read it at their own index (elementwise ops: the value is memoised), once for each read by a member that
+    reads it elsewhere (an index map: a roll reads its operand at two places, a stencil at five). Nested rolls
+    multiply these: a loop of 6 steps of a 2-d Jacobi stencil (4 rolls each) took 29 s to compile before the
+    planner materialised a value read more than MAX_EVALUATIONS times."""
+    out, same, moved = eqn.outvars[0], 0, 0
+    for c in consumers.get(id(out), ()):
+        k = evals.get((id(c), id(g)))
+        if k is not None:
+            if isinstance(c.prim.lower, Elementwise):
+                same = max(same, k)
+            else:
+                moved += k * sum(x is out for x in c.inputs)
+    return same + moved
+
+
 def _reads(g):
     """Inputs of g's members that other groups (or the caller) provide, in order of first use."""
     produced = {id(v) for e in g.eqns for v in e.outvars}
@@ -162,6 +180,15 @@ def plan_groups(ir, fuse=True):
                 consumers.setdefault(id(x), []).append(eqn)
     groups_of, groups = {}, []
     order = {id(e): i for i, e in enumerate(ir.eqns)}
+    evals = {}      # (id(eqn), id(group)) -> how often the group's loop body evaluates eqn (`_evaluations`)
+
+    def fits(eqn, cost, g, is_output):
+        return _fits(eqn, cost, g, is_output) and _evaluations(eqn, g, consumers, evals) <= MAX_EVALUATIONS
+
+    def join(eqn, g):
+        evals[(id(eqn), id(g))] = _evaluations(eqn, g, consumers, evals)
+        g.eqns.append(eqn)
+
     for eqn in reversed(ir.eqns):
         users = []      # the groups of its consumers, in order of first use
         for v in eqn.outvars:
@@ -176,26 +203,28 @@ def plan_groups(ir, fuse=True):
             is_output = id(v) in outputs
             if _transposes_into_reduction(eqn, users):
                 pass
-            elif len(users) == 1 and _fits(eqn, cost, users[0], is_output) or (
+            elif len(users) == 1 and fits(eqn, cost, users[0], is_output) or (
                     1 < len(users) <= MAX_DUPLICATES and cheap(eqn) and not is_output
-                    and all(_fits(eqn, cost, g, False) for g in users)):
+                    and all(fits(eqn, cost, g, False) for g in users)):
                 groups_of[id(eqn)] = users
                 for g in users:
-                    g.eqns.append(eqn)
+                    join(eqn, g)
                     g.cost += cost
                 if is_output:
                     users[0].stores.append(v)
                 continue
             first = min(users, key=lambda g: order[id(g.root)], default=None)
-            if len(users) > 1 and first.fusible and first.domain == v.aval.shape and first.cost + cost <= FUSED_COST:
+            if len(users) > 1 and first.fusible and first.domain == v.aval.shape and first.cost + cost <= FUSED_COST \
+                    and _evaluations(eqn, first, consumers, evals) <= MAX_EVALUATIONS:
                 groups_of[id(eqn)] = [first]
-                first.eqns.append(eqn)
+                join(eqn, first)
                 first.cost += cost
                 first.stores.append(v)
                 continue
         g = Group(len(groups), eqn)
         groups.append(g)
         groups_of[id(eqn)] = [g]
+        evals[(id(eqn), id(g))] = 1
     groups.sort(key=lambda g: order[id(g.root)])
     for g in groups:
         g.eqns.reverse()
