@@ -253,6 +253,7 @@ SPECS = {
         Case("out_axes", (r(4, 3),), call=lambda M, vmap, x: vmap(lambda row: row * 2.0, out_axes=1)(x))],
     "tracejit.jacfwd": lambda: [Case("one", (r(3),), call=lambda M, jac, x: jac(lambda y: M.numpy.sin(y) * M.numpy.sum(y))(x))],
     "tracejit.jacrev": lambda: [Case("one", (r(3),), call=lambda M, jac, x: jac(lambda y: M.numpy.sin(y) * M.numpy.sum(y))(x))],
+    "tracejit.jacobian": lambda: [Case("one", (r(3),), call=lambda M, jac, x: jac(lambda y: M.numpy.sin(y) * M.numpy.sum(y))(x))],
     "tracejit.hessian": lambda: [Case("one", (r(3),), call=lambda M, hess, x: hess(lambda y: M.numpy.sum(M.numpy.sin(y) * y[0]))(x)),
                                  Case("logaddexp_at_zero", (np.zeros(3),), call=lambda M, hess, z: hess(
                                      lambda y: M.numpy.sum(M.numpy.logaddexp(0.0, y)))(z))],

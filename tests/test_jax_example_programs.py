@@ -1,0 +1,101 @@
+"""Pieces of JAX's own example programs (jax-ml/jax examples/: control.py, hmm_em.py) run under tracejit with only
+their imports changed, checked against JAX (64-bit, as conftest sets it) under jit."""
+import collections
+
+import numpy as np
+import pytest
+
+import tracejit as tj
+import tracejit.numpy as tnp
+
+jax = pytest.importorskip("jax")
+jnp = pytest.importorskip("jax.numpy")
+
+
+def test_jacobian_is_jacrev():
+    """control.py: `from jax import jacobian`; jax.jacobian is jax.jacrev."""
+    assert tj.jacobian is tj.jacrev
+
+    def dynamics(t, x, u):
+        return x * x - u * tnp.sin(x) / (t + 1.0)
+
+    def dynamics_jax(t, x, u):
+        return x * x - u * jnp.sin(x) / (t + 1.0)
+
+    x, u = np.array([0.2, -0.7]), np.array([0.5, 1.5])
+    got = tj.jit(tj.jacobian(dynamics, argnums=(1, 2)))(2.0, x, u)
+    want = jax.jit(jax.jacobian(dynamics_jax, argnums=(1, 2)))(2.0, x, u)
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(g, np.asarray(w), rtol=1e-12)
+
+
+LqrSpec = collections.namedtuple("LqrSpec", "Q q R r M A B")
+
+
+def _lqr_solve(m, lax, spec):
+    """control.py's lqr_solve (fori_loop over a namedtuple carry, x.at[t].set, linalg.solve)."""
+    T, control_dim, _ = spec.R.shape
+    _, state_dim, _ = spec.Q.shape
+    K = m.zeros((T, control_dim, state_dim))
+    k = m.zeros((T, control_dim))
+
+    def rev_loop(t_, state):
+        t = T - t_ - 1
+        spec, P, p, K, k = state
+        Q, q, R, r, M, A, B = (getattr(spec, f)[t] for f in "QqRrMAB")
+        AtP = A.T @ P
+        BtP = B.T @ P
+        G = R + BtP @ B
+        H = BtP @ A + M.T
+        h = r + B.T @ p
+        K_ = -m.linalg.solve(G + 1e-7 * m.eye(G.shape[0]), H)
+        k_ = -m.linalg.solve(G + 1e-7 * m.eye(G.shape[0]), h)
+        P_ = Q + AtP @ A + K_.T @ H
+        p_ = q + A.T @ p + K_.T @ h
+        return spec, P_, p_, K.at[t].set(K_), k.at[t].set(k_)
+
+    _, _, _, K, k = lax.fori_loop(0, T, rev_loop, (spec, spec.Q[-1], spec.q[-1], K, k))
+    return K, k
+
+
+def test_control_lqr_solve_against_jax():
+    rng = np.random.default_rng(0)
+    T, d = 6, 2
+    spec = LqrSpec(*(rng.standard_normal(s) * 0.3 for s in
+                     [(T, d, d), (T, d), (T, d, d), (T, d), (T, d, d), (T, d, d), (T, d, d)]))
+    spec = spec._replace(Q=spec.Q + np.eye(d) * 2, R=spec.R + np.eye(d) * 2)
+    want = [np.asarray(w) for w in jax.jit(lambda s: _lqr_solve(jnp, jax.lax, s))(spec)]
+    got = tj.jit(lambda s: _lqr_solve(tnp, tj.lax, s))(spec)
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(g, w, rtol=1e-10, atol=1e-12)
+
+
+def _hmm_log_normalizer(m, lax, logsumexp, params, seq):
+    """hmm_em.py: the forward algorithm as a scan, a traced observation indexing a traced matrix."""
+    log_pi, log_A, log_B = params
+
+    def marginalize(log_alpha, obs):
+        return logsumexp(log_alpha[:, None] + log_A, axis=0) + log_B[:, obs], None
+
+    log_alpha, _ = lax.scan(marginalize, log_pi, seq)
+    return logsumexp(log_alpha)
+
+
+def test_hmm_em_step_against_jax():
+    from jax.scipy.special import logsumexp as jlse
+
+    from tracejit.scipy.special import logsumexp as tlse
+    rng = np.random.default_rng(1)
+    params = [rng.standard_normal(4), rng.standard_normal((4, 4)), rng.standard_normal((4, 6))]
+    seq = rng.integers(0, 6, 30)
+
+    def em(m, lax, lse, grad):
+        def update(i, params):
+            moments = grad(lambda p: _hmm_log_normalizer(m, lax, lse, p, seq))(params)
+            return [m.log(x / x.sum(-1, keepdims=True)) for x in moments]
+        return lambda params: lax.fori_loop(0, 3, update, params)
+
+    want = [np.asarray(w) for w in jax.jit(em(jnp, jax.lax, jlse, jax.grad))(params)]
+    got = tj.jit(em(tnp, tj.lax, tlse, tj.grad))(params)
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(g, w, rtol=1e-10)
