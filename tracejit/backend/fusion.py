@@ -135,11 +135,9 @@ def _fits(eqn, cost, g, is_output):
 
 
 def _evaluations(eqn, g, consumers, evals):
-    """How often group g's loop body evaluates eqn's value, at most, were eqn to join it: once for all the members
-    that read it at their own index (elementwise ops: the value is memoised), once for each read by a member that
-    reads it elsewhere (an index map: a roll reads its operand at two places, a stencil at five). Nested rolls
-    multiply these: a loop of 6 steps of a 2-d Jacobi stencil (4 rolls each) took 29 s to compile before the
-    planner materialised a value read more than MAX_EVALUATIONS times."""
+    """How often group g's loop body evaluates eqn's value, at most, were eqn to join it: once for all members that
+    read it at their own index (elementwise: memoised), once per read by an index map (a roll reads at two places).
+    Nested rolls multiply these: 6 steps of a 2-d Jacobi stencil took 29 s to compile, uncapped."""
     out, same, moved = eqn.outvars[0], 0, 0
     for c in consumers.get(id(out), ()):
         k = evals.get((id(c), id(g)))
