@@ -340,6 +340,7 @@ def test_nested_traces_and_closures_over_outer_tracers():
     (lambda x: bool(x), "Python control flow"),
     (lambda x: np.asarray(x), "np.asarray"),
     (lambda x: [0, 1][x], "index"),
+    (lambda x: np.arange(6.0).reshape(2, 3)[:, x], "tnp.take"),     # a NumPy array indexed with a tracer
 ])
 def test_concretization_errors_name_the_argument(body, what):
     def f(weights, x):

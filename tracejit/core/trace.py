@@ -113,12 +113,12 @@ class Tracer:
             raise TypeError("iteration over a 0-d array")
         return (self[i] for i in range(self.shape[0]))
 
-    def _concretize(self, what):
+    def _concretize(self, what, hint=""):
         raise ConcretizationError(
             f"{what} needs a concrete value, but this is a traced {self.aval.str_short()} "
             f"{_describe_sources(self.sources)}. Its value is not known while "
             f"`{self.builder.name}` is traced. Use tj.lax.cond / tj.lax.select / tnp.where for "
-            f"data-dependent choices, or mark the argument static (static_argnums / static_argnames).")
+            f"data-dependent choices, or mark the argument static (static_argnums / static_argnames).{hint}")
 
     def __bool__(self):  # noqa: PLE0304 - always raises
         self._concretize("Python control flow (if/while/and/or/bool())")
@@ -136,7 +136,11 @@ class Tracer:
         self._concretize("complex()")
 
     def __array__(self, dtype=None, copy=None):
-        self._concretize("Converting to a NumPy array (np.asarray / np.array)")
+        self._concretize("Converting to a NumPy array (np.asarray / np.array)",
+                         " NumPy does this too when a NumPy array is indexed with a traced index (tracejit.numpy's "
+                         "functions return NumPy arrays outside a trace, where JAX's return its arrays): index a "
+                         "traced value instead, or use tnp.take / tnp.take_along_axis / tj.lax.dynamic_slice on "
+                         "the array.")
 
     def tolist(self):
         self._concretize("tolist()")
