@@ -178,3 +178,20 @@ def test_out_axes_errors():
         vmap(lambda x, c: (c, x), in_axes=(0, None), out_axes=(None, None))(f64(3), f64(2))
     with pytest.raises(ValueError, match=r"out_axes 2 is out of range for output"):
         vmap(lambda x: x, out_axes=2)(f64(3))
+
+
+def test_unmapped_python_scalars_pass_through_untraced():
+    """As jax.vmap: an unmapped positional argument that is a Python scalar reaches the function as it is, so that
+    Python control flow and an inner jit's static argument see it (JAX's pca example); under jit it is traced, as
+    in JAX, and a mapped one is batched."""
+    import functools
+
+    @functools.partial(tj.jit, static_argnames=["n"])
+    def head(x, n):
+        return x[:n] * 2
+
+    X = np.arange(12.0).reshape(3, 4)
+    np.testing.assert_array_equal(tj.vmap(head, in_axes=(0, None))(X, 2), X[:, :2] * 2)
+    np.testing.assert_array_equal(tj.vmap(lambda x, k: x * k if k > 1 else x, in_axes=(0, None))(X, 3), X * 3)
+    np.testing.assert_array_equal(tj.jit(tj.vmap(lambda x, k: x * k, in_axes=(0, None)))(X, 3), X * 3)
+    np.testing.assert_array_equal(tj.vmap(lambda x, k: x * k, in_axes=(None, 0))(2.0, np.arange(3.0)), [0, 2, 4])

@@ -34,7 +34,8 @@ def vmap(fun, in_axes=0, out_axes=0, axis_size=None):
         dims = [None if d is None else _normalize(d, a.ndim, n, "in_axes") for d, a, n in zip(dims, avals, names)]
         size = _axis_size(name, dims, avals, names, axis_size)
         example = [a if d is None else a.update(shape=a.shape[:d] + a.shape[d + 1:]) for a, d in zip(avals, dims)]
-        closed, out_tree = trace_pytree(fun, leaves, names, in_tree, avals=example, fun_name=name)
+        closed, out_tree = trace_pytree(_passing_through(fun, in_axes, args), leaves, names, in_tree, avals=example,
+                                        fun_name=name)
         placeholder = tree_unflatten(out_tree, range(out_tree.num_leaves))
         out_names = [f"output{path}" for path, _ in tree_flatten_with_path(placeholder)[0]]
         out_dims = _axes_per_leaf(out_axes, placeholder, "out_axes", "the outputs")
@@ -44,6 +45,21 @@ def vmap(fun, in_axes=0, out_axes=0, axis_size=None):
         return tree_unflatten(out_tree, owned(eval_ir(batched_ir, *leaves)))
 
     return batched
+
+
+def _passing_through(fun, in_axes, args):
+    """fun, given the unmapped positional arguments that are Python scalars as they are, not traced: jax.vmap hands
+    unmapped arguments over untouched, so that Python control flow and an inner jit's static arguments see them
+    (JAX's pca example: vmap(f, in_axes=(0, None))(X, 2) of a jit with a static n)."""
+    axes = in_axes if isinstance(in_axes, tuple) else (in_axes,) * len(args)
+    fixed = {k: a for k, (a, axis) in enumerate(zip(args, axes)) if axis is None and type(a) in (bool, int, float, complex)}
+    if not fixed:
+        return fun
+
+    @functools.wraps(fun)
+    def given(*traced, **kwargs):
+        return fun(*[fixed.get(k, x) for k, x in enumerate(traced)], **kwargs)
+    return given
 
 
 def _check_spec(spec, what):
