@@ -199,11 +199,10 @@ def plan_groups(ir, fuse=True):
         if fuse and isinstance(rule, (Elementwise, IndexMap)) and not eqn.prim.multiple_results:
             v, cost = eqn.outvars[0], equation_cost(eqn)
             is_output = id(v) in outputs
-            if _transposes_into_reduction(eqn, users):
-                pass
-            elif len(users) == 1 and fits(eqn, cost, users[0], is_output) or (
+            transposing = _transposes_into_reduction(eqn, users)      # then stored, in tiles
+            if not transposing and (len(users) == 1 and fits(eqn, cost, users[0], is_output) or (
                     1 < len(users) <= MAX_DUPLICATES and cheap(eqn) and not is_output
-                    and all(fits(eqn, cost, g, False) for g in users)):
+                    and all(fits(eqn, cost, g, False) for g in users))):
                 groups_of[id(eqn)] = users
                 for g in users:
                     join(eqn, g)
@@ -212,8 +211,8 @@ def plan_groups(ir, fuse=True):
                     users[0].stores.append(v)
                 continue
             first = min(users, key=lambda g: order[id(g.root)], default=None)
-            if len(users) > 1 and first.fusible and first.domain == v.aval.shape and first.cost + cost <= FUSED_COST \
-                    and _evaluations(eqn, first, consumers, evals) <= MAX_EVALUATIONS:
+            if not transposing and len(users) > 1 and first.fusible and first.domain == v.aval.shape \
+                    and first.cost + cost <= FUSED_COST and _evaluations(eqn, first, consumers, evals) <= MAX_EVALUATIONS:
                 groups_of[id(eqn)] = [first]
                 join(eqn, first)
                 first.cost += cost
