@@ -280,6 +280,7 @@ SPECS = {
     "tracejit.local_devices": lambda: [Case("cpu", (), traceable=False, call=_device_fields)],
     "tracejit.device_count": lambda: [Case("cpu", (), traceable=False)],
     "tracejit.local_device_count": lambda: [Case("cpu", (), traceable=False)],
+    "tracejit.clear_caches": lambda: [Case("all", (), traceable=False)],      # (both return None)
     "tracejit.default_backend": lambda: [Case("cpu", (), traceable=False)],
     # issue 18's NumPy functions (numpy/rearranging.py, index_tricks.py, selection.py, setops.py, nonzero.py,
     # histograms.py, quantiles.py, covariance.py, calculus.py, polynomials.py)

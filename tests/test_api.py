@@ -400,3 +400,54 @@ def test_eval_shape_computes_nothing_and_takes_shape_dtype_structs():
     out = tj.eval_shape(f, tj.ShapeDtypeStruct((1000, 3), np.float32))
     assert (out.shape, out.dtype) == ((1000, 1000), np.float32)
     assert calls == [tj.core.trace.Tracer]
+
+
+def _affine(x):
+    return tnp.tanh(x) * 2.0 + 1.0
+
+
+def test_jit_made_anew_reuses_the_functions_code():
+    """As in JAX, `jit(f)(x)` written inside a loop compiles f once: the cache belongs to the function and the
+    jit options, not to the Jitted object."""
+    tj.clear_caches()
+    x = np.linspace(-1, 1, 7, dtype=np.float32)
+    for _ in range(3):
+        f = tj.jit(_affine)
+        np.testing.assert_allclose(f(x), np.tanh(x) * 2 + 1, rtol=1e-6)
+    assert f.misses == 1 and f.cache_info().hits == 2
+    other = tj.jit(_affine, static_argnames=())      # the same options
+    assert other._signatures is f._signatures
+    assert tj.jit(_affine, cache=False)._signatures is not f._signatures   # other options: another cache
+    tj.clear_caches()
+    again = tj.jit(_affine)
+    assert again.misses == 0 and not f._signatures.entries
+    np.testing.assert_allclose(f(x), again(x))      # the old object compiles again; both still work
+    assert f.misses == 2 and again.misses == 1
+
+
+def test_functions_made_anew_do_not_share_code():
+    """Closures made anew are other functions, with their own constants: no stale result from another's code."""
+    x = np.arange(3.0)
+    outs = [tj.jit(lambda v, c=c: v * c)(x) for c in (1.0, 2.0, 3.0)]
+    np.testing.assert_array_equal(outs, [x, 2 * x, 3 * x])
+
+    class Unhashable:
+        __hash__ = None
+
+        def __call__(self, v):
+            return v + 1.0
+    np.testing.assert_array_equal(tj.jit(Unhashable())(x), x + 1.0)
+
+
+def test_eviction_drops_the_fast_paths_of_every_jit_sharing_the_cache(monkeypatch):
+    monkeypatch.setattr(tj.config, "memory_cache_max_entries", 1)
+    monkeypatch.setattr(tj.config, "symbolic_dims_after", 0)
+    tj.clear_caches()
+    first, second = tj.jit(_affine), tj.jit(_affine)
+    a, b = np.zeros(4, np.float32), np.zeros(5, np.float32)
+    first(a)
+    assert first._fast is not None
+    second(b)                     # evicts a's entry, which first's fast path led to
+    assert first._fast is None and first.cache_info().evicted == 1
+    np.testing.assert_allclose(first(a), np.ones(4))
+    assert first.misses == 3

@@ -37,8 +37,10 @@ def inputs(rows=5):
 
 @pytest.fixture
 def module_entries(monkeypatch):
-    """Fast entries written into each module (as for symbolic shapes), not generic_entry.py's."""
+    """Fast entries written into each module (as for symbolic shapes), not generic_entry.py's; no code compiled
+    before in memory."""
     monkeypatch.setattr(generic_entry, "OK", False)
+    tj.clear_caches()
 
 
 def entries(d):
@@ -46,7 +48,8 @@ def entries(d):
 
 
 def call(fun=model, rows=5, **kw):
-    """A fresh jit of fun called once: (outputs, whether its code came from disk)."""
+    """A fresh jit of fun called once, with no code in memory: (outputs, whether its code came from disk)."""
+    tj.clear_caches()
     f = tj.jit(fun, **kw)
     x, w = inputs(rows)
     out = f(x, w)
@@ -303,6 +306,7 @@ def test_module_compiled_in_parts_round_trips_through_disk(cache_dir):
     want = tj.jit(mlp_step, backend="reference")(*args)
     tj.jit(mlp_step, cache=False)(*args)    # its library functions: none compiles beside it (llvm.compiling_elsewhere)
     for from_disk in (False, True):
+        tj.clear_caches()
         f = tj.jit(mlp_step)
         got = f(*args)
         for g, w in zip(tj.tree_util.tree_leaves(got), tj.tree_util.tree_leaves(want)):

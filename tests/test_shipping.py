@@ -19,7 +19,7 @@ from test_backend import ALL_DTYPES, sample
 
 import tracejit as tj
 import tracejit.numpy as tnp
-from tracejit import shipping
+from tracejit import dispatch, shipping
 from tracejit.backend import disk_cache, llvm
 from tracejit.backend.executable import MISS
 
@@ -53,6 +53,7 @@ def elsewhere(monkeypatch):
     def loads(data):
         shipping._received.clear()
         shipping._kept.clear()
+        monkeypatch.setattr(dispatch, "_by_function", weakref.WeakKeyDictionary())   # no code of any function
         return pickle.loads(data)
     return loads
 
@@ -170,6 +171,7 @@ def restored(f, edit=None):
     if edit is not None:
         body = shipping._dumps(edit(*pickle.loads(body)))
     shipping._received.clear()
+    dispatch._by_function.clear()     # (as in a process that never compiled the function)
     return shipping.restore(tj.api.Jitted, fmt, hashlib.sha256(body).digest(), body)
 
 

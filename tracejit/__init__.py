@@ -5,6 +5,7 @@
     tj.grad(f)         reverse-mode gradient                tj.vmap(f)             batching over an axis
     tj.jvp, tj.vjp, tj.linearize, tj.jacfwd, tj.jacrev, tj.hessian, tj.value_and_grad, tj.eval_shape
     tj.lax, tj.nn, tj.numpy, tj.random, tj.tree, tj.tree_util, tj.custom_jvp, tj.custom_vjp, tj.config, tj.graph
+    tj.clear_caches()   drop compiled code held in memory
     tj.checkpoint (tj.remat), tj.checkpoint_policies, tj.ad_checkpoint   recompute instead of store (reverse mode)
     tj.debug.print, tj.debug.callback   see values while compiled code runs; tj.config.debug_nans finds NaNs
 
@@ -25,14 +26,15 @@ from .core.trace import eval_ir
 from .custom_derivatives import custom_jvp, custom_vjp
 from .derivatives import grad, hessian, jacfwd, jacrev, jvp, linearize, value_and_grad, vjp
 from .devices import (
-                      block_until_ready,
-                      default_backend,
-                      device_count,
-                      device_put,
-                      devices,
-                      local_device_count,
-                      local_devices,
+    block_until_ready,
+    default_backend,
+    device_count,
+    device_put,
+    devices,
+    local_device_count,
+    local_devices,
 )
+from .dispatch import clear_caches
 from .graph import graph
 from .nn import initializers as _initializers
 from .nn import stop_gradient

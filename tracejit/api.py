@@ -5,7 +5,6 @@ import functools
 import gc
 import inspect
 import logging
-import threading
 import time
 
 from . import debug, passes, shipping
@@ -27,7 +26,7 @@ from .core.api_util import (
 from .core.pytree import caller, tree_flatten, tree_unflatten
 from .core.timing import recording
 from .core.trace import Tracer, _stack, eval_ir
-from .dispatch import CacheEntry, SignatureCache, fast_path, flat_args_tree
+from .dispatch import CacheEntry, fast_path, flat_args_tree, shared_cache
 from .traceback_util import api_boundary, mark_boundary, present
 from .transposed_inputs import as_views, transposed_outputs, with_layouts
 
@@ -92,7 +91,10 @@ class Jitted:
         if backend not in ("llvm", "reference"):
             raise ValueError(f"jit: backend must be 'llvm' or 'reference', got {backend!r}")
         self.backend = backend
-        self._signatures, self._lock, self.misses = SignatureCache(dynamic_dims, self._forget), threading.RLock(), 0
+        options = (self.static_argnums, self.static_argnames, backend, cache, ship_code, config.scan_checkpoint,
+                   tuple((k, tuple(v.items())) for k, v in (dynamic_dims or {}).items()))
+        self._signatures = shared_cache(fun, options, dynamic_dims)
+        self._signatures.watch(self._forget)
         self._fast = None   # the dispatch fast path of the signature called last (plain array arguments)
         self._tree_fast = None  # the fast path (args, kwargs) of the last call with other arguments
 
@@ -106,6 +108,15 @@ class Jitted:
     @property
     def dynamic_dims(self):
         return self._signatures.dynamic_dims
+
+    @property
+    def misses(self):
+        """How many signatures were compiled for this function with these options."""
+        return self._signatures.misses
+
+    @property
+    def _lock(self):
+        return self._signatures.lock
 
     def options(self):
         """The keyword arguments of jit that made this object."""
@@ -255,7 +266,7 @@ class Jitted:
                 entry = _native_entry(closed, in_tree, out_tree, names, exe, views, times, leaves, fits, self.cache,
                                       traced)
             self._signatures.add(key, entry)
-            self.misses += 1
+            self._signatures.misses += 1
             return entry
 
     def _link_shipped(self, key, leaves):
@@ -274,7 +285,7 @@ class Jitted:
                                   shipped.fits, self.cache)
             self._signatures.add(pattern, entry)
             if exe.source != "shipped":
-                self.misses += 1
+                self._signatures.misses += 1
                 log.info("tracejit: %s: the shipped code of a signature does not fit this process; compiled its IR "
                          "here", self.__name__)
             return entry

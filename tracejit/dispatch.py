@@ -117,18 +117,47 @@ class _Budget:
 
 
 _budget = _Budget()
+_by_function = weakref.WeakKeyDictionary()   # function -> {jit options: SignatureCache}
+
+
+def shared_cache(fun, options, dynamic_dims):
+    """The SignatureCache of fun compiled with these jit options (hashable, dynamic_dims among them), one per
+    function and options,
+    so that `jit(f)(x)` written anew at each call reuses f's code, as JAX's cache does; a fresh cache for a
+    callable that cannot be hashed or weakly referenced."""
+    try:
+        per_function = _by_function.setdefault(fun, {})
+    except TypeError:
+        return SignatureCache(dynamic_dims)
+    with _budget.lock:
+        cache = per_function.get(options)
+        if cache is None:
+            cache = per_function[options] = SignatureCache(dynamic_dims)
+        return cache
+
+
+def clear_caches():
+    """Drop every compiled signature held in memory, as jax.clear_caches: jitted functions compile again on
+    their next call (from the disk cache where it has their code)."""
+    with _budget.lock:
+        _by_function.clear()
+        for cache in list(_budget.caches):
+            for key in list(cache.entries):
+                cache._evict(key)
 
 
 class SignatureCache:
     """The entries by signature, and the symbolic-dimensions policy that decides which signature a miss
     compiles."""
 
-    def __init__(self, dynamic_dims=None, on_evict=None):
+    def __init__(self, dynamic_dims=None):
         self.dynamic_dims = {k: dict(v) for k, v in (dynamic_dims or {}).items()}
         self.entries = {}         # signature -> CacheEntry, in order of compilation
         self.nbytes = 0           # their estimated size
         self.evicted = 0          # how many entries were evicted
-        self._on_evict = on_evict and weakref.WeakMethod(on_evict)  # called with each evicted entry
+        self.misses = 0           # how many signatures were compiled here
+        self.lock = threading.RLock()  # held while compiling, so that two callers do not compile one signature
+        self._on_evict = []       # weak methods called with each evicted entry (see watch)
         self._symbolic = []       # the symbolic signatures among them
         self._history = {}        # per argument structure: the shapes it was called with (the policy)
         self._no_symbolic = set()  # structures whose symbolic compile failed: they stay specialised
@@ -169,10 +198,14 @@ class SignatureCache:
         self.evicted += 1
         if key in self._symbolic:
             self._symbolic.remove(key)
-        on_evict = self._on_evict and self._on_evict()
-        if on_evict is not None:
-            on_evict(entry)
+        for ref in self._on_evict:
+            if (on_evict := ref()) is not None:
+                on_evict(entry)
         return entry
+
+    def watch(self, on_evict):
+        """Call the bound method on_evict with each evicted entry while its object lives."""
+        self._on_evict = [r for r in self._on_evict if r() is not None] + [weakref.WeakMethod(on_evict)]
 
     def receive(self, key, shipped):
         """Keep a signature that came with a pickle (shipping.Shipped), unless it is here already."""
