@@ -58,9 +58,10 @@ def _arg_slices(args):
 
 
 def _trace(fun, args, kwargs):
-    """(leaves as arrays, their names, ClosedIR, output tree) of fun traced on args."""
+    """(leaves as arrays, their names, ClosedIR, output tree) of fun traced on args, their values known to
+    Python control flow."""
     leaves, names, in_tree = flatten_args(fun, args, kwargs)
-    closed, out_tree = trace_pytree(fun, leaves, names, in_tree, fun_name=name_of(fun))
+    closed, out_tree = trace_pytree(fun, leaves, names, in_tree, fun_name=name_of(fun), known=True)
     return as_arrays(leaves), names, closed, out_tree
 
 
@@ -169,7 +170,7 @@ def value_and_grad(fun, argnums=0, has_aux=False, holomorphic=False):
         which, slices = _differentiable(leaves, names, args, nums, "grad", holomorphic)  # inputs before output
         box = {}
         flat = _flat_output(fun, has_aux, box, _scalar_output(fun, "grad", holomorphic))
-        closed, _ = trace_pytree(flat, leaves, names, in_tree, fun_name=name_of(fun))
+        closed, _ = trace_pytree(flat, leaves, names, in_tree, fun_name=name_of(fun), known=True)
         outs, backward = _vjp_flat(closed, as_arrays(leaves), which)
         ones = np.ones((), closed.out_avals[0].dtype)
         cts = iter(owned(backward([ones], [True] + [False] * (len(outs) - 1))))

@@ -103,8 +103,9 @@ def owned(values):
     return [x if isinstance(x, Tracer) else np.array(x) for x in values]
 
 
-def trace_pytree(fun, leaves, names, in_tree, avals=None, fun_name=None, fits=None):
-    """Trace fun(*args, **kwargs) with abstract leaves; returns (ClosedIR, output tree). fits: see trace_flat."""
+def trace_pytree(fun, leaves, names, in_tree, avals=None, fun_name=None, fits=None, known=False):
+    """Trace fun(*args, **kwargs) with abstract leaves; returns (ClosedIR, output tree). fits: see trace_flat;
+    known: Python control flow may read the leaves' values (grad and jvp outside jit, as in JAX)."""
     out_tree_box = []
 
     def flat(*tracers):
@@ -118,7 +119,7 @@ def trace_pytree(fun, leaves, names, in_tree, avals=None, fun_name=None, fits=No
         return out_leaves
 
     avals = avals if avals is not None else [leaf_aval(x) for x in leaves]
-    closed = trace_flat(flat, avals, names, fun_name or name_of(fun), fits)
+    closed = trace_flat(flat, avals, names, fun_name or name_of(fun), fits, leaves if known else None)
     return closed, out_tree_box[0]
 
 

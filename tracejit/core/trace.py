@@ -5,6 +5,7 @@ appends an equation to the innermost builder among its arguments. Tracers of an 
 meet an inner trace become constants of the inner IR, so nested traces never confuse their values.
 """
 import contextlib
+import operator
 import sys
 import threading
 
@@ -120,20 +121,36 @@ class Tracer:
             f"`{self.builder.name}` is traced. Use tj.lax.cond / tj.lax.select / tnp.where for "
             f"data-dependent choices, or mark the argument static (static_argnums / static_argnames).{hint}")
 
-    def __bool__(self):  # noqa: PLE0304 - always raises
-        self._concretize("Python control flow (if/while/and/or/bool())")
+    def _known(self, what):
+        """The value where the trace knows it (see Builder.value_of), else a ConcretizationError."""
+        value = self.builder.value_of(self.irvar)
+        if value is None:
+            self._concretize(what)
+        return value
+
+    def __bool__(self):
+        return bool(self._known("Python control flow (if/while/and/or/bool())"))
 
     def __float__(self):
-        self._concretize("float()")
+        self._refuse_number("float()")
+
+    def _refuse_number(self, what):
+        """float() and complex() are refused even where the value is known, as in JAX: the number would carry
+        no derivative, so a gradient through it would silently be wrong."""
+        if self.builder.value_of(self.irvar) is None:
+            self._concretize(what)
+        raise ConcretizationError(f"{what} of a traced {self.aval.str_short()} {_describe_sources(self.sources)}: "
+                                  "its derivative would be lost. Keep it an array in the computation (JAX "
+                                  "refuses it too).")
 
     def __int__(self):
-        self._concretize("int()")
+        return int(self._known("int()"))
 
-    def __index__(self):  # noqa: PLE0305 - always raises
-        self._concretize("Using an array as a Python index (__index__)")
+    def __index__(self):
+        return operator.index(self._known("Using an array as a Python index (__index__)"))
 
     def __complex__(self):
-        self._concretize("complex()")
+        self._refuse_number("complex()")
 
     def __array__(self, dtype=None, copy=None):
         self._concretize("Converting to a NumPy array (np.asarray / np.array)",
@@ -143,9 +160,10 @@ class Tracer:
                          "the array.")
 
     def tolist(self):
-        self._concretize("tolist()")
+        return np.asarray(self._known("tolist()")).tolist()
 
-    item = tolist
+    def item(self, *args):
+        return np.asarray(self._known("item()")).item(*args)
 
     def __repr__(self):
         return f"Traced<{self.aval.str_short()}>"
@@ -166,17 +184,56 @@ _NO_SOURCES = frozenset()
 class Builder:
     """Collects the equations of one trace. Its tracers are only valid while it is alive."""
 
-    def __init__(self, name):
+    def __init__(self, name, known=False):
         self.name, self.level = name, len(_stack.builders)
         self.invars, self.eqns, self.alive = [], [], True
         self.consts = {}  # id(value) -> (Var, value): arrays and captured outer tracers
         self.input_index = {}   # id(Var) of an input -> its position
         self.fits = {}          # input position -> dtypes its value must fit (require_fit)
+        self.known = {} if known else None   # Var -> its value (or the outer tracer that has it): see value_of
+        self._producers, self._indexed = {}, 0   # Var -> the equation that made it, for eqns[:_indexed]
 
-    def new_input(self, aval, source):
+    def new_input(self, aval, source, value=None):
         var = Var(aval)
         self.input_index[id(var)] = len(self.input_index)
+        if self.known is not None:
+            self.known[var] = value
         return Tracer(self, var, frozenset([source]) if source is not None else frozenset())
+
+    def value_of(self, var):
+        """var's value, or None where it is not known. A trace of known inputs (grad, jvp, vjp called on
+        concrete arguments, whose tracers carry values in JAX) computes the equations var depends on with
+        NumPy, once each, so that Python control flow on them works outside jit, as in JAX."""
+        known = self.known
+        if known is None:
+            return None
+        for eqn in self.eqns[self._indexed:]:
+            self._producers.update(dict.fromkeys(eqn.outvars, eqn))
+        self._indexed = len(self.eqns)
+        pending = [var]
+        while pending:
+            v = pending[-1]
+            if v in known:
+                value = known[v]
+                if isinstance(value, Tracer):   # an input or constant from an enclosing trace
+                    known[v] = value.builder.value_of(value.irvar)
+                pending.pop()
+                continue
+            eqn = self._producers[v]
+            missing = [x for x in eqn.inputs if isinstance(x, Var) and x not in known]
+            if missing:
+                pending.extend(missing)
+                continue
+            args = [x.value if isinstance(x, Literal) else known[x] for x in eqn.inputs]
+            if any(a is None for a in args):
+                outs = [None] * len(eqn.outvars)
+            else:
+                with eager():
+                    outs = bind(eqn.prim, *args, **eqn.params)
+                outs = outs if eqn.prim.multiple_results else [outs]
+            known.update(zip(eqn.outvars, outs))
+            pending.pop()
+        return known[var]
 
     def atom(self, x):
         """The IR operand for x: our tracer's var, an inline literal, or a constant binder."""
@@ -194,6 +251,8 @@ class Builder:
         if key not in self.consts:
             aval = x.aval if isinstance(x, Tracer) else aval_of(x)
             self.consts[key] = (Var(aval), x)
+            if self.known is not None:
+                self.known[self.consts[key][0]] = x
         return self.consts[key][0]
 
     def emit(self, prim, args, params):
@@ -363,14 +422,15 @@ def require_fit(tracer, dtype):
         tracer.builder.fits.setdefault(index, set()).add(dtype)
 
 
-def trace_flat(fun, in_avals, names=None, fun_name=None, fits=None):
+def trace_flat(fun, in_avals, names=None, fun_name=None, fits=None, known=None):
     """Trace fun(*flat_args) -> list of flat outputs into a ClosedIR. fits (a dict), when given, receives
-    {input position: dtypes its value must fit} (require_fit)."""
+    {input position: dtypes its value must fit} (require_fit). known: the inputs' values (arrays, or tracers
+    of enclosing traces), for a trace whose Python control flow may read them (Builder.value_of)."""
     names = names or [None] * len(in_avals)
-    builder = Builder(fun_name or getattr(fun, "__name__", "function"))
+    builder = Builder(fun_name or getattr(fun, "__name__", "function"), known is not None)
     _stack.builders.append(builder)
     try:
-        inputs = [builder.new_input(a, n) for a, n in zip(in_avals, names)]
+        inputs = [builder.new_input(a, n, v) for a, n, v in zip(in_avals, names, known or [None] * len(in_avals))]
         outputs = fun(*inputs)
         if fits is not None:
             fits.update(builder.fits)
