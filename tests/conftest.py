@@ -41,6 +41,16 @@ def fresh_cache_warnings(monkeypatch):
     monkeypatch.setattr(disk_cache, "_warned", set())
 
 
+@pytest.fixture(autouse=True)
+def own_function_caches(monkeypatch):
+    """jit(f) in a test does not reuse the code another test compiled for f (under other settings, which
+    tests patch): each test starts a fresh registry of function caches (dispatch.shared_cache)."""
+    import weakref
+
+    from tracejit import dispatch
+    monkeypatch.setattr(dispatch, "_by_function", weakref.WeakKeyDictionary())
+
+
 # JAX, where installed, is the reference for semantics and derivatives; it runs with 64-bit types for the
 # whole session (tracejit follows NumPy: float64 by default), set here once so that no test module's import
 # changes another's reference.

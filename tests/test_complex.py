@@ -319,6 +319,7 @@ def test_complex_code_round_trips_through_the_disk_cache(tmp_path, monkeypatch):
 
     want = np.exp(a @ z) * 2j + np.sum(np.sqrt(a), axis=0)
     for from_disk in (False, True):
+        tj.clear_caches()
         f = tj.jit(fun)
         np.testing.assert_allclose(f(a, z), want, rtol=1e-5)
         assert f.cache_info().signatures[0].from_disk is from_disk

@@ -388,6 +388,7 @@ def test_through_the_disk_cache(tmp_path, monkeypatch):
 
     results = []
     for _ in range(2):
+        tj.clear_caches()
         f = tj.jit(draw)
         results.append(f(random.PRNGKey(9)))
         from_disk = f.cache_info().signatures[0].from_disk
