@@ -1,5 +1,7 @@
 """Optimisation passes: each preserves semantics (vs eval_ir of the unoptimised IR, bit for bit), is
 idempotent, keeps the IR well typed; golden texts of simplified programs; random programs (hypothesis)."""
+import functools
+
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -544,6 +546,31 @@ def test_products_that_are_no_matrix_product_become_a_product_and_a_sum(dtype):
         got = tj.jit(f)(*args)
         assert got.dtype == want.dtype and got.shape == want.shape
         np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-3)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_large_matrix_times_vector_calls_gemv(dtype):
+    """An unbatched product of a float matrix of GEMV_FROM elements or more and a vector calls the BLAS's gemv on
+    the matrix as stored (NoTrans or Trans: m @ v, v @ m, m.T @ v, v @ m.T), as NumPy does; batched products, and
+    matrices between MATVEC_LOOP and GEMV_FROM elements, stay loops."""
+    from tracejit.backend import blas
+    from tracejit.primitives.linalg import GEMV_FROM, MATVEC_LOOP
+    if blas.gemv_address(dtype) is None:
+        pytest.skip("no CBLAS gemv next to numpy")
+    rng = np.random.default_rng(11)
+    n, rows = int(GEMV_FROM ** 0.5), int(GEMV_FROM ** 0.5) + 3
+    m, v, w = (rng.standard_normal(s).astype(dtype) for s in ((rows, n), (n,), (rows,)))
+    for f, args in [(lambda N, m, v: m @ v, (m, v)), (lambda N, m, w: w @ m, (m, w)), (lambda N, m, w: m.T @ w, (m, w)),
+                    (lambda N, m, v: v @ m.T, (m, v)), (lambda N, m, v: N.tanh(m @ v + 1.0), (m, v))]:
+        lowered = tj.jit(functools.partial(f, tnp)).lower(*args)
+        assert "dot_general" in lowered.as_text() and "@tj_gemv_" in lowered.as_llvm()
+        want = f(np, *[a.astype(np.float64) for a in args])
+        tol = 1e-4 if dtype == np.float32 else 1e-12
+        np.testing.assert_allclose(tj.jit(functools.partial(f, tnp))(*args), want, rtol=tol, atol=tol * 10)
+    k = int(MATVEC_LOOP ** 0.5) + 8        # between the two: a loop
+    assert "@tj_gemv_" not in tj.jit(lambda m, v: m @ v).lower(m[:k, :k], v[:k]).as_llvm()
+    batched = tj.jit(lambda a, b: tnp.einsum("bij,bj->bi", a, b)).lower(np.stack([m, m]), np.stack([v, v]))
+    assert "@tj_gemv_" not in batched.as_llvm()
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64, np.float16, np.int8, np.uint32, np.bool_])

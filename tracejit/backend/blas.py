@@ -40,8 +40,8 @@ ROW_MAJOR = 101
 NO_TRANS = 111
 TRANS = 112
 
-Blas = collections.namedtuple("Blas", "path sgemm_addr dgemm_addr int_bits set_threads_addr cgemm_addr zgemm_addr",
-                              defaults=(None, None))
+Blas = collections.namedtuple("Blas", "path sgemm_addr dgemm_addr int_bits set_threads_addr cgemm_addr zgemm_addr "
+                              "sgemv_addr dgemv_addr", defaults=(None, None, None, None))
 
 _PREFIXES = ("scipy_", "")
 _SUFFIXES = ("64_", "_64", "")
@@ -85,7 +85,8 @@ def _probe(path):
                 int_bits = 64
             set_threads = _address(lib, f"{prefix}openblas_set_num_threads{suffix}")
             cgemm, zgemm = (_address(lib, f"{prefix}cblas_{t}gemm{suffix}") for t in "cz")
-            return Blas(path, sgemm, dgemm, int_bits, set_threads, cgemm, zgemm)
+            sgemv, dgemv = (_address(lib, f"{prefix}cblas_{t}gemv{suffix}") for t in "sd")
+            return Blas(path, sgemm, dgemm, int_bits, set_threads, cgemm, zgemm, sgemv, dgemv)
     return None
 
 
@@ -116,6 +117,18 @@ def gemm_address(dtype):
     if dtype.kind == "c":
         return {8: blas.cgemm_addr, 16: blas.zgemm_addr}.get(dtype.itemsize)
     return {4: blas.sgemm_addr, 8: blas.dgemm_addr}.get(dtype.itemsize)
+
+
+def gemv_address(dtype):
+    """Address of cblas_sgemv (float32) or cblas_dgemv (float64), or None:
+    `void cblas_sgemv(int layout, int trans, intN M, intN N, float alpha, const float *A, intN lda,
+    const float *x, intN incx, float beta, float *y, intN incy)`, y = alpha * op(A) @ x + beta * y with A
+    stored M x N."""
+    blas = find_blas()
+    dtype = np.dtype(dtype)
+    if blas is None or dtype.kind != "f":
+        return None
+    return {4: blas.sgemv_addr, 8: blas.dgemv_addr}.get(dtype.itemsize)
 
 
 def gemm_int_bits():
