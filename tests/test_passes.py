@@ -548,6 +548,27 @@ def test_products_that_are_no_matrix_product_become_a_product_and_a_sum(dtype):
         np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-3)
 
 
+def test_a_slice_of_a_transpose_slices_first():
+    """x.T[a:b, ::s] is transpose(slice(x)): the data moves on the slice's elements only. A Fortran-ordered
+    input (its code takes the input's transpose) whose corner a reduction reads then reads only the corner."""
+    x = np.arange(60.0).reshape(3, 4, 5)
+    for f in (lambda a: a.T[1:3, ::2], lambda a: tnp.transpose(a, (1, 2, 0))[1:, 2:4, ::2] * 2.0,
+              lambda a: a.T[0].sum()):
+        optimized = optimize(ir_of(f, x))
+        check_ir(optimized)
+        first = optimized.ir.eqns[0]
+        assert first.prim.name == "slice" and first.inputs[0] is optimized.ir.invars[0], str(optimized)
+        np.testing.assert_array_equal(eval_ir(optimized, x)[0], f(x))
+        np.testing.assert_array_equal(tj.jit(f)(x), f(x))
+    assert "strides=None" in str(optimize(ir_of(lambda a: a.T[1:3], x)))
+    from tracejit.transposed_inputs import transposed_ir
+    big = np.asfortranarray(np.arange(2048 * 512, dtype=np.float32).reshape(2048, 512))
+    corner = tj.jit(lambda a: a[:2, :3].sum())
+    assert corner(big) == big[:2, :3].sum()
+    variant = optimize(transposed_ir(corner.trace(big)[0], (0,)))      # the code that call ran
+    assert [e.prim.name for e in variant.ir.eqns] == ["slice", "reduce_sum"], str(variant)   # (the sum folds it)
+
+
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_large_matrix_times_vector_calls_gemv(dtype):
     """An unbatched product of a float matrix of GEMV_FROM elements or more and a vector calls the BLAS's gemv on

@@ -15,8 +15,9 @@
 - idempotence (`idempotent`): f(f(x)) -> f(x) for unary f; f(x, x) -> x for binary f (max, min, and, or);
 - rearrangements sink: op(R(a), R(b)) -> R(op(a, b)) for an elementwise op and a rearranging R (`_sunk`);
 - the primitive's own `simplify` rule (reshape of reshape, transpose of transpose, no-op conversions...),
-  which may also return a function of the operands that computes the result with other primitives (a
-  matrix-vector dot_general as a product and a sum): its traced equations replace the equation.
+  which may also return a function of the operands (or of other atoms it names) that computes the result with
+  other primitives (a matrix-vector dot_general as a product and a sum; a slice of a transpose as the
+  transpose of a slice): its traced equations replace the equation.
 
 Each rewrite is checked against the shape rule; a rewritten equation is simplified again (bounded).
 """
@@ -75,11 +76,11 @@ def _uniform_array(array):
     return flat[0] if (bits == bits[0]).all() else None
 
 
-def _expand(sweep, eqn, fn, producers):
+def _expand(sweep, eqn, fn, operands, producers):
     """The equations of fn(*operands) added to the sweep: returns the atom standing for eqn's output."""
-    closed = trace_flat(lambda *xs: [fn(*xs)], [x.aval for x in eqn.inputs], fun_name=eqn.prim.name)
+    closed = trace_flat(lambda *xs: [fn(*xs)], [x.aval for x in operands], fun_name=eqn.prim.name)
     env = {v: sweep.add_const(c, v.aval) for v, c in zip(closed.ir.constvars, closed.consts)}
-    env.update(zip(closed.ir.invars, eqn.inputs))
+    env.update(zip(closed.ir.invars, operands))
     eqns, (out,) = inline_eqns(closed.ir, env)
     sweep.eqns.extend(eqns)
     producers.update((v, e) for e in eqns for v in e.outvars)
@@ -88,7 +89,8 @@ def _expand(sweep, eqn, fn, producers):
 
 def _rewrite(eqn, producer, uniform_value):
     """The simplest form of a single-output equation: an atom that replaces its output, an equation, or
-    (an equation, a function computing it from its operands): a simplify rule's expansion of a rewritten one."""
+    (an equation, a function computing it, the atoms the function takes: its operands unless the rule says
+    otherwise): a simplify rule's expansion of a rewritten one."""
     for _ in range(MAX_REWRITES_PER_EQN):
         result = (_scalar_operands(eqn, uniform_value) or _uniform_result(eqn, producer, uniform_value)
                   or _algebra(eqn, producer, uniform_value)
@@ -98,7 +100,9 @@ def _rewrite(eqn, producer, uniform_value):
         if isinstance(result, (Var, Literal)):
             return result if same_type(result, eqn.outvars[0]) else eqn
         if callable(result):
-            return eqn, result
+            return eqn, result, eqn.inputs
+        if len(result) == 2:      # (a function, the atoms it takes)
+            return eqn, *result
         prim, inputs, params = result
         rewritten = eqn.replace(prim, inputs, params)
         if not _well_typed(rewritten):
