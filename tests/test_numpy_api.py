@@ -347,6 +347,27 @@ def test_sort_and_argsort_as_numpy(rng, dtype):
     check(lambda x: tnp.take_along_axis(x, np.array([[3], [0]]), 0), lambda x: np.take_along_axis(x, np.array([[3], [0]]), 0), x)
 
 
+@pytest.mark.parametrize("dtype", [np.bool_, np.uint8, np.int8, np.int16, np.uint32, np.int32, np.float16, np.float32,
+                                   "bfloat16"])
+def test_stable_argsort_of_32_bit_keys_packs_positions_into_the_keys(rng, dtype):
+    """A stable argsort of keys of 32 bits or fewer sorts (key << 32 | position): NumPy's stable order, ties by
+    position, -0.0 equal to 0.0, NaNs of either sign equal and last, along each axis, eagerly and compiled."""
+    import ml_dtypes
+    dtype = np.dtype(ml_dtypes.bfloat16 if dtype == "bfloat16" else dtype)
+    raw = rng.integers(-4, 4, (7, 9, 11)).astype(np.float32)
+    if dtype.kind == "f" or dtype.name == "bfloat16":
+        raw.flat[::7], raw.flat[1::7], raw.flat[2::11], raw.flat[3::13], raw.flat[4::17] = (
+            np.nan, -0.0, np.inf, -np.inf, -np.nan)
+    x = raw.astype(dtype)
+    as_numpy = x.astype(np.float32) if dtype.name == "bfloat16" else x
+    for axis in (0, 1, 2):
+        want = np.argsort(as_numpy, axis=axis, kind="stable")
+        np.testing.assert_array_equal(tnp.argsort(x, axis=axis, stable=True), want)
+        np.testing.assert_array_equal(tj.jit(lambda x, axis=axis: tnp.argsort(x, axis=axis, stable=True))(x), want)
+    flat = tj.jit(lambda x: tnp.argsort(x, kind="stable"))(x.reshape(-1))
+    np.testing.assert_array_equal(flat, np.argsort(as_numpy.reshape(-1), kind="stable"))
+
+
 @pytest.mark.parametrize("dtype", [np.float32, np.int16, np.bool_])
 def test_compiled_sorts_write_into_their_output_over_the_threads(rng, dtype):
     """The compiled code's sorts (their `into` rule) sort in the output's memory, the rows of a large array in
