@@ -86,10 +86,15 @@ def _hypot_scaled(f, x, y):
     return f.sel(f.cmp("ogt", h, 0.0), f.add(h, correction), h)
 
 
-def _abs(f, a, b):
-    """hypot: inf if either part is, else NaN if either is."""
-    s, x, y = _scale(f, a, b)
-    h = f.div(_hypot_scaled(f, x, y), s)
+def _abs(f, a, b, ty="double"):
+    """hypot: inf if either part is, else NaN if either is. Parts of complex64 square exactly in double, and their
+    sum cannot overflow: sqrt of it, rounded once to float, is glibc's hypotf (1e6 elements: 0.57 ms for NumPy,
+    1.31 with the scaled double-double path)."""
+    if ty == "float":
+        h = f.call("sqrt", f.add(f.mul(a, a), f.mul(b, b)))
+    else:
+        s, x, y = _scale(f, a, b)
+        h = f.div(_hypot_scaled(f, x, y), s)
     return f.sel(_either(f, _is_inf(f, a), _is_inf(f, b)), _INF, h)
 
 
@@ -326,7 +331,7 @@ def _sign(f, a, b, ty):
     """NumPy's z/|z|: 0 at 0, NaN + NaN j if a part is NaN, the unit along an infinite part (NaN if both are).
     Where |z| overflows ty with finite parts, NumPy's loop takes the imaginary part for the infinite one:
     copysign(1, b) j (its sign of 3e38 + 3e38j in complex64 is 1j)."""
-    h = _abs(f, a, b)
+    h = _abs(f, a, b, ty)
     re, im = f.div(a, h), f.div(b, h)
     a_inf, over = _is_inf(f, a), f.cmp("ogt", h, _MAX[ty])
     re = f.sel(a_inf, f.call("copysign", 1.0, a), f.sel(over, 0.0, re))
@@ -352,7 +357,7 @@ def function_ir(name, ty):
     params = [f"%{p}{k}" for k in range(arity) for p in "ri"]
     f = Body("double")
     args = [f.ext(p, ty) for p in params]
-    result = writer(f, *args, ty) if name in ("pow", "sign") else writer(f, *args)
+    result = writer(f, *args, ty) if name in ("pow", "sign", "abs") else writer(f, *args)
     parts = result if complex_result else (result,)
     narrow = [p if ty == "double" else f._emit(f"fptrunc double {p} to {ty}") for p in parts]
     ret = f"{{{ty}, {ty}}}" if complex_result else ty
