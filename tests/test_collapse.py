@@ -186,6 +186,22 @@ def test_concatenates_run_their_innermost_loop_in_segments(dtype):
         check(f, *args)
 
 
+def test_concatenates_of_many_small_operands_run_in_segments_of_linear_code():
+    """Past MAX_SEGMENTS, a concatenate whose loop body is small still runs in segments (SEGMENTED_EQNS), each
+    reading its own operand only (each read the operands before it too: 50 operands of 10 elements took 148 ms to
+    compile), short ones unvectorized; the code grows linearly with the operands, and values are NumPy's."""
+    rng = np.random.default_rng(8)
+    sizes = {}
+    for n in (12, 48):
+        parts = [rng.standard_normal(10 + k % 3).astype(np.float32) for k in range(n)]
+        f = tj.jit(lambda *xs: tnp.concatenate(xs) * 2.0)
+        np.testing.assert_array_equal(f(*parts), np.concatenate(parts) * 2.0)
+        text = f.lower(*parts).as_llvm()
+        assert "select" not in text, "a chain of selects, not segments"
+        sizes[n] = len(text)
+    assert sizes[48] < 5 * sizes[12], sizes
+
+
 def test_nested_rolls_compile_to_code_that_grows_linearly():
     """Each step of a 2-d Jacobi stencil reads the last one at five places (four rolls): fused whole, the loop body
     evaluated it 5**steps times (6 steps took 29 s to compile). fusion._evaluations caps the evaluations of a value

@@ -154,7 +154,7 @@ def _loop_hints(g, f, repeated, vectors):
     for k, hints in f.latches:
         if scalar:
             hints.update(vectorize_enable=False, interleave_count=1)
-        elif width and k in f.innermost:
+        elif width and k in f.innermost and hints.get("vectorize_enable", True):
             hints.setdefault("vectorize_width", width)
         calls = f.loop_library_calls[k]
         if small or f.math_calls or calls:  # unrolling or interleaving only multiplies the code

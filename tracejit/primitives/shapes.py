@@ -407,7 +407,7 @@ def _lower_concatenate(b, idx, read, dimension):
             j = list(idx)
             j[dimension] = b.iop("sub", i, start)
             return read(k, j)
-        if isinstance(i, int) and not start <= i < start + n:
+        if known is not None or isinstance(i, int) and not start <= i < start + n:   # not the operand that holds it
             start += n
             continue
         j = list(idx)
