@@ -4,6 +4,7 @@ import pytest
 from test_numpy_api import check, rand
 
 import tracejit as tj
+import tracejit.numpy as tnp
 import tracejit.primitives as P
 from tracejit import lax
 
@@ -157,6 +158,36 @@ def test_gather_and_scatter_add_modes(rng):
     np.add.at(dropped, [0, 3], 1.0)
     check(lambda a: scatter.bind(a, idx, updates, axes=(0,), mode="clip"), lambda a: clipped, x)
     check(lambda a: scatter.bind(a, idx, updates, axes=(0,), mode="drop"), lambda a: dropped, x)
+
+
+def test_scatter_add_of_one_broadcast_update_reads_the_scalar(rng):
+    """Updates that broadcast one scalar (bincount's ones) become the scalar in the optimised IR (simplify), which
+    the kernel reads once; the form has the same values, derivatives (the scalar's cotangent sums the gathered
+    ones) and batching as the broadcast one, compiled and eager, in both modes, with int8 and int64 indices."""
+    from tracejit.passes import optimize
+    scatter = P.ALL["scatter_add"]
+    x = rand(rng, (5, 3), np.float64)
+    for idx in (np.array([[0], [4], [9], [-2], [4]], np.int8), np.array([[1], [1], [3]], np.int64)):
+        for mode in ("clip", "drop"):
+            def one(a, c, idx=idx, mode=mode):
+                return scatter.bind(a, idx, c, axes=(0,), mode=mode)
+
+            def broadcast(a, c, idx=idx, mode=mode):
+                return scatter.bind(a, idx, tnp.broadcast_to(c, (len(idx), 3)), axes=(0,), mode=mode)
+            c = np.float64(1.5)
+            optimized = optimize(tj.make_ir(broadcast)(x, c))
+            (eqn,) = [e for e in optimized.ir.eqns if e.prim is scatter]
+            assert eqn.inputs[2].aval.shape == (), str(optimized)
+            want = broadcast(x, c)
+            np.testing.assert_allclose(one(x, c), want)
+            np.testing.assert_allclose(tj.jit(one)(x, c), want)
+            np.testing.assert_allclose(tj.eval_ir(optimized, x, c)[0], want)
+            loss = [lambda a, c, f=f: tnp.sum(f(a, c) * tnp.arange(15.0).reshape(5, 3)) for f in (one, broadcast)]
+            for argnum in (0, 1):
+                np.testing.assert_allclose(tj.grad(loss[0], argnum)(x, c), tj.grad(loss[1], argnum)(x, c))
+            xs, cs = np.stack([x, 2 * x]), np.array([1.5, -2.0])
+            np.testing.assert_allclose(tj.vmap(one)(xs, cs), tj.vmap(broadcast)(xs, cs))
+            np.testing.assert_allclose(tj.vmap(one, (0, None))(xs, c), tj.vmap(broadcast, (0, None))(xs, c))
 
 
 def test_eager_primitives_accept_python_scalars():

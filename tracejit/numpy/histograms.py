@@ -44,7 +44,8 @@ def bincount(x, weights=None, minlength=0, *, length=None):
     else:
         values = _weights_like(x, weights, "bincount")
         values = promote(values, np.zeros((), np.float64))[0]
-    return scatter_sum(length, maximum(astype(x, DEFAULT_INT), 0), values)
+    at = maximum(x, 0) if aval(x).dtype.kind == "i" else x      # (the kernel reads indices of any integer type)
+    return scatter_sum(length, astype(at, np.uint8) if aval(x).dtype.kind == "b" else at, values)
 
 
 def _monotonic(bins, name):
