@@ -4,8 +4,9 @@ frequencies) and IRFFT (back to n reals, scaled by 1/n). It is linear: its jvp a
 transposes are JAX's (FFT and IFFT are symmetric maps; RFFT's and IRFFT's account for the frequencies that the
 half spectrum holds once, with JAX's convention for complex cotangents).
 
-Compiled, a transform over one axis of power-of-two length with fixed shapes is generated code (fft_lowering.py);
-the others run NumPy's pocketfft on the buffers (the Python driver calls the impl, as for sort). float32 data is
+Compiled, a transform over one axis of power-of-two length with fixed shapes is generated code (fft_lowering.py),
+and one over several axes is one such transform per axis (`_axis_by_axis`); the others run NumPy's pocketfft on the
+buffers (the Python driver calls the impl, as for sort). float32 data is
 transformed in float32 (complex64 results), as NumPy 2 and JAX both do."""
 import enum
 import math
@@ -13,7 +14,7 @@ import math
 import numpy as np
 
 from ..core.ad_util import Zero, aval
-from ..core.avals import ShapedArray, complex_dtype, real_dtype
+from ..core.avals import ShapedArray, complex_dtype, is_symbolic, real_dtype
 from ..core.batching import move_batch_axis
 from ..core.errors import ShapeError
 from ..core.ops import ops
@@ -122,5 +123,36 @@ def _native(eqn):
 
 _KINDS = {FftType.FFT: "fft", FftType.IFFT: "ifft", FftType.RFFT: "rfft", FftType.IRFFT: "irfft"}
 
-fft_p = linear_primitive("fft", _fft_shape, _fft_impl, _fft_transpose, batch=_fft_batch,
+
+def _axis_by_axis(eqn, producer):
+    """A transform over several axes is one transform per axis (a real one over the last axis first, or last for
+    IRFFT; complex ones over the others, each moved last and back), where each of them is compiled code: the whole
+    ran NumPy's pocketfft through the Python driver (fft2 of 512 x 512 f32 took 7.5 ms; NumPy 6.5)."""
+    lengths, kind = eqn.params["fft_lengths"], eqn.params["fft_type"]
+    x, out = eqn.inputs[0].aval, eqn.outvars[0].aval
+    if len(lengths) == 1 or is_symbolic(x.shape) or is_symbolic(out.shape):
+        return None
+    nd, first = x.ndim, x.ndim - len(lengths)
+    inner = FftType.IFFT if kind in (FftType.IFFT, FftType.IRFFT) else FftType.FFT
+    last_batch = math.prod(x.shape[:-1]) if kind != FftType.IRFFT else math.prod(out.shape[:-1])
+    if not compiled(lengths[-1], _KINDS[kind], last_batch) or not all(
+            compiled(n, _KINDS[inner], out.size // n) for n in lengths[:-1]):
+        return None
+
+    def along(v, axis, fft_type, n):
+        perm = (*(a for a in range(nd) if a != axis), axis)
+        moved = v if axis == nd - 1 else ops.transpose(v, permutation=perm)
+        done = ops.fft(moved, fft_type=fft_type, fft_lengths=(n,))
+        return done if axis == nd - 1 else ops.transpose(done, permutation=tuple(np.argsort(perm).tolist()))
+
+    def transform(v):
+        if kind != FftType.IRFFT:
+            v = along(v, nd - 1, kind, lengths[-1])
+        for axis in range(first, nd - 1):
+            v = along(v, axis, inner, lengths[axis - first])
+        return along(v, nd - 1, kind, lengths[-1]) if kind == FftType.IRFFT else v
+    return transform
+
+
+fft_p = linear_primitive("fft", _fft_shape, _fft_impl, _fft_transpose, batch=_fft_batch, simplify=_axis_by_axis,
                          lower=fft_kernel(_KINDS.__getitem__, _native))
