@@ -548,6 +548,16 @@ def test_products_that_are_no_matrix_product_become_a_product_and_a_sum(dtype):
         np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-3)
 
 
+def test_select_n_of_a_literal_predicate_is_its_case():
+    x, y = np.arange(3.0), -np.arange(3.0)
+    for pred, want in ((True, y), (False, x), (np.int32(1), y)):
+        optimized = optimize(ir_of(lambda a, b, pred=pred: tj.lax.select_n(pred, a, b), x, y))
+        assert "select_n" not in str(optimized), str(optimized)
+        np.testing.assert_array_equal(eval_ir(optimized, x, y)[0], want)
+    traced = optimize(ir_of(lambda p, a, b: tj.lax.select_n(p, a, b), np.array([True, False, True]), x, y))
+    assert "select_n" in str(traced)
+
+
 def test_a_slice_of_a_transpose_slices_first():
     """x.T[a:b, ::s] is transpose(slice(x)): the data moves on the slice's elements only. A Fortran-ordered
     input (its code takes the input's transpose) whose corner a reduction reads then reads only the corner."""

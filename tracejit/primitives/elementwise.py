@@ -359,8 +359,17 @@ def _lower_select_n(b, pred, *cases):
     return out
 
 
+def _select_n_simplify(eqn, producer):
+    """A literal predicate picks its case (random.randint's `where` on static bounds kept whole 1e6-element cases)."""
+    pred, cases, out = eqn.inputs[0], eqn.inputs[1:], eqn.outvars[0]
+    if not isinstance(pred, Literal) or not 0 <= int(pred.value) < len(cases):
+        return None
+    chosen = cases[int(pred.value)]
+    return chosen if chosen.aval.shape == out.aval.shape and chosen.aval.dtype == out.aval.dtype else None
+
+
 select_n_p = Primitive("select_n", _select_n_shape, _select_n_impl, jvp=_select_n_jvp, transpose=_select_n_transpose,
-                       lower=Elementwise(_lower_select_n), elementwise=True)
+                       lower=Elementwise(_lower_select_n), elementwise=True, simplify=_select_n_simplify)
 select_n_p.set(batch=elementwise_batch(select_n_p, shaped_by=slice(1, None)))
 
 # ------------------------------------------------------------------------------------------------- clamp
