@@ -37,6 +37,7 @@ jax.config.update("jax_enable_x64", True)
 import jax_oracle as jo
 import jax_specs
 import jax_specs_gaps
+import jax_specs_top_level
 from jax_oracle import Case, Static
 
 import tracejit.numpy as tnp
@@ -400,6 +401,7 @@ def _custom_vjp_program(M, custom_vjp, x):
 
 SPECS.update(jax_specs.SPECS)
 SPECS.update(jax_specs_gaps.SPECS)     # the functions that closed jax.numpy's gaps: data of their own
+SPECS.update(jax_specs_top_level.SPECS)   # JAX's top-level helpers (compat.py, callback.py, derivative_tools.py)
 
 # ------------------------------------------------------------------------------------------- NOT_IN_JAX
 # Public functions that JAX does not have (under this name, in this module): compared with NumPy where NumPy
@@ -417,6 +419,7 @@ NOT_IN_JAX = {
 }
 NOT_COMPARED = {   # in JAX, but with results that are not comparable
     "tracejit.make_jaxpr": "JAX's name, but the IR text is tracejit's own (DESIGN.md section 3)",
+    **jax_specs_top_level.NOT_COMPARED,
 }
 NOT_IN_JAX_SPECS = {   # how to call those that need a spec
     "numpy.getitem": lambda: [Case("basic", (r(3, 4), (1, slice(None, None, -1)))), Case("fancy", (r(5), np.array([0, 4, 4])))],

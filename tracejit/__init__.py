@@ -8,22 +8,41 @@
     tj.clear_caches()   drop compiled code held in memory
     tj.checkpoint (tj.remat), tj.checkpoint_policies, tj.ad_checkpoint   recompute instead of store (reverse mode)
     tj.debug.print, tj.debug.callback   see values while compiled code runs; tj.config.debug_nans finds NaNs
+    tj.scipy, tj.dtypes, tj.errors, tj.typing (tj.Array), tj.pure_callback, tj.custom_gradient, tj.disable_jit ...
+                        JAX's other top-level names for one CPU process (compat.py, derivative_tools.py)
 
 help(tj.jit) explains compilation and its cache; the README, the examples.
 """
 import contextlib
 
-from . import ad_checkpoint, debug, lax, nn, numpy, random, test_util, tree, tree_util
+from . import ad_checkpoint, debug, dtypes, errors, lax, nn, numpy, random, test_util, tree, tree_util, typing
 from ._config import config
 from .ad_checkpoint import checkpoint, checkpoint_policies, remat
 from .api import eval_shape, jit, make_ir
 from .backend import llvm as _llvm
 from .batching import vmap
+from .callback import pure_callback
+from .compat import (
+    debug_nans,
+    device_get,
+    disable_jit,
+    ensure_compile_time_eval,
+    host_count,
+    host_id,
+    log_compiles,
+    named_call,
+    named_scope,
+    print_environment_info,
+    process_count,
+    process_index,
+    typeof,
+)
 from .core.api_util import ShapeDtypeStruct
 from .core.errors import ConcretizationError, EscapedTracerError, ShapeError
 from .core.ir import check_ir
 from .core.trace import eval_ir
 from .custom_derivatives import custom_jvp, custom_vjp
+from .derivative_tools import closure_convert, custom_gradient, linear_transpose
 from .derivatives import grad, hessian, jacfwd, jacrev, jvp, linearize, value_and_grad, vjp
 from .devices import (
     block_until_ready,
@@ -38,9 +57,24 @@ from .dispatch import clear_caches
 from .graph import graph
 from .nn import initializers as _initializers
 from .nn import stop_gradient
+from .typing import Array
 
 make_jaxpr = make_ir
 jacobian = jacrev      # jax.jacobian is jax.jacrev
+float0 = dtypes.float0
+
+
+def __getattr__(name):
+    """tj.scipy loads on first use (as `import jax` gives jax.scipy), which keeps it out of `import tracejit`'s
+    time (about 14 ms)."""
+    if name == "scipy":
+        import importlib
+        return importlib.import_module(".scipy", __name__)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(set(globals()) | {"scipy"})
 
 # The compiler loads with tracejit, as JAX's does, not on the first call (about 18 ms). Without llvmlite,
 # tracing and the interpreter work, and compiling raises the ImportError.

@@ -24,6 +24,9 @@ Each setting starts from an environment variable, read when tracejit is imported
     traceback_filtering TRACEJIT_TRACEBACK_FILTERING=off  show tracejit's own frames in the tracebacks of
                                                 errors raised through jit, grad, vmap ... (default: only
                                                 the user's frames, as JAX does)
+    disable_jit      TRACEJIT_DISABLE_JIT=1      jitted functions run their Python function as it is, on the values
+                                                they are given (default off); set it with `with tj.disable_jit():`,
+                                                which also makes functions compiled before leave their fast path
 """
 import os
 
@@ -52,6 +55,7 @@ class Config:
         self.traceback_filtering = _flag("TRACEJIT_TRACEBACK_FILTERING", True)
         self.scan_checkpoint = os.environ.get("TRACEJIT_SCAN_CHECKPOINT") or None
         self.debug_nans = _flag("TRACEJIT_DEBUG_NANS", False)
+        self.disable_jit = _flag("TRACEJIT_DISABLE_JIT", False)
 
     def update(self, name, value):
         if name not in vars(self):

@@ -162,6 +162,8 @@ class Jitted:
                 out = tree_fast(args, kwargs)
                 if out is not MISS:
                     return out
+            if config.disable_jit:    # tj.disable_jit(): the function as it is (compat.py drops the fast paths)
+                return self.fun(*args, **kwargs)
             entry = None
             if self._signatures.entries and not _stack.builders and not (self.static_argnums or self.static_argnames):
                 # A hit needs neither the argument names nor the function's signature (inspecting it took
@@ -186,6 +188,8 @@ class Jitted:
 
     def _call_checking_nans(self, args, kwargs):
         """The call without the fast paths, its outputs checked for NaN (config.debug_nans, tracejit.debug)."""
+        if config.disable_jit:
+            return self.fun(*args, **kwargs)
         dyn_fun, leaves, names, in_tree, statics = self._prepare(args, kwargs)
         if _stack.builders or any(isinstance(x, Tracer) for x in leaves):
             closed, out_tree = trace_pytree(dyn_fun, leaves, names, in_tree, fun_name=self.__name__)

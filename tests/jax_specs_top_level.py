@@ -1,0 +1,98 @@
+"""How the differential suite (test_against_jax.py) calls JAX's top-level helpers that tracejit gained
+(tracejit/compat.py, callback.py, derivative_tools.py): qualified name -> cases. tests/test_jax_top_level.py tests
+them further (vmap methods, errors, disable_jit after compiling ...)."""
+import functools
+
+import numpy as np
+from jax_oracle import Case
+
+R = np.random.default_rng(20240603)
+
+
+def r(*shape):
+    return R.uniform(-3, 3, shape)
+
+
+def _settings(M, state):
+    """The setting's value inside `with state(True)` and after it."""
+    with state(True):
+        inside = state.value
+    return inside, state.value
+
+
+def _named_scope(M, scope, x):
+    with scope("block"):
+        return M.numpy.cos(x) * x
+
+
+def _disabled(M, disable_jit, x):
+    with disable_jit():
+        return M.api.jit(lambda v: M.numpy.sin(v) * 2.0)(x)
+
+
+def _compile_time(M, ensure_compile_time_eval, x):
+    with ensure_compile_time_eval():
+        y = M.numpy.arange(3.0) * 2.0
+        return x * y + float(M.numpy.sum(y))
+
+
+def _custom_gradient(M, custom_gradient, x, y):
+    @custom_gradient
+    def f(a, b):
+        s = M.numpy.sin(a) * b
+        return s, lambda g: (g * 3.0 * M.numpy.cos(a) * b, g * s * 2.0)
+    return f(x, y), M.api.grad(lambda a, b: M.numpy.sum(f(a, b) ** 2), argnums=(0, 1))(x, y)
+
+
+def _closure_convert(M, closure_convert, theta, x):
+    @functools.partial(M.api.custom_vjp, nondiff_argnums=(0,))
+    def apply(f, x, *consts):
+        return f(x, *consts)
+    apply.defvjp(lambda f, x, *consts: (f(x, *consts), (x, consts)),
+                 lambda f, res, g: M.api.vjp(f, res[0], *res[1])[1](g))
+
+    def loss(t, v):
+        converted, consts = closure_convert(lambda u: M.numpy.sin(u * t) * t, v)
+        return M.numpy.sum(apply(converted, v, *consts) ** 2)
+    return loss(theta, x), M.api.grad(loss, argnums=(0, 1))(theta, x)
+
+
+def _pure_callback(M, pure_callback, x):
+    spec = M.api.ShapeDtypeStruct(x.shape, x.dtype)
+    y = pure_callback(lambda a, scale: np.sin(np.asarray(a)) * scale, spec, x * 2.0, scale=np.float64(3.0))
+    batched = M.api.vmap(lambda v: pure_callback(lambda a: np.cumsum(np.asarray(a)), spec, v,
+                                                 vmap_method="sequential"))(M.numpy.stack([x, -x]))
+    return y + 1.0, batched
+
+
+def _typeof(M, typeof, x):
+    return [(tuple(t.shape), str(t.dtype), bool(t.weak_type)) for t in (typeof(x), typeof(1.0), typeof(np.int32(2)))]
+
+
+SPECS = {
+    "tracejit.debug_nans": lambda: [Case("context", (), traceable=False, call=_settings)],
+    "tracejit.log_compiles": lambda: [Case("context", (), traceable=False, call=_settings)],
+    "tracejit.device_get": lambda: [Case("tree", (r(3),), call=lambda M, get, x: get({"a": x * 2.0, "b": [M.numpy.sin(x)]}))],
+    "tracejit.typeof": lambda: [Case("avals", (r(2, 3),), traceable=False, call=_typeof)],
+    "tracejit.named_call": lambda: [Case("one", (r(3),), call=lambda M, nc, x: nc(lambda v: M.numpy.sin(v) * v,
+                                                                                   name="f")(x))],
+    "tracejit.named_scope": lambda: [Case("block", (r(3),), call=_named_scope)],
+    "tracejit.disable_jit": lambda: [Case("jit_inside", (r(3),), traceable=False, call=_disabled)],
+    "tracejit.ensure_compile_time_eval": lambda: [Case("constants", (r(3),), call=_compile_time)],
+    "tracejit.custom_gradient": lambda: [Case("rule", (r(3), r(3)), call=_custom_gradient, derivatives=False)],
+    "tracejit.linear_transpose": lambda: [Case("flip", (r(3), r(3)), call=lambda M, lt, x, c: lt(
+        lambda v: v * 2.0 + M.numpy.flip(v), x)(c))],
+    "tracejit.closure_convert": lambda: [Case("custom_vjp", (np.array(0.7), r(3)), call=_closure_convert,
+                                              derivatives=False)],
+    "tracejit.pure_callback": lambda: [Case("jit_vmap", (r(3),), call=_pure_callback, derivatives=False)],
+    "tracejit.process_index": lambda: [Case("one", (), traceable=False)],
+    "tracejit.process_count": lambda: [Case("one", (), traceable=False)],
+    "tracejit.host_id": lambda: [Case("one", (), traceable=False)],
+    "tracejit.host_count": lambda: [Case("one", (), traceable=False)],
+}
+
+NOT_COMPARED = {
+    "tracejit.Array": "isinstance(numpy array, jax.Array) is False in JAX, True in tracejit, whose arrays are numpy "
+                      "arrays (tests/test_jax_top_level.py tests both sides)",
+    "tracejit.print_environment_info": "versions of each library: text that differs by design",
+}
