@@ -110,19 +110,6 @@ def ensure_compile_time_eval():
         yield
 
 
-def _drop_fast_paths():
-    """Make every jitted function leave its call fast path on its next call, so that it sees disable_jit: each
-    cache's watchers (Jitted._forget) are told about each entry, which drops the fast paths that lead to it.
-    The entries and their code stay; the fast paths come back on the first call after the block."""
-    with dispatch._budget.lock:
-        for cache in list(dispatch._budget.caches):
-            watchers = [ref() for ref in cache._on_evict]
-            for entry in list(cache.entries.values()):
-                for forget in watchers:
-                    if forget is not None:
-                        forget(entry)
-
-
 @contextlib.contextmanager
 def disable_jit(disable=True):
     """Inside the block, calling a jitted function runs its Python function as it is, on the values it is given
@@ -132,7 +119,7 @@ def disable_jit(disable=True):
     saved = config.disable_jit
     config.disable_jit = bool(disable)
     if disable:
-        _drop_fast_paths()
+        dispatch.drop_fast_paths()
     try:
         yield
     finally:

@@ -136,6 +136,15 @@ def shared_cache(fun, options, dynamic_dims):
         return cache
 
 
+def drop_fast_paths():
+    """Every jitted function leaves its call fast path on its next call (tj.disable_jit needs its slow path): the
+    watchers of each entry drop the paths that lead to it; the entries and their code stay."""
+    with _budget.lock:
+        for cache in list(_budget.caches):
+            for entry in list(cache.entries.values()):
+                cache._tell_watchers(entry)
+
+
 def clear_caches():
     """Drop every compiled signature held in memory, as jax.clear_caches: jitted functions compile again on
     their next call (from the disk cache where it has their code)."""
@@ -198,10 +207,13 @@ class SignatureCache:
         self.evicted += 1
         if key in self._symbolic:
             self._symbolic.remove(key)
+        self._tell_watchers(entry)
+        return entry
+
+    def _tell_watchers(self, entry):
         for ref in self._on_evict:
             if (on_evict := ref()) is not None:
                 on_evict(entry)
-        return entry
 
     def watch(self, on_evict):
         """Call the bound method on_evict with each evicted entry while its object lives."""
