@@ -366,6 +366,29 @@ def control(repeat):
 
 # ---------------------------------------------------------------------------------------------- small calls
 
+@workload("library")
+def library(repeat):
+    """Library functions where tracejit fell off cliffs a new user found (stop 34): the shuffle of
+    random.permutation (two stable sorts), transforms over two axes, complex64 abs, counts, uniques, a concatenate
+    of many small arrays, and batched small inverses (first call: the compile)."""
+    u, i = f32(1_000_000, seed=26), np.random.default_rng(27).integers(0, 2000, 1_000_000).astype(np.int32)
+    z = (u + 1j * u[::-1]).astype(np.complex64)
+    parts, small = [f32(10, seed=30 + k) for k in range(50)], f32(10000, 8, 8, seed=28) + 8 * np.eye(8, dtype=np.float32)
+    key, rng = tj.random.PRNGKey(0), np.random.default_rng(0)
+    return (compare("random.permutation 1e5", lambda M: lambda k: tj.random.permutation(k, 100_000), (key,), repeat,
+                    numpy=lambda: rng.permutation(100_000),
+                    jax_make=lambda: lambda k: jax.random.permutation(k, 100_000))
+            + compare("fft2 512x512 f32", lambda M: lambda x: M.fft.fft2(x), (u[:512 * 512].reshape(512, 512),), repeat)
+            + compare("abs 1e6 c64", lambda M: lambda z: M.abs(z), (z,), repeat, tol=1e-6)
+            + compare("argsort stable 1e6 f32", lambda M: lambda x: M.argsort(x, stable=True), (u,), repeat, tol=0)
+            + compare("bincount 1e6 int32 in 2000", lambda M: lambda i: M.bincount(i, length=2000), (i,), repeat,
+                      numpy=lambda: np.bincount(i, minlength=2000), tol=0)
+            + compare("unique 1e6 int32 (size 2000)", lambda M: lambda i: M.unique(i, size=2000), (i,), repeat,
+                      numpy=lambda: np.unique(i), tol=0)
+            + compare("concatenate 50 x 10 f32", lambda M: lambda *xs: M.concatenate(xs), tuple(parts), repeat, tol=0)
+            + compare("inverse 10000x8x8 f32", lambda M: lambda a: M.linalg.inv(a), (small,), repeat, tol=1e-3))
+
+
 @workload("small_calls")
 def small_calls(repeat):
     p = {"w": f32(8, 8, seed=15), "b": f32(8, seed=16)}
