@@ -415,17 +415,19 @@ def array_of(x, dtype):
     return np.asarray(float(x) if dtype == bfloat16 and isinstance(x, int) else x, dtype)
 
 
-_rank0 = {}     # dtype -> the aval of a rank-0 array or NumPy scalar of that dtype (promotion makes many)
+_array_avals = {}     # (shape, dtype) -> the aval of arrays of that type: eager operations ask for each operand's
+MAX_ARRAY_AVALS = 4096  # several times (an eager add built 7 avals, 2 us each); avals are never changed in place
 
 
 def aval_of(x):
     """The abstract value of a concrete argument: arrays keep their dtype, Python scalars are weak."""
     if isinstance(x, (np.ndarray, np.generic)):  # before the Python types: np.float64 subclasses float
-        if x.ndim:
-            return ShapedArray(x.shape, canonical_dtype(x.dtype))
-        aval = _rank0.get(x.dtype)
+        key = (x.shape, x.dtype)
+        aval = _array_avals.get(key)
         if aval is None:
-            aval = _rank0[x.dtype] = ShapedArray((), canonical_dtype(x.dtype))
+            if len(_array_avals) >= MAX_ARRAY_AVALS:
+                _array_avals.clear()
+            aval = _array_avals[key] = ShapedArray(x.shape, canonical_dtype(x.dtype))
         return aval
     if isinstance(x, bool):
         return _BOOL_SCALAR

@@ -23,6 +23,9 @@ def _binary(prim, name, to_float=False, on_bool=None):
     """to_float: as promote's; on_bool: the primitive for bool operands, as NumPy has them (True + True is True:
     a logical or)."""
     def fn(x, y):
+        if type(x) is type(y) is np.ndarray and x.dtype == y.dtype and x.shape == y.shape and (
+                x.dtype.kind in "fc" or not to_float and x.dtype.kind != "b"):
+            return bind(prim, x, y)       # nothing to promote or broadcast: half an eager call's time (10 us)
         x, y = promote(x, y, to_float=to_float)
         use = on_bool if on_bool is not None and aval(x).dtype == np.bool_ else prim
         return bind(use, *broadcast_operands(x, y, op=name))
@@ -32,7 +35,8 @@ def _binary(prim, name, to_float=False, on_bool=None):
 
 def _unary(prim, name, to_float=False):
     def fn(x):
-        (x,) = promote(x, to_float=to_float)
+        if not (type(x) is np.ndarray and (x.dtype.kind in "fc" or not to_float and x.dtype.kind != "b")):
+            (x,) = promote(x, to_float=to_float)
         return bind(prim, x)
     fn.__name__ = name
     return fn
