@@ -226,6 +226,7 @@ EXAMPLES = {
                  [f64(4, 3), ints(-2, 6, 7, 1), f64(7, 3)])],
     "sort": [(lambda x: tnp.sort(x, axis=0), [f64(4, 3)])],
     "argsort": [(lambda x: tnp.argsort(x, kind="stable"), [f64(2, 5)])],
+    "top_k": [(lambda x: tj.lax.top_k(x, 2)[1], [f64(3, 5)])],
     "searchsorted": [(lambda a, v: tnp.searchsorted(tnp.sort(a), v), [f64(6), f64(2, 3)]),
                      (lambda a, v: tnp.searchsorted(tnp.sort(a), v, side="right"), [f64(6), f64(4)])],
     # control flow

@@ -142,6 +142,23 @@ def test_sort_with_several_operands_and_top_k(jax64):
                                   [0.0, 1.0, 1.0, 0.0, 1.0])
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int32, np.int8, np.uint16, np.bool_, "bfloat16"])
+def test_top_k_selects_without_sorting_the_axis_as_jax(jax64, dtype):
+    """lax.top_k (the top_k primitive: a partition of packed keys for 32 bits or fewer, a stable sort otherwise)
+    against JAX's: ties in order of position, NaN first, every k from 0 to n, over batches, under vmap and jit."""
+    import ml_dtypes
+    dtype = np.dtype(ml_dtypes.bfloat16 if dtype == "bfloat16" else dtype)
+    raw = np.random.default_rng(9).integers(-3, 4, (4, 9)).astype(np.float64)
+    if dtype.kind == "f" or dtype.name == "bfloat16":
+        raw[0, :3], raw[1, 2], raw[2, ::4] = np.nan, -0.0, np.inf
+    x = raw.astype(dtype) if dtype.kind != "u" else np.abs(raw).astype(dtype)
+    for k in range(10):
+        got, want = tj.jit(lambda v, k=k: lax.top_k(v, k))(x), jax64.lax.top_k(x, k)
+        np.testing.assert_array_equal(got[1], want[1])
+        np.testing.assert_array_equal(got[0].astype(np.float64), np.asarray(want[0]).astype(np.float64))
+    np.testing.assert_array_equal(tj.vmap(lambda v: lax.top_k(v, 3)[1])(x), jax64.vmap(lambda v: jax64.lax.top_k(v, 3)[1])(x))
+
+
 def test_batched_dynamic_slices_against_jax(jax64):
     """Batched start indices (out of range ones clamped), batched operands and updates, and their gradients."""
     x = np.random.default_rng(5).normal(size=(4, 6, 5))

@@ -9,6 +9,7 @@ from ..primitives import cumulative as cu
 from ..primitives import elementwise as ew
 from ..primitives import indexing as ix
 from ..primitives import shapes as sh
+from ..primitives import top_k as tk
 
 
 def _cumulative(prim):
@@ -94,10 +95,6 @@ def top_k(operand, k):
     if not shape or not 0 <= k <= shape[-1]:
         raise ValueError(f"top_k: k must be between 0 and the last dimension of operand {shape}, got {k}")
     last = len(shape) - 1
-    # ascending stable order of the reversed operand, reversed: descending, ties by increasing position
-    reversed_order = bind(ix.argsort_p, bind(sh.rev_p, operand, dimensions=(last,)), axis=last, stable=True)
-    first_k = bind(sh.slice_p, bind(sh.rev_p, reversed_order, dimensions=(last,)), start_indices=(0,) * len(shape),
-                   limit_indices=shape[:-1] + (k,), strides=None)
-    indices = bind(ew.sub_p, np.asarray(shape[-1] - 1, aval(first_k).dtype), first_k)
+    indices = bind(tk.top_k_p, operand, k=k)
     return _take_along(operand, indices, last), bind(ew.convert_element_type_p, indices, new_dtype=np.dtype(np.int32),
                                                      weak_type=False)

@@ -26,10 +26,11 @@ from . import (
                shapes,
                special,
                threefry,
+               top_k,
                while_loop,
                windowed,
 )
 
 ALL = register([elementwise, special, bitcast, complex_parts, shapes, reductions, cumulative, linalg, linalg_factor,
-                linalg_solve, linalg_eig, fft, indexing, scatter, convolution, windowed, threefry, cond, while_loop, scan,
+                linalg_solve, linalg_eig, fft, indexing, top_k, scatter, convolution, windowed, threefry, cond, while_loop, scan,
                 debug, remat])

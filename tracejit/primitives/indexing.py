@@ -357,7 +357,7 @@ def _argsort(x, axis, stable):
     which orders ties by position without a stable sort: 1e5 random uint32 (two of them shuffle
     random.permutation's 1e5 elements, as JAX's does) took 1.3 ms against the stable sort's 6.7, 1e6 12.5 ms
     against 87 (and the unstable sort's 18.6)."""
-    keys = _order_keys(np.asarray(x)) if stable and x.shape[axis] < 1 << 32 else None
+    keys = order_keys(np.asarray(x)) if stable and x.shape[axis] < 1 << 32 else None
     if keys is None:
         return np.argsort(x, axis=axis, kind="stable" if stable else None)
     positions = np.arange(x.shape[axis], dtype=np.uint64).reshape([-1 if a == axis else 1 for a in range(x.ndim)])
@@ -369,7 +369,7 @@ def _argsort(x, axis, stable):
     return packed.view(DEFAULT_INT)
 
 
-def _order_keys(x):
+def order_keys(x):
     """uint32 keys that order as NumPy's sort orders x (-0.0 equal to 0.0, NaNs equal and last), or None where x's
     values do not fit 32 bits."""
     if x.dtype.itemsize > 4 or x.dtype.kind not in "biuf" and x.dtype.name != "bfloat16":
@@ -378,7 +378,7 @@ def _order_keys(x):
         return x.astype(np.uint32)
     if x.dtype.kind == "i":
         return (x.astype(np.int64) + (1 << 31)).astype(np.uint32)
-    v = x.astype(np.float32) + np.float32(0.0)        # (-0.0 becomes 0.0)
+    v = x.astype(np.float32, copy=False) + np.float32(0.0)        # (-0.0 becomes 0.0)
     if np.isnan(v).any():
         v[np.isnan(v)] = np.nan
     bits = v.view(np.uint32)
