@@ -133,6 +133,18 @@ def test_integer_division_and_remainder_by_zero():
         assert got[4] == 0 and got[5] == 0
 
 
+def test_uint64_remainder_by_a_small_constant_runs_on_32_bit_halves():
+    """x % d for uint64 x and a constant d below 2**16 is computed from x's 32-bit halves (it vectorizes; 64-bit
+    remainders by a constant ran one lane at a time): NumPy's values at the extremes and at random, every d from 1
+    to 2**16 - 1 at its edges, and the general path beyond."""
+    x = np.random.default_rng(12).integers(0, 2**64 - 1, 5000, dtype=np.uint64, endpoint=True)
+    x[:6] = [0, 1, 2**32 - 1, 2**32, 2**63, 2**64 - 1]
+    for d in (1, 2, 3, 100, 255, 4096, 65521, 65535, 65536, 4_000_000_007):
+        f = tj.jit(lambda v, d=d: v % np.uint64(d))
+        np.testing.assert_array_equal(f(x), x % np.uint64(d))
+        assert ("urem i64" in f.lower(x)._entry.executable.llvm_text) == (d >= 1 << 16), d   # (as generated)
+
+
 def test_select_clamp_convert():
     for dtype in DTYPES:
         x, y = sample(dtype, seed=3), sample(dtype, seed=4)

@@ -124,11 +124,24 @@ def _int_div(b, x, y):
 
 def _int_rem(b, x, y):
     """Remainder with the dividend's sign; x % 0 and x % -1 are 0."""
+    if b.kind() == "u" and b.ty() == "i64" and isinstance(y, str) and y.isdigit() and 0 < int(y) < 1 << 16:
+        return _u64_rem_small(b, x, int(y))
     bad = b.cmp("eq", y, b.const(0))
     if b.kind() == "i":
         bad = b(f"or i1 {bad}, {b.cmp('eq', y, b.const(-1))}")
     op = "urem" if b.kind() == "u" else "srem"
     return b.select(bad, b.const(0), b(f"{op} {b.ty()} {x}, {b.select(bad, b.const(1), y)}"))
+
+
+def _u64_rem_small(b, x, d):
+    """x % d for a uint64 x and a constant 0 < d < 2**16, from x's halves in 32-bit arithmetic:
+    (hi % d * (2**32 % d) + lo % d) % d, which stays below 2**32 and vectorizes (64-bit remainders by a constant
+    ran one lane at a time: random.randint's three of them over 1e6 int64 took 2.4 ms; NumPy's integers 2.1)."""
+    hi = b(f"trunc i64 {b(f'lshr i64 {x}, 32')} to i32")
+    lo = b(f"trunc i64 {x} to i32")
+    high_part = b(f"mul i32 {b(f'urem i32 {hi}, {d}')}, {(1 << 32) % d}")
+    total = b(f"add i32 {high_part}, {b(f'urem i32 {lo}, {d}')}")
+    return b(f"zext i32 {b(f'urem i32 {total}, {d}')} to i64")
 
 
 def _int_power(b, x, y):
