@@ -451,3 +451,10 @@ def test_eviction_drops_the_fast_paths_of_every_jit_sharing_the_cache(monkeypatc
     assert first._fast is None and first.cache_info().evicted == 1
     np.testing.assert_allclose(first(a), np.ones(4))
     assert first.misses == 3
+
+
+def test_dynamic_dims_of_the_wrong_form_is_a_clear_type_error():
+    with pytest.raises(TypeError, match="dynamic_dims must map argument names to"):
+        tj.jit(lambda x: x * 2.0, dynamic_dims={"x": [0]})
+    with pytest.raises(TypeError, match="dynamic_dims must map argument names to"):
+        tj.jit(lambda x: x * 2.0, dynamic_dims=[("x", {0: "n"})])

@@ -91,6 +91,9 @@ class Jitted:
         if backend not in ("llvm", "reference"):
             raise ValueError(f"jit: backend must be 'llvm' or 'reference', got {backend!r}")
         self.backend = backend
+        if not isinstance(dynamic_dims or {}, dict) or not all(isinstance(v, dict) for v in (dynamic_dims or {}).values()):
+            raise TypeError(f"jit: dynamic_dims must map argument names to {{axis: dimension name}} dicts, got "
+                            f"{dynamic_dims!r}")
         options = (self.static_argnums, self.static_argnames, backend, cache, ship_code, config.scan_checkpoint,
                    tuple((k, tuple(v.items())) for k, v in (dynamic_dims or {}).items()))
         self._signatures = shared_cache(fun, options, dynamic_dims)

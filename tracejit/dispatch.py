@@ -126,6 +126,7 @@ def shared_cache(fun, options, dynamic_dims):
     so that `jit(f)(x)` written anew at each call reuses f's code, as JAX's cache does; a fresh cache for a
     callable that cannot be hashed or weakly referenced."""
     try:
+        hash(options)
         per_function = _by_function.setdefault(fun, {})
     except TypeError:
         return SignatureCache(dynamic_dims)
