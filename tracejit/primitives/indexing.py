@@ -360,10 +360,16 @@ def _argsort(x, axis, stable):
     keys = order_keys(np.asarray(x)) if stable and x.shape[axis] < 1 << 32 else None
     if keys is None:
         return np.argsort(x, axis=axis, kind="stable" if stable else None)
-    positions = np.arange(x.shape[axis], dtype=np.uint64).reshape([-1 if a == axis else 1 for a in range(x.ndim)])
+    positions = np.arange(x.shape[axis]).reshape([-1 if a == axis else 1 for a in range(x.ndim)])
+    return by_keys(keys, positions, axis)
+
+
+def by_keys(keys, positions, axis):
+    """positions (below 2**32, broadcast against keys) in the ascending order of (key, position) along axis: one
+    sort of the unique key << 32 | position, so that equal keys come in order of position without a stable sort."""
     packed = keys.astype(np.uint64)
     packed <<= np.uint64(32)
-    packed |= positions
+    packed |= np.asarray(positions).astype(np.uint64)
     packed.sort(axis=axis)
     packed &= np.uint64(0xFFFFFFFF)
     return packed.view(DEFAULT_INT)

@@ -9,7 +9,7 @@ from ..core.avals import DEFAULT_INT, ShapedArray
 from ..core.errors import ShapeError
 from ..core.trace import Primitive
 from .base import ZERO, jvp_rule
-from .indexing import order_keys
+from .indexing import by_keys, order_keys
 from .matrix_ops import leading_batch_rule
 
 
@@ -36,10 +36,8 @@ def _impl(x, k):
         positions = np.nonzero(chosen)[-1].reshape(x.shape[:-1] + (k,))
         keys = np.take_along_axis(keys, positions, -1)
     else:
-        positions = np.broadcast_to(np.arange(n), keys.shape)
-    packed = keys.astype(np.uint64) << np.uint64(32) | (n - 1 - positions).astype(np.uint64)   # unique; larger
-    packed = np.sort(packed, axis=-1)[..., ::-1]                                             # first: earlier
-    return n - 1 - (packed & np.uint64(0xFFFFFFFF)).astype(DEFAULT_INT)
+        positions = np.arange(n)
+    return n - 1 - by_keys(keys, n - 1 - positions, -1)[..., ::-1]     # descending; equal keys: earlier first
 
 
 top_k_p = Primitive("top_k", _shape, _impl)
