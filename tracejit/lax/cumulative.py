@@ -9,6 +9,7 @@ from ..primitives import cumulative as cu
 from ..primitives import elementwise as ew
 from ..primitives import indexing as ix
 from ..primitives import shapes as sh
+from ..primitives import sorting
 from ..primitives import top_k as tk
 
 
@@ -57,7 +58,7 @@ def _lexsort(keys, dimension):
     shape = aval(keys[0]).shape
     order = bind(sh.iota_p, dtype=np.dtype(np.int64), shape=shape, dimension=dimension)
     for key in reversed(keys):
-        step = bind(ix.argsort_p, _take_along(key, order, dimension), axis=dimension, stable=True)
+        step = bind(sorting.argsort_p, _take_along(key, order, dimension), axis=dimension, stable=True)
         order = _take_along(order, step, dimension)
     return order
 
@@ -75,7 +76,7 @@ def sort(operand, dimension=-1, is_stable=True, num_keys=1):
         raise ValueError(f"sort: operands must have one shape, got {[aval(x).shape for x in operands]}")
     dimension = normalize_axis(dimension, aval(operands[0]).ndim)
     if single and not is_float(aval(operands[0]).dtype):     # equal values are indistinguishable
-        return bind(ix.sort_p, operands[0], axis=dimension)
+        return bind(sorting.sort_p, operands[0], axis=dimension)
     order = _lexsort(operands[:num_keys], dimension)
     out = tuple(_take_along(x, order, dimension) for x in operands)
     return out[0] if single else out

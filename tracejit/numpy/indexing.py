@@ -8,6 +8,7 @@ from ..core.trace import Tracer, bind, eager
 from ..primitives import indexing as ix
 from ..primitives import scatter as sc
 from ..primitives import shapes as sh
+from ..primitives import sorting
 from ._base import asarray, astype, aval, broadcast_to_shape, promote, reject_out, stop_gradient
 from .creation import _iota, zeros_like
 from .shape_ops import concatenate, expand_dims, ravel, reshape, transpose
@@ -259,21 +260,22 @@ def take_along_axis(arr, indices, axis):
 
 def sort(a, axis=-1, kind=None, order=None, *, stable=None):
     """NumPy's sort (NaNs last); `kind` does not change sorted values."""
-    return _sorting(ix.sort_p, a, axis, order)
+    return _sorting(sorting.sort_p, a, axis, order)
 
 
-def argsort(a, axis=-1, kind=None, order=None, *, stable=None):
-    """NumPy's argsort: ties in NumPy's order for the same `kind` (stable with kind='stable' or stable=True)."""
-    return _sorting(ix.argsort_p, a, axis, order, stable=bool(stable) or kind in ("stable", "mergesort"))
+def argsort(a, axis=-1, kind=None, order=None, *, stable=True):
+    """Stable unless stable=False, as jax.numpy.argsort (NumPy's unstable order of ties is its own; real values of
+    32 bits or fewer come out stable all the same); kind='stable' or 'mergesort' is stable."""
+    return _sorting(sorting.argsort_p, a, axis, order, stable=stable is not False or kind in ("stable", "mergesort"))
 
 
 def _sorting(prim, a, axis, order, **params):
     if order is not None:
         raise NotImplementedError("sort: `order` applies to structured arrays, which tracejit does not have")
     a = asarray(a)
-    if axis is None or (prim is ix.argsort_p and aval(a).ndim == 0):     # NumPy argsorts a 0-d array as 1-d
+    if axis is None or (prim is sorting.argsort_p and aval(a).ndim == 0):     # NumPy argsorts a 0-d array as 1-d
         a, axis = ravel(a), 0 if axis is None else axis
-    return bind(prim, a, axis=normalize_axis(axis, aval(a).ndim, prim.name, bools=prim is ix.sort_p), **params)
+    return bind(prim, a, axis=normalize_axis(axis, aval(a).ndim, prim.name, bools=prim is sorting.sort_p), **params)
 
 
 def searchsorted(a, v, side="left", sorter=None):

@@ -24,6 +24,7 @@ from . import (
                scan,
                scatter,
                shapes,
+               sorting,
                special,
                threefry,
                top_k,
@@ -32,5 +33,5 @@ from . import (
 )
 
 ALL = register([elementwise, special, bitcast, complex_parts, shapes, reductions, cumulative, linalg, linalg_factor,
-                linalg_solve, linalg_eig, fft, indexing, top_k, scatter, convolution, windowed, threefry, cond, while_loop, scan,
+                linalg_solve, linalg_eig, fft, indexing, sorting, top_k, scatter, convolution, windowed, threefry, cond, while_loop, scan,
                 debug, remat])

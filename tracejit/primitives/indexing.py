@@ -5,9 +5,6 @@ gather(x, indices, axes, mode) reads x[indices[..., 0], indices[..., 1], ...] al
 of x are kept whole, after the batch axes of `indices`). mode="clip" clamps out-of-range indices;
 mode="fill" reads zero there. Its transpose, scatter_add, is in scatter.py.
 
-sort and argsort run NumPy's sort along one axis (compiled code calls it: no lowering rule), so values and
-the order of ties are NumPy's; the derivative of sort moves the tangent by the same permutation.
-
 Each primitive is one block with its lowering. dynamic_slice, dynamic_update_slice and gather lower to index maps
 (they fuse); starts and indices are clamped exactly as the impls do, so generated code never reads outside a
 buffer."""
@@ -16,7 +13,7 @@ import contextlib
 import numpy as np
 
 from ..backend.rules import IndexMap, Kernel
-from ..core.ad_util import UndefinedPrimal, Zero, aval, zeros
+from ..core.ad_util import UndefinedPrimal, aval, zeros
 from ..core.avals import DEFAULT_INT, ShapedArray, is_float, is_symbolic
 from ..core.batching import batched_axis, move_batch_axis
 from ..core.errors import ShapeError
@@ -301,7 +298,7 @@ def _lower_gather(b, idx, read, axes, mode):
 gather_p = linear_primitive("gather", _gather_shape, _gather_impl, _gather_transpose, (0,), batch=_gather_batch,
                             lower=IndexMap(_lower_gather))
 
-# ---------------------------------------------------------------------------------------- sort, argsort
+# ------------------------------------------------------------------------------------- take_along_axis
 
 
 def take_along_axis(x, indices, axis):
@@ -311,97 +308,6 @@ def take_along_axis(x, indices, axis):
     columns = [indices if j == axis else ops.iota(dtype=dtype, shape=shape, dimension=j) for j in range(len(shape))]
     return ops.gather(x, _stack_columns(columns), axes=tuple(range(len(shape))), mode="clip")
 
-
-def _along_axis_shape(name, dtype=None):
-    def rule(x, axis, **_):
-        if not 0 <= axis < x.ndim:
-            raise ShapeError(f"{name}: axis {axis} out of range for shape {x.shape}")
-        return x if dtype is None else ShapedArray(x.shape, np.dtype(dtype))
-    return rule
-
-
-def _sort_jvp(primals, tangents, axis):
-    (x,), (t,) = primals, tangents
-    if isinstance(t, Zero):
-        return ops.sort(x, axis=axis), t
-    return ops.sort(x, axis=axis), take_along_axis(t, ops.argsort(x, axis=axis, stable=True), axis)
-
-
-PARALLEL_SORT = 1 << 16    # elements from which the compiled code sorts the rows of an array in chunks
-SORT_CHUNKS = 16           # at most, handed out to the threads on demand
-
-
-def _sorted_into(sort):
-    """The `into` rule of a sort: sort(out, x, axis, **params) writes x sorted along axis into out; an array of
-    PARALLEL_SORT elements or more has its rows (along an axis other than the sorted one) sorted in chunks that
-    parallel_for runs over the threads, as NumPy's sorts release the GIL. The rows of 2048 x 2048 f32 took 12.9 ms
-    sorted by np.sort and copied into the output, against NumPy's 8.2."""
-    def into(parallel_for, out, x, axis, **params):
-        lead, n = (1 if axis == 0 else 0), (x.shape[1 if axis == 0 else 0] if x.ndim > 1 else 1)
-        chunks = min(SORT_CHUNKS, n) if x.size >= PARALLEL_SORT else 1
-
-        def chunk(c):
-            rows = (slice(None),) * lead + (slice(c * n // chunks, (c + 1) * n // chunks),) if x.ndim > 1 else ()
-            sort(out[rows], x[rows], axis, **params)
-        parallel_for(chunk, chunks)
-    return into
-
-
-def _sort_in_place(out, x, axis):
-    np.copyto(out, x)
-    out.sort(axis=axis)
-
-
-def _argsort(x, axis, stable):
-    """NumPy's argsort; a stable one of keys of 32 bits or fewer sorts (key << 32 | position) as uint64 instead,
-    which orders ties by position without a stable sort: 1e5 random uint32 (two of them shuffle
-    random.permutation's 1e5 elements, as JAX's does) took 1.3 ms against the stable sort's 6.7, 1e6 12.5 ms
-    against 87 (and the unstable sort's 18.6)."""
-    keys = order_keys(np.asarray(x)) if stable and x.shape[axis] < 1 << 32 else None
-    if keys is None:
-        return np.argsort(x, axis=axis, kind="stable" if stable else None)
-    positions = np.arange(x.shape[axis]).reshape([-1 if a == axis else 1 for a in range(x.ndim)])
-    return by_keys(keys, positions, axis)
-
-
-def by_keys(keys, positions, axis):
-    """positions (below 2**32, broadcast against keys) in the ascending order of (key, position) along axis: one
-    sort of the unique key << 32 | position, so that equal keys come in order of position without a stable sort."""
-    packed = keys.astype(np.uint64)
-    packed <<= np.uint64(32)
-    packed |= np.asarray(positions).astype(np.uint64)
-    packed.sort(axis=axis)
-    packed &= np.uint64(0xFFFFFFFF)
-    return packed.view(DEFAULT_INT)
-
-
-def order_keys(x):
-    """uint32 keys that order as NumPy's sort orders x (-0.0 equal to 0.0, NaNs equal and last), or None where x's
-    values do not fit 32 bits."""
-    if x.dtype.itemsize > 4 or x.dtype.kind not in "biuf" and x.dtype.name != "bfloat16":
-        return None
-    if x.dtype.kind in "bu":
-        return x.astype(np.uint32)
-    if x.dtype.kind == "i":
-        return (x.astype(np.int64) + (1 << 31)).astype(np.uint32)
-    v = x.astype(np.float32, copy=False) + np.float32(0.0)        # (-0.0 becomes 0.0)
-    if np.isnan(v).any():
-        v[np.isnan(v)] = np.nan
-    bits = v.view(np.uint32)
-    keys = (bits.view(np.int32) >> 31).view(np.uint32)   # all ones where negative: those bits flip, the others' sign
-    keys |= np.uint32(1 << 31)
-    keys ^= bits
-    return keys
-
-
-sort_p = Primitive("sort", _along_axis_shape("sort"), lambda x, axis: np.sort(x, axis=axis), jvp=_sort_jvp,
-                   batch=lambda args, dims, axis: (ops.sort(args[0], axis=batched_axis(axis, dims[0])), dims[0]),
-                   into=_sorted_into(_sort_in_place))
-argsort_p = Primitive("argsort", _along_axis_shape("argsort", DEFAULT_INT), _argsort,
-                      batch=lambda args, dims, axis, stable: (
-                          ops.argsort(args[0], axis=batched_axis(axis, dims[0]), stable=stable), dims[0]),
-                      into=_sorted_into(lambda out, x, axis, stable: np.copyto(out, _argsort(x, axis, stable))))
-argsort_p.set(jvp=jvp_rule(argsort_p, ZERO))
 
 # ------------------------------------------------------------------------------------------ searchsorted
 
