@@ -18,10 +18,11 @@ from tracejit.backend import llvm, runtime, steps, thread_pool
 from tracejit.backend.executable import Executable
 from tracejit.core.trace import eval_ir
 
-# count: table[c] += 1 and table[64 + c] = n. nested: chunk c runs `count` over 5 chunks on
-# the table from word 8 c.
+# count: table[c] += 1, table[64 + c] = n and table[128 + c] = the thread's pthread_self(). nested: chunk c runs
+# `count` over 5 chunks on the table from word 8 c.
 _CHUNKS_IR = """
 @tj_parallel_for = external global i8
+declare i64 @pthread_self()
 
 define void @count(ptr %t, i64 %c, i64 %n) nounwind {
   %p = getelementptr i64, ptr %t, i64 %c
@@ -31,6 +32,10 @@ define void @count(ptr %t, i64 %c, i64 %n) nounwind {
   %c64 = add i64 %c, 64
   %q = getelementptr i64, ptr %t, i64 %c64
   store i64 %n, ptr %q
+  %c128 = add i64 %c, 128
+  %r = getelementptr i64, ptr %t, i64 %c128
+  %self = call i64 @pthread_self()
+  store i64 %self, ptr %r
   ret void
 }
 
@@ -38,7 +43,7 @@ define void @nested(ptr %t, i64 %c, i64 %n) nounwind {
   %row = mul i64 %c, 8
   %p = getelementptr i64, ptr %t, i64 %row
   %pool = load ptr, ptr @tj_parallel_for
-  call void %pool(ptr @count, ptr %p, i64 5)
+  call void %pool(ptr @count, ptr %p, i64 5, i64 1)
   ret void
 }
 """
@@ -61,24 +66,46 @@ def _chunk_functions():
     """The chunk functions above (an llvm.Code: their addresses, kept mapped while it lives), calling the pool
     in use."""
     objects, _ = llvm.compile_objects(llvm.module_header() + _CHUNKS_IR)
-    code = llvm.load_objects(objects, ["count", "nested"], {"tj_parallel_for": thread_pool.CELL})
+    pthread_self = ctypes.cast(ctypes.CDLL(None).pthread_self, ctypes.c_void_p).value
+    code = llvm.load_objects(objects, ["count", "nested"], {"tj_parallel_for": thread_pool.CELL,
+                                                             "pthread_self": pthread_self})
     return code
 
 
-def _run_counting(address, n, rounds):
-    table = np.zeros(160, np.int64)
+def _run_counting(address, n, rounds, wake=True):
+    table = np.zeros(200, np.int64)
     for _ in range(rounds):
-        thread_pool.parallel_for(address, table.ctypes.data, n)
+        thread_pool.parallel_for(address, table.ctypes.data, n, wake)
     return table
 
 
+@pytest.mark.parametrize("wake", [True, False])
 @pytest.mark.parametrize("n", [0, 1, 2, 3, 7, 17, 64])
-def test_every_chunk_runs_once(pool, n):
+def test_every_chunk_runs_once(pool, n, wake):
     code = _chunk_functions()
     fns = code.addresses
-    table = _run_counting(fns["count"], n, 200)
+    table = _run_counting(fns["count"], n, 200, wake)
     np.testing.assert_array_equal(table[:64], [200] * n + [0] * (64 - n))
     np.testing.assert_array_equal(table[64:128], [n] * n + [0] * (64 - n))
+
+
+@pytest.mark.skipif(runtime.NUM_THREADS < 2, reason="one CPU: no workers")
+def test_a_small_job_leaves_sleeping_workers_asleep():
+    """With the workers asleep (after a pause longer than their polling), a job not worth waking them runs every
+    chunk on the calling thread; one worth it still runs every chunk once."""
+    if thread_pool.start(wait=True) is None:
+        pytest.skip("no native pool on this platform")
+    fns = _chunk_functions().addresses
+    libc = ctypes.CDLL(None)
+    libc.pthread_self.restype = ctypes.c_uint64
+    caller = libc.pthread_self()
+    for _ in range(5):
+        time.sleep(0.01)        # (the workers poll for SPIN_US, 50 us, then sleep)
+        table = _run_counting(fns["count"], 8, 1, wake=False)
+        np.testing.assert_array_equal(table[:8], 1)
+        np.testing.assert_array_equal(table[128:136].view(np.uint64), caller)
+        time.sleep(0.01)
+        np.testing.assert_array_equal(_run_counting(fns["count"], 8, 1, wake=True)[:8], 1)
 
 
 def test_nested_loops_and_concurrent_callers(pool):
@@ -140,6 +167,7 @@ def test_jitted_parallel_loops_equal_the_reference(pool, monkeypatch, threads):
     """Every loop split (PARALLEL_NS 0) into chunk counts that do not divide the sizes: elementwise, row sums,
     a whole sum and column sums (partial results), a fori_loop body, nested control flow, and vmapped."""
     monkeypatch.setattr(steps, "PARALLEL_NS", 0)
+    monkeypatch.setattr(steps, "WAKE_NS", -1)
     monkeypatch.setattr(runtime, "NUM_THREADS", threads)
     x = np.random.default_rng(0).uniform(-1, 1, (7, 1001)).astype(np.float32)
     parallel = tj.jit(_elementwise).lower(x)._entry.executable.steps
@@ -161,6 +189,7 @@ def test_jitted_parallel_loops_equal_the_reference(pool, monkeypatch, threads):
 
 def test_many_threads_call_one_jitted_function(pool, monkeypatch):
     monkeypatch.setattr(steps, "PARALLEL_NS", 0)
+    monkeypatch.setattr(steps, "WAKE_NS", -1)
     f = tj.jit(lambda v: lax.fori_loop(0, 4, lambda i, c: _elementwise(c), v))
     inputs = [np.full(3001, k / 10, np.float32) for k in range(6)]
     want = [np.asarray(eval_ir(tj.make_ir(f)(v), v)[0]) for v in inputs]
@@ -187,6 +216,7 @@ def _in_child(queue, f, x):
 def test_forked_child_runs_parallel_loops(pool, monkeypatch):
     """A child forked after the pool ran (its threads are gone) runs compiled code and compiles new code."""
     monkeypatch.setattr(steps, "PARALLEL_NS", 0)
+    monkeypatch.setattr(steps, "WAKE_NS", -1)
     x = np.linspace(-1, 1, 20001, dtype=np.float32)
     f = tj.jit(lambda v: lax.fori_loop(0, 2, lambda i, c: _elementwise(c), v))
     want = np.asarray(f(x))
@@ -214,6 +244,7 @@ def test_parallel_steps_run_in_the_fast_entry(pool, monkeypatch):
     """On the native pool the generated entries run parallel and split steps themselves (the split chosen by
     the run-time size); on the Python pool parallel calls take the Python driver."""
     monkeypatch.setattr(steps, "PARALLEL_NS", 0)
+    monkeypatch.setattr(steps, "WAKE_NS", -1)
     driven, execute = [], Executable._execute
     monkeypatch.setattr(Executable, "_execute", lambda self, *a: driven.append(1) or execute(self, *a))
     fixed = tj.jit(_elementwise, cache=False)

@@ -88,7 +88,7 @@ class Executable:
         self._descriptor = None
         if generic is not None:        # generic_entry.py's entry, the steps' addresses filled in
             self._descriptor, names, first = generic
-            self._descriptor[first:first + 2 * len(names):2] = [code.addresses[n] for n in names]
+            self._descriptor[first:first + 3 * len(names):3] = [code.addresses[n] for n in names]
         if fast is not None:
             prototypes = _fast_prototypes(len(frame.inputs) + len(frame.outputs) + frame.fast_takes_arena)
             self._fast_gil, self._fast = (code.function(p, fast) for p in prototypes)

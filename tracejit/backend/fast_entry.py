@@ -149,7 +149,7 @@ class _Writer:
         f = self.f
         for step in steps:
             if isinstance(step, ParallelStep):
-                thread_pool.emit_call(f, f"@{step.name}", table, step.chunks)
+                thread_pool.emit_call(f, f"@{step.name}", table, step.chunks, step.wake)
             elif isinstance(step, SplitStep) and _pooled(steps):
                 wide = f.emit(f"icmp sgt i64 {self.product(1, step.dims)}, {step.limit}")
                 outer = f.emit(f"icmp sgt i64 {self.sizes.get(step.outer, step.outer)}, 1")
@@ -235,7 +235,7 @@ def descriptor(frame, steps, miss):
     big = sum(int(np.prod(b.aval.shape)) for b in frame.inputs + frame.outputs) >= SMALL
     first_step = generic_entry.HEADER + len(words)
     header = [n_in, n_out, mode, size, frame.arena_slot, int(big), len(steps), outputs, first_step, id(miss)]
-    words += [w for s in steps for w in (0, s.chunks if isinstance(s, ParallelStep) else 0)]
+    words += [w for s in steps for w in ((0, s.chunks, int(s.wake)) if isinstance(s, ParallelStep) else (0, 0, 0))]
     return np.array(header + words, np.int64), [s.name for s in steps], first_step
 
 

@@ -14,7 +14,7 @@ outputs, the same MISS, the same arena cache; `self`'s sixth item is the descrip
                 weakly typed) [1, 4, type, bytes], INT (a Python int in self[1]'s bounds) [2, 2], SCALAR (a 0-d
                 ndarray, a numpy scalar or a Python bool) [3, 7, descr, 0, scalar type or 0, itemsize, bool?],
      per output [descr, ndim, dims...],
-     per step   [address, chunks (0: called serially, else through the native pool's cell)]]
+     per step   [address, chunks (0: called serially, else through the native pool's cell), wake (steps.WAKE_NS)]]
 
 Its code is compiled (or read from the disk cache) on a thread started when LLVM loads (`llvm.after_load`,
 early in tracejit's import); compiled, it is also the process's first compile, which costs 6-8 ms more than

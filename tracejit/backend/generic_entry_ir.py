@@ -336,7 +336,7 @@ step.head:
   %step_more = icmp slt i64 %k, %n_steps
   br i1 %step_more, label %step.body, label %done
 step.body:
-  %k2 = shl i64 %k, 1
+  %k2 = mul i64 %k, 3
   %fnp = getelementptr i64, ptr %steps, i64 %k2
   %fn = load ptr, ptr %fnp
   %chp = getelementptr i64, ptr %fnp, i64 1
@@ -347,8 +347,10 @@ step.serial:
   call void %fn(ptr %table)
   br label %step.next
 step.parallel:
+  %wkp = getelementptr i64, ptr %fnp, i64 2
+  %wake = load i64, ptr %wkp
   %pool = load ptr, ptr @tj_parallel_for
-  call void %pool(ptr %fn, ptr %table, i64 %chunks)
+  call void %pool(ptr %fn, ptr %table, i64 %chunks, i64 %wake)
   br label %step.next
 step.next:
   %k1 = add i64 %k, 1

@@ -39,6 +39,12 @@ PYTHON_POOL_FACTOR = 20
 # threshold: a chunk on a core with such a worker ran several times slower (the gradient of an MLP, whose tanh and
 # product loops over 128 x 512 were split: 466-653 us a call, 373-382 with them serial; NumPy's 480-500).
 LIBRARY_THREADS_FACTOR = 20
+# Waking a sleeping worker costs the caller a futex syscall of about 16 us on this VM (an interrupt to an idle
+# virtual CPU), and the worker joins late: a 1e5-element u64 `and` (25 us serially) took 12-16 us split over
+# workers polling, 51 us with the worker asleep (after a sort, a BLAS call or a pause between calls). A split loop
+# estimated below WAKE_NS runs serially when it finds the workers asleep after a pause (ParallelStep.wake;
+# thread_pool's tj_parallel_for); a tanh over 2e5 f32 (estimated 72 us) took 84 us serially and 91-95 split so.
+WAKE_NS = 40_000
 STEP_TEXT = 8000          # kernel text (characters) after which a run of serial kernels starts a new step
 PARTIALS_BYTES = 1 << 16  # the largest result of an in-place reduction (column sums) split along its reduced
                           # axis: each chunk accumulates into a partial result of its own, then one loop combines
@@ -65,8 +71,8 @@ def split_in_body(module, frame, f, kernel):
             or domain_size(g.domain) * kernel.ns_per_element <= parallel_ns()):
         return False
     chunks = min(runtime.NUM_THREADS, outer)
-    (step,) = Schedule(module, frame)._parallel(kernel, chunks, False)
-    thread_pool.emit_call(f, f"@{step.name}", "%table", chunks)
+    (step,) = Schedule(module, frame)._parallel(kernel, chunks, False, domain_size(g.domain) * kernel.ns_per_element)
+    thread_pool.emit_call(f, f"@{step.name}", "%table", chunks, step.wake)
     return True
 
 
@@ -82,14 +88,15 @@ class SerialStep:
 
 @dataclasses.dataclass
 class ParallelStep:
-    """Calls `name(table, c, chunks)` for every chunk c, over the threads."""
+    """Calls `name(table, c, chunks)` for every chunk c, over the threads (woken for it, if asleep, when `wake`)."""
     name: str
     chunks: int
+    wake: bool
     address: int = 0                  # once linked: the entry's address
     code: object = None               # and the llvm.Code that holds it
 
     def run(self, table):
-        thread_pool.parallel_for(self.address, table, self.chunks)
+        thread_pool.parallel_for(self.address, table, self.chunks, self.wake)
 
 
 @dataclasses.dataclass
@@ -163,14 +170,14 @@ class Schedule:
             serial = self.steps.pop()
             fixed = math.prod(d for d in g.domain if not isinstance(d, Dim))
             limit = int(threshold // max(fixed * kernel.ns_per_element, 1e-9))
-            parallel = self._parallel(kernel, n_threads, split_reduction)
+            parallel = self._parallel(kernel, n_threads, split_reduction, math.inf)
             self.steps.append(SplitStep(serial, parallel, tuple(dims), limit, outer))
-        elif splittable and outer > 1 and domain_size(g.domain) * kernel.ns_per_element > threshold:
+        elif splittable and outer > 1 and (ns := domain_size(g.domain) * kernel.ns_per_element) > threshold:
             self._flush()
-            self.steps.extend(self._parallel(kernel, min(n_threads, outer), split_reduction))
-        elif not g.fusible and g.rule.split and n_threads > 1 and outer > 1 and g.rule.split(g.root)[1] > threshold:
+            self.steps.extend(self._parallel(kernel, min(n_threads, outer), split_reduction, ns))
+        elif not g.fusible and g.rule.split and n_threads > 1 and outer > 1 and (ns := g.rule.split(g.root)[1]) > threshold:
             self._flush()           # a kernel whose outermost loop may be split (rules.Kernel's split)
-            self.steps.extend(self._parallel(kernel, min(n_threads, outer), False))
+            self.steps.extend(self._parallel(kernel, min(n_threads, outer), False, ns))
         else:
             self._serial.append(kernel)
             self._serial_text += kernel.text_size
@@ -209,9 +216,9 @@ class Schedule:
         return g.rule.combine is not None and (not g.in_place or not self.frame.symbolic
                                                and out.size * out.dtype.itemsize <= PARTIALS_BYTES)
 
-    def _parallel(self, kernel, chunks, split_reduction):
-        """The steps running a kernel over the threads in chunks of its outermost loop; for a reduction
-        split along a reduced axis, the chunks' partial results and the step combining them."""
+    def _parallel(self, kernel, chunks, split_reduction, ns):
+        """The steps running a kernel over the threads in chunks of its outermost loop (ns: its estimated serial
+        time); for a reduction split along a reduced axis, the chunks' partial results and the step combining them."""
         g, frame = kernel.group, self.frame
         name = self.module.entry_name("par")
         f = self._function(f"define void @{name}(ptr %table, i64 %c, i64 %n) nounwind")
@@ -229,7 +236,7 @@ class Schedule:
         f.line(f"call void {kernel.name}({frame.arguments(f, kernel.buffers, override)}, i64 {lo}, i64 {hi}{table})")
         f.line("ret void")
         self.module.add(f)
-        steps = [ParallelStep(name, chunks)]
+        steps = [ParallelStep(name, chunks, ns > WAKE_NS)]
         if split_reduction:
             name = self.module.entry_name("step")
             f = self._function(f"define void @{name}(ptr %table) nounwind")

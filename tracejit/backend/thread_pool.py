@@ -1,8 +1,10 @@
 """The thread pool generated code runs parallel loops on: native code, compiled once per process, that never
 touches Python or the GIL.
 
-`tj_parallel_for(fn, table, n)` calls `fn(table, c, n)` for every chunk c in range(n) and returns when all
-have returned. It publishes the job in one global slot (fn, table, n, the chunks left to claim, the chunks
+`tj_parallel_for(fn, table, n, wake)` calls `fn(table, c, n)` for every chunk c in range(n) and returns when all
+have returned. While the workers sleep, a job not worth waking them (`wake` 0, steps.WAKE_NS) runs its chunks
+on the caller, unless it comes within BURST_US of the end of the last one (back-to-back jobs wake them, and their
+polling then keeps them awake). Otherwise it publishes the job in one global slot (fn, table, n, the chunks left to claim, the chunks
 finished), wakes the sleeping workers, claims chunks itself with an atomic decrement (chunks are handed out on
 demand: a worker that starts late leaves its chunk to the caller) and waits until every claimed chunk finished:
 polling for SPIN_US, then asleep on a futex that the worker finishing the last chunk wakes (a caller spinning
@@ -34,7 +36,10 @@ core's time after each parallel loop. A worker asleep on this VM joined ~100 us 
 (two 150 us chunks) took 307 us right after the previous call, 360-373 us after a pause of 40 us or more with
 workers polling 50 us, 307-310 us after pauses up to 100 us with workers polling 300 us. Polling longer is no cure:
 with 200 us, a polling worker kept OpenBLAS's threads off a core, and the gradient of a small MLP (gemms between
-short parallel loops) took 32 ms instead of 0.37.
+short parallel loops) took 32 ms instead of 0.37. Later, on the same kind of VM: the futex wake of a sleeping worker
+took the caller 16 us, and a job after a pause of 60 us or more paid 40-60 us more than back-to-back (1e5-element
+u64 `and`: 12 -> 53 us, 24 serially; tanh: 24 -> 69, 45 serially; 4e5 tanh: 93 -> 148, 176 serially), hence
+jobs that are not worth a wake.
 """
 import ctypes
 import logging
@@ -50,10 +55,11 @@ log = logging.getLogger("tracejit")
 
 NATIVE = sys.platform.startswith("linux") and platform.machine() in ("x86_64", "AMD64")
 SPIN_US = 50              # how long an idle worker polls for the next job before it sleeps on the futex
+BURST_US = 100            # a job that comes this soon after the last one wakes sleeping workers, small or not
 _SYS_FUTEX, _FUTEX_WAIT_PRIVATE, _FUTEX_WAKE_PRIVATE = 202, 128, 129
 
 PAR_TYPE = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64)   # a chunk: (table, c, n)
-_RUN_TYPE = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64)  # (fn, table, n)
+_RUN_TYPE = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64)  # (fn, table, n, wake)
 
 _IR = """
 @remaining = internal global i64 0, align 128     ; chunks of the job not yet claimed (<= 0: none)
@@ -66,6 +72,8 @@ _IR = """
 @sleepers = internal global i32 0, align 128
 @waiting = internal global i32 0, align 128       ; the futex word the caller sleeps on: 1 while it may sleep
 @spin_ticks = internal global i64 0, align 128
+@burst_ticks = internal global i64 0, align 8     ; a job this soon after the last one ended wakes the workers
+@last_end = internal global i64 0, align 128      ; when the last job of more than one chunk ended (ticks)
 @tj_syscall = external global i8
 
 declare void @llvm.x86.sse2.pause()
@@ -121,16 +129,28 @@ out:
   ret void
 }
 
-define void @tj_pool_parallel_for(ptr %fn, ptr %table, i64 %n) nounwind {
+define void @tj_pool_parallel_for(ptr %fn, ptr %table, i64 %n, i64 %worth_waking) nounwind {
 entry:
   %many = icmp sgt i64 %n, 1
-  br i1 %many, label %own, label %serial
+  br i1 %many, label %awake, label %serial
+awake:                     ; a small job after a pause runs serially while the workers sleep
+  %sleeping = load atomic i32, ptr @sleepers monotonic, align 4
+  %napping = icmp sgt i32 %sleeping, 0
+  %small = icmp eq i64 %worth_waking, 0
+  %now = call i64 @llvm.readcyclecounter()
+  %last = load atomic i64, ptr @last_end monotonic, align 8
+  %since = sub i64 %now, %last
+  %burst = load i64, ptr @burst_ticks
+  %paused = icmp ugt i64 %since, %burst
+  %quiet = and i1 %napping, %paused
+  %alone = and i1 %quiet, %small
+  br i1 %alone, label %serial, label %own
 own:
   %x = cmpxchg ptr @busy, i32 0, i32 1 acquire monotonic
   %owned = extractvalue {i32, i1} %x, 1
   br i1 %owned, label %publish, label %serial
 serial:
-  %c = phi i64 [0, %entry], [0, %own], [%c1, %serial_body]
+  %c = phi i64 [0, %entry], [0, %awake], [0, %own], [%c1, %serial_body]
   %more = icmp slt i64 %c, %n
   br i1 %more, label %serial_body, label %exit
 serial_body:
@@ -169,6 +189,8 @@ release:
   store atomic i32 0, ptr @busy release, align 4
   br label %exit
 exit:
+  %end = call i64 @llvm.readcyclecounter()
+  store atomic i64 %end, ptr @last_end monotonic, align 8
   ret void
 }
 
@@ -196,8 +218,9 @@ awake:
   br label %top
 }
 
-define void @tj_pool_configure(i64 %ticks) nounwind {
+define void @tj_pool_configure(i64 %ticks, i64 %burst) nounwind {
   store atomic i64 %ticks, ptr @spin_ticks seq_cst, align 8
+  store i64 %burst, ptr @burst_ticks
   ret void
 }
 
@@ -234,7 +257,7 @@ class _NativePool:
         self.address = self.code.addresses["tj_pool_parallel_for"]
         self.run = _RUN_TYPE(self.address)
         self._worker = ctypes.CFUNCTYPE(None)(self.code.addresses["tj_pool_worker"])
-        self._configure = ctypes.CFUNCTYPE(None, ctypes.c_int64)(self.code.addresses["tj_pool_configure"])
+        self._configure = ctypes.CFUNCTYPE(None, ctypes.c_int64, ctypes.c_int64)(self.code.addresses["tj_pool_configure"])
         self._reset = ctypes.CFUNCTYPE(None)(self.code.addresses["tj_pool_reset"])
         self.ticks = ctypes.CFUNCTYPE(ctypes.c_int64)(self.code.addresses["tj_pool_ticks"])
         self.ticks_per_us = self._ticks_per_us()
@@ -254,8 +277,9 @@ class _NativePool:
         return max(max(samples), 1.0)
 
     def spin(self, us):
-        """Let idle workers poll for us microseconds before they sleep."""
-        self._configure(int(us * self.ticks_per_us))
+        """Let idle workers poll for us microseconds before they sleep (and jobs that come within BURST_US of the
+        last one wake them, whatever their size)."""
+        self._configure(int(us * self.ticks_per_us), int(BURST_US * self.ticks_per_us))
 
     def start(self):
         for _ in range(runtime.NUM_THREADS - 1):
@@ -349,8 +373,8 @@ if hasattr(os, "register_at_fork"):
 _par_functions = {}       # address of a chunk function -> its ctypes function (the Python pool's)
 
 
-@ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64)
-def _run_chunks(address, table, chunks):
+@ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64)
+def _run_chunks(address, table, chunks, wake):
     """tj_parallel_for until the native pool runs, or where it cannot: starts it, and runs the chunk function
     at address on every chunk over the Python pool's threads."""
     if _starting is None:
@@ -363,18 +387,20 @@ def _run_chunks(address, table, chunks):
     runtime.parallel_for(lambda c: fn(table, c, chunks), chunks)
 
 
-def emit_call(f, fn, table, chunks):
-    """Write into the llvm_text.Function f the call `tj_parallel_for(fn, table, chunks)` (fn and table: ptr
-    values, chunks: an i64), through the cell holding its address."""
+def emit_call(f, fn, table, chunks, wake):
+    """Write into the llvm_text.Function f the call `tj_parallel_for(fn, table, chunks, wake)` (fn and table: ptr
+    values, chunks: an i64, wake: whether the job is worth waking sleeping workers), through the cell holding its
+    address."""
     native()
     pool = f.emit(f"load ptr, ptr {f.module.symbol(CELL, 'tj_parallel_for')}")
-    f.line(f"call void {pool}(ptr {fn}, ptr {table}, i64 {chunks})")
+    f.line(f"call void {pool}(ptr {fn}, ptr {table}, i64 {chunks}, i64 {int(wake)})")
 
 
-def parallel_for(address, table, chunks):
-    """Run the chunk function at address, `(table, c, chunks)`, on every chunk c over the threads."""
+def parallel_for(address, table, chunks, wake):
+    """Run the chunk function at address, `(table, c, chunks)`, on every chunk c over the threads (wake: the job is
+    worth waking sleeping workers)."""
     if _started and _native_ok and isinstance(_started[0], _NativePool):
-        _started[0].run(address, table, chunks)
+        _started[0].run(address, table, chunks, int(wake))
     else:
         native()
-        _run_chunks(address, table, chunks)
+        _run_chunks(address, table, chunks, int(wake))
