@@ -203,6 +203,28 @@ def test_concatenates_of_many_small_operands_run_in_segments_of_linear_code():
     assert sizes[48] < 5 * sizes[12], sizes
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.int8, np.complex128, np.bool_])
+def test_concatenates_along_the_first_axis_copy_their_operands(dtype):
+    """A group that only concatenates buffers (or reshapes of them) along axis 0 copies each operand's rows with a
+    memcpy in one loop over the operands (IndexMap's blocks), whatever their count: values are NumPy's for many
+    small operands, empty ones, rows of several axes, raveled operands, a constant, one operand repeated, and
+    operands long enough that the chunks the threads run cut through them; one fused with arithmetic keeps its
+    loops."""
+    small = [data(dtype, (3 + k % 4,), 20 + k) for k in range(60)]
+    rows = (data(dtype, (5, 3, 2), 1), data(dtype, (0, 3, 2), 2), data(dtype, (7, 3, 2), 3))
+    long = (data(dtype, (300_001,), 4), data(dtype, (200_003,), 5))
+    const = data(dtype, (4,), 6)
+    cases = [(lambda *xs: tnp.concatenate(xs), small), (lambda *xs: tnp.concatenate(xs), rows),
+             (lambda *xs: tnp.concatenate(xs), long), (lambda a, b: tnp.concatenate([b, a, b, a]), long),
+             (lambda a, b, c: tnp.concatenate([a.ravel(), b.reshape(-1), c.ravel(), tnp.asarray(const)]), rows)]
+    for f, args in cases:
+        np.testing.assert_array_equal(tj.jit(f)(*args), np.asarray(eval_ir(tj.make_ir(f)(*args), *args)[0]))
+        assert "llvm.memcpy" in tj.jit(f).lower(*args).as_llvm()
+    fused = tj.jit(lambda *xs: tnp.concatenate(xs) + xs[0][0])
+    np.testing.assert_array_equal(fused(*small), np.concatenate(small) + small[0][0])
+    assert "llvm.memcpy" not in fused.lower(*small).as_llvm()
+
+
 def test_nested_rolls_compile_to_code_that_grows_linearly():
     """Each step of a 2-d Jacobi stencil reads the last one at five places (four rolls): fused whole, the loop body
     evaluated it 5**steps times (6 steps took 29 s to compile). fusion._evaluations caps the evaluations of a value

@@ -9,6 +9,7 @@ when it keeps the last axis. kernels.ControlBuilder, for Control rules, extends 
 """
 import contextlib
 import itertools
+import math
 
 import numpy as np
 
@@ -144,6 +145,8 @@ class LoopBuilder(KernelBuilder):
         g, f = self.g, self.f
         if g.phases:
             return self._rows()
+        if self._copies():
+            return
         shape = g.domain
         axes = g.root.params["axes"] if isinstance(g.rule, Reduce) else ()
         kept = [a for a in g.loop_order if a not in axes]
@@ -179,6 +182,52 @@ class LoopBuilder(KernelBuilder):
                         self._store_all(idx)
             else:
                 self._store_all(idx)
+
+    def _copies(self):
+        """Whether the group is one index map placing whole operands along the first axis (IndexMap's blocks: a
+        concatenate along axis 0, of buffers or of reshapes of them), which it writes: one loop over the operands
+        (their pointers on the stack, their rows in a constant table) copying each one's rows in the chunk [lo, hi)
+        with a memcpy. LLVM compiled a concatenate of 50 arrays of 10 f32 in 55-60 ms as 50 loops, in 29 as 50
+        memcpy calls, in 12 so."""
+        g, b, f = self.g, self.b, self.f
+        blocks = getattr(g.root.prim.lower, "blocks", None)
+        out = self.buffers[id(g.root.outvars[0])]
+        sources = [self._source(x) for x in g.root.inputs]
+        if (blocks is None or g.tiled is not None or g.extents[0] != g.domain[0] or len(g.stores) != 1
+                or not all(isinstance(d, int) for d in g.domain[1:]) or any(s is None or s is out for s in sources)
+                or not all(e is g.root or getattr(e.prim.lower, "same_order", False) for e in g.eqns)):
+            return False
+        found = blocks(g.root)
+        if found is None:
+            return False
+        row = math.prod(g.domain[1:]) * out.aval.dtype.itemsize
+        pieces = [(s, rows) for s, rows in zip(sources, found) if rows[0] < rows[1]]
+        pointers = f.alloca(f"[{max(len(pieces), 1)} x ptr]")
+        for k, (s, _) in enumerate(pieces):
+            self.line(f"store ptr {s.ptr}, ptr {f.emit(f'getelementptr ptr, ptr {pointers}, i64 {k}')}")
+        rows = f.module.array(np.array([r for _, rs in pieces for r in rs] or [0], np.int64))
+        with f.loop(0, len(pieces), vectorize_enable=False, unroll_disable=None) as k:
+            start, end = (f.emit(f"load i64, ptr {f.emit(f'getelementptr i64, ptr {rows}, i64 {at}')}")
+                          for at in (b.iop("mul", k, 2), b.iop("add", b.iop("mul", k, 2), 1)))
+            lo = b.intrinsic("smin", b.intrinsic("smax", "%lo", start, dtype=np.int64), end, dtype=np.int64)
+            hi = b.intrinsic("smax", b.intrinsic("smin", "%hi", end, dtype=np.int64), lo, dtype=np.int64)
+            base = f.emit(f"load ptr, ptr {f.emit(f'getelementptr ptr, ptr {pointers}, i64 {k}')}")
+            skip, first, size = (b.iop("mul", b.iop("sub", lo, start), row), b.iop("mul", lo, row),
+                                 b.iop("mul", b.iop("sub", hi, lo), row))
+            src = f.emit(f"getelementptr i8, ptr {base}, i64 {skip}")
+            dst = f.emit(f"getelementptr i8, ptr {out.ptr}, i64 {first}")
+            self.line(f"call void @llvm.memcpy.p0.p0.i64(ptr {dst}, ptr {src}, i64 {size}, i1 false)")
+        return True
+
+    def _source(self, x):
+        """The buffer holding x's elements in C order: its own, or its operand's where x is a reshape in the group
+        (IndexMap's same_order) of a value read in place; else None."""
+        e = None if isinstance(x, Literal) else self.producer.get(id(x))
+        if e is None:
+            return None if isinstance(x, Literal) else self.buffers.get(id(x))
+        if getattr(e.prim.lower, "same_order", False):
+            return self._source(e.inputs[0])
+        return None
 
     def _store_all(self, idx):
         self._prefetch(idx)

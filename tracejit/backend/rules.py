@@ -61,10 +61,13 @@ class Elementwise:
 
 
 class IndexMap:
+    """splits(eqn): (axis, points) where the map changes operand along an axis; blocks(eqn): for a map that places
+    whole operands along the output's first axis, [(start, end)] of each one's rows there, or None; same_order: the
+    result's elements in C order are its operand's (a reshape)."""
     cheap = True
 
-    def __init__(self, fn, splits=None):
-        self.fn, self.splits = fn, splits
+    def __init__(self, fn, splits=None, blocks=None, same_order=False):
+        self.fn, self.splits, self.blocks, self.same_order = fn, splits, blocks, same_order
 
 
 class Reduce:

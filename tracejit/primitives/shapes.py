@@ -134,7 +134,8 @@ reshape_p = linear_primitive(
     "reshape", _reshape_shape, lambda x, new_sizes: np.reshape(x, new_sizes).copy(),
     lambda ct, x, new_sizes: [ops.reshape(ct, new_sizes=x.aval.shape)], simplify=_reshape_simplify,
     rearranges=True, batch=_reshape_batch,
-    lower=IndexMap(lambda b, idx, read, new_sizes: read(0, b.reindex(idx, new_sizes, b.in_avals[0].shape))))
+    lower=IndexMap(lambda b, idx, read, new_sizes: read(0, b.reindex(idx, new_sizes, b.in_avals[0].shape)),
+                   same_order=True))
 
 # ------------------------------------------------------------------------------------------- transpose
 
@@ -433,9 +434,18 @@ def _boundaries(eqn):
     return axis, sorted({int(p) for p in np.cumsum(sizes)[:-1] if 0 < p < sum(sizes)})
 
 
+def _blocks(eqn):
+    """The rows of each operand in the result of a concatenate along axis 0 (IndexMap's blocks)."""
+    if eqn.params["dimension"] != 0 or not all(isinstance(x.aval.shape[0], int) for x in eqn.inputs):
+        return None
+    ends = list(itertools.accumulate(x.aval.shape[0] for x in eqn.inputs))
+    return list(zip([0, *ends], ends))
+
+
 concatenate_p = linear_primitive("concatenate", _concatenate_shape,
                                  lambda *xs, dimension: np.concatenate(xs, axis=dimension), _concatenate_transpose,
-                                 batch=_concatenate_batch, lower=IndexMap(_lower_concatenate, splits=_boundaries))
+                                 batch=_concatenate_batch,
+                                 lower=IndexMap(_lower_concatenate, splits=_boundaries, blocks=_blocks))
 
 # ------------------------------------------------------------------------------------------------ iota
 
