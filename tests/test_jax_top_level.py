@@ -449,3 +449,50 @@ def test_new_names_are_jax_names():
              "process_index", "process_count", "host_id", "host_count", "print_environment_info", "typeof", "float0",
              "debug_nans", "log_compiles"]
     assert [n for n in names if not hasattr(jax, n)] == [] and [n for n in names if n not in dir(tj)] == []
+
+
+# ------------------------------------------------------------------------------------------------ flatten_util
+
+def _ravel(M):
+    import jax.flatten_util  # noqa: F401 -- (jax's submodule, imported on demand)
+    return M.flatten_util.ravel_pytree
+
+
+@BOTH
+def test_ravel_pytree_round_trips_as_jax(M):
+    """Leaves raveled in tree order into one array of their dtype, and back; mixed float dtypes promote and come
+    back each in its own dtype (the promoted dtype only is accepted back); no leaves is an empty float32 array."""
+    ravel = _ravel(M)
+    tree = {"w": np.arange(6.0).reshape(2, 3), "b": (X, np.float64(2.5))}
+    flat, unravel = ravel(tree)
+    np.testing.assert_array_equal(flat, np.concatenate([X, [2.5], np.arange(6.0)]))
+    close(unravel(flat), tree)
+    close(unravel(np.asarray(flat) * 2), {"w": tree["w"] * 2, "b": (X * 2, 5.0)})
+    mixed = {"a": X.astype(np.float32), "b": Y}
+    flat, unravel = ravel(mixed)
+    assert flat.dtype == np.float64
+    back = unravel(flat)
+    assert back["a"].dtype == np.float32 and back["b"].dtype == np.float64
+    np.testing.assert_array_equal(back["a"], mixed["a"])
+    with pytest.raises(TypeError, match="dtype"):
+        unravel(np.asarray(flat, np.float32))
+    empty, unravel = ravel({})
+    assert empty.shape == (0,) and empty.dtype == np.float32 and unravel(empty) == {}
+
+
+def test_ravel_pytree_under_jit_and_grad_against_jax():
+    """ravel_pytree traced under jit, and a loss of the unraveled parameters differentiated with respect to the
+    flat vector (as an optimizer over raveled parameters does): JAX's values and gradient."""
+    params = {"w": np.arange(6.0).reshape(2, 3) / 7, "b": Y}
+    outs = []
+    for M, np_ in ((tj, tnp), (jax, jax.numpy)):
+        flat, unravel = _ravel(M)(params)
+        loss = lambda v: np_.sum(np_.tanh(unravel(v)["w"] @ unravel(v)["b"][:3]) ** 2)
+        outs.append((M.jit(lambda p: _ravel(M)(p)[0])(params), M.grad(loss)(flat), M.jit(M.grad(loss))(flat)))
+    close(outs[0], outs[1])
+
+
+def test_ravel_pytree_unravel_names_the_shape_it_expected():
+    _, unravel = tj.flatten_util.ravel_pytree({"a": X, "b": Y})
+    with pytest.raises(ValueError, match=r"expected an array of shape \(6,\), got shape \(5,\)"):
+        unravel(np.zeros(5))

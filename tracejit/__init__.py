@@ -8,14 +8,16 @@
     tj.clear_caches()   drop compiled code held in memory
     tj.checkpoint (tj.remat), tj.checkpoint_policies, tj.ad_checkpoint   recompute instead of store (reverse mode)
     tj.debug.print, tj.debug.callback   see values while compiled code runs; tj.config.debug_nans finds NaNs
-    tj.scipy, tj.dtypes, tj.errors, tj.typing (tj.Array), tj.pure_callback, tj.custom_gradient, tj.disable_jit ...
+    tj.scipy, tj.dtypes, tj.errors, tj.typing (tj.Array), tj.pure_callback, tj.custom_gradient, tj.disable_jit,
+    tj.flatten_util.ravel_pytree ...
                         JAX's other top-level names for one CPU process (compat.py, derivative_tools.py)
 
 help(tj.jit) explains compilation and its cache; the README, the examples.
 """
 import contextlib
 
-from . import ad_checkpoint, debug, dtypes, errors, lax, nn, numpy, random, test_util, tree, tree_util, typing
+from . import (ad_checkpoint, debug, dtypes, errors, flatten_util, lax, nn, numpy, random, test_util, tree, tree_util,
+               typing)
 from ._config import config
 from .ad_checkpoint import checkpoint, checkpoint_policies, remat
 from .api import eval_shape, jit, make_ir
