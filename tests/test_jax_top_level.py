@@ -487,8 +487,8 @@ def test_ravel_pytree_under_jit_and_grad_against_jax():
     outs = []
     for M, np_ in ((tj, tnp), (jax, jax.numpy)):
         flat, unravel = _ravel(M)(params)
-        loss = lambda v: np_.sum(np_.tanh(unravel(v)["w"] @ unravel(v)["b"][:3]) ** 2)
-        outs.append((M.jit(lambda p: _ravel(M)(p)[0])(params), M.grad(loss)(flat), M.jit(M.grad(loss))(flat)))
+        loss = lambda v, np_=np_, unravel=unravel: np_.sum(np_.tanh(unravel(v)["w"] @ unravel(v)["b"][:3]) ** 2)
+        outs.append((M.jit(lambda p, M=M: _ravel(M)(p)[0])(params), M.grad(loss)(flat), M.jit(M.grad(loss))(flat)))
     close(outs[0], outs[1])
 
 

@@ -16,8 +16,21 @@ help(tj.jit) explains compilation and its cache; the README, the examples.
 """
 import contextlib
 
-from . import (ad_checkpoint, debug, dtypes, errors, flatten_util, lax, nn, numpy, random, test_util, tree, tree_util,
-               typing)
+from . import (
+    ad_checkpoint,
+    debug,
+    dtypes,
+    errors,
+    flatten_util,
+    lax,
+    nn,
+    numpy,
+    random,
+    test_util,
+    tree,
+    tree_util,
+    typing,
+)
 from ._config import config
 from .ad_checkpoint import checkpoint, checkpoint_policies, remat
 from .api import eval_shape, jit, make_ir
