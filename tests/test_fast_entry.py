@@ -96,6 +96,25 @@ def test_declined_arguments_take_the_general_path():
     assert f(a.astype(np.float32)).dtype == np.float32
 
 
+def test_code_with_python_steps_has_a_python_fast_path():
+    """Code that the driver runs (a sort is NumPy's, between native steps) is called through a fast path that
+    checks the flat arguments in Python (Executable._driven_fast_call): hits counted, NumPy's values; arguments
+    it declines (Fortran order, unaligned, another dtype or shape, a Python scalar where a weak one was
+    compiled) take the general path and give the same values."""
+    f = tj.jit(lambda x, s: tnp.sort(x * s, axis=-1) + 1)
+    a = np.random.default_rng(3).standard_normal((5, 7))
+    np.testing.assert_array_equal(f(a, 2.0), np.sort(a * 2.0, axis=-1) + 1)
+    assert f._tree_fast is not None or f._fast is not None
+    for _ in range(3):
+        np.testing.assert_array_equal(f(a, 2.0), np.sort(a * 2.0, axis=-1) + 1)
+    assert (hits(f), f.misses) == (3, 1)
+    unaligned = np.frombuffer(np.zeros(35 * 8 + 1, np.uint8).data, dtype=np.float64, count=35, offset=1).reshape(5, 7)
+    unaligned[...] = a
+    for x in (np.asfortranarray(a), unaligned, a.astype(np.float32), a[:3]):
+        np.testing.assert_allclose(f(x, 3.0), np.sort(np.asarray(x) * 3.0, axis=-1) + 1, rtol=1e-6)
+    np.testing.assert_array_equal(f(a, np.float64(2.0)), np.sort(a * 2.0, axis=-1) + 1)
+
+
 def test_zero_d_inputs_take_arrays_numpy_scalars_and_python_bools():
     f = tj.jit(lambda x, s: x * s)
     x = np.arange(4, dtype=np.float32)

@@ -353,10 +353,14 @@ def test_argsort_packs_positions_into_ordered_keys(rng, dtype):
     """An argsort of real values sorts (key << 32 | position), twice for 64-bit values (by the keys' low words, then
     their high ones): NumPy's stable order, ties by position, -0.0 equal to 0.0, NaNs of either sign equal and last,
     large 64-bit values whose low words tie or order against the high ones, along each axis, eagerly and compiled,
-    stable=False alike (a stable order is an unstable one too)."""
+    stable=False alike (a stable order is an unstable one too); arrays under SMALL_SORT elements take NumPy's stable
+    argsort instead."""
     import ml_dtypes
+
+    from tracejit.primitives.sorting import SMALL_SORT
     dtype = np.dtype(ml_dtypes.bfloat16 if dtype == "bfloat16" else dtype)
-    raw = rng.integers(-4, 4, (7, 9, 11)).astype(np.float32)
+    raw = rng.integers(-4, 4, (7, 9, 17)).astype(np.float32)
+    assert raw.size >= SMALL_SORT
     if dtype.kind == "f" or dtype.name == "bfloat16":
         raw.flat[::7], raw.flat[1::7], raw.flat[2::11], raw.flat[3::13], raw.flat[4::17] = (
             np.nan, -0.0, np.inf, -np.inf, -np.nan)
@@ -370,8 +374,28 @@ def test_argsort_packs_positions_into_ordered_keys(rng, dtype):
         np.testing.assert_array_equal(tnp.argsort(x, axis=axis, stable=True), want)
         np.testing.assert_array_equal(tj.jit(lambda x, axis=axis: tnp.argsort(x, axis=axis, stable=True))(x), want)
         np.testing.assert_array_equal(tj.jit(lambda x, axis=axis: tnp.argsort(x, axis=axis, stable=False))(x), want)
+    packed = str(tj.make_ir(lambda x: tnp.argsort(x, axis=1), optimize=True)(x))
+    assert "u64" in packed and "argsort" not in packed, packed
+    small = x[:2, :3]
+    assert "argsort" in str(tj.make_ir(lambda x: tnp.argsort(x, axis=1), optimize=True)(small))
+    np.testing.assert_array_equal(tj.jit(lambda x: tnp.argsort(x, axis=1, stable=False))(small),
+                                  np.argsort(as_numpy[:2, :3], axis=1, kind="stable"))
     flat = tj.jit(lambda x: tnp.argsort(x, kind="stable"))(x.reshape(-1))
     np.testing.assert_array_equal(flat, np.argsort(as_numpy.reshape(-1), kind="stable"))
+
+
+@pytest.mark.parametrize("shape", [(8,), (3, 700)])
+def test_bfloat16_sorts_as_float32(rng, shape):
+    """NumPy's own sort of ml_dtypes' bfloat16 leaves NaNs in place; sort and argsort order bfloat16 as float32 does
+    (NaNs last, -0.0 equal to 0.0), eagerly and compiled, small and large."""
+    import ml_dtypes
+    x = rng.standard_normal(shape).astype(np.float32)
+    x.flat[::5], x.flat[1::7], x.flat[2::9] = np.nan, -0.0, -np.inf
+    b = x.astype(ml_dtypes.bfloat16)
+    for f in (tnp.sort, tj.jit(tnp.sort)):
+        np.testing.assert_array_equal(np.asarray(f(b)).astype(np.float32), np.sort(b.astype(np.float32)))
+    for f in (tnp.argsort, tj.jit(tnp.argsort)):
+        np.testing.assert_array_equal(f(b), np.argsort(b.astype(np.float32), axis=-1, kind="stable"))
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.int16, np.bool_])

@@ -227,8 +227,10 @@ class Executable:
         C-contiguous aligned ndarray of the compiled shape and dtype object (checked by the generated
         code). Counts hits on `counter.hits` (not the cache entry itself: an entry holding its fast path
         that refers back to it would be a cycle, which only the garbage collector frees)."""
-        if self._fast is None or n_args != len(self.in_dtypes):
+        if n_args != len(self.in_dtypes) or self._fast is None and self.frame.symbolic:
             return None
+        if self._fast is None:
+            return self._driven_fast_call(n_args, counter, single)
         if self.frame.symbolic:
             return self._symbolic_fast_call(n_args, counter, single)
         cfunc, empty = self._fast, np.empty
@@ -268,6 +270,27 @@ class Executable:
                 return MISS
             counter.hits += 1
             return outs[0] if single else outs
+        return fast
+
+    def _driven_fast_call(self, n_args, counter, single):
+        """The fast path of code without a native entry (the Python driver runs NumPy impls between its steps: a
+        sort): the arguments checked here, then the steps. A sort of 100 f32 took 17 us a call through the general
+        path (flattening the call, the signature's lookup), NumPy's 0.7."""
+        ins = [(a.shape, a.dtype) for a in self.in_avals]
+        outs = [(a.shape, a.dtype) for a in self.out_avals]
+        copies, execute, empty, ndarray = self.frame.copies, self._execute, np.empty, np.ndarray
+
+        def fast(args):
+            if len(args) != n_args:
+                return MISS
+            for x, (shape, dtype) in zip(args, ins):
+                if type(x) is not ndarray or x.dtype != dtype or x.shape != shape or not (
+                        x.flags.c_contiguous and x.flags.aligned):
+                    return MISS
+            counter.hits += 1
+            results = execute(list(args), [None if j in copies else empty(s, d) for j, (s, d) in enumerate(outs)],
+                              None)
+            return results[0] if single else results
         return fast
 
     def _symbolic_fast_call(self, n_args, counter, single):
