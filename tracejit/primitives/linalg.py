@@ -39,17 +39,17 @@ def _dot_general_shape(lhs, rhs, dimension_numbers):
 
 
 def _dot_general_impl(lhs, rhs, dimension_numbers):
+    """np.matmul of (batch..., free, contracted) by (batch..., contracted, free), the BLAS's for floats: np.einsum
+    planned its path on every call (20 us of an eager dot of two 100-vectors' 38)."""
     (lc, rc), (lb, rb) = dimension_numbers
     lhs, rhs = np.asarray(lhs), np.asarray(rhs)
-    letters = iter("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")
-    lhs_sub = [next(letters) for _ in range(lhs.ndim)]
-    rhs_sub = [next(letters) for _ in range(rhs.ndim)]
-    for a, b in zip(lc + lb, rc + rb):
-        rhs_sub[b] = lhs_sub[a]
-    out = ([lhs_sub[a] for a in lb] + [lhs_sub[a] for a in _free_axes(lhs.ndim, lc, lb)]
-           + [rhs_sub[a] for a in _free_axes(rhs.ndim, rc, rb)])
-    spec = f"{''.join(lhs_sub)},{''.join(rhs_sub)}->{''.join(out)}"
-    return np.einsum(spec, lhs, rhs, optimize=lhs.dtype.kind in "fc").astype(lhs.dtype, copy=False)
+    lf, rf = _free_axes(lhs.ndim, lc, lb), _free_axes(rhs.ndim, rc, rb)
+    batch, (m, k, n) = [lhs.shape[a] for a in lb], (math.prod(x.shape[a] for a in axes)
+                                                     for x, axes in ((lhs, lf), (lhs, lc), (rhs, rf)))
+    left = lhs.transpose([*lb, *lf, *lc]).reshape(*batch, m, k)
+    right = rhs.transpose([*rb, *rc, *rf]).reshape(*batch, k, n)
+    out = np.matmul(left, right)
+    return out.reshape(batch + [lhs.shape[a] for a in lf] + [rhs.shape[a] for a in rf]).astype(lhs.dtype, copy=False)
 
 
 def dot_general(lhs, rhs, dimension_numbers):
