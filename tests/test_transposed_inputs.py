@@ -77,6 +77,33 @@ def test_fortran_inputs_take_the_native_entry(monkeypatch):
     np.testing.assert_array_equal(f(F), want)
 
 
+def test_fortran_inputs_take_the_dispatch_fast_path(monkeypatch):
+    """Once a layout's code is compiled, a flat call with that layout skips the signature lookup (Jitted's
+    _layout_fast, tried when the C-order fast path declines) and counts its hits; a Fortran array of another
+    shape, a weakly typed Python scalar where an array was compiled, and a C-order call in between still get
+    their own results."""
+    f = tj.jit(lambda x, v: x @ v + 1)
+    F = np.asfortranarray(C)
+    want = np.asarray(C @ V + 1, np.float32)
+    np.testing.assert_allclose(f(F, V), want, rtol=1e-4, atol=1e-4)
+    assert f._layout_fast is not None
+    hits = f.cache_info().hits
+    monkeypatch.setattr(tracejit.api.Jitted, "_hit", lambda *a: pytest.fail("the signature was looked up"))
+    for _ in range(3):
+        np.testing.assert_allclose(f(F, V), want, rtol=1e-4, atol=1e-4)
+    assert f.cache_info().hits == hits + 3
+    monkeypatch.undo()
+    np.testing.assert_allclose(f(C, V), want, rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(f(F, V), want, rtol=1e-4, atol=1e-4)
+    other = np.asfortranarray(C[:, :SIDE])
+    np.testing.assert_allclose(f(other, V[:SIDE]), np.asarray(C[:, :SIDE] @ V[:SIDE] + 1, np.float32), rtol=1e-4,
+                               atol=1e-4)
+    g = tj.jit(lambda x, s: x * s)
+    np.testing.assert_allclose(g(F, np.float32(2)), C * 2)
+    np.testing.assert_allclose(g(F, 3.0), C * 3)
+    np.testing.assert_allclose(g(F, np.float32(2)), C * 2)
+
+
 def test_mixed_layouts_dtypes_and_sizes():
     """Each set of transposed positions has its code; a Fortran array of another dtype, a small one, a 3-d one
     (its axes reversed) and one of a symbolic signature are converted or copied as before."""

@@ -23,7 +23,7 @@ from .core.api_util import (
                              static_arguments,
                              trace_pytree,
 )
-from .core.pytree import caller, tree_flatten, tree_unflatten
+from .core.pytree import LEAF, caller, tree_flatten, tree_unflatten
 from .core.timing import recording
 from .core.trace import Tracer, _stack, eval_ir
 from .dispatch import CacheEntry, fast_path, flat_args_tree, shared_cache
@@ -99,12 +99,13 @@ class Jitted:
         self._signatures = shared_cache(fun, options, dynamic_dims)
         self._signatures.watch(self._forget)
         self._fast = None   # the dispatch fast path of the signature called last (plain array arguments)
+        self._layout_fast = None  # and that signature's for large transposed arrays (transposed_inputs)
         self._tree_fast = None  # the fast path (args, kwargs) of the last call with other arguments
 
     def _forget(self, entry):
         """An entry was evicted: drop the fast paths that lead to it, so that its code can be freed."""
         if self._fast is not None and self._fast is entry.fast:
-            self._fast = None
+            self._fast = self._layout_fast = None
         if self._tree_fast is not None and self._tree_fast is entry.tree_fast:
             self._tree_fast = None
 
@@ -160,6 +161,8 @@ class Jitted:
                 out = fast(args)
                 if out is not MISS:
                     return out
+                if self._layout_fast is not None and (out := self._layout_fast(args)) is not MISS:
+                    return out
             tree_fast = self._tree_fast
             if tree_fast is not None:
                 out = tree_fast(args, kwargs)
@@ -181,7 +184,7 @@ class Jitted:
                 entry = self._entry(dyn_fun, leaves, names, in_tree, statics)
             if entry.fast is not None and not (self.static_argnums or self.static_argnames):
                 if entry.in_tree == flat_args_tree(len(leaves)):
-                    self._fast = entry.fast
+                    self._fast, self._layout_fast = entry.fast, entry.layout_fast
                 else:
                     self._tree_fast = entry.tree_fast
             return tree_unflatten(entry.out_tree, entry.run(leaves))
@@ -328,6 +331,15 @@ def _native_entry(closed, in_tree, out_tree, names, exe, views, times, leaves, f
     entry.fast = fast_path(exe, entry, leaves, out_tree, views)
     if entry.fast is not None:
         entry.tree_fast = caller(in_tree, entry.fast, MISS)
+    transposed, count, single = getattr(run, "transposed", None), entry.count, out_tree == LEAF
+    if transposed is not None and not fits:
+        def layout_fast(args):
+            outs = transposed(args)
+            if outs is MISS:
+                return MISS
+            count.hits += 1
+            return outs[0] if single else tree_unflatten(out_tree, outs)
+        entry.layout_fast = layout_fast
     return entry
 
 

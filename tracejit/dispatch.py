@@ -41,13 +41,14 @@ class HitCount:
 class CacheEntry:
     """One compiled signature: its IR, trees, how to run it on flat leaves, and what it cost."""
 
-    __slots__ = ("closed", "count", "executable", "fast", "fits", "in_tree", "names", "nbytes", "out_tree", "run",
-                 "seen", "serial", "stamp", "times", "tree_fast")
+    __slots__ = ("closed", "count", "executable", "fast", "fits", "in_tree", "layout_fast", "names", "nbytes",
+                 "out_tree", "run", "seen", "serial", "stamp", "times", "tree_fast")
 
     def __init__(self, closed, in_tree, out_tree, run, times, names, executable=None, fits=None):
         self.closed, self.in_tree, self.out_tree, self.count = closed, in_tree, out_tree, HitCount()
         self.times, self.names, self.executable, self.fast, self.fits = times, names, executable, None, fits or {}
         self.tree_fast = None      # the fast path on (args, kwargs) of calls with in_tree (pytree.caller)
+        self.layout_fast = None    # the fast path of flat calls with large transposed arrays (transposed_inputs)
         self.run = run if not self.fits else _checked(run, self.fits, names)
         self.nbytes = entry_bytes(closed, executable)
         self.seen = self.stamp = self.serial = 0       # for eviction (see the module's docstring)
