@@ -73,7 +73,7 @@ _IR = """
 @waiting = internal global i32 0, align 128       ; the futex word the caller sleeps on: 1 while it may sleep
 @spin_ticks = internal global i64 0, align 128
 @burst_ticks = internal global i64 0, align 8     ; a job this soon after the last one ended wakes the workers
-@last_end = internal global i64 0, align 128      ; when the last job of more than one chunk ended (ticks)
+@last_end = internal global i64 0, align 128      ; when the last job ended (ticks)
 @tj_syscall = external global i8
 
 declare void @llvm.x86.sse2.pause()

@@ -117,8 +117,8 @@ def _packs(dtype, shape, axis, stable):
 
 
 def _key_types(dtype):
-    """(The unsigned and signed integer dtypes of x's keys, the float dtype they are read from), or None for
-    dtypes without ordered keys (complex)."""
+    """(The unsigned and signed integer dtypes of the keys of values of dtype, the float dtype a float's are read
+    from), or None where the values have no ordered keys (complex)."""
     if dtype.kind not in "biuf" and dtype.name != "bfloat16":
         return None
     wide = dtype.itemsize > 4
@@ -180,13 +180,12 @@ def _argsort_simplify(eqn, producer):
     """Under jit the argsort is `ascending` written in equations (the keys and their packing fuse into the loops
     around the sorts), where the impl would sort packed keys."""
     x, axis = eqn.inputs[0], eqn.params["axis"]
-    types, shape = _key_types(x.aval.dtype), x.aval.shape
-    if types is None or is_symbolic(shape) or not _packs(x.aval.dtype, shape, axis, eqn.params["stable"]):
+    if is_symbolic(x.aval.shape) or not _packs(x.aval.dtype, x.aval.shape, axis, eqn.params["stable"]):
         return None
 
     def packed_argsort(x):
         keys = _traced_order_keys(x)
-        if types[0].itemsize <= 4:
+        if aval(keys).dtype.itemsize <= 4:
             return _traced_by_keys(keys, axis)
         u32 = np.dtype(np.uint32)
         first = _traced_by_keys(ops.convert_element_type(ops.and_(keys, np.uint64(0xFFFFFFFF)), new_dtype=u32,
