@@ -99,7 +99,7 @@ def with_layouts(run, closed, in_avals, compile_ir):
         if not positions:
             return run(leaves)
         run_variant = variants.get(positions) or variants.setdefault(positions, variant(positions))
-        return run_variant([x.T if i in positions else x for i, x in enumerate(leaves)])
+        return run_variant(_transposed_at(leaves, positions))
 
     def transposed(leaves):
         """call(leaves) where they are arrays of the signature's shapes and dtypes with large transposed ones whose
@@ -113,6 +113,11 @@ def with_layouts(run, closed, in_avals, compile_ir):
                 return MISS
         positions = transposed_positions(leaves, in_avals)
         run_variant = variants.get(positions) if positions else None
-        return MISS if run_variant is None else run_variant([x.T if i in positions else x for i, x in enumerate(leaves)])
+        return MISS if run_variant is None else run_variant(_transposed_at(leaves, positions))
     call.transposed = transposed
     return call
+
+
+def _transposed_at(leaves, positions):
+    """The leaves with those at positions transposed (their C-order views)."""
+    return [x.T if i in positions else x for i, x in enumerate(leaves)]

@@ -66,12 +66,12 @@ def split_in_body(module, frame, f, kernel):
     which needs partial results), emit its chunked entry and the call running it over the threads, and
     return True; otherwise False (the caller calls the kernel)."""
     g, outer = kernel.group, kernel.group.outer_extent
+    ns = domain_size(g.domain) * kernel.ns_per_element if g.fusible else 0
     if (not g.fusible or runtime.NUM_THREADS < 2 or outer < 2 or frame.symbolic
-            or (isinstance(g.rule, Reduce) and g.loop_order[0] in g.root.params["axes"])
-            or domain_size(g.domain) * kernel.ns_per_element <= parallel_ns()):
+            or (isinstance(g.rule, Reduce) and g.loop_order[0] in g.root.params["axes"]) or ns <= parallel_ns()):
         return False
     chunks = min(runtime.NUM_THREADS, outer)
-    (step,) = Schedule(module, frame)._parallel(kernel, chunks, False, domain_size(g.domain) * kernel.ns_per_element)
+    (step,) = Schedule(module, frame)._parallel(kernel, chunks, False, ns)
     thread_pool.emit_call(f, f"@{step.name}", "%table", chunks, step.wake)
     return True
 

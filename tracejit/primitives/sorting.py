@@ -69,9 +69,14 @@ def _sort_in_place(out, x, axis):
 
 
 def _sort(x, axis):
-    """NumPy's sort; bfloat16 sorts as float32 (exactly: NumPy's sort of ml_dtypes' bfloat16 left NaNs in place)."""
     x = np.asarray(x)
-    return np.sort(x.astype(np.float32), axis=axis).astype(x.dtype) if x.dtype.name == "bfloat16" else np.sort(x, axis)
+    return np.sort(_sortable(x), axis=axis).astype(x.dtype, copy=False)
+
+
+def _sortable(x):
+    """x as NumPy's sorts order it: bfloat16 as float32 (exactly; NumPy's sort of ml_dtypes' bfloat16 left NaNs in
+    place)."""
+    return x.astype(np.float32) if x.dtype.name == "bfloat16" else x
 
 
 def _argsort(x, axis, stable):
@@ -79,9 +84,8 @@ def _argsort(x, axis, stable):
     one), except an unstable argsort of 64-bit values; else NumPy's (stable for fewer elements)."""
     x = np.asarray(x)
     keys = order_keys(x) if _packs(x.dtype, x.shape, axis, stable) else None
-    if keys is None:     # (bfloat16 as float32, as in _sort)
-        x = x.astype(np.float32) if x.dtype.name == "bfloat16" else x
-        return np.argsort(x, axis=axis, kind="stable" if stable or x.size < SMALL_SORT else None)
+    if keys is None:
+        return np.argsort(_sortable(x), axis=axis, kind="stable" if stable or x.size < SMALL_SORT else None)
     return ascending(keys, axis)
 
 
