@@ -484,6 +484,8 @@ def test_transposes_fold_into_loop_products_and_reductions(dtype):
     """A transposed operand of a product that becomes a loop (a.T @ v, v @ a.T) folds into its dimension numbers
     whatever the layout, and a reduction of a transpose reduces the operand over the matching axes while its kept
     axes stay in order (x.T.sum(1) is x.sum(0)), argmax and argmin included: the loops then read memory in order.
+    A transpose beside broadcasts of smaller arrays moves down too: they take its inverse ((a.T - v).sum(1) is
+    (a - v[:, None]).sum(0)), the operand of a broadcast that keeps its axes in another order transposed.
     A reduction whose kept axes the transpose reorders keeps it. (An int32 sum adds up in int64: a conversion
     stands between the transpose and the sum, so the integer cases reduce with max.)"""
     from tracejit.primitives.linalg import MATVEC_LOOP
@@ -496,12 +498,15 @@ def test_transposes_fold_into_loop_products_and_reductions(dtype):
         return x.max(axis) if dtype == np.int32 else x.sum(axis)
 
     n = int(MATVEC_LOOP ** 0.5)
-    a, v, c = sample(n, n), sample(n), sample(4, 5, 6)
+    a, v, c, b = sample(n, n), sample(n), sample(4, 5, 6), sample(4, 5)
     folded = [(lambda a, v: a.T @ v, (a, v)), (lambda a, v: v @ a.T, (a, v)),
               (lambda a, v: tnp.einsum("ji,j->i", a.T, v), (a, v)),
               (lambda a: total(a.T, 1), (a,)), (lambda a: a.T.max(0), (a,)), (lambda a: total(a.T), (a,)),
               (lambda a: tnp.argmax(a.T, axis=1), (a,)), (lambda a: tnp.argmin(a.T, axis=0), (a,)),
-              (lambda c: tnp.transpose(c, (2, 0, 1)).min(0), (c,)), (lambda c: total(tnp.transpose(c, (1, 2, 0)), (0, 2)), (c,))]
+              (lambda c: tnp.transpose(c, (2, 0, 1)).min(0), (c,)), (lambda c: total(tnp.transpose(c, (1, 2, 0)), (0, 2)), (c,)),
+              (lambda a, v: total(a.T - v, 1), (a, v)), (lambda a, v: (a.T * v[:, None] + 1).max(0), (a, v)),
+              (lambda c, b: total(tnp.transpose(c, (2, 0, 1)) + b, 0), (c, b)),
+              (lambda c, b: (tnp.transpose(c, (1, 2, 0)) * b.T[:, None, :]).max((0, 2)), (c, b))]
     kept = [(lambda c: total(tnp.transpose(c, (1, 2, 0)), 1), (c,)), (lambda c: tnp.argmax(tnp.transpose(c, (2, 0, 1)), 1), (c,))]
     for f, args in folded + kept:
         closed = ir_of(f, *args)
@@ -556,6 +561,33 @@ def test_select_n_of_a_literal_predicate_is_its_case():
         np.testing.assert_array_equal(eval_ir(optimized, x, y)[0], want)
     traced = optimize(ir_of(lambda p, a, b: tj.lax.select_n(p, a, b), np.array([True, False, True]), x, y))
     assert "select_n" in str(traced)
+
+
+def test_a_transpose_moves_past_broadcasts_to_an_output():
+    """op(x.T, broadcast(m)) is op(x, broadcast'(m)).T: the transpose reaches the output (returned as a view), the
+    softmax over the rows of a Fortran-ordered input reduces its columns; a broadcast that would keep its operand's
+    axes in another order broadcasts the operand's (small) transpose."""
+    from tracejit.transposed_inputs import transposed_ir
+    rng = np.random.default_rng(3)
+    x, c, b = rng.standard_normal((6, 7)), rng.standard_normal((4, 5, 6)), rng.standard_normal((5, 4))
+
+    def softmax(a):
+        e = tnp.exp(a - a.max(1, keepdims=True))
+        return e / e.sum(1, keepdims=True)
+    variant = optimize(transposed_ir(ir_of(softmax, x), (0,)))
+    check_ir(variant)
+    assert [e.prim.name for e in variant.ir.eqns].count("transpose") == 1 == len(variant.ir.eqns) - 7, str(variant)
+    assert variant.ir.eqns[-1].prim.name == "transpose" and variant.ir.eqns[-1].outvars == variant.ir.outvars
+    np.testing.assert_allclose(eval_ir(variant, x.T)[0], softmax(np.asarray(x)), rtol=1e-12)
+    f = lambda c, b: tnp.transpose(c, (2, 1, 0)) * b - 1.0
+    optimized = optimize(ir_of(f, c, b))
+    check_ir(optimized)
+    moved = [e for e in optimized.ir.eqns if e.prim.name == "transpose"]
+    assert [e.inputs[0] for e in moved] == [optimized.ir.invars[1], moved[1].inputs[0]], str(optimized)
+    assert moved[1].outvars == optimized.ir.outvars
+    np.testing.assert_array_equal(eval_ir(optimized, c, b)[0], f(c, b))
+    np.testing.assert_array_equal(tj.jit(f)(c, b), f(c, b))
+    np.testing.assert_array_equal(tj.jit(lambda x: tnp.tril(x.T) * 2)(x), np.tril(x.T) * 2)   # (iotas: no operands)
 
 
 def test_a_slice_of_a_transpose_slices_first():

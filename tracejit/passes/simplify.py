@@ -189,25 +189,48 @@ def _sunk(eqn, producer):
     """op(R(a), R(b), s) -> R(op(a, b, s)): an elementwise op whose array operands all come from one rearranging
     primitive R with the same params and operands of one shape (a transpose, a broadcast, a reshape; not a slice,
     which would move the op onto more elements) runs before the data moves: on no more elements, and R moves on
-    to what absorbs it (a reduction or a product folds a transpose: tanh(x.T).sum(1) is tanh(x).sum(0)). Returns
-    (op's equation, R's), or None."""
+    to what absorbs it (a reduction or a product folds a transpose: tanh(x.T).sum(1) is tanh(x).sum(0)). Where R
+    has an `inverse` (a transpose), broadcasts of smaller arrays may stand beside its results: they take the
+    inverse, which folds into their broadcast (x.T - m[None] is (x - m[:, None]).T: a softmax over the rows of a
+    Fortran-ordered input reduces its columns). Returns the equations that replace op's, R's last, or None."""
     arrays = [x for x in eqn.inputs if isinstance(x, Var) and x.aval.ndim]
     makers = [producer(x) for x in arrays]
     if not eqn.prim.elementwise or not makers or None in makers:
         return None
     r = makers[0]
+    if not all(_alike(m, r) for m in makers):
+        r = next((m for m in makers if m.prim.inverse), None)
+        if r is None or not all(_alike(m, r) or _widens(m) for m in makers):
+            return None
     source = r.inputs[0] if len(r.inputs) == 1 else None
     if not r.prim.rearranges or source is None or is_symbolic(source.aval.shape) or \
-            is_symbolic(r.outvars[0].aval.shape) or source.aval.size > r.outvars[0].aval.size or any(
-            m.prim is not r.prim or params_key(m.params) != params_key(r.params)
-            or m.inputs[0].aval.shape != source.aval.shape for m in makers):
+            is_symbolic(r.outvars[0].aval.shape) or source.aval.size > r.outvars[0].aval.size:
         return None
-    moved = {id(x): m.inputs[0] for x, m in zip(arrays, makers)}
+    undone = [Eqn(r.prim, [x], r.prim.inverse(**r.params), [Var(source.aval.update(dtype=x.aval.dtype,
+                                                                                 weak_type=x.aval.weak_type))])
+              for x, m in zip(arrays, makers) if not _alike(m, r)]
+    moved = {id(x): m.inputs[0] for x, m in zip(arrays, makers) if _alike(m, r)}
+    moved.update((id(u.inputs[0]), u.outvars[0]) for u in undone)
     out = eqn.outvars[0]
     middle = Var(ShapedArray(source.aval.shape, out.aval.dtype, out.aval.weak_type))
     op = eqn.replace(inputs=[moved.get(id(x), x) for x in eqn.inputs], outvars=[middle])
     rearranged = r.replace(inputs=[middle], outvars=[out])
-    return (op, rearranged) if _well_typed(op) and _well_typed(rearranged) else None
+    parts = (*undone, op, rearranged)
+    return parts if all(_well_typed(e) for e in parts) else None
+
+
+def _alike(m, r):
+    """m rearranges as r does, from an operand of the same shape."""
+    return m.prim is r.prim and params_key(m.params) == params_key(r.params) and \
+        [x.aval.shape for x in m.inputs] == [x.aval.shape for x in r.inputs]
+
+
+def _widens(m):
+    """m rearranges a smaller array into more elements (a broadcast)."""
+    if not m.prim.rearranges or len(m.inputs) != 1:
+        return False
+    small, out = m.inputs[0].aval, m.outvars[0].aval
+    return not is_symbolic(small.shape) and not is_symbolic(out.shape) and small.size < out.size
 
 
 def _same_atom(x, y):

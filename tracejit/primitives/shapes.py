@@ -147,9 +147,15 @@ def _transpose_shape(x, permutation):
 
 
 def _transpose_simplify(eqn, producer):
-    """The identity permutation is a no-op; a transpose of a transpose is one (composed) transpose."""
+    """The identity permutation is a no-op; a transpose of a transpose is one (composed) transpose; a transpose of
+    a broadcast is a broadcast (of the operand's transpose, where the broadcast kept its axes in another order)."""
     x, perm = eqn.inputs[0], tuple(eqn.params["permutation"])
     inner = producer(x)
+    if inner is not None and inner.prim is broadcast_in_dim_p:
+        placed = [perm.index(d) for d in inner.params["broadcast_dimensions"]]
+        order, shape = tuple(np.argsort(placed).tolist()), eqn.outvars[0].aval.shape
+        return lambda y: ops.broadcast_in_dim(y if order == tuple(range(len(order))) else ops.transpose(
+            y, permutation=order), shape=shape, broadcast_dimensions=tuple(sorted(placed))), inner.inputs
     composed = inner is not None and inner.prim is transpose_p
     if composed:
         x, perm = inner.inputs[0], tuple(inner.params["permutation"][p] for p in perm)
@@ -165,10 +171,14 @@ def _lower_transpose(b, idx, read, permutation):
     return read(0, src)
 
 
+def _transpose_inverse(permutation):
+    return {"permutation": tuple(np.argsort(permutation).tolist())}
+
+
 transpose_p = linear_primitive(
     "transpose", _transpose_shape, lambda x, permutation: np.transpose(x, permutation).copy(),
-    lambda ct, x, permutation: [ops.transpose(ct, permutation=tuple(np.argsort(permutation).tolist()))],
-    simplify=_transpose_simplify, rearranges=True, lower=IndexMap(_lower_transpose),
+    lambda ct, x, permutation: [ops.transpose(ct, **_transpose_inverse(permutation))],
+    simplify=_transpose_simplify, rearranges=True, lower=IndexMap(_lower_transpose), inverse=_transpose_inverse,
     batch=lambda args, dims, permutation: (ops.transpose(args[0], permutation=(dims[0],) + tuple(
         batched_axis(p, dims[0]) for p in permutation)), 0))
 
