@@ -65,6 +65,33 @@ def test_fortran_inputs_match_c_inputs_without_a_copy(name, no_copies):
     assert len(no_copies) == 2 and f.misses == 1      # the signature's code, and its code for a transposed input
 
 
+def test_a_first_call_with_fortran_inputs_compiles_both_codes_at_once(no_copies, monkeypatch):
+    """The first call of a signature with a large transposed input starts the code for its layout on a thread
+    while the C-order code compiles; the call waits for it. An error compiling it reaches that call."""
+    import threading
+    threads = []
+    compile_ir = tracejit.api.compile_ir
+
+    def noted(*a, **k):
+        threads.append(threading.current_thread().name)
+        return compile_ir(*a, **k)
+    monkeypatch.setattr(tracejit.api, "compile_ir", noted)
+    F = np.asfortranarray(C)
+    f = tj.jit(softmax)
+    np.testing.assert_allclose(f(F), softmax(C), rtol=2e-5, atol=2e-6)
+    assert sorted(threads) == ["MainThread", "tracejit-layout"] and f.misses == 1
+    np.testing.assert_allclose(f(C), softmax(C), rtol=2e-5, atol=2e-6)
+    assert len(threads) == 2
+
+    def broken(closed, *a, **k):
+        if threading.current_thread().name == "tracejit-layout":
+            raise RuntimeError("no code for this layout")
+        return compile_ir(closed, *a, **k)
+    monkeypatch.setattr(tracejit.api, "compile_ir", broken)
+    with pytest.raises(RuntimeError, match="no code for this layout"):
+        tj.jit(lambda x: x.sum(1))(F)
+
+
 def test_fortran_inputs_take_the_native_entry(monkeypatch):
     """The code for a layout runs through its native entry, not the Python driver."""
     f = tj.jit(CASES["column_sums"])

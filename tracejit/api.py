@@ -28,7 +28,7 @@ from .core.timing import recording
 from .core.trace import Tracer, _stack, eval_ir
 from .dispatch import CacheEntry, fast_path, flat_args_tree, shared_cache
 from .traceback_util import api_boundary, mark_boundary, present
-from .transposed_inputs import as_views, transposed_outputs, with_layouts
+from .transposed_inputs import as_views, compile_soon, transposed_outputs, with_layouts
 
 
 def _split_static(fun, args, kwargs, static_argnums, static_argnames):
@@ -270,11 +270,13 @@ class Jitted:
             else:
                 traced, closed = closed, passes.optimize(closed)
                 t2 = time.perf_counter()
+                soon = compile_soon(traced, leaves, [v.aval for v in closed.ir.invars],
+                                    lambda c: compile_ir(c, cache=self.cache))
                 exe, views = _compiled(closed, self.cache)
                 t3 = time.perf_counter()
                 times.update({"passes": t2 - t1, **exe.times, "total": t3 - t0})
                 entry = _native_entry(closed, in_tree, out_tree, names, exe, views, times, leaves, fits, self.cache,
-                                      traced)
+                                      traced, soon)
             self._signatures.add(key, entry)
             self._signatures.misses += 1
             return entry
@@ -321,12 +323,12 @@ def _compiled(closed, cache, shipped=None):
     return compile_ir(compiled, cache=cache, shipped=shipped), views
 
 
-def _native_entry(closed, in_tree, out_tree, names, exe, views, times, leaves, fits, cache, traced=None):
+def _native_entry(closed, in_tree, out_tree, names, exe, views, times, leaves, fits, cache, traced=None, soon=None):
     """The cache entry of compiled code, with its fast path for calls like this one (leaves), its outputs at
     `views` returned as transposed views, and the code for large transposed inputs compiled from the traced IR
-    (else the optimised one) when they come (transposed_inputs)."""
+    (else the optimised one) when they come, or already compiling (soon: transposed_inputs.compile_soon)."""
     run = with_layouts(as_views(exe.run, views, False), traced or closed, exe.in_avals,
-                       lambda c: compile_ir(c, cache=cache))
+                       lambda c: compile_ir(c, cache=cache), soon)
     entry = CacheEntry(closed, in_tree, out_tree, run, times, names, exe, fits)
     entry.fast = fast_path(exe, entry, leaves, out_tree, views)
     if entry.fast is not None:
