@@ -138,7 +138,7 @@ def order_keys(x):
         return None
     uint, sint, flt = types
     if x.dtype.kind in "bu":
-        return x.astype(uint)
+        return x.astype(uint, copy=False)
     if x.dtype.kind == "i":
         return x.astype(sint).view(uint) ^ uint.type(1 << (8 * uint.itemsize - 1))
     v = x.astype(flt, copy=False) + flt.type(0.0)        # (-0.0 becomes 0.0)
@@ -151,7 +151,7 @@ def order_keys(x):
     return keys
 
 
-def _traced_order_keys(x):
+def traced_order_keys(x):
     """order_keys(x) as equations, which fuse into one loop."""
     uint, sint, flt = _key_types(aval(x).dtype)
     sign = uint.type(1 << (8 * uint.itemsize - 1))
@@ -188,7 +188,7 @@ def _argsort_simplify(eqn, producer):
         return None
 
     def packed_argsort(x):
-        keys = _traced_order_keys(x)
+        keys = traced_order_keys(x)
         if aval(keys).dtype.itemsize <= 4:
             return _traced_by_keys(keys, axis)
         u32 = np.dtype(np.uint32)
