@@ -157,7 +157,7 @@ def test_top_k_selects_without_sorting_the_axis_as_jax(jax64, dtype):
         np.testing.assert_array_equal(got[1], want[1])
         np.testing.assert_array_equal(got[0].astype(np.float64), np.asarray(want[0]).astype(np.float64))
     np.testing.assert_array_equal(tj.vmap(lambda v: lax.top_k(v, 3)[1])(x), jax64.vmap(lambda v: jax64.lax.top_k(v, 3)[1])(x))
-    from tracejit.primitives.top_k import GROUP       # long rows keep the candidates first: rows of ties, NaNs
+    from tracejit.primitives.top_k import GROUP  # long rows keep the candidates first: rows of ties, NaNs
     wide = np.random.default_rng(4).integers(-3, 4, (4, 700)).astype(np.float64)
     wide[0] = 2.0
     if dtype.kind == "f" or dtype.name == "bfloat16":

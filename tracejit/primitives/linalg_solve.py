@@ -179,7 +179,7 @@ def _lapack_solve(k, out, a, b, transpose_a):
                                       f"ptr {x.ptr}", *lp.ints(k, ldb)], returns=False)
 
     lp.copy(k, out.ptr, b.ptr, lp.nbytes(k, b.aval))
-    with lp.each_matrix(k, a.aval.shape) as i:
+    with lp.each_matrix(k, a.aval.shape, alone=lp.small_matrix((n, n)) and not _wide(n, m)) as i:
         x = lp.item(k, out, i)
         lp.copy(k, work, lp.item(k, a, i).ptr, lp.nbytes(k, a.aval.update(shape=a.aval.shape[-2:])))
         lp.call(k, "getrf_work", dtype, [f"i32 {c('COL_MAJOR')}", *lp.ints(k, n, n), f"ptr {work}", *lp.ints(k, lda),
@@ -193,6 +193,17 @@ def _lapack_solve(k, out, a, b, transpose_a):
             trsm(x, "UPPER", "NO_TRANS", "UNIT")
             _row_swaps(k, x, ipiv, n, reverse=True)
     lp.free(k, work)
+
+
+WIDE_SOLVE = 1 << 21    # n * n * m from which a solve with m >= n / 2 right-hand sides runs its trsm on all threads
+
+
+def _wide(n, m):
+    """Whether a's n x n factors solve so many right-hand sides (inv's n) that the trsm calls gain more from
+    OpenBLAS's threads than a small matrix loses when another thread holds a core: inv of 256 x 256 f64 took 1.94 ms
+    on one thread, 1.54 on two (1.53 with another process busy on one core; NumPy's 1.76); 128 x 128 0.32 and 0.24.
+    With a quarter of the columns one thread was as fast."""
+    return isinstance(n, int) and isinstance(m, int) and 2 * m >= n and n * n * m >= WIDE_SOLVE
 
 
 def _row_swaps(k, x, ipiv, n, reverse):
