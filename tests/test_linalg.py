@@ -262,6 +262,9 @@ AGAINST_JAX = {
     "solve_pos": (lambda a, b: tsla.solve((a + a.T) / 2, b, assume_a="pos"),
                   lambda a, b: jsla.solve((a + a.T) / 2, b, assume_a="pos"), (S4, B4)),
     "norm_2": (lambda x: la.norm(x, 2), lambda x: jnp.linalg.norm(x, 2), (TALL,)),
+    "lstsq_tall": (lambda a, b: la.lstsq(a, b)[0], lambda a, b: jnp.linalg.lstsq(a, b)[0], (TALL, normal(5, 2))),
+    "lstsq_wide": (lambda a, b: la.lstsq(a, b)[0], lambda a, b: jnp.linalg.lstsq(a, b)[0], (WIDE, normal(3, 2))),
+    "lstsq_values": (lambda a, b: la.lstsq(a, b)[3], lambda a, b: jnp.linalg.lstsq(a, b)[3], (TALL, normal(5, 2))),
 }
 
 
@@ -352,6 +355,7 @@ BATCHED = {
     "lu": (lambda a: tsla.lu_factor(a)[0], [normal(3, 4, 4)], (0,)),
     "det": (la.det, [normal(4, 5, 5)], (0,)),
     "expm": (tsla.expm, [normal(2, 3, 3)], (0,)),
+    "lstsq": (lambda a, b: la.lstsq(a, b)[0], [normal(3, 6, 4), normal(6, 3, 2)], (0, 1)),
 }
 
 
@@ -433,7 +437,8 @@ def test_batches_loop_in_native_code():
                      (la.solve, (well_conditioned(50, 4, 4), normal(50, 4, 1))),
                      (lambda a: la.eigh(a)[0], (spd(5, 6, 6),)),
                      (lambda a: la.svd(a)[0], (normal(5, 6, 4),)), (lambda a: la.qr(a)[0], (normal(5, 6, 4),)),
-                     (tsla.lu_factor, (normal(5, 6, 6),)), (lambda a, b: tsla.solve_triangular(a, b), (A4, B4))]:
+                     (tsla.lu_factor, (normal(5, 6, 6),)), (lambda a, b: tsla.solve_triangular(a, b), (A4, B4)),
+                     (tj.vmap(lambda a, b: la.lstsq(a, b)[0]), (normal(5, 6, 4), normal(5, 6, 2)))]:
         assert not any(isinstance(s, PythonStep) for s in _steps(fn, *args)), fn
     assert "tj_LAPACKE_dpotrf_work" in tj.jit(la.cholesky).lower(S4).as_llvm()
 
@@ -550,5 +555,9 @@ def test_empty_matrices():
     for fn, ref, arg in [(la.cholesky, np.linalg.cholesky, np.zeros((2, 0, 0))),
                          (lambda a: tuple(la.qr(a, "complete")), lambda a: tuple(np.linalg.qr(a, "complete")),
                           np.zeros((3, 0))),
-                         (lambda a: tuple(la.svd(a)), lambda a: tuple(np.linalg.svd(a)), np.zeros((3, 0)))]:
+                         (lambda a: tuple(la.svd(a)), lambda a: tuple(np.linalg.svd(a)), np.zeros((3, 0))),
+                         (lambda a: la.lstsq(a, np.ones((a.shape[0], 2)))[0],     # (gelsd returns at once: x is 0)
+                          lambda a: np.linalg.lstsq(a, np.ones((a.shape[0], 2)))[0], np.zeros((0, 3))),
+                         (lambda a: la.lstsq(a, np.ones((3, 2)))[0], lambda a: np.linalg.lstsq(a, np.ones((3, 2)))[0],
+                          np.zeros((3, 0)))]:
         assert_close(tj.jit(fn)(arg), ref(arg), 1e-12)

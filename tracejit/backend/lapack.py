@@ -19,6 +19,8 @@ layout: ROW_MAJOR 101 or COL_MAJOR 102; the return value is LAPACK's info):
                                                                                 (complex: ?heevd)
     lapack_int LAPACKE_?gesdd(int layout, char jobz, lapack_int m, lapack_int n, T *a, lapack_int lda, R *s,
                               T *u, lapack_int ldu, T *vt, lapack_int ldvt)
+    lapack_int LAPACKE_?gelsd(int layout, lapack_int m, lapack_int n, lapack_int nrhs, T *a, lapack_int lda, T *b,
+                              lapack_int ldb, R *s, R rcond, lapack_int *rank)
     void cblas_?trsm(int layout, int side, int uplo, int trans, int diag, intN m, intN n, T alpha,
                      const T *a, intN lda, T *b, intN ldb)      (complex: alpha is a pointer to T)
 

@@ -17,6 +17,7 @@ from ..core.avals import DEFAULT_INT, broadcast_shapes
 from ..core.errors import ShapeError
 from ..core.trace import Tracer, bind
 from ..primitives import linalg_factor as factor
+from ..primitives import linalg_lstsq as lstsqs
 from ..primitives import linalg_solve as solves
 from ..primitives.custom_jvp_call import call_with_jvp
 from ._base import asarray, astype, aval, broadcast_to_shape, promote, promote_linalg, reject_out
@@ -297,7 +298,7 @@ def matrix_rank(M, rtol=None, *, hermitian=False, tol=None):
 
 
 def lstsq(a, b, rcond=None, *, numpy_resid=False):
-    """(x, residuals, rank, s) of min |a x - b| from the SVD of a 2-D a, as JAX's (residuals always, unless
+    """(x, residuals, rank, s) of min |a x - b| for a 2-D a, as JAX's from its SVD (residuals always, unless
     numpy_resid asks for NumPy's empty ones where it gives none)."""
     a, b = promote_linalg(a, b, name="lstsq")
     sa, sb = aval(a).shape, aval(b).shape
@@ -311,11 +312,9 @@ def lstsq(a, b, rcond=None, *, numpy_resid=False):
         rcond = np.finfo(dtype).eps * max(n, m)
     elif rcond < 0:
         rcond = np.finfo(dtype).eps
-    u, s, vt = svd(a, full_matrices=False)
-    mask = logical_and(greater(s, 0.0), greater_equal(s, multiply(s[0], rcond)))
+    x, s = bind(lstsqs.lstsq_p, a, b2, rcond=float(rcond))
+    mask = logical_and(greater(s, 0.0), greater_equal(s, multiply(s[:1], rcond)))     # (s may be empty)
     rank = astype(count_nonzero(mask), np.int32)      # as NumPy's (JAX with x64: int64)
-    s_inv = where_(mask, divide(1.0, where_(mask, s, 1.0)), 0.0)[:, None]
-    x = matmul(_H(vt), multiply(s_inv, matmul(_H(u), b2)))
     r = subtract(b2, matmul(a, x))
     resid = sum(real(multiply(r, conj(r))), axis=0)
     if numpy_resid and (int(rank) < n or m <= n):

@@ -18,6 +18,7 @@ from . import (
                linalg,
                linalg_eig,
                linalg_factor,
+               linalg_lstsq,
                linalg_solve,
                reductions,
                remat,
@@ -33,5 +34,5 @@ from . import (
 )
 
 ALL = register([elementwise, special, bitcast, complex_parts, shapes, reductions, cumulative, linalg, linalg_factor,
-                linalg_solve, linalg_eig, fft, indexing, sorting, top_k, scatter, convolution, windowed, threefry, cond, while_loop, scan,
+                linalg_lstsq, linalg_solve, linalg_eig, fft, indexing, sorting, top_k, scatter, convolution, windowed, threefry, cond, while_loop, scan,
                 debug, remat])
