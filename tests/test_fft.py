@@ -204,6 +204,29 @@ def test_compiled_program_calls_numpys_fft():
                                  np.fft.rfft2(x[:, :50_001]))):
         np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
 
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_rows_through_numpys_fft_are_written_in_place_over_the_threads(dtype, monkeypatch):
+    """The Python driver transforms many rows of a length it does not compile in chunks over the threads, each
+    written into the output (NumPy 2's out=): every kind and dtype as NumPy; no copy of the input for irfft's
+    length (its zero padding is no equation)."""
+    from tracejit.primitives import fft
+    chunks = []
+    into = fft.fft_p.into
+    monkeypatch.setattr(fft.fft_p, "into", lambda parallel_for, *a, **k: into(
+        lambda fn, n: chunks.append(n) or parallel_for(fn, n), *a, **k))
+    x = normal(600, 250).astype(dtype)
+    z = (x + 1j * x[::-1]).astype(np.complex64 if dtype == np.float32 else np.complex128)
+    tol = 1e-4 if dtype == np.float32 else 1e-12
+    for f, arg in [(tfft.rfft, x), (tfft.fft, z), (tfft.ifft, z), (lambda v: tfft.irfft(v, n=250), z[:, :126])]:
+        jf = tj.jit(f)
+        assert "pad" not in jf.lower(arg).as_text()
+        got, want = jf(arg), getattr(np.fft, f.__name__ if f.__name__ != "<lambda>" else "irfft")(
+            arg, **({"n": 250} if f.__name__ == "<lambda>" else {}))
+        assert got.dtype == want.dtype
+        np.testing.assert_allclose(got, want, rtol=tol, atol=tol)
+    assert chunks and all(n > 1 for n in chunks), chunks
+
 # ---------------------------------------------------------------------------------------------- errors
 
 

@@ -367,7 +367,8 @@ def _lower_pad(b, idx, read, padding_config):
 
 
 pad_p = linear_primitive("pad", _pad_shape, _pad_impl, _pad_transpose, batch=_pad_batch,
-                         lower=IndexMap(_lower_pad))
+                         lower=IndexMap(_lower_pad), simplify=lambda eqn, producer: eqn.inputs[0] if all(
+                             tuple(c) == (0, 0, 0) for c in eqn.params["padding_config"]) else None)
 
 # ----------------------------------------------------------------------------------------- concatenate
 
