@@ -317,14 +317,51 @@ def test_rearrangements_have_gradients(rng, name):
     tj.test_util.check_grads(lambda x: tnp.sum(tnp.sin(REARRANGEMENTS[name](tnp)(x))), (x,), order=2)
 
 
+PAD_MODES = [("constant", {}), ("constant", {"constant_values": ((1, 2), (3, 4))}), ("empty", {}), ("edge", {}),
+             ("wrap", {}), ("reflect", {}), ("symmetric", {}), ("reflect", {"reflect_type": "odd"}),
+             ("symmetric", {"reflect_type": "odd"}), ("linear_ramp", {"end_values": (5, -3)}), ("maximum", {}),
+             ("minimum", {"stat_length": ((1, 2), (2, 1))}), ("mean", {}), ("median", {"stat_length": 2})]
+
+
+@pytest.mark.parametrize("mode, kwargs", PAD_MODES)
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.int32])
+def test_pad_modes_as_jax_and_numpy(jax64, mode, kwargs, dtype):
+    """Every mode of jnp.pad, eager and compiled, against JAX's (and NumPy's, which integer ramps follow: JAX floors
+    a ramp value that rounding put just below an integer); widths wider than the axis take several mirror images."""
+    rng = np.random.default_rng(5)
+    x = (rng.standard_normal((3, 4)) * 10).astype(dtype)
+    for width in (1, ((2, 0), (0, 3)), ((7, 5), (9, 2))):
+        want = np.asarray((np if mode == "linear_ramp" and dtype == np.int32 else jax64.numpy).pad(x, width, mode, **kwargs))
+        for fn in (tnp.pad, tj.jit(lambda x, width=width: tnp.pad(x, width, mode, **kwargs))):
+            got = np.asarray(fn(x) if fn is not tnp.pad else fn(x, width, mode, **kwargs))
+            assert got.shape == want.shape and got.dtype == want.dtype
+            if mode != "empty":
+                np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-5)
+    if mode == "constant" and kwargs:       # traced values
+        got = tj.jit(lambda x, c: tnp.pad(x, width, constant_values=c))(x, kwargs["constant_values"])
+        np.testing.assert_array_equal(got, jax64.numpy.pad(x, width, **kwargs))
+    if dtype == np.float64 and mode not in ("empty", "constant", "maximum", "minimum", "median"):
+        f = lambda x, M: (M.pad(x, ((4, 2), (1, 5)), mode, **kwargs) ** 2).sum()
+        np.testing.assert_allclose(tj.grad(lambda x: f(x, tnp))(x), jax64.grad(lambda x: f(x, jax64.numpy))(x),
+                                   rtol=1e-10)
+
+
 def test_rearrangement_errors():
     x = np.ones((2, 3))
     with pytest.raises(TypeError, match="repeats must be concrete"):
         tj.jit(lambda x, r: tnp.repeat(x, r))(x, np.array([1, 2]))
     with pytest.raises(ValueError, match="non-negative"):
         tnp.tile(x, -1)
-    with pytest.raises(NotImplementedError, match="mode 'reflect'"):
-        tnp.pad(x, 1, mode="reflect")
+    with pytest.raises(ValueError, match="mode 'mirror' is not one of"):
+        tnp.pad(x, 1, mode="mirror")
+    with pytest.raises(ValueError, match="unsupported keyword arguments for mode 'edge'"):
+        tnp.pad(x, 1, mode="edge", constant_values=1)
+    with pytest.raises(ValueError, match="can't extend empty axis 1"):
+        tnp.pad(np.ones((2, 0)), 1, mode="wrap")
+    with pytest.raises(ValueError, match="stat_length of 0"):
+        tnp.pad(x, 1, mode="mean", stat_length=0)
+    with pytest.raises(ValueError, match="reflect_type must be"):
+        tnp.pad(x, 1, mode="reflect", reflect_type="other")
     with pytest.raises(ValueError, match="diff: order n must be non-negative"):
         tnp.diff(x, -1)
 

@@ -141,6 +141,7 @@ from .indexing import _AtIndexer, argsort, getitem, interp, repeat, searchsorted
 from .linalg_ops import cross, diag, diagonal, dot, inner, kron, matmul, outer, tensordot, trace, vdot
 from .nan_reductions import nanargmax, nanargmin, nancumprod, nancumsum, nanprod, nanstd, nanvar
 from .nonzero import argwhere, flatnonzero, nonzero
+from .padding import pad
 from .polynomials import (
     poly,
     polyadd,
@@ -188,7 +189,6 @@ from .shape_ops import (
     hstack,
     meshgrid,
     moveaxis,
-    pad,
     ravel,
     reshape,
     roll,

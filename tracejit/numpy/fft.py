@@ -20,7 +20,8 @@ from ..primitives.fft import FftType
 from ._base import asarray, astype, aval, promote, reject_out
 from ._docs import document_as_numpy
 from .complex_numbers import conj
-from .shape_ops import moveaxis, pad, roll
+from .padding import pad
+from .shape_ops import moveaxis, roll
 from .ufuncs import divide, multiply
 
 __all__ = ["fft", "fft2", "fftfreq", "fftn", "fftshift", "hfft", "ifft", "ifft2", "ifftn", "ifftshift", "ihfft",

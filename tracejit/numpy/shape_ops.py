@@ -209,23 +209,6 @@ def tile(A, reps):
     return reshape(A, tuple(r * d for r, d in zip(reps, shape)))
 
 
-def pad(array, pad_width, mode="constant", constant_values=0):
-    """Constant padding (the mode NumPy defaults to): one pad equation."""
-    if mode != "constant":
-        raise NotImplementedError(f"pad: mode {mode!r} is not supported; only 'constant' is")
-    x = asarray(array)
-    ndim = aval(x).ndim
-    widths = int_array(pad_width, "pad: pad_width", (ndim, 2), bools=False)
-    if (widths < 0).any():
-        raise ValueError(f"pad: pad_width must be non-negative, got {pad_width!r}")
-    value = np.asarray(constant_values)
-    if value.ndim:
-        raise NotImplementedError("pad: constant_values must be one scalar")
-    value = value.astype(aval(x).dtype) if not isinstance(constant_values, Tracer) else astype(constant_values,
-                                                                                              aval(x).dtype)
-    return bind(sh.pad_p, x, value, padding_config=tuple((int(lo), int(hi), 0) for lo, hi in widths))
-
-
 def _as_array(a):
     """A value as NumPy's array functions take it: a Python scalar becomes a strongly typed array
     (vstack([x_f32, 1.5]) is float64 in NumPy, unlike x_f32 + 1.5)."""
