@@ -25,6 +25,7 @@ from . import (
     lax,
     nn,
     numpy,
+    ops,
     random,
     test_util,
     tree,

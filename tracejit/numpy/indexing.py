@@ -6,6 +6,7 @@ from ..core.avals import DEFAULT_INT, Dim, broadcast_shapes, normalize_axis
 from ..core.errors import ConcretizationError, ShapeError
 from ..core.trace import Tracer, bind, eager
 from ..primitives import indexing as ix
+from ..primitives import reductions as rd
 from ..primitives import scatter as sc
 from ..primitives import shapes as sh
 from ..primitives import sorting
@@ -327,10 +328,22 @@ def _exactly(value, y):
 
 # -------------------------------------------------------------------------------------- x.at[idx]
 
+def _mode(options):
+    """JAX's options of x.at[idx] updates: hints (indices_are_sorted, unique_indices) change nothing; the modes all
+    drop out-of-range updates, as JAX's default does ('clip' is not offered: x.at clamps nothing)."""
+    unknown = set(options) - {"indices_are_sorted", "unique_indices", "mode", "fill_value"}
+    if unknown:
+        raise TypeError(f"x.at[idx] update: unexpected keyword arguments {sorted(unknown)}")
+    if options.get("mode") not in (None, "drop", "fill", "promise_in_bounds"):
+        raise NotImplementedError(f"x.at[idx] update: mode {options['mode']!r} is not supported; out-of-range "
+                                  "updates are dropped (mode 'drop', JAX's default)")
+
+
 class _AtIndexer:
-    """x.at[idx].set(v) / .add(v) / .multiply(v) / .get(): functional updates, as in JAX. Out-of-range
-    indices are dropped from updates; with repeated indices, add accumulates, set keeps the last value (as NumPy's
-    x[idx] = v, and JAX's CPU code) and multiply needs concrete indices."""
+    """x.at[idx].set(v) / .add(v) / .max(v) / .min(v) / .multiply(v) / .get(): functional updates, as in JAX.
+    Out-of-range indices are dropped from updates; with repeated indices, add accumulates, max and min keep the
+    extreme, set keeps the last value (as NumPy's x[idx] = v, and JAX's CPU code) and multiply needs concrete
+    indices."""
 
     def __init__(self, x):
         self.x = x
@@ -368,10 +381,11 @@ class _AtUpdate:
         indices = expand_dims(positions, -1)
         return bind(prim, zeros_like(flat) if into is None else into, indices, values, axes=(0,), mode="drop")
 
-    def _update(self, prim, values):
+    def _update(self, prim, values, options):
         """prim (a scatter) of values at the selected elements of x, indexed by their axes' positions (unravelled
         from the flat ones; out of range where those are), so that x is never reshaped: a reshape of a large x and
         back were two copies of it (x.at[i, 0].set over 2048 x 2048 f32 took 3.5x NumPy's time)."""
+        _mode(options)
         positions, _ = self._positions()
         x = self.x
         shape = aval(x).shape
@@ -384,18 +398,25 @@ class _AtUpdate:
         indices = concatenate([expand_dims(c, -1) for c in columns], axis=-1)
         return bind(prim, x, indices, values, axes=tuple(range(len(shape))), mode="drop")
 
-    def add(self, values):
-        return self._update(sc.scatter_add_p, values)
+    def add(self, values, **options):
+        return self._update(sc.scatter_add_p, values, options)
 
-    def set(self, values):
-        return self._update(sc.scatter_p, values)
+    def set(self, values, **options):
+        return self._update(sc.scatter_p, values, options)
 
-    def multiply(self, values):
+    def max(self, values, **options):
+        return self._update(sc.scatter_max_p, values, options)
+
+    def min(self, values, **options):
+        return self._update(sc.scatter_min_p, values, options)
+
+    def multiply(self, values, **options):
+        _mode(options)
         positions, flat = self._positions()
         if isinstance(positions, Tracer):
             raise TypeError("x.at[idx].multiply needs concrete indices (numpy arrays, ints or slices); "
                             "with traced indices use x * tnp.where(mask, factor, 1)")
-        positions, values = _resolve_repeats(positions, values, combine=np.multiply)
+        positions, values = _products_at_repeats(positions, values, aval(flat).dtype)
         factor = self._scatter(sc.scatter_add_p, positions, flat, values)
         hit = greater(self._scatter(sc.scatter_add_p, positions, flat, np.ones((), aval(flat).dtype)), 0)
         return reshape(where_(hit, multiply(flat, factor), flat), aval(self.x).shape)
@@ -429,17 +450,19 @@ def repeat(a, repeats, axis=None):
     return take(a, np.repeat(np.arange(shape[axis]), repeats), axis=axis)
 
 
-def _resolve_repeats(positions, values, combine):
-    """Concrete positions may repeat: combine their values."""
+def _products_at_repeats(positions, values, dtype):
+    """Concrete positions may repeat: (each position once, the product of its values), the values gathered into a
+    row per position padded with ones and multiplied along it (they may be traced)."""
     positions = np.asarray(positions)
+    values = broadcast_to_shape(astype(asarray(values), dtype), positions.shape)
     in_range = positions[positions >= 0]
     if len(np.unique(in_range)) == in_range.size:
         return positions, values
-    if isinstance(values, Tracer):
-        raise TypeError("x.at[idx].multiply with repeated indices needs concrete values")
-    resolved = {}
-    for p, v in zip(positions.ravel(), np.broadcast_to(np.asarray(values), positions.shape).ravel()):
-        if p >= 0:
-            resolved[p] = combine(resolved[p], v) if p in resolved else v
-    keys = np.fromiter(resolved, dtype=DEFAULT_INT, count=len(resolved))
-    return keys, np.asarray([resolved[k] for k in keys])
+    flat = positions.ravel()
+    order = np.argsort(flat, kind="stable")
+    order = order[flat[order] >= 0]
+    keys, starts, counts = np.unique(flat[order], return_index=True, return_counts=True)
+    rows = np.full((len(keys), counts.max()), flat.size, DEFAULT_INT)       # flat.size: the padding one
+    rows[np.repeat(np.arange(len(keys)), counts), np.arange(order.size) - np.repeat(starts, counts)] = order
+    padded = concatenate([ravel(values), np.ones(1, dtype)])
+    return keys.astype(DEFAULT_INT), bind(rd.reduce_prod_p, take(padded, rows), axes=(1,))

@@ -1,8 +1,9 @@
 """The scatters, gather's counterparts (indexing.py). scatter_add(x, indices, updates, axes, mode) adds each update
 into x at its index (gather's transpose); scatter(x, indices, updates, axes, mode) stores it there, in order, so that
 the last of repeated indices wins (NumPy's x[idx] = v; JAX leaves the winner unspecified and its CPU code keeps the
-last). mode="clip" clamps out-of-range indices, mode="drop" skips their updates (what x.at[i].add and .set do in
-JAX).
+last); scatter_max and scatter_min keep the larger (smaller) of the element and each update, NaN propagating (x.at[i].max
+and .min, jax.ops.segment_max). mode="clip" clamps out-of-range indices, mode="drop" skips their updates (what
+x.at[i].add and .set do in JAX).
 
 Both are linear in (x, updates) jointly and lower to one kernel: out = x, then a loop over the updates in order,
 never outside the buffer (indices clamped, or their updates skipped); a loop carry's scatter updates x where it
@@ -11,11 +12,12 @@ cotangent of its position only where it won: it scatters the updates' numbers to
 import numpy as np
 
 from ..backend.rules import Kernel
-from ..core.ad_util import UndefinedPrimal, aval, zeros
+from ..core.ad_util import UndefinedPrimal, Zero, aval, instantiate, zeros
 from ..core.avals import DEFAULT_INT, ShapedArray
 from ..core.batching import batched_axis, move_batch_axis
 from ..core.errors import ShapeError
 from ..core.ops import ops
+from ..core.trace import Primitive
 from .base import linear_primitive
 from .indexing import _front, _gather_out_shape, _gathered_index, _index_tuple, _with_batch_column
 
@@ -152,3 +154,50 @@ def _set_at(out, columns, updates):
 
 scatter_p = linear_primitive("scatter", _shape("scatter"), _impl(_set_at), _scatter_transpose, (0, 2),
                              batch=_batch("scatter"), lower=_lowering(lambda b, old, new, dtype: new))
+
+# --------------------------------------------------------------------------------- scatter_max, scatter_min
+
+
+def _extremal_jvp(name):
+    """JAX's rule: where several values tie for the result (the element and updates), its tangent is the mean of
+    theirs. Per update: `won` if it equals the result at its index, `kept` if the element does; the element's
+    tangent leaves the result (scatter_add of -1/refs of it per update) unless it was kept."""
+    def jvp(primals, tangents, axes, mode):
+        (x, indices, updates), (tx, _, tu) = primals, tangents
+        out = getattr(ops, name)(x, indices, updates, axes=axes, mode=mode)
+        if isinstance(tx, Zero) and isinstance(tu, Zero):
+            return out, Zero(aval(out))
+        tx, tu = instantiate(tx), instantiate(tu)
+        read = "clip" if mode == "clip" else "fill"
+        dtype, shape = aval(x).dtype, aval(updates).shape
+
+        def at_updates(v):
+            return ops.gather(v, indices, axes=axes, mode=read)
+
+        def per_update(value):
+            return ops.broadcast_in_dim(np.asarray(value, dtype), shape=shape, broadcast_dimensions=())
+
+        def counted(mask):      # per update: how many updates at its index hold the mask
+            ones = ops.select_n(mask, per_update(0), per_update(1))
+            return at_updates(ops.scatter_add(zeros(aval(x)), indices, ones, axes=axes, mode=mode))
+        target = at_updates(out)
+        won, kept = ops.eq(updates, target), ops.eq(at_updates(x), target)
+        winners, refs = counted(won), counted(ops.broadcast_in_dim(np.True_, shape=shape, broadcast_dimensions=()))
+        share = ops.div(per_update(1), ops.select_n(kept, winners, ops.add(winners, per_update(1))))
+        update_coef = ops.select_n(won, per_update(0), share)
+        element_coef = ops.div(ops.sub(ops.select_n(kept, per_update(0), share), per_update(1)), refs)
+        moved = ops.add(ops.mul(at_updates(tx), element_coef), ops.mul(tu, update_coef))
+        return out, ops.scatter_add(tx, indices, moved, axes=axes, mode=mode)
+    return jvp
+
+
+def _extremal(name, combine, at):
+    def shape(x, indices, updates, axes, mode):
+        if x.dtype.kind == "c":
+            raise TypeError(f"{name}: complex values have no order, got {x.str_short()}")
+        return _shape(name)(x, indices, updates, axes, mode)
+    return Primitive(name, shape, _impl(at), jvp=_extremal_jvp(name), batch=_batch(name), lower=_lowering(combine))
+
+
+scatter_max_p = _extremal("scatter_max", lambda b, old, new, dtype: b.maximum(old, new, dtype), np.maximum.at)
+scatter_min_p = _extremal("scatter_min", lambda b, old, new, dtype: b.minimum(old, new, dtype), np.minimum.at)
