@@ -389,6 +389,22 @@ def library(repeat):
             + compare("inverse 10000x8x8 f32", lambda M: lambda a: M.linalg.inv(a), (small,), repeat, tol=1e-3))
 
 
+@workload("library2")
+def library2(repeat):
+    """More of them (stop 36): top_k of a long vector, LAPACK's factorizations at sizes where its row-major interface
+    cost, least squares, and many FFTs of a length that is not a power of two (NumPy's pocketfft)."""
+    u, a = f32(1_000_000, seed=31), np.random.default_rng(32).standard_normal((1024, 1024))
+    rows = np.random.default_rng(33).standard_normal((1000, 1000))
+    return (compare("top_k 10 of 1e6 f32", lambda M: lambda x: tj.lax.top_k(x, 10), (u,), repeat,
+                    jax_make=lambda: lambda x: jax.lax.top_k(x, 10), numpy=lambda: np.sort(np.partition(u, -10)[-10:]))
+            + compare("slogdet 1024x1024 f64", lambda M: lambda a: M.linalg.slogdet(a)[1], (a,), repeat, tol=1e-8)
+            + compare("inv 256x256 f64", lambda M: lambda a: M.linalg.inv(a), (a[:256, :256],), repeat, tol=1e-6)
+            + compare("lstsq 512x512, 2 rhs f64", lambda M: lambda a, b: M.linalg.lstsq(a, b)[0],
+                      (a[:512, :512], a[:512, :2]), repeat, tol=1e-6)
+            + compare("rfft rows 1000x1000 f64", lambda M: lambda x: M.fft.rfft(x, axis=1), (rows,), repeat,
+                      tol=1e-9))
+
+
 @workload("small_calls")
 def small_calls(repeat):
     p = {"w": f32(8, 8, seed=15), "b": f32(8, seed=16)}

@@ -224,6 +224,8 @@ EXAMPLES = {
                  [f64(3, 2, 4), ints(-1, 4, 5, 2), f64(5, 2)]),
                 (lambda x, i, u: applied("scatter", axes=(0,), mode="clip")(x, i, u),
                  [f64(4, 3), ints(-2, 6, 7, 1), f64(7, 3)])],
+    "lstsq": [(lambda a, b: tnp.linalg.lstsq(a, b)[0], [f64(5, 3), f64(5, 2)]),
+              (lambda a, b: tnp.linalg.lstsq(a, b)[3], [f64(3, 4), f64(3, 1)])],
     "scatter_max": [(tj.jit(lambda x, i, v: x.at[i].max(v)), [f64(5, 2), ints(0, 4, 3), f64(3, 2)]),
                     (lambda x, i, u: applied("scatter_max", axes=(2, 0), mode="drop")(x, i, u),
                      [f64(3, 2, 4), ints(-1, 4, 5, 2), f64(5, 2)])],

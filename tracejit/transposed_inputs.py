@@ -12,6 +12,7 @@ Fortran-ordered array is Fortran-ordered). A copy of a 2048 x 2048 f32 transpose
 executable._c_copy), where NumPy's gemv reads it in place in 0.3. The code for a set of transposed positions is
 compiled on its first call and kept with the entry.
 """
+import os
 import threading
 from concurrent.futures import Future
 
@@ -94,8 +95,26 @@ def compile_soon(traced, leaves, in_avals, compile_ir):
             future.set_result(_variant(traced, positions, len(in_avals), compile_ir))
         except BaseException as e:  # noqa: BLE001 -- raised where the call waits for it
             future.set_exception(e)
-    threading.Thread(target=work, name="tracejit-layout").start()
+        finally:
+            _compiling.discard(thread)
+    thread = threading.Thread(target=work, name="tracejit-layout")
+    _compiling.add(thread)
+    thread.start()
     return {positions: future}
+
+
+_compiling = set()      # the threads compile_soon started that still run
+
+
+def _before_fork():
+    """A fork waits for them: LLVM's state must not be mid-compile in the child."""
+    for thread in list(_compiling):
+        if thread is not threading.current_thread():
+            thread.join()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(before=_before_fork)
 
 
 def _variant(closed, positions, n_inputs, compile_ir):
