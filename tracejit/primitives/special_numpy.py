@@ -281,18 +281,24 @@ def polygamma(m, x):
 
 
 def _bessel_ie(x, order):
-    """exp(-|x|) I_order(|x|) for order 0 or 1: the power series (all terms positive) up to |x| = 30, the
+    """exp(-|x|) I_order(|x|) for order 0 or 1: the power series (all terms positive) up to |x| = 30, each element's
+    terms summed until they no longer count (i0e of 1e6 normal values: 465 -> 184 ms, SciPy 27; 120 terms each before), the
     asymptotic series above (terms shrink to 1e-19 within 24 terms there)."""
     ax = np.abs(x)
     out = np.empty_like(ax)
     small = ax <= 30
     z = ax[small]
     quarter = z * z / 4
-    term = np.where(order, z / 2, 1.0)
-    total = term.copy()
+    term = z / 2 if order else np.ones_like(z)
+    total, summing = term.copy(), np.arange(z.size)     # summing: the elements whose terms still count
     for k in range(1, 120):
         term = term * quarter / (k * (k + order))
-        total += term
+        total[summing] += term
+        going = term > _EPS / 4 * total[summing]        # (false only once the terms shrink)
+        if not going.all():
+            summing, term, quarter = summing[going], term[going], quarter[going]
+            if not summing.size:
+                break
     out[small] = total * np.exp(-z)
     z = ax[~small]
     mu = 4.0 * order * order
