@@ -85,23 +85,23 @@ def _log_gamma_prefactor(a, x):
 
 
 def _series(a, x, grad):
-    """P(a, x) = x**a e**-x / Gamma(a + 1) sum_n x**n / ((a + 1)...(a + n)), with dP/da if grad."""
-    term, total = np.ones_like(a), np.ones_like(a)
-    dterm, dtotal, harmonic = np.zeros_like(a), np.zeros_like(a), np.zeros_like(a)
-    active = np.ones(a.shape, bool)
+    """P(a, x) = x**a e**-x / Gamma(a + 1) sum_n x**n / ((a + 1)...(a + n)), with dP/da if grad; each element's
+    terms summed until they no longer count (the arrays shrink to the elements still summing)."""
+    total, dtotal = np.ones_like(a), np.zeros_like(a)
+    at, xs, aa, term, dterm = np.arange(a.size), x, a, np.ones_like(a), np.zeros_like(a)
     for n in range(1, _MAX_TERMS):
-        r = x[active] / (a[active] + n)
-        harmonic[active] += 1 / (a[active] + n)
-        term[active] *= r
-        total[active] += term[active]
+        r = xs / (aa + n)
+        term = term * r
+        total[at] += term
+        going = np.abs(term) > _EPS * np.abs(total[at]) / 4
         if grad:
-            dterm[active] = dterm[active] * r - term[active] / (a[active] + n)
-            dtotal[active] += dterm[active]
-        active[active] = np.abs(term[active]) > _EPS * np.abs(total[active]) / 4
-        if grad:
-            active |= np.abs(dterm) > _EPS * np.abs(dtotal) / 4
-        if not active.any():
-            break
+            dterm = dterm * r - term / (aa + n)
+            dtotal[at] += dterm
+            going |= np.abs(dterm) > _EPS * np.abs(dtotal[at]) / 4
+        if not going.all():
+            at, xs, aa, term, dterm = at[going], xs[going], aa[going], term[going], dterm[going]
+            if not at.size:
+                break
     pref = np.exp(_log_gamma_prefactor(a, x)) / a
     value = pref * total
     if not grad:
@@ -111,32 +111,35 @@ def _series(a, x, grad):
 
 def _continued_fraction(a, x, grad):
     """Q(a, x) = x**a e**-x / Gamma(a) / (x + 1 - a - 1 (1 - a) / (x + 3 - a - ...)) by Lentz's method, with dQ/da
-    (the recurrences differentiated in a) if grad."""
+    (the recurrences differentiated in a) if grad; the arrays shrink to the elements not yet converged."""
     tiny = 1e-300
-    b, db = x + 1 - a, -np.ones_like(a)
+    b = x + 1 - a
     c, dc = np.full_like(a, 1 / tiny), np.zeros_like(a)
     d = 1 / np.where(np.abs(b) < tiny, tiny, b)
-    dd = -db * d * d
+    dd = d * d                           # (db = -1)
     h, dh = d.copy(), dd.copy()
-    active = np.ones(a.shape, bool)
+    at, aa = np.arange(a.size), a
     for i in range(1, _MAX_TERMS):
-        an, dan = -i * (i - a), i * np.ones_like(a)
+        an = -i * (i - aa)
         b = b + 2
-        dd = dan * d + an * dd + db
+        dd = i * d + an * dd - 1
         d = an * d + b
         d = np.where(np.abs(d) < tiny, tiny, d)
-        dc = db + dan / c - an * dc / (c * c)
+        dc = -1 + i / c - an * dc / (c * c)
         c = b + an / c
         c = np.where(np.abs(c) < tiny, tiny, c)
         d = 1 / d
         dd = -dd * d * d
         delta, ddelta = d * c, dd * c + d * dc
-        h, dh = np.where(active, h * delta, h), np.where(active, dh * delta + h * ddelta, dh)
-        active &= np.abs(delta - 1) > _EPS / 2
+        h_at = h[at]
+        h[at], dh[at] = h_at * delta, dh[at] * delta + h_at * ddelta
+        going = np.abs(delta - 1) > _EPS / 2
         if grad:
-            active |= np.abs(ddelta) * np.abs(h) > _EPS * np.abs(dh) / 2
-        if not active.any():
-            break
+            going |= np.abs(ddelta) * np.abs(h[at]) > _EPS * np.abs(dh[at]) / 2
+        if not going.all():
+            at, aa, b, c, dc, d, dd = (v[going] for v in (at, aa, b, c, dc, d, dd))
+            if not at.size:
+                break
     pref = np.exp(_log_gamma_prefactor(a, x))
     value = pref * h
     if not grad:
@@ -182,26 +185,27 @@ def igamma_grad_a(a, x):
 
 
 def _beta_fraction(a, b, x):
-    """The continued fraction of I_x(a, b) (DLMF 8.17.22), by Lentz's method."""
+    """The continued fraction of I_x(a, b) (DLMF 8.17.22), by Lentz's method; the arrays shrink to the elements not
+    yet converged."""
     tiny = 1e-300
-    qab, qap, qam = a + b, a + 1, a - 1
-    c = np.ones_like(x)
-    d = 1 - qab * x / qap
+    d = 1 - (a + b) * x / (a + 1)
     d = 1 / np.where(np.abs(d) < tiny, tiny, d)
     h = d.copy()
-    active = np.ones(x.shape, bool)
+    at, c = np.arange(x.size), np.ones_like(x)
     for m in range(1, _MAX_TERMS):
-        for an in (m * (b - m) * x / ((qam + 2 * m) * (a + 2 * m)),
-                   -(a + m) * (qab + m) * x / ((a + 2 * m) * (qap + 2 * m))):
+        for an in (m * (b - m) * x / ((a - 1 + 2 * m) * (a + 2 * m)),
+                   -(a + m) * (a + b + m) * x / ((a + 2 * m) * (a + 1 + 2 * m))):
             d = 1 + an * d
             d = 1 / np.where(np.abs(d) < tiny, tiny, d)
             c = 1 + an / c
             c = np.where(np.abs(c) < tiny, tiny, c)
             delta = d * c
-            h = np.where(active, h * delta, h)
-        active &= np.abs(delta - 1) > _EPS / 2
-        if not active.any():
-            break
+            h[at] *= delta
+        going = np.abs(delta - 1) > _EPS / 2
+        if not going.all():
+            at, a, b, x, c, d = (v[going] for v in (at, a, b, x, c, d))
+            if not at.size:
+                break
     return h
 
 
