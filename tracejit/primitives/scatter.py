@@ -5,10 +5,10 @@ last); scatter_max and scatter_min keep the larger (smaller) of the element and 
 and .min, jax.ops.segment_max). mode="clip" clamps out-of-range indices, mode="drop" skips their updates (what
 x.at[i].add and .set do in JAX).
 
-Both are linear in (x, updates) jointly and lower to one kernel: out = x, then a loop over the updates in order,
-never outside the buffer (indices clamped, or their updates skipped); a loop carry's scatter updates x where it
-lies (in_place.py). scatter's transpose gives each update the
-cotangent of its position only where it won: it scatters the updates' numbers to learn which won."""
+scatter_add and scatter are linear in (x, updates) jointly; all four lower to one kernel: out = x, then a loop over
+the updates in order, never outside the buffer (indices clamped, or their updates skipped); a loop carry's scatter
+updates x where it lies (in_place.py). scatter's transpose gives each update the cotangent of its position only
+where it won: it scatters the updates' numbers to learn which won."""
 import numpy as np
 
 from ..backend.rules import Kernel
