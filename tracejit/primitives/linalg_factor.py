@@ -230,41 +230,36 @@ def _qr_jvp(primals, tangents, full_matrices):
     return [q, r], [dq, dr]
 
 
-def _copy_rows(k, dst, src, count, width):
-    """The first `width` elements of the first `count` rows of matrix view src into those of dst."""
-    itemsize = src.aval.dtype.itemsize
-    with k.loop(0, count) as row:
-        to = lp.offset(k, dst.ptr, k.b.iop("mul", row, dst.aval.shape[1]), dst.aval.dtype)
-        start = lp.offset(k, src.ptr, k.b.iop("mul", row, src.aval.shape[1]), src.aval.dtype)
-        lp.copy(k, to, start, k.b.iop("mul", width, itemsize))
-
-
 def _lower_qr(k, outs, ins, full_matrices):
-    """geqrf then orgqr per matrix (row-major: LAPACKE transposes). One of q and r has a's shape: the factorization
-    is made in it; R's triangle or the reflectors are copied to the other."""
+    """geqrf then orgqr per matrix, column-major in scratch memory of max(n, k) columns (zeros past a's n, which
+    orgqr reads for a full Q): a transposed in and Q transposed out a block at a time (lp.transpose_into), R's
+    triangle read off the reflectors (what LAPACKE's row-major interface does element by element: qr of 512 x 512
+    f64 15.6 -> 13.6 ms, NumPy 18.8; mode "r" still runs orgqr: 0.64x NumPy's geqrf alone)."""
     (q, r), (a,) = outs, ins
     dtype, (m, n), kq = a.aval.dtype, a.aval.shape[-2:], q.aval.shape[-1]
-    kmin = lp.smaller(k, m, n)
+    kmin, width = lp.smaller(k, m, n), k.b.intrinsic("smax", k.b.size(n), k.b.size(kq), dtype=np.int64)
     tau = lp.stack_array(k, "i8", k.b.iop("mul", kmin, dtype.itemsize))
-    in_r = r.aval.shape[-2:] == a.aval.shape[-2:]
+    size = k.b.iop("mul", k.b.iop("mul", width, k.b.size(m)), dtype.itemsize)
+    scratch = lp.malloc(k, size)
+    columns = lp.View(scratch, (width, m), dtype)          # column j of the column-major matrix is row j here
+    zero = k.b.const(0, dtype)
     with lp.each_matrix(k, a.aval.shape) as i:
-        qm, rm, am = lp.item(k, q, i), lp.item(k, r, i), lp.item(k, a, i)
-        work = rm if in_r else qm
-        if in_r and full_matrices:      # orgqr reads q's columns past the reflectors (LAPACKE checks them for NaN)
-            lp.fill(k, qm, 0)
-        lp.copy(k, work.ptr, am.ptr, lp.nbytes(k, am.aval))
-        info = lp.call(k, "geqrf", dtype, [_row_major(), *lp.ints(k, m, n), f"ptr {work.ptr}",
-                                           *lp.ints(k, lp.at_least_1(k, n)), f"ptr {tau}"])
-        if in_r:
-            _copy_rows(k, qm, rm, m, kmin)
-        else:
-            _copy_rows(k, rm, qm, rm.aval.shape[0], n)
-        more = lp.call(k, "orgqr", dtype, [_row_major(), *lp.ints(k, m, kq, kmin), f"ptr {qm.ptr}",
-                                        *lp.ints(k, lp.at_least_1(k, kq)), f"ptr {tau}"])
-        lp.fill(k, rm, 0, lambda row: (0, lp.smaller(k, row, rm.aval.shape[1])))
+        qm, rm = lp.item(k, q, i), lp.item(k, r, i)
+        k.line(f"call void @llvm.memset.p0.i64(ptr {scratch}, i8 0, i64 {size}, i1 false)")
+        lp.transpose_into(k, lp.View(scratch, (n, m), dtype), lp.item(k, a, i))
+        lda = lp.at_least_1(k, m)
+        info = lp.call(k, "geqrf", dtype, [f"i32 {lp.lapack_constant('COL_MAJOR')}", *lp.ints(k, m, n),
+                                           f"ptr {scratch}", *lp.ints(k, lda), f"ptr {tau}"])
+        with k.loop(0, rm.aval.shape[0]) as row, k.loop(0, n) as col:      # R: the upper triangle of kmin rows
+            upper = k.b(f"and i1 {k.b(f'icmp sle i64 {row}, {col}')}, {k.b(f'icmp slt i64 {row}, {kmin}')}")
+            k.store(rm, [row, col], k.b.select(upper, k.load(columns, [col, row]), zero, dtype))
+        more = lp.call(k, "orgqr", dtype, [f"i32 {lp.lapack_constant('COL_MAJOR')}", *lp.ints(k, m, kq, kmin),
+                                        f"ptr {scratch}", *lp.ints(k, lda), f"ptr {tau}"])
+        lp.transpose_into(k, qm, lp.View(scratch, (kq, m), dtype))
         with k.f.when(k.f.emit(f"or i1 {lp.nonzero(k, info)}, {lp.nonzero(k, more)}")):
             lp.fill(k, qm, lp.NAN)
             lp.fill(k, rm, lp.NAN)
+    lp.free(k, scratch)
 
 
 qr_p = Primitive("qr", _qr_shape, lambda a, full_matrices: ref.qr(a, full_matrices), multiple_results=True,
