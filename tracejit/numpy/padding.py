@@ -141,26 +141,24 @@ def _ramps(x, widths, end_values):
     array's floor can turn into a difference of 1)."""
     dtype = aval(x).dtype
     compute = dtype if dtype.kind in "fc" else np.dtype(np.float64)
+    def ramp(x, axis, side, width):
+        edge, end = astype(_edge(x, axis, side == 0), compute), end_values[axis, side]
+        end = astype(end, compute) if isinstance(end, Tracer) else np.asarray(end).astype(compute)
+        shape = [1] * aval(x).ndim
+        shape[axis] = width
+        steps = np.arange(width, dtype=compute).reshape(shape)
+        values = add(multiply(steps, divide(subtract(edge, end), compute.type(width))), end)    # NumPy's linspace
+        values = astype(values if dtype.kind in "fc" else floor(values), dtype)    # (integers: linspace's floor)
+        return values if side == 0 else flip(values, axis)
+
     for axis, (lo, hi) in enumerate(widths):
-        parts = []
-        for before, width in ((True, lo), (False, hi)):
-            if not width:
-                continue
-            edge, end = astype(_edge(x, axis, before), compute), end_values[axis, 0 if before else 1]
-            end = astype(end, compute) if isinstance(end, Tracer) else np.asarray(end).astype(compute)
-            shape = [1] * aval(x).ndim
-            shape[axis] = width
-            steps = np.arange(width, dtype=compute).reshape(shape)
-            ramp = add(multiply(steps, divide(subtract(edge, end), compute.type(width))), end)   # NumPy's linspace
-            ramp = astype(ramp if dtype.kind in "fc" else floor(ramp), dtype)     # (integers: linspace's floor)
-            parts.append(ramp if before else flip(ramp, axis))
-        if parts:
-            x = concatenate([parts[0], x, parts[1]] if lo and hi else [parts[0], x] if lo else [x, parts[0]], axis)
+        if lo or hi:
+            x = concatenate([ramp(x, axis, 0, lo)] * bool(lo) + [x] + [ramp(x, axis, 1, hi)] * bool(hi), axis)
     return x
 
 
 def _statistic(mode, stat_length, ndim):
-    """sides(x, axis, lo, hi) for a statistics mode: the statistic of the first and of the last stat_length elements
+    """sides(x, axis) for a statistics mode: the statistic of the first and of the last stat_length elements
     along the axis (all where None), rounded for integer arrays (mean, median)."""
     lengths = None if stat_length is None else int_array(stat_length, "pad: stat_length", (ndim, 2), bools=False)
     if lengths is not None and (lengths < 0).any():
