@@ -551,6 +551,15 @@ def test_bad_input_raises_clear_errors():
     np.testing.assert_allclose(la.inv(np.array([[2, 0], [0, 4]])), [[0.5, 0], [0, 0.25]])    # ints promote
 
 
+def test_qr_mode_r_computes_no_q():
+    """Under jit DCE prunes qr's dead q (the equation's compute_q=False): no orgqr call, R as NumPy's."""
+    for a in (normal(7, 4), normal(4, 7), normal(3, 5, 5)):
+        f = tj.jit(lambda a: la.qr(a, mode="r"))
+        assert "compute_q=False" in f.lower(a).as_text() and "orgqr" not in f.lower(a).as_llvm()
+        np.testing.assert_allclose(f(a), np.linalg.qr(a, mode="r"), rtol=1e-10, atol=1e-12)
+    assert "orgqr" in tj.jit(lambda a: la.qr(a)[0]).lower(normal(7, 4)).as_llvm()
+
+
 def test_empty_matrices():
     for fn, ref, arg in [(la.cholesky, np.linalg.cholesky, np.zeros((2, 0, 0))),
                          (lambda a: tuple(la.qr(a, "complete")), lambda a: tuple(np.linalg.qr(a, "complete")),

@@ -200,7 +200,8 @@ EXAMPLES = {
               (lambda a, b: tnp.linalg.solve(a + 4.0 * tnp.eye(10), b), [f64(10, 10), f64(10)])],
     "lu": [(lambda a: lax.linalg.lu(a)[0], [f64(4, 3)])],
     "lu_pivots_to_permutation": [(lambda a: lax.linalg.lu_pivots_to_permutation(lax.linalg.lu(a)[1], 5), [f64(4, 3)])],
-    "qr": [(lambda a: tnp.concatenate(lax.linalg.qr(a, full_matrices=False), axis=0), [f64(4, 3)])],
+    "qr": [(lambda a: tnp.concatenate(lax.linalg.qr(a, full_matrices=False), axis=0), [f64(4, 3)]),
+           (lambda a: applied("qr", full_matrices=True, compute_q=False)(a)[1], [f64(4, 3)])],      # (q pruned)
     "eigh": [(lambda x: lax.linalg.eigh(x + x.T)[1], [f64(3, 3)])],
     "eig": [(lambda x: tnp.linalg.eigvals(x), [f64(3, 3)]),
             (lambda x: tnp.abs(tnp.stack(lax.linalg.eig(x, enable_eigvec_derivs=True)[1:])), [f64(3, 3)])],

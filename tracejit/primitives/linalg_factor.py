@@ -12,6 +12,7 @@ from ..backend.rules import Kernel
 from ..core.ad_util import Zero, aval, instantiate
 from ..core.avals import ShapedArray, real_dtype
 from ..core.errors import ShapeError
+from ..core.ir import Var
 from ..core.ops import ops
 from ..core.trace import Primitive
 from . import linalg_lapack as lp
@@ -178,11 +179,27 @@ lu_pivots_to_permutation_p.set(jvp=zero_jvp(lu_pivots_to_permutation_p),
 # -------------------------------------------------------------------------------------------------- qr
 
 
-def _qr_shape(a, full_matrices):
+def _qr_shape(a, full_matrices, compute_q=True):
+    """compute_q=False (set by `_qr_prune` alone): q is (..., m, 0), not computed."""
     check_matrix("qr", a)
     batch, (m, n) = a.shape[:-2], a.shape[-2:]
     k = m if full_matrices else min(m, n)
-    return [ShapedArray(batch + (m, k), a.dtype), ShapedArray(batch + (k, n), a.dtype)]
+    return [ShapedArray(batch + (m, k if compute_q else 0), a.dtype), ShapedArray(batch + (k, n), a.dtype)]
+
+
+def _qr_impl(a, full_matrices, compute_q=True):
+    q, r = ref.qr(a, full_matrices)
+    return [q if compute_q else q[..., :0], r]
+
+
+def _qr_prune(eqn, live):
+    """Where q is dead (qr(a, mode="r")), an equation that does not compute it: no orgqr (R of 512 x 512 f64 took
+    12.9 ms with it, 7.0 without; NumPy's 8.4)."""
+    if live[0] or not eqn.params.get("compute_q", True):
+        return None
+    q, r = eqn.outvars
+    return eqn.replace(params={**eqn.params, "compute_q": False},
+                       outvars=[Var(q.aval.update(shape=q.aval.shape[:-1] + (0,))), r])
 
 
 def _thin_qr_jvp(q, r, dx):
@@ -201,7 +218,10 @@ def _thin_qr_jvp(q, r, dx):
     return dq, dr
 
 
-def _qr_jvp(primals, tangents, full_matrices):
+def _qr_jvp(primals, tangents, full_matrices, compute_q=True):
+    if not compute_q:
+        (q, r), (dq, dr) = _qr_jvp(primals, tangents, full_matrices)
+        return [sub_matrix(q, (0, aval(q).shape[-2]), (0, 0)), r], [sub_matrix(dq, (0, aval(q).shape[-2]), (0, 0)), dr]
     (x,), (dx,) = primals, tangents
     dx = instantiate(dx)
     q, r = ops.qr(x, full_matrices=full_matrices)
@@ -230,11 +250,11 @@ def _qr_jvp(primals, tangents, full_matrices):
     return [q, r], [dq, dr]
 
 
-def _lower_qr(k, outs, ins, full_matrices):
+def _lower_qr(k, outs, ins, full_matrices, compute_q=True):
     """geqrf then orgqr per matrix, column-major in scratch memory of max(n, k) columns (zeros past a's n, which
     orgqr reads for a full Q): a transposed in and Q transposed out a block at a time (lp.transpose_into), R's
     triangle read off the reflectors (what LAPACKE's row-major interface does element by element: qr of 512 x 512
-    f64 15.6 -> 13.6 ms, NumPy 18.8; mode "r" still runs orgqr: 0.64x NumPy's geqrf alone)."""
+    f64 15.6 -> 13.6 ms, NumPy 18.8); without orgqr where q is not wanted (`_qr_prune`)."""
     (q, r), (a,) = outs, ins
     dtype, (m, n), kq = a.aval.dtype, a.aval.shape[-2:], q.aval.shape[-1]
     kmin, width = lp.smaller(k, m, n), k.b.intrinsic("smax", k.b.size(n), k.b.size(kq), dtype=np.int64)
@@ -253,17 +273,20 @@ def _lower_qr(k, outs, ins, full_matrices):
         with k.loop(0, rm.aval.shape[0]) as row, k.loop(0, n) as col:      # R: the upper triangle of kmin rows
             upper = k.b(f"and i1 {k.b(f'icmp sle i64 {row}, {col}')}, {k.b(f'icmp slt i64 {row}, {kmin}')}")
             k.store(rm, [row, col], k.b.select(upper, k.load(columns, [col, row]), zero, dtype))
-        more = lp.call(k, "orgqr", dtype, [f"i32 {lp.lapack_constant('COL_MAJOR')}", *lp.ints(k, m, kq, kmin),
-                                        f"ptr {scratch}", *lp.ints(k, lda), f"ptr {tau}"])
-        lp.transpose_into(k, qm, lp.View(scratch, (kq, m), dtype))
-        with k.f.when(k.f.emit(f"or i1 {lp.nonzero(k, info)}, {lp.nonzero(k, more)}")):
+        failed = lp.nonzero(k, info)
+        if compute_q:
+            more = lp.call(k, "orgqr", dtype, [f"i32 {lp.lapack_constant('COL_MAJOR')}", *lp.ints(k, m, kq, kmin),
+                                            f"ptr {scratch}", *lp.ints(k, lda), f"ptr {tau}"])
+            lp.transpose_into(k, qm, lp.View(scratch, (kq, m), dtype))
+            failed = k.f.emit(f"or i1 {failed}, {lp.nonzero(k, more)}")
+        with k.f.when(failed):
             lp.fill(k, qm, lp.NAN)
             lp.fill(k, rm, lp.NAN)
     lp.free(k, scratch)
 
 
-qr_p = Primitive("qr", _qr_shape, lambda a, full_matrices: ref.qr(a, full_matrices), multiple_results=True,
-                 jvp=_qr_jvp, lower=Kernel(_lower_qr, available=lp.lapack_available(["geqrf", "orgqr"])))
+qr_p = Primitive("qr", _qr_shape, _qr_impl, multiple_results=True, jvp=_qr_jvp, prune=_qr_prune,
+                 lower=Kernel(_lower_qr, available=lp.lapack_available(["geqrf", "orgqr"])))
 qr_p.set(batch=leading_batch_rule(qr_p))
 
 # ------------------------------------------------------------------------------------------------ eigh
