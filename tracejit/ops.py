@@ -6,6 +6,7 @@ import numpy as np
 from .core.trace import Tracer
 from .numpy import asarray, full
 from .numpy.indexing import _AtIndexer
+from .primitives.base import identity
 
 __all__ = ["segment_max", "segment_min", "segment_prod", "segment_sum"]
 
@@ -26,14 +27,6 @@ def _segments(name, identity, update, data, segment_ids, num_segments, mode):
     return getattr(_AtIndexer(rows)[ids], update)(data)
 
 
-def _largest(dtype):
-    return np.inf if dtype.kind in "fc" else True if dtype.kind == "b" else np.iinfo(dtype).max
-
-
-def _smallest(dtype):
-    return -np.inf if dtype.kind in "fc" else False if dtype.kind == "b" else np.iinfo(dtype).min
-
-
 def segment_sum(data, segment_ids, num_segments=None, indices_are_sorted=False, unique_indices=False,
                 bucket_size=None, mode=None):
     return _segments("segment_sum", lambda dtype: 0, "add", data, segment_ids, num_segments, mode)
@@ -41,12 +34,12 @@ def segment_sum(data, segment_ids, num_segments=None, indices_are_sorted=False, 
 
 def segment_max(data, segment_ids, num_segments=None, indices_are_sorted=False, unique_indices=False,
                 bucket_size=None, mode=None):
-    return _segments("segment_max", _smallest, "max", data, segment_ids, num_segments, mode)
+    return _segments("segment_max", lambda dtype: identity(dtype, False), "max", data, segment_ids, num_segments, mode)
 
 
 def segment_min(data, segment_ids, num_segments=None, indices_are_sorted=False, unique_indices=False,
                 bucket_size=None, mode=None):
-    return _segments("segment_min", _largest, "min", data, segment_ids, num_segments, mode)
+    return _segments("segment_min", lambda dtype: identity(dtype, True), "min", data, segment_ids, num_segments, mode)
 
 
 def segment_prod(data, segment_ids, num_segments=None, indices_are_sorted=False, unique_indices=False,

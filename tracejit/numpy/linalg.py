@@ -41,8 +41,6 @@ from .ufuncs import (
     add,
     divide,
     greater,
-    greater_equal,
-    logical_and,
     multiply,
     sign,
     subtract,
@@ -313,8 +311,7 @@ def lstsq(a, b, rcond=None, *, numpy_resid=False):
     elif rcond < 0:
         rcond = np.finfo(dtype).eps
     x, s = bind(lstsqs.lstsq_p, a, b2, rcond=float(rcond))
-    mask = logical_and(greater(s, 0.0), greater_equal(s, multiply(s[:1], rcond)))     # (s may be empty)
-    rank = astype(count_nonzero(mask), np.int32)      # as NumPy's (JAX with x64: int64)
+    rank = astype(count_nonzero(lstsqs.kept(s, rcond)), np.int32)      # as NumPy's (JAX with x64: int64)
     r = subtract(b2, matmul(a, x))
     resid = sum(real(multiply(r, conj(r))), axis=0)
     if numpy_resid and (int(rank) < n or m <= n):

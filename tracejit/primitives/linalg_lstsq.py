@@ -38,22 +38,28 @@ def _impl(a, b, rcond):
     return [x, s]
 
 
-def _kept(s, rcond):
-    """1 / s where s counts (above zero and at least rcond times the largest), else 0: JAX's mask."""
+def kept(s, rcond):
+    """Where the singular values s (..., k), largest first, count: above zero and at least rcond times the largest
+    (JAX's mask; the rank counts it)."""
     shape = aval(s).shape
     largest = ops.slice(s, start_indices=(0,) * len(shape), limit_indices=shape[:-1] + (min(shape[-1], 1),),
                         strides=None)
     if shape[-1]:
         largest = ops.broadcast_in_dim(largest, shape=shape, broadcast_dimensions=tuple(range(len(shape))))
-    kept = ops.and_(ops.gt(s, const(0, s)), ops.ge(s, ops.mul(largest, const(rcond, s))))
-    return ops.select_n(kept, const(0, s), ops.div(const(1, s), ops.select_n(kept, const(1, s), s)))
+    return ops.and_(ops.gt(s, const(0, s)), ops.ge(s, ops.mul(largest, const(rcond, s))))
+
+
+def _inverses(s, rcond):
+    """1 / s where s counts, else 0."""
+    mask = kept(s, rcond)
+    return ops.select_n(mask, const(0, s), ops.div(const(1, s), ops.select_n(mask, const(1, s), s)))
 
 
 def _jvp(primals, tangents, rcond):
     """Of x = V (s_inv (U^H b)) with the mask held: the SVD's tangents (its own rule) carried through the formula."""
     (a, b), (da, db) = primals, tangents
     (s, u, vt), (ds, du, dvt) = svd_p.jvp((a,), (da,), full_matrices=False, compute_uv=True)
-    s_inv = _kept(s, rcond)
+    s_inv = _inverses(s, rcond)
 
     def spread(v):      # (..., k) along the rows of (..., k, r), in b's dtype
         return as_dtype_of(ops.broadcast_in_dim(v, shape=aval(v).shape + (aval(b).shape[-1],),
