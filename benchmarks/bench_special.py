@@ -47,6 +47,8 @@ def cases():
     yield "log_ndtr", normal.astype(f32), S.log_ndtr, sc.log_ndtr
     yield "ndtri", (unit.astype(f32) + 1) / 2, S.ndtri, sc.ndtri
     yield "gamma", (positive / 2).astype(f32), S.gamma, sc.gamma
+    yield "i0e", (normal * 10).astype(f32), S.i0e, sc.i0e
+    yield "i1e", (normal * 10).astype(np.float64), S.i1e, sc.i1e
 
 
 def main(rounds=5):

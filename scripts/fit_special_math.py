@@ -56,6 +56,7 @@ def fit(f, a, b, scale, bits):
 SQRT_PI = mp.sqrt(mp.pi)
 ERFCX_K = 4          # erfcx(u) = h / (u + K), h a function of t = (u - K)/(u + K) + 1/2 below K, of 1/2 - t above
 STIRLING_X = 8       # lgamma and digamma use their asymptotic series from here on
+BESSEL_X = 8         # i0e and i1e: a polynomial in x**2 times exp(-|x|) below, in 2 BESSEL_X/|x| - 1 over sqrt(|x|) above
 PSI_ROOT = mp.findroot(mp.digamma, mp.mpf("1.4616"))
 PSI_NEGATIVE_ROOT = mp.findroot(mp.digamma, mp.mpf("-0.504"))
 
@@ -133,6 +134,26 @@ def erfcinv(q):
     raise ArithmeticError(q)
 
 
+def i0_small(z):
+    """I0(x) as a function of z = x**2 (below 8: exp(-|x|) times it is i0e); all its coefficients are positive."""
+    return mp.besseli(0, mp.sqrt(z))
+
+
+def i1_small(z):
+    """I1(x) / x as a function of z = x**2."""
+    return mp.mpf(1) / 2 if z == 0 else mp.besseli(1, mp.sqrt(z)) / mp.sqrt(z)
+
+
+def bessel_large(order):
+    """sqrt(x) exp(-x) I_order(x) as a function of t = 2 BESSEL_X / x - 1 in [-1, 1] (x from BESSEL_X to inf)."""
+    def f(t):
+        if t == -1:
+            return 1 / mp.sqrt(2 * mp.pi)
+        x = 2 * BESSEL_X / (t + 1)
+        return mp.sqrt(x) * mp.exp(-x) * mp.besseli(order, x)
+    return f
+
+
 TAIL_S = (mp.log(mp.sqrt(mp.log(2))), mp.log(mp.sqrt(1075 * mp.log(2))))   # q from 1/2 down to 2**-1075
 
 
@@ -159,6 +180,10 @@ TABLE = {
     "cos_pi": (cos_pi, (0, 0.25), mp.mpf(1), {"double": 57}),
     # the double set is Halley's first guess; the float one is accurate enough to be the result
     "erfinv_tail": (erfcinv_tail, (-1, 1), mp.mpf("0.47"), {"double": 22, "float": 30}),
+    "i0_small": (i0_small, (0, BESSEL_X**2), mp.mpf(1), {"double": 57, "float": 31}),
+    "i1_small": (i1_small, (0, BESSEL_X**2), mp.mpf(1) / 2, {"double": 57, "float": 31}),
+    "i0e_large": (bessel_large(0), (-1, 1), 1 / mp.sqrt(2 * mp.pi), {"double": 57, "float": 31}),
+    "i1e_large": (bessel_large(1), (-1, 1), bessel_large(1)(1), {"double": 57, "float": 31}),
 }
 
 

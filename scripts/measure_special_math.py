@@ -2,7 +2,7 @@
 tracejit/backend/specmath.py): max f64 error in ulp against mpmath (30 digits) on random arguments, max distance in
 ulp from SciPy on dense grids including the tails, and max f32 error in f32 ulp against SciPy's float64 values.
 
-    python scripts/measure_special_math.py [--mpmath-points N]
+    python scripts/measure_special_math.py [--mpmath-points N] [name ...]
 """
 import argparse
 import os
@@ -32,6 +32,8 @@ FUNCTIONS = {
     "gammaln": (S.gammaln, sc.gammaln, REFERENCE["lgamma"], lambda r, n: np.concatenate([r.uniform(0, 30, n), 10 ** r.uniform(-300, 305, n)])),
     "digamma": (S.digamma, sc.digamma, REFERENCE["digamma"], lambda r, n: np.concatenate([r.uniform(0, 30, n), 10 ** r.uniform(-300, 305, n)])),
     "gamma": (S.gamma, sc.gamma, REFERENCE["gamma"], lambda r, n: np.concatenate([r.uniform(-170, 171, n), 10 ** r.uniform(-300, 0, n)])),
+    "i0e": (S.i0e, sc.i0e, REFERENCE["i0e"], lambda r, n: np.concatenate([r.uniform(-40, 40, n), r.choice([-1, 1], n) * 10 ** r.uniform(-300, 300, n)])),
+    "i1e": (S.i1e, sc.i1e, REFERENCE["i1e"], lambda r, n: np.concatenate([r.uniform(-40, 40, n), r.choice([-1, 1], n) * 10 ** r.uniform(-300, 300, n)])),
 }
 
 
@@ -62,10 +64,12 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--mpmath-points", type=int, default=5000)
     parser.add_argument("--grid-points", type=int, default=500_000)
+    parser.add_argument("names", nargs="*", help="the functions to measure (default: all)")
     args = parser.parse_args()
     rng = np.random.default_rng(0)
     print(f"{'function':10s} {'f64 ulp (mpmath)':>17s} {'f64 ulp (SciPy)':>16s} {'f32 ulp (SciPy)':>16s}")
-    for name, (ours, scipy_fn, reference, draw) in FUNCTIONS.items():
+    for name in args.names or FUNCTIONS:
+        ours, scipy_fn, reference, draw = FUNCTIONS[name]
         x = draw(rng, args.mpmath_points // 2)
         exact = ulp_against_mpmath(tj.jit(ours)(x), x, reference)
         grid = draw(rng, args.grid_points // 2)

@@ -16,7 +16,7 @@ sc = pytest.importorskip("scipy.special")
 # Max f64 error in ulp against mpmath, for positive arguments of lgamma and digamma (their negative zeros are
 # checked in absolute terms): the specmath docstring has the measured values.
 _F64_ULP = {"erf": 2, "erfc": 3.5, "erfcx": 3, "ndtr": 3.5, "log_ndtr": 3.5, "erf_inv": 3, "ndtri": 4.5,
-            "lgamma": 4.5, "digamma": 4, "gamma": 4.5}
+            "lgamma": 4.5, "digamma": 4, "gamma": 4.5, "i0e": 4, "i1e": 3.5}
 
 # Max f32 error in f32 ulp of the functions computed in f32 arithmetic (specmath.NATIVE_F32; measured over every
 # 251st f32 bit pattern: the specmath docstring)
@@ -50,6 +50,7 @@ REFERENCE = {
     "erf_inv": lambda y: mp.sign(y) * _erfcinv(1 - abs(y)) if abs(y) > 0.5 else mp.erfinv(y),
     "ndtri": lambda p: -mp.sqrt(2) * _erfcinv(2 * p) if p < 0.5 else mp.sqrt(2) * _erfcinv(2 * (1 - p)),
     "lgamma": lambda v: mp.log(abs(mp.gamma(v))), "digamma": mp.digamma, "gamma": mp.gamma,
+    "i0e": lambda v: mp.besseli(0, v) * mp.exp(-abs(v)), "i1e": lambda v: mp.besseli(1, v) * mp.exp(-abs(v)),
 }
 
 
@@ -67,6 +68,8 @@ def _inputs(name, rng, n=400):
         "lgamma": [u(0, 30, n), 10.0 ** u(-300, 305, n), u(0.5, 2.5, n)],
         "digamma": [u(0, 30, n), 10.0 ** u(-300, 305, n), u(1, 2, n)],
         "gamma": [u(0, 171, n), u(-170, 0, n), 10.0 ** u(-300, 0, n)],
+        "i0e": [u(-40, 40, n), u(-9, 9, n), rng.choice([-1, 1], n) * 10.0 ** u(-300, 300, n)],
+        "i1e": [u(-40, 40, n), u(-9, 9, n), rng.choice([-1, 1], n) * 10.0 ** u(-300, 300, n)],
     }
     return np.concatenate(table[name])
 
@@ -110,7 +113,8 @@ def test_negative_arguments_near_the_zeros(name):
 
 
 _SCIPY = {"erf": sc.erf, "erfc": sc.erfc, "erfcx": sc.erfcx, "erf_inv": sc.erfinv, "ndtr": sc.ndtr, "ndtri": sc.ndtri,
-          "log_ndtr": sc.log_ndtr, "lgamma": sc.gammaln, "digamma": sc.digamma, "gamma": sc.gamma}
+          "log_ndtr": sc.log_ndtr, "lgamma": sc.gammaln, "digamma": sc.digamma, "gamma": sc.gamma,
+          "i0e": sc.i0e, "i1e": sc.i1e}
 
 
 @pytest.mark.parametrize("name", FUNCS)

@@ -1,5 +1,5 @@
 """Special-function primitives (jax.lax's erf, erfc, erf_inv, lgamma, digamma, igamma ... and erfcx, ndtr, ndtri,
-log_ndtr, gamma), elementwise table rows as in tracejit.primitives.elementwise, with JAX's derivatives.
+log_ndtr, gamma, bessel_i0e, bessel_i1e), elementwise table rows as in tracejit.primitives.elementwise, with JAX's derivatives.
 
 The common ones compile to vectorized kernels (tracejit.backend.specmath; their NumPy impl runs the same kernel
 on arrays); the others have no lowering rule, so compiled code hands them to their NumPy impls
@@ -37,6 +37,16 @@ def _unsupported(what):
         raise ValueError(what)
     return partial
 
+
+def _i1e_dx(t, x, out):
+    """JAX's: i0e(x) - out (sign(x) + 1/x), and 1/2 at |x| <= eps."""
+    eps = scalar(np.finfo(aval(x).dtype).eps, x)
+    tiny = ops.le(ops.abs(x), eps)
+    safe = ops.select_n(tiny, x, eps)
+    dy = ops.sub(ops.bessel_i0e(safe), ops.mul(out, ops.add(ops.sign(safe), ops.div(scalar(1, x), safe))))
+    return ops.mul(t, ops.select_n(tiny, dy, scalar(0.5, dy)))
+
+
 # ----------------------------------------------------------------------------------------- compiled kernels
 # name, NumPy impl, dtype kinds, derivative (t, x, out) -> tangent, lowering
 
@@ -61,6 +71,9 @@ digamma_p = elementwise("digamma", _kernel("digamma"), FLOAT,
                         lambda t, x, out: ops.mul(t, ops.polygamma(scalar(1, x), x)), low.math("digamma"))
 gamma_p = elementwise("gamma", _kernel("gamma"), FLOAT, lambda t, x, out: ops.mul(t, ops.mul(out, ops.digamma(x))),
                       low.math("gamma"))
+bessel_i0e_p = elementwise("bessel_i0e", _kernel("i0e"), FLOAT, lambda t, x, out: ops.mul(t, ops.sub(
+    ops.bessel_i1e(x), ops.mul(ops.sign(x), out))), low.math("i0e"))
+bessel_i1e_p = elementwise("bessel_i1e", _kernel("i1e"), FLOAT, _i1e_dx, low.math("i1e"))
 
 # ------------------------------------------------------------------------------------------- NumPy impls
 
@@ -80,15 +93,6 @@ def _betainc_dx(t, a, b, x, out):
     log_density = ops.add(ops.mul(ops.sub(b, scalar(1, b)), ops.log1p(ops.neg(x))), ops.mul(ops.sub(a, scalar(1, a)),
                                                                                       ops.log(x)))
     return ops.mul(t, ops.exp(ops.sub(log_density, lbeta)))
-
-
-def _i1e_dx(t, x, out):
-    """JAX's: i0e(x) - out (sign(x) + 1/x), and 1/2 at |x| <= eps."""
-    eps = scalar(np.finfo(aval(x).dtype).eps, x)
-    tiny = ops.le(ops.abs(x), eps)
-    safe = ops.select_n(tiny, x, eps)
-    dy = ops.sub(ops.bessel_i0e(safe), ops.mul(out, ops.add(ops.sign(safe), ops.div(scalar(1, x), safe))))
-    return ops.mul(t, ops.select_n(tiny, dy, scalar(0.5, dy)))
 
 
 _ZETA_TERMS, _ZETA_BERNOULLI = 12, 10
@@ -142,6 +146,3 @@ zeta_p = elementwise("zeta", sn.zeta, FLOAT, (
 polygamma_p = elementwise("polygamma", sn.polygamma, FLOAT, (
     _unsupported("polygamma gradient with respect to m is not supported"),
     lambda t, m, x, out: ops.mul(t, ops.polygamma(ops.add(m, scalar(1, m)), x))), None)
-bessel_i0e_p = elementwise("bessel_i0e", sn.bessel_i0e, FLOAT, lambda t, x, out: ops.mul(t, ops.sub(
-    ops.bessel_i1e(x), ops.mul(ops.sign(x), out))), None)
-bessel_i1e_p = elementwise("bessel_i1e", sn.bessel_i1e, FLOAT, _i1e_dx, None)

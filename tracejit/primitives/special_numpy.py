@@ -1,7 +1,7 @@
 """NumPy implementations of the special functions without a compiled kernel (compiled code hands them to these):
 the regularized incomplete gamma functions P and Q and dP/da, the regularized incomplete beta function, Hurwitz's
-zeta, polygamma and the exponentially scaled Bessel functions i0e and i1e. They compute in float64 (rounded to
-the argument's dtype) with vectorized series and continued fractions, iterating until every element converged.
+zeta and polygamma. They compute in float64 (rounded to the argument's dtype) with vectorized series and
+continued fractions, iterating until every element converged.
 
 Also `betaln` and `stirling_correction`, written on an array namespace (NumPy here, tracejit.numpy in
 tracejit.scipy.special), so that the impls and the differentiable functions share one formula.
@@ -282,47 +282,3 @@ def polygamma(m, x):
         value = sign * np.exp(log_factorial) * zeta(order + 1, x0)
         value = np.where(m0 == 0, _digamma(x0), value)
     return _rounded(x, np.where(integer, value, np.nan))
-
-
-def _bessel_ie(x, order):
-    """exp(-|x|) I_order(|x|) for order 0 or 1: the power series (all terms positive) up to |x| = 30, each element's
-    terms summed until they no longer count (i0e of 1e6 normal values: 465 -> 184 ms, SciPy 27; 120 terms each before), the
-    asymptotic series above (terms shrink to 1e-19 within 24 terms there)."""
-    ax = np.abs(x)
-    out = np.empty_like(ax)
-    small = ax <= 30
-    z = ax[small]
-    quarter = z * z / 4
-    term = z / 2 if order else np.ones_like(z)
-    total, summing = term.copy(), np.arange(z.size)     # summing: the elements whose terms still count
-    for k in range(1, 120):
-        term = term * quarter / (k * (k + order))
-        total[summing] += term
-        going = term > _EPS / 4 * total[summing]        # (false only once the terms shrink)
-        if not going.all():
-            summing, term, quarter = summing[going], term[going], quarter[going]
-            if not summing.size:
-                break
-    out[small] = total * np.exp(-z)
-    z = ax[~small]
-    mu = 4.0 * order * order
-    term, total = np.ones_like(z), np.ones_like(z)
-    for k in range(1, 25):
-        term = -term * (mu - (2 * k - 1) ** 2) / (k * 8 * z)
-        total += term
-    out[~small] = total / np.sqrt(2 * np.pi) / np.sqrt(z)
-    return out
-
-
-def bessel_i0e(x):
-    (x0,) = _float64(x)
-    with np.errstate(all="ignore"):
-        value = np.where(np.isnan(x0), np.nan, np.where(np.isinf(x0), 0.0, _bessel_ie(np.nan_to_num(x0), 0)))
-    return _rounded(x, value)
-
-
-def bessel_i1e(x):
-    (x0,) = _float64(x)
-    with np.errstate(all="ignore"):
-        value = np.where(np.isnan(x0), np.nan, np.where(np.isinf(x0), 0.0, _bessel_ie(np.nan_to_num(x0), 1)))
-    return _rounded(x, np.where(x0 < 0, -value, value))      # odd, but i1e(-0) = +0 as SciPy

@@ -2,9 +2,9 @@
 
 Signatures, special values and derivatives are JAX's (values are SciPy's where JAX's differ: erf_inv(-0) = 0,
 gammaln(-inf) = -inf, digamma(+-0) = -+inf, subnormal arguments are not flushed); integer arguments are promoted
-to the default float. erf, erfc, erfinv, erfcx, ndtr, ndtri, log_ndtr, gammaln, digamma and gamma are
-primitives with vectorized compiled kernels (tracejit.backend.specmath); gammainc, gammaincc, betainc, zeta,
-polygamma, i0e and i1e primitives run NumPy code, also from compiled programs; the rest is written on these and
+to the default float. erf, erfc, erfinv, erfcx, ndtr, ndtri, log_ndtr, gammaln, digamma, gamma, i0e and i1e
+are primitives with vectorized compiled kernels (tracejit.backend.specmath); gammainc, gammaincc, betainc, zeta
+and polygamma primitives run NumPy code, also from compiled programs; the rest is written on these and
 tracejit.numpy.
 """
 import operator
