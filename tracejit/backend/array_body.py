@@ -90,6 +90,34 @@ class ArrayBody:
         p = np.multiply(a, b)
         return p, (_LD(a) * _LD(b) - _LD(p)).astype(np.float64)
 
+    def loop(self, state, step, limit, active):
+        """Body.loop on arrays: each active element's state steps until its go fails (at most `limit` times). An
+        element's state is recorded when it finishes; the arrays shrink to the unfinished elements once a tenth
+        of them finished (a finished element steps on meanwhile, its later values ignored)."""
+        shape = np.broadcast_shapes(np.shape(active), *(np.shape(v) for v in state))
+        out = [np.array(np.broadcast_to(v, shape), np.float64).reshape(-1) for v in state]
+        at = np.flatnonzero(np.broadcast_to(active, shape))
+        current, live, dead = [v[at] for v in out], np.ones(at.size, bool), 0
+        for _ in range(limit):
+            if not at.size:
+                break
+            new, go = step(current)
+            changed = [v is not c for v, c in zip(new, current)]       # (the step passes invariants through)
+            current = [np.broadcast_to(v, at.shape) for v in new]
+            finished = np.flatnonzero(live & ~np.broadcast_to(go, at.shape))
+            if finished.size:
+                for o, v, c in zip(out, current, changed):
+                    if c:
+                        o[at[finished]] = v[finished]
+                live[finished] = False
+                dead += finished.size
+                if dead * 10 >= at.size:
+                    keep = np.flatnonzero(live)
+                    at, live, current, dead = at[keep], live[keep], [v[keep] for v in current], 0
+        for o, v in zip(out, current):
+            o[at[live]] = v[live]
+        return [o.reshape(shape) for o in out]
+
     # mathlib's functions
     def exp(self, x, lo=None):
         return np.exp(np.asarray(x, _LD) + (0 if lo is None else _LD(lo))).astype(np.float64)

@@ -55,6 +55,7 @@ class Body:
 
     def __init__(self, ty, lanes=1):
         self.lines = []
+        self._block = None             # the label of the block being emitted, once loop() starts new ones
         self.ty, self.k, self.lanes = ty, TYPE_CONSTANTS[ty], lanes
         self.vty, self.ity, self.bty = (self._vec(t) for t in (ty, self.k.ity, "i1"))
         self.sfx = (f".v{lanes}" if lanes > 1 else ".") + ("f32" if ty == "float" else "f64")
@@ -160,6 +161,29 @@ class Body:
         for c in reversed(coefs[:-1]):
             acc = self.fma(acc, t, c)
         return acc
+
+    def loop(self, state, step, limit, active):
+        """A loop (scalar bodies only): state (a list of values) becomes step(state) -> (state, go) while go and
+        the condition `active` hold, at most `limit` times; returns the last state, which is unspecified where
+        active fails (the compiled loop steps once there). Every value the step uses that is not a constant must
+        come through the state (ArrayBody runs the step on the unfinished elements only)."""
+        assert self.lanes == 1, "loops in scalar kernels only"
+        n = len(self.lines)
+        pre, head, done = f"pre{n}", f"loop{n}", f"done{n}"
+        self.lines += [f"  br label %{pre}", f"{pre}:", f"  br label %{head}", f"{head}:"]
+        at = len(self.lines)
+        phis = [f"%l{n}s{i}" for i in range(len(state) + 1)]
+        self.lines += [None] * len(phis)
+        self._block = head
+        new, go = step(phis[:-1])
+        count = self.add(phis[-1], 1.0)
+        go = self.both(self.both(go, active), self.cmp("olt", count, float(limit)))
+        self.lines.append(f"  br i1 {go}, label %{head}, label %{done}")
+        latch, self._block = self._block, done
+        for i, (phi, init, value) in enumerate(zip(phis, list(state) + [0.0], list(new) + [count])):
+            self.lines[at + i] = f"  {phi} = phi {self.vty} [{self._d(init)}, %{pre}], [{self._d(value)}, %{latch}]"
+        self.lines.append(f"{done}:")
+        return list(new)
 
     def two_sum(self, a, b):
         """s + e == a + b exactly (Knuth)."""

@@ -95,8 +95,12 @@ from .specmath_f64 import _TAIL_V
 from .specmath_gamma import digamma as _digamma
 from .specmath_gamma import gamma as _gamma
 from .specmath_gamma import lgamma as _lgamma
+from .specmath_incomplete import betainc, incomplete_gamma
 
 FUNCS = ("erf", "erfc", "erfcx", "erf_inv", "ndtr", "ndtri", "log_ndtr", "lgamma", "digamma", "gamma", "i0e", "i1e")
+# looping (specmath_incomplete): scalar code that does not vectorize
+INCOMPLETE = ("igamma", "igammac", "igamma_grad_a", "betainc")
+KERNELS = FUNCS + INCOMPLETE
 # computed in f32 arithmetic for float32 (16 lanes per zmm register); the others in double, rounded once
 NATIVE_F32 = ("erf", "erfc", "erfcx", "ndtr", "log_ndtr", "erf_inv", "ndtri")
 
@@ -289,7 +293,13 @@ def _bessel_scaled(f, x, order, prec):
 
 _KERNELS = {"erf": _erf, "erfc": _erfc, "erfcx": _erfcx, "erf_inv": _erf_inv, "ndtr": _ndtr, "ndtri": _ndtri,
             "log_ndtr": _log_ndtr, "lgamma": _lgamma, "digamma": _digamma, "gamma": _gamma,
-            "i0e": lambda f, x, prec: _bessel_scaled(f, x, 0, prec), "i1e": lambda f, x, prec: _bessel_scaled(f, x, 1, prec)}
+            "i0e": lambda f, x, prec: _bessel_scaled(f, x, 0, prec), "i1e": lambda f, x, prec: _bessel_scaled(f, x, 1, prec),
+            "igamma": lambda f, a, x, prec: incomplete_gamma(f, a, x, upper=False),
+            "igammac": lambda f, a, x, prec: incomplete_gamma(f, a, x, upper=True),
+            "igamma_grad_a": lambda f, a, x, prec: incomplete_gamma(f, a, x, upper=False, grad=True),
+            "betainc": lambda f, a, b, x, prec: betainc(f, a, b, x)}
+# the parameters of the functions of several arguments (the others take x)
+_PARAMS = {"igamma": ("a", "x"), "igammac": ("a", "x"), "igamma_grad_a": ("a", "x"), "betainc": ("a", "b", "x")}
 
 
 def math_symbol(name, ty):
@@ -305,7 +315,9 @@ def math_function_ir(name: str, ty: str) -> str:
 def define(name, ty, lanes, linkage, attributes, suffix=""):
     """The definition of the function on `lanes`-element vectors (mathlib.vector_symbol, + suffix)."""
     f = _body(name, ty, lanes)
-    return function_text(f, _KERNELS[name](f, f.ext("%x", ty), ty), name, ty, ("x",), linkage, attributes, suffix)
+    params = _PARAMS.get(name, ("x",))
+    value = _KERNELS[name](f, *(f.ext(f"%{p}", ty) for p in params), ty)
+    return function_text(f, value, name, ty, params, linkage, attributes, suffix)
 
 
 def small_path(name, ty, lanes):
@@ -319,7 +331,7 @@ def small_path(name, ty, lanes):
 
 
 def _body(name, ty, lanes):
-    if name not in FUNCS or ty not in ("float", "double"):
+    if name not in KERNELS or ty not in ("float", "double"):
         raise ValueError(f"no special function {name!r} for type {ty!r}")
     return _Body(ty if name in NATIVE_F32 else "double", lanes)
 
@@ -329,12 +341,13 @@ def math_module_ir(needed) -> str:
     return "\n".join(math_function_ir(name, ty) for name, ty in sorted(set(needed)))
 
 
-def evaluate(name, x):
-    """The function on a float array, by the same kernel run on NumPy arrays: float64 in double, the others as
-    compiled code computes them, in float32's precision rounded to float32 (then to a 16-bit x's dtype)."""
-    x = np.asarray(x)
-    prec = "double" if x.dtype == np.float64 else "float"
+def evaluate(name, *args):
+    """The function on float arrays (of one dtype), by the same kernel run on NumPy arrays: float64 in double, the
+    others as compiled code computes them, in float32's precision rounded to float32 (then to a 16-bit dtype)."""
+    args = [np.asarray(x) for x in args]
+    dtype = args[0].dtype
+    prec = "double" if dtype == np.float64 else "float"
     with np.errstate(all="ignore"):
-        out = np.asarray(_KERNELS[name](ArrayBody(), x.astype(np.float64), prec))
-        return out.astype(x.dtype if prec == "double" else np.float32).astype(x.dtype)
+        out = np.asarray(_KERNELS[name](ArrayBody(), *(x.astype(np.float64) for x in args), prec))
+        return out.astype(dtype if prec == "double" else np.float32).astype(dtype)
 

@@ -1,9 +1,10 @@
 """Special-function primitives (jax.lax's erf, erfc, erf_inv, lgamma, digamma, igamma ... and erfcx, ndtr, ndtri,
-log_ndtr, gamma, bessel_i0e, bessel_i1e), elementwise table rows as in tracejit.primitives.elementwise, with JAX's derivatives.
+log_ndtr, gamma, bessel_i0e, bessel_i1e), elementwise table rows as in tracejit.primitives.elementwise, with JAX's
+derivatives.
 
 The common ones compile to vectorized kernels (tracejit.backend.specmath; their NumPy impl runs the same kernel
-on arrays); the others have no lowering rule, so compiled code hands them to their NumPy impls
-(tracejit.primitives.special_numpy). Derivatives JAX does not define raise as JAX does: betainc in a and b,
+on arrays), the incomplete gamma and beta functions to scalar loops (specmath_incomplete, likewise); zeta and
+polygamma have no lowering rule, so compiled code hands them to their NumPy impls (special_numpy). Derivatives JAX does not define raise as JAX does: betainc in a and b,
 polygamma in m, igamma_grad_a in a.
 """
 import numpy as np
@@ -21,8 +22,8 @@ _LOG_SQRT_2PI = 0.5 * np.log(2 * np.pi)
 
 def _kernel(name):
     """The NumPy impl of a specmath kernel."""
-    def impl(x):
-        return specmath.evaluate(name, x)
+    def impl(*args):
+        return specmath.evaluate(name, *args)
     impl.__name__ = name
     return impl
 
@@ -75,7 +76,7 @@ bessel_i0e_p = elementwise("bessel_i0e", _kernel("i0e"), FLOAT, lambda t, x, out
     ops.bessel_i1e(x), ops.mul(ops.sign(x), out))), low.math("i0e"))
 bessel_i1e_p = elementwise("bessel_i1e", _kernel("i1e"), FLOAT, _i1e_dx, low.math("i1e"))
 
-# ------------------------------------------------------------------------------------------- NumPy impls
+# ------------------------------------------------------------------------- compiled loops (specmath_incomplete)
 
 
 def _igamma_dx(t, a, x, out):
@@ -93,6 +94,21 @@ def _betainc_dx(t, a, b, x, out):
     log_density = ops.add(ops.mul(ops.sub(b, scalar(1, b)), ops.log1p(ops.neg(x))), ops.mul(ops.sub(a, scalar(1, a)),
                                                                                       ops.log(x)))
     return ops.mul(t, ops.exp(ops.sub(log_density, lbeta)))
+
+
+igamma_p = elementwise("igamma", _kernel("igamma"), FLOAT, (
+    lambda t, a, x, out: ops.mul(t, ops.igamma_grad_a(a, x)), _igamma_dx), low.math("igamma"))
+igammac_p = elementwise("igammac", _kernel("igammac"), FLOAT, (
+    lambda t, a, x, out: ops.neg(ops.mul(t, ops.igamma_grad_a(a, x))),
+    lambda t, a, x, out: ops.neg(_igamma_dx(t, a, x, out))), low.math("igammac"))
+igamma_grad_a_p = elementwise("igamma_grad_a", _kernel("igamma_grad_a"), FLOAT, (
+    _unsupported("igamma_grad_a: its derivative in a is not implemented (nor in JAX)"), _igamma_grad_a_dx),
+    low.math("igamma_grad_a"))
+regularized_incomplete_beta_p = elementwise("regularized_incomplete_beta", _kernel("betainc"), FLOAT, (
+    _unsupported("Betainc gradient with respect to a and b not supported."),
+    _unsupported("Betainc gradient with respect to a and b not supported."), _betainc_dx), low.math("betainc"))
+
+# ------------------------------------------------------------------------------------------- NumPy impls
 
 
 _ZETA_TERMS, _ZETA_BERNOULLI = 12, 10
@@ -130,16 +146,6 @@ def _zeta_ds(s, q):
     return total
 
 
-igamma_p = elementwise("igamma", sn.igamma, FLOAT, (lambda t, a, x, out: ops.mul(t, ops.igamma_grad_a(a, x)),
-                                                    _igamma_dx), None)
-igammac_p = elementwise("igammac", sn.igammac, FLOAT, (
-    lambda t, a, x, out: ops.neg(ops.mul(t, ops.igamma_grad_a(a, x))),
-    lambda t, a, x, out: ops.neg(_igamma_dx(t, a, x, out))), None)
-igamma_grad_a_p = elementwise("igamma_grad_a", sn.igamma_grad_a, FLOAT, (
-    _unsupported("igamma_grad_a: its derivative in a is not implemented (nor in JAX)"), _igamma_grad_a_dx), None)
-regularized_incomplete_beta_p = elementwise("regularized_incomplete_beta", sn.betainc, FLOAT, (
-    _unsupported("Betainc gradient with respect to a and b not supported."),
-    _unsupported("Betainc gradient with respect to a and b not supported."), _betainc_dx), None)
 zeta_p = elementwise("zeta", sn.zeta, FLOAT, (
     lambda t, s, q, out: ops.mul(t, _zeta_ds(s, q)),
     lambda t, s, q, out: ops.mul(t, ops.neg(ops.mul(s, ops.zeta(ops.add(s, scalar(1, s)), q))))), None)

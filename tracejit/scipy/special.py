@@ -3,9 +3,9 @@
 Signatures, special values and derivatives are JAX's (values are SciPy's where JAX's differ: erf_inv(-0) = 0,
 gammaln(-inf) = -inf, digamma(+-0) = -+inf, subnormal arguments are not flushed); integer arguments are promoted
 to the default float. erf, erfc, erfinv, erfcx, ndtr, ndtri, log_ndtr, gammaln, digamma, gamma, i0e and i1e
-are primitives with vectorized compiled kernels (tracejit.backend.specmath); gammainc, gammaincc, betainc, zeta
-and polygamma primitives run NumPy code, also from compiled programs; the rest is written on these and
-tracejit.numpy.
+are primitives with vectorized compiled kernels (tracejit.backend.specmath), gammainc, gammaincc and betainc
+primitives with compiled scalar loops (specmath_incomplete); zeta and polygamma primitives run NumPy code, also
+from compiled programs; the rest is written on these and tracejit.numpy.
 """
 import operator
 
@@ -13,11 +13,11 @@ import numpy as np
 
 from .. import nn
 from .. import numpy as tnp
+from ..backend.specmath_incomplete import STIRLING
 from ..core.trace import bind
 from ..custom_derivatives import custom_jvp
 from ..numpy._base import aval, broadcast_operands, promote
 from ..primitives import special as sp
-from ..primitives import special_numpy as sn
 from ._args import half_floats_in_float32, real_args
 
 __all__ = ["beta", "betainc", "betaln", "digamma", "entr", "erf", "erfc", "erfcx", "erfinv", "expit",
@@ -116,9 +116,26 @@ def factorial(n, exact=False):
 
 @half_floats_in_float32
 def betaln(a, b):
-    """log |B(a, b)|, without the cancellation of lgamma(a) + lgamma(b) - lgamma(a + b) for large arguments."""
+    """log |B(a, b)|. For max(a, b) >= 8 from Stirling's series, which keeps the large lgamma terms from
+    cancelling: with a <= b, lgamma(b) - lgamma(a + b) = -a log b - (a + b - 1/2) log1p(a/b) + a + D(b) - D(a + b),
+    D the Stirling correction."""
     a, b = real_args("betaln", a, b)
-    return sn.betaln(a, b, xp=tnp, gammaln=gammaln)
+    lo, hi = tnp.minimum(a, b), tnp.maximum(a, b)
+    direct = gammaln(lo) + (gammaln(hi) - gammaln(lo + hi))
+    big = hi >= 8       # Stirling's series (the formula of specmath_incomplete's kernel, which betainc calls)
+    safe = tnp.where(big, hi, 8.0)
+    corr = _stirling_correction(safe) - _stirling_correction(lo + safe)
+    tail = corr + lo - lo * tnp.log(safe) - (lo + safe - 0.5) * tnp.log1p(lo / safe)
+    return tnp.where(big, gammaln(lo) + tail, direct)
+
+
+def _stirling_correction(x):
+    """lgamma(x) - ((x - 1/2) log x - x + log(2 pi)/2) for x >= 8, by its series."""
+    w = 1 / (x * x)
+    acc = 0 * w + STIRLING[-1]
+    for c in reversed(STIRLING[:-1]):
+        acc = acc * w + c
+    return acc / x
 
 
 @half_floats_in_float32
