@@ -56,6 +56,7 @@ def _cases():
     yield "i0e", (normal * 10).astype(f32), S.i0e, sc.i0e
     yield "i1e", (normal * 10).astype(np.float64), S.i1e, sc.i1e
     yield "gammainc", (positive[:N // 10].astype(f32), positive[::-10].astype(f32)), S.gammainc, sc.gammainc
+    yield "zeta", ((positive / 10 + 1.5).astype(f32), positive[::-1].astype(f32)), S.zeta, sc.zeta
     yield "betainc", (positive[:N // 10].astype(f32) / 5, positive[::-10].astype(f32) / 5,
                       (unit[:N // 10].astype(f32) + 1) / 2), S.betainc, sc.betainc
 

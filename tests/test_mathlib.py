@@ -13,7 +13,7 @@ import llvmlite.binding as llvm
 import numpy as np
 import pytest
 
-from tracejit.backend import libcalls, mathlib, mathlib_exp
+from tracejit.backend import libcalls, mathlib, mathlib_exp, specmath
 from tracejit.backend.mathlib import BINARY, FUNCS
 
 _DTYPE = {"float": np.float32, "double": np.float64}
@@ -46,7 +46,7 @@ def _llvm():
 def _kernel_ir(name, ty, library=mathlib):
     """`void kernel(ty* in[, ty* in2], ty* out, i64 n)` applying the function of `library` (mathlib, or another
     library with its interface: specmath) elementwise."""
-    ins = ["a", "b"] if name in BINARY else ["a"]
+    ins = ["a", "b"][:libcalls.arity(name)]
     params = ", ".join(f"ptr noalias %{v}" for v in ins)
     loads = "".join(f"  %p{v} = getelementptr inbounds {ty}, ptr %{v}, i64 %i\n"
                     f"  %x{v} = load {ty}, ptr %p{v}\n" for v in ins)
@@ -379,7 +379,7 @@ def _library_kernel_ir(name, ty, lanes):
     of lanes elements (n a multiple of lanes)."""
     vty = f"<{lanes} x {ty}>" if lanes > 1 else ty
     symbol = mathlib.vector_symbol(name, ty, lanes)
-    ins = ["a", "b"] if name in BINARY else ["a"]
+    ins = ["a", "b"][:libcalls.arity(name)]
     params = ", ".join(f"ptr noalias %{v}" for v in ins)
     loads = "".join(f"  %p{v} = getelementptr inbounds {ty}, ptr %{v}, i64 %i\n"
                     f"  %x{v} = load {vty}, ptr %p{v}, align 1\n" for v in ins)
@@ -411,7 +411,7 @@ def _library(name, ty, lanes):
         llvm.add_symbol(symbol, address)
     engine.add_module(llvm.parse_assembly(_library_kernel_ir(name, ty, lanes)))
     engine.finalize_object()
-    nargs = 3 if name in BINARY else 2
+    nargs = libcalls.arity(name) + 1
     return ctypes.CFUNCTYPE(None, *[ctypes.c_void_p] * nargs, ctypes.c_int64)(
         engine.get_function_address(f"lib_{name}_{ty}_{lanes}"))
 
@@ -425,7 +425,8 @@ def _apply_library(name, ty, lanes, *xs):
 
 
 @pytest.mark.parametrize("ty", ["float", "double"])
-@pytest.mark.parametrize("name", [name for name in libcalls.LIBRARY if name not in libcalls.SPECIAL])
+@pytest.mark.parametrize("name", [name for name in libcalls.LIBRARY
+                                  if name not in libcalls.SPECIAL + specmath.LANEWISE])   # (test_specmath's)
 def test_library_functions_agree_at_every_width(name, ty):
     """The vector math library that compiled loops call (vecmath.py) gives the same bits at every width, and
     the bits of the inlined definitions but where it computes otherwise (mathlib.F32_TRIG: in f32)."""
@@ -442,7 +443,8 @@ def test_library_functions_agree_at_every_width(name, ty):
 
 
 @pytest.mark.parametrize("ty", ["float", "double"])
-@pytest.mark.parametrize("name", [name for name in libcalls.VARIANTS if name not in libcalls.SPECIAL])
+@pytest.mark.parametrize("name", [name for name in libcalls.VARIANTS
+                                  if name not in libcalls.SPECIAL + specmath.LANEWISE])
 def test_functions_without_an_intrinsic_are_library_calls_too(name, ty):
     """expm1, log1p, logistic and cbrt have no LLVM intrinsic: a loop calls the library's function by name and the
     loop vectorizer widens the call to the library's vector function (vector-function-abi-variant), at full

@@ -248,6 +248,55 @@ def test_loops_call_the_library_function(name, ty):
     assert not re.search(rf"^define .*@tj_{name}_", text, re.MULTILINE)
 
 
+# ------------------------------------------------------------------------------------- zeta (specmath_zeta)
+def _zeta_cases(rng, n=300):
+    """s and q: positive q, and negative q (integer s) down past -1, where the scalar definition loops."""
+    s = np.concatenate([rng.uniform(1.01, 40, n), np.round(rng.uniform(2, 12, n))])
+    q = np.concatenate([10.0 ** rng.uniform(-3, 3, n), rng.uniform(-60, 0, n)])
+    return s, q
+
+
+@pytest.mark.parametrize("ty", ["float", "double"])
+def test_zeta_library_gives_the_scalar_bits_at_every_width(ty):
+    """zeta is the vector math library's (specmath.LANEWISE): a vector with every q >= -1 in straight-line code,
+    one with a lane below it lane by lane through the scalar definition: at every width the scalar function's bits
+    on vectors of either kind and on special values, and SciPy's values within 1e-12 (float64)."""
+    dtype = np.float32 if ty == "float" else np.float64
+    s, q = _zeta_cases(np.random.default_rng(7))
+    s = np.concatenate([s, [1.0, 2.0, 2.5, np.inf, np.inf, np.nan, 3.0, 2.0]])
+    q = np.concatenate([q, [1.0, -2.0, -2.5, 1.0, 2.0, 1.0, np.inf, 0.0]])
+    s, q = s.astype(dtype), q.astype(dtype)
+    bits = f"u{np.dtype(dtype).itemsize}"
+    scalar = _apply_library("zeta", ty, 1, s, q)
+    for lanes in libcalls.LANES[1:]:
+        np.testing.assert_array_equal(_apply_library("zeta", ty, lanes, s, q).view(bits), scalar.view(bits),
+                                      err_msg=(ty, lanes))
+    with np.errstate(all="ignore"):
+        want = sc.zeta(s.astype(np.float64), q.astype(np.float64))
+    if ty == "double":
+        np.testing.assert_allclose(scalar, want, rtol=1e-12, equal_nan=True)
+    np.testing.assert_allclose(specmath.evaluate("zeta", s, q), scalar, rtol=1e-13 if ty == "double" else 1e-6,
+                               equal_nan=True)
+
+
+def test_zeta_and_polygamma_loops_call_the_library_function():
+    """Under jit, zeta is a call of the library's full-width vector function and polygamma (a simplify rule)
+    zeta's, lgamma's and digamma's code: trigamma within 1e-13 of SciPy, m = 0 digamma, non-integer m NaN."""
+    import tracejit as tj
+    from tracejit.backend import llvm
+    x = np.linspace(-30.5, 40.0, 4096)
+    m = np.resize([0, 1, 2, 3, 1.5], x.size)
+    got = tj.jit(tj.lax.polygamma)(m, x)
+    with np.errstate(all="ignore"):
+        want = np.where(m == np.floor(m), sc.polygamma(np.floor(m).astype(int), x), np.nan)
+    np.testing.assert_allclose(got, want, rtol=1e-12, equal_nan=True)
+    text = tj.jit(tj.lax.polygamma).lower(m, x).as_llvm()
+    lanes = llvm.vector_bytes() // 8
+    assert re.search(rf"call <{lanes} x double> @tj_zeta_double_v{lanes}\(", text)
+    assert not re.search(r"^define .*@tj_zeta_", text, re.MULTILINE)
+    assert "polygamma" not in str(tj.make_ir(tj.lax.polygamma, optimize=True)(m, x))
+
+
 # ------------------------------------------------------------------ the looping kernels (specmath_incomplete)
 def _incomplete_cases(rng, n=300):
     u = rng.uniform

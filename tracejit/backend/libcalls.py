@@ -22,7 +22,7 @@ INTRINSICS = ("exp", "exp2", "log", "log2", "log10", "sin", "cos", "tan", "tanh"
 # specmath's functions among them (SPECIAL); erf and erfc branch per vector: one whose every lane is small takes
 # the small arguments' expression alone (specmath.SMALL), without the full code's exp and division.
 SPECIAL = ("erf", "erfc", "erfcx", "ndtr")
-VARIANTS = ("expm1", "log1p", "logistic", "cbrt") + SPECIAL
+VARIANTS = ("expm1", "log1p", "logistic", "cbrt") + SPECIAL + specmath.LANEWISE
 LIBRARY = INTRINSICS + VARIANTS
 LANES = (1, 2, 4, 8, 16)
 _INTRINSIC = re.compile(r"@llvm\.(" + "|".join(INTRINSICS) + r")\.(?:v(\d+))?f(32|64)\b")
@@ -39,7 +39,7 @@ def library_call(name: str, ty: str, operands: str) -> str:
     if name in INTRINSICS:
         return f"call {ty} {intrinsic_symbol(name, ty)}({operands})"
     scalar = vector_symbol(name, ty, 1)[1:]
-    variants = ",".join(f"_ZGV_LLVM_N{n}{'v' * _arity(name)}_{scalar}({vector_symbol(name, ty, n)[1:]})"
+    variants = ",".join(f"_ZGV_LLVM_N{n}{'v' * arity(name)}_{scalar}({vector_symbol(name, ty, n)[1:]})"
                         for n in LANES[1:])
     return f'call {ty} @{scalar}({operands}) "vector-function-abi-variant"="{variants}"'
 
@@ -52,7 +52,7 @@ def declarations(library) -> str:
         if name in VARIANTS:
             for n in LANES:
                 vty = ty if n == 1 else f"<{n} x {ty}>"
-                lines.append(f"declare {vty} {vector_symbol(name, ty, n)}({', '.join([vty] * _arity(name))})"
+                lines.append(f"declare {vty} {vector_symbol(name, ty, n)}({', '.join([vty] * arity(name))})"
                              " nounwind willreturn memory(none)")
                 used += [f"ptr {vector_symbol(name, ty, n)}"] if n > 1 else []
     if used:
@@ -61,8 +61,9 @@ def declarations(library) -> str:
     return "\n".join(lines)
 
 
-def _arity(name):
-    return 2 if name in BINARY else 1
+def arity(name):
+    """The number of arguments of a LIBRARY function."""
+    return 2 if name in BINARY else specmath.arity(name)
 
 
 def uses_library(text: str) -> bool:
@@ -105,8 +106,16 @@ def library_function_ir(name: str, ty: str, lanes: int) -> str:
     lane beyond F32_TRIG_LIMIT, its value taken on those lanes; specmath.SMALL functions compute the small
     arguments' expression alone for a vector with none beyond its bound, else the full definition (an internal
     `..._full` function, which gives the same bits on the small lanes); so does f32 pow, for a vector with no lane
-    that needs its special cases (mathlib_pow.pow_f32_fast). The internal functions are always inlined, as O3
-    did, since the library compiles with the light pipeline (llvm._passes)."""
+    that needs its special cases (mathlib_pow.pow_f32_fast); specmath.LANEWISE functions compute a vector with no lane
+    that needs the scalar definition's loop in straight-line code, else lane by lane (`_lanewise`). The internal
+    functions are always inlined (but the lanewise scalar one), as O3 did, since the library compiles with the light
+    pipeline (llvm._passes)."""
+    if name in specmath.LANEWISE:
+        if lanes == 1:
+            return specmath.define(name, ty, 1, "", "nounwind")
+        f, far, y = specmath.near_path(name, ty, lanes)
+        scalar = specmath.define(name, ty, 1, "internal", "nounwind", suffix="_full")
+        return scalar + _lanewise(name, ty, lanes) + _branch_on_far(name, ty, f, far, y, "_lanes", select=False)
     if name in SPECIAL and name not in specmath.SMALL:
         return specmath.define(name, ty, lanes, "", "nounwind")
     if name in SPECIAL:
@@ -127,13 +136,30 @@ def library_function_ir(name: str, ty: str, lanes: int) -> str:
     return wide + _branch_on_far(name, ty, f, far, y, "_wide", select=True)
 
 
+def _lanewise(name, ty, lanes):
+    """`<symbol>_lanes`: the function on a vector, by the scalar `<scalar symbol>_full` on each lane."""
+    vty, params = f"<{lanes} x {ty}>", ("x", "y")[:arity(name)]
+    lines, vector = [], "poison"
+    for i in range(lanes):
+        for p in params:
+            lines.append(f"  %{p}{i} = extractelement {vty} %{p}, i32 {i}")
+        operands = ", ".join(f"{ty} %{p}{i}" for p in params)
+        lines.append(f"  %r{i} = call {ty} {vector_symbol(name, ty, 1)}_full({operands})")
+        lines.append(f"  %v{i} = insertelement {vty} {vector}, {ty} %r{i}, i32 {i}")
+        vector = f"%v{i}"
+    header = ", ".join(f"{vty} %{p}" for p in params)
+    body = "\n".join(lines)
+    return (f"define internal {vty} {vector_symbol(name, ty, lanes)}_lanes({header}) nounwind {{\n{body}\n"
+            f"  ret {vty} {vector}\n}}\n")
+
+
 def _branch_on_far(name, ty, f, far, y, suffix, select):
     """The function's definition from f's lines, which compute far and y, the function's value on the near
     lanes: the lines up to far's before a branch on whether any lane is far, the rest on the near path, which
     returns y; the far path returns the internal function `<symbol><suffix>`'s value (on the far lanes only if
     select, else on all)."""
-    symbol, vty = vector_symbol(name, ty, f.lanes), f.vty
-    args = ", ".join(f"{vty} %{p}" for p in ("x", "y")[:_arity(name)])
+    symbol, vty = vector_symbol(name, ty, f.lanes), (ty if f.lanes == 1 else f"<{f.lanes} x {ty}>")
+    args = ", ".join(f"{vty} %{p}" for p in ("x", "y")[:arity(name)])
     split = [line.split(" = ")[0].strip() for line in f.lines].index(far) + 1
     entry, near = ("".join(line + "\n" for line in lines) for lines in (f.lines[:split], f.lines[split:]))
     anyfar = far if f.lanes == 1 else "%anyfar"

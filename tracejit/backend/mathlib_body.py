@@ -80,10 +80,12 @@ class Body:
     def ext(self, arg: str, ty: str) -> str:
         return arg if ty == self.ty else self._emit(f"fpext {self._vec(ty)} {arg} to {self.vty}")
 
+    def narrow(self, v: str, ty: str) -> str:
+        """v (of the computing type) as ty."""
+        return v if ty == self.ty else self._emit(f"fptrunc {self.vty} {v} to {self._vec(ty)}")
+
     def ret(self, v: str, ty: str):
-        if ty != self.ty:
-            v = self._emit(f"fptrunc {self.vty} {v} to {self._vec(ty)}")
-        self.lines.append(f"  ret {self._vec(ty)} {v}")
+        self.lines.append(f"  ret {self._vec(ty)} {self.narrow(v, ty)}")
 
     def _bin(self, op, a, b):
         return self._emit(f"{op} {self.vty} {self._d(a)}, {self._d(b)}")

@@ -1,7 +1,8 @@
 """Vectorizable special functions (erf, erfc, erfcx, erf_inv, ndtr, ndtri, log_ndtr, lgamma, digamma, gamma, and
-the exponentially scaled Bessel functions i0e, i1e),
-written with mathlib_body.Body on mathlib's exp, log, log1p and double-double log: branch-free straight-line code
-with no tables, so a fused loop calling them vectorizes as mathlib's functions do. float64 computes in double.
+the exponentially scaled Bessel functions i0e, i1e; beside them specmath_incomplete's looping kernels and
+specmath_zeta's zeta), written with mathlib_body.Body on mathlib's exp, log, log1p and double-double log:
+branch-free straight-line code with no tables, so a fused loop calling them vectorizes as mathlib's functions do.
+float64 computes in double.
 float32's erf, erfc, erfcx, ndtr, log_ndtr, erf_inv and ndtri (NATIVE_F32) compute in f32 arithmetic, 16 lanes per
 AVX-512 register instead of 8 (mathlib's f32 exp, log and log1p; f32 polynomial sets from specmath_f32), within
 1-4 f32 ulp; float32's lgamma, digamma, gamma, i0e and i1e compute in double and round once.
@@ -96,11 +97,15 @@ from .specmath_gamma import digamma as _digamma
 from .specmath_gamma import gamma as _gamma
 from .specmath_gamma import lgamma as _lgamma
 from .specmath_incomplete import betainc, incomplete_gamma
+from .specmath_zeta import shifted, zeta
 
 FUNCS = ("erf", "erfc", "erfcx", "erf_inv", "ndtr", "ndtri", "log_ndtr", "lgamma", "digamma", "gamma", "i0e", "i1e")
 # looping (specmath_incomplete): scalar code that does not vectorize
 INCOMPLETE = ("igamma", "igammac", "igamma_grad_a", "betainc")
-KERNELS = FUNCS + INCOMPLETE
+# straight-line but for a loop on some lanes, which the vector math library's function takes lane by lane
+# (libcalls; `near_path`)
+LANEWISE = ("zeta",)
+KERNELS = FUNCS + INCOMPLETE + LANEWISE
 # computed in f32 arithmetic for float32 (16 lanes per zmm register); the others in double, rounded once
 NATIVE_F32 = ("erf", "erfc", "erfcx", "ndtr", "log_ndtr", "erf_inv", "ndtri")
 
@@ -297,9 +302,15 @@ _KERNELS = {"erf": _erf, "erfc": _erfc, "erfcx": _erfcx, "erf_inv": _erf_inv, "n
             "igamma": lambda f, a, x, prec: incomplete_gamma(f, a, x, upper=False),
             "igammac": lambda f, a, x, prec: incomplete_gamma(f, a, x, upper=True),
             "igamma_grad_a": lambda f, a, x, prec: incomplete_gamma(f, a, x, upper=False, grad=True),
-            "betainc": lambda f, a, b, x, prec: betainc(f, a, b, x)}
+            "betainc": lambda f, a, b, x, prec: betainc(f, a, b, x),
+            "zeta": lambda f, s, q, prec: zeta(f, s, q)}
 # the parameters of the functions of several arguments (the others take x)
-_PARAMS = {"igamma": ("a", "x"), "igammac": ("a", "x"), "igamma_grad_a": ("a", "x"), "betainc": ("a", "b", "x")}
+_PARAMS = {"igamma": ("a", "x"), "igammac": ("a", "x"), "igamma_grad_a": ("a", "x"), "betainc": ("a", "b", "x"),
+           "zeta": ("x", "y")}
+
+
+def arity(name):
+    return len(_PARAMS.get(name, ("x",)))
 
 
 def math_symbol(name, ty):
@@ -328,6 +339,14 @@ def small_path(name, ty, lanes):
     bound, small = SMALL[name]
     far = f.cmp("uge", f.abs("%x"), bound)
     return f, far, small(f, "%x", ty)
+
+
+def near_path(name, ty, lanes):
+    """(f, far, y) for a LANEWISE function on `lanes`-element vectors %x, %y of ty: f's lines first compute far, the
+    lanes that need the scalar definition's loop, then y, the function's value on the others (computed in double)."""
+    f = _body(name, ty, lanes)
+    s, q = f.ext("%x", ty), f.ext("%y", ty)
+    return f, shifted(f, s, q), f.narrow(zeta(f, s, q, shift=False), ty)
 
 
 def _body(name, ty, lanes):

@@ -18,6 +18,7 @@ P(a, inf) = 1, P(inf, x) = 0, I_x(0, b) = 1, I_x(a, 0) = 0.
 import math
 
 from .specmath_base import INF as _INF
+from .specmath_base import pick
 from .specmath_gamma import digamma, lgamma
 
 _NAN = float("nan")
@@ -34,12 +35,9 @@ def _stirling(f, x):
     return f.div(f.poly(f.div(1.0, f.mul(x, x)), STIRLING), x)
 
 
-def _pick(f, cases, default):
-    """The value of the first (condition, value) pair whose condition holds, else default."""
-    out = default
-    for cond, value in reversed(cases):
-        out = f.sel(cond, value, out)
-    return out
+def _edge(f, cases):
+    """The value of the first (condition, value) pair whose condition holds, else NaN."""
+    return pick(f, [c for c, _ in cases], [v for _, v in cases] + [_NAN])
 
 
 def _finite_positive(f, v):
@@ -151,7 +149,7 @@ def incomplete_gamma(f, a, x, upper, grad=False):
         edges = [(c, _NAN if math.isnan(v) else 0.0) for c, v in edges]
     elif upper:
         edges = [(c, 1.0 - v) for c, v in edges]
-    return f.sel(ok, value, _pick(f, edges, _NAN))
+    return f.sel(ok, value, _edge(f, edges))
 
 
 def _betaln(f, a, b):
@@ -207,4 +205,4 @@ def betainc(f, a, b, x):
     b_zero = f.either(f.cmp("oeq", b, 0.0), f.cmp("oeq", a, _INF))
     edges = [(nan, _NAN), (f.both(a_zero, b_zero), _NAN), (f.cmp("oeq", x, 0.0), 0.0), (f.cmp("oeq", x, 1.0), 1.0),
              (a_zero, 1.0), (b_zero, 0.0)]
-    return f.sel(inner, value, _pick(f, edges, _NAN))
+    return f.sel(inner, value, _edge(f, edges))

@@ -2,18 +2,18 @@
 log_ndtr, gamma, bessel_i0e, bessel_i1e), elementwise table rows as in tracejit.primitives.elementwise, with JAX's
 derivatives.
 
-The common ones compile to vectorized kernels (tracejit.backend.specmath; their NumPy impl runs the same kernel
-on arrays), the incomplete gamma and beta functions to scalar loops (specmath_incomplete, likewise); zeta and
-polygamma have no lowering rule, so compiled code hands them to their NumPy impls (special_numpy). Derivatives JAX does not define raise as JAX does: betainc in a and b,
+They compile to vectorized kernels (tracejit.backend.specmath; their NumPy impl runs the same kernel on arrays),
+the incomplete gamma and beta functions to scalar loops (specmath_incomplete, likewise), zeta to the vector math
+library's function (specmath_zeta); polygamma is zeta, lgamma and digamma under jit (a simplify rule). Derivatives JAX does not define raise as JAX does: betainc in a and b,
 polygamma in m, igamma_grad_a in a.
 """
 import numpy as np
 
 from ..backend import specmath
-from ..core.ad_util import aval, scalar
+from ..backend.specmath_zeta import BERNOULLI_2K
+from ..core.ad_util import aval, full, scalar
 from ..core.ops import ops
 from . import scalar_lowering as low
-from . import special_numpy as sn
 from .elementwise_rules import FLOAT, elementwise
 
 _TWO_OVER_SQRT_PI = 2 / np.sqrt(np.pi)
@@ -108,7 +108,7 @@ regularized_incomplete_beta_p = elementwise("regularized_incomplete_beta", _kern
     _unsupported("Betainc gradient with respect to a and b not supported."),
     _unsupported("Betainc gradient with respect to a and b not supported."), _betainc_dx), low.math("betainc"))
 
-# ------------------------------------------------------------------------------------------- NumPy impls
+# ------------------------------------------------------------------------------- zeta (specmath_zeta) and polygamma
 
 
 _ZETA_TERMS, _ZETA_BERNOULLI = 12, 10
@@ -134,7 +134,7 @@ def _zeta_ds(s, q):
     total = ops.sub(total, ops.add(ops.mul(integral, log_a), ops.div(integral, s1)))
     total = ops.sub(total, ops.mul(scalar(0.5, s), ops.mul(log_a, power(a, ops.neg(s)))))
     rising, rising_ds, inverse_factorial = ops.mul(s, scalar(1, s)), scalar(1, s), 1.0
-    for j, b2j in enumerate(sn._BERNOULLI_2K[:_ZETA_BERNOULLI], 1):
+    for j, b2j in enumerate(BERNOULLI_2K[:_ZETA_BERNOULLI], 1):
         inverse_factorial /= (2 * j - 1) * 2 * j
         if j > 1:       # rising = s (s+1) ... (s+2j-2) and its derivative
             for i in (2 * j - 3, 2 * j - 2):
@@ -146,9 +146,37 @@ def _zeta_ds(s, q):
     return total
 
 
-zeta_p = elementwise("zeta", sn.zeta, FLOAT, (
+def _polygamma(m, x):
+    """The NumPy impl: digamma for m = 0, (-1)**(m+1) m! zeta(m + 1, x) for integer m >= 1, NaN for other m."""
+    m0, x0 = (np.asarray(v, np.float64) for v in np.broadcast_arrays(m, x))
+    with np.errstate(all="ignore"):
+        integer = (m0 >= 0) & (m0 == np.floor(m0))
+        order = np.where(integer, m0, 1)
+        sign = np.where(order % 2 == 0, -1.0, 1.0)
+        value = sign * np.exp(specmath.evaluate("lgamma", order + 1)) * specmath.evaluate("zeta", order + 1, x0)
+        value = np.where(m0 == 0, specmath.evaluate("digamma", x0), value)
+    return np.where(integer, value, np.nan).astype(np.asarray(x).dtype)
+
+
+def _polygamma_expanded(eqn, producer):
+    """The simplify rule: under jit, polygamma is _polygamma's formula in primitives (zeta, lgamma, digamma), which
+    compile."""
+    def expanded(m, x):
+        one = scalar(1, m)
+        integer = ops.and_(ops.ge(m, scalar(0, m)), ops.eq(m, ops.floor(m)))
+        order = ops.select_n(integer, one, m)
+        odd = ops.ne(ops.floor(ops.mul(order, scalar(0.5, m))), ops.mul(order, scalar(0.5, m)))
+        factorial = ops.exp(ops.lgamma(ops.add(order, one)))
+        value = ops.mul(ops.select_n(odd, ops.neg(factorial), factorial), ops.zeta(ops.add(order, one), x))
+        value = ops.select_n(ops.eq(m, scalar(0, m)), value, ops.digamma(x))
+        return ops.select_n(integer, full(aval(value), np.nan), value)
+    return expanded
+
+
+zeta_p = elementwise("zeta", _kernel("zeta"), FLOAT, (
     lambda t, s, q, out: ops.mul(t, _zeta_ds(s, q)),
-    lambda t, s, q, out: ops.mul(t, ops.neg(ops.mul(s, ops.zeta(ops.add(s, scalar(1, s)), q))))), None)
-polygamma_p = elementwise("polygamma", sn.polygamma, FLOAT, (
+    lambda t, s, q, out: ops.mul(t, ops.neg(ops.mul(s, ops.zeta(ops.add(s, scalar(1, s)), q))))), low.math("zeta"))
+polygamma_p = elementwise("polygamma", _polygamma, FLOAT, (
     _unsupported("polygamma gradient with respect to m is not supported"),
-    lambda t, m, x, out: ops.mul(t, ops.polygamma(ops.add(m, scalar(1, m)), x))), None)
+    lambda t, m, x, out: ops.mul(t, ops.polygamma(ops.add(m, scalar(1, m)), x))), None,
+    simplify=_polygamma_expanded)
