@@ -154,13 +154,19 @@ def bessel_large(order):
     return f
 
 
-TAIL_S = (mp.log(mp.sqrt(mp.log(2))), mp.log(mp.sqrt(1075 * mp.log(2))))   # q from 1/2 down to 2**-1075
+# erf_inv's and ndtri's tails (q <= 1/2): erfcinv(q) (times sqrt 2 for ndtri) as a polynomial in s - centre on each
+# piece of s = sqrt(-log q), from sqrt(log 2) to 27.3 (q = 2**-1075); (end, centre) per piece, the last end inf
+TAIL_ENDS = (1.7, 3.5, 7.5, 14.0, 27.3)
+TAIL_PIECES = []
+_start = float(mp.sqrt(mp.log(2)))
+for _end in TAIL_ENDS:
+    TAIL_PIECES.append((_end, round((_start + _end) / 2, 3), _start))
+    _start = _end
 
 
-def erfcinv_tail(v):
-    """The tail's first guess: erfcinv(q) as a function of v in [-1, 1], log(sqrt(-log q)) = mid + half * v."""
-    s = (TAIL_S[0] + TAIL_S[1]) / 2 + (TAIL_S[1] - TAIL_S[0]) / 2 * v
-    return erfcinv(mp.exp(-mp.exp(2 * s)))
+def erfcinv_of_s(scale, centre):
+    return lambda t: scale * erfcinv(mp.exp(-(centre + t) ** 2))
+
 
 TABLE = {
     # name: (function, interval, smallest |f| there, {"double": bits, "float": bits})
@@ -178,17 +184,20 @@ TABLE = {
     "erfinv": (erfinv_over_y, (0, 0.25), SQRT_PI / 2, {"double": 57, "float": 31}),
     "sin_pi": (sin_pi_over_r, (0, 0.25), mp.mpf(2), {"double": 57}),
     "cos_pi": (cos_pi, (0, 0.25), mp.mpf(1), {"double": 57}),
-    # the double set is Halley's first guess; the float one is accurate enough to be the result
-    "erfinv_tail": (erfcinv_tail, (-1, 1), mp.mpf("0.47"), {"double": 22, "float": 30}),
     "i0_small": (i0_small, (0, BESSEL_X**2), mp.mpf(1), {"double": 57, "float": 31}),
     "i1_small": (i1_small, (0, BESSEL_X**2), mp.mpf(1) / 2, {"double": 57, "float": 31}),
     "i0e_large": (bessel_large(0), (-1, 1), 1 / mp.sqrt(2 * mp.pi), {"double": 57, "float": 31}),
     "i1e_large": (bessel_large(1), (-1, 1), bessel_large(1)(1), {"double": 57, "float": 31}),
 }
+for _i, (_end, _centre, _start) in enumerate(TAIL_PIECES, 1):
+    for _name, _scale in (("erfinv", 1), ("ndtri", mp.sqrt(2))):
+        TABLE[f"{_name}_tail{_i}"] = (erfcinv_of_s(_scale, _centre), (_start - _centre, _end - _centre),
+                                       _scale * erfcinv(mp.exp(-mp.mpf(_start) ** 2)), {"double": 57})
 
 
 def main():
-    print(f"_TAIL_V = ({float(2 / (TAIL_S[1] - TAIL_S[0]))!r}, {float(-(TAIL_S[0] + TAIL_S[1]) / (TAIL_S[1] - TAIL_S[0]))!r})")
+    ends = [end for end, _, _ in TAIL_PIECES[:-1]] + [float("inf")]
+    print(f"_TAIL_PIECES = {tuple((end, centre) for end, (_, centre, _) in zip(ends, TAIL_PIECES))!r}")
     for name, root in (("_PSI_ROOT", PSI_ROOT), ("_PSI_NEGATIVE_ROOT", PSI_NEGATIVE_ROOT)):
         print(f"{name} = ({float(root)!r}, {float(root - float(root))!r})")
     print("_POLY = {")

@@ -29,11 +29,11 @@ term of each added last as a double-double; lgamma, gamma and digamma: specmath_
   1-2 ulp). erf_inv and ndtri: y + y R(y**2) for |y| <= 1/2, beyond a polynomial in sqrt(-log q) on three pieces
   (coefficients selected per lane; ndtri's sets include the factor sqrt 2). erf's long polynomial is evaluated by
   Estrin's scheme: a quarter of Horner's latency, which a chain of calls (erf(erf(x) ...)) waits on.
-- erf_inv(y) = y P(y**2) for |y| <= 1/2; beyond, erfcinv(q), q = 1 - |y| (exact): a first guess from a polynomial
-  in log(sqrt(-log q)), then one Halley step on G(u) = -u**2 + log erfcx(u) - log q (q's log a double-double),
-  nearly linear in u**2, so the step takes a 1e-7 guess to full precision (float32 uses a longer guess, within
-  1e-9, and no step). ndtri(p) = sqrt(2) erf_inv(2p - 1), the tail's q = 2 min(p, 1 - p) exact, so tiny p keep
-  their precision.
+- erf_inv(y) = y P(y**2) for |y| <= 1/2; beyond, erfcinv(q), q = 1 - |y| (exact): a polynomial in s - c,
+  s = sqrt(-log q), on five pieces of s (18-22 terms, coefficients selected per lane; float32: three pieces, as
+  above). ndtri(p) = sqrt(2) erf_inv(2p - 1), the tail's q = 2 min(p, 1 - p) exact, so tiny p keep their
+  precision; its tail sets include the factor. (A first guess and a Halley step on log erfcx took 1e6 f64 ndtri
+  7.2 ms, SciPy 5.7; the pieces 4.1.)
 - i0e(x) = exp(-|x|) P(x**2) for |x| <= 8 (i1e: x exp(-|x|) P1(x**2)), P the power series of I0(sqrt z) economized
   on [0, 64] (17 positive coefficients: no cancellation; x**2's rounding costs up to 2 ulp); above,
   Q(16/|x| - 1) / sqrt(|x|) (i1e with x's sign), Q a polynomial of sqrt(x) exp(-x) I(x) on [-1, 1] (25-26 terms),
@@ -55,9 +55,9 @@ function    f64 ulp (mpmath)  f64 ulp (SciPy)  f32 ulp (SciPy)
 erf         1.23              3                1.07
 erfc        2.57              509 (a)          3.34
 erfcx       2.03              508 (a)          2.39
-erf_inv     2.46              4                3.13
+erf_inv     2.53              4                3.13
 ndtr        3.09              2084 (b)         3.82
-ndtri       3.31              6                3.16
+ndtri       2.61              6                3.16
 log_ndtr    3.46              2015 (b)         3.98
 lgamma      3.17              66142 (c)        0.50
 digamma     3.58              5                0.50
@@ -85,14 +85,13 @@ from .array_body import ArrayBody
 from .mathlib import function_text
 from .specmath_base import INF as _INF
 from .specmath_base import SpecialBody as _Body
-from .specmath_base import log_parts as _log_parts
 from .specmath_base import pick as _pick
 from .specmath_base import poly as _poly
 from .specmath_base import poly_pieces as _poly_pieces
 from .specmath_base import split as _split
 from .specmath_base import square as _square
 from .specmath_f32 import ERFINV_PIECES as _ERFINV_PIECES
-from .specmath_f64 import _TAIL_V
+from .specmath_f64 import _TAIL_PIECES
 from .specmath_gamma import digamma as _digamma
 from .specmath_gamma import gamma as _gamma
 from .specmath_gamma import lgamma as _lgamma
@@ -110,7 +109,6 @@ KERNELS = FUNCS + INCOMPLETE + LANEWISE
 NATIVE_F32 = ("erf", "erfc", "erfcx", "ndtr", "log_ndtr", "erf_inv", "ndtri")
 
 _NAN = float("nan")
-_SQRT_PI = 1.772453850905516
 _SQRT_HALF = (0.7071067811865476, -4.833646656726457e-17)
 _SQRT2 = 1.4142135623730951
 _ERFCX_K = 4.0
@@ -236,29 +234,15 @@ def _log_ndtr(f, x, prec):
 
 
 def _erfc_inverse(f, q, prec, name="erfinv"):
-    """u > 0 with erfc(u) = q for 0 < q <= 1/2: the polynomial guess, then (for double) one Halley step on
-    G(u) = -u**2 + log(erfcx(u)) - log(q), G'(u) = -2/(sqrt(pi) erfcx(u)), G'' = -G' (2u + G')."""
-    if prec == "float":
-        return _erfc_inverse_float(f, q, name)
-    lh, ll = _log_parts(f, q, prec)
-    v = f.fma(f.log(f.call("sqrt", f.neg(lh))), _TAIL_V[0], _TAIL_V[1])
-    u = _poly(f, v, "erfinv_tail", prec)
-    e = _erfcx_positive(f, u, prec)
-    p, pe = _square(f, u)
-    g = f.sub(f.add(f.sub(f.neg(p), lh), f.log(e)), f.add(pe, ll))
-    d = f.mul(f.mul(g, e), -_SQRT_PI / 2)                    # G / G'
-    half_ratio = f.sub(u, f.div(1.0, f.mul(e, _SQRT_PI)))     # -G'' / (2 G')
-    return f.sub(u, f.div(d, f.fma(d, half_ratio, 1.0)))
-
-
-def _erfc_inverse_float(f, q, name):
-    """_erfc_inverse for float results (times sqrt(2) for name "ndtri"): a polynomial in s - c, s = sqrt(-log q),
-    on three pieces of s (to 10.2, where q is the least f32; 4.1 is erf_inv's end), one Horner pass."""
+    """u > 0 with erfc(u) = q for 0 < q <= 1/2 (times sqrt(2) for name "ndtri"): a polynomial in s - c,
+    s = sqrt(-log q), on pieces of s (double: five to 27.3, where q is the least double; float: three to 10.2, 4.1
+    erf_inv's end), one Horner pass with the coefficients selected per lane."""
+    pieces = _TAIL_PIECES if prec == "double" else _ERFINV_PIECES
     s = f.call("sqrt", f.neg(f.log(q)))
-    conds = [f.cmp("olt", s, end) for end, _ in _ERFINV_PIECES[:-1]]
-    centre = _pick(f, conds, [c for _, c in _ERFINV_PIECES])
-    names = tuple(f"{name}_tail{i}" for i in range(1, len(_ERFINV_PIECES) + 1))
-    return _poly_pieces(f, conds, f.sub(s, centre), names, "float")
+    conds = [f.cmp("olt", s, end) for end, _ in pieces[:-1]]
+    centre = _pick(f, conds, [c for _, c in pieces])
+    names = tuple(f"{name}_tail{i}" for i in range(1, len(pieces) + 1))
+    return _poly_pieces(f, conds, f.sub(s, centre), names, prec)
 
 
 def _erf_inv(f, y, prec):
@@ -271,15 +255,14 @@ def _erf_inv(f, y, prec):
 
 
 def _ndtri(f, p, prec):
-    """sqrt(2) erf_inv(2p - 1); the float sets ("ndtri") include the factor."""
-    name = "erfinv" if prec == "double" else "ndtri"
+    """sqrt(2) erf_inv(2p - 1); the "ndtri" sets include the factor (but double's central one, erf_inv's)."""
     y = f.sub(f.mul(p, 2.0), 1.0)
     q = f.mul(f.min(p, f.sub(1.0, p)), 2.0)
-    tail = f.call("copysign", _erfc_inverse(f, q, prec, name), y)
-    r = f.sel(f.cmp("ole", f.abs(y), 0.5), _odd(f, y, name, prec), tail)
+    tail = f.call("copysign", _erfc_inverse(f, q, prec, "ndtri"), y)
+    central = f.mul(_odd(f, y, "erfinv", prec), _SQRT2) if prec == "double" else _odd(f, y, "ndtri", prec)
+    r = f.sel(f.cmp("ole", f.abs(y), 0.5), central, tail)
     r = f.sel(f.cmp("oeq", q, 0.0), f.call("copysign", _INF, y), r)
-    r = f.sel(f.either(f.cmp("olt", p, 0.0), f.cmp("ugt", p, 1.0)), _NAN, r)
-    return f.mul(r, _SQRT2) if prec == "double" else r
+    return f.sel(f.either(f.cmp("olt", p, 0.0), f.cmp("ugt", p, 1.0)), _NAN, r)
 
 
 def _bessel_scaled(f, x, order, prec):
