@@ -118,6 +118,11 @@ class ArrayBody:
             o[at[live]] = v[live]
         return [o.reshape(shape) for o in out]
 
+    def repeat(self, state, step, count):
+        for _ in range(count):
+            state = step(state)
+        return state
+
     # mathlib's functions
     def exp(self, x, lo=None):
         return np.exp(np.asarray(x, _LD) + (0 if lo is None else _LD(lo))).astype(np.float64)

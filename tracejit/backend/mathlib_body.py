@@ -170,20 +170,33 @@ class Body:
         active fails (the compiled loop steps once there). Every value the step uses that is not a constant must
         come through the state (ArrayBody runs the step on the unfinished elements only)."""
         assert self.lanes == 1, "loops in scalar kernels only"
+
+        def body(values, passes):
+            new, go = step(values)
+            return new, self.both(self.both(go, active), self._emit(f"icmp slt i64 {passes}, {limit}"))
+        return self._cycle(state, body)
+
+    def repeat(self, state, step, count):
+        """state becomes step(state) `count` times: a loop at any width (a repeated step's code once)."""
+        return self._cycle(state, lambda values, passes: (step(values), self._emit(f"icmp slt i64 {passes}, {count}")))
+
+    def _cycle(self, state, body):
+        """A loop block with a phi per state value and an i64 count of passes: body(values, passes so far,
+        this one included) -> (new values, the i1 to go on with); returns the values after the last pass."""
         n = len(self.lines)
         pre, head, done = f"pre{n}", f"loop{n}", f"done{n}"
         self.lines += [f"  br label %{pre}", f"{pre}:", f"  br label %{head}", f"{head}:"]
         at = len(self.lines)
-        phis = [f"%l{n}s{i}" for i in range(len(state) + 1)]
-        self.lines += [None] * len(phis)
+        phis, count = [f"%l{n}s{i}" for i in range(len(state))], f"%l{n}c"
+        self.lines += [None] * (len(phis) + 1)
         self._block = head
-        new, go = step(phis[:-1])
-        count = self.add(phis[-1], 1.0)
-        go = self.both(self.both(go, active), self.cmp("olt", count, float(limit)))
+        passes = self._emit(f"add i64 {count}, 1")
+        new, go = body(phis, passes)
         self.lines.append(f"  br i1 {go}, label %{head}, label %{done}")
         latch, self._block = self._block, done
-        for i, (phi, init, value) in enumerate(zip(phis, list(state) + [0.0], list(new) + [count])):
+        for i, (phi, init, value) in enumerate(zip(phis, state, new)):
             self.lines[at + i] = f"  {phi} = phi {self.vty} [{self._d(init)}, %{pre}], [{self._d(value)}, %{latch}]"
+        self.lines[at + len(phis)] = f"  {count} = phi i64 [0, %{pre}], [{passes}, %{latch}]"
         self.lines.append(f"{done}:")
         return list(new)
 

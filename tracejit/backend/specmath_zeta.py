@@ -2,10 +2,12 @@
 
 Euler-Maclaurin: ten direct terms (q + k)**-s, the integral of the rest from a = q + 10, a**(1-s) / (s - 1), half
 its first term and the Bernoulli corrections B_2j s (s+1)...(s+2j-2) / (2j)! a**(-s-2j+1) while they shrink. Each
-power is exp(-s log b) with log b a double-double. Straight-line code for q >= -1: the vector math library's
-function (libcalls) computes that on every lane of a vector; a vector with a lane below -1 goes lane by lane to the
-scalar definition, whose loop (Body.loop) first adds the terms up to q + k >= -1 (for integer s; SciPy's range
-goes down to q = -1e4). 1e5 trigamma (polygamma(1, x)) took 83 ms through NumPy's passes (JAX 8.3).
+power is exp(-s log b), log b a double-double; the direct terms are a loop of ten passes (Body.repeat), whose code
+compiles once: the library's first compile took 95 ms unrolled, 38 so (JAX's first call 57). That code for
+q >= -1 is the vector math library's function (libcalls) on every lane of a vector; a vector with a lane below -1
+goes lane by lane to the scalar definition, whose loop (Body.loop) first adds the terms up to q + k >= -1 (for
+integer s; SciPy's range goes down to q = -1e4). 1e5 trigamma values (polygamma(1, x)) took 83 ms as NumPy
+passes, 2.8 so (JAX 8.1).
 
 Special values are SciPy's: inf at s = 1 and at q = 0 or a negative integer, NaN for s < 1 and for negative q
 with a non-integer s, zeta(s, inf) = 0; zeta(inf, q) is inf below q = 1, 1 at 1 and NaN above (SciPy's).
@@ -32,9 +34,10 @@ def _power(f, b, s):
 
 def _euler_maclaurin(f, s, q):
     """zeta(s, q) for q >= -1 away from the poles."""
-    total = _power(f, q, s)
-    for k in range(1, _DIRECT):
-        total = f.add(total, _power(f, f.add(q, float(k)), s))
+    def term(state):
+        s, q, k, total = state
+        return [s, q, f.add(k, 1.0), f.add(total, _power(f, f.add(q, k), s))]
+    total = f.repeat([s, q, 0.0, 0.0], term, _DIRECT)[-1]
     a = f.add(q, float(_DIRECT))
     a_s = _power(f, a, s)
     total = f.add(total, f.fma(a_s, 0.5, f.div(f.mul(a, a_s), f.sub(s, 1.0))))
