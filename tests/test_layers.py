@@ -11,13 +11,15 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent / "tracejit"
 # What each layer may import at module level (besides the standard library and numpy). Importing
 # tracejit.backend.rules runs the backend package's __init__ first: allowed, and kept light by the backend. The
 # special-function primitives' NumPy impls run the compiled code's own kernels (tracejit.backend.specmath, plain
-# Python that writes LLVM text or computes on arrays; it needs no llvmlite).
+# Python that writes LLVM text or computes on arrays; it needs no llvmlite; zeta's derivative takes specmath_zeta's
+# Bernoulli numbers).
 ALLOWED = {
     "tracejit.core": ("tracejit.core",),
     "tracejit.passes": ("tracejit.core", "tracejit.passes"),
     "tracejit.transforms": ("tracejit.core", "tracejit.passes", "tracejit.transforms"),
     "tracejit.primitives": ("tracejit.core", "tracejit.passes", "tracejit.transforms", "tracejit.primitives",
-                            "tracejit.backend.rules", "tracejit.backend.specmath", "tracejit.backend="),
+                            "tracejit.backend.rules", "tracejit.backend.specmath", "tracejit.backend.specmath_zeta",
+                            "tracejit.backend="),
     "tracejit.numpy": ("tracejit.core", "tracejit.primitives", "tracejit.numpy"),
     "tracejit.backend.rules": ("tracejit.core", "tracejit.backend.half_floats"),   # the dtypes; 16-bit floats
     "tracejit.backend.half_floats": (),

@@ -20,6 +20,7 @@ from . import (
     ad_checkpoint,
     debug,
     dtypes,
+    eager,
     errors,
     flatten_util,
     lax,

@@ -1,9 +1,9 @@
 """tj.pure_callback, as jax.pure_callback: call a Python (NumPy, SciPy ...) function from traced code, with the
 types of its results declared, so that jit, vmap and the rest can stage it (tracejit.primitives.pure_callback)."""
-from .core.api_util import name_of
+from .core.api_util import canonicalize_input, name_of
 from .core.avals import ShapedArray
 from .core.pytree import tree_flatten, tree_unflatten
-from .core.trace import bind, canonicalize_input
+from .core.trace import bind
 from .primitives.pure_callback import VMAP_METHODS, pure_callback_p
 
 

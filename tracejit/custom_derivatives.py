@@ -13,11 +13,11 @@ import inspect
 
 from .batching import vmap
 from .core.ad_util import Zero, aval, instantiate, zeros
-from .core.api_util import leaf_aval, name_of
+from .core.api_util import canonicalize_input, leaf_aval, name_of
 from .core.batching import move_batch_axis
 from .core.ir_surgery import hoist_consts
 from .core.pytree import tree_flatten, tree_unflatten, treedef_flatten_up_to
-from .core.trace import Primitive, bind, canonicalize_input, standing_in, trace_flat
+from .core.trace import Primitive, bind, standing_in, trace_flat
 from .numpy._base import astype
 from .primitives.custom_jvp_call import call_impl, call_shape, custom_jvp_call_p, no_closed_over_tangents
 from .transforms.vmap import vmap_ir

@@ -10,11 +10,11 @@ import builtins
 
 import numpy as np
 
-from .core.api_util import name_of
+from .core.api_util import canonicalize_input, name_of
 from .core.avals import is_inexact
 from .core.ir import print_eqn_one_line
 from .core.pytree import tree_flatten, tree_unflatten
-from .core.trace import bind, canonicalize_input, eval_ir, watching
+from .core.trace import bind, eval_ir, watching
 from .primitives.debug import debug_callback_p
 
 

@@ -6,12 +6,12 @@ import functools
 import numpy as np
 
 from .core.ad_util import aval
-from .core.api_util import leaf_aval, name_of
+from .core.api_util import canonicalize_input, leaf_aval, name_of
 from .core.avals import ShapedArray, is_inexact
 from .core.ir import ClosedIR
 from .core.ir_surgery import hoist_consts
 from .core.pytree import LEAF, register_pytree_node, tree_flatten, tree_unflatten
-from .core.trace import Tracer, canonicalize_input, eval_ir, trace_flat
+from .core.trace import Tracer, eval_ir, trace_flat
 from .custom_derivatives import custom_vjp
 from .derivatives import vjp
 

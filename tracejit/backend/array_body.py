@@ -18,6 +18,8 @@ def _ordered(pred, a, b):
         return nan if pred == "uno" else ~nan
     rel = {"eq": np.equal, "ne": np.not_equal, "lt": np.less, "le": np.less_equal, "gt": np.greater,
            "ge": np.greater_equal}[pred[1:]](a, b)
+    if pred in ("une", "olt", "ole", "ogt", "oge", "oeq"):      # NumPy's comparisons already are these
+        return rel
     nan = np.isnan(a) | np.isnan(b)
     return (rel & ~nan) if pred[0] == "o" else (rel | nan)
 

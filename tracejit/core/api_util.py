@@ -5,9 +5,9 @@ import inspect
 
 import numpy as np
 
-from .avals import PYTHON_SCALARS, ShapedArray, aval_of, index_arg
+from .avals import PYTHON_SCALARS, SHORT_NAMES, ShapedArray, aval_of, index_arg, is_python_scalar
 from .pytree import tree_flatten, tree_flatten_with_path, tree_unflatten
-from .trace import Tracer, canonicalize_input, trace_flat
+from .trace import Tracer, trace_flat
 
 
 def name_of(fun):
@@ -19,6 +19,24 @@ def name_of(fun):
     if isinstance(fun, functools.partial):
         return name_of(fun.func)
     return type(fun).__name__
+
+
+def canonicalize_input(x, path):
+    """A user argument as an array, or a TypeError naming its pytree path."""
+    if isinstance(x, (Tracer, ShapedArray)):
+        return x
+    if is_python_scalar(x):
+        if isinstance(x, int) and not -2**63 <= x < 2**63:
+            raise OverflowError(f"argument {path}: Python int {x} does not fit int64, the dtype of a Python int "
+                                "argument (pass a NumPy array or scalar of the dtype it should have)")
+        return x
+    if isinstance(x, (np.ndarray, np.generic)):
+        if x.dtype not in SHORT_NAMES:
+            raise TypeError(f"argument {path} has dtype {x.dtype}, which tracejit does not support (supported: "
+                            f"{', '.join(map(str, SHORT_NAMES))})")
+        return x
+    raise TypeError(f"argument {path} of type {type(x).__name__} is not an array or a scalar "
+                    "(expected a numpy array, a numpy scalar or a Python bool/int/float/complex)")
 
 
 POSITIONAL = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)

@@ -13,9 +13,7 @@ import numpy as np
 
 from .avals import (
     PYTHON_SCALARS,
-    SHORT_NAMES,
     Dim,
-    ShapedArray,
     SymbolicDimError,
     aval_of,
     is_python_scalar,
@@ -35,7 +33,7 @@ from .ir import IR, ClosedIR, Eqn, Literal, Var
 # whose inputs are partly tangents (tracejit.transforms.partial_eval).
 RULES = ("jvp", "transpose", "batch", "lower", "simplify", "inverse", "partial_eval", "prune", "into")
 FLAGS = ("elementwise", "commutative", "idempotent", "effectful", "linear", "involution", "identity",
-         "rearranges", "inline")
+         "rearranges", "inline", "costly")
 
 
 class Primitive:
@@ -84,6 +82,18 @@ class _TraceStack(threading.local):
         self.stand_ins = {}   # id(tracer of an ended trace) -> its value in the current one (`standing_in`)
         self.source_info = None   # the source of the equation being interpreted, which those it emits inherit
         self.eqn_hook = None      # hook(eqn, outputs) after eval_ir computes each equation (debug_nans)
+        self.interpreting = False  # inside eval_ir, the reference: binds run the impls
+
+
+COSTLY_SIZE = 4096      # elements from which an eager bind of a costly primitive runs compiled code
+_costly_compiler = []   # at most one: (prim, arrays, params) -> outputs, given by compile_costly_binds
+
+
+def compile_costly_binds(compiler):
+    """Let eager binds of primitives flagged `costly` (NumPy impls far slower than their compiled code: the
+    special functions, threefry) on COSTLY_SIZE elements or more run compiler(prim, arrays, params) instead of
+    the impl; tracejit.eager gives it, from the layer that compiles. eval_ir, the reference, keeps the impls."""
+    _costly_compiler[:] = [compiler]
 
 
 _stack = _TraceStack()
@@ -410,7 +420,10 @@ def bind(prim, *args, **params):
     in_avals = [aval_of(x) for x in arrays]
     out_avals = prim.abstract_eval(*in_avals, **params)
     arrays = [np.asarray(x, a.dtype) if is_python_scalar(x) else x for x, a in zip(arrays, in_avals)]
-    outs = prim.impl(*arrays, **params)
+    if prim.costly and _costly_compiler and not _stack.interpreting and max(map(np.size, arrays)) >= COSTLY_SIZE:
+        outs = _costly_compiler[0](prim, arrays, params)
+    else:
+        outs = prim.impl(*arrays, **params)
     outs = [np.asarray(o, dtype=a.dtype) for o, a in zip(outs if prim.multiple_results else [outs], out_avals)]
     return outs if prim.multiple_results else outs[0]
 
@@ -455,15 +468,19 @@ def eval_ir(closed, *args):
         return x if isinstance(x, Literal) else env[x]
 
     sizes, hook = _dim_sizes(ir.invars, args), _stack.eqn_hook
-    with source_scope() as at:
-        for eqn in ir.eqns:
-            at(eqn)
-            params = substitute_dims(eqn.params, sizes) if sizes else eqn.params
-            outs = bind(eqn.prim, *[read(x) for x in eqn.inputs], **params)
-            outs = outs if eqn.prim.multiple_results else [outs]
-            if hook is not None:
-                hook(eqn, outs)
-            env.update(zip(eqn.outvars, outs))
+    interpreting, _stack.interpreting = _stack.interpreting, True
+    try:
+        with source_scope() as at:
+            for eqn in ir.eqns:
+                at(eqn)
+                params = substitute_dims(eqn.params, sizes) if sizes else eqn.params
+                outs = bind(eqn.prim, *[read(x) for x in eqn.inputs], **params)
+                outs = outs if eqn.prim.multiple_results else [outs]
+                if hook is not None:
+                    hook(eqn, outs)
+                env.update(zip(eqn.outvars, outs))
+    finally:
+        _stack.interpreting = interpreting
     return [np.asarray(x.value) if isinstance(x, Literal) else env[x] for x in ir.outvars]
 
 
@@ -476,23 +493,3 @@ def _dim_sizes(invars, args):
             if isinstance(d, Dim) and sizes.setdefault(d, n) != n:
                 raise ShapeError(f"dimension {d} is {sizes[d]} in one argument and {n} in another")
     return sizes
-
-
-
-def canonicalize_input(x, path):
-    """A user argument as an array, or a TypeError naming its pytree path."""
-    if isinstance(x, (Tracer, ShapedArray)):
-        return x
-    if is_python_scalar(x):
-        if isinstance(x, int) and not -2**63 <= x < 2**63:
-            raise OverflowError(f"argument {path}: Python int {x} does not fit int64, the dtype of a Python int "
-                                "argument (pass a NumPy array or scalar of the dtype it should have)")
-        return x
-    if isinstance(x, (np.ndarray, np.generic)):
-        if x.dtype not in SHORT_NAMES:
-            raise TypeError(f"argument {path} has dtype {x.dtype}, which tracejit does not support (supported: "
-                            f"{', '.join(map(str, SHORT_NAMES))})")
-        return x
-    raise TypeError(f"argument {path} of type {type(x).__name__} is not an array or a scalar "
-                    "(expected a numpy array, a numpy scalar or a Python bool/int/float/complex)")
-

@@ -76,5 +76,6 @@ def _lower(b, k1, k2, c1, c2, output):
     return b(f"or i64 {high}, {b(f'zext i32 {x1} to i64')}")
 
 
-threefry2x32_p = Primitive("threefry2x32", _shape, _impl, elementwise=True, lower=Elementwise(_lower, cheap=False))
+threefry2x32_p = Primitive("threefry2x32", _shape, _impl, elementwise=True, costly=True,
+                           lower=Elementwise(_lower, cheap=False))
 threefry2x32_p.set(jvp=zero_jvp(threefry2x32_p), batch=elementwise_batch(threefry2x32_p))

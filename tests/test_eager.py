@@ -1,0 +1,56 @@
+"""Eager binds of costly primitives (the special functions, threefry) on large arrays run compiled code
+(tracejit.eager), as do large eager draws of random.uniform and random.normal; eval_ir, the reference, keeps the
+NumPy impls."""
+from unittest import mock
+
+import numpy as np
+import pytest
+
+import tracejit as tj
+from tracejit.core import trace
+from tracejit.core.trace import COSTLY_SIZE, eval_ir
+from tracejit.primitives import special as sp
+from tracejit.scipy import special as S
+
+
+def _impl_forbidden(*args, **params):
+    raise AssertionError("the NumPy impl ran")
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_large_eager_binds_of_costly_primitives_are_compiled(dtype):
+    x = np.random.default_rng(0).uniform(0.01, 0.99, (3, COSTLY_SIZE)).astype(dtype)
+    want = tj.jit(S.ndtri)(x)
+    with mock.patch.object(sp.ndtri_p, "impl", _impl_forbidden):
+        got = S.ndtri(x)          # one compiled program for every size and shape: flattened, symbolic
+        assert got.shape == x.shape and got.dtype == dtype
+        np.testing.assert_array_equal(got, want)
+        np.testing.assert_array_equal(S.ndtri(x[:, :-7].copy()), want[:, :-7])
+    assert sp.ndtri_p.costly
+
+
+def test_small_eager_binds_and_eval_ir_run_the_impls():
+    x = np.linspace(0.1, 0.9, 7)
+    with mock.patch.object(sp.ndtri_p, "impl", _impl_forbidden), pytest.raises(AssertionError, match="impl ran"):
+        S.ndtri(x)
+    big = np.linspace(0.01, 0.99, COSTLY_SIZE)
+    closed = tj.make_ir(S.ndtri)(big)
+    with mock.patch.object(sp.ndtri_p, "impl", _impl_forbidden), pytest.raises(AssertionError, match="impl ran"):
+        eval_ir(closed, big)
+    assert not trace._stack.interpreting
+
+
+def test_eager_two_operand_costly_bind_broadcasts_a_scalar():
+    x = np.linspace(0.5, 30, COSTLY_SIZE)
+    np.testing.assert_allclose(S.gammainc(2.5, x), tj.jit(lambda x: S.gammainc(2.5, x))(x), rtol=1e-14)
+
+
+@pytest.mark.parametrize("draw", ["normal", "uniform"])
+def test_large_eager_draws_are_the_jitted_ones(draw):
+    key = tj.random.PRNGKey(3)
+    fn = getattr(tj.random, draw)
+    shape = (COSTLY_SIZE // 16, 32)
+    eager, jitted = fn(key, shape), tj.jit(lambda k: fn(k, shape))(key)
+    np.testing.assert_array_equal(eager, jitted)
+    small = fn(key, (5,))
+    np.testing.assert_array_equal(small, tj.jit(lambda k: fn(k, (5,)))(key))

@@ -1,0 +1,31 @@
+"""Eager binds of costly primitives (core.trace's `costly` flag: the special functions and threefry, whose NumPy
+impls run 20-100x slower than their compiled loops) on large arrays run compiled code: one jitted program per
+primitive and params, its operands flattened to one symbolic dimension, so that one compile per dtype serves every
+size. Eager random.normal of 1e6 float32 took 810 ms through the impls; gelu(approximate=False) of 1e6, 734."""
+import functools
+
+import numpy as np
+
+from .api import jit
+from .core.trace import bind, compile_costly_binds
+
+
+@functools.cache
+def _program(prim, params):
+    def program(operands):
+        return bind(prim, *operands, **dict(params))
+    program.__name__ = prim.name
+    return jit(program, dynamic_dims={"operands": {0: "n"}})
+
+
+def _run(prim, arrays, params):
+    """The primitive on arrays (of one shape, or rank 0: it is elementwise) by its compiled program."""
+    shape = np.broadcast_shapes(*(np.shape(a) for a in arrays))
+    flat = tuple(np.ascontiguousarray(np.broadcast_to(a, shape)).reshape(-1) for a in arrays)
+    outs = _program(prim, tuple(sorted(params.items())))(flat)
+    if prim.multiple_results:
+        return [np.reshape(o, shape) for o in outs]
+    return np.reshape(outs, shape)
+
+
+compile_costly_binds(_run)
