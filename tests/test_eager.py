@@ -54,3 +54,14 @@ def test_large_eager_draws_are_the_jitted_ones(draw):
     np.testing.assert_array_equal(eager, jitted)
     small = fn(key, (5,))
     np.testing.assert_array_equal(small, tj.jit(lambda k: fn(k, (5,)))(key))
+
+
+def test_constant_folding_keeps_the_impl():
+    """A costly primitive folded during a compile (an eager() block) runs its impl, not a compile within the compile."""
+    const = np.linspace(0.01, 0.99, COSTLY_SIZE)
+    want = tj.jit(lambda x: S.ndtri(x))(const)
+    calls = []
+    with mock.patch.object(trace, "_costly_compiler", [lambda *a: calls.append(a) or _impl_forbidden()]):
+        got = tj.jit(lambda: S.ndtri(const))()
+    assert not calls      # (the fold pass would have swallowed the error and left the equation to run)
+    np.testing.assert_allclose(got, want, rtol=1e-15)

@@ -92,7 +92,8 @@ _costly_compiler = []   # at most one: (prim, arrays, params) -> outputs, given 
 def compile_costly_binds(compiler):
     """Let eager binds of primitives flagged `costly` (NumPy impls far slower than their compiled code: the
     special functions, threefry) on COSTLY_SIZE elements or more run compiler(prim, arrays, params) instead of
-    the impl; tracejit.eager gives it, from the layer that compiles. eval_ir, the reference, keeps the impls."""
+    the impl; tracejit.eager gives it, from the layer that compiles. eval_ir, the reference, and binds in an
+    `eager()` block (constant folding during a compile) keep the impls."""
     _costly_compiler[:] = [compiler]
 
 
@@ -420,7 +421,8 @@ def bind(prim, *args, **params):
     in_avals = [aval_of(x) for x in arrays]
     out_avals = prim.abstract_eval(*in_avals, **params)
     arrays = [np.asarray(x, a.dtype) if is_python_scalar(x) else x for x, a in zip(arrays, in_avals)]
-    if prim.costly and _costly_compiler and not _stack.interpreting and max(map(np.size, arrays)) >= COSTLY_SIZE:
+    if (prim.costly and _costly_compiler and not _stack.interpreting and not _stack.builders      # (eager() folds)
+            and max(map(np.size, arrays)) >= COSTLY_SIZE):
         outs = _costly_compiler[0](prim, arrays, params)
     else:
         outs = prim.impl(*arrays, **params)
