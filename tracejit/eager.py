@@ -1,7 +1,8 @@
 """Eager binds of costly primitives (core.trace's `costly` flag: the special functions and threefry, whose NumPy
 impls run 20-100x slower than their compiled loops) on large arrays run compiled code: one jitted program per
 primitive and params, its operands flattened to one symbolic dimension, so that one compile per dtype serves every
-size. Eager random.normal of 1e6 float32 took 810 ms through the impls; gelu(approximate=False) of 1e6, 734."""
+size. Through the impls, eager ndtri of 1e6 float64 took 216 ms (compiled: 4.7, after a first call of 17),
+gammainc of 1e5 81 (7.3), gelu(approximate=False) of 1e6 734 (3.6)."""
 import functools
 
 import numpy as np
