@@ -45,15 +45,27 @@ def test_eager_two_operand_costly_bind_broadcasts_a_scalar():
     np.testing.assert_allclose(S.gammainc(2.5, x), tj.jit(lambda x: S.gammainc(2.5, x))(x), rtol=1e-14)
 
 
-@pytest.mark.parametrize("draw", ["normal", "uniform"])
-def test_large_eager_draws_are_the_jitted_ones(draw):
-    key = tj.random.PRNGKey(3)
-    fn = getattr(tj.random, draw)
-    shape = (COSTLY_SIZE // 16, 32)
-    eager, jitted = fn(key, shape), tj.jit(lambda k: fn(k, shape))(key)
-    np.testing.assert_array_equal(eager, jitted)
-    small = fn(key, (5,))
-    np.testing.assert_array_equal(small, tj.jit(lambda k: fn(k, (5,)))(key))
+SAMPLERS = {
+    "normal": lambda k, shape: tj.random.normal(k, shape),
+    "uniform": lambda k, shape: tj.random.uniform(k, list(shape), np.float32, -2.0, 3.0),
+    "exponential": lambda k, shape: tj.random.exponential(k, shape),
+    "randint": lambda k, shape: tj.random.randint(k, shape, 3, 70),
+    "bernoulli": lambda k, shape: tj.random.bernoulli(k, 0.3, shape, mode="low"),
+    "categorical": lambda k, shape: tj.random.categorical(k, np.log(np.arange(1.0, 6.0)), shape=shape),
+}
+
+
+@pytest.mark.parametrize("name", SAMPLERS)
+def test_large_eager_draws_run_the_jitted_sampler(name):
+    """A sampler called eagerly for COSTLY_SIZE values or more runs jitted (random.keys.jitted_when_large: no
+    eager bind happens, so the costly-bind compiler never runs), with the jitted call's values; a small draw stays
+    eager, with the same values as under jit."""
+    key, draw = tj.random.PRNGKey(3), SAMPLERS[name]
+    shape = (COSTLY_SIZE // 16, 16)
+    with mock.patch.object(trace, "_costly_compiler", [_impl_forbidden]):
+        eager = draw(key, shape)
+    np.testing.assert_array_equal(eager, tj.jit(lambda k: draw(k, shape))(key))
+    np.testing.assert_array_equal(draw(key, (5,)), tj.jit(lambda k: draw(k, (5,)))(key))
 
 
 def test_constant_folding_keeps_the_impl():

@@ -5,36 +5,19 @@ xla_math).
 The default dtype is float64, which is JAX's `float` with jax_enable_x64 (tracejit's default float is NumPy's);
 pass dtype=float32 for the values JAX gives without x64.
 """
-import functools
 import math
 
 import numpy as np
 
 from .. import lax
 from .. import numpy as tnp
-from ..api import jit
 from ..core.avals import broadcast_shapes, float64, is_float
 from ..core.errors import ShapeError
-from ..core.trace import COSTLY_SIZE, Tracer
 from ..nn import stop_gradient
 from . import xla_math
-from .keys import UINT, canonical_shape, check_key, random_bits, split
+from .keys import UINT, canonical_shape, check_key, jitted_when_large, random_bits, split
 
 # ------------------------------------------------------------------------------------------------ helpers
-
-
-def compiled(draw, data, shape, dtype, *params):
-    """draw(data, shape, dtype, *params); an eager draw of COSTLY_SIZE values or more by its jitted version (static
-    shape and dtype, as JAX's samplers): eagerly as NumPy passes, 1e6 normal float64 took 810 ms (XLA's erf_inv is
-    some 50 operations), uniform 58; compiled, 5.1 and 2.9 (each new shape compiles once, 60-120 ms)."""
-    if math.prod(shape) >= COSTLY_SIZE and not any(isinstance(x, Tracer) for x in (data, *params)):
-        return _jitted(draw)(data, shape, dtype, *params)
-    return draw(data, shape, dtype, *params)
-
-
-@functools.cache
-def _jitted(draw):
-    return jit(draw, static_argnums=(1, 2))
 
 
 def float_dtype(name, dtype):
@@ -106,12 +89,12 @@ def next_after(x, upward):
 # ------------------------------------------------------------------------------------------------ uniform
 
 
+@jitted_when_large("shape", "dtype")
 def uniform(key, shape=(), dtype=None, minval=0.0, maxval=1.0):
     """Uniform floats in [minval, maxval): the mantissa bits of a float in [1, 2) are random, 1 is subtracted
-    and the result scaled. Bit for bit JAX's. A large eager draw is compiled (`compiled`)."""
+    and the result scaled. Bit for bit JAX's."""
     data, _ = check_key("uniform", key)
-    return compiled(draw_uniform, data, canonical_shape("uniform", shape), float_dtype("uniform", dtype), minval,
-                    maxval)
+    return draw_uniform(data, canonical_shape("uniform", shape), float_dtype("uniform", dtype), minval, maxval)
 
 
 def draw_uniform(data, shape, dtype, minval=0.0, maxval=1.0):
@@ -138,10 +121,11 @@ def draw_uniform(data, shape, dtype, minval=0.0, maxval=1.0):
 SQRT2 = math.sqrt(2)
 
 
+@jitted_when_large("shape", "dtype")
 def normal(key, shape=(), dtype=None):
-    """Standard normal floats: sqrt(2) erf_inv(u) of u uniform in (-1, 1). A large eager draw is compiled (`compiled`)."""
+    """Standard normal floats: sqrt(2) erf_inv(u) of u uniform in (-1, 1)."""
     data, _ = check_key("normal", key)
-    return compiled(draw_normal, data, canonical_shape("normal", shape), float_dtype("normal", dtype))
+    return draw_normal(data, canonical_shape("normal", shape), float_dtype("normal", dtype))
 
 
 def draw_normal(data, shape, dtype):
@@ -150,6 +134,7 @@ def draw_normal(data, shape, dtype):
 
 
 
+@jitted_when_large("shape", "dtype")
 def truncated_normal(key, lower, upper, shape=None, dtype=None):
     """Standard normal floats in (lower, upper): erf_inv of a uniform between erf(lower) and erf(upper)
     (over sqrt(2)), clipped into the open interval."""
@@ -167,12 +152,14 @@ def truncated_normal(key, lower, upper, shape=None, dtype=None):
 _ONE32 = np.float32(1)
 
 
+@jitted_when_large("shape", "dtype")
 def lognormal(key, sigma=_ONE32, shape=None, dtype=None):
     """exp(sigma * normal)."""
     data, dtype, shape = float_sampler("lognormal", key, dtype, shape, sigma)
     return tnp.exp(draw_normal(data, shape, dtype) * as_dtype(sigma, dtype))
 
 
+@jitted_when_large("shape", "dtype", "method")
 def multivariate_normal(key, mean, cov, shape=None, dtype=None, method="cholesky"):
     """mean + factor @ normal, factor from the Cholesky factor of cov (or its svd / eigh: u sqrt(s))."""
     data, _ = check_key("multivariate_normal", key)
@@ -225,13 +212,14 @@ def orthogonal(key, n, shape=(), dtype=None, m=None):
 
 def _simple(name, transform, **uniform_range):
     """A sampler key, shape, dtype -> transform(uniform draw, dtype) on uniform_range (functions of finfo)."""
+    @jitted_when_large("shape", "dtype")
     def sampler(key, shape=(), dtype=None):
         data, _ = check_key(name, key)
         dtype = float_dtype(name, dtype)
         info = tnp.finfo(dtype)
         bounds = {k: f(info) for k, f in uniform_range.items()}
         return transform(draw_uniform(data, canonical_shape(name, shape), dtype, **bounds), dtype)
-    sampler.__name__ = name
+    sampler.__name__ = sampler.__qualname__ = name
     return sampler
 
 
@@ -247,6 +235,7 @@ cauchy = _simple("cauchy", lambda u, dtype: tnp.tan(np.asarray(np.pi, dtype) * (
 cauchy.__doc__ = "Cauchy floats: tan(pi (u - 1/2))."
 
 
+@jitted_when_large("shape", "dtype", "mode")
 def gumbel(key, shape=(), dtype=None, mode=None):
     """Gumbel floats, -log(-log(u)); mode 'high' draws two uniforms for u's low bits (JAX's mode)."""
     data, _ = check_key("gumbel", key)
@@ -266,12 +255,14 @@ def draw_gumbel(data, shape, dtype, mode=None):
     return -tnp.log(-xla_math.log1p(-x))
 
 
+@jitted_when_large("shape", "dtype")
 def pareto(key, b, shape=None, dtype=None):
     """Pareto floats of shape b: exp(exponential / b)."""
     data, dtype, shape = float_sampler("pareto", key, dtype, shape, b)
     return tnp.exp(exponential(data, shape, dtype) / as_dtype(b, dtype))
 
 
+@jitted_when_large("shape", "dtype")
 def weibull_min(key, scale, concentration, shape=(), dtype=None):
     """Weibull floats: (-log(1 - u)) ** (1 / concentration) * scale."""
     data, _ = check_key("weibull_min", key)
@@ -280,6 +271,7 @@ def weibull_min(key, scale, concentration, shape=(), dtype=None):
     return tnp.power(-xla_math.log1p(-u), 1.0 / tnp.asarray(concentration)) * scale
 
 
+@jitted_when_large("shape", "dtype")
 def rayleigh(key, scale, shape=None, dtype=None):
     """Rayleigh floats: scale sqrt(-2 log u)."""
     data, dtype, shape = float_sampler("rayleigh", key, dtype, shape, scale)
@@ -287,6 +279,7 @@ def rayleigh(key, scale, shape=None, dtype=None):
     return tnp.broadcast_to(as_dtype(scale, dtype), shape) * tnp.sqrt(tnp.log(u) * -2)
 
 
+@jitted_when_large("shape", "dtype")
 def triangular(key, left, mode, right, shape=None, dtype=None):
     """Triangular floats on [left, right] peaking at mode, by inverting the cdf."""
     data, dtype, shape = float_sampler("triangular", key, dtype, shape, left, mode, right)
@@ -297,6 +290,7 @@ def triangular(key, left, mode, right, shape=None, dtype=None):
     return tnp.where(u < (mode - left) / (right - left), below, above)
 
 
+@jitted_when_large("shape", "dtype")
 def wald(key, mean, shape=None, dtype=None):
     """Wald (inverse Gaussian) floats of mean `mean` and shape 1 (Michael, Schucany and Haas)."""
     data, dtype, shape = float_sampler("wald", key, dtype, shape, mean)
@@ -309,6 +303,7 @@ def wald(key, mean, shape=None, dtype=None):
     return tnp.where(z <= mean / (mean + x), x, mean_sq / x)
 
 
+@jitted_when_large("shape", "dtype")
 def maxwell(key, shape=(), dtype=None):
     """Maxwell floats: the length of a 3-d standard normal vector."""
     data, _ = check_key("maxwell", key)

@@ -11,7 +11,7 @@ from .. import numpy as tnp
 from ..core.avals import float32, int64, is_float
 from . import xla_math
 from .continuous import array, draw_uniform, float_dtype, sample_shape
-from .keys import check_key, split
+from .keys import check_key, jitted_when_large, split
 
 
 def _poisson_knuth(data, lam, shape, dtype):
@@ -60,6 +60,7 @@ def _transformed_rejection(data, shape, dtype, test):
     return lax.while_loop(lambda carry: tnp.any(~carry[1]), body, init)[0]
 
 
+@jitted_when_large("shape", "dtype")
 def poisson(key, lam, shape=None, dtype=None):
     """Poisson(lam) integers (lam is taken in float32, as in JAX): Knuth's method below lam = 10, PTRS above."""
     data, _ = check_key("poisson", key)
@@ -127,6 +128,7 @@ def _btrs(data, count, prob, shape):
         return _transformed_rejection(data, shape, prob.dtype, test)
 
 
+@jitted_when_large("shape", "dtype")
 def binomial(key, n, p, shape=None, dtype=None):
     """Binomial(n, p) counts as floats (JAX's dtype): inversion where n min(p, 1 - p) <= 10, BTRS above;
     NaN for invalid n or p, inf for infinite n."""
@@ -153,6 +155,7 @@ def binomial(key, n, p, shape=None, dtype=None):
     return tnp.where(below_half | count_invalid | q_nan | count_inf, samples, count.astype(dtype) - samples)
 
 
+@jitted_when_large("shape", "dtype", "unroll")
 def multinomial(key, n, p, *, shape=None, dtype=None, unroll=1):
     """Multinomial(n, p) counts along the last axis: a binomial per category, of what the earlier ones left
     (a scan over categories, one key each)."""

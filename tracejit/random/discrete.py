@@ -11,7 +11,7 @@ from .. import numpy as tnp
 from ..core.avals import broadcast_shapes, int64, is_float, normalize_axis
 from . import xla_math
 from .continuous import array, check_shape, draw_gumbel, draw_uniform, float_dtype, maxwell, sample_shape
-from .keys import UINT, canonical_shape, check_key, random_bits, split
+from .keys import UINT, canonical_shape, check_key, jitted_when_large, random_bits, split
 
 
 def _int_dtype(name, dtype):
@@ -34,6 +34,7 @@ def _remainder(x, span):
     return tnp.where(whole, x, tnp.remainder(x, tnp.where(whole, span.dtype.type(1), span)))
 
 
+@jitted_when_large("shape", "dtype")
 def randint(key, shape, minval, maxval, dtype=None):
     """Integers in [minval, maxval): two draws of the dtype's width combined modulo the span (biased where the
     span is not a power of 2, by span / 2**bits at most: JAX's algorithm)."""
@@ -68,6 +69,7 @@ def _randint(data, shape, minval, maxval, dtype):
     return minval + lax.convert_element_type(tnp.asarray(offset), dtype)
 
 
+@jitted_when_large("shape", "mode")
 def bernoulli(key, p=0.5, shape=None, mode="low"):
     """Booleans, true with probability p: a uniform of p's dtype below p (mode 'high' adds a second uniform
     for the low bits, for tiny p)."""
@@ -85,6 +87,7 @@ def bernoulli(key, p=0.5, shape=None, mode="low"):
     return both[1] * 2.0 ** -tnp.finfo(dtype).nmant < p - both[0]
 
 
+@jitted_when_large("shape", "dtype")
 def rademacher(key, shape=(), dtype=None):
     """-1 or 1 with equal probability."""
     data, _ = check_key("rademacher", key)
@@ -92,6 +95,7 @@ def rademacher(key, shape=(), dtype=None):
     return (2 * bernoulli(data, 0.5, canonical_shape("rademacher", shape)).astype(int64) - 1).astype(dtype)
 
 
+@jitted_when_large("shape", "dtype")
 def double_sided_maxwell(key, loc, scale, shape=(), dtype=None):
     """Maxwell floats with a random sign, scaled and shifted."""
     data, _ = check_key("double_sided_maxwell", key)
@@ -103,6 +107,7 @@ def double_sided_maxwell(key, loc, scale, shape=(), dtype=None):
     return rademacher(sign_key, shape, dtype) * maxwell(maxwell_key, shape, dtype) * scale + loc
 
 
+@jitted_when_large("shape", "dtype")
 def geometric(key, p, shape=None, dtype=None):
     """The number of Bernoulli(p) trials up to the first success: floor(log u / log(1 - p)) + 1."""
     data, _ = check_key("geometric", key)
@@ -195,6 +200,7 @@ def choice(key, a, shape=(), replace=True, p=None, axis=0, mode=None):
     return result.reshape(shape if arr.ndim == 0 else arr.shape[:axis] + shape + arr.shape[axis + 1:])
 
 
+@jitted_when_large("axis", "shape", "replace", "mode")
 def categorical(key, logits, axis=-1, shape=None, replace=True, mode=None):
     """Category indices drawn with probabilities softmax(logits) along axis: the argmax of logits plus Gumbel
     noise (the top k of one draw, without replacement)."""

@@ -28,7 +28,7 @@ from .continuous import (
     sample_shape,
 )
 from .discrete import rademacher
-from .keys import canonical_shape, check_key, split
+from .keys import canonical_shape, check_key, jitted_when_large, split
 
 
 def _gamma_one(data, alpha, log_space):
@@ -91,16 +91,19 @@ def _gamma(name, key, a, shape, dtype, log_space):
     return _gamma_samples(data, a, log_space)
 
 
+@jitted_when_large("shape", "dtype")
 def gamma(key, a, shape=None, dtype=None):
     """Gamma(a) floats (scale 1)."""
     return _gamma("gamma", key, a, shape, dtype, False)
 
 
+@jitted_when_large("shape", "dtype")
 def loggamma(key, a, shape=None, dtype=None):
     """The log of Gamma(a) floats, computed in log space (accurate for tiny a, whose samples underflow)."""
     return _gamma("loggamma", key, a, shape, dtype, True)
 
 
+@jitted_when_large("shape", "dtype")
 def beta(key, a, b, shape=None, dtype=None):
     """Beta(a, b) floats: Gamma(a) / (Gamma(a) + Gamma(b)), from log-gamma samples."""
     data, dtype, shape = float_sampler("beta", key, dtype, shape, a, b)
@@ -112,6 +115,7 @@ def beta(key, a, b, shape=None, dtype=None):
     return scaled_a / (scaled_a + scaled_b)
 
 
+@jitted_when_large("shape", "dtype")
 def dirichlet(key, alpha, shape=None, dtype=None):
     """Dirichlet(alpha) vectors along the last axis: the softmax of log-gamma samples."""
     data, _ = check_key("dirichlet", key)
@@ -124,12 +128,14 @@ def dirichlet(key, alpha, shape=None, dtype=None):
     return softmax(loggamma(data, as_dtype(alpha, dtype), shape + tuple(alpha.shape[-1:]), dtype), -1)
 
 
+@jitted_when_large("shape", "dtype")
 def chisquare(key, df, shape=None, dtype=None):
     """Chi-square(df) floats: 2 Gamma(df / 2)."""
     data, dtype, shape = float_sampler("chisquare", key, dtype, shape, df)
     return tnp.exp(loggamma(data, as_dtype(df, dtype) / 2, shape, dtype)) * 2
 
 
+@jitted_when_large("shape", "dtype")
 def f(key, dfnum, dfden, shape=None, dtype=None):
     """F(dfnum, dfden) floats: a ratio of chi-squares over their degrees of freedom."""
     data, dtype, shape = float_sampler("f", key, dtype, shape, dfnum, dfden)
@@ -138,6 +144,7 @@ def f(key, dfnum, dfden, shape=None, dtype=None):
     return (chisquare(key_num, dfnum, shape, dtype) / dfnum) / (chisquare(key_den, dfden, shape, dtype) / dfden)
 
 
+@jitted_when_large("shape", "dtype")
 def t(key, df, shape=None, dtype=None):
     """Student's t(df) floats: normal * sqrt(df / 2 / Gamma(df / 2))."""
     data, dtype, shape = float_sampler("t", key, dtype, shape, df)
@@ -146,6 +153,7 @@ def t(key, df, shape=None, dtype=None):
     return draw_normal(key_n, shape, dtype) * tnp.sqrt(half_df / gamma(key_g, half_df, shape, dtype))
 
 
+@jitted_when_large("shape", "dtype")
 def generalized_normal(key, p, shape=(), dtype=None):
     """Generalized normal floats of power p (density ~ exp(-|x|**p)): a random sign times Gamma(1/p) ** (1/p)."""
     data, _ = check_key("generalized_normal", key)
@@ -156,6 +164,7 @@ def generalized_normal(key, p, shape=(), dtype=None):
     return rademacher(key_r, shape, dtype) * g ** (1 / p)
 
 
+@jitted_when_large("d", "p", "shape", "dtype")
 def ball(key, d, p=2, shape=(), dtype=None):
     """Points uniform in the d-dimensional unit p-norm ball."""
     data, _ = check_key("ball", key)
