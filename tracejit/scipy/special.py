@@ -7,6 +7,7 @@ are primitives with vectorized compiled kernels (tracejit.backend.specmath), gam
 primitives with compiled scalar loops (specmath_incomplete); zeta and polygamma primitives run NumPy code, also
 from compiled programs; the rest is written on these and tracejit.numpy.
 """
+import fractions
 import operator
 
 import numpy as np
@@ -20,10 +21,11 @@ from ..numpy._base import aval, broadcast_operands, promote
 from ..primitives import special as sp
 from ._args import half_floats_in_float32, real_args
 
-__all__ = ["beta", "betainc", "betaln", "digamma", "entr", "erf", "erfc", "erfcx", "erfinv", "expit",
-           "factorial", "gamma", "gammainc", "gammaincc", "gammaln", "gammasgn", "i0", "i0e", "i1", "i1e", "kl_div",
-           "lgamma", "log_ndtr", "log_softmax", "loggamma", "logit", "logsumexp", "multigammaln", "ndtr", "ndtri",
-           "polygamma", "rel_entr", "rgamma", "sinc", "softmax", "spence", "xlog1py", "xlogy", "zeta"]
+__all__ = ["bernoulli", "beta", "betainc", "betaln", "boxcox", "boxcox1p", "comb", "digamma", "entr", "erf",
+           "erfc", "erfcx", "erfinv", "expit", "factorial", "gamma", "gammainc", "gammaincc", "gammaln",
+           "gammasgn", "i0", "i0e", "i1", "i1e", "kl_div", "lgamma", "log_ndtr", "log_softmax", "loggamma",
+           "logit", "logsumexp", "multigammaln", "ndtr", "ndtri", "poch", "polygamma", "rel_entr", "rgamma",
+           "sinc", "softmax", "spence", "xlog1py", "xlogy", "zeta"]
 
 
 def _apply(prim, name, *args):
@@ -112,6 +114,61 @@ def factorial(n, exact=False):
         raise NotImplementedError("factorial with exact=True")
     (n,) = real_args("factorial", n)
     return tnp.where(n < 0, 0.0, gamma(n + 1))
+
+
+@half_floats_in_float32
+def comb(N, k, *, repetition=False):
+    """The binomial coefficient C(N, k), exp of lgamma sums (0 off 0 <= k <= N); with repetition C(N + k - 1, k),
+    1 at k = 0."""
+    N, k = real_args("comb", N, k)
+    if repetition:
+        return tnp.where((k == 0) & (N >= 0), 1.0, comb(N + k - 1, k))
+    inside = (k <= N) & (N >= 0) & (k >= 0)
+    N, k = tnp.where(inside, N, 0.0), tnp.where(inside, k, 0.0)
+    return tnp.where(inside, tnp.exp(gammaln(N + 1) - gammaln(k + 1) - gammaln(N + 1 - k)), 0.0)
+
+
+@half_floats_in_float32
+def poch(z, m):
+    """The rising factorial Gamma(z + m) / Gamma(z), 1 at m = 0."""
+    z, m = real_args("poch", z, m)
+    return tnp.where(m == 0, 1.0, gamma(z + m) / gamma(z))
+
+
+@half_floats_in_float32
+def boxcox(x, lmbda):
+    """(x**lmbda - 1) / lmbda as expm1(lmbda log x) / lmbda (accurate for small lmbda), log x at lmbda = 0."""
+    x, lmbda = real_args("boxcox", x, lmbda)
+    return _boxcox(tnp.log(x), lmbda)
+
+
+@half_floats_in_float32
+def boxcox1p(x, lmbda):
+    """boxcox(1 + x, lmbda), with log1p(x)."""
+    x, lmbda = real_args("boxcox1p", x, lmbda)
+    return _boxcox(tnp.log1p(x), lmbda)
+
+
+def _boxcox(log_x, lmbda):
+    zero = lmbda == 0
+    safe = tnp.where(zero, 1.0, lmbda)
+    return tnp.where(zero, log_x, tnp.expm1(safe * log_x) / safe)
+
+
+def bernoulli(n):
+    """The Bernoulli numbers B_0 ... B_n (B_1 = -1/2), float64: exact rationals (Akiyama and Tanigawa's algorithm)
+    rounded once. n is a Python integer, as JAX requires."""
+    n = operator.index(n)
+    if n < 0:
+        raise ValueError("n must be a non-negative integer.")
+    numbers, row = [], []
+    for m in range(n + 1):
+        row.append(fractions.Fraction(1, m + 1))
+        for j in range(m, 0, -1):
+            row[j - 1] = j * (row[j - 1] - row[j])
+        numbers.append(row[0])
+    numbers[1:2] = [-numbers[1]] if n >= 1 else []     # (the algorithm gives B_1 = +1/2)
+    return tnp.asarray(np.array([float(b) for b in numbers]))
 
 
 @half_floats_in_float32
