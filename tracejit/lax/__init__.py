@@ -35,18 +35,6 @@ from ..primitives import shapes as sh
 from ..primitives import special as sp
 from ..primitives.fft import FftType
 from . import linalg
-from .composites import (
-    batch_matmul,
-    broadcast,
-    full,
-    full_like,
-    nextafter,
-    optimization_barrier,
-    reciprocal,
-    reduce,
-    split,
-    square,
-)
 from .control_flow import cond, fori_loop, scan, switch, while_loop
 from .convolution import (
     ConvDimensionNumbers,
@@ -94,7 +82,7 @@ def _shape(shape, what):
 def _op(prim):
     def fn(*args, **params):
         return bind(prim, *_typed(*args), **params)
-    fn.__name__, fn.primitive = prim.name, prim
+    fn.__name__ = prim.name
     fn.__doc__ = (f"The `{prim.name}` primitive, elementwise, as jax.lax.{prim.name}: the operands have one shape "
                   "and dtype (a Python scalar takes the dtype of the array it meets).")
     return fn
@@ -108,9 +96,6 @@ shift_left, shift_right_logical, shift_right_arithmetic, population_count, clz =
 neg, exp, log, log1p, expm1, sin, cos, tan, tanh, logistic, sqrt, rsqrt, abs, sign, floor, ceil, is_finite = map(
     _op, (ew.neg_p, ew.exp_p, ew.log_p, ew.log1p_p, ew.expm1_p, ew.sin_p, ew.cos_p, ew.tan_p, ew.tanh_p,
           ew.logistic_p, ew.sqrt_p, ew.rsqrt_p, ew.abs_p, ew.sign_p, ew.floor_p, ew.ceil_p, ew.is_finite_p))
-asin, acos, atan, atan2, sinh, cosh, asinh, acosh, atanh, exp2, cbrt = map(_op, (
-    ew.asin_p, ew.acos_p, ew.atan_p, ew.atan2_p, ew.sinh_p, ew.cosh_p, ew.asinh_p, ew.acosh_p, ew.atanh_p, ew.exp2_p,
-    ew.cbrt_p))
 erf, erfc, erf_inv, lgamma, digamma, bessel_i0e, bessel_i1e = map(_op, (sp.erf_p, sp.erfc_p, sp.erf_inv_p, sp.lgamma_p,
                                                                    sp.digamma_p, sp.bessel_i0e_p, sp.bessel_i1e_p))
 igamma, igammac, igamma_grad_a, zeta, polygamma, betainc = map(_op, (sp.igamma_p, sp.igammac_p, sp.igamma_grad_a_p,
@@ -483,7 +468,3 @@ __all__ += ["ConvDimensionNumbers", "associative_scan", "avg_pool", "conv", "con
             "reduce_window_min", "reduce_window_shape_tuple", "reduce_window_sum", "sort", "sort_key_val", "top_k"]
 __all__ += ["bessel_i0e", "bessel_i1e", "betainc", "digamma", "erf", "erf_inv", "erfc", "igamma", "igamma_grad_a",
             "igammac", "lgamma", "polygamma", "zeta"]
-__all__ += ["acos", "acosh", "asin", "asinh", "atan", "atan2", "atanh", "batch_matmul", "broadcast", "cbrt", "cosh",
-            "exp2", "full", "full_like", "map", "nextafter", "optimization_barrier", "reciprocal", "reduce", "sinh",
-            "split", "square"]
-from .composites import map  # (jax.lax.map: bound once the builtin map's uses above have run)
