@@ -269,12 +269,13 @@ def test_vmap_against_a_loop(dist):
 
 @pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
 def test_16_bit_floats(dtype):
-    """Every function keeps float16 and bfloat16 (as JAX's), computed in float32 and rounded once, eagerly and
-    compiled alike: within one of their ulps of SciPy's value (and float32's cancellation where it crosses zero)."""
+    """The first two functions of every distribution keep float16 and bfloat16 (as JAX's), computed in float32 and
+    rounded once, eagerly and compiled alike: within one of their ulps of SciPy's value (and float32's cancellation
+    where it crosses zero)."""
     dtype = np.dtype(getattr(ml_dtypes, dtype, dtype))
     eps = float(ml_dtypes.finfo(dtype).eps)
     for dist, (inputs, params) in CASES.items():
-        for fname, arg in inputs.items():
+        for fname, arg in list(inputs.items())[:2]:      # (each function compiles twice: the first two of each)
             ours, theirs = getattr(getattr(T, dist), fname), getattr(getattr(ss, dist), fname)
             arg16 = arg.astype(dtype)
             with np.errstate(all="ignore"):
