@@ -254,3 +254,22 @@ def test_reshapes_read_through_unsigned_index_arithmetic():
     check(lambda y: y.reshape(40, 9) * 3, y)
     check(lambda y: y.reshape(5, 2, 36) - y.reshape(10, 36)[::-1].reshape(5, 2, 36), y)
     check(lambda y: tnp.transpose(y, (1, 0, 2)).reshape(-1) + 1, y)
+
+
+def test_short_inner_axes_that_cannot_merge_are_written_out_so_the_loop_around_them_vectorizes():
+    """x[:, None] * c over (n, 3): c varies along the short axis only, so the axes cannot merge; the inner loop
+    of 3 is written out three times and the loop over n is the one that vectorizes (fusion.unrolled_axes).
+    Inner loops of up to UNROLLED elements in all unroll; longer ones keep their loops, and so do loops that
+    call the math library (one vector call a row does better)."""
+    x = np.random.default_rng(0).standard_normal((1000,)).astype(np.float32)
+    for shape, unrolled in [((3,), (1,)), ((2, 3), (2,)), ((8,), (1,)), ((9,), ()), ((3, 5), ())]:
+        c = np.arange(1.0, 1.0 + np.prod(shape), dtype=np.float32).reshape(shape)
+        for f, calls in [(lambda x, c: x.reshape((-1,) + (1,) * c.ndim) * c + 1, False),
+                         (lambda x, c: tnp.exp(x.reshape((-1,) + (1,) * c.ndim) * c), True)]:
+            closed, _ = closed_ir(f, x, c)
+            (g,) = plan_groups(closed.ir)
+            assert g.unrolled == (() if calls else unrolled), shape
+            check(f, x, c)
+            if not calls:
+                vectorized = [k["vectorized"] for k in tj.jit(f).lower(x, c).compile().kernels()]
+                assert vectorized == [bool(unrolled)], shape

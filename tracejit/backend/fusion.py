@@ -69,6 +69,7 @@ class Group:
         self.eqns, self.reads = [eqn], None    # members (in program order once planned); values read
         self.extents = self.domain              # the loop nest's trip counts per domain axis (`collapse_axes`)
         self.tiled = None                       # the axis tiled with the last one (`transposed_read`)
+        self.unrolled = ()                      # short inner axes written out in the loop body (`unrolled_axes`)
         self.cost = CHEAP_COST                  # of the members (equation_cost), the root counted as a cheap one
         self.phases, self.depth = None, 1       # a row loop's groups and outer axes (`merge_rows`)
         self.row_values = []                    # and its values kept one row at a time (`RowLoop`)
@@ -234,6 +235,7 @@ def plan_groups(ir, fuse=True):
                 p.extents = collapse_axes(p, g.depth)
         if g.fusible and not g.phases and not isinstance(g.rule, Reduce):
             g.tiled = transposed_read(g)
+            g.unrolled = unrolled_axes(g) if g.tiled is None else ()
     return groups
 
 
@@ -271,6 +273,25 @@ def transposed_read(g):
             if m[-1] is not None and m[-1] != ndim - 1 and (extents[m[-1]] or 0) >= TILE and ndim - 1 in m:
                 return m[-1]
     return None
+
+
+UNROLLED = 8    # elements of the short inner axes whose loops are written out (`unrolled_axes`)
+
+
+def unrolled_axes(g):
+    """The inner axes of elementwise group g, innermost last, whose loops are written out in the body of the loop
+    around them: short axes (UNROLLED elements together) that `collapse_axes` could not merge, so that the loop
+    over a longer axis is the innermost one and vectorizes. An innermost loop of 3 (the [n, 3] threefry nest of a
+    vmapped split(key, 3)) kept the whole nest scalar: 4x slower."""
+    looped = [a for n, a in enumerate(g.loop_order) if n == 0 or g.extents[a] is not None]
+    axes, size = [], 1
+    for a in reversed(looped[1:]):
+        if not isinstance(g.extents[a], int) or size * g.extents[a] > UNROLLED:
+            break
+        axes.insert(0, a)
+        size *= g.extents[a]
+    calls = any(getattr(e.prim.lower, "calls", None) for e in g.eqns)    # a vector call per row does better
+    return tuple(axes) if axes and not calls and size * g.cost <= FUSED_COST else ()
 
 
 def collapse_axes(g, first=1):

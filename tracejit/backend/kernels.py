@@ -134,7 +134,8 @@ def _loop_hints(g, f, repeated, vectors):
     f runs once per iteration of a control-flow loop, so that its work is not small whatever its size;
     vectors(calls): the vectors that a loop making that many calls of the vector math library carries at once."""
     body = f.count + INLINE_COST * (f.math_calls + f.library_calls)    # run time: a math call takes ~a body's
-    inner = next((g.extents[a] for a in reversed(g.loop_order) if g.extents[a] is not None), 0) if g.fusible else 0
+    inner = next((g.extents[a] for a in reversed(g.loop_order) if g.extents[a] is not None and a not in g.unrolled),
+                 0) if g.fusible else 0
     if g.fusible and g.tiled is not None:     # the innermost loop runs over a tile's row (fusion.transposed_read)
         inner = min(inner, TILE)
     library = f.library_calls and not f.math_calls

@@ -156,8 +156,8 @@ class LoopBuilder(KernelBuilder):
         idx[:len(outer_idx)] = outer_idx
         bounds = {a: ("%lo", "%hi") if n == 0 else (0, g.extents[a]) for n, a in enumerate(g.loop_order[:len(kept)])}
         looped = [a for n, a in enumerate(g.loop_order[:len(kept)])
-                  if n >= len(outer_idx) and (n == 0 or g.extents[a] is not None)]
-        split = self._segments(looped[-1]) if looped and not isinstance(g.rule, Reduce) else None
+                  if n >= len(outer_idx) and (n == 0 or g.extents[a] is not None) and a not in g.unrolled]
+        split = self._segments(looped[-1]) if looped and not isinstance(g.rule, Reduce) and not g.unrolled else None
         with contextlib.ExitStack() as outer:
             for n, a in enumerate(g.loop_order[:len(kept)]):
                 if n < len(outer_idx):
@@ -166,7 +166,7 @@ class LoopBuilder(KernelBuilder):
                     last = len(shape) - 1
                     bounds[a] = outer.enter_context(self._blocks(*bounds[a], TILE))
                     bounds[last] = outer.enter_context(self._blocks(*bounds[last], TILE))
-                if (n == 0 or g.extents[a] is not None) and not (split and a == looped[-1]):
+                if a in looped and not (split and a == looped[-1]):
                     idx[a] = outer.enter_context(f.loop(*bounds[a]))
             if isinstance(g.rule, Reduce):
                 self._reduce(idx, axes, kept, first=not kept)
@@ -181,7 +181,10 @@ class LoopBuilder(KernelBuilder):
                         idx[a], self.b.segments[i], self.memo = i, (start, end), {}
                         self._store_all(idx)
             else:
-                self._store_all(idx)
+                for point in itertools.product(*(range(g.extents[a]) for a in g.unrolled)):
+                    for a, i in zip(g.unrolled, point):
+                        idx[a] = i
+                    self._store_all(idx)
 
     def _copies(self):
         """Whether the group is one index map placing whole operands along the first axis (IndexMap's blocks: a
