@@ -50,6 +50,40 @@ def test_while_loop_against_python():
         assert both(collatz_steps, np.int64(n)) == python_steps(n)
 
 
+@pytest.mark.parametrize("size", [7, 64, 100])
+def test_vmapped_while_with_a_batched_predicate_stops_each_example_at_its_own_end(size):
+    """Each example stops at its own step (Collatz counts differ), a batched cap read by cond and body: the
+    whole batch in one masked loop (under two blocks), or in blocks of BLOCK examples and a rest."""
+    from tracejit.primitives.while_loop import BLOCK
+
+    def capped_steps(n, cap):
+        return lax.while_loop(lambda c: (c[0] != 1) & (c[1] < cap),
+                              lambda c: (tnp.where(c[0] % 2 == 0, c[0] // 2, 3 * c[0] + 1), c[1] + 1 + 0 * cap),
+                              (n, 0))[1]
+
+    def python_steps(n, cap):
+        steps = 0
+        while n != 1 and steps < cap:
+            n, steps = (n // 2 if n % 2 == 0 else 3 * n + 1), steps + 1
+        return steps
+
+    n, cap = np.arange(1, size + 1, dtype=np.int64), np.arange(size, dtype=np.int64) % 40 + 5
+    out = both(tj.vmap(capped_steps), n, cap)
+    np.testing.assert_array_equal(out, [python_steps(int(a), int(b)) for a, b in zip(n, cap)])
+    assert ("scan[" in str(tj.make_ir(tj.vmap(capped_steps))(n, cap))) == (size >= 2 * BLOCK)
+
+
+def test_vmapped_newton_iterations_in_blocks_and_their_derivatives():
+    """sqrt by Newton to a per-example tolerance over 100 examples (blocks and a rest): values and jvp."""
+    def newton_sqrt(a):
+        return lax.while_loop(lambda y: tnp.abs(y * y - a) > 1e-12 * a, lambda y: 0.5 * (y + a / y), a)
+
+    a = np.linspace(0.5, 400, 100)
+    np.testing.assert_allclose(both(tj.vmap(newton_sqrt), a), np.sqrt(a), rtol=1e-12)
+    _, tangent = tj.jit(lambda a: tj.jvp(tj.vmap(newton_sqrt), (a,), (tnp.ones_like(a),)))(a)
+    np.testing.assert_allclose(tangent, 0.5 / np.sqrt(a), rtol=1e-9)
+
+
 def test_fori_loop_static_and_dynamic_bounds():
     body = lambda i, c: c * 0.5 + i
     expected = 0.0

@@ -10,10 +10,12 @@ Their bodies are sub-IRs (ClosedIRs with no constants: closed-over values are ho
 so every transform sees them as ordinary inputs. They sit above the transforms, which they apply to their
 bodies.
 """
+import math
+
 import numpy as np
 
 from ..core.ad_util import Zero, aval, instantiate, is_inexact_aval
-from ..core.ir import IR, ClosedIR, Eqn, effectful
+from ..core.ir import IR, ClosedIR, Eqn, Var, effectful, sub_irs
 from ..core.ir_surgery import reorder
 from ..passes.dce import dce
 from ..transforms.ad import transpose_ir
@@ -104,6 +106,21 @@ def batched_carries(body, const_dims, carry_dims, rest_dims, size):
         if grown == dims:
             return dims
         dims = grown
+
+def unbatched_work(closed, batched):
+    """Elements computed per run of closed by its equations that read no batched input (an equation with
+    sub-IRs: unbounded), which a batched loop run over blocks of examples repeats for each block."""
+    seen = {v for v, b in zip(closed.ir.invars, batched) if b}
+    work = 0
+    for e in closed.ir.eqns:
+        if any(x in seen for x in e.inputs if isinstance(x, Var)):
+            seen.update(e.outvars)
+        elif any(True for _ in sub_irs(e)):
+            return math.inf
+        else:
+            sizes = [math.prod(v.aval.shape) for v in e.outvars]
+            work += sum(s if isinstance(s, int) else math.inf for s in sizes)
+    return work
 
 # ------------------------------------------------------------------------- pruning dead outputs (DCE)
 # prune(eqn, live) -> an equation computing only what is needed, or None. Outputs that are not live go
