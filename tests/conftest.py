@@ -1,9 +1,11 @@
 import atexit
+import importlib.util
 import os
 import shutil
 import tempfile
 
 import numpy as np
+import oracle_process
 import pytest
 from hypothesis import settings
 
@@ -17,6 +19,20 @@ settings.load_profile(os.environ.get("TRACEJIT_HYPOTHESIS", "deterministic"))
 _cache_dir = tempfile.mkdtemp(prefix="tracejit-test-cache-")
 atexit.register(shutil.rmtree, _cache_dir, ignore_errors=True)
 os.environ["TRACEJIT_CACHE_DIR"] = _cache_dir
+
+
+def pytest_collection_modifyitems(session, config, items):
+    """The JAX harness's tests run last, and their oracle starts now in a child process (oracle_process.py),
+    beside the other tests, where the session runs others too."""
+    harness = [item for item in items if item.path.name == "test_against_jax.py"]
+    if harness and len(harness) < len(items) and importlib.util.find_spec("jax") is not None:
+        others = [item for item in items if item.path.name != "test_against_jax.py"]
+        items[:] = others + harness
+        oracle_process.start()
+
+
+def pytest_sessionfinish(session, exitstatus):
+    oracle_process.stop()
 
 
 @pytest.fixture
