@@ -405,6 +405,23 @@ def library2(repeat):
                       tol=1e-9))
 
 
+@workload("samplers")
+def samplers(repeat):
+    """Random draws by rejection (stop 38): a while loop per draw, under vmap (JAX's draws, bit for bit); NumPy's
+    own samplers (other algorithms, other streams) as the reference speed."""
+    key, rng, n = tj.random.PRNGKey(0), np.random.default_rng(0), 1_000_000
+    rows = []
+    f = np.float32      # (JAX draws float32 here; NumPy's beta and t only float64)
+    for name, ours, numpy in [
+            ("gamma(2)", lambda R, k: R.gamma(k, 2.0, (n,), f), lambda: rng.standard_gamma(2.0, n, f)),
+            ("beta(2, 3)", lambda R, k: R.beta(k, 2.0, 3.0, (n,), f), lambda: rng.beta(2.0, 3.0, n)),
+            ("t(3)", lambda R, k: R.t(k, 3.0, (n,), f), lambda: rng.standard_t(3.0, n)),
+            ("poisson(4)", lambda R, k: R.poisson(k, 4.0, (n,)), lambda: rng.poisson(4.0, n))]:
+        rows += compare(f"random.{name} 1e6 f32", lambda M, ours=ours: lambda k: ours(tj.random, k), (key,), repeat,
+                        numpy=numpy, jax_make=lambda ours=ours: lambda k: ours(jax.random, k))
+    return rows
+
+
 @workload("small_calls")
 def small_calls(repeat):
     p = {"w": f32(8, 8, seed=15), "b": f32(8, seed=16)}
