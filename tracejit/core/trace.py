@@ -85,15 +85,15 @@ class _TraceStack(threading.local):
         self.interpreting = False  # inside eval_ir, the reference: binds run the impls
 
 
-COSTLY_SIZE = 4096      # elements from which an eager bind of a costly primitive runs compiled code at once
+COSTLY_SIZE = 4096      # elements from which an eager bind of a costly primitive runs compiled code
 _costly_compiler = []   # at most one: (prim, arrays, params) -> outputs, given by compile_costly_binds
 
 
 def compile_costly_binds(compiler):
     """Let eager binds of primitives flagged `costly` (NumPy impls far slower than their compiled code: the
-    special functions, threefry) run compiler(prim, arrays, params) instead of the impl where it returns
-    outputs (not None); tracejit.eager gives it, from the layer that compiles. eval_ir, the reference, and binds
-    in an `eager()` block (constant folding during a compile) keep the impls."""
+    special functions, threefry) on COSTLY_SIZE elements or more run compiler(prim, arrays, params) instead of
+    the impl; tracejit.eager gives it, from the layer that compiles. eval_ir, the reference, and binds in an
+    `eager()` block (constant folding during a compile) keep the impls."""
     _costly_compiler[:] = [compiler]
 
 
@@ -421,10 +421,10 @@ def bind(prim, *args, **params):
     in_avals = [aval_of(x) for x in arrays]
     out_avals = prim.abstract_eval(*in_avals, **params)
     arrays = [np.asarray(x, a.dtype) if is_python_scalar(x) else x for x, a in zip(arrays, in_avals)]
-    outs = None
-    if prim.costly and _costly_compiler and not _stack.interpreting and not _stack.builders:   # (eager() folds)
+    if (prim.costly and _costly_compiler and not _stack.interpreting and not _stack.builders      # (eager() folds)
+            and max(map(np.size, arrays)) >= COSTLY_SIZE):
         outs = _costly_compiler[0](prim, arrays, params)
-    if outs is None:
+    else:
         outs = prim.impl(*arrays, **params)
     outs = [np.asarray(o, dtype=a.dtype) for o, a in zip(outs if prim.multiple_results else [outs], out_avals)]
     return outs if prim.multiple_results else outs[0]
