@@ -107,6 +107,7 @@ def batched_carries(body, const_dims, carry_dims, rest_dims, size):
             return dims
         dims = grown
 
+
 def unbatched_work(closed, batched):
     """Elements computed per run of closed by its equations that read no batched input (an equation with
     sub-IRs: unbounded), which a batched loop run over blocks of examples repeats for each block."""
@@ -115,7 +116,7 @@ def unbatched_work(closed, batched):
     for e in closed.ir.eqns:
         if any(x in seen for x in e.inputs if isinstance(x, Var)):
             seen.update(e.outvars)
-        elif any(True for _ in sub_irs(e)):
+        elif next(sub_irs(e), None) is not None:
             return math.inf
         else:
             sizes = [math.prod(v.aval.shape) for v in e.outvars]
