@@ -151,3 +151,17 @@ def test_errors_name_both_branches_and_the_changing_leaf():
         lax.cond(np.ones(2), lambda: 1.0, lambda: 2.0)
     with pytest.raises(ValueError, match=r"leading axes of xs disagree \(xs\[0\]: 3, xs\[1\]: 4"):
         lax.scan(lambda c, x: (c, None), 0.0, (np.ones(3), np.ones(4)))
+
+
+def test_lax_map_in_batches_matches_a_loop_and_checks_batch_size():
+    """lax.map: a scan over the examples, or with batch_size a scan of vmapped batches and a vmapped rest
+    (values against JAX: tests/test_against_jax.py); batch_size must be a positive int."""
+    xs = {"a": np.arange(10.0).reshape(5, 2), "b": np.arange(5.0)}
+    f = lambda d: d["a"].sum() * d["b"]
+    want = np.array([f({"a": xs["a"][i], "b": xs["b"][i]}) for i in range(5)])
+    for batch_size in (None, 2, 5, 8):
+        np.testing.assert_allclose(both(lambda xs, b=batch_size: lax.map(f, xs, batch_size=b), xs), want)
+    assert "scan[" in str(tj.make_ir(lambda xs: lax.map(f, xs, batch_size=2))(xs))
+    for bad in (0, -1, 2.0, True):
+        with pytest.raises(ValueError, match="batch_size must be a positive int"):
+            lax.map(f, xs, batch_size=bad)

@@ -468,3 +468,8 @@ __all__ += ["ConvDimensionNumbers", "associative_scan", "avg_pool", "conv", "con
             "reduce_window_min", "reduce_window_shape_tuple", "reduce_window_sum", "sort", "sort_key_val", "top_k"]
 __all__ += ["bessel_i0e", "bessel_i1e", "betainc", "digamma", "erf", "erf_inv", "erfc", "igamma", "igamma_grad_a",
             "igammac", "lgamma", "polygamma", "zeta"]
+
+# last: the lines above call the builtin map
+from .control_flow import map
+
+__all__ += ["map"]

@@ -7,6 +7,7 @@ import numpy as np
 from .. import ad_checkpoint
 from .. import numpy as tnp
 from .._config import config
+from ..batching import vmap
 from ..core.api_util import leaf_aval, trace_pytree
 from ..core.avals import ShapedArray, is_python_scalar
 from ..core.errors import ShapeError
@@ -255,3 +256,28 @@ def _segmented_scan(f, init, xs, length, reverse, segment):
         carry, ys_head = run_head(init)
         carry, ys_tail = scan(f, carry, tail, length=rest)
     return carry, tree_map(lambda a, b: tnp.concatenate([a, b]), ys_head, ys_tail)
+
+
+def map(f, xs, *, batch_size=None):
+    """f applied to each slice of xs (a pytree) along the leading axis, the results stacked: a scan of f, one
+    example an iteration; with batch_size, f vmapped over batch_size examples an iteration and once over the
+    rest, as jax.lax.map."""
+    leaves, _ = _leaves(xs)
+    if not leaves:
+        raise ValueError("lax.map: xs must hold at least one array, to map over its leading axis")
+    if batch_size is None:
+        return scan(lambda _, x: (None, f(x)), None, xs)[1]
+    if isinstance(batch_size, bool) or not isinstance(batch_size, (int, np.integer)) or batch_size < 1:
+        raise ValueError(f"lax.map: batch_size must be a positive int, got {batch_size!r}")
+    length = leaf_aval(leaves[0]).shape[0]
+    count, rest = divmod(length, int(batch_size))
+    batched = vmap(f)
+    ys = None
+    if count:
+        blocks = tree_map(lambda x: tnp.reshape(x[:count * batch_size], (count, batch_size) + x.shape[1:]), xs)
+        ys = tree_map(lambda y: tnp.reshape(y, (count * batch_size,) + y.shape[2:]),
+                      scan(lambda _, x: (None, batched(x)), None, blocks)[1])
+    if not rest:
+        return ys
+    ys_rest = batched(tree_map(lambda x: x[count * batch_size:], xs))
+    return ys_rest if ys is None else tree_map(lambda a, b: tnp.concatenate([a, b]), ys, ys_rest)
