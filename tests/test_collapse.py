@@ -53,7 +53,7 @@ ELEMENTWISE = {
 }
 
 
-@pytest.mark.parametrize("channels", [1, 2, 3, 5, 6, 7, 8, 15, 16, 17])   # around one and two vectors' lanes
+@pytest.mark.parametrize("channels", [1, 3, 6, 8, 15, 17])   # unrolled (up to 8), scalar (15), vectorized
 @pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int8, np.complex64])
 @pytest.mark.parametrize("name", list(ELEMENTWISE))
 def test_elementwise_matches_reference(name, dtype, channels):
