@@ -311,3 +311,14 @@ def test_sizes_too_large_say_so_and_name_the_shape(call):
     assert "Maximum allowed dimension" not in str(err.value)
     with pytest.raises(ValueError, match="array is too big"):
         tj.jit(lambda x: call() + x)(0.0)
+
+
+@pytest.mark.parametrize("call", [lambda x: tj.lax.igamma(x), lambda x: tj.lax.erf(x, x), lambda x: tj.lax.add(x),
+                                  lambda x: tj.lax.betainc(x, x)], ids=["igamma", "erf", "add", "betainc"])
+def test_elementwise_primitives_check_their_operand_count(call):
+    """An elementwise primitive given too few or too many operands raises, eagerly and under jit (lax.igamma(x)
+    under jit gave zeros: its loop read a missing operand)."""
+    x = np.array([0.5, 1.5])
+    for run in (call, tj.jit(call)):
+        with pytest.raises(TypeError, match=r"takes \d operands?, got \d"):
+            run(x)

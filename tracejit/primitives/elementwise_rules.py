@@ -4,6 +4,8 @@ primitive from one table row (tracejit.primitives.elementwise holds the tables).
 Operands share one dtype; their shapes are equal or rank 0 (a scalar literal broadcasts implicitly, every other
 broadcast is an explicit broadcast_in_dim).
 """
+import inspect
+
 import numpy as np
 
 from ..core.ad_util import aval
@@ -23,13 +25,36 @@ def elementwise(name, impl, kinds, derivative, lower, out_dtype=None, **rules_an
     """One table row: the primitive `name` computed by the NumPy `impl` on operands of the dtype kinds
     `kinds` (out_dtype: its result dtype when not the operands', or a function of the operands' dtype),
     lowered by `lower`, differentiated as `derivative` says (base.jvp_rule)."""
-    prim = Primitive(name, elementwise_shape(name, kinds, out_dtype), impl, elementwise=True, lower=lower,
-                     **rules_and_flags)
+    prim = Primitive(name, elementwise_shape(name, kinds, out_dtype, _operands(impl)), impl, elementwise=True,
+                     lower=lower, **rules_and_flags)
     return prim.set(jvp=jvp_rule(prim, derivative), batch=elementwise_batch(prim))
 
 
-def elementwise_shape(name, kinds, out_dtype=None):
+def _operands(impl):
+    """(the impl's positional parameters, how many of them have defaults), or None where it takes *args: a
+    ufunc's `nin` operands, a kernel's (specmath's arity, its `nin`)."""
+    nin = getattr(impl, "nin", None)
+    if nin is not None:
+        return [f"x{k}" for k in range(nin)], 0
+    try:
+        parameters = inspect.signature(impl).parameters.values()
+    except (TypeError, ValueError):
+        return None
+    if any(p.kind == p.VAR_POSITIONAL for p in parameters):
+        return None
+    positional = [p for p in parameters if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    return [p.name for p in positional], sum(p.default is not p.empty for p in positional)
+
+
+def elementwise_shape(name, kinds, out_dtype=None, operands=None):
+    """The shape rule; operands (`_operands`): check the number of operands, so that a wrong count is an error
+    here rather than a lowering that reads a missing operand (lax.igamma(x) under jit gave zeros)."""
     def rule(*avals, **params):
+        if operands is not None:
+            required = [n for n in operands[0] if n not in params]
+            if not len(required) - operands[1] <= len(avals) <= len(required):
+                count = len(required) if not operands[1] else f"{len(required) - operands[1]} to {len(required)}"
+                raise TypeError(f"{name} takes {count} operand{'s' if count != 1 else ''}, got {len(avals)}")
         dtype = avals[0].dtype
         if any(a.dtype != dtype for a in avals):
             raise TypeError(f"{name}: operands must share one dtype, got "

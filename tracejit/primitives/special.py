@@ -31,7 +31,7 @@ def _kernel(name):
     """The NumPy impl of a specmath kernel."""
     def impl(*args):
         return specmath.evaluate(name, *args)
-    impl.__name__ = name
+    impl.__name__, impl.nin = name, specmath.arity(name)
     return impl
 
 
