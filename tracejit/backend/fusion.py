@@ -26,8 +26,9 @@ import math
 
 from ..core.avals import HALF_FLOATS, Dim
 from ..core.ir import Literal, effectful, sub_irs
+from .axis_maps import axis_maps, input_map
 from .libcalls import LIBRARY
-from .rules import Control, Elementwise, Emitter, IndexMap, Kernel, Reduce
+from .rules import Control, Elementwise, IndexMap, Kernel, Reduce
 
 FUSED_COST = 800          # what the equations of one loop nest may cost
 CHEAP_COST = 2
@@ -251,7 +252,7 @@ def _transposes_into_reduction(eqn, users):
             or x.aval.ndim < 2 or domain_size(x.aval.shape) * x.aval.dtype.itemsize < TRANSPOSED_BYTES:
         return False
     ndim = eqn.outvars[0].aval.ndim
-    m = _input_map(eqn, x, tuple(range(ndim)))
+    m = input_map(eqn, x, tuple(range(ndim)))
     return m[-1] not in (None, ndim - 1) and any(isinstance(g.rule, Reduce) for g in users)
 
 
@@ -267,7 +268,7 @@ def transposed_read(g):
     ndim, extents = len(g.domain), g.extents
     if ndim < 2 or any(isinstance(d, Dim) for d in g.domain) or (extents[-1] or 0) < TILE:
         return None
-    maps = _axis_maps(g)
+    maps = axis_maps(g)
     for x in g.reads:
         for m in maps.get(id(x), ()) if x.aval.ndim >= 2 and x.aval.shape[-1] >= TILE else ():
             if m[-1] is not None and m[-1] != ndim - 1 and (extents[m[-1]] or 0) >= TILE and ndim - 1 in m:
@@ -415,66 +416,9 @@ def _joins(run, g):
 
 def _reads_rows(g, values, depth):
     """Whether group g reads the values (ids) only in the row it computes (the leading `depth` axes)."""
-    maps = _axis_maps(g)
+    maps = axis_maps(g)
     return all(m[:depth] == tuple(range(depth)) for x in g.reads if id(x) in values
                for m in maps.get(id(x), {(None,) * depth}))
-
-
-def _axis_maps(g):
-    """{id(value): {map}} over g's members and reads: each map says, per axis of the value, which axis of g's
-    domain indexes it (None: another index; the index 0 of a size-1 axis counts as any)."""
-    ndim = len(g.domain)
-    maps = {}
-    reduce = isinstance(g.rule, Reduce)          # its operand and other stores are over the domain
-    for v in [*g.root.inputs[:1], *g.stores[1:]] if reduce else [*g.root.outvars, *g.stores]:
-        maps.setdefault(id(v), set()).add(tuple(range(ndim)))
-    for e in reversed(g.eqns):
-        for m in maps.get(id(e.outvars[0]), ()) if not (e is g.root and reduce) else ():
-            for x in e.inputs:
-                if not isinstance(x, Literal) and x.aval.ndim:
-                    maps.setdefault(id(x), set()).add(_input_map(e, x, m))
-    return maps
-
-
-def _input_map(e, x, m):
-    """The axis map of operand x of equation e when e's output has the axis map m: an elementwise operand of
-    the output's shape shares it; an index map's operand is indexed as its lowering rule says (`_IndexProbe`)."""
-    rule, x_shape = e.prim.lower, x.aval.shape
-    unknown = (None,) * len(x_shape)
-    if isinstance(rule, Elementwise):
-        return m if x_shape == e.outvars[0].aval.shape else unknown
-    if not isinstance(rule, IndexMap):
-        return unknown
-    reads = []
-    probe = _IndexProbe([y.aval for y in e.inputs])
-    try:
-        rule.fn(probe, [_Axis(a) for a in range(len(m))], lambda i, index: reads.append((i, index)), **e.params)
-    except Exception:  # noqa: BLE001 -- a rule that computes with what the probe cannot give: not known
-        return unknown
-    maps = {tuple(m[i.axis] if isinstance(i, _Axis) else j if x_shape[j] == 1 else None
-                  for j, i in enumerate(index)) for k, index in reads if e.inputs[k] is x}
-    return maps.pop() if len(maps) == 1 else unknown
-
-
-class _Axis:
-    """An output index that an IndexMap rule is given by `_IndexProbe`: the output's axis `axis`."""
-
-    def __init__(self, axis):
-        self.axis = axis
-
-
-class _IndexProbe:
-    """Stands in for the loop builder when an IndexMap rule runs on _Axis indices, to say which output axis
-    indexes each axis of its operand (a broadcast's, a transpose's, a reshape's that keeps leading axes):
-    what the rule computes from them (an offset, a flat index) is unknown, None. Its reindex is the loop
-    builder's, which maps axes directly where the shapes differ only in axes of size 1."""
-    reindex = Emitter.reindex
-
-    def __init__(self, in_avals):
-        self.in_avals = in_avals
-
-    def __getattr__(self, name):
-        return lambda *args, **kwargs: None
 
 
 class RowLoop(Group):
