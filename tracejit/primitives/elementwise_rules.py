@@ -32,7 +32,8 @@ def elementwise(name, impl, kinds, derivative, lower, out_dtype=None, **rules_an
 
 def _operands(impl):
     """(the impl's positional parameters, how many of them have defaults), or None where it takes *args: a
-    ufunc's `nin` operands, a kernel's (specmath's arity, its `nin`)."""
+    ufunc's `nin` operands, a kernel's (specmath's arity, its `nin`), those of the function it wraps (`silent`)."""
+    impl = inspect.unwrap(impl)
     nin = getattr(impl, "nin", None)
     if nin is not None:
         return [f"x{k}" for k in range(nin)], 0
@@ -114,5 +115,5 @@ def silent(f):
     def impl(*args, **params):
         with np.errstate(all="ignore"):
             return f(*args, **params)
-    impl.__name__ = getattr(f, "__name__", "impl")
+    impl.__name__, impl.__wrapped__ = getattr(f, "__name__", "impl"), f     # (its operands are f's: `_operands`)
     return impl
