@@ -314,8 +314,9 @@ def test_sizes_too_large_say_so_and_name_the_shape(call):
 
 
 @pytest.mark.parametrize("call", [lambda x: tj.lax.igamma(x), lambda x: tj.lax.erf(x, x), lambda x: tj.lax.add(x),
-                                  lambda x: tj.lax.betainc(x, x), lambda x: tj.lax.exp(x, x)],
-                         ids=["igamma", "erf", "add", "betainc", "exp"])
+                                  lambda x: tj.lax.betainc(x, x), lambda x: tj.lax.exp(x, x),
+                                  lambda x: tj.lax.bitwise_not(x.astype(np.int32), x.astype(np.int32))],
+                         ids=["igamma", "erf", "add", "betainc", "exp", "bitwise_not"])
 def test_elementwise_primitives_check_their_operand_count(call):
     """An elementwise primitive given too few or too many operands raises, eagerly and under jit (lax.igamma(x)
     under jit gave zeros: its loop read a missing operand)."""

@@ -107,7 +107,10 @@ def _clz_impl(x):
 
 def _logical_or_bitwise(logical, bitwise):
     """A NumPy impl of a bitwise op that is the logical one on bools."""
-    return lambda *xs: logical(*xs) if xs[0].dtype == bool_ else bitwise(*xs)
+    def impl(*xs):
+        return logical(*xs) if xs[0].dtype == bool_ else bitwise(*xs)
+    impl.nin = bitwise.nin      # (its operand count: elementwise_rules._operands)
+    return impl
 
 # ---------------------------------------------------------------------------------- derivative helpers
 
