@@ -234,10 +234,8 @@ def _segment_length(checkpoint, length):
 def _segmented_scan(f, init, xs, length, reverse, segment):
     """scan(f, init, xs) as an outer scan over the full segments, each a checkpointed inner scan of `segment`
     iterations, and a plain scan over the remaining ones (which run first when reverse)."""
-    count = length // segment
+    count, head, tail = _blocks(xs, length, segment)
     rest = length - count * segment
-    head = tree_map(lambda x: tnp.reshape(x[:count * segment], (count, segment) + x.shape[1:]), xs)
-    tail = tree_map(lambda x: x[count * segment:], xs)
 
     def run_segment(carry, x):
         return scan(f, carry, x, length=segment, reverse=reverse)
@@ -245,7 +243,7 @@ def _segmented_scan(f, init, xs, length, reverse, segment):
     def run_head(carry):
         carry, ys = scan(ad_checkpoint.checkpoint(run_segment, prevent_cse=False), carry, head, length=count,
                          reverse=reverse)
-        return carry, tree_map(lambda y: tnp.reshape(y, (count * segment,) + y.shape[2:]), ys)
+        return carry, _unblocked(ys)
 
     if not rest:
         return run_head(init)
@@ -270,14 +268,22 @@ def map(f, xs, *, batch_size=None):
     if isinstance(batch_size, bool) or not isinstance(batch_size, (int, np.integer)) or batch_size < 1:
         raise ValueError(f"lax.map: batch_size must be a positive int, got {batch_size!r}")
     length = leaf_aval(leaves[0]).shape[0]
-    count, rest = divmod(length, int(batch_size))
+    count, head, tail = _blocks(xs, length, int(batch_size))
     batched = vmap(f)
-    ys = None
-    if count:
-        blocks = tree_map(lambda x: tnp.reshape(x[:count * batch_size], (count, batch_size) + x.shape[1:]), xs)
-        ys = tree_map(lambda y: tnp.reshape(y, (count * batch_size,) + y.shape[2:]),
-                      scan(lambda _, x: (None, batched(x)), None, blocks)[1])
-    if not rest:
+    ys = _unblocked(scan(lambda _, x: (None, batched(x)), None, head)[1]) if count else None
+    if count * batch_size == length:
         return ys
-    ys_rest = batched(tree_map(lambda x: x[count * batch_size:], xs))
-    return ys_rest if ys is None else tree_map(lambda a, b: tnp.concatenate([a, b]), ys, ys_rest)
+    ys_tail = batched(tail)
+    return ys_tail if ys is None else tree_map(lambda a, b: tnp.concatenate([a, b]), ys, ys_tail)
+
+
+def _blocks(xs, length, size):
+    """(count, the first count * size rows of xs's leaves as count blocks of size rows, the other rows)."""
+    count = length // size
+    head = tree_map(lambda x: tnp.reshape(x[:count * size], (count, size) + x.shape[1:]), xs)
+    return count, head, tree_map(lambda x: x[count * size:], xs)
+
+
+def _unblocked(ys):
+    """Blocks of rows (count, size, ...) as rows (count * size, ...)."""
+    return tree_map(lambda y: tnp.reshape(y, (y.shape[0] * y.shape[1],) + y.shape[2:]), ys)
