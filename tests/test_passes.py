@@ -636,6 +636,27 @@ def test_large_matrix_times_vector_calls_gemv(dtype):
     assert "@tj_gemv_" not in batched.as_llvm()
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int8, np.bool_])
+def test_a_long_vector_is_searched_for_its_first_extremum_in_blocks(dtype):
+    """A long argmax reads only the first block holding the extremum again: ties across blocks, an extremum or a
+    NaN in the tail after the last whole block or in the last block, a constant vector; NumPy's answers."""
+    from tracejit.primitives.reductions import ARG_BLOCK
+    rng = np.random.default_rng(8)
+    for n in (4 * ARG_BLOCK, 4 * ARG_BLOCK + 1, 7 * ARG_BLOCK + 333):
+        base = (rng.standard_normal(n) * 20).astype(dtype)
+        cases = [base, np.full(n, base[0]), np.where(np.arange(n) > n // 3, base.max(), base)]
+        for at in (n - 1, 4 * ARG_BLOCK - 1, ARG_BLOCK):
+            top = base.copy()
+            top[at] = True if dtype == np.bool_ else np.iinfo(dtype).max if dtype == np.int8 else base.max() + 1
+            cases.append(top)
+            if np.dtype(dtype).kind == "f":
+                cases.append(np.where(np.arange(n) == at, np.nan, base).astype(dtype))
+        for x in cases:
+            for fn, ref in ((tnp.argmax, np.argmax), (tnp.argmin, np.argmin)):
+                assert tj.jit(fn)(x) == ref(x), (n, fn)
+    assert "dynamic_slice" in tj.jit(tnp.argmax).lower(base).as_text()
+
+
 @pytest.mark.parametrize("dtype", [np.float32, np.float64, np.float16, np.int8, np.uint32, np.bool_])
 def test_argmax_and_argmin_become_an_extremum_and_its_first_position(dtype):
     """NumPy's answers: the first of tied positions, the first NaN wherever a NaN is, -0.0 equal to 0.0, along
