@@ -54,6 +54,11 @@ def ints(*shape, low=-4, high=5):
     return R.integers(low, high, shape)
 
 
+def u(name, *shape):
+    """Uniform draws in (-3, 3) from a generator of the spec's own (later specs leave R's draws as they were)."""
+    return jo.rng_for(name, shape).uniform(-3, 3, shape)
+
+
 BOUNDED = np.array([-1.5, -1.0, -0.5, 0.0, 0.5, 1.0, 1.5])     # ties with the bounds -1 and 1 of clip and clamp
 COND = np.array([True, False, True, False])
 
@@ -176,6 +181,30 @@ SPECS = {
     "lax.map": lambda: [Case(f"batch_size={b}", (jo.rng_for("lax.map").uniform(-3, 3, (7, 2)),),
                              call=lambda M, fn, xs, b=b: fn(lambda x: (x * M.numpy.sin(x), x.sum()), xs, batch_size=b))
                         for b in (None, 1, 3, 7, 9)],
+    "lax.full": lambda: [Case("float", ((2, 3), 1.5), derivatives=False), Case("dtype", ((2,), 3, np.float32)),
+                         Case("array", ((3,), np.array(2.0)))],
+    "lax.full_like": lambda: [Case("like", (u("full_like", 2, 3), 4.0)), Case("dtype", (u("full_like", 3), 2, np.int32)),
+                              Case("shape", (u("full_like", 2), 1.5, None, (3, 1)))],
+    "lax.broadcast": lambda: [Case("two", (u("broadcast", 3), (2, 4))), Case("none", (u("broadcast", 2, 2), ()))],
+    "lax.broadcast_to_rank": lambda: [Case("grow", (u("broadcast_to_rank", 3), 3)), Case("same", (u("broadcast_to_rank", 3), 1))],
+    "lax.collapse": lambda: [Case("tail", (u("collapse", 2, 3, 4), 1)), Case("middle", (u("collapse", 2, 3, 4, 2), 1, 3)),
+                             Case("negative", (u("collapse", 2, 3, 4), 0, -1))],
+    "lax.split": lambda: [Case("rows", (u("split", 5, 2), (2, 0, 3))), Case("axis", (u("split", 2, 5), (1, 4), 1))],
+    "lax.batch_matmul": lambda: [Case("batched", (u("batch_matmul", 2, 3, 4), u("batch_matmul", 2, 4, 5))),
+                                 Case("matrices", (u("batch_matmul", 2, 3), u("batch_matmul", 3, 2)))],
+    "lax.square": lambda: [Case("float", (u("square", 5),)), Case("int", (np.arange(-2, 3),), derivatives=False)],
+    "lax.reciprocal": lambda: [Case("float", (u("reciprocal", 5),))],
+    "lax.reduce": lambda: [
+        Case("add", (u("reduce", 3, 4), 0.0), call=lambda M, fn, x, i: fn(x, i, M.lax.add, (1,))),
+        Case("max lambda", (u("reduce", 3, 5), -np.inf), call=lambda M, fn, x, i: fn(x, i, lambda a, b: M.lax.max(a, b), (0, 1))),
+        Case("two operands", (u("reduce", 7), u("reduce", 7)), call=lambda M, fn, x, y: fn(
+            (x, y), (0.0, 1.0), lambda a, b: (a[0] + b[0], a[1] * b[1]), (0,)))],
+    "lax.reduce_and": lambda: [Case("bool", (np.array([[True, False, True], [True, True, True]]), (1,))),
+                               Case("int", (np.array([[7, 5, 13], [6, 3, 2]]), (0, 1)))],
+    "lax.reduce_or": lambda: [Case("bool", (np.array([[True, False, False], [False, False, False]]), (1,))),
+                              Case("int", (np.array([[1, 4, 8], [2, 2, 16]], np.uint8), (0,)))],
+    "lax.reduce_xor": lambda: [Case("bool", (np.array([True, True, False, True]), (0,))),
+                               Case("int", (np.array([[3, 5, 6], [9, 10, 12]]), (1,)))],
     "lax.dot": lambda: [Case("matrix_vector", (r(2, 3), r(3))), Case("matrices", (r(2, 3), r(3, 4))), Case("vectors", (r(3), r(3))),
                         Case("precision", (r(2, 3), r(3)), {"precision": "highest"})],
     "lax.dot_general": lambda: [Case("batched", (r(2, 3, 4), r(2, 4, 5), (((2,), (1,)), ((0,), (0,))))),
@@ -469,7 +498,7 @@ def follows_jax(names, labels, aspects, reason):
 
 
 LAX_BINARY = ("lax.add lax.sub lax.mul lax.div lax.rem lax.max lax.min lax.eq lax.ne lax.lt lax.le lax.gt lax.ge lax.pow "
-              "lax.complex lax.igamma lax.igammac lax.igamma_grad_a lax.polygamma lax.zeta")
+              "lax.complex lax.igamma lax.igammac lax.igamma_grad_a lax.polygamma lax.zeta lax.atan2")
 AS_SCIPY = ("at poles, infinities and NaN the special functions give SciPy's values (checked: equal to scipy.special's "
             "at every point of these cases but zeta's NaN arguments, where SciPy says inf and tracejit NaN); JAX's "
             "are NaN or another infinity there")
@@ -498,9 +527,9 @@ KNOWN = [
             "tracejit 0 (x**0 is 1 everywhere); deliberate"),
     differs("numpy.power numpy.pow numpy.float_power lax.pow", "special", "grad2", "d2(x**y)/dxdy at x = 0 (log 0): JAX NaN, tracejit a number "
             "(pow's rule takes log 0 as 0); deliberate"),
-    differs("numpy.acosh", "random | special", "jvp grad jvp2 grad2", "below 1, where acosh is NaN, JAX's derivative "
+    differs("numpy.acosh lax.acosh", "random | special", "jvp grad jvp2 grad2", "below 1, where acosh is NaN, JAX's derivative "
             "1 / sqrt(x*x - 1) is a number (inf at -1); tracejit's is NaN"),
-    differs("numpy.arctanh", "special", "jvp2 grad2", "second derivative at the poles +-1: JAX NaN, tracejit +-inf "
+    differs("numpy.arctanh lax.atanh", "special", "jvp2 grad2", "second derivative at the poles +-1: JAX NaN, tracejit +-inf "
             "(the limit); deliberate"),
     differs("numpy.hypot", "special | ties", "jvp grad jvp2 grad2", "at (0, 0), hypot's cone, tracejit's derivative is "
             "NaN (x / hypot); JAX's max/min formula gives numbers there and a zero second derivative wherever |x| = |y| "
@@ -513,9 +542,11 @@ KNOWN = [
             "is NaN, as its value; JAX's 0"),
     differs("numpy.var", "empty_rows axis=0", "jvp2", "as its jvp"),
     # complex numbers: what tracejit does not compute for them yet
-    differs("lax.expm1 lax.log1p lax.logistic lax.rsqrt lax.tan numpy.acos numpy.acosh numpy.arcsin numpy.arcsinh "
+    differs("lax.acos lax.acosh lax.asin lax.asinh lax.atan lax.atanh lax.cosh lax.exp2 lax.sinh "
+            "lax.expm1 lax.log1p lax.logistic lax.rsqrt lax.tan numpy.acos numpy.acosh numpy.arcsin numpy.arcsinh "
             "numpy.arctan numpy.arctanh numpy.cosh numpy.exp2 numpy.expm1 numpy.log10 numpy.log1p numpy.log2 "
             "numpy.sinh numpy.tan", COMPLEX_UNARY, "raises", NO_COMPLEX_MATH),
+    differs("lax.atan2", COMPLEX_UNARY, "raises", NO_COMPLEX_MATH),
     differs("nn.elu nn.selu nn.sigmoid nn.silu", COMPLEX_UNARY, "raises", f"built on expm1 or logistic: {NO_COMPLEX_MATH}"),
     differs("lax.max lax.min", COMPLEX_UNARY, "raises", UNORDERED),
     differs("numpy.fmax numpy.fmin numpy.greater numpy.greater_equal numpy.less numpy.less_equal numpy.maximum "

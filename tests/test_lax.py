@@ -193,3 +193,40 @@ def test_scatter_add_of_one_broadcast_update_reads_the_scalar(rng):
 def test_eager_primitives_accept_python_scalars():
     assert tj.lax.integer_pow(0.5, 3) == 0.125
     assert tj.lax.exp(0.0) == 1.0 and tj.lax.add(1, 2) == 3
+
+
+def test_general_reduce_folds_pairwise_and_knows_the_monoids(rng):
+    """lax.reduce over any axes of any length (odd, one, empty) equals NumPy's fold with the init value applied
+    once; lax.add ... reduce with their primitive, other computations fold in log2(n) vectorized steps."""
+    x = rng.standard_normal((5, 7, 3))
+    for axes in [(0,), (1,), (0, 2), (0, 1, 2)]:
+        np.testing.assert_allclose(tj.jit(lambda x, axes=axes: lax.reduce(x, 1.5, lambda a, b: a + b, axes))(x),
+                                   x.sum(axes) + 1.5, rtol=1e-13)
+        np.testing.assert_array_equal(lax.reduce(x, -np.inf, lax.max, axes), x.max(axes))
+    assert "reduce_max" in str(tj.make_ir(lambda x: lax.reduce(x, -np.inf, lax.max, (0,)))(x))
+    assert "reduce_max" not in str(tj.make_ir(lambda x: lax.reduce(x, -np.inf, lambda a, b: lax.max(a, b), (0,)))(x))
+    np.testing.assert_array_equal(lax.reduce(x[:, :0], 2.0, lambda a, b: a * b, (1,)), np.full((5, 3), 2.0))
+    np.testing.assert_array_equal(lax.reduce(x[:, :1], 0.0, lambda a, b: a + b, (1,)), x[:, 0])
+    ints = rng.integers(0, 256, (4, 9))
+    np.testing.assert_array_equal(tj.jit(lambda a: lax.reduce_xor(a, (1,)))(ints), np.bitwise_xor.reduce(ints, 1))
+    np.testing.assert_array_equal(lax.reduce_and(ints, (0,)), np.bitwise_and.reduce(ints, 0))
+    with pytest.raises(TypeError, match="same structure"):
+        lax.reduce((x, x), 0.0, lax.add, (0,))
+    with pytest.raises(TypeError, match="boolean or integer operands, got float64"):
+        lax.reduce_or(x, (0,))
+
+
+def test_composite_shape_functions_refuse_what_does_not_fit():
+    """split's sizes must add up to the axis, collapse's dimensions fit the shape, reciprocal takes inexact values,
+    batch_matmul's batch axes agree: each error names what it got."""
+    x = np.ones((5, 2))
+    with pytest.raises(ValueError, match=r"add up to 5, the length of axis 0 of shape \(5, 2\)"):
+        lax.split(x, (2, 2))
+    with pytest.raises(ValueError, match="do not fit shape"):
+        lax.collapse(x, 1, 0)
+    with pytest.raises(TypeError, match="floating or complex operands, got int64"):
+        lax.reciprocal(np.arange(3))
+    with pytest.raises(ValueError, match=r"\(2, 3, 4\) and \(3, 4, 5\)"):
+        lax.batch_matmul(np.ones((2, 3, 4)), np.ones((3, 4, 5)))
+    with pytest.raises(TypeError, match="fill_value must be a scalar"):
+        lax.full((2,), np.ones(2))

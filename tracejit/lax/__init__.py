@@ -35,6 +35,21 @@ from ..primitives import shapes as sh
 from ..primitives import special as sp
 from ..primitives.fft import FftType
 from . import linalg
+from .composites import (
+    batch_matmul,
+    broadcast,
+    broadcast_to_rank,
+    collapse,
+    full,
+    full_like,
+    reciprocal,
+    reduce,
+    reduce_and,
+    reduce_or,
+    reduce_xor,
+    split,
+    square,
+)
 from .control_flow import cond, fori_loop, scan, switch, while_loop
 from .convolution import (
     ConvDimensionNumbers,
@@ -82,7 +97,7 @@ def _shape(shape, what):
 def _op(prim):
     def fn(*args, **params):
         return bind(prim, *_typed(*args), **params)
-    fn.__name__ = prim.name
+    fn.__name__, fn.primitive = prim.name, prim      # lax.reduce knows a monoid by its primitive
     fn.__doc__ = (f"The `{prim.name}` primitive, elementwise, as jax.lax.{prim.name}: the operands have one shape "
                   "and dtype (a Python scalar takes the dtype of the array it meets).")
     return fn
@@ -98,6 +113,9 @@ neg, exp, log, log1p, expm1, sin, cos, tan, tanh, logistic, sqrt, rsqrt, abs, si
           ew.logistic_p, ew.sqrt_p, ew.rsqrt_p, ew.abs_p, ew.sign_p, ew.floor_p, ew.ceil_p, ew.is_finite_p))
 erf, erfc, erf_inv, lgamma, digamma, bessel_i0e, bessel_i1e = map(_op, (sp.erf_p, sp.erfc_p, sp.erf_inv_p, sp.lgamma_p,
                                                                    sp.digamma_p, sp.bessel_i0e_p, sp.bessel_i1e_p))
+asin, acos, atan, asinh, acosh, atanh, sinh, cosh, cbrt, exp2, atan2 = map(_op, (
+    ew.asin_p, ew.acos_p, ew.atan_p, ew.asinh_p, ew.acosh_p, ew.atanh_p, ew.sinh_p, ew.cosh_p, ew.cbrt_p, ew.exp2_p,
+    ew.atan2_p))
 igamma, igammac, igamma_grad_a, zeta, polygamma, betainc = map(_op, (sp.igamma_p, sp.igammac_p, sp.igamma_grad_a_p,
                                                                      sp.zeta_p, sp.polygamma_p,
                                                                      sp.regularized_incomplete_beta_p))
@@ -466,6 +484,9 @@ __all__ += ["ConvDimensionNumbers", "associative_scan", "avg_pool", "conv", "con
             "conv_transpose", "conv_transpose_shape_tuple", "conv_with_general_padding", "cumlogsumexp", "cummax",
             "cummin", "cumprod", "max_pool", "padtype_to_pads", "reduce_window", "reduce_window_max",
             "reduce_window_min", "reduce_window_shape_tuple", "reduce_window_sum", "sort", "sort_key_val", "top_k"]
+__all__ += ["acos", "acosh", "asin", "asinh", "atan", "atan2", "atanh", "batch_matmul", "broadcast",
+            "broadcast_to_rank", "cbrt", "collapse", "cosh", "exp2", "full", "full_like", "reciprocal", "reduce",
+            "reduce_and", "reduce_or", "reduce_xor", "sinh", "split", "square"]
 __all__ += ["bessel_i0e", "bessel_i1e", "betainc", "digamma", "erf", "erf_inv", "erfc", "igamma", "igamma_grad_a",
             "igammac", "lgamma", "polygamma", "zeta"]
 
