@@ -87,29 +87,37 @@ def test_promotion_of_every_pair_as_numpy(a):
     """Complex numbers are not ordered (as in JAX): maximum and < refuse them, where NumPy orders them by
     their parts; products of complex numbers round as NumPy's on this CPU only within an ulp (fma)."""
     x = sample(a, (4,))
-    for b in ALL_DTYPES:
+    ys = [sample(b, (4,), seed=1) for b in ALL_DTYPES]
+
+    def ordered(b):
+        return numpy_promotion(a, b).kind != "c"
+
+    def every_pair(p, *qs):     # one compiled program for all pairs (one compile instead of ~60)
+        return [(p + q, tnp.maximum(p, q) if ordered(b) else p - q, p * q,
+                 tnp.less(p, q) if ordered(b) else tnp.equal(p, q)) for b, q in zip(ALL_DTYPES, qs)]
+
+    with quiet():
+        compiled = tj.jit(every_pair)(x, *ys)
+    for b, y, (total, extreme, product, compared) in zip(ALL_DTYPES, ys, compiled):
         want = numpy_promotion(a, b)
         assert tnp.result_type(a, b) == want and tnp.promote_types(a, b) == want, (a, b)
-        y = sample(b, (4,), seed=1)
-        ordered = want.kind != "c"
-        for got in (tnp.add(x, y), tj.jit(lambda p, q: p + q)(x, y), tj.jit(tnp.maximum if ordered else
-                                                                               tnp.subtract)(x, y)):
-            expected = np.dtype(np.bool_) if want == np.bool_ else want
-            assert got.dtype == expected, (a, b, got.dtype)
-        if not ordered:
+        for got in (tnp.add(x, y), total, extreme):
+            assert got.dtype == (np.dtype(np.bool_) if want == np.bool_ else want), (a, b, got.dtype)
+        if not ordered(b):
             with pytest.raises(TypeError, match="complex"):
                 tj.jit(tnp.maximum)(x, y)
         if bfloat16 not in (a, b):
             with quiet():
-                if ordered:
-                    same(tj.jit(lambda p, q: p * q)(x, y), np.multiply(x, y))
+                if ordered(b):
+                    same(product, np.multiply(x, y))
                 else:
-                    np.testing.assert_allclose(tj.jit(lambda p, q: p * q)(x, y), np.multiply(x, y), rtol=1e-6)
-                compare = np.less if ordered else np.equal
-                same(tj.jit(getattr(tnp, compare.__name__))(x, y), compare(x, y))
+                    np.testing.assert_allclose(product, np.multiply(x, y), rtol=1e-6)
+                same(compared, (np.less if ordered(b) else np.equal)(x, y))
 
 
 SCALARS = [True, 1, -1, 2.5, 200, 300, -129, 2**31, 2**40, 2**63, -2**63 - 1, 1e6]
+OPS = ["add", "multiply", "subtract", "less", "equal", "greater_equal", "maximum", "floor_divide"]
+WITH_ARGUMENTS = {op: tj.jit(getattr(tnp, op)) for op in OPS}
 
 
 @pytest.mark.parametrize("dtype", ALL_DTYPES, ids=str)
@@ -118,8 +126,8 @@ def test_python_scalars_are_weak_and_must_fit(dtype):
     a literal in a trace and as a jit argument (whose value the call checks); comparisons are exact even
     for ints the dtype cannot hold (uint8 < 300 is True)."""
     x = sample(dtype, (6,))
-    for s, op in itertools.product(SCALARS, ["add", "multiply", "subtract", "less", "equal", "greater_equal",
-                                             "maximum", "floor_divide"]):
+    cases = []      # (op, s, NumPy's answer or OverflowError)
+    for s, op in itertools.product(SCALARS, OPS):
         if op == "floor_divide" and dtype == np.bool_:
             continue
         if dtype.kind == "c" and op in ("less", "greater_equal", "maximum"):
@@ -140,13 +148,22 @@ def test_python_scalars_are_weak_and_must_fit(dtype):
             want = OverflowError
         except TypeError:      # bool - bool
             continue
+        cases.append((op, s, want))
+    fitting = [k for k, (op, s, want) in enumerate(cases) if want is not OverflowError]
+    with quiet():      # the literals of every case that fits in one compiled program (one compile, not ~90)
+        literals = dict(zip(fitting, tj.jit(lambda a: [getattr(tnp, cases[k][0])(a, cases[k][1])
+                                                       for k in fitting])(x)))
+    for k, (op, s, want) in enumerate(cases):      # (by position: True == 1 as a key)
         fn = getattr(tnp, op)
-        runs = {"eager": lambda: fn(x, s), "literal": lambda: tj.jit(lambda a: fn(a, s))(x),
-                "argument": lambda: tj.jit(fn)(x, s)}
+        runs = {"eager": lambda: fn(x, s), "literal": lambda: literals[k],
+                "argument": lambda: WITH_ARGUMENTS[op](x, s)}     # (compiled once per weak type of s)
         for how, run in runs.items():
             if want is OverflowError or how == "argument" and abs(s) >= 2**63:
                 with pytest.raises(OverflowError, match="out of bounds|does not fit int64|too large"):
-                    run()        # (an int beyond int64 does not fit the weak int of a jit argument)
+                    if how == "literal":
+                        tj.jit(lambda a: fn(a, s))(x)
+                    else:
+                        run()        # (an int beyond int64 does not fit the weak int of a jit argument)
                 continue
             with quiet():
                 got = run()
