@@ -152,8 +152,9 @@ def test_top_k_selects_without_sorting_the_axis_as_jax(jax64, dtype):
     if dtype.kind == "f" or dtype.name == "bfloat16":
         raw[0, :3], raw[1, 2], raw[2, ::4] = np.nan, -0.0, np.inf
     x = raw.astype(dtype) if dtype.kind != "u" else np.abs(raw).astype(dtype)
-    for k in range(10):
-        got, want = tj.jit(lambda v, k=k: lax.top_k(v, k))(x), jax64.lax.top_k(x, k)
+    ks = range(10)      # (every k in one program, compiled once by each)
+    every_k = tj.jit(lambda v: [lax.top_k(v, k) for k in ks])(x)
+    for got, want in zip(every_k, jax64.jit(lambda v: [jax64.lax.top_k(v, k) for k in ks])(x), strict=True):
         np.testing.assert_array_equal(got[1], want[1])
         np.testing.assert_array_equal(got[0].astype(np.float64), np.asarray(want[0]).astype(np.float64))
     np.testing.assert_array_equal(tj.vmap(lambda v: lax.top_k(v, 3)[1])(x), jax64.vmap(lambda v: jax64.lax.top_k(v, 3)[1])(x))
@@ -163,9 +164,10 @@ def test_top_k_selects_without_sorting_the_axis_as_jax(jax64, dtype):
     if dtype.kind == "f" or dtype.name == "bfloat16":
         wide[1, ::7], wide[2, 5], wide[3, -30:] = np.nan, -0.0, np.inf
     wide = wide.astype(dtype) if dtype.kind != "u" else np.abs(wide).astype(dtype)
-    for k in (1, 5, 700 // GROUP):
-        want = jax64.lax.top_k(wide, k)
-        for got in (lax.top_k(wide, k), tj.jit(lambda v, k=k: lax.top_k(v, k))(wide)):
+    ks = (1, 5, 700 // GROUP)
+    wants = jax64.jit(lambda v: [jax64.lax.top_k(v, k) for k in ks])(wide)
+    for k, want, compiled in zip(ks, wants, tj.jit(lambda v: [lax.top_k(v, k) for k in ks])(wide), strict=True):
+        for got in (lax.top_k(wide, k), compiled):
             np.testing.assert_array_equal(got[1], want[1])
             np.testing.assert_array_equal(np.asarray(got[0]).astype(np.float64), np.asarray(want[0]).astype(np.float64))
 
