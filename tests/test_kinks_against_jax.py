@@ -79,9 +79,19 @@ def _derivatives(side, f, point, orders=3):
     return out
 
 
+def _jax_derivatives(f, points, orders=3):
+    """JAX's f and derivatives at every point, [point, order]: one compiled program, vmapped over the points (JAX's
+    eager higher derivatives took 20x tracejit's time)."""
+    api, N, nn, L = JAX
+    gs = [lambda x: f(N, nn, L, x)]
+    for _ in range(orders):
+        gs.append(api.grad(gs[-1]))
+    return np.stack(jax.jit(jax.vmap(lambda x: [g(x) for g in gs]))(np.array(points, np.float64)), 1)
+
+
 @pytest.mark.parametrize("name", FUNCTIONS)
 def test_derivatives_at_kinks_equal_jaxs(name):
     f, points = FUNCTIONS[name]
-    for point in points:
-        ours, theirs = _derivatives(TRACEJIT, f, point), _derivatives(JAX, f, point)
-        np.testing.assert_allclose(ours, theirs, rtol=1e-10, atol=1e-13, err_msg=f"{name} at {point}: f, f', f'', f'''")
+    for point, theirs in zip(points, _jax_derivatives(f, points), strict=True):
+        np.testing.assert_allclose(_derivatives(TRACEJIT, f, point), theirs, rtol=1e-10, atol=1e-13,
+                                   err_msg=f"{name} at {point}: f, f', f'', f'''")

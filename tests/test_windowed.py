@@ -165,8 +165,8 @@ def test_top_k_selects_without_sorting_the_axis_as_jax(jax64, dtype):
         wide[1, ::7], wide[2, 5], wide[3, -30:] = np.nan, -0.0, np.inf
     wide = wide.astype(dtype) if dtype.kind != "u" else np.abs(wide).astype(dtype)
     ks = (1, 5, 700 // GROUP)
-    wants = jax64.jit(lambda v: [jax64.lax.top_k(v, k) for k in ks])(wide)
-    for k, want, compiled in zip(ks, wants, tj.jit(lambda v: [lax.top_k(v, k) for k in ks])(wide), strict=True):
+    wants = jax64.jit(lambda v: [jax64.lax.top_k(v, j) for j in ks])(wide)
+    for k, want, compiled in zip(ks, wants, tj.jit(lambda v: [lax.top_k(v, j) for j in ks])(wide), strict=True):
         for got in (lax.top_k(wide, k), compiled):
             np.testing.assert_array_equal(got[1], want[1])
             np.testing.assert_array_equal(np.asarray(got[0]).astype(np.float64), np.asarray(want[0]).astype(np.float64))
