@@ -5,7 +5,7 @@ import functools
 import numpy as np
 
 from .core.api_util import flatten_args, leaf_aval, name_of, owned, trace_pytree
-from .core.pytree import tree_flatten, tree_flatten_with_path, tree_unflatten, treedef_flatten_up_to
+from .core.pytree import leaf_names, tree_flatten, tree_unflatten, treedef_flatten_up_to
 from .core.trace import eval_ir
 from .traceback_util import api_boundary
 from .transforms.vmap import vmap_ir
@@ -37,7 +37,7 @@ def vmap(fun, in_axes=0, out_axes=0, axis_size=None):
         closed, out_tree = trace_pytree(_passing_through(fun, in_axes, args), leaves, names, in_tree, avals=example,
                                         fun_name=name)
         placeholder = tree_unflatten(out_tree, range(out_tree.num_leaves))
-        out_names = [f"output{path}" for path, _ in tree_flatten_with_path(placeholder)[0]]
+        out_names = [f"output{path}" for path in leaf_names(placeholder)]
         out_dims = _axes_per_leaf(out_axes, placeholder, "out_axes", "the outputs")
         out_dims = [None if d is None else _normalize(d, a.ndim + 1, n, "out_axes")
                     for d, a, n in zip(out_dims, closed.out_avals, out_names)]

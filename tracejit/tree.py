@@ -7,5 +7,10 @@ from .core.pytree import tree_reduce as reduce
 from .core.pytree import tree_structure as structure
 from .core.pytree import tree_transpose as transpose
 from .core.pytree import tree_unflatten as unflatten
+from .core.pytree_keys import tree_broadcast as broadcast
+from .core.pytree_keys import tree_flatten_with_path as flatten_with_path
+from .core.pytree_keys import tree_leaves_with_path as leaves_with_path
+from .core.pytree_keys import tree_map_with_path as map_with_path
 
-__all__ = ["all", "flatten", "leaves", "map", "reduce", "structure", "transpose", "unflatten"]
+__all__ = ["all", "broadcast", "flatten", "flatten_with_path", "leaves", "leaves_with_path", "map", "map_with_path",
+           "reduce", "structure", "transpose", "unflatten"]

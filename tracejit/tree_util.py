@@ -1,17 +1,42 @@
-"""Pytrees, as jax.tree_util: nested tuples, lists, dicts, namedtuples, None and registered classes."""
+"""Pytrees, as jax.tree_util: nested tuples, lists, dicts, namedtuples, None and registered classes, with key
+paths."""
 from .core.pytree import (
-                          PyTreeDef,
-                          register_pytree_node,
-                          tree_all,
-                          tree_flatten,
-                          tree_flatten_with_path,
-                          tree_leaves,
-                          tree_map,
-                          tree_reduce,
-                          tree_structure,
-                          tree_transpose,
-                          tree_unflatten,
+    PyTreeDef,
+    register_pytree_node,
+    tree_all,
+    tree_flatten,
+    tree_leaves,
+    tree_map,
+    tree_reduce,
+    tree_structure,
+    tree_transpose,
+    tree_unflatten,
+)
+from .core.pytree_keys import (
+    DictKey,
+    FlattenedIndexKey,
+    GetAttrKey,
+    Partial,
+    SequenceKey,
+    all_leaves,
+    keystr,
+    register_dataclass,
+    register_pytree_node_class,
+    register_pytree_with_keys,
+    register_pytree_with_keys_class,
+    register_static,
+    tree_broadcast,
+    tree_flatten_with_path,
+    tree_leaves_with_path,
+    tree_map_with_path,
+    treedef_children,
+    treedef_is_leaf,
+    treedef_tuple,
 )
 
-__all__ = ["PyTreeDef", "register_pytree_node", "tree_all", "tree_flatten", "tree_flatten_with_path", "tree_leaves",
-           "tree_map", "tree_reduce", "tree_structure", "tree_transpose", "tree_unflatten"]
+__all__ = ["DictKey", "FlattenedIndexKey", "GetAttrKey", "Partial", "PyTreeDef", "SequenceKey", "all_leaves",
+           "keystr", "register_dataclass", "register_pytree_node", "register_pytree_node_class",
+           "register_pytree_with_keys", "register_pytree_with_keys_class", "register_static", "tree_all",
+           "tree_broadcast", "tree_flatten", "tree_flatten_with_path", "tree_leaves", "tree_leaves_with_path",
+           "tree_map", "tree_map_with_path", "tree_reduce", "tree_structure", "tree_transpose", "tree_unflatten",
+           "treedef_children", "treedef_is_leaf", "treedef_tuple"]

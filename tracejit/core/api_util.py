@@ -6,7 +6,7 @@ import inspect
 import numpy as np
 
 from .avals import PYTHON_SCALARS, SHORT_NAMES, ShapedArray, aval_of, index_arg, is_python_scalar
-from .pytree import tree_flatten, tree_flatten_with_path, tree_unflatten
+from .pytree import leaf_names, tree_flatten, tree_unflatten
 from .trace import Tracer, trace_flat
 
 
@@ -91,9 +91,9 @@ def argument_names(fun, args, kwargs=None):
     for i, arg in enumerate(args):
         base = (params[i].name if i < len(params) else
                 f"{var}[{i - len(params)}]" if var else f"args[{i}]")
-        names += [path for path, _ in tree_flatten_with_path(arg, base)[0]]
+        names += leaf_names(arg, base)
     for key, value in sorted((kwargs or {}).items()):
-        names += [path for path, _ in tree_flatten_with_path(value, key)[0]]
+        names += leaf_names(value, key)
     return names
 
 

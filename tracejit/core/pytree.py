@@ -47,6 +47,12 @@ class PyTreeDef:
     def __hash__(self):
         return hash(self._key())
 
+    def unflatten(self, leaves):
+        return tree_unflatten(self, leaves)
+
+    def flatten_up_to(self, tree):
+        return treedef_flatten_up_to(self, tree)
+
     def __repr__(self):
         if self.nodetype is None:
             return "*"
@@ -253,12 +259,12 @@ def _up_to(td, x, out):
         _up_to(ctd, c, out)
 
 
-def tree_flatten_with_path(tree, prefix=""):
-    """Leaves with their access paths (`[0]['w'].b`), for error messages that name an argument."""
-    leaves, treedef = tree_flatten(tree)
-    paths = []
-    _paths(treedef, prefix, paths)
-    return list(zip(paths, leaves)), treedef
+def leaf_names(tree, prefix=""):
+    """The access path of each leaf as text (`x[0]['w'].b` for prefix x), for error messages that name an
+    argument."""
+    names = []
+    _paths(tree_structure(tree), prefix, names)
+    return names
 
 
 def _paths(td, path, paths):

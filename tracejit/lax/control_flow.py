@@ -12,7 +12,7 @@ from ..core.api_util import leaf_aval, trace_pytree
 from ..core.avals import ShapedArray, is_python_scalar
 from ..core.errors import ShapeError
 from ..core.ir_surgery import hoist_consts, widen_inputs
-from ..core.pytree import tree_flatten, tree_flatten_with_path, tree_map, tree_unflatten
+from ..core.pytree import leaf_names, tree_flatten, tree_map, tree_unflatten
 from ..core.trace import Tracer, bind
 from ..numpy._base import asarray
 from ..primitives import elementwise as ew
@@ -41,7 +41,7 @@ def _trace(fun, in_avals, in_tree, name):
 
 
 def _describe(tree, avals):
-    paths = [p for p, _ in tree_flatten_with_path(tree_unflatten(tree, avals))[0]]
+    paths = leaf_names(tree_unflatten(tree, avals))
     return ", ".join(f"{p or 'output'}: {a.str_short()}" for p, a in zip(paths, avals))
 
 # ------------------------------------------------------------------------------------------ cond/switch
@@ -113,8 +113,7 @@ def _check_carry(name, init_tree, init_avals, out_tree, out_avals):
     if out_tree != init_tree:
         raise TypeError(f"{name}: the body must return a carry with the structure of the initial value: "
                         f"{init_tree} before, {out_tree} after")
-    init_leaves = tree_flatten_with_path(tree_unflatten(init_tree, init_avals), "carry")[0]
-    for (path, before), after in zip(init_leaves, out_avals):
+    for path, before, after in zip(leaf_names(tree_unflatten(init_tree, init_avals), "carry"), init_avals, out_avals):
         if (before.shape, before.dtype) != (after.shape, after.dtype):
             raise TypeError(f"{name}: the carry leaf {path} changes type across an iteration: "
                             f"{before.str_short()} before, {after.str_short()} after")
@@ -184,7 +183,7 @@ def scan(f, init, xs=None, length=None, reverse=False, unroll=1, *, checkpoint=N
     if not lengths:
         raise ValueError("scan: with xs=None, pass length")
     if len(lengths) != 1:
-        paths = [p for p, _ in tree_flatten_with_path(xs, "xs")[0]]
+        paths = leaf_names(xs, "xs")
         sizes = ", ".join(f"{p}: {leaf_aval(x).shape[0]}" for p, x in zip(paths, x_leaves))
         raise ShapeError(f"scan: the leading axes of xs disagree ({sizes}; length={length})")
     length = lengths.pop()
