@@ -187,6 +187,35 @@ def test_jitted_parallel_loops_equal_the_reference(pool, monkeypatch, threads):
     _check(tj.vmap(_body_loops), np.stack([x, x[::-1]]))
 
 
+@pytest.mark.parametrize("threads", [2, 3])
+def test_scans_without_carries_run_their_iterations_over_the_threads(pool, monkeypatch, threads):
+    """lax.map and the blocks of a batched while loop (scans without carries) split their iterations over the
+    threads, each chunk with an arena of its own, forward and reversed, with nested parallel loops in the body:
+    the reference interpreter's results. A body with an effect keeps its order (one thread)."""
+    from tracejit.backend import kernels
+    monkeypatch.setattr(kernels, "PARALLEL_ROWS_WORK", 0)
+    monkeypatch.setattr(steps, "PARALLEL_NS", 0)
+    monkeypatch.setattr(steps, "WAKE_NS", -1)
+    monkeypatch.setattr(runtime, "NUM_THREADS", threads)
+    x = np.random.default_rng(1).uniform(-1, 1, (7, 301)).astype(np.float32)
+
+    def rows(m):      # per row: intermediates in the body's arena, two outputs, a const
+        return lax.map(lambda r: (tnp.tanh(r * m[0]).sum(), _elementwise(r) * 2), m)
+
+    assert "@rows" in tj.jit(rows).lower(x).as_llvm()
+    _check(rows, x)
+    wide = np.random.default_rng(2).uniform(-1, 1, (256, 2001))      # (long enough that the chunks overlap)
+    centred = tj.jit(lambda m: lax.map(lambda r: r - tnp.mean(tnp.exp(r)), m))
+    for _ in range(3):     # (the mean is in the arena: shared by the chunks, they would overwrite it)
+        np.testing.assert_allclose(centred(wide), wide - np.exp(wide).mean(1, keepdims=True), rtol=1e-12)
+    _check(lambda m: lax.scan(lambda c, r: (c, tnp.exp(r) - m[1]), 0.0, m, reverse=True)[1], x)
+    newton = tj.vmap(lambda a: lax.while_loop(lambda v: tnp.abs(v * v - a) > 1e-6 * a, lambda v: (v + a / v) / 2, a))
+    assert "@rows" in tj.jit(newton).lower(np.ones(200)).as_llvm()
+    _check(newton, np.linspace(1.0, 50.0, 200))
+    printed = tj.jit(lambda m: lax.map(lambda r: tj.debug.print("{}", r[0]) or r * 2, m))
+    assert "@rows" not in printed.lower(x).as_llvm()
+
+
 def test_many_threads_call_one_jitted_function(pool, monkeypatch):
     monkeypatch.setattr(steps, "PARALLEL_NS", 0)
     monkeypatch.setattr(steps, "WAKE_NS", -1)

@@ -18,12 +18,13 @@ carry buffers taking a region of the enclosing arena; so compile time does not d
 """
 import contextlib
 import dataclasses
+import math
 
 import numpy as np
 
-from ..core.avals import Dim
-from ..core.ir import Literal
-from . import llvm
+from ..core.avals import Dim, is_symbolic
+from ..core.ir import Literal, effectful
+from . import llvm, runtime, thread_pool
 from .frame import Buffer, Frame, aligned
 from .fusion import INLINE_COST, TILE, Group, domain_size, plan_groups
 from .in_place import in_place_outputs
@@ -57,6 +58,8 @@ SCALAR_WORK = 20_000      # elements x body size reach this (vectorizing pays fo
 MIN_VECTOR_LOOP = 16      # a static innermost loop shorter than this stays scalar, unless it calls the vector
 MIN_LIBRARY_LOOP = 4      # math library and has this many elements: one call of a vector as wide as the loop
                           # (an RNN step's tanh over 8 f32: one 8-lane call instead of 8 scalar ones)
+PARALLEL_ROWS_WORK = 1 << 18    # elements a carry-free scan's body writes over all iterations, from which its
+                                # iterations run over the threads (a wake of a sleeping worker costs ~20 us)
 
 
 @dataclasses.dataclass
@@ -235,22 +238,65 @@ class ControlBuilder(ScratchBuilder):
         self.frame, self.fuse = frame, fuse
         self.subs, self.exits = {}, []
 
-    def _compiled(self, closed, aliases=None):
-        """(function name, arena offset, outputs written over inputs) of the sub-IR, compiled on first use."""
+    def _compiled(self, closed, aliases=None, arenas=1):
+        """(function name, arena offset, outputs written over inputs, arena stride) of the sub-IR, compiled on
+        first use with `arenas` arenas one after the other (one per thread that runs it)."""
         if id(closed) not in self.subs:
             name, arena_bytes, aliases = compile_sub_ir(self.f.module, closed, self.fuse, self.frame.sub_prefix(),
                                                         aliases)
-            self.subs[id(closed)] = name, self._reserve(arena_bytes), aliases
+            self.subs[id(closed)] = name, self._reserve(aligned(arena_bytes) * arenas), aliases, aligned(arena_bytes)
         return self.subs[id(closed)]
 
     def call(self, closed, ins, outs):
         """Run the sub-IR `closed` reading ins and writing outs (Buffers or pointers)."""
-        name, offset, _ = self._compiled(closed)
+        name, offset, _, _ = self._compiled(closed)
         ptrs = [x.ptr if isinstance(x, Buffer) else x for x in [*ins, *outs]] + [self._at(offset)]
         table = self.alloca(f"[{len(ptrs)} x ptr]")
         for i, p in enumerate(ptrs):
             self.line(f"store ptr {p}, ptr {self.f.emit(f'getelementptr ptr, ptr {table}, i64 {i}')}")
         self.line(f"call void {name}(ptr {table})")
+
+    def rows_in_parallel(self, body, consts, xs, ys, length, reverse):
+        """A scan without carries run over the threads, where that pays (PARALLEL_ROWS_WORK) and the body has no
+        effect (its iterations then run in any order); returns whether it did. Chunk c of n runs iterations
+        [c L / n, (c + 1) L / n) with an arena of its own; iteration i reads row i of each xs (L - 1 - i when
+        reverse) and writes that row of each ys. The blocks of a batched while loop (a million gamma draws:
+        31250 blocks of 32) ran on one core."""
+        chunks = min(runtime.NUM_THREADS, length)
+        work = length * sum(math.prod(v.aval.shape) for e in body.ir.eqns for v in e.outvars)
+        if (chunks < 2 or self.frame.symbolic or work < PARALLEL_ROWS_WORK or any(is_symbolic(v.aval.shape)
+                for e in body.ir.eqns for v in e.outvars) or any(map(effectful, body.ir.eqns))):
+            return False
+        name, offset, _, stride = self._compiled(body, arenas=chunks)
+        bufs = [*consts, *xs, *ys]
+        ptrs = [x.ptr if isinstance(x, Buffer) else x for x in bufs] + [self._at(offset)]
+        table = self.alloca(f"[{len(ptrs)} x ptr]")
+        for i, p in enumerate(ptrs):
+            self.line(f"store ptr {p}, ptr {self.f.emit(f'getelementptr ptr, ptr {table}, i64 {i}')}")
+        module = self.f.module
+        task = module.entry_name("rows")
+        f = Function(module, f"define internal void @{task}(ptr %table, i64 %c, i64 %n) nounwind", {})
+        args = [f.emit(f"load ptr, ptr {f.emit(f'getelementptr ptr, ptr %table, i64 {i}')}")
+                for i in range(len(ptrs))]
+        lo = f.emit(f"sdiv i64 {f.emit(f'mul i64 %c, {length}')}, %n")
+        after = f.emit("add i64 %c, 1")
+        hi = f.emit(f"sdiv i64 {f.emit(f'mul i64 {after}, {length}')}, %n")
+        arena = f.emit(f"getelementptr i8, ptr {args[-1]}, i64 {f.emit(f'mul i64 %c, {stride}')}")
+        rows = f.alloca(f"[{len(ptrs)} x ptr]")
+        n_consts = len(consts)
+        with f.loop(lo, hi) as i:
+            row = f.emit(f"sub i64 {length - 1}, {i}") if reverse else i
+            for k, (buf, p) in enumerate(zip(bufs, args)):
+                if k >= n_consts:
+                    row_bytes = buf.nbytes // max(buf.aval.shape[0], 1)
+                    p = f.emit(f"getelementptr i8, ptr {p}, i64 {f.emit(f'mul i64 {row}, {row_bytes}')}")
+                f.line(f"store ptr {p}, ptr {f.emit(f'getelementptr ptr, ptr {rows}, i64 {k}')}")
+            f.line(f"store ptr {arena}, ptr {f.emit(f'getelementptr ptr, ptr {rows}, i64 {len(bufs)}')}")
+            f.line(f"call void {name}(ptr {rows})")
+        f.line("ret void")
+        module.add(f)
+        thread_pool.emit_call(self.f, f"@{task}", table, chunks, True)
+        return True
 
     def cases(self, index, n):
         """A switch on the integer Buffer `index` clamped to [0, n): yields k, emitting into case k."""

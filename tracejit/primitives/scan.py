@@ -44,8 +44,10 @@ def _scan_impl(*args, body, length, reverse, num_consts, num_carry):
 
 def _scan_lower(c, outs, ins, body, length, reverse, num_consts, num_carry):
     """A loop of `length` body calls; iteration i reads row i of each xs and writes row i of each ys
-    (i counts down when reverse)."""
+    (i counts down when reverse). Without carries the iterations may run over the threads."""
     consts, init, xs = cf.split(ins, [num_consts, num_carry])
+    if not num_carry and c.rows_in_parallel(body, consts, xs, outs, length, reverse):
+        return
     with c.carry_loop(init, outs[:num_carry], length, body, num_consts) as (i, carry, new):
         row = c.b.iop("sub", length - 1, i) if reverse else i
         c.call(body, consts + carry + [c.row(x, row) for x in xs], new + [c.row(y, row) for y in outs[num_carry:]])
