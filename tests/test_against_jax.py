@@ -558,7 +558,7 @@ KNOWN = [
     differs("nn.hard_tanh nn.leaky_relu nn.sparse_plus", "complex | complex_special", "jit:value jvp grad jvp2 grad2",
             f"eagerly x > 1 is NumPy's comparison (its order), traced it is tracejit's: {UNORDERED}"),
     differs("nn.hard_tanh nn.leaky_relu nn.sparse_plus", "complex64", "jit:value", "as for complex128"),
-    differs("nn.log_softmax nn.logsumexp nn.softmax numpy.amax numpy.amin numpy.nanmax numpy.nanmin numpy.ptp",
+    differs("nn.log_softmax nn.logmeanexp nn.logsumexp nn.softmax numpy.amax numpy.amin numpy.nanmax numpy.nanmin numpy.ptp",
             COMPLEX_REDUCTION, "raises", UNORDERED),
     differs("numpy.argmax numpy.argmin", "complex64 axis=None", "raises", UNORDERED),
     differs("lax.cummax lax.cummin lax.cumlogsumexp", "complex", "raises", UNORDERED),
@@ -614,12 +614,18 @@ KNOWN = [
             "float32's precision (tests/test_attention.py compares values and gradients with JAX at that tolerance)"),
     differs("nn.gelu nn.tanh", "int32 | bool", "dtype", "integer and bool inputs: tracejit computes in NumPy's float "
             "for them (np.tanh of int32 is float64, of bool float16); JAX in float32"),
-    differs("nn.log_sigmoid nn.mish nn.soft_sign nn.softplus nn.squareplus", "int32", "dtype", "as nn.tanh"),
+    differs("nn.log1mexp nn.log_sigmoid nn.mish nn.soft_sign nn.softplus nn.squareplus", "int32", "dtype", "as nn.tanh"),
+    differs("nn.log1mexp", "int8", "dtype", "as nn.tanh (NumPy's float for 8-bit integers is float16)"),
+    differs("nn.log1mexp", "uint8", "value", "JAX negates x in uint8 (wrapping around: NaN here); tracejit converts to "
+            "float first"),
+    differs("nn.log1mexp", "bool", "raises", "tracejit converts bools to float, as its other float functions do; "
+            "JAX's negation refuses them"),
+    differs("nn.log1mexp", COMPLEX_UNARY, "raises", f"x < log 2 chooses the formula: {UNORDERED}"),
     differs("nn.elu nn.gelu nn.log_sigmoid nn.mish nn.selu nn.soft_sign nn.softplus nn.squareplus nn.tanh",
             "int8 | uint8", "dtype", "as nn.tanh: NumPy's float for 8-bit integers is float16 (float64 for soft_sign's "
             "division), JAX's float32 or float64"),
     differs("nn.elu nn.mish nn.selu nn.squareplus", "bool", "dtype", "as nn.tanh (NumPy's float for bool is float16)"),
-    differs("nn.logsumexp nn.standardize", "uint8 axis=0", "dtype", "as nn.tanh"),
+    differs("nn.logmeanexp nn.logsumexp nn.standardize", "uint8 axis=0", "dtype", "as nn.tanh"),
     differs("nn.log_softmax nn.softmax", "uint8 axis=0", "value", "JAX subtracts the maximum in uint8 (wrapping "
             "around: -inf and NaN here); tracejit converts to float first"),
     differs("nn.hard_tanh", "uint8", "raises", "where(x < -1, -1, x) for uint8 x: -1 does not fit uint8, an "
@@ -639,7 +645,7 @@ KNOWN = [
                 "as in JAX; NumPy, which does not know bfloat16 as a float, computes it in float64"),
     follows_jax("numpy.degrees", "bfloat16", "dtype", "bfloat16 stays bfloat16, as in JAX; NumPy multiplies by a "
                 "Python float, which ml_dtypes promotes to float32"),
-    differs("nn.logsumexp nn.standardize", "bool axis=None", "dtype", "as nn.tanh"),
+    differs("nn.logmeanexp nn.logsumexp nn.standardize", "bool axis=None", "dtype", "as nn.tanh"),
     differs("nn.sigmoid nn.silu", "bool | int32 | int64 | int8 | uint8", "raises", "tracejit converts integers and bools to float, as "
             "its other float functions do; JAX's logistic refuses them"),
     differs("nn.log_softmax nn.softmax", "bool axis=None", "raises", "as nn.sigmoid"),

@@ -186,6 +186,26 @@ def logsumexp(a, axis=None, b=None, keepdims=False, return_sign=False, where=Non
     return out if b is None else tnp.where(sign < 0, np.nan, out)
 
 
+def logmeanexp(x, axis=None, where=None, keepdims=False):
+    """log(mean(exp(x))) along axis: logsumexp less the log of the count of elements (of those where selects)."""
+    lse = logsumexp(x, axis, keepdims=keepdims, where=where)
+    chosen = tnp.broadcast_to(True if where is None else where, tnp.shape(x))
+    return lse - tnp.log(tnp.sum(chosen, axis, keepdims=keepdims, dtype=lse.dtype))
+
+
+@custom_jvp
+def log1mexp(x):
+    """log(1 - exp(-x)) for x >= 0, accurate on both sides of log 2 (Maechler's switch, as JAX's)."""
+    (x,) = _floats(x)
+    return tnp.where(x < np.log(2.0), tnp.log(-tnp.expm1(-x)), tnp.log1p(-tnp.exp(-x)))
+
+
+@log1mexp.defjvp
+def _log1mexp_jvp(primals, tangents):
+    (x,), (t,) = primals, tangents
+    return log1mexp(x), t / tnp.expm1(x)
+
+
 def log_softmax(x, axis=-1, where=None):
     """x - logsumexp(x) along axis, computed stably; masked-out elements give -inf, as in JAX."""
     (x,) = _floats(x)
@@ -243,8 +263,10 @@ __all__ = [
     "hard_tanh",
     "identity",
     "leaky_relu",
+    "log1mexp",
     "log_sigmoid",
     "log_softmax",
+    "logmeanexp",
     "logsumexp",
     "mish",
     "one_hot",
