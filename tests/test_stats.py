@@ -290,3 +290,48 @@ def test_16_bit_floats(dtype):
     assert got.dtype == dtype
     want = ss.multivariate_normal.logpdf(x16.astype(np.float64), np.zeros(3), np.eye(3))
     np.testing.assert_allclose(got.astype(np.float64), want, rtol=2 * eps)
+
+
+@pytest.mark.skipif(jst is None, reason="compared with jax.scipy.stats")
+def test_rankdata_sem_and_mode_as_jax_and_scipy(jax64):
+    """Ranks by every method over the flat array and along each axis (ties, a NaN, integers), the standard error
+    of the mean (NaNs omitted or not) and its gradient, and the mode (ties go to the smallest value, NaNs
+    counted together, an empty axis): eager and compiled, JAX's values, dtypes and shapes, SciPy's values."""
+    a = np.random.default_rng(3).integers(0, 4, (5, 6)).astype(np.float64)
+    with_nan = a.copy()
+    with_nan[1, 2] = np.nan
+    arrays, axes = (a, with_nan, a.astype(np.int32)), (None, 0, 1)
+    methods = ("average", "min", "max", "dense", "ordinal")
+
+    def every(S, *arrs):     # (one program on each side)
+        return [S.rankdata(arr, method, axis=axis) for method in methods for arr in arrs for axis in axes]
+    wants = jax.jit(lambda *arrs: every(jst, *arrs))(*arrays)
+    for want, eager, compiled in zip(wants, every(T, *arrays), tj.jit(lambda *arrs: every(T, *arrs))(*arrays),
+                                     strict=True):
+        for got in (eager, compiled):
+            assert got.dtype == want.dtype
+            np.testing.assert_array_equal(got, want)
+    for method in methods:
+        np.testing.assert_array_equal(T.rankdata(a, method, axis=1), ss.rankdata(a, method, axis=1))
+
+    def modes(S, *arrs):
+        return [S.mode(arr, axis, keepdims=keepdims) for arr in arrs for axis in axes for keepdims in (False, True)]
+    wants = jax.jit(lambda *arrs: modes(jst, *arrs))(*arrays)
+    for want, eager, compiled in zip(wants, modes(T, *arrays), tj.jit(lambda *arrs: modes(T, *arrs))(*arrays),
+                                     strict=True):
+        for got in (eager, compiled):
+            assert got.mode.shape == want.mode.shape and got.count.dtype == want.count.dtype
+            np.testing.assert_array_equal(got.mode, want.mode)
+            np.testing.assert_array_equal(got.count, want.count)
+    for axis in axes:
+        np.testing.assert_array_equal(T.mode(a, axis).mode, ss.mode(a, axis).mode)
+        np.testing.assert_allclose(tj.jit(lambda v, axis=axis: T.sem(v, axis))(a), ss.sem(a, axis), rtol=1e-13)
+        np.testing.assert_allclose(T.sem(with_nan, axis, nan_policy="omit"), jst.sem(with_nan, axis, nan_policy="omit"),
+                                   rtol=1e-13)
+    check_grads(lambda v: T.sem(v, 1), (a + np.arange(6) * 0.1,), order=2)
+    empty = T.mode(np.zeros((0, 3)), 0)
+    assert np.isnan(empty.mode).all() and (empty.count == 0).all()
+    with pytest.raises(ValueError, match="unknown method 'first'"):
+        T.rankdata(a, "first")
+    with pytest.raises(NotImplementedError, match="nan_policy='omit' is not implemented"):
+        T.mode(a, nan_policy="omit")

@@ -28,7 +28,9 @@ from . import (
     vonmises,
     wrapcauchy,
 )
+from .summaries import ModeResult, mode, rankdata, sem
 
-__all__ = ["bernoulli", "beta", "betabinom", "binom", "cauchy", "chi2", "dirichlet", "expon", "gamma", "gennorm",
+__all__ = ["ModeResult", "mode", "rankdata", "sem"]
+__all__ += ["bernoulli", "beta", "betabinom", "binom", "cauchy", "chi2", "dirichlet", "expon", "gamma", "gennorm",
            "geom", "gumbel_l", "gumbel_r", "laplace", "logistic", "multinomial", "multivariate_normal", "nbinom",
            "norm", "pareto", "poisson", "t", "truncnorm", "uniform", "vonmises", "wrapcauchy"]
