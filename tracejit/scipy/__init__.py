@@ -1,4 +1,4 @@
 """tracejit.scipy: jax.scipy's functions on tracers and arrays."""
-from . import fft, integrate, linalg, ndimage, signal, sparse, special, stats
+from . import fft, integrate, linalg, ndimage, optimize, signal, sparse, special, stats
 
-__all__ = ["fft", "integrate", "linalg", "ndimage", "signal", "sparse", "special", "stats"]
+__all__ = ["fft", "integrate", "linalg", "ndimage", "optimize", "signal", "sparse", "special", "stats"]
