@@ -17,8 +17,23 @@ from ..numpy import linalg as tla
 from ..numpy._base import aval, broadcast_to_shape, promote, promote_linalg
 from ..primitives import linalg_factor as factor
 from ..primitives import linalg_solve as solves
+from .linalg_matrices import (
+    circulant,
+    companion,
+    convolution_matrix,
+    dft,
+    fiedler,
+    hadamard,
+    hankel,
+    helmert,
+    hilbert,
+    leslie,
+    toeplitz,
+)
 
-__all__ = ["block_diag", "cho_factor", "cho_solve", "cholesky", "det", "eigh", "expm", "inv", "lu", "lu_factor",
+__all__ = ["circulant", "companion", "convolution_matrix", "dft", "fiedler", "hadamard", "hankel", "helmert",
+           "hilbert", "leslie", "toeplitz"]
+__all__ += ["block_diag", "cho_factor", "cho_solve", "cholesky", "det", "eigh", "expm", "inv", "lu", "lu_factor",
            "lu_solve", "qr", "solve", "solve_triangular", "svd"]
 
 
