@@ -192,6 +192,20 @@ def test_initializers_match_jax():
         initializers.variance_scaling(1.0, "fan_sideways", "normal")
 
 
+def test_delta_orthogonal_kernels_match_jax():
+    """A 1-, 2- and 3-d convolution kernel: zeros but the orthogonal matrix at the spatial centre, JAX's draw."""
+    shapes = ((3, 4, 5), (3, 2, 4, 4), (2, 3, 3, 2, 3))
+    expected = jax.jit(lambda k: [ji.delta_orthogonal(1.5)(k, s, np.float32) for s in shapes])(jr.PRNGKey(2))
+    for shape, want in zip(shapes, expected):
+        got = initializers.delta_orthogonal(1.5)(random.PRNGKey(2), shape, np.float32)
+        assert got.dtype == want.dtype and got.shape == want.shape
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+    with pytest.raises(ValueError, match="requires a 3D, 4D or 5D shape, got"):
+        initializers.delta_orthogonal()(random.PRNGKey(0), (3, 4))
+    with pytest.raises(ValueError, match="less or equal than `fan_out`, got shape"):
+        initializers.delta_orthogonal()(random.PRNGKey(0), (3, 5, 4))
+
+
 def test_linear_algebra_samplers_match_jax():
     key, jkey = random.PRNGKey(5), jr.PRNGKey(5)
     cov = np.array([[2.0, 0.3, 0.1], [0.3, 1.0, -0.2], [0.1, -0.2, 0.5]])

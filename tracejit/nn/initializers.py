@@ -146,3 +146,21 @@ def orthogonal(scale=1.0, column_axis=-1, dtype=None):
         rest = tuple(d for i, d in enumerate(shape) if i != column_axis % len(shape))
         return np.asarray(scale, dtype) * tnp.moveaxis(tnp.reshape(q, rest + (n_cols,)), -1, column_axis)
     return init
+
+
+def delta_orthogonal(scale=1.0, column_axis=-1, dtype=None):
+    """An initializer of convolution kernels (3-d to 5-d, spatial axes first): zeros but at the centre of the
+    spatial axes, which holds an orthogonal (in, out) matrix (orthogonal's draw), so the convolution is an
+    isometry at initialization."""
+    def init(key, shape, dtype=dtype):
+        dtype = _dtype(dtype)
+        shape = tuple(int(d) for d in shape)
+        if len(shape) not in (3, 4, 5):
+            raise ValueError(f"Delta orthogonal initializer requires a 3D, 4D or 5D shape, got {shape}.")
+        if shape[-1] < shape[-2]:
+            raise ValueError(f"`fan_in` must be less or equal than `fan_out`, got shape {shape}.")
+        matrix = orthogonal(scale, column_axis, dtype)(key, shape[-2:])
+        at_centre = np.zeros(shape[:-2] + (1, 1), bool)
+        at_centre[tuple((k - 1) // 2 for k in shape[:-2])] = True
+        return tnp.where(at_centre, matrix, tnp.zeros((), dtype))
+    return init
