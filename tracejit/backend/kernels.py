@@ -208,6 +208,14 @@ def compile_sub_ir(module, closed, fuse, prefix, aliases=None):
     return f"@{prefix}run", frame.arena_bytes, aliases
 
 
+def _pointer_table(f, ptrs):
+    """An array of the pointers ptrs on f's stack (a sub-IR's table: inputs, outputs, arena); returns it."""
+    table = f.alloca(f"[{len(ptrs)} x ptr]")
+    for i, p in enumerate(ptrs):
+        f.line(f"store ptr {p}, ptr {f.emit(f'getelementptr ptr, ptr {table}, i64 {i}')}")
+    return table
+
+
 class ScratchBuilder(KernelBuilder):
     """What a Kernel rule with scratch memory writes with: a region of the arena after every planned buffer,
     `used` bytes from the `scratch` Buffer."""
@@ -250,10 +258,8 @@ class ControlBuilder(ScratchBuilder):
     def call(self, closed, ins, outs):
         """Run the sub-IR `closed` reading ins and writing outs (Buffers or pointers)."""
         name, offset, _, _ = self._compiled(closed)
-        ptrs = [x.ptr if isinstance(x, Buffer) else x for x in [*ins, *outs]] + [self._at(offset)]
-        table = self.alloca(f"[{len(ptrs)} x ptr]")
-        for i, p in enumerate(ptrs):
-            self.line(f"store ptr {p}, ptr {self.f.emit(f'getelementptr ptr, ptr {table}, i64 {i}')}")
+        table = _pointer_table(self.f, [x.ptr if isinstance(x, Buffer) else x for x in [*ins, *outs]]
+                               + [self._at(offset)])
         self.line(f"call void {name}(ptr {table})")
 
     def rows_in_parallel(self, body, consts, xs, ys, length, reverse):
@@ -269,30 +275,22 @@ class ControlBuilder(ScratchBuilder):
             return False
         name, offset, _, stride = self._compiled(body, arenas=chunks)
         bufs = [*consts, *xs, *ys]
-        ptrs = [x.ptr if isinstance(x, Buffer) else x for x in bufs] + [self._at(offset)]
-        table = self.alloca(f"[{len(ptrs)} x ptr]")
-        for i, p in enumerate(ptrs):
-            self.line(f"store ptr {p}, ptr {self.f.emit(f'getelementptr ptr, ptr {table}, i64 {i}')}")
+        table = _pointer_table(self.f, [x.ptr if isinstance(x, Buffer) else x for x in bufs] + [self._at(offset)])
         module = self.f.module
         task = module.entry_name("rows")
         f = Function(module, f"define internal void @{task}(ptr %table, i64 %c, i64 %n) nounwind", {})
         args = [f.emit(f"load ptr, ptr {f.emit(f'getelementptr ptr, ptr %table, i64 {i}')}")
-                for i in range(len(ptrs))]
+                for i in range(len(bufs) + 1)]
         lo = f.emit(f"sdiv i64 {f.emit(f'mul i64 %c, {length}')}, %n")
         after = f.emit("add i64 %c, 1")
         hi = f.emit(f"sdiv i64 {f.emit(f'mul i64 {after}, {length}')}, %n")
         arena = f.emit(f"getelementptr i8, ptr {args[-1]}, i64 {f.emit(f'mul i64 %c, {stride}')}")
-        rows = f.alloca(f"[{len(ptrs)} x ptr]")
-        n_consts = len(consts)
         with f.loop(lo, hi) as i:
             row = f.emit(f"sub i64 {length - 1}, {i}") if reverse else i
-            for k, (buf, p) in enumerate(zip(bufs, args)):
-                if k >= n_consts:
-                    row_bytes = buf.nbytes // max(buf.aval.shape[0], 1)
-                    p = f.emit(f"getelementptr i8, ptr {p}, i64 {f.emit(f'mul i64 {row}, {row_bytes}')}")
-                f.line(f"store ptr {p}, ptr {f.emit(f'getelementptr ptr, ptr {rows}, i64 {k}')}")
-            f.line(f"store ptr {arena}, ptr {f.emit(f'getelementptr ptr, ptr {rows}, i64 {len(bufs)}')}")
-            f.line(f"call void {name}(ptr {rows})")
+            ptrs = [p if k < len(consts) else
+                    f.emit(f"getelementptr i8, ptr {p}, i64 {f.emit(f'mul i64 {row}, {b.nbytes // max(b.aval.shape[0], 1)}')}")
+                    for k, (b, p) in enumerate(zip(bufs, args))]
+            f.line(f"call void {name}(ptr {_pointer_table(f, [*ptrs, arena])})")
         f.line("ret void")
         module.add(f)
         thread_pool.emit_call(self.f, f"@{task}", table, chunks, True)

@@ -227,7 +227,7 @@ def _first_extremum(extremum):
                 return _first_hit(x, bind(extremum, x, axes=(axis,)), axis, index_dtype)
             first = (blocked(x) if len(shape) == 1 and shape[0] >= 4 * ARG_BLOCK else
                      _first_hit(x, bind(extremum, x, axes=(axis,)), axis, np.dtype(np.int32)))
-            if first.aval.dtype == index_dtype:
+            if aval(first).dtype == index_dtype:
                 return first
             return ops.convert_element_type(first, new_dtype=index_dtype, weak_type=False)
         return expansion
