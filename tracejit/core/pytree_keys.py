@@ -8,36 +8,18 @@ import numpy as np
 from . import pytree
 
 
-@dataclasses.dataclass(frozen=True)
-class SequenceKey:
-    idx: int
-
-    def __str__(self):
-        return f"[{self.idx!r}]"
-
-
-@dataclasses.dataclass(frozen=True)
-class DictKey:
-    key: object
-
-    def __str__(self):
-        return f"[{self.key!r}]"
+def _key_type(name, field, text):
+    """A frozen dataclass of one field whose str() is text(value): a step of a key path, as JAX's."""
+    cls = dataclasses.make_dataclass(name, [field], frozen=True,
+                                     namespace={"__str__": lambda self: text(getattr(self, field))})
+    cls.__module__ = __name__      # (so that a key path pickles)
+    return cls
 
 
-@dataclasses.dataclass(frozen=True)
-class GetAttrKey:
-    name: str
-
-    def __str__(self):
-        return f".{self.name}"
-
-
-@dataclasses.dataclass(frozen=True)
-class FlattenedIndexKey:
-    key: int
-
-    def __str__(self):
-        return f"[<flat index {self.key}>]"
+SequenceKey = _key_type("SequenceKey", "idx", lambda idx: f"[{idx!r}]")
+DictKey = _key_type("DictKey", "key", lambda key: f"[{key!r}]")
+GetAttrKey = _key_type("GetAttrKey", "name", lambda name: f".{name}")
+FlattenedIndexKey = _key_type("FlattenedIndexKey", "key", lambda key: f"[<flat index {key}>]")
 
 
 _with_keys = {}      # nodetype -> flatten_with_keys(x) -> ([(key, child)], aux)
