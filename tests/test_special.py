@@ -73,6 +73,9 @@ VALUES = {
     "rel_entr": (S.rel_entr, sc.rel_entr, [uniform(-0.5, 3) * (rng.random(N) < 0.9), uniform(-0.5, 3)]),
     "kl_div": (S.kl_div, sc.kl_div, [uniform(-0.5, 3) * (rng.random(N) < 0.9), uniform(-0.5, 3)]),
     "spence": (S.spence, sc.spence, [positive(1e-3, 100)]),
+    "exp1": (S.exp1, sc.exp1, [positive(1e-3, 700)]),
+    "expi": (S.expi, sc.expi, [uniform(-700, 700)]),
+    "expn": (S.expn, sc.expn, [ints(0, 40), positive(1e-3, 300)]),
     "factorial": (S.factorial, lambda n: sc.factorial(n, exact=False), [uniform(-2, 100)]),
     "sinc": (S.sinc, np.sinc, [np.concatenate([normal(), [0.0, -0.0, 1.0, -2.0]])]),
 }
@@ -173,6 +176,9 @@ GRADS = {
     "kl_div": (S.kl_div, "kl_div", [positive(), positive()], (0, 1)),
     "spence": (S.spence, "spence", [positive(0.05, 10)], (0,)),
     "sinc": (S.sinc, lambda x: [(np.cos(np.pi * x) - np.sinc(x)) / x], [normal()], (0,)),
+    "exp1": (S.exp1, "exp1", [positive(0.1, 20)], (0,)),
+    "expi": (S.expi, "expi", [uniform(-20, 20)], (0,)),
+    "expn": (S.expn, "expn", [ints(1, 6), positive(0.1, 10)], (1,)),
 }
 
 
@@ -301,6 +307,9 @@ CHECK_GRADS = {
     "i1": (S.i1, [np.array([-3.0, 0.5, 4.0])]),
     "rel_entr": (S.rel_entr, [np.array([0.2, 1.5, 4.0]), np.array([0.7, 0.5, 2.0])]),
     "factorial": (S.factorial, [np.array([0.5, 2.5, 4.2])]),
+    "exp1": (S.exp1, [np.array([0.3, 1.5, 4.0])]),
+    "expi": (S.expi, [np.array([-2.0, 0.5, 3.0])]),
+    "expn": (lambda x: S.expn(3, x), [np.array([0.3, 1.5, 4.0])]),
 }
 
 

@@ -20,9 +20,10 @@ from ..custom_derivatives import custom_jvp
 from ..numpy._base import aval, broadcast_operands, promote
 from ..primitives import special as sp
 from ._args import half_floats_in_float32, real_args
+from .special_expint import exp1, expi, expn
 
 __all__ = ["bernoulli", "beta", "betainc", "betaln", "boxcox", "boxcox1p", "comb", "digamma", "entr", "erf",
-           "erfc", "erfcx", "erfinv", "expit", "factorial", "gamma", "gammainc", "gammaincc", "gammaln",
+           "erfc", "erfcx", "erfinv", "exp1", "expi", "expit", "expn", "factorial", "gamma", "gammainc", "gammaincc", "gammaln",
            "gammasgn", "i0", "i0e", "i1", "i1e", "kl_div", "lgamma", "log_ndtr", "log_softmax", "loggamma",
            "logit", "logsumexp", "multigammaln", "ndtr", "ndtri", "poch", "polygamma", "rel_entr", "rgamma",
            "sinc", "softmax", "spence", "xlog1py", "xlogy", "zeta"]
