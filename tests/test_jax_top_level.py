@@ -496,3 +496,14 @@ def test_ravel_pytree_unravel_names_the_shape_it_expected():
     _, unravel = tj.flatten_util.ravel_pytree({"a": X, "b": Y})
     with pytest.raises(ValueError, match=r"expected an array of shape \(6,\), got shape \(5,\)"):
         unravel(np.zeros(5))
+
+
+def test_shape_dtype_structs_print_as_jax():
+    """eval_shape's results are ShapeDtypeStructs printed as JAX prints them, equal to the avals they stand for."""
+    jax = pytest.importorskip("jax")
+    out = tj.eval_shape(lambda x: (x @ x.T, x.sum() * 2.0), tj.ShapeDtypeStruct((3, 4), np.float32))
+    theirs = jax.eval_shape(lambda x: (x @ x.T, x.sum() * 2.0), jax.ShapeDtypeStruct((3, 4), np.float32))
+    assert repr(out) == repr(theirs)
+    assert repr(tj.ShapeDtypeStruct((), np.int32, weak_type=True)) == repr(
+        jax.ShapeDtypeStruct((), np.int32, weak_type=True))
+    assert out[0] == tj.core.avals.ShapedArray((3, 3), np.float32)

@@ -141,4 +141,16 @@ def trace_pytree(fun, leaves, names, in_tree, avals=None, fun_name=None, fits=No
     return closed, out_tree_box[0]
 
 
-ShapeDtypeStruct = ShapedArray
+class ShapeDtypeStruct(ShapedArray):
+    """A shape and dtype standing for an array, as jax.ShapeDtypeStruct: an argument of make_ir and eval_shape,
+    pure_callback's result shapes, eval_shape's results (printed as JAX prints them). sharding is accepted and
+    ignored: there is one device."""
+
+    __slots__ = ()
+
+    def __init__(self, shape, dtype, weak_type=False, *, sharding=None):
+        super().__init__(shape, dtype, weak_type)
+
+    def __repr__(self):
+        weak = ", weak_type=True" if self.weak_type else ""
+        return f"ShapeDtypeStruct(shape={self.shape}, dtype={self.dtype.name}{weak})"

@@ -150,14 +150,17 @@ def all_leaves(iterable, is_leaf=None):
 
 
 def treedef_is_leaf(treedef):
+    """Whether treedef is a single leaf's."""
     return treedef.nodetype is None
 
 
 def treedef_children(treedef):
+    """The treedefs of the root's children."""
     return list(treedef.children)
 
 
 def treedef_tuple(treedefs):
+    """The treedef of a tuple of trees with these treedefs."""
     return pytree.PyTreeDef(tuple, None, treedefs)
 
 
