@@ -507,3 +507,16 @@ def test_shape_dtype_structs_print_as_jax():
     assert repr(tj.ShapeDtypeStruct((), np.int32, weak_type=True)) == repr(
         jax.ShapeDtypeStruct((), np.int32, weak_type=True))
     assert out[0] == tj.core.avals.ShapedArray((3, 3), np.float32)
+
+
+def test_jax_only_options_are_accepted():
+    """JAX code passes jit's donation and inlining options, backend="cpu" and fori_loop's unroll: accepted (no
+    donation here: results never alias inputs), and a bad donate_argnums still says what it got."""
+    x = np.ones(3)
+    step = tj.jit(lambda p, g: p - 0.1 * g, donate_argnums=(0,), donate_argnames=("p",), inline=True,
+                  keep_unused=True, backend="cpu")
+    np.testing.assert_array_equal(step(x, x), x * 0.9)
+    np.testing.assert_array_equal(x, np.ones(3))        # the donated input is left as it was
+    assert tj.lax.fori_loop(0, 4, lambda i, c: c + i, 0, unroll=2) == 6
+    with pytest.raises(TypeError, match="donate_argnums"):
+        tj.jit(lambda a: a, donate_argnums=1.5)

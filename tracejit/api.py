@@ -23,6 +23,7 @@ from .core.api_util import (
                              static_arguments,
                              trace_pytree,
 )
+from .core.avals import index_arg
 from .core.pytree import LEAF, caller, tree_flatten, tree_unflatten
 from .core.timing import recording
 from .core.trace import Tracer, _stack, eval_ir
@@ -356,7 +357,7 @@ def _reference_executable(closed):
 
 
 def jit(fun=None, *, static_argnums=(), static_argnames=(), backend="llvm", cache=True, dynamic_dims=None,
-        ship_code=True):
+        ship_code=True, donate_argnums=(), donate_argnames=(), inline=False, keep_unused=False, device=None):
     """Compile fun per input signature (as jax.jit): `jit(f)(*args)` traces f with abstract arguments
     (shape and dtype, no data), optimises the IR, compiles it to native code and caches the code per
     signature (the pytree structure, shapes and dtypes of the arguments, and the static arguments); a
@@ -386,8 +387,11 @@ def jit(fun=None, *, static_argnums=(), static_argnames=(), backend="llvm", cach
         compiles it itself). By default a pickle (Dask, Ray, multiprocessing) carries the code of every
         compiled signature, which a process on the same CPU with the same versions links without
         compiling (see the README's "Dask and other pickle-based engines").
-    backend: "llvm" (native code, the default) or "reference" (run the IR with the NumPy interpreter,
-        the oracle that tests compare the compiled code with).
+    backend: "llvm" (native code, the default; JAX's "cpu" means it too) or "reference" (run the IR with the
+        NumPy interpreter, the oracle that tests compare the compiled code with).
+    donate_argnums, donate_argnames, inline, keep_unused, device: JAX's, accepted so that JAX code runs: results
+        never alias inputs here (donating changes nothing), a jitted function called in a trace is always
+        inlined, and there is one device.
 
     The returned Jitted object is called like fun and also offers:
         lower(*args)   the signature of these arguments, compiled: .as_text() optimised IR, .as_llvm()
@@ -397,7 +401,7 @@ def jit(fun=None, *, static_argnums=(), static_argnames=(), backend="llvm", cach
         misses         how many signatures were compiled
     It works on every callable (functions, lambdas, functools.partial, bound methods, callable objects,
     tracejit.numpy functions) and composes with grad, vmap and the rest in any order; called inside
-    another trace, it inlines its IR there. There is no argument donation: results never alias inputs.
+    another trace, it inlines its IR there.
 
     Symbolic dimensions (no recompile per size): a symbolic dimension is compiled for any size, read from
     the arguments at run time; the IR prints it by name (`f32[n,64]`).
@@ -415,9 +419,13 @@ def jit(fun=None, *, static_argnums=(), static_argnames=(), backend="llvm", cach
     the dimension and the operation."""
     if fun is None:
         return functools.partial(jit, static_argnums=static_argnums, static_argnames=static_argnames,
-                                 backend=backend, cache=cache, dynamic_dims=dynamic_dims, ship_code=ship_code)
+                                 backend=backend, cache=cache, dynamic_dims=dynamic_dims, ship_code=ship_code,
+                                 donate_argnums=donate_argnums, donate_argnames=donate_argnames)
     if not callable(fun):
         raise TypeError(f"jit: expected a callable, got {type(fun).__name__}")
+    for n in donate_argnums if isinstance(donate_argnums, (tuple, list)) else (donate_argnums,):
+        index_arg(n, "jit: donate_argnums")
+    backend = "llvm" if backend == "cpu" else backend
     return Jitted(fun, static_argnums, static_argnames, backend, cache, dynamic_dims, ship_code)
 
 

@@ -148,9 +148,10 @@ def _types_of(avals):
     return "(" + ", ".join(a.str_short() for a in avals) + ")"
 
 
-def fori_loop(lower, upper, body_fun, init_val):
+def fori_loop(lower, upper, body_fun, init_val, *, unroll=None):
     """A scan over a static trip count when lower and upper are concrete (so it is reverse-differentiable),
-    a while loop otherwise."""
+    a while loop otherwise. unroll is JAX's hint, accepted and left to the compiler (which unrolls short loop
+    bodies itself)."""
     concrete = not isinstance(lower, Tracer) and not isinstance(upper, Tracer)
     if concrete:   # the index is a weakly typed int, as in JAX: `carry * 2 + i` keeps the carry's dtype
         lower, upper = int(lower), int(upper)
