@@ -389,8 +389,8 @@ def jit(fun=None, *, static_argnums=(), static_argnames=(), backend="llvm", cach
         compiling (see the README's "Dask and other pickle-based engines").
     backend: "llvm" (native code, the default; JAX's "cpu" means it too) or "reference" (run the IR with the
         NumPy interpreter, the oracle that tests compare the compiled code with).
-    donate_argnums, donate_argnames, inline, keep_unused, device: JAX's, accepted so that JAX code runs: results
-        never alias inputs here (donating changes nothing), a jitted function called in a trace is always
+    donate_argnums, donate_argnames, inline, keep_unused, device: JAX's, accepted so that JAX code runs: there is no
+        argument donation (results never alias inputs), a jitted function called in a trace is always
         inlined, and there is one device.
 
     The returned Jitted object is called like fun and also offers:
