@@ -1,20 +1,23 @@
 """vmap, as jax.vmap: trace the function on one example, batch its IR with `vmap_ir`
 (transforms/vmap.py), and evaluate the batched IR on the arguments that arrived."""
+import contextlib
 import functools
 
 import numpy as np
 
 from .core.api_util import flatten_args, leaf_aval, name_of, owned, trace_pytree
+from .core.batching import named_axis
 from .core.pytree import leaf_names, tree_flatten, tree_unflatten, treedef_flatten_up_to
 from .core.trace import eval_ir
 from .traceback_util import api_boundary
 from .transforms.vmap import vmap_ir
 
 
-def vmap(fun, in_axes=0, out_axes=0, axis_size=None):
+def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None, spmd_axis_name=None):
     """Vectorise fun over an axis of its arguments, as jax.vmap: in_axes / out_axes are ints (negative counts
     from the end), None (not mapped) or pytree prefixes of the arguments / outputs holding those. Keyword
-    arguments are mapped over axis 0."""
+    arguments are mapped over axis 0. axis_name names the mapped axis for the collectives of tracejit.lax
+    (psum, pmean, pmax, pmin, all_gather, axis_index) in fun; spmd_axis_name is accepted (one device)."""
     _check_spec(in_axes, "in_axes")
     _check_spec(out_axes, "out_axes")
     if isinstance(in_axes, list):
@@ -34,14 +37,15 @@ def vmap(fun, in_axes=0, out_axes=0, axis_size=None):
         dims = [None if d is None else _normalize(d, a.ndim, n, "in_axes") for d, a, n in zip(dims, avals, names)]
         size = _axis_size(name, dims, avals, names, axis_size)
         example = [a if d is None else a.update(shape=a.shape[:d] + a.shape[d + 1:]) for a, d in zip(avals, dims)]
-        closed, out_tree = trace_pytree(_passing_through(fun, in_axes, args), leaves, names, in_tree, avals=example,
-                                        fun_name=name)
+        with named_axis(axis_name, size) if axis_name is not None else contextlib.nullcontext():
+            closed, out_tree = trace_pytree(_passing_through(fun, in_axes, args), leaves, names, in_tree,
+                                            avals=example, fun_name=name)
         placeholder = tree_unflatten(out_tree, range(out_tree.num_leaves))
         out_names = [f"output{path}" for path in leaf_names(placeholder)]
         out_dims = _axes_per_leaf(out_axes, placeholder, "out_axes", "the outputs")
         out_dims = [None if d is None else _normalize(d, a.ndim + 1, n, "out_axes")
                     for d, a, n in zip(out_dims, closed.out_avals, out_names)]
-        batched_ir, _ = vmap_ir(closed, dims, size, out_dims, out_names)
+        batched_ir, _ = vmap_ir(closed, dims, size, out_dims, out_names, axis_name)
         return tree_unflatten(out_tree, owned(eval_ir(batched_ir, *leaves)))
 
     return batched

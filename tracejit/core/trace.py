@@ -31,7 +31,7 @@ from .ir import IR, ClosedIR, Eqn, Literal, Var
 # such a rearrangement past an elementwise op whose other operands are broadcasts (tracejit.passes.simplify).
 # partial_eval(eqn, unknowns) -> (list of known eqns, unknown eqn | None): how reverse mode splits an equation
 # whose inputs are partly tangents (tracejit.transforms.partial_eval).
-RULES = ("jvp", "transpose", "batch", "lower", "simplify", "inverse", "partial_eval", "prune", "into")
+RULES = ("jvp", "transpose", "batch", "lower", "simplify", "inverse", "partial_eval", "prune", "into", "named_batch")
 FLAGS = ("elementwise", "commutative", "idempotent", "effectful", "linear", "involution", "identity",
          "rearranges", "inline", "costly")
 
@@ -82,6 +82,7 @@ class _TraceStack(threading.local):
         self.stand_ins = {}   # id(tracer of an ended trace) -> its value in the current one (`standing_in`)
         self.source_info = None   # the source of the equation being interpreted, which those it emits inherit
         self.eqn_hook = None      # hook(eqn, outputs) after eval_ir computes each equation (debug_nans)
+        self.axis_sizes = {}      # name -> size of each axis a vmap(axis_name=...) is tracing its function over
         self.interpreting = False  # inside eval_ir, the reference: binds run the impls
 
 

@@ -35,6 +35,7 @@ from ..primitives import shapes as sh
 from ..primitives import special as sp
 from ..primitives.fft import FftType
 from . import linalg
+from .collectives import all_gather, axis_index, axis_size, pmax, pmean, pmin, psum
 from .composites import (
     batch_matmul,
     broadcast,
@@ -484,6 +485,7 @@ __all__ += ["ConvDimensionNumbers", "associative_scan", "avg_pool", "conv", "con
             "conv_transpose", "conv_transpose_shape_tuple", "conv_with_general_padding", "cumlogsumexp", "cummax",
             "cummin", "cumprod", "max_pool", "padtype_to_pads", "reduce_window", "reduce_window_max",
             "reduce_window_min", "reduce_window_shape_tuple", "reduce_window_sum", "sort", "sort_key_val", "top_k"]
+__all__ += ["all_gather", "axis_index", "axis_size", "pmax", "pmean", "pmin", "psum"]
 __all__ += ["acos", "acosh", "asin", "asinh", "atan", "atan2", "atanh", "batch_matmul", "broadcast",
             "broadcast_to_rank", "cbrt", "collapse", "cosh", "exp2", "full", "full_like", "reciprocal", "reduce",
             "reduce_and", "reduce_or", "reduce_xor", "sinh", "split", "square"]

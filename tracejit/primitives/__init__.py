@@ -7,6 +7,7 @@ it runs on NumPy arrays); cond, while and scan sit above the transforms they app
 from ..core.ops import register
 from . import (
                bitcast,
+               collectives,
                complex_parts,
                cond,
                convolution,
@@ -36,3 +37,7 @@ from . import (
 ALL = register([elementwise, special, bitcast, complex_parts, shapes, reductions, cumulative, linalg, linalg_factor,
                 linalg_lstsq, linalg_solve, linalg_eig, fft, indexing, sorting, top_k, scatter, convolution, windowed, threefry, cond, while_loop, scan,
                 debug, remat])
+# The collectives exist only inside a vmap of their axis name (which resolves them), so the per-primitive tests
+# of ALL (jvp, batching and lowering of an example alone) do not apply: tests/test_collectives.py compares them
+# with JAX under vmap, jit and grad.
+COLLECTIVES = register([collectives])

@@ -13,13 +13,14 @@ from ..core.trace import bind, source_scope, trace_flat
 
 
 @timed("transforms")
-def vmap_ir(closed, in_dims, axis_size, out_dims=None, out_names=None):
+def vmap_ir(closed, in_dims, axis_size, out_dims=None, out_names=None, axis_name=None):
     """Batch a ClosedIR: input i carries an extra axis of `axis_size` at in_dims[i] (None: not batched).
 
     Returns (ClosedIR, out_dims). Without `out_dims` each output keeps the batch axis its rules gave it
     (None for an output that does not depend on a mapped input). With `out_dims`, output i is moved (or
     broadcast) to axis out_dims[i]; None there requires the output to be unbatched (`out_names` name the
-    outputs in that error). The constants of `closed` (arrays or outer tracers) are unbatched.
+    outputs in that error). The constants of `closed` (arrays or outer tracers) are unbatched. axis_name: the
+    name of the batch axis, which the collectives over it (rule `named_batch`) reduce or gather.
     """
     ir = closed.ir
     in_avals = [a if d is None else a.update(shape=a.shape[:d] + (axis_size,) + a.shape[d:])
@@ -37,7 +38,11 @@ def vmap_ir(closed, in_dims, axis_size, out_dims=None, out_names=None):
             for eqn in ir.eqns:
                 at(eqn)
                 values, dims = zip(*map(read, eqn.inputs)) if eqn.inputs else ((), ())
-                if all(d is None for d in dims):
+                if eqn.prim.named_batch is not None and _names_axis(eqn, axis_name):
+                    outs, odims = eqn.prim.named_batch([x.value if isinstance(x, Literal) else x for x in values],
+                                                       list(dims), axis_size, axis_name, **eqn.params)
+                    outs, odims = ([outs], [odims]) if not eqn.prim.multiple_results else (outs, odims)
+                elif all(d is None for d in dims):
                     outs = bind(eqn.prim, *values, **eqn.params)
                     outs, odims = (outs, [None] * len(outs)) if eqn.prim.multiple_results else ([outs], [None])
                 else:
@@ -52,6 +57,12 @@ def vmap_ir(closed, in_dims, axis_size, out_dims=None, out_names=None):
                 for i, ((x, d), want) in enumerate(zip(results, out_dims))]
 
     return trace_flat(batched, in_avals, fun_name="vmap"), dims_out
+
+
+def _names_axis(eqn, axis_name):
+    """Whether eqn (a collective) reduces over the axis named axis_name."""
+    names = eqn.params["axis_name"]
+    return axis_name is not None and axis_name in (names if isinstance(names, tuple) else (names,))
 
 
 def _apply_rule(eqn, values, dims, axis_size):
