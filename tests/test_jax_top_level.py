@@ -520,3 +520,25 @@ def test_jax_only_options_are_accepted():
     assert tj.lax.fori_loop(0, 4, lambda i, c: c + i, 0, unroll=2) == 6
     with pytest.raises(TypeError, match="donate_argnums"):
         tj.jit(lambda a: a, donate_argnums=1.5)
+
+
+def test_jax_settings_and_pytree_stop_gradient():
+    """JAX programs start with jax.config.update("jax_enable_x64", True): accepted (tracejit computes as JAX with
+    x64), JAX's names of tracejit's settings set them, values asking for what tracejit does not do warn; and
+    lax.stop_gradient maps over a pytree, as JAX's."""
+    tj.config.update("jax_enable_x64", True)
+    tj.config.update("jax_platform_name", "cpu")
+    assert tj.config.jax_enable_x64 is True
+    tj.config.update("jax_debug_nans", True)
+    try:
+        assert tj.config.debug_nans is True and tj.config.jax_debug_nans is True
+    finally:
+        tj.config.update("debug_nans", False)
+    with pytest.warns(UserWarning, match="jax_enable_x64=False is not supported"):
+        tj.config.update("jax_enable_x64", False)
+    with pytest.raises(AttributeError, match="no setting 'jax_nonsense'"):
+        tj.config.update("jax_nonsense", 1)
+    p = {"a": np.full(2, 3.0), "b": (1.0, None)}
+    stopped = tj.lax.stop_gradient(p)
+    assert stopped["b"][1] is None and float(stopped["b"][0]) == 1.0
+    np.testing.assert_array_equal(tj.grad(lambda p: (tj.lax.stop_gradient(p)["a"] * p["a"]).sum())(p)["a"], [3, 3])

@@ -29,6 +29,7 @@ Each setting starts from an environment variable, read when tracejit is imported
                                                 which also makes functions compiled before leave their fast path
 """
 import os
+import warnings
 
 
 def _flag(name, default):
@@ -58,12 +59,46 @@ class Config:
         self.disable_jit = _flag("TRACEJIT_DISABLE_JIT", False)
 
     def update(self, name, value):
+        """Set a setting; JAX's names work too (`jax_debug_nans`, and `jax_enable_x64`, `jax_platforms` ...,
+        which describe what tracejit always does: accepted, and a warning where the value asks for more)."""
+        if name.startswith("jax_") and name[4:] in vars(self):
+            name = name[4:]
+        if name in _JAX_ONLY:
+            if not _JAX_ONLY[name](value):
+                warnings.warn(f"tracejit.config: {name}={value!r} is not supported and changes nothing "
+                              f"(tracejit {_JAX_MEANING[name]})", stacklevel=2)
+            return
         if name not in vars(self):
             raise AttributeError(f"tracejit.config has no setting {name!r}; settings: {', '.join(vars(self))}")
         setattr(self, name, value)
 
+    def __getattr__(self, name):      # (only for names that are not settings)
+        if name.startswith("jax_") and name[4:] in vars(self):
+            return getattr(self, name[4:])
+        if name == "jax_enable_x64":
+            return True
+        raise AttributeError(f"tracejit.config has no setting {name!r}")
+
     def __repr__(self):
         return "Config(" + ", ".join(f"{k}={v!r}" for k, v in vars(self).items()) + ")"
 
+
+# JAX's settings that describe what tracejit always does: name -> whether a value asks for nothing else
+_JAX_ONLY = {
+    "jax_enable_x64": bool,
+    "jax_platform_name": lambda v: v in ("cpu", None, ""),
+    "jax_platforms": lambda v: v is None or "cpu" in str(v).split(","),
+    "jax_default_matmul_precision": lambda v: True,
+    "jax_numpy_rank_promotion": lambda v: v == "allow",
+    "jax_default_device": lambda v: True,
+}
+_JAX_MEANING = {
+    "jax_enable_x64": "follows NumPy's dtypes, float64 by default, as JAX with x64",
+    "jax_platform_name": "runs on this machine's CPU",
+    "jax_platforms": "runs on this machine's CPU",
+    "jax_default_matmul_precision": "computes matmuls in their dtype",
+    "jax_numpy_rank_promotion": "broadcasts as NumPy",
+    "jax_default_device": "has one device",
+}
 
 config = Config()

@@ -23,6 +23,7 @@ from ..core.avals import (
     smallest_float,
 )
 from ..core.errors import ShapeError
+from ..core.pytree import LEAF, tree_map, tree_structure
 from ..core.trace import Tracer, bind, require_fit
 from ..primitives import elementwise as ew
 from ..primitives import shapes as sh
@@ -31,7 +32,10 @@ ArrayLike = (Tracer, np.ndarray, np.generic, *PYTHON_SCALARS)
 
 
 def stop_gradient(x):
-    """x, with no derivative (tj.stop_gradient; here so that tracejit.numpy can use it)."""
+    """x (each leaf of a pytree, as JAX's), with no derivative (tj.stop_gradient; here so that tracejit.numpy
+    can use it)."""
+    if tree_structure(x) != LEAF:
+        return tree_map(stop_gradient, x)
     x = asarray(x)
     return x if is_python_scalar(x) else bind(ew.stop_gradient_p, x)
 
