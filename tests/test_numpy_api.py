@@ -797,3 +797,24 @@ def test_nn(rng):
     check(lambda x: tj.nn.logsumexp(x, axis=1), lambda x: ref_logsumexp(x, 1), x)
     big = np.array([1000.0, 1000.0, -np.inf])
     np.testing.assert_allclose(tj.nn.logsumexp(big), 1000 + np.log(2))
+
+
+def test_take_and_at_get_fill_out_of_range_elements_as_jax(jax64):
+    """mode='fill': indices outside [-n, n) give fill_value, by default NaN or the integer dtype's extreme; eager
+    (concrete indices) and compiled, in take along an axis and flat, and in x.at[idx].get."""
+    jnp = jax64.numpy
+    a, i = np.arange(6.0).reshape(2, 3), np.array([0, 5, -1, -4])
+    for dtype in (np.float64, np.int32, np.uint8, np.bool_):
+        x = a.astype(dtype)
+        for kwargs in ({"axis": 1}, {"axis": 1, "fill_value": 1}, {}):
+            want = np.asarray(jnp.take(x, i, mode="fill", **kwargs))
+            compiled = tj.jit(lambda v, j, kw=kwargs: tnp.take(v, j, mode="fill", **kw))(x, i)
+            for got in (tnp.take(x, i, mode="fill", **kwargs), compiled):
+                assert got.dtype == want.dtype
+                np.testing.assert_array_equal(got, want)
+        want = np.asarray(jax64.jit(lambda v, j: v.at[:, j].get(mode="fill"))(x, i))
+        np.testing.assert_array_equal(tj.jit(lambda v, j: v.at[:, j].get(mode="fill"))(x, i), want)
+    np.testing.assert_array_equal(tj.jit(lambda v, j: v.at[j].get(mode="fill", fill_value=-2.0))(a[0], i),
+                                  [0.0, -2.0, 2.0, -2.0])
+    with pytest.raises(ValueError, match="mode must be"):
+        tj.jit(lambda v: v.at[0].get(mode="wrap"))(a)

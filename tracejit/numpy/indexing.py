@@ -2,7 +2,7 @@
 (integer-array) indexing becomes one gather, and x.at[idx] updates become scatter_add."""
 import numpy as np
 
-from ..core.avals import DEFAULT_INT, Dim, broadcast_shapes, normalize_axis
+from ..core.avals import DEFAULT_INT, Dim, broadcast_shapes, dtype_kind, normalize_axis
 from ..core.errors import ConcretizationError, ShapeError
 from ..core.trace import Tracer, bind, eager
 from ..primitives import indexing as ix
@@ -21,6 +21,7 @@ from .ufuncs import (
     equal,
     floor_divide,
     greater,
+    greater_equal,
     isfinite,
     isnan,
     less,
@@ -212,9 +213,21 @@ def _advanced(x, entries, advanced, mode):
     return out
 
 
-def take(a, indices, axis=None, out=None, mode=None):
+def _fill_value(dtype, fill_value):
+    """JAX's fill of out-of-range elements: fill_value, else NaN, the least signed or largest unsigned integer,
+    True."""
+    if fill_value is not None:
+        return np.asarray(fill_value).astype(dtype)
+    kind = dtype_kind(dtype)
+    return np.asarray(np.nan if kind in "fc" else True if kind == "b" else
+                      np.iinfo(dtype).min if kind == "i" else np.iinfo(dtype).max, dtype)
+
+
+def take(a, indices, axis=None, out=None, mode=None, unique_indices=False, indices_are_sorted=False,
+         fill_value=None):
     """NumPy's take. Out-of-range indices (mode None or 'raise') are clamped, as traced indices are
-    everywhere; 'clip' clips them (negative ones to 0, as NumPy's), 'wrap' wraps them around."""
+    everywhere; 'clip' clips them (negative ones to 0, as NumPy's), 'wrap' wraps them around, 'fill' (JAX's)
+    gives fill_value (default NaN, or the integer dtype's extreme) for those outside [-n, n)."""
     reject_out("take", out)
     a = asarray(a)
     if axis is None:
@@ -230,8 +243,13 @@ def take(a, indices, axis=None, out=None, mode=None):
         indices = clip(indices, 0, size - 1)
     elif mode == "wrap":
         indices = remainder(indices, size)
+    elif mode == "fill":
+        inside = bitwise_and(greater_equal(indices, -size), less(indices, size))
+        taken = getitem(a, (slice(None),) * axis + (where_(inside, indices, 0),))
+        inside = reshape(inside, (1,) * axis + aval(inside).shape + (1,) * (aval(a).ndim - axis - 1))
+        return where_(inside, taken, _fill_value(aval(a).dtype, fill_value))
     elif mode not in (None, "raise"):
-        raise ValueError(f"take: mode must be 'raise', 'wrap' or 'clip', got {mode!r}")
+        raise ValueError(f"take: mode must be 'raise', 'wrap', 'clip' or 'fill', got {mode!r}")
     return getitem(a, (slice(None),) * axis + (indices,))
 
 
@@ -356,8 +374,16 @@ class _AtUpdate:
     def __init__(self, x, idx):
         self.x, self.idx = asarray(x), idx
 
-    def get(self):
-        return getitem(self.x, self.idx)
+    def get(self, indices_are_sorted=False, unique_indices=False, mode=None, fill_value=None):
+        """x[idx]; out-of-range indices clamped (mode None, 'clip' or 'promise_in_bounds', as x[idx]) or their
+        elements fill_value (mode 'fill' or 'drop'; by default NaN, or the integer dtype's extreme, as JAX's)."""
+        if mode in (None, "clip", "promise_in_bounds"):
+            return getitem(self.x, self.idx)
+        if mode not in ("fill", "drop"):
+            raise ValueError(f"x.at[idx].get: mode must be 'clip', 'fill', 'drop' or 'promise_in_bounds', got {mode!r}")
+        positions, _ = self._positions()
+        return where_(less(positions, 0), _fill_value(aval(self.x).dtype, fill_value),
+                      getitem(self.x, self.idx, mode="fill"))
 
     def _positions(self):
         """Flat positions of the selected elements (-1 for out of range) and the flattened operand: x[idx] of the
