@@ -1,6 +1,8 @@
 """lax's collectives under vmap(axis_name=...) against JAX: psum, pmean, pmax, pmin, all_gather, axis_index and
 psum(1, name) as the axis size, over pytrees, unmapped operands, nested vmaps of two names (one collective over
-both), under jit and grad (outside and inside the vmap); evaluated outside their vmap they raise JAX's NameError."""
+both), under jit and grad (outside and inside the vmap), in the bodies of scan, fori_loop, cond and while_loop
+(whose batched form then runs the whole batch at once, not in blocks); evaluated outside their vmap they raise
+JAX's NameError."""
 import numpy as np
 import pytest
 
@@ -10,6 +12,7 @@ jax = pytest.importorskip("jax", reason="compared with JAX (pip install 'traceji
 jax.config.update("jax_enable_x64", True)
 
 X = np.arange(1.0, 7.0).reshape(3, 2)
+Y = np.random.default_rng(0).uniform(1, 2, (70, 2))      # (70 examples: a batched while loop would run in blocks)
 
 
 def programs(M):
@@ -30,6 +33,17 @@ def programs(M):
                                                         .sum(), axis_name="i")(y).sum())(X),
         "grad inside": lambda: M.vmap(M.grad(lambda v: (v * L.psum(v, "i")).sum()), axis_name="i")(X),
         "jit": lambda: M.jit(M.vmap(lambda v: v / L.psum(v, "i"), axis_name="i"))(X),
+        "in scan": lambda: M.vmap(lambda v: L.scan(lambda c, x: (c + L.psum(x, "i"), c), 0.0, v), axis_name="i")(X),
+        "in fori_loop": lambda: M.vmap(lambda v: L.fori_loop(0, 3, lambda k, c: c + L.pmean(c, "i"), v),
+                                       axis_name="i")(X),
+        "in cond": lambda: M.vmap(lambda v: L.cond(v[0] > 2, lambda u: L.psum(u, "i"), lambda u: u * 0, v),
+                                  axis_name="i")(X),
+        "in while, batched predicate": lambda: M.vmap(lambda v: L.while_loop(
+            lambda c: c[0] < 5.0, lambda c: c + L.pmax(c, "i") * 0.1, v), axis_name="i")(Y),
+        "in while's predicate": lambda: M.vmap(lambda v: L.while_loop(
+            lambda c: L.psum(c[0], "i") < 200.0, lambda c: c * 1.5, v), axis_name="i")(Y),
+        "under an unnamed vmap": lambda: M.vmap(lambda v: M.vmap(lambda u: u * L.psum(u, "i"))(v),
+                                                axis_name="i")(X),
     }
 
 

@@ -83,6 +83,7 @@ class _TraceStack(threading.local):
         self.source_info = None   # the source of the equation being interpreted, which those it emits inherit
         self.eqn_hook = None      # hook(eqn, outputs) after eval_ir computes each equation (debug_nans)
         self.axis_sizes = {}      # name -> size of each axis a vmap(axis_name=...) is tracing its function over
+        self.batch_axis_name = None   # the axis name of the vmap_ir walking its equations (its rules' vmaps too)
         self.interpreting = False  # inside eval_ir, the reference: binds run the impls
 
 

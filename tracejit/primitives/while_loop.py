@@ -5,7 +5,7 @@ from ..backend.rules import Control
 from ..core.ad_util import aval
 from ..core.avals import ShapedArray
 from ..core.batching import move_batch_axis
-from ..core.ir import IR, ClosedIR, Var, effectful
+from ..core.ir import IR, ClosedIR, Var, effectful, sub_irs
 from ..core.ir_surgery import hoist_consts, reorder
 from ..core.ops import ops
 from ..core.trace import Primitive, bind, eval_ir, trace_flat
@@ -66,10 +66,15 @@ def _while_batch(args, dims, body, cond, body_nconsts, cond_nconsts):
     params = {"body": body, "cond": cond, "body_nconsts": body_nconsts, "cond_nconsts": cond_nconsts}
     batched = [d is not None for d in dims[:n_consts]] + [True] * len(carry_dims)
     blocked = (isinstance(size, int) and size >= 2 * BLOCK
-               and not any(effectful(e) for e in body.ir.eqns + cond.ir.eqns)
+               and not any(effectful(e) or _collective(e) for e in body.ir.eqns + cond.ir.eqns)
                and cf.unbatched_work(cond, batched[:cond_nconsts] + batched[n_consts:])
                + cf.unbatched_work(body, batched[cond_nconsts:]) <= BLOCK)
     return (_in_blocks if blocked else _masked)(list(args), list(dims), size, **params), carry_dims
+
+
+def _collective(eqn):
+    """Whether eqn is, or holds in a sub-IR, a collective over a named axis: it needs the whole batch at once."""
+    return eqn.prim.named_batch is not None or any(_collective(e) for sub in sub_irs(eqn) for e in sub.eqns)
 
 
 def _masked(args, dims, size, body, cond, body_nconsts, cond_nconsts):

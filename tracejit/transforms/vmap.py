@@ -5,23 +5,30 @@ with bind, so everything they do is traced into one new IR. No example is ever l
 IR has as many equations for a batch of 1 as for a batch of 1000, and values that do not depend on a mapped
 input (constants, unmapped arguments) stay unbatched.
 """
+import contextlib
+
 from ..core.ad_util import aval
 from ..core.batching import move_batch_axis
 from ..core.ir import Literal
 from ..core.timing import timed
-from ..core.trace import bind, source_scope, trace_flat
+from ..core.trace import _stack, bind, source_scope, trace_flat
+
+_INHERIT = object()     # vmap_ir's default axis name: that of the vmap_ir whose rule calls it (a loop's body)
 
 
 @timed("transforms")
-def vmap_ir(closed, in_dims, axis_size, out_dims=None, out_names=None, axis_name=None):
+def vmap_ir(closed, in_dims, axis_size, out_dims=None, out_names=None, axis_name=_INHERIT):
     """Batch a ClosedIR: input i carries an extra axis of `axis_size` at in_dims[i] (None: not batched).
 
     Returns (ClosedIR, out_dims). Without `out_dims` each output keeps the batch axis its rules gave it
     (None for an output that does not depend on a mapped input). With `out_dims`, output i is moved (or
     broadcast) to axis out_dims[i]; None there requires the output to be unbatched (`out_names` name the
     outputs in that error). The constants of `closed` (arrays or outer tracers) are unbatched. axis_name: the
-    name of the batch axis, which the collectives over it (rule `named_batch`) reduce or gather.
+    name of the batch axis, which the collectives over it (rule `named_batch`) reduce or gather; by default the
+    name of the vmap_ir whose batching rule calls this one (a scan's, a cond's ... body: the same axis).
     """
+    if axis_name is _INHERIT:
+        axis_name = _stack.batch_axis_name
     ir = closed.ir
     in_avals = [a if d is None else a.update(shape=a.shape[:d] + (axis_size,) + a.shape[d:])
                 for a, d in zip(closed.in_avals, in_dims)]
@@ -34,7 +41,8 @@ def vmap_ir(closed, in_dims, axis_size, out_dims=None, out_names=None, axis_name
         def read(x):
             return (x, None) if isinstance(x, Literal) else env[x]
 
-        with source_scope() as at:
+        saved, _stack.batch_axis_name = _stack.batch_axis_name, axis_name
+        with source_scope() as at, _restoring(saved):
             for eqn in ir.eqns:
                 at(eqn)
                 values, dims = zip(*map(read, eqn.inputs)) if eqn.inputs else ((), ())
@@ -57,6 +65,15 @@ def vmap_ir(closed, in_dims, axis_size, out_dims=None, out_names=None, axis_name
                 for i, ((x, d), want) in enumerate(zip(results, out_dims))]
 
     return trace_flat(batched, in_avals, fun_name="vmap"), dims_out
+
+
+@contextlib.contextmanager
+def _restoring(axis_name):
+    """Put back the enclosing vmap_ir's axis name when this one ends."""
+    try:
+        yield
+    finally:
+        _stack.batch_axis_name = axis_name
 
 
 def _names_axis(eqn, axis_name):
