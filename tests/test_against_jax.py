@@ -513,7 +513,7 @@ def follows_jax(names, labels, aspects, reason):
 
 
 LAX_BINARY = ("lax.add lax.sub lax.mul lax.div lax.rem lax.max lax.min lax.eq lax.ne lax.lt lax.le lax.gt lax.ge lax.pow "
-              "lax.complex lax.igamma lax.igammac lax.igamma_grad_a lax.polygamma lax.zeta lax.atan2")
+              "lax.complex lax.igamma lax.igammac lax.igamma_grad_a lax.polygamma lax.zeta lax.atan2 lax.nextafter")
 AS_SCIPY = ("at poles, infinities and NaN the special functions give SciPy's values (checked: equal to scipy.special's "
             "at every point of these cases but zeta's NaN arguments, where SciPy says inf and tracejit NaN); JAX's "
             "are NaN or another infinity there")

@@ -230,3 +230,23 @@ def test_composite_shape_functions_refuse_what_does_not_fit():
         lax.batch_matmul(np.ones((2, 3, 4)), np.ones((3, 4, 5)))
     with pytest.raises(TypeError, match="fill_value must be a scalar"):
         lax.full((2,), np.ones(2))
+
+
+def test_nextafter_as_numpy_with_lax_typing():
+    """The next float toward the second operand (subnormals, signed zeros, infinities, NaN) in each float dtype,
+    eager and compiled; operands of one dtype and shape (a Python scalar or rank-0 one takes the other's)."""
+    x = np.array([1.0, 0.0, -0.0, -1.0, np.inf, np.nan, 1.0, 5e-324, -5e-324, 3.0])
+    y = np.array([2.0, 1.0, -1.0, 0.0, 0.0, 1.0, np.nan, 0.0, 0.0, 3.0])
+    for dtype in (np.float64, np.float32, np.float16):
+        a, b = x.astype(dtype), y.astype(dtype)
+        with np.errstate(all="ignore"):
+            want = np.nextafter(a, b)
+        for got in (lax.nextafter(a, b), tj.jit(lax.nextafter)(a, b)):
+            assert got.dtype == dtype
+            np.testing.assert_array_equal(got, want)
+            np.testing.assert_array_equal(np.signbit(got), np.signbit(want))
+    np.testing.assert_array_equal(lax.nextafter(np.ones(2, np.float32), 2.0), np.nextafter(np.float32(1), np.float32(2)))
+    with pytest.raises(TypeError, match="one dtype, got float32 and float64"):
+        lax.nextafter(np.ones(2, np.float32), np.ones(2))
+    with pytest.raises(TypeError, match=r"one shape \(or a scalar\), got \(2,\) and \(3,\)"):
+        lax.nextafter(np.ones(2), np.ones(3))

@@ -43,6 +43,7 @@ from .composites import (
     collapse,
     full,
     full_like,
+    nextafter,
     reciprocal,
     reduce,
     reduce_and,
@@ -487,7 +488,7 @@ __all__ += ["ConvDimensionNumbers", "associative_scan", "avg_pool", "conv", "con
             "reduce_window_min", "reduce_window_shape_tuple", "reduce_window_sum", "sort", "sort_key_val", "top_k"]
 __all__ += ["all_gather", "axis_index", "axis_size", "pmax", "pmean", "pmin", "psum"]
 __all__ += ["acos", "acosh", "asin", "asinh", "atan", "atan2", "atanh", "batch_matmul", "broadcast",
-            "broadcast_to_rank", "cbrt", "collapse", "cosh", "exp2", "full", "full_like", "reciprocal", "reduce",
+            "broadcast_to_rank", "cbrt", "collapse", "cosh", "exp2", "full", "full_like", "nextafter", "reciprocal", "reduce",
             "reduce_and", "reduce_or", "reduce_xor", "sinh", "split", "square"]
 __all__ += ["bessel_i0e", "bessel_i1e", "betainc", "digamma", "erf", "erf_inv", "erfc", "igamma", "igamma_grad_a",
             "igammac", "lgamma", "polygamma", "zeta"]

@@ -16,6 +16,7 @@ from ..core.avals import (
     shape_arg,
 )
 from ..core.trace import bind
+from ..numpy import float_bits
 from ..numpy._base import asarray, aval
 from ..numpy.linalg_ops import check_precision
 from ..primitives import elementwise as ew
@@ -122,6 +123,21 @@ def reciprocal(x):
     if aval(x).dtype.kind not in "fc" and aval(x).dtype.name != "bfloat16":
         raise TypeError(f"reciprocal: takes floating or complex operands, got {aval(x).dtype}")
     return bind(ew.integer_pow_p, x, y=-1)
+
+
+def nextafter(x1, x2):
+    """The next float after x1 toward x2 (NumPy's nextafter, subnormals included), as jax.lax.nextafter: operands
+    of one float dtype (a Python scalar takes the other's)."""
+    x1, x2 = (asarray(x) if not is_python_scalar(x) else x for x in (x1, x2))
+    like = next((aval(x).dtype for x in (x1, x2) if not is_python_scalar(x)), None)
+    x1, x2 = (array_of(x, like)[()] if is_python_scalar(x) and like is not None else asarray(x) for x in (x1, x2))
+    if aval(x1).dtype != aval(x2).dtype or aval(x1).dtype.kind != "f" and aval(x1).dtype.name != "bfloat16":
+        raise TypeError(f"lax.nextafter requires floating arguments of one dtype, got {aval(x1).dtype} and "
+                        f"{aval(x2).dtype}")
+    if aval(x1).ndim and aval(x2).ndim and aval(x1).shape != aval(x2).shape:
+        raise TypeError(f"lax.nextafter requires arguments of one shape (or a scalar), got {aval(x1).shape} and "
+                        f"{aval(x2).shape}")
+    return float_bits.nextafter(x1, x2)
 
 
 def _monoid(computation, operands):
