@@ -2,7 +2,10 @@
 numpy arrays; inside one it records IR. It also gives tracers their operators and methods."""
 import numpy as _np
 
+from ..core.avals import normalize_axis as _normalize_axis
 from ..core.trace import Tracer as _Tracer
+from ..core.trace import bind as _bind
+from ..primitives import cumulative as _cu
 from . import fft, linalg
 from ._docs import document_as_numpy as _document_as_numpy
 from .array_api import (
@@ -376,3 +379,39 @@ for _name, _fn in _METHODS.items():
 
 __all__ = [n for n in dir() if not n.startswith("_")]
 _document_as_numpy(globals(), _np, "numpy")
+
+from .ufunc_objects import ufunc  # (after the functions it wraps are documented)
+
+
+def _cumulative(prim):
+    def accumulate(a, axis, dtype):
+        a = asarray(a) if dtype is None else astype(a, dtype)
+        return _bind(prim, a, axis=_normalize_axis(axis, ndim(a)), reverse=False)
+    return accumulate
+
+
+_ufuncs = {}
+_UFUNC_METHODS = {   # name: (identity, reduce, accumulate, at)
+    "add": (0, sum, lambda a, axis, dtype: cumsum(a, axis, dtype), lambda at, b: at.add(b)),
+    "subtract": (None, None, None, lambda at, b: at.add(negative(b))),
+    "multiply": (1, prod, lambda a, axis, dtype: cumprod(a, axis, dtype), lambda at, b: at.multiply(b)),
+    "maximum": (None, lambda a, axis, dtype, **kw: max(a if dtype is None else astype(a, dtype), axis, **kw),
+                _cumulative(_cu.cummax_p), lambda at, b: at.max(b)),
+    "minimum": (None, lambda a, axis, dtype, **kw: min(a if dtype is None else astype(a, dtype), axis, **kw),
+                _cumulative(_cu.cummin_p), lambda at, b: at.min(b)),
+    "logical_and": (True, lambda a, axis, dtype, initial=None, **kw: all(a, axis, **kw), None, None),
+    "logical_or": (False, lambda a, axis, dtype, initial=None, **kw: any(a, axis, **kw), None, None),
+}
+for _name in ("add", "subtract", "multiply", "divide", "true_divide", "floor_divide", "power", "remainder", "mod",
+              "fmod", "maximum", "minimum", "fmax", "fmin", "logical_and", "logical_or", "logical_xor", "bitwise_and",
+              "bitwise_or", "bitwise_xor", "left_shift", "right_shift", "logaddexp", "logaddexp2", "hypot", "arctan2",
+              "copysign", "equal", "not_equal", "less", "less_equal", "greater", "greater_equal", "heaviside", "gcd",
+              "lcm"):
+    _fn = globals()[_name]
+    if id(_fn) not in _ufuncs:
+        _identity, _reduce, _accumulate, _at = _UFUNC_METHODS.get(_name, (None, None, None, None))
+        _ufuncs[id(_fn)] = ufunc(_fn, identity=_identity, reducer=_reduce, accumulator=_accumulate, updater=_at)
+for _name in __all__:       # every name of a wrapped function (aliases: divide and true_divide, atan2 ...)
+    if id(globals()[_name]) in _ufuncs:
+        globals()[_name] = _ufuncs[id(globals()[_name])]
+__all__ += ["ufunc"]
