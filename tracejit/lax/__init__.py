@@ -52,6 +52,7 @@ from .composites import (
     split,
     square,
 )
+from .composites import typed as _typed
 from .control_flow import cond, fori_loop, scan, switch, while_loop
 from .convolution import (
     ConvDimensionNumbers,
@@ -76,13 +77,6 @@ from .windowed import (
     reduce_window_shape_tuple,
     reduce_window_sum,
 )
-
-
-def _typed(*args):
-    """Python scalars become values of the dtype of the first array among args (weak typing)."""
-    like = next((aval(a).dtype for a in args if not is_python_scalar(a)), None)
-    return [array_of(a, like)[()] if like is not None and is_python_scalar(a) else asarray(a)
-            for a in args]
 
 
 def _ints(values, what):

@@ -26,6 +26,13 @@ from ..primitives import shapes as sh
 from ..tree_util import tree_flatten, tree_unflatten
 
 
+def typed(*args):
+    """Python scalars become values of the dtype of the first array among args (lax's weak typing)."""
+    like = next((aval(a).dtype for a in args if not is_python_scalar(a)), None)
+    return [array_of(a, like)[()] if like is not None and is_python_scalar(a) else asarray(a)
+            for a in args]
+
+
 def _broadcast(x, shape, dims):
     return bind(sh.broadcast_in_dim_p, x, shape=tuple(shape), broadcast_dimensions=tuple(dims))
 
@@ -128,9 +135,7 @@ def reciprocal(x):
 def nextafter(x1, x2):
     """The next float after x1 toward x2 (NumPy's nextafter, subnormals included), as jax.lax.nextafter: operands
     of one float dtype (a Python scalar takes the other's)."""
-    x1, x2 = (asarray(x) if not is_python_scalar(x) else x for x in (x1, x2))
-    like = next((aval(x).dtype for x in (x1, x2) if not is_python_scalar(x)), None)
-    x1, x2 = (array_of(x, like)[()] if is_python_scalar(x) and like is not None else asarray(x) for x in (x1, x2))
+    x1, x2 = typed(x1, x2)
     if aval(x1).dtype != aval(x2).dtype or aval(x1).dtype.kind != "f" and aval(x1).dtype.name != "bfloat16":
         raise TypeError(f"lax.nextafter requires floating arguments of one dtype, got {aval(x1).dtype} and "
                         f"{aval(x2).dtype}")
