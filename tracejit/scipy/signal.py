@@ -14,8 +14,10 @@ from .. import lax
 from .. import numpy as tnp
 from ..core.avals import is_inexact, normalize_axes, normalize_axis, promote_types
 from ..numpy._base import asarray, astype, aval
+from .signal_spectral import csd, istft, stft, welch
 
-__all__ = ["convolve", "convolve2d", "correlate", "correlate2d", "detrend", "fftconvolve"]
+__all__ = ["convolve", "convolve2d", "correlate", "correlate2d", "csd", "detrend", "fftconvolve", "istft", "stft",
+           "welch"]
 
 _MODES = ("full", "same", "valid")
 
