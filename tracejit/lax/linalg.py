@@ -7,8 +7,20 @@ from ..numpy.linalg import matrix_transpose
 from ..primitives import linalg_eig
 from ..primitives import linalg_factor as factor
 from ..primitives import linalg_solve as solves
+from .linalg_decompositions import (
+    cholesky_update,
+    hessenberg,
+    householder_product,
+    schur,
+    symmetric_product,
+    tridiagonal,
+    tridiagonal_solve,
+)
+from .linalg_qdwh import qdwh
 
 __all__ = ["cholesky", "eig", "eigh", "lu", "lu_pivots_to_permutation", "qr", "svd", "triangular_solve"]
+__all__ += ["cholesky_update", "hessenberg", "householder_product", "qdwh", "schur", "symmetric_product", "tridiagonal",
+            "tridiagonal_solve"]
 
 
 def _symmetrized(x, symmetrize_input):

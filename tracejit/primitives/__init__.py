@@ -20,7 +20,9 @@ from . import (
                linalg_eig,
                linalg_factor,
                linalg_lstsq,
+               linalg_schur,
                linalg_solve,
+               linalg_tridiagonal,
                reductions,
                remat,
                scan,
@@ -35,7 +37,7 @@ from . import (
 )
 
 ALL = register([elementwise, special, bitcast, complex_parts, shapes, reductions, cumulative, linalg, linalg_factor,
-                linalg_lstsq, linalg_solve, linalg_eig, fft, indexing, sorting, top_k, scatter, convolution, windowed, threefry, cond, while_loop, scan,
+                linalg_lstsq, linalg_solve, linalg_eig, linalg_schur, linalg_tridiagonal, fft, indexing, sorting, top_k, scatter, convolution, windowed, threefry, cond, while_loop, scan,
                 debug, remat])
 # The collectives exist only inside a vmap of their axis name (which resolves them), so the per-primitive tests
 # of ALL (jvp, batching and lowering of an example alone) do not apply: tests/test_collectives.py compares them

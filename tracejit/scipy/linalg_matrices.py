@@ -151,3 +151,68 @@ def dft(n, scale=None, *, dtype=None):
     a = np.arange(n)
     omegas = np.exp(-2j * np.pi * a[:, None] * a[None, :] / n)
     return tnp.asarray((omegas / {None: 1, "sqrtn": np.sqrt(n), "n": n}[scale]).astype(dtype))
+
+
+def fiedler_companion(a):
+    """The Fiedler companion matrix of the polynomial with coefficients a (..., N) in descending powers: a
+    pentadiagonal (N - 1) x (N - 1) matrix whose eigenvalues are the polynomial's roots, as scipy's (no check that
+    a[0] != 0: a zero leading coefficient gives inf or NaN)."""
+    a = tnp.atleast_1d(tnp.asarray(a))
+    if a.dtype.kind not in "fc":
+        a = a.astype(DEFAULT_FLOAT)
+    n = a.shape[-1] - 1
+    if n < 0:
+        raise ValueError(f"fiedler_companion: needs a with a nonzero last axis, got shape {a.shape}")
+    a = a / a[..., :1]
+    if n == 0:
+        return tnp.zeros(a.shape[:-1] + (0, 0), a.dtype)
+    i, j = np.arange(n)[:, None], np.arange(n)[None, :]
+    even = i % 2 == 0
+    # which coefficient (its index; 0 for a 1, -1 for a zero) sits at each place, as scipy.linalg builds it
+    index = np.select([(i == 0) & (j == 0), (i == 1) & (j == 0), (j == i + 1) & even, (j == i + 2) & even,
+                       (j == i - 1) & even & (i >= 2), (j == i - 2) & ~even & (i >= 3)],
+                      [1, 0, np.minimum(i + 2, n), 0, np.minimum(i + 1, n), 0], default=-1)
+    values = tnp.concatenate([-a[..., 1:], tnp.ones_like(a[..., :1]), tnp.zeros_like(a[..., :1])], axis=-1)
+    # values[..., k - 1] = -a[k] for k >= 1, then 1 and 0: an index k maps to k - 1, 0 to n, -1 to n + 1
+    return _gather(values, np.where(index > 0, index - 1, np.where(index == 0, n, n + 1)))
+
+
+def _binomials(n):
+    """The n x n matrix of binomial coefficients C(i, j) (0 above the diagonal), exact integers as Python's."""
+    return np.array([[math.comb(i, j) for j in range(n)] for i in range(n)], dtype=object)
+
+
+def _kind(name, kind):
+    kind = "symmetric" if kind is None else kind
+    if kind not in ("symmetric", "lower", "upper"):
+        raise ValueError(f"{name}: kind must be one of 'symmetric', 'lower' or 'upper', got {kind!r}")
+    return kind
+
+
+def pascal(n, kind=None):
+    """The Pascal matrix of order n: binomial coefficients C(i + j, i) ('symmetric', the default), C(i, j)
+    ('lower') or its transpose ('upper'). Float32, as JAX's (whose entries come from lgamma and are approximate;
+    these are the exact integers rounded once, as SciPy's exact ones)."""
+    n, kind = index_arg(n, "pascal: n"), _kind("pascal", kind)
+    lower = _binomials(n)
+    out = {"lower": lower, "upper": lower.T, "symmetric": lower.dot(lower.T) if n else lower}[kind]
+    return tnp.asarray(np.asarray(out.astype(float) if n else np.zeros((0, 0)), np.float32))
+
+
+def invpascal(n, kind=None):
+    """The inverse of pascal(n, kind): (-1)^(i - j) C(i, j) for 'lower', its transpose for 'upper', their product
+    for 'symmetric'; exact integers rounded to float64 once."""
+    n, kind = index_arg(n, "invpascal: n"), _kind("invpascal", kind)
+    signs = np.array([[(-1) ** ((i + j) % 2) for j in range(n)] for i in range(n)], dtype=object)
+    lower = signs * _binomials(n) if n else np.zeros((0, 0), dtype=object)
+    out = {"lower": lower, "upper": lower.T, "symmetric": lower.T.dot(lower) if n else lower}[kind]
+    return tnp.asarray(np.asarray(out.astype(float), DEFAULT_FLOAT))
+
+
+def invhilbert(n):
+    """The inverse of the Hilbert matrix of order n, (-1)^(i + j) (i + j + 1) C(n + i, n - j - 1) C(n + j,
+    n - i - 1) C(i + j, i)^2, exact integers rounded to float64 once (SciPy's exact=False result)."""
+    n = index_arg(n, "invhilbert: n")
+    out = [[(-1) ** ((i + j) % 2) * (i + j + 1) * math.comb(n + i, n - j - 1) * math.comb(n + j, n - i - 1)
+            * math.comb(i + j, i) ** 2 for j in range(n)] for i in range(n)]
+    return tnp.asarray(np.array(out, dtype=float).reshape(n, n).astype(DEFAULT_FLOAT))
