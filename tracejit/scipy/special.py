@@ -21,12 +21,15 @@ from ..numpy._base import aval, broadcast_operands, promote
 from ..primitives import special as sp
 from ._args import half_floats_in_float32, real_args
 from .special_expint import exp1, expi, expn
+from .special_integrals import dawsn, fresnel, owens_t, sici, wofz
+from .special_series import bessel_jn, hyp1f1, hyp2f1, sph_harm_y
 
-__all__ = ["bernoulli", "beta", "betainc", "betaln", "boxcox", "boxcox1p", "comb", "digamma", "entr", "erf",
-           "erfc", "erfcx", "erfinv", "exp1", "expi", "expit", "expn", "factorial", "gamma", "gammainc", "gammaincc", "gammaln",
-           "gammasgn", "i0", "i0e", "i1", "i1e", "kl_div", "lgamma", "log_ndtr", "log_softmax", "loggamma",
-           "logit", "logsumexp", "multigammaln", "ndtr", "ndtri", "poch", "polygamma", "rel_entr", "rgamma",
-           "sinc", "softmax", "spence", "xlog1py", "xlogy", "zeta"]
+__all__ = ["bernoulli", "bessel_jn", "beta", "betainc", "betaln", "boxcox", "boxcox1p", "comb", "dawsn", "digamma",
+           "entr", "erf", "erfc", "erfcx", "erfinv", "exp1", "expi", "expit", "expn", "factorial", "fresnel", "gamma",
+           "gammainc", "gammaincc", "gammaln", "gammasgn", "hyp1f1", "hyp2f1", "i0", "i0e", "i1", "i1e", "kl_div",
+           "lgamma", "log_ndtr", "log_softmax", "loggamma", "logit", "logsumexp", "multigammaln", "ndtr", "ndtri",
+           "owens_t", "poch", "polygamma", "rel_entr", "rgamma", "sici", "sinc", "softmax", "spence", "sph_harm_y",
+           "wofz", "xlog1py", "xlogy", "zeta"]
 
 
 def _apply(prim, name, *args):
