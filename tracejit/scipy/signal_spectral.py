@@ -22,7 +22,7 @@ __all__ = ["csd", "istft", "stft", "welch"]
 _BOUNDARIES = ("even", "odd", "constant", "zeros", None)
 
 
-def _inexact(*xs):
+def promote_inexact(*xs):
     """The operands in one inexact dtype, as JAX's promote_dtypes_inexact with 64-bit types (as
     tracejit.scipy.signal's convolutions: integers and bools of up to 32 bits to float32, wider ones to float64)."""
     xs = [asarray(x) for x in xs]
@@ -176,12 +176,12 @@ def _spectral_helper(x, y, fs, window, nperseg, noverlap, nfft, detrend, return_
         raise ValueError(f"Unknown boundary option '{boundary}', must be one of: {list(_BOUNDARIES)}")
     axis = normalize_axis(index_arg(axis, "axis of windowed-FFT"), aval(asarray(x)).ndim, "axis")
     if y is None:
-        (x,) = _inexact(x)
+        (x,) = promote_inexact(x)
         outer = aval(x).shape[:axis] + aval(x).shape[axis + 1:]
     else:
         if mode != "psd":
             raise ValueError("two-argument mode is available only when mode=='psd'")
-        x, y = _inexact(x, y)
+        x, y = promote_inexact(x, y)
         xs, ys = aval(x).shape, aval(y).shape
         if len(xs) != len(ys):
             raise ValueError(f"two-arguments must have the same rank ({len(xs)} vs {len(ys)}).")
@@ -332,7 +332,7 @@ def istft(Zxx, fs=1.0, window="hann", nperseg=None, noverlap=None, nfft=None, in
     time_axis = normalize_axis(time_axis, ndim, "time_axis")
     if freq_axis == time_axis:
         raise ValueError("Must specify differing time and frequency axes!")
-    Zxx = astype(Zxx, _complex_dtype(aval(_inexact(Zxx)[0]).dtype))
+    Zxx = astype(Zxx, _complex_dtype(aval(promote_inexact(Zxx)[0]).dtype))
     n_default = 2 * (aval(Zxx).shape[freq_axis] - 1) if input_onesided else aval(Zxx).shape[freq_axis]
     nperseg_int = index_arg(nperseg or n_default, "nperseg: segment length of STFT")
     if nperseg_int < 1:
