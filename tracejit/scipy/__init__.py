@@ -1,4 +1,18 @@
 """tracejit.scipy: jax.scipy's functions on tracers and arrays."""
-from . import fft, integrate, linalg, ndimage, optimize, signal, sparse, special, stats
+from . import (
+    cluster,
+    fft,
+    integrate,
+    interpolate,
+    linalg,
+    ndimage,
+    optimize,
+    signal,
+    sparse,
+    spatial,
+    special,
+    stats,
+)
 
-__all__ = ["fft", "integrate", "linalg", "ndimage", "optimize", "signal", "sparse", "special", "stats"]
+__all__ = ["cluster", "fft", "integrate", "interpolate", "linalg", "ndimage", "optimize", "signal", "sparse",
+           "spatial", "special", "stats"]
