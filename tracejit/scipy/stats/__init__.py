@@ -28,9 +28,10 @@ from . import (
     vonmises,
     wrapcauchy,
 )
+from .kde import gaussian_kde
 from .summaries import ModeResult, mode, rankdata, sem
 
-__all__ = ["ModeResult", "mode", "rankdata", "sem"]
+__all__ = ["ModeResult", "gaussian_kde", "mode", "rankdata", "sem"]
 __all__ += ["bernoulli", "beta", "betabinom", "binom", "cauchy", "chi2", "dirichlet", "expon", "gamma", "gennorm",
            "geom", "gumbel_l", "gumbel_r", "laplace", "logistic", "multinomial", "multivariate_normal", "nbinom",
            "norm", "pareto", "poisson", "t", "truncnorm", "uniform", "vonmises", "wrapcauchy"]
