@@ -65,6 +65,14 @@ def _pure_callback(M, pure_callback, x):
     return y + 1.0, batched
 
 
+def _pmap(M, pmap, w, x):
+    """A data-parallel step shaped for one device, as JAX's spmd example shapes it for device_count()."""
+    def step(w, x):
+        g = M.api.grad(lambda w: M.numpy.sum(M.numpy.sin(x * w)))(w)
+        return M.lax.pmean(g, "batch"), x - M.lax.pmax(x, "batch")
+    return pmap(step, axis_name="batch", in_axes=(None, 0))(w, x[None])
+
+
 def _typeof(M, typeof, x):
     return [(tuple(t.shape), str(t.dtype), bool(t.weak_type)) for t in (typeof(x), typeof(1.0), typeof(np.int32(2)))]
 
@@ -85,6 +93,7 @@ SPECS = {
     "tracejit.closure_convert": lambda: [Case("custom_vjp", (np.array(0.7), r(3)), call=_closure_convert,
                                               derivatives=False)],
     "tracejit.pure_callback": lambda: [Case("jit_vmap", (r(3),), call=_pure_callback, derivatives=False)],
+    "tracejit.pmap": lambda: [Case("psum_grad", (r(3), r(3)), traceable=False, call=_pmap, derivatives=False)],
     "tracejit.process_index": lambda: [Case("one", (), traceable=False)],
     "tracejit.process_count": lambda: [Case("one", (), traceable=False)],
     "tracejit.host_id": lambda: [Case("one", (), traceable=False)],

@@ -9,7 +9,7 @@
     tj.checkpoint (tj.remat), tj.checkpoint_policies, tj.ad_checkpoint   recompute instead of store (reverse mode)
     tj.debug.print, tj.debug.callback   see values while compiled code runs; tj.config.debug_nans finds NaNs
     tj.scipy, tj.dtypes, tj.errors, tj.typing (tj.Array), tj.pure_callback, tj.custom_gradient, tj.disable_jit,
-    tj.flatten_util.ravel_pytree ...
+    tj.flatten_util.ravel_pytree, tj.pmap (one device), tj.experimental.ode.odeint ...
                         JAX's other top-level names for one CPU process (compat.py, derivative_tools.py)
 
 help(tj.jit) explains compilation and its cache; the README, the examples.
@@ -22,6 +22,7 @@ from . import (
     dtypes,
     eager,
     errors,
+    experimental,
     flatten_util,
     lax,
     nn,
@@ -74,6 +75,7 @@ from .dispatch import clear_caches
 from .graph import graph
 from .nn import initializers as _initializers
 from .nn import stop_gradient
+from .pmap import pmap
 from .typing import Array
 
 make_jaxpr = make_ir

@@ -149,7 +149,7 @@ def promote(*xs, to_float=False):
     and bools in float64 (NumPy's true_divide and mean)."""
     xs = [asarray(x) for x in xs]
     avals = [aval(x) for x in xs]
-    dtype, _ = result_dtype(*avals)
+    dtype, weak = result_dtype(*avals)
     strong = [a for a in avals if not a.weak_type]
     if to_float is True and strong and result_dtype(*strong)[0] == dtype:
         # NumPy's loop: the first float that every array casts to safely (a Python scalar of a higher kind than
@@ -157,7 +157,20 @@ def promote(*xs, to_float=False):
         dtype, _ = result_dtype(*[a if is_inexact(a.dtype) else a.update(dtype=smallest_float(a.dtype)) for a in avals])
     if to_float and not is_inexact(dtype):
         dtype = DEFAULT_FLOAT if to_float == "float64" else smallest_float(dtype)
+    if weak:
+        return [_to_weak(x, dtype) for x in xs]
     return [_to_dtype(x, dtype) for x in xs]
+
+
+_PYTHON_TYPE = {"b": bool, "i": int, "u": int, "f": float, "c": complex}
+
+
+def _to_weak(x, dtype):
+    """An operand of an operation among weakly typed values only (Python scalars, and tracers standing for
+    them), converted to dtype and kept weak, as JAX's: `where(c, 1.0, 0.0) * x_f32` stays float32."""
+    if isinstance(x, Tracer):
+        return x if x.dtype == dtype else bind(ew.convert_element_type_p, x, new_dtype=dtype, weak_type=True)
+    return _PYTHON_TYPE[dtype_kind(dtype)](x)
 
 
 def promote_linalg(*xs, name):
