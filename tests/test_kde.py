@@ -126,6 +126,9 @@ def test_a_pytree_through_jit_and_vmap():
     assert np.shape(kdes.covariance) == (3, 2, 2)
     close(tj.vmap(lambda k: k.pdf(POINTS2))(kdes), np.exp(batched), 1e-12)
     close(tj.vmap(kde.pdf, in_axes=1)(POINTS2)[:, 0], kde.pdf(POINTS2), 1e-12)
+    bandwidths = np.array([0.2, 0.5])             # a traced scalar bandwidth
+    close(tj.vmap(lambda bw: gaussian_kde(DATA1, bw_method=bw).pdf(POINTS1))(bandwidths),
+          np.stack([st.gaussian_kde(DATA1, bw_method=bw).pdf(POINTS1) for bw in bandwidths]))
 
 
 def test_gradients_match_finite_differences():
@@ -133,6 +136,7 @@ def test_gradients_match_finite_differences():
         return gaussian_kde(data).logpdf(points)
 
     check_grads(tj.jit(scores), (DATA2[:, :10], POINTS2[:, :3]), order=1, modes=("fwd", "rev"))
+    check_grads(lambda bw: gaussian_kde(DATA1, bw_method=bw).logpdf(POINTS1), (0.4,), order=1, modes=("rev",))
 
     def everything(data, weights):
         kde = gaussian_kde(data, weights=weights)
