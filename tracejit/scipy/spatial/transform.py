@@ -7,8 +7,7 @@ The conversions are JAX's, which are SciPy's: the quaternion of a matrix from it
 (Bernardes and Viollet, as SciPy >= 1.10), the mean as the dominant eigenvector of sum w q q^T (Markley). Every
 function works on stacks of any leading shape with ordinary broadcasting instead of a vectorize per function.
 Beyond JAX: Rotation.random (JAX raises NotImplementedError) draws SciPy's way, normalised Gaussian quaternions;
-identity takes num; concatenate accepts single rotations; from_euler with one axis reads a 1-D array of angles as
-that many rotations (as SciPy; JAX refuses it)."""
+identity takes num; concatenate accepts single rotations."""
 import re
 import typing
 
@@ -208,8 +207,6 @@ class Rotation(typing.NamedTuple):
         """From Euler angles about the axes of seq: lower case extrinsic (fixed axes), upper case intrinsic."""
         axes, intrinsic = _parse_seq(seq, (1, 2, 3))
         angles = tnp.atleast_1d(_float_array(angles, "angles"))
-        if len(axes) == 1 and aval(angles).shape[-1] != 1:
-            angles = angles[..., None]
         if aval(angles).shape[-1] != len(axes):
             raise ValueError(f"Expected angles of shape (..., {len(axes)}) for seq {seq!r}, got "
                              f"{aval(angles).shape}")
@@ -337,8 +334,10 @@ class Rotation(typing.NamedTuple):
 class Slerp(typing.NamedTuple):
     """Spherical linear interpolation of rotations, as jax.scipy.spatial.transform.Slerp: build with
     Slerp.init(times, rotations), call with times. Between key times t_i < t < t_i+1 the rotation turns at a
-    constant rate about one axis from rotations[i] to rotations[i+1]; times outside are extrapolated from the
-    first or last interval (SciPy raises there; under jit it cannot)."""
+    constant rate about one axis from rotations[i] to rotations[i+1]. Outside the key times SciPy raises (under jit
+    nothing can): before the first, the first interval is extrapolated; after the last, the result is JAX's,
+    rotations[-2] turned by (t - t[-1]) / (t[-1] - t[-2]) of the last interval (JAX clamps the interval's index in
+    its gathers, but reads the time at the unclamped one)."""
 
     times: typing.Any
     timedelta: typing.Any
@@ -371,8 +370,8 @@ class Slerp(typing.NamedTuple):
         single = aval(times).ndim == 0
         times = tnp.atleast_1d(times)
         index = tnp.maximum(tnp.searchsorted(self.times, times) - 1, 0)
-        # past the last key time the index runs one beyond the intervals: clamped, as JAX's gathers clamp
-        alpha = (times - tnp.take(self.times, index, mode="clip")) / tnp.take(self.timedelta, index, mode="clip")
+        # past the last key time the index runs one beyond the intervals: clamped there, as JAX's gathers clamp
+        alpha = (times - tnp.take(self.times, index)) / tnp.take(self.timedelta, index, mode="clip")
         start = Rotation(tnp.take(self.rotations.quat, index, axis=0, mode="clip"))
         result = start * Rotation.from_rotvec(tnp.take(self.rotvecs, index, axis=0, mode="clip") * alpha[:, None])
         return result[0] if single else result
