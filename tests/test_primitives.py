@@ -207,6 +207,15 @@ EXAMPLES = {
             (lambda x: tnp.abs(tnp.stack(lax.linalg.eig(x, enable_eigvec_derivs=True)[1:])), [f64(3, 3)])],
     "svd": [(lambda x: tnp.concatenate(lax.linalg.svd(x, full_matrices=False)[::2], axis=0), [f64(4, 3)]),
             (lambda x: lax.linalg.svd(x, compute_uv=False), [f64(3, 4)])],
+    "tridiagonal_solve": [(lambda dl, d, du, b: lax.linalg.tridiagonal_solve(dl, d + 4.0, du, b),
+                           [f64(4), f64(4), f64(4), f64(4, 2)])],
+    # LAPACK's forms without a derivative (in JAX too; their jvp raises): applied to rounded matrices, whose tangent
+    # is zero, so that the jvp test checks a zero derivative and the batching and lowering tests run
+    "schur": [(lambda x: tnp.concatenate(lax.linalg.schur(tnp.round(x * 3)), axis=0), [f64(3, 3)])],
+    "hessenberg": [(lambda x: lax.linalg.hessenberg(tnp.round(x * 3))[0], [f64(4, 4)])],
+    "householder_product": [(lambda x: lax.linalg.householder_product(*lax.linalg.hessenberg(tnp.round(x * 3))),
+                             [f64(4, 4)])],
+    "tridiagonal": [(lambda x: tnp.concatenate(lax.linalg.tridiagonal(tnp.round(x * 3))[1:3]), [f64(4, 4)])],
     "fft": [(tnp.fft.fft, [c128(3, 4)]), (lambda x: tnp.fft.rfft2(x), [f64(3, 4)]),
             (lambda z: tnp.fft.irfft(z, n=6), [c128(2, 4)])],
     # indexing

@@ -26,6 +26,12 @@ def _square(name, *xs):
     return xs
 
 
+def _put(x, i, j, value):
+    """x with x[i, j] = value (traced indices): a dynamic_update_slice, whose batching rule takes a batched x with
+    an unbatched value (the scatter of x.at[i, j].set(value) refused that under vmap)."""
+    return lax.dynamic_update_slice(x, tnp.reshape(tnp.asarray(value, aval(x).dtype), (1, 1)), (i, j))
+
+
 def _batched(fn, ndim, *xs):
     """fn of 2-D operands applied over the (broadcast) leading axes of xs, as jnp.vectorize does."""
     batch = tnp.broadcast_shapes(*[aval(x).shape[:-ndim] for x in xs])
@@ -82,7 +88,7 @@ def _rsf2csf_2d(t, z):
         m = n - i
         big = tnp.abs(t[m, m - 1]) > eps * (tnp.abs(t[m - 1, m - 1]) + tnp.abs(t[m, m]))
         t, z = lax.cond(big, rotate, lambda m, t, z: (t, z), m, t, z)
-        return t.at[m, m - 1].set(0), z
+        return _put(t, m, m - 1, 0), z
 
     return lax.fori_loop(1, n, step, (t, z))
 
@@ -113,7 +119,7 @@ def _sqrtm_triu(t):
         between = (idx > i) & (idx < j)
         s = tnp.sum(tnp.where(between, u[i, :] * u[:, j], 0))
         value = tnp.where(t[i, j] == s, 0, (t[i, j] - s) / (diag[i] + diag[j]))
-        return j, u.at[i, j].set(value), t, diag
+        return j, _put(u, i, j, value), t, diag
 
     def column(j, state):
         u, t, diag = state
@@ -150,7 +156,7 @@ def _parlett(f, t):
                  - tnp.where(inside, f[i - 1], 0) @ tnp.where(inside, t[:, j - 1], 0))
         den = t[j - 1, j - 1] - t[i - 1, i - 1]
         s = tnp.where(den != 0, s / den, s)
-        return p, f.at[i - 1, j - 1].set(s), tnp.minimum(minden, tnp.abs(den)), t
+        return p, _put(f, i - 1, j - 1, s), tnp.minimum(minden, tnp.abs(den)), t
 
     def diagonal(p, state):
         return lax.fori_loop(1, n - p + 1, entry, (p, *state))[1:]
@@ -209,7 +215,7 @@ def _sylvester_triangular(r, s, f):
         i, j = idx // n, idx % n
         row_term = tnp.sum(tnp.where(rows > i, r[i, :] * y[:, j], 0))
         col_term = tnp.sum(tnp.where(cols > j, y[i, :] * s[:, j], 0))
-        return y.at[i, j].set((f[i, j] - row_term - col_term) / (r[i, i] + s[j, j])), r, s, f
+        return _put(y, i, j, (f[i, j] - row_term - col_term) / (r[i, i] + s[j, j])), r, s, f
 
     # r, s and f ride in the loop's state (see _sqrtm_triu)
     return lax.fori_loop(0, m * n, entry, (tnp.zeros_like(f), r, s, f))[0]
