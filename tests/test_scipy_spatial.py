@@ -149,6 +149,11 @@ def test_rotation_against_scipy():
     for n, (a, b) in enumerate(pairs):
         assert a.shape == b.shape and a.dtype == np.float64, n
         np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-13, err_msg=str(n))
+    stack32 = Rotation.from_quat(QUATS.astype(np.float32))    # float32 kept, as JAX's
+    for value in (stack32.as_quat(), stack32.as_matrix(), stack32.as_rotvec(), stack32.as_mrp(),
+                  stack32.magnitude(), stack32.as_euler("xyz"), stack32.apply(vectors.astype(np.float32)),
+                  Rotation.from_mrp(stack32.as_mrp()).as_quat(), Rotation.from_matrix(stack32.as_matrix()).quat):
+        assert value.dtype == np.float32
     single = Rotation.from_euler("y", 30, degrees=True)
     np.testing.assert_allclose(single.as_quat(), scipy_transform.Rotation.from_euler("y", 30, degrees=True).as_quat(),
                                rtol=1e-15)

@@ -103,7 +103,7 @@ def _from_rotvec(rotvec, degrees):
 
 def _as_mrp(quat):
     """Modified Rodrigues parameters of the quaternion with w >= 0 (the shorter of the two, norm <= 1)."""
-    sign = tnp.where(quat[..., 3:] < 0, -1.0, 1.0)
+    sign = tnp.astype(tnp.where(quat[..., 3:] < 0, -1, 1), aval(quat).dtype)
     return sign * quat[..., :3] / (1 + sign * quat[..., 3:])
 
 
