@@ -94,7 +94,7 @@ def qdwh(x, *, is_hermitian=False, max_iterations=None, eps=None, dynamic_shape=
 
     start = len(qr_steps) + len(chol_steps)
     num_iters, u, moving = while_loop(lambda s: tnp.logical_and(s[2], s[0] < max_iterations), halley,
-                                      (tnp.asarray(start, np.int32), u, moving))
+                                      (tnp.asarray(start), u, moving))
     u = 1.5 * u - 0.5 * u @ (tnp.conj(u).T @ u)
     h = tnp.conj(u).T @ x
     h = (h + tnp.conj(h).T) / 2
