@@ -183,7 +183,8 @@ def _fresnel64(x):
     c = tnp.where(ax <= FRESNEL_SERIES_UNTIL, c_near * near, c_far)
     s = tnp.where(ax == np.inf, 0.5, s)
     c = tnp.where(ax == np.inf, 0.5, c)
-    return tnp.where(tnp.isnan(x), x, tnp.copysign(s, x)), tnp.where(tnp.isnan(x), x, tnp.copysign(c, x))
+    s, c = tnp.where(x < 0, -s, s), tnp.where(x < 0, -c, c)         # +0 at -0, as JAX and SciPy
+    return tnp.where(tnp.isnan(x), x, s), tnp.where(tnp.isnan(x), x, c)
 
 
 @custom_jvp
@@ -242,7 +243,9 @@ def _wofz128(z):
     zu = tnp.where(upper, z, -z)
     zu = tnp.where(tnp.isfinite(zu), zu, 1j)
     wu = _wofz_upper(zu)
-    w = tnp.where(upper, wu, 2 * tnp.exp(-z * z) - wu)
+    zz = -z * z                               # exp(-z**2) by parts: overflow gives +-inf, not inf * 0j = NaN
+    e = 2 * tnp.exp(tnp.real(zz))
+    w = tnp.where(upper, wu, lax.complex(e * tnp.cos(tnp.imag(zz)), e * tnp.sin(tnp.imag(zz))) - wu)
     finite_x = tnp.where(tnp.isfinite(x), x, 0.0)
     on_real = lax.complex(tnp.exp(-finite_x * finite_x), 2 / np.sqrt(np.pi) * _dawsn64(finite_x))
     on_imaginary = bind(sp.erfcx_p, tnp.where(tnp.isnan(y), 0.0, y))

@@ -62,9 +62,10 @@ def _kummer_series(a, b, y):
     def step(k, carry):
         m, ma, mb, t, ta, tb = carry
         k = k.astype(np.float64)
-        r = (a + k) / (b + k) * y / (k + 1)
-        ta = ta * r + t * y / ((b + k) * (k + 1))
-        tb = tb * r - t * r / (b + k)
+        bk = tnp.where(b + k == 0, 1.0, b + k)     # b = -n past a = -m > b: the terms are already 0
+        r = (a + k) / bk * y / (k + 1)
+        ta = ta * r + t * y / (bk * (k + 1))
+        tb = tb * r - t * r / bk
         t = t * r
         return m + t, ma + ta, mb + tb, t, ta, tb
 
@@ -263,7 +264,8 @@ def _hyp2f1_jvp(primals, tangents):
     (a64, b64, c64, x64), dtype = _float64(a, b, c, x)
     out = _hyp2f1_value(a64, b64, c64, x64).astype(dtype)
     fa, fb, fc = [v.astype(dtype) for v in _hyp2f1_parameter_derivatives(a64, b64, c64, x64)]
-    return out, fa * da + fb * db + fc * dc + a * b / c * hyp2f1(a + 1, b + 1, c + 1, x) * dx
+    terms = [tnp.where(t == 0, 0.0, f * t) for f, t in ((fa, da), (fb, db), (fc, dc))]   # no NaN * 0 where those
+    return out, sum(terms) + a * b / c * hyp2f1(a + 1, b + 1, c + 1, x) * dx             # partials are not taken
 
 
 def bessel_jn(z, *, v, n_iter=50):
