@@ -138,6 +138,8 @@ def sqrtm(A, blocksize=1):
     if aval(a).ndim != 2:
         raise ValueError(f"sqrtm: needs a matrix (n, n), got shape {aval(a).shape}")
     t, z = schur(a, output="complex")
+    if aval(a).shape[0] == 0:
+        return t
     return z @ _sqrtm_triu(t) @ tnp.conj(z).T
 
 
@@ -174,6 +176,8 @@ def funm(A, func, disp=True):
         raise ValueError(f"funm: expected a square matrix (n, n), got shape {aval(a).shape}")
     t, z = schur(a)
     t, z = rsf2csf(t, z)
+    if aval(a).shape[0] == 0:
+        return t if disp else (t, tnp.zeros((), np.finfo(aval(t).dtype).dtype))
     f = tnp.diag(func(tnp.diagonal(t))).astype(aval(t).dtype)
     f, minden = _parlett(f, t)
     f = z @ f @ tnp.conj(z).T
