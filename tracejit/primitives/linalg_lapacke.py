@@ -7,6 +7,7 @@ a second source of truth. Where the library lacks the routine the impl raises No
 Also the pieces the lowering rules of those primitives share: the routines run on row-major matrices (LAPACKE
 transposes them), one call per matrix of the batch, and every output of a matrix whose call fails is NaN."""
 import ctypes
+import functools
 
 import numpy as np
 
@@ -19,8 +20,9 @@ def _backend():
     return lapack
 
 
+@functools.cache
 def routine(name, dtype):
-    """The ctypes function for LAPACKE_<t><name> (returns LAPACK's info), or NotImplementedError."""
+    """The ctypes function for LAPACKE_<t><name> (returns LAPACK's info), or NotImplementedError (cached)."""
     lapack = _backend()
     address = lapack.address(name, dtype)
     if address is None:
