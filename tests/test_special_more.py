@@ -30,7 +30,10 @@ def _hyp1f1_args(n=150):
     a, b = rng.uniform(0.05, 30, n), rng.uniform(0.05, 30, n)
     x = rng.uniform(-200, 200, n)
     x = np.where((a > b) & (x < -10), -x, x)    # the cancelling region, tested on its own below
-    return [np.concatenate([a, [2.0, 0.5]]), np.concatenate([b, [3.0, 0.7]]), np.concatenate([x, [150.0, -300.0]])]
+    # + the asymptotic series' range, and polynomials a = -n at x > 0 (the recurrence in n; the series cancels there)
+    return [np.concatenate([a, [2.0, 0.5, -9.0, -10.0, -10.0]]),
+            np.concatenate([b, [3.0, 0.7, 13.811633207382341, 6.929895251053412, 18.53045397265903]]),
+            np.concatenate([x, [150.0, -300.0, 33.02141916492771, 33.075990582404216, 19.035467647818308]])]
 
 
 def _hyp2f1_args(n=160):
@@ -254,7 +257,9 @@ def test_derivatives_against_exact_formulas_and_finite_differences():
     x = rng.uniform(0.2, 8, 20) * rng.choice([-1, 1], 20)
     z = x + 1j * rng.uniform(-3, 3, 20)
     h, a = x, rng.uniform(-3, 3, 20)
-    args1 = [rng.uniform(0.5, 6, 20), rng.uniform(0.5, 6, 20), rng.uniform(-30, 30, 20)]
+    args1 = [np.concatenate([rng.uniform(0.5, 6, 16), [1.5, 2.5, 0.7, 3.0]]),      # + the asymptotic range
+             np.concatenate([rng.uniform(0.5, 6, 16), [2.5, 1.2, 3.3, 4.0]]),
+             np.concatenate([rng.uniform(-30, 30, 16), [150.0, -150.0, 90.0, -200.0]])]
     args2 = [rng.uniform(-3, 3, 20), rng.uniform(-3, 3, 20), rng.uniform(0.5, 5, 20), rng.uniform(-0.9, 0.9, 20)]
     args2[3][0] = 0.95                  # the parameter derivatives' series are defined for |x| <= 0.9 only: NaN
     zb = rng.uniform(-10, 10, 6)

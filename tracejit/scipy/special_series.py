@@ -20,6 +20,7 @@ from ._args import real_args
 
 KUMMER_TERMS = 500          # of 1F1's series: enough up to x = 60 + 3 (|a| + |b|), where the asymptotic one starts
 KUMMER_ASYMPTOTIC_TERMS = 60
+KUMMER_POLYNOMIAL_DEGREE = 200  # M(-n, b, x) for x > 0 by the recurrence in n up to this degree
 GAUSS_TERMS = 300           # of 2F1's series at |x| <= 0.75 (0.75**300 is 3e-38, room for parameter growth)
 GAUSS_SPLIT = 0.75          # above, the 1 - x transformations, whose series in 1 - x <= 0.25 need few terms
 GAUSS_NEAR_ONE_TERMS = 200    # 0.25**200 is 1e-120: room for the growth of large parameters' terms
@@ -104,7 +105,24 @@ def _hyp1f1_parts(a, b, x):
     series = [v * tnp.exp(scale) for v in _kummer_series(a1, b, y_series)]
     far = _kummer_asymptotic(a1, b, y_far, tnp.where(negative, 0.0, y_far))     # exp(x) exp(|x|) = 1 for x < 0
     m, m1, m2 = [tnp.where(asymptotic, f, s) for f, s in zip(far, series)]
-    return m, tnp.where(negative, -m1, m1), tnp.where(negative, m1 + m2, m2)
+    return _kummer_polynomial(a, b, x, m), tnp.where(negative, -m1, m1), tnp.where(negative, m1 + m2, m2)
+
+
+def _kummer_polynomial(a, b, x, m):
+    """M(-n, b, x) for x > 0, b > 0 by the recurrence in a (DLMF 13.3.1, the Laguerre polynomials' recurrence, stable
+    upward in n): its series alternates and cancels (1e-10 at n = 10, x = 33); elsewhere m unchanged."""
+    n = -a
+    use = _non_positive_integer(a) & (n <= KUMMER_POLYNOMIAL_DEGREE) & (b > 0) & (x > 0)
+    bs, xs = tnp.where(use, b, 1.0), tnp.where(use, x, 0.0)
+
+    def step(k, carry):        # (M(-k), M(-k + 1)) -> (M(-k - 1), M(-k))
+        current, previous = carry
+        k = k.astype(np.float64)
+        following = ((2 * k + bs - xs) * current - k * previous) / (bs + k)
+        return tnp.where(k < n, following, current), tnp.where(k < n, current, previous)
+
+    value = lax.fori_loop(1, KUMMER_POLYNOMIAL_DEGREE, step, (1 - xs / bs, tnp.ones_like(xs)))[0]
+    return tnp.where(use & (n >= 1), value, m)
 
 
 def _non_positive_integer(v):
@@ -122,8 +140,11 @@ def _hyp1f1_special(a, b, x, m):
 
 @custom_jvp
 def hyp1f1(a, b, x):
-    """Kummer's confluent hypergeometric function 1F1(a; b; x) for real arguments (accurate to about 1e-13 for a
-    and b up to about 50 and any x; 1 at a = 0, exp(x) at a = b, inf at b = 0 as in JAX)."""
+    """Kummer's confluent hypergeometric function 1F1(a; b; x) for real arguments; 1 at a = 0, exp(x) at a = b, inf
+    at b = 0 as in JAX. Against SciPy and mpmath (measured): for 0 < a, b <= 50 and any x outside the region below,
+    within about 1e-13 (the rounding of exp(x) at x ~ 600); a = -n with x > 0 by the recurrence in n, 4e-12 worst
+    (near the polynomial's zeros). Where a > b > 0 and x < 0 the result is far smaller than the terms of every
+    series used here and digits cancel: 1e-12 at x = -6, 1e-5 at a = 26, b = 8, x = -51 (JAX: 1e76 off)."""
     (a, b, x), dtype = _float64(*real_args("hyp1f1", a, b, x))
     return _hyp1f1_special(a, b, x, _hyp1f1_parts(a, b, x)[0]).astype(dtype)
 
