@@ -37,6 +37,7 @@ jax.config.update("jax_enable_x64", True)
 import jax_oracle as jo
 import jax_specs
 import jax_specs_gaps
+import jax_specs_lax_more
 import jax_specs_top_level
 import oracle_process
 from jax_oracle import Case, Static
@@ -450,6 +451,7 @@ def _custom_vjp_program(M, custom_vjp, x):
 
 SPECS.update(jax_specs.SPECS)
 SPECS.update(jax_specs_gaps.SPECS)     # the functions that closed jax.numpy's gaps: data of their own
+SPECS.update(jax_specs_lax_more.SPECS)     # jax.lax's gather, scatters and helpers added late
 SPECS.update(jax_specs_top_level.SPECS)   # JAX's top-level helpers (compat.py, callback.py, derivative_tools.py)
 
 # ------------------------------------------------------------------------------------------- NOT_IN_JAX
@@ -525,6 +527,9 @@ UNORDERED = ("tracejit does not order complex numbers (its comparisons, max and 
              "JAX order them lexicographically")
 BFLOAT16_TIMES_FLOAT_IS_FLOAT32 = (np.ones(1, tnp.bfloat16) * 0.5).dtype == np.float32     # ml_dtypes < 0.7
 KNOWN = [
+    differs("lax.gather", "rows None | windows", "grad", "out-of-range windows in gather's default mode "
+            "(promise_in_bounds) are implementation-defined: JAX's CPU reads them clamped but its gradient drops "
+            "them; tracejit's gradient is that of the clamped read it computes"),
     # issue 18's NumPy functions: where tracejit keeps NumPy's behaviour
     differs("numpy.cov numpy.corrcoef", "(0,)", "jvp jvp2", "the covariance of no observations is 0 / 0: tracejit's "
             "derivative is NaN, as its value; JAX's 0"),
