@@ -80,6 +80,28 @@ def test_tridiagonal_solve_derivatives_as_jax():
         np.testing.assert_allclose(g, w, rtol=1e-10, atol=1e-12)
 
 
+def test_tridiagonal_solve_with_perturbed_pivots_as_jax():
+    # singular and nearly singular systems (shifted by an eigenvalue, as inverse iteration does), complex, float32
+    ones = np.ones(6)
+    shift = np.linalg.eigvalsh(np.diag(ones * 0.3) + np.diag(ones[1:], 1) + np.diag(ones[1:], -1))[2]
+    dls, ds, dus = (np.stack(x) for x in zip(diagonals(6), (ones, 0.3 - shift + 0 * ones, ones),
+                                              (ones, 0 * ones, ones), (0 * ones, 0 * ones, 0 * ones)))
+    b = R.normal(size=(4, 6, 2))
+    z = [x + 0.5j for x in diagonals(6)]
+    # (float32: a random system; a float32 solve of one singular to roundoff agrees with JAX's only in direction)
+    cases = [(dls, ds, dus, b), tuple(z) + (b[0] + 0j,), tuple(diagonals(6, dtype=np.float32)) + (b[1].astype(np.float32),)]
+
+    def solve(*a):
+        return tl.tridiagonal_solve(*a, perturb_singular=True)
+    want = jax.jit(lambda cases: [jax.lax.linalg.tridiagonal_solve(*c, perturb_singular=True) for c in cases])(cases)
+    for c, w in zip(cases, want):
+        for got in (solve(*c), tj.jit(solve)(*c)):
+            assert got.dtype == w.dtype and np.isfinite(got).all()
+            np.testing.assert_allclose(got, w, rtol=1e-10 if got.dtype != np.float32 else 1e-5)
+    np.testing.assert_allclose(tj.vmap(solve)(*cases[0]), want[0], rtol=1e-10)
+    np.testing.assert_allclose(solve(*cases[0])[0], tl.tridiagonal_solve(*(x[0] for x in cases[0])), rtol=1e-10)
+
+
 def test_tridiagonal_solve_errors():
     dl, d, du = diagonals(4)
     with pytest.raises(ShapeError, match="tridiagonal_solve"):
@@ -88,8 +110,6 @@ def test_tridiagonal_solve_errors():
         tl.tridiagonal_solve(dl, d, du, np.ones((5, 1)))
     with pytest.raises(TypeError, match="one dtype"):
         tl.tridiagonal_solve(dl.astype(np.float32), d, du, np.ones((4, 1)))
-    with pytest.raises(NotImplementedError, match="perturb_singular"):
-        tl.tridiagonal_solve(dl, d, du, np.ones((4, 1)), perturb_singular=True)
 
 
 @pytest.mark.parametrize("dtype", [np.float64, np.complex128, np.float32])
@@ -110,25 +130,37 @@ def test_tridiagonal_reduction_as_jax(dtype):
         tj.grad(lambda x: tnp.sum(tl.tridiagonal(x)[1]))(a[0])
 
 
-def test_eigh_tridiagonal_eigenvalues_as_jax_and_scipy():
+def test_eigh_tridiagonal_as_jax_and_scipy():
     d, e = R.normal(size=7), R.normal(size=6)
     want = sl.eigh_tridiagonal(d, e, eigvals_only=True)
-    got = tsl.eigh_tridiagonal(d, e, eigvals_only=True)
-    np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
-    np.testing.assert_array_equal(got, jax.scipy.linalg.eigh_tridiagonal(d, e, eigvals_only=True))
-    some = tj.jit(lambda d, e: tsl.eigh_tridiagonal(d, e, eigvals_only=True, select="i", select_range=(2, 4)))(d, e)
-    np.testing.assert_allclose(some, want[2:5], rtol=1e-12)
+    # JAX's eigenvectors come from inverse iteration from key(42)'s normal draws, which tracejit.random repeats
+    jax_w, jax_v = jax.jit(jax.scipy.linalg.eigh_tridiagonal)(d, e)
+    w, v = tsl.eigh_tridiagonal(d, e)
+    close = {"rtol": 1e-12, "atol": 1e-12}
+    np.testing.assert_array_equal(w, jax_w)
+    np.testing.assert_allclose(v, jax_v, **close)
+    np.testing.assert_allclose(w, want, **close)
+    t = np.diag(d) + np.diag(e, 1) + np.diag(e, -1)
+    np.testing.assert_allclose(t @ v, v * w, **close)
+    some = tj.jit(lambda d, e: tsl.eigh_tridiagonal(d, e, select="i", select_range=(2, 4)))(d, e)
+    np.testing.assert_allclose(some[0], want[2:5], **close)
+    np.testing.assert_allclose(np.abs(some[1]), np.abs(v[:, 2:5]), **close)     # other random starts: signs
     f32 = tsl.eigh_tridiagonal(d.astype(np.float32), e.astype(np.float32), eigvals_only=True)
     assert f32.dtype == np.float32
     np.testing.assert_allclose(f32, want, rtol=1e-5, atol=1e-5)
+    # complex: the vectors of a Hermitian matrix up to a phase each (roundoff sets the phase of a tiny pivot)
     z = e + 1j * R.normal(size=6)
-    np.testing.assert_allclose(tsl.eigh_tridiagonal(d.astype(complex), z, eigvals_only=True),
-                               sl.eigvalsh(np.diag(d) + np.diag(z, 1) + np.diag(np.conj(z), -1)), rtol=1e-12)
-    w, v = tsl.eigh_tridiagonal(d, e)
-    t = np.diag(d) + np.diag(e, 1) + np.diag(e, -1)
-    np.testing.assert_allclose(t @ v, v * w, atol=1e-12)
-    _, vs = sl.eigh_tridiagonal(d, e)     # JAX's (inverse iteration) agree up to signs too; their compile takes 3 s
-    np.testing.assert_allclose(np.abs(v), np.abs(vs), atol=1e-8)
+    t = np.diag(d) + np.diag(z, 1) + np.diag(np.conj(z), -1)
+    w, v = tsl.eigh_tridiagonal(d.astype(complex), z)
+    np.testing.assert_allclose(w, sl.eigvalsh(t), **close)
+    np.testing.assert_allclose(t @ v, v * w, **close)
+    np.testing.assert_allclose(np.conj(v).T @ v, np.eye(7), **close)
+    # a cluster of equal eigenvalues (two copies of one block): orthonormalized vectors
+    d2, e2 = np.tile([1.0, 2.0, 3.0], 2), np.array([0.5, 0.5, 0.0, 0.5, 0.5])
+    w, v = tsl.eigh_tridiagonal(d2, e2)
+    np.testing.assert_allclose(v.T @ v, np.eye(6), **close)
+    t = np.diag(d2) + np.diag(e2, 1) + np.diag(e2, -1)
+    np.testing.assert_allclose(t @ v, v * w, **close)
     with pytest.raises(NotImplementedError, match="select='v'"):
         tsl.eigh_tridiagonal(d, e, select="v", select_range=(0.0, 1.0))
     with pytest.raises(TypeError, match="same dtype"):

@@ -208,7 +208,9 @@ EXAMPLES = {
     "svd": [(lambda x: tnp.concatenate(lax.linalg.svd(x, full_matrices=False)[::2], axis=0), [f64(4, 3)]),
             (lambda x: lax.linalg.svd(x, compute_uv=False), [f64(3, 4)])],
     "tridiagonal_solve": [(lambda dl, d, du, b: lax.linalg.tridiagonal_solve(dl, d + 4.0, du, b),
-                           [f64(4), f64(4), f64(4), f64(4, 2)])],
+                           [f64(4), f64(4), f64(4), f64(4, 2)]),
+                          (lambda dl, d, du, b: lax.linalg.tridiagonal_solve(dl, d + 4.0, du, b, perturb_singular=True),
+                           [f64(5), f64(5), f64(5), f64(5, 1)])],
     # LAPACK's forms without a derivative (in JAX too; their jvp raises): applied to rounded matrices, whose tangent
     # is zero, so that the jvp test checks a zero derivative and the batching and lowering tests run
     "schur": [(lambda x: tnp.concatenate(lax.linalg.schur(tnp.round(x * 3)), axis=0), [f64(3, 3)])],

@@ -43,10 +43,8 @@ def tridiagonal(a, *, lower=True):
 def tridiagonal_solve(dl, d, du, b, *, perturb_singular=False):
     """x with a x = b for the tridiagonal a with subdiagonal dl (dl[..., 0] unused), diagonal d and superdiagonal du
     (du[..., -1] unused), each (..., m), and b (..., m, n): LAPACK's gtsv (partial pivoting); NaN where a is
-    singular. perturb_singular=True (JAX's perturbed pivots) is not implemented."""
-    if perturb_singular:
-        raise NotImplementedError("tridiagonal_solve: perturb_singular=True is not implemented")
-    return bind(tridiag.tridiagonal_solve_p, *map(asarray, (dl, d, du, b)))
+    singular. perturb_singular=True perturbs tiny pivots instead (a finite result, for inverse iteration), as JAX's."""
+    return bind(tridiag.tridiagonal_solve_p, *map(asarray, (dl, d, du, b)), perturb_singular=bool(perturb_singular))
 
 
 def symmetric_product(a_matrix, c_matrix, *, alpha=1.0, beta=0.0, symmetrize_output=False):
