@@ -304,13 +304,21 @@ def test_atan2_special_values(ty):
 
 
 @pytest.mark.parametrize("ty", ["float", "double"])
-def test_trig_beyond_accurate_range_stays_bounded(ty):
-    info = np.finfo(_DTYPE[ty])
-    x = np.array([2.0**44, -(2.0**60), 1e20, info.max, -info.max], _DTYPE[ty])
-    for name in ("sin", "cos"):
-        y = _apply(name, ty, x)
-        assert np.all(np.abs(y) <= 1), (name, y)
-    assert np.all(np.isfinite(_apply("tan", ty, x)))
+def test_trig_of_huge_arguments(ty):
+    """Beyond mathlib.TRIG_LIMIT the library's sin, cos and tan take the C library's (Payne-Hanek) value on those
+    lanes only: huge arguments match NumPy, and an ordinary argument gets the same bits beside huge ones."""
+    info, rng = np.finfo(_DTYPE[ty]), np.random.default_rng(5)
+    huge = np.concatenate([[2.0**44, -(2.0**60), 1e15, 1e20, float(info.max), -float(info.max)],
+                           _signed(rng, 13.5, 38 if ty == "float" else 300, 200)]).astype(_DTYPE[ty])
+    ordinary = rng.uniform(-10, 10, huge.size).astype(_DTYPE[ty])
+    mixed = np.where(np.arange(huge.size) % 3 == 0, huge, ordinary)
+    for name in ("sin", "cos", "tan"):
+        with np.errstate(invalid="ignore"):
+            want = _reference(name, huge.astype(np.float64)).astype(_DTYPE[ty])
+        _assert_matches(_apply(name, ty, huge), want, _RTOL[ty])
+        alone, beside = _apply(name, ty, ordinary), _apply(name, ty, mixed)
+        near = np.arange(huge.size) % 3 != 0
+        np.testing.assert_array_equal(beside[near], alone[near])
 
 
 class _TwoStepScaling:

@@ -3,10 +3,12 @@ names and definitions at every width, how a loop calls them, and the renaming of
 intrinsic calls to them. vecmath.py compiles the definitions once per process; llvm.py renames the calls
 after the pass pipeline.
 """
+import ctypes
+import ctypes.util
 import re
 
 from . import specmath
-from .mathlib import BINARY, F32_TRIG, F32_TRIG_LIMIT, define, kernel, vector_symbol
+from .mathlib import BINARY, F32_TRIG, F32_TRIG_LIMIT, TRIG_LIMIT, define, kernel, vector_symbol
 from .mathlib_body import Body
 from .mathlib_pow import pow_f32_fast
 
@@ -127,13 +129,56 @@ def library_function_ir(name: str, ty: str, lanes: int) -> str:
         far, y = pow_f32_fast(f, "%x", "%y")
         full = define(name, ty, lanes, "internal", "alwaysinline nounwind", suffix="_full")
         return full + _branch_on_far(name, ty, f, far, y, "_full", select=False)
-    if not (ty == "float" and name in F32_TRIG):
+    if name not in F32_TRIG:
         return define(name, ty, lanes, "", "nounwind")
+    wide = _trig_in_double(name, ty, lanes, "_wide" if ty == "float" else "")
+    if ty == "double":
+        return wide
     f = Body("float", lanes)
     y = kernel(name)(f, "%x", "float")
     far = f.cmp("ugt", f.abs("%x"), F32_TRIG_LIMIT)    # beyond the limit, infinite or NaN
-    wide = define(name, ty, lanes, "internal", "alwaysinline nounwind", suffix="_wide")
     return wide + _branch_on_far(name, ty, f, far, y, "_wide", select=True)
+
+
+def _trig_in_double(name, ty, lanes, defines):
+    """sin, cos or tan by mathlib's double algorithm (f32 arguments extended, the value rounded once), whose
+    lanes beyond TRIG_LIMIT (where its branch-free reduction ends) take the C library's double function,
+    which reduces any argument exactly (Payne-Hanek), in a branch that vectors of ordinary arguments skip."""
+    f = Body("double", lanes)
+    x = f.ext("%x", ty)
+    y = f.narrow(kernel(name)(f, x, ty), ty)
+    far = f.cmp("ugt", f.abs(x), TRIG_LIMIT)          # beyond the limit, infinite or NaN
+    return _libm_lanes(name, ty, lanes) + _branch_on_far(name, ty, f, far, y, "_huge", select=True, defines=defines)
+
+
+def libm_symbols():
+    """{symbol: address} of the C library's sin, cos and tan, which the trig functions call beyond TRIG_LIMIT."""
+    lib = ctypes.CDLL(ctypes.util.find_library("m"))
+    return {f"tj_libm_{n}": ctypes.cast(getattr(lib, n), ctypes.c_void_p).value for n in F32_TRIG}
+
+
+def _libm_lanes(name, ty, lanes):
+    """`<symbol>_huge`: the C library's double function on each lane, f32 lanes extended and rounded back."""
+    vty, callee = (ty if lanes == 1 else f"<{lanes} x {ty}>"), f"@tj_libm_{name}"
+    lines, vector = [], "poison"
+    for i in range(lanes):
+        x = "%x" if lanes == 1 else f"%x{i}"
+        lines += [] if lanes == 1 else [f"  %x{i} = extractelement {vty} %x, i32 {i}"]
+        if ty == "float":
+            lines.append(f"  %d{i} = fpext float {x} to double")
+            x = f"%d{i}"
+        lines.append(f"  %r{i} = call double {callee}(double {x})")
+        value = f"%r{i}"
+        if ty == "float":
+            lines.append(f"  %n{i} = fptrunc double %r{i} to float")
+            value = f"%n{i}"
+        if lanes > 1:
+            lines.append(f"  %v{i} = insertelement {vty} {vector}, {ty} {value}, i32 {i}")
+        vector = f"%v{i}" if lanes > 1 else value
+    body = "\n".join(lines)
+    return (f"declare double {callee}(double) nounwind\n"
+            f"define internal {vty} {vector_symbol(name, ty, lanes)}_huge({vty} %x) nounwind {{\n{body}\n"
+            f"  ret {vty} {vector}\n}}\n")
 
 
 def _lanewise(name, ty, lanes):
@@ -153,11 +198,11 @@ def _lanewise(name, ty, lanes):
             f"  ret {vty} {vector}\n}}\n")
 
 
-def _branch_on_far(name, ty, f, far, y, suffix, select):
+def _branch_on_far(name, ty, f, far, y, suffix, select, defines=""):
     """The function's definition from f's lines, which compute far and y, the function's value on the near
     lanes: the lines up to far's before a branch on whether any lane is far, the rest on the near path, which
     returns y; the far path returns the internal function `<symbol><suffix>`'s value (on the far lanes only if
-    select, else on all)."""
+    select, else on all). defines: a suffix that makes it the internal function `<symbol><defines>`."""
     symbol, vty = vector_symbol(name, ty, f.lanes), (ty if f.lanes == 1 else f"<{f.lanes} x {ty}>")
     args = ", ".join(f"{vty} %{p}" for p in ("x", "y")[:arity(name)])
     split = [line.split(" = ")[0].strip() for line in f.lines].index(far) + 1
@@ -165,6 +210,7 @@ def _branch_on_far(name, ty, f, far, y, suffix, select):
     anyfar = far if f.lanes == 1 else "%anyfar"
     reduce = "" if f.lanes == 1 else f"  %anyfar = call i1 @llvm.vector.reduce.or.v{f.lanes}i1({f.bty} {far})\n"
     result = f"  %r = select {f.bty} {far}, {vty} %w, {vty} {y}\n  ret {vty} %r" if select else f"  ret {vty} %w"
-    return (f"define {vty} {symbol}({args}) nounwind {{\n{entry}{reduce}  br i1 {anyfar}, label %far, "
+    linkage = "internal " if defines else ""
+    return (f"define {linkage}{vty} {symbol}{defines}({args}) nounwind {{\n{entry}{reduce}  br i1 {anyfar}, label %far, "
             f"label %near\nnear:\n{near}  ret {vty} {y}\nfar:\n  %w = call {vty} {symbol}{suffix}({args})\n"
             f"{result}\n}}\n")

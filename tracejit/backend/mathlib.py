@@ -94,10 +94,11 @@ tanh(+-large) = +-1, NaN propagates, signed zeros are kept where NumPy keeps the
 ``pow`` (pow(x, 0) = 1, pow(1, y) = 1, pow(negative, non-integer) = nan, pow(+-0, negative) = inf with
 the sign for odd y, ...).
 
-sin, cos and tan are accurate for |x| <= 2**43 (about 8.8e12) in both types. Beyond that the
-branch-free reduction can no longer keep |r| <= pi/4 (that needs Payne-Hanek; the f64 spacing there
-is already 2**-9), so such arguments are treated as +-0: sin = tan = +-0, cos = 1, finite and in
-[-1, 1]; +-inf gives nan.
+sin, cos and tan reduce branch-free for |x| <= TRIG_LIMIT = 2**43 (about 8.8e12) in both types. Beyond
+that |r| <= pi/4 needs Payne-Hanek: the library's functions (libcalls.py) give such lanes the C library's
+double sin, cos and tan in a branch that vectors of ordinary arguments skip; this module's own bodies treat
+them as +-0 (sin = tan = +-0, cos = 1) and are called only where a vector of huge arguments is not expected
+(inside the complex and special functions); +-inf gives nan.
 
 Do not put fast-math flags on these bodies: they rely on NaN compares, signed zeros and the exact
 order of the error-compensation steps. The functions are written with mathlib_body.Body.
@@ -158,7 +159,7 @@ _NAN = float("nan")
 
 _TWO_OVER_PI = float.fromhex("0x1.45f306dc9c883p-1")
 _THIRD = (float.fromhex("0x1.5555555555555p-2"), float.fromhex("0x1.5555555555555p-56"))
-_TRIG_LIMIT = 2.0**43
+TRIG_LIMIT = 2.0**43
 
 
 def _f32_parts(parts, n):
@@ -224,7 +225,7 @@ def _reduce_pio2(f, x):
     """(rh, rl, q): x = n*pi/2 + rh + rl with |rh| <= pi/4 (+2**-10), q = n mod 4 as an integer.
     n*P1 is exact in the fma, n*P2 is split exactly, so r keeps ~2**-105 absolute accuracy in double (f32:
     see _F32_PIO2)."""
-    limit, pio2 = (_TRIG_LIMIT, _PIO2) if f.ty == "double" else (F32_TRIG_LIMIT, _F32_PIO2)
+    limit, pio2 = (TRIG_LIMIT, _PIO2) if f.ty == "double" else (F32_TRIG_LIMIT, _F32_PIO2)
     x = f.sel(f.cmp("ogt", f.abs(x), limit), f.mul(x, 0.0), x)  # out of range: +-0, inf -> NaN
     k = f.fma(x, _TWO_OVER_PI, f.k.magic)
     n = f.sub(k, f.k.magic)

@@ -112,7 +112,8 @@ def _load(missing, shipped):
         codes = [ready[f] for f in missing]
         _objects.update(zip(missing, codes))
         names = [_symbol(f) for f in missing]
-        code = llvm.load_objects([o for c in codes for o in c.objects], names, {}, permanent=True)
+        code = llvm.load_objects([o for c in codes for o in c.objects], names, libcalls.libm_symbols(),
+                                 permanent=True)
         _codes.append(code)
         _addresses.update(zip(missing, map(code.addresses.__getitem__, names)))
     finally:
