@@ -195,3 +195,16 @@ def test_unmapped_python_scalars_pass_through_untraced():
     np.testing.assert_array_equal(tj.vmap(lambda x, k: x * k if k > 1 else x, in_axes=(0, None))(X, 3), X * 3)
     np.testing.assert_array_equal(tj.jit(tj.vmap(lambda x, k: x * k, in_axes=(0, None)))(X, 3), X * 3)
     np.testing.assert_array_equal(tj.vmap(lambda x, k: x * k, in_axes=(None, 0))(2.0, np.arange(3.0)), [0, 2, 4])
+
+
+@pytest.mark.parametrize("op", ["set", "add", "max", "min"])
+def test_scalar_update_at_one_element_of_a_batched_operand(op):
+    """x.at[i, j].op(v) selects one element: its scatter's updates are a scalar, which the batching rule took for
+    scatter_add's one-update-for-every-index form (a ShapeError for set, max and min)."""
+    jnp = pytest.importorskip("jax.numpy")
+    jax = pytest.importorskip("jax")
+    x, v = np.arange(18.0).reshape(2, 3, 3), np.array([5.0, -5.0])
+    for axes, args in (((0, None, 0), (x, 1, v)), ((0, None, None), (x, 1, 7.0)), ((0, 0, None), (x, np.array([0, 2]), 7.0))):
+        ours = tj.vmap(lambda x, i, v: getattr(tnp.asarray(x).at[i, 0], op)(v), in_axes=axes)(*args)
+        theirs = jax.vmap(lambda x, i, v: getattr(jnp.asarray(x).at[i, 0], op)(v), in_axes=axes)(*args)
+        np.testing.assert_array_equal(ours, theirs)

@@ -8,7 +8,7 @@
     tj.clear_caches()   drop compiled code held in memory
     tj.checkpoint (tj.remat), tj.checkpoint_policies, tj.ad_checkpoint   recompute instead of store (reverse mode)
     tj.debug.print, tj.debug.callback   see values while compiled code runs; tj.config.debug_nans finds NaNs
-    tj.scipy, tj.dtypes, tj.errors, tj.typing (tj.Array), tj.pure_callback, tj.custom_gradient, tj.disable_jit,
+    tj.scipy, tj.image, tj.dtypes, tj.errors, tj.typing (tj.Array), tj.pure_callback, tj.custom_gradient, tj.disable_jit,
     tj.flatten_util.ravel_pytree, tj.pmap (one device), tj.experimental.ode.odeint ...
                         JAX's other top-level names for one CPU process (compat.py, derivative_tools.py)
 
@@ -84,16 +84,16 @@ float0 = dtypes.float0
 
 
 def __getattr__(name):
-    """tj.scipy loads on first use (as `import jax` gives jax.scipy), which keeps it out of `import tracejit`'s
-    time (about 14 ms)."""
-    if name == "scipy":
+    """tj.scipy and tj.image load on first use (as `import jax` gives jax.scipy), which keeps them out of
+    `import tracejit`'s time (about 14 ms)."""
+    if name in ("scipy", "image"):
         import importlib
-        return importlib.import_module(".scipy", __name__)
+        return importlib.import_module(f".{name}", __name__)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def __dir__():
-    return sorted(set(globals()) | {"scipy"})
+    return sorted(set(globals()) | {"scipy", "image"})
 
 # The compiler loads with tracejit, as JAX's does, not on the first call (about 18 ms). Without llvmlite,
 # tracing and the interpreter work, and compiling raises the ImportError.

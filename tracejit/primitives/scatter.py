@@ -56,14 +56,14 @@ def _batch(name):
         (x, indices, updates), (xd, idd, ud) = args, dims
         scatter = getattr(ops, name)
         size = next(aval(v).shape[d] for v, d in zip(args, dims) if d is not None)
-        if ud is not None and aval(updates).ndim == 1:     # one update per example: spread over its indices
-            x_shape, i_shape = (tuple(s for k, s in enumerate(aval(v).shape) if k != d) for v, d in ((x, xd), (indices, idd)))
-            full = i_shape[:-1] + tuple(s for k, s in enumerate(x_shape) if k not in axes)
+        x_shape, i_shape = (tuple(s for k, s in enumerate(aval(v).shape) if k != d) for v, d in ((x, xd), (indices, idd)))
+        full = i_shape[:-1] + tuple(s for k, s in enumerate(x_shape) if k not in axes)    # an example's updates
+        if ud is not None and aval(updates).ndim == 1 and full:     # one update per example: spread over its indices
             updates, ud = ops.broadcast_in_dim(updates, shape=(size, *full), broadcast_dimensions=(0,)), 0
         at = 0 if xd is None else xd
         x = move_batch_axis(x, xd, at, size)
         moved = tuple(batched_axis(a, at) for a in axes)
-        if ud is None and aval(updates).ndim == 0:      # (one update for every index: scatter_add's simplify)
+        if ud is None and aval(updates).ndim == 0 and full:     # (one update for every index: scatter_add's simplify)
             indices = indices if idd is None else _with_batch_column(move_batch_axis(indices, idd, 0, size))
             return scatter(x, indices, updates, axes=moved if idd is None else (at,) + moved, mode=mode), at
         if idd is None:
