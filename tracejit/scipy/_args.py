@@ -1,10 +1,11 @@
-"""Argument handling shared by tracejit.scipy.special and tracejit.scipy.stats."""
+"""Argument handling shared by tracejit.scipy.special, .stats and .linalg."""
 import functools
 
 import numpy as np
 
 from ..core.avals import HALF_FLOATS, is_python_scalar, result_dtype
-from ..numpy._base import astype, aval, broadcast_operands, promote
+from ..core.errors import ShapeError
+from ..numpy._base import astype, aval, broadcast_operands, promote, promote_linalg
 
 
 def real_args(name, *args):
@@ -49,3 +50,13 @@ def located(name, standard, q, loc, scale):
     """standard(q) * scale + loc: a quantile function from the standard distribution's."""
     q, loc, scale = real_args(name, q, loc, scale)
     return standard(q) * scale + loc
+
+
+def square_matrices(name, *xs):
+    """The operands in LAPACK's dtype (promote_linalg), each checked to be a stack of square matrices."""
+    xs = promote_linalg(*xs, name=name)
+    for x in xs:
+        shape = aval(x).shape
+        if len(shape) < 2 or shape[-1] != shape[-2]:
+            raise ShapeError(f"{name}: needs square matrices of shape (..., n, n), got shape {shape}")
+    return xs

@@ -13,7 +13,7 @@ import numpy as np
 from .. import numpy as tnp
 from ..numpy._base import aval
 from ..tree_util import register_pytree_node
-from .signal import _inexact
+from .signal_spectral import promote_inexact
 
 __all__ = ["RegularGridInterpolator"]
 
@@ -53,7 +53,7 @@ class RegularGridInterpolator:
         values = tnp.asarray(values)
         if len(points) > aval(values).ndim:
             raise ValueError(f"there are {len(points)} point arrays, but values has {aval(values).ndim} dimensions")
-        (values,) = _inexact(values)
+        (values,) = promote_inexact(values)
         if fill_value is not None:
             fill_value = tnp.asarray(fill_value)
             if not np.can_cast(aval(fill_value).dtype, aval(values).dtype, casting="same_kind"):
@@ -123,7 +123,7 @@ class RegularGridInterpolator:
             if aval(g).dtype.kind in "biu" and aval(x).dtype.kind in "fc":
                 g = tnp.astype(g, aval(x).dtype)
             elif aval(x).dtype.kind in "biu":
-                x, g = _inexact(x, g)
+                x, g = promote_inexact(x, g)
             n = aval(g).shape[0]
             i = tnp.clip(tnp.searchsorted(g, x) - 1, 0, max(n - 2, 0))
             indices.append(i)

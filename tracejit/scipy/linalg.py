@@ -15,6 +15,7 @@ from ..numpy import linalg as tla
 from ..numpy._base import aval, broadcast_to_shape, promote, promote_linalg
 from ..primitives import linalg_factor as factor
 from ..primitives import linalg_solve as solves
+from ._args import square_matrices
 from .linalg_expm import expm, expm_frechet
 from .linalg_matrices import (
     circulant,
@@ -45,18 +46,10 @@ __all__ += ["eigh_tridiagonal", "expm_frechet", "funm", "hessenberg", "polar", "
             "solve_sylvester", "sqrtm"]
 
 
-def _square(name, a):
-    (a,) = promote_linalg(a, name=name)
-    shape = aval(a).shape
-    if len(shape) < 2 or shape[-1] != shape[-2]:
-        raise ShapeError(f"{name}: needs an array of shape (..., n, n), got shape {shape}")
-    return a
-
-
 def _with_rhs(name, a, b):
     """a (..., n, n) and b as (..., n, k) with their batch axes broadcast, and whether b was a vector (n,)."""
     a, b = promote_linalg(a, b, name=name)
-    a = _square(name, a)
+    (a,) = square_matrices(name, a)
     sa, sb = aval(a).shape, aval(b).shape
     vector = len(sb) == 1
     if vector:
@@ -92,7 +85,7 @@ def solve_triangular(a, b, trans=0, lower=False, unit_diagonal=False, overwrite_
 
 def cholesky(a, lower=False, overwrite_a=False, check_finite=True):
     """The Cholesky factor from one triangle of a (lower or upper, as `lower` says; the other is not read)."""
-    a = _square("cholesky", a)
+    (a,) = square_matrices("cholesky", a)
     if lower:
         return bind(factor.cholesky_p, a)
     return tla.matrix_transpose(bind(factor.cholesky_p, tla.matrix_transpose(a)))

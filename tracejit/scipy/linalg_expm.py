@@ -5,21 +5,12 @@ import numpy as np
 from .. import lax
 from .. import numpy as tnp
 from ..batching import vmap
-from ..core.errors import ShapeError
 from ..core.trace import bind
 from ..derivatives import jvp
 from ..numpy import linalg as tla
-from ..numpy._base import aval, promote, promote_linalg
+from ..numpy._base import aval, promote
 from ..primitives import linalg_solve as solves
-
-
-def _square(name, a):
-    (a,) = promote_linalg(a, name=name)
-    shape = aval(a).shape
-    if len(shape) < 2 or shape[-1] != shape[-2]:
-        raise ShapeError(f"{name}: needs an array of shape (..., n, n), got shape {shape}")
-    return a
-
+from ._args import square_matrices
 
 # ---------------------------------------------------------------------------------------------------- expm
 
@@ -61,7 +52,7 @@ def _pade(degree):
 def expm(A, *, upper_triangular=False, max_squarings=16):
     """exp(A) by scaling and squaring with Pade approximants (Higham 2005), as JAX's; NaN when A needs more than
     max_squarings squarings."""
-    A = _square("expm", A)
+    (A,) = square_matrices("expm", A)
     shape = aval(A).shape
     if len(shape) > 2:
         flat = tnp.reshape(A, (-1,) + shape[-2:])

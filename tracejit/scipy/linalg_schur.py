@@ -7,23 +7,14 @@ import numpy as np
 from .. import lax
 from .. import numpy as tnp
 from ..batching import vmap
-from ..core.errors import ShapeError
 from ..lax import linalg as lax_linalg
 from ..numpy import linalg as tla
-from ..numpy._base import aval, promote, promote_linalg
+from ..numpy._base import aval, promote
+from ._args import square_matrices
 
 
 def _complex_dtype(dtype):
     return np.result_type(dtype, np.complex64)
-
-
-def _square(name, *xs):
-    xs = promote_linalg(*xs, name=name)
-    for x in xs:
-        shape = aval(x).shape
-        if len(shape) < 2 or shape[-1] != shape[-2]:
-            raise ShapeError(f"{name}: needs square matrices (..., n, n), got shape {shape}")
-    return xs
 
 
 def _put(x, i, j, value):
@@ -46,7 +37,7 @@ def schur(a, output="real"):
     'complex' (a converted to complex first); LAPACK's gees, unsorted."""
     if output not in ("real", "complex"):
         raise ValueError(f"schur: output must be 'real' or 'complex', got {output!r}")
-    (a,) = _square("schur", a)
+    (a,) = square_matrices("schur", a)
     if output == "complex":
         a = a.astype(_complex_dtype(aval(a).dtype))
     return lax_linalg.schur(a)
@@ -134,7 +125,7 @@ def sqrtm(A, blocksize=1):
     Hammarling, as JAX's; blocksize > 1 (SciPy's blocked variant) is not implemented, as in JAX."""
     if blocksize > 1:
         raise NotImplementedError("sqrtm: the blocked version (blocksize > 1) is not implemented, as in JAX")
-    (a,) = _square("sqrtm", A)
+    (a,) = square_matrices("sqrtm", A)
     if aval(a).ndim != 2:
         raise ValueError(f"sqrtm: needs a matrix (n, n), got shape {aval(a).shape}")
     t, z = schur(a, output="complex")
@@ -193,7 +184,7 @@ def funm(A, func, disp=True):
 def hessenberg(a, *, calc_q=False, overwrite_a=False, check_finite=True):
     """H (and Q with calc_q) with a = Q H Q^H, H zero below its first subdiagonal: LAPACK's gehrd, and orgqr on its
     reflectors for Q, batched over leading axes."""
-    (a,) = _square("hessenberg", a)
+    (a,) = square_matrices("hessenberg", a)
     n = aval(a).shape[-1]
     if n == 0:
         return (tnp.zeros_like(a), tnp.zeros_like(a)) if calc_q else tnp.zeros_like(a)

@@ -6,33 +6,19 @@ to float64; with a float or complex operand, the inexact operands' dtype), metho
 convolve2d/correlate2d take only boundary='fill' with fillvalue=0. The crops of 'full', 'same' and 'valid' are
 SciPy's: the centred part of the full result, of in1's shape for 'same', and for 'valid' of the shape where the
 larger operand covers the smaller one (either may be the larger: they are swapped)."""
-import functools
 
 import numpy as np
 
 from .. import lax
 from .. import numpy as tnp
-from ..core.avals import is_inexact, normalize_axes, normalize_axis, promote_types
-from ..numpy._base import asarray, astype, aval
-from .signal_spectral import csd, istft, stft, welch
+from ..core.avals import normalize_axes, normalize_axis
+from ..numpy._base import asarray, aval
+from .signal_spectral import csd, detrend_last_axis, istft, promote_inexact, stft, welch
 
 __all__ = ["convolve", "convolve2d", "correlate", "correlate2d", "csd", "detrend", "fftconvolve", "istft", "stft",
            "welch"]
 
 _MODES = ("full", "same", "valid")
-
-
-def _inexact(*xs):
-    """The operands in one inexact dtype, as JAX's promote_dtypes_inexact (x64): not NumPy's, which would widen
-    int32 with float32 to float64."""
-    xs = [asarray(x) for x in xs]
-    dtypes = [aval(x).dtype for x in xs]
-    floats = [d for d in dtypes if is_inexact(d)]
-    if floats:
-        dtype = functools.reduce(promote_types, floats)
-    else:
-        dtype = np.dtype(np.float32 if functools.reduce(promote_types, dtypes).itemsize <= 4 else np.float64)
-    return [astype(x, dtype) for x in xs]
 
 
 def _crop(mode, shape1, shape2, round_up=False):
@@ -75,7 +61,7 @@ def _direct(in1, in2, mode, precision, round_up=False):
         raise ValueError(f"in1 and in2 must have the same number of dimensions, got shapes {shape1} and {shape2}")
     if 0 in shape1 or 0 in shape2:
         raise ValueError(f"zero-size arrays not supported in convolutions, got shapes {shape1} and {shape2}.")
-    in1, in2 = _inexact(in1, in2)
+    in1, in2 = promote_inexact(in1, in2)
     swap = _swapped(shape1, shape2, "One input must be smaller than the other in every dimension.")
     big, small = (in2, in1) if swap else (in1, in2)
     padding = [(k - 1 - start, k - 1 - (n1 + n2 - 1 - start - size))
@@ -128,7 +114,7 @@ def correlate2d(in1, in2, mode="full", boundary="fill", fillvalue=0, precision=N
 def fftconvolve(in1, in2, mode="full", axes=None):
     """The convolution of in1 and in2 (equal ranks) by FFT, over axes (default all); the other axes must match
     and are batch axes."""
-    in1, in2 = _inexact(in1, in2)
+    in1, in2 = promote_inexact(in1, in2)
     shape1, shape2 = aval(in1).shape, aval(in2).shape
     if len(shape1) != len(shape2):
         raise ValueError(f"in1 and in2 should have the same dimensionality, got shapes {shape1} and {shape2}")
@@ -154,19 +140,6 @@ def fftconvolve(in1, in2, mode="full", axes=None):
     return out[tuple(index)]
 
 
-def _linear_residual(y, axis):
-    """y less its least-squares line along axis: the mean plus the slope times the centred positions (a single
-    point is its own line)."""
-    n = aval(y).shape[axis]
-    shape = [1] * aval(y).ndim
-    shape[axis] = n
-    t = np.arange(n) - (n - 1) / 2
-    real = tnp.finfo(aval(y).dtype).dtype
-    weights = (t / (np.sum(t * t) or 1.0)).astype(real).reshape(shape)
-    t = t.astype(real).reshape(shape)
-    return y - tnp.mean(y, axis, keepdims=True) - t * tnp.sum(weights * y, axis, keepdims=True)
-
-
 def detrend(data, axis=-1, type="linear", bp=0, overwrite_data=None):
     """data less its mean ('constant') or its least-squares line ('linear'), along axis; bp: the breakpoints of a
     piecewise-linear trend, a line fitted to each piece."""
@@ -174,7 +147,7 @@ def detrend(data, axis=-1, type="linear", bp=0, overwrite_data=None):
         raise NotImplementedError("overwrite_data argument not implemented.")
     if type not in ("constant", "linear"):
         raise ValueError(f"Trend type must be 'linear' or 'constant', got {type!r}")
-    (data,) = _inexact(data)
+    (data,) = promote_inexact(data)
     if type == "constant":
         return data - tnp.mean(data, axis, keepdims=True)
     axis = normalize_axis(axis, aval(data).ndim, "detrend")
@@ -183,4 +156,5 @@ def detrend(data, axis=-1, type="linear", bp=0, overwrite_data=None):
     if bounds[0] < 0 or bounds[-1] > n:
         raise ValueError("Breakpoints must be non-negative and less than length of data along given axis.")
     pieces = tnp.split(data, [int(b) for b in bounds[1:-1]], axis)
-    return tnp.concatenate([_linear_residual(p, axis) for p in pieces], axis)
+    return tnp.concatenate([tnp.moveaxis(detrend_last_axis(tnp.moveaxis(p, axis, -1), "linear"), -1, axis)
+                            for p in pieces], axis)

@@ -124,7 +124,7 @@ _EXTEND = {
 }
 
 
-def _detrend_segments(d, type):
+def detrend_last_axis(d, type):
     """Each segment (the last axis) less its mean ('constant') or its least-squares line ('linear'), as
     jax.scipy.signal.detrend(d, axis=-1, type=type)."""
     if type not in ("constant", "linear"):
@@ -141,7 +141,7 @@ def _detrend_segments(d, type):
 
 def _detrend_function(detrend, axis):
     if isinstance(detrend, str):
-        return functools.partial(_detrend_segments, type=detrend)
+        return functools.partial(detrend_last_axis, type=detrend)
     if callable(detrend):
         # JAX's wrapping: the callable sees the segments with `axis` (already non-negative) moved last
         return lambda d: tnp.moveaxis(detrend(tnp.moveaxis(d, axis, -1)), -1, axis)

@@ -2,7 +2,7 @@
 differentiate in the observations and the code book)."""
 from ... import numpy as tnp
 from ...numpy._base import aval
-from ..signal import _inexact
+from ..signal_spectral import promote_inexact
 
 __all__ = ["vq"]
 
@@ -13,7 +13,7 @@ def vq(obs, code_book, check_finite=True):
     accepted and unused, as in JAX. The distances are the norms of the differences, not expanded as
     |a|^2 - 2 a.b + |b|^2, which would cancel digits for nearby points."""
     del check_finite
-    obs, code_book = _inexact(obs, code_book)
+    obs, code_book = promote_inexact(obs, code_book)
     if aval(obs).ndim != aval(code_book).ndim:
         raise ValueError("Observation and code_book should have the same rank")
     if aval(obs).ndim == 1:

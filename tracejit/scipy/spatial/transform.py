@@ -16,7 +16,7 @@ import numpy as np
 from ... import numpy as tnp
 from ... import random as trandom
 from ...numpy._base import aval
-from ..signal import _inexact
+from ..signal_spectral import promote_inexact
 
 __all__ = ["Rotation", "Slerp"]
 
@@ -181,7 +181,7 @@ def _float_array(x, name):
     x = tnp.asarray(x)
     if aval(x).dtype.kind == "c":
         raise TypeError(f"{name} must be real, got {aval(x).dtype}")
-    return _inexact(x)[0]
+    return promote_inexact(x)[0]
 
 
 def _check_last(x, name, size):
