@@ -620,10 +620,6 @@ KNOWN = [
             "igamma in a (no rule for igamma_grad_a); tracejit's is checked against mpmath in test_special.py"),
     differs("lax.zeta", "random | special | ties | nonfinite", "jvp grad jvp2 grad2", "JAX has no derivative rule "
             "for zeta; tracejit's (in x, to second order) is checked against mpmath in test_special.py"),
-    # tracejit's jit
-    differs("numpy.cos numpy.sin numpy.tan lax.cos lax.sin lax.tan", "nonfinite", "jit:value", "the backend's "
-            "vectorized sin/cos/tan reduce arguments up to 2**43 only (backend/mathlib.py): jitted, +-1e308 gives "
-            "0, 1, 0; eager tracejit, NumPy and JAX give the true values"),
     # dtypes and arguments
     differs(LAX_BINARY, "float32_python_scalar", "raises", "tracejit.lax gives a Python scalar the dtype of the array "
             "it meets (weak typing, as tracejit.numpy); JAX's lax requires equal dtypes"),
