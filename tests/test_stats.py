@@ -274,17 +274,17 @@ def test_16_bit_floats(dtype):
     where it crosses zero)."""
     dtype = np.dtype(getattr(ml_dtypes, dtype, dtype))
     eps = float(ml_dtypes.finfo(dtype).eps)
-    for dist, (inputs, params) in CASES.items():
-        for fname, arg in list(inputs.items())[:2]:      # (each function compiles twice: the first two of each)
-            ours, theirs = getattr(getattr(T, dist), fname), getattr(getattr(ss, dist), fname)
-            arg16 = arg.astype(dtype)
-            with np.errstate(all="ignore"):
-                want = theirs(arg16.astype(np.float64), *params)
-                eager, compiled = ours(arg16, *params), tj.jit(ours)(arg16, *params)
-            assert eager.dtype == compiled.dtype == dtype, f"{dist}.{fname}"
-            for got in (eager, compiled):
+    calls = [(f"{dist}.{fname}", getattr(getattr(T, dist), fname), getattr(getattr(ss, dist), fname),
+              arg.astype(dtype), params)
+             for dist, (inputs, params) in CASES.items() for fname, arg in list(inputs.items())[:2]]
+    with np.errstate(all="ignore"):     # (one program computes them all: compiling each took most of the time)
+        compiled = tj.jit(lambda args: [c[1](a, *c[4]) for c, a in zip(calls, args)])([c[3] for c in calls])
+        for (name, ours, theirs, arg16, params), jitted in zip(calls, compiled):
+            want, eager = theirs(arg16.astype(np.float64), *params), ours(arg16, *params)
+            assert eager.dtype == jitted.dtype == dtype, name
+            for got in (eager, jitted):
                 np.testing.assert_allclose(got.astype(np.float64), want, rtol=2 * eps, atol=1e-6, equal_nan=True,
-                                           err_msg=f"{dist}.{fname}")
+                                           err_msg=name)
     x16 = rng.normal(size=(4, 3)).astype(dtype)
     got = T.multivariate_normal.logpdf(x16, np.zeros(3, dtype), np.eye(3, dtype=dtype))
     assert got.dtype == dtype
