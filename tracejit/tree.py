@@ -11,6 +11,8 @@ from .core.pytree_keys import tree_broadcast as broadcast
 from .core.pytree_keys import tree_flatten_with_path as flatten_with_path
 from .core.pytree_keys import tree_leaves_with_path as leaves_with_path
 from .core.pytree_keys import tree_map_with_path as map_with_path
+from .core.pytree_registry import static
+from .core.pytree_registry import tree_reduce_associative as reduce_associative
 
 __all__ = ["all", "broadcast", "flatten", "flatten_with_path", "leaves", "leaves_with_path", "map", "map_with_path",
-           "reduce", "structure", "transpose", "unflatten"]
+           "reduce", "reduce_associative", "static", "structure", "transpose", "unflatten"]
