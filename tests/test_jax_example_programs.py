@@ -1,6 +1,9 @@
-"""Pieces of JAX's own example programs (jax-ml/jax examples/: control.py, hmm_em.py) run under tracejit with only
-their imports changed, checked against JAX (64-bit, as conftest sets it) under jit."""
+"""Pieces of JAX's own example programs (jax-ml/jax examples/: control.py, hmm_em.py,
+spmd_mnist_classifier_fromscratch.py) run under tracejit with only their imports changed, checked against JAX
+(64-bit, as conftest sets it) under jit."""
 import collections
+import functools
+import itertools
 
 import numpy as np
 import pytest
@@ -99,3 +102,47 @@ def test_hmm_em_step_against_jax():
     got = tj.jit(em(tnp, tj.lax, tlse, tj.grad))(params)
     for g, w in zip(got, want):
         np.testing.assert_allclose(g, w, rtol=1e-10)
+
+
+def _spmd_update(api, m, lax, logsumexp, step_size=0.001):
+    """spmd_mnist_classifier_fromscratch.py's data-parallel step: per-device gradients of a tanh MLP's
+    cross-entropy, summed over the pmapped 'batch' axis with lax.psum, an SGD update."""
+    def predict(params, inputs):
+        activations = inputs
+        for w, b in params[:-1]:
+            activations = m.tanh(m.dot(activations, w) + b)
+        logits = m.dot(activations, params[-1][0]) + params[-1][1]
+        return logits - logsumexp(logits, axis=1, keepdims=True)
+
+    def loss(params, batch):
+        inputs, targets = batch
+        return -m.mean(predict(params, inputs) * targets)
+
+    @functools.partial(api.pmap, axis_name="batch")
+    def spmd_update(params, batch):
+        grads = api.grad(loss)(params, batch)
+        grads = [(lax.psum(dw, "batch"), lax.psum(db, "batch")) for dw, db in grads]
+        return [(w - step_size * dw, b - step_size * db) for (w, b), (dw, db) in zip(params, grads)]
+
+    return spmd_update
+
+
+def test_spmd_mnist_step_with_pmap_against_jax():
+    """The batch reshaped to (device_count, per-device, ...) and the parameters replicated, as the example does."""
+    from jax.scipy.special import logsumexp
+
+    import tracejit.scipy.special as tss
+
+    rng = np.random.RandomState(0)
+    sizes = [12, 16, 16, 10]
+    params = [(0.1 * rng.randn(a, b), 0.1 * rng.randn(b)) for a, b in itertools.pairwise(sizes)]
+    images, labels = rng.randn(8, 12), np.eye(10)[rng.randint(0, 10, 8)]
+    assert tj.device_count() == jax.device_count() == 1
+    shape = (tj.device_count(), 8 // tj.device_count())
+    batch = (images.reshape(shape + (12,)), labels.reshape(shape + (10,)))
+    replicated = tj.tree_util.tree_map(lambda x: np.broadcast_to(x, (tj.device_count(),) + x.shape), params)
+    ours = _spmd_update(tj, tnp, tj.lax, tss.logsumexp)(replicated, batch)
+    theirs = _spmd_update(jax, jnp, jax.lax, logsumexp)(replicated, batch)
+    for (w, b), (jw, jb) in zip(ours, theirs):
+        np.testing.assert_allclose(w, jw, rtol=1e-12)
+        np.testing.assert_allclose(b, jb, rtol=1e-12)
