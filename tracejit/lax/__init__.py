@@ -81,6 +81,7 @@ from .gather_scatter import (
     scatter_mul,
     scatter_sub,
 )
+from .linear_solve import custom_linear_solve, custom_root
 from .windowed import (
     avg_pool,
     max_pool,
@@ -416,6 +417,7 @@ __all__ += ["ConvDimensionNumbers", "associative_scan", "avg_pool", "conv", "con
             "reduce_window_min", "reduce_window_shape_tuple", "reduce_window_sum", "sort", "sort_key_val", "top_k"]
 __all__ += ["GatherDimensionNumbers", "GatherScatterMode", "ScatterDimensionNumbers", "gather", "scatter",
             "scatter_add", "scatter_apply", "scatter_max", "scatter_min", "scatter_mul", "scatter_sub"]
+__all__ += ["custom_linear_solve", "custom_root"]
 __all__ += ["all_gather", "axis_index", "axis_size", "pmax", "pmean", "pmin", "psum"]
 __all__ += ["acos", "acosh", "asin", "asinh", "atan", "atan2", "atanh", "batch_matmul", "broadcast",
             "broadcast_to_rank", "cbrt", "collapse", "cosh", "exp2", "full", "full_like", "nextafter", "reciprocal", "reduce",

@@ -2,7 +2,7 @@
 
 A is a square matrix or a linear function; b and x0 are arrays or pytrees of arrays. Each solve is one while_loop
 with JAX's (SciPy's non-legacy) stopping rule, |r|^2 <= max(tol^2 |b|^2, atol^2), and default maxiter, 10 times
-the size of b. Derivatives are implicit, as JAX's custom_linear_solve gives them, not taken through the loop: for
+the size of b. Derivatives are implicit, by lax.custom_linear_solve (as JAX's), not taken through the loop: for
 x = A^-1 b and g = A^-T x_bar, b gets g, and the values A closes over (a traced matrix, or the traced values a
 function A closes over) get the cotangent of A(x) at -g, so a matrix gets -g x^T. x0 and the preconditioner M get
 none (as in JAX). Reverse mode only: jvp of a solve is refused, as for every custom_vjp function. Both solves must
@@ -13,10 +13,8 @@ import functools
 import numpy as np
 
 from ... import numpy as tnp
-from ...custom_derivatives import custom_vjp
-from ...derivative_tools import closure_convert, linear_transpose
-from ...derivatives import vjp
 from ...lax import while_loop
+from ...lax.linear_solve import custom_linear_solve
 from ...tree_util import tree_leaves, tree_map, tree_structure
 
 # --------------------------------------------------------------------------------------- pytree arithmetic
@@ -111,38 +109,6 @@ def _bicgstab_solve(A, M, b, x0, *, tol, atol, maxiter):
 
     return while_loop(cond, body, (x0, r0, r0, one, one, one, r0, r0, np.int32(0)))[0]
 
-# ------------------------------------------------------------------------------------- implicit derivative
-
-
-@functools.partial(custom_vjp, nondiff_argnums=(0, 1, 2, 3))
-def _linear_solve(matvec, precond, solve, symmetric, a_consts, m_consts, b, x0):
-    """solve(A, M, b, x0) with A and M given as closure-converted functions and their traced values, so that
-    the rule below can return cotangents for A's."""
-    return solve(_bound(matvec, a_consts), _bound(precond, m_consts), b, x0)
-
-
-def _linear_solve_fwd(matvec, precond, solve, symmetric, a_consts, m_consts, b, x0):
-    x = solve(_bound(matvec, a_consts), _bound(precond, m_consts), b, x0)
-    return x, (a_consts, m_consts, x0, x)
-
-
-def _linear_solve_bwd(matvec, precond, solve, symmetric, residuals, x_bar):
-    """g = A^-T x_bar, solved by the same method from the same x0 (as JAX's transpose_solve); b gets g and A's
-    closed-over values get the cotangent of A(x) at -g."""
-    a_consts, m_consts, x0, x = residuals
-    A = _bound(matvec, a_consts)
-    At = A if symmetric else (lambda v: linear_transpose(A, x)(v)[0])
-    g = solve(At, _bound(precond, m_consts), x_bar, x0)
-    a_cts = vjp(lambda *c: matvec(x, *c), *a_consts)[1](tree_map(tnp.negative, g)) if a_consts else ()
-    return list(a_cts), None, g, None
-
-
-_linear_solve.defvjp(_linear_solve_fwd, _linear_solve_bwd)
-
-
-def _bound(converted, consts):
-    return lambda v: converted(v, *consts)
-
 
 def _as_operator(A, what):
     """A function computing A v from a matrix (checked square) or a function, as JAX's normalisation."""
@@ -171,11 +137,12 @@ def _isolve(solve, A, b, x0, *, tol, atol, maxiter, M, symmetric):
     x0 = tree_map(lambda x, ref: tnp.asarray(x, ref.dtype), x0, b)
     if maxiter is None:
         maxiter = 10 * sum(int(np.prod(s)) for s in _shapes(b))   # SciPy's default
-    matvec, a_consts = closure_convert(_as_operator(A, "A"), b)
-    precond, m_consts = closure_convert(_as_operator(M, "M") if M is not None else (lambda v: v), b)
-    solve = functools.partial(solve, tol=tol, atol=atol, maxiter=maxiter)
+    precond = _as_operator(M, "M") if M is not None else (lambda v: v)
+
+    def isolve(matvec, rhs):      # also the transposed solve (matvec then A's transpose), from the same x0
+        return solve(matvec, precond, rhs, x0, tol=tol, atol=atol, maxiter=maxiter)
     symmetric = symmetric and not any(tnp.iscomplexobj(leaf) for leaf in tree_leaves(b))
-    return _linear_solve(matvec, precond, solve, symmetric, a_consts, m_consts, b, x0), None
+    return custom_linear_solve(_as_operator(A, "A"), b, isolve, transpose_solve=isolve, symmetric=symmetric), None
 
 
 def cg(A, b, x0=None, *, tol=1e-05, atol=0.0, maxiter=None, M=None):
