@@ -27,9 +27,14 @@ Each setting starts from an environment variable, read when tracejit is imported
     disable_jit      TRACEJIT_DISABLE_JIT=1      jitted functions run their Python function as it is, on the values
                                                 they are given (default off); set it with `with tj.disable_jit():`,
                                                 which also makes functions compiled before leave their fast path
+    numpy_dtype_promotion TRACEJIT_NUMPY_DTYPE_PROMOTION=strict  "standard" (NumPy 2's promotion) or "strict":
+                                                tracejit.numpy refuses implicit promotion between different dtypes
+                                                (tracejit.dtypes.TypePromotionError), as JAX's strict mode
 """
 import os
 import warnings
+
+from .core import promotion
 
 
 def _flag(name, default):
@@ -57,30 +62,38 @@ class Config:
         self.scan_checkpoint = os.environ.get("TRACEJIT_SCAN_CHECKPOINT") or None
         self.debug_nans = _flag("TRACEJIT_DEBUG_NANS", False)
         self.disable_jit = _flag("TRACEJIT_DISABLE_JIT", False)
+        promotion.set_mode(os.environ.get("TRACEJIT_NUMPY_DTYPE_PROMOTION", "standard"))
 
     def update(self, name, value):
         """Set a setting; JAX's names work too (`jax_debug_nans`, and `jax_enable_x64`, `jax_platforms` ...,
         which describe what tracejit always does: accepted, and a warning where the value asks for more)."""
-        if name.startswith("jax_") and name[4:] in vars(self):
+        if name.startswith("jax_") and (name[4:] in vars(self) or name == "jax_numpy_dtype_promotion"):
             name = name[4:]
         if name in _JAX_ONLY:
             if not _JAX_ONLY[name](value):
                 warnings.warn(f"tracejit.config: {name}={value!r} is not supported and changes nothing "
                               f"(tracejit {_JAX_MEANING[name]})", stacklevel=2)
             return
-        if name not in vars(self):
+        if name not in vars(self) and name != "numpy_dtype_promotion":
             raise AttributeError(f"tracejit.config has no setting {name!r}; settings: {', '.join(vars(self))}")
+        if name == "numpy_dtype_promotion":
+            promotion.set_mode(value)
+            return
         setattr(self, name, value)
 
+    numpy_dtype_promotion = property(lambda self: promotion.mode(), lambda self, value: promotion.set_mode(value),
+                                     doc="'standard' or 'strict' (tracejit.core.promotion holds it)")
+
     def __getattr__(self, name):      # (only for names that are not settings)
-        if name.startswith("jax_") and name[4:] in vars(self):
+        if name.startswith("jax_") and (name[4:] in vars(self) or name == "jax_numpy_dtype_promotion"):
             return getattr(self, name[4:])
         if name == "jax_enable_x64":
             return True
         raise AttributeError(f"tracejit.config has no setting {name!r}")
 
     def __repr__(self):
-        return "Config(" + ", ".join(f"{k}={v!r}" for k, v in vars(self).items()) + ")"
+        settings = {**vars(self), "numpy_dtype_promotion": self.numpy_dtype_promotion}
+        return "Config(" + ", ".join(f"{k}={v!r}" for k, v in settings.items()) + ")"
 
 
 # JAX's settings that describe what tracejit always does: name -> whether a value asks for nothing else

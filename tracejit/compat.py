@@ -158,6 +158,67 @@ class _Setting:
 debug_nans = _Setting("debug_nans")
 log_compiles = _Setting("log_compiles")
 
-__all__ = ["debug_nans", "device_get", "disable_jit", "ensure_compile_time_eval", "host_count", "host_id",
-           "log_compiles", "named_call", "named_scope", "print_environment_info", "process_count", "process_index",
-           "typeof"]
+_NO_VALUE = object()
+
+
+class _ValueSetting(_Setting):
+    """A setting that takes its value as an argument (jax.numpy_dtype_promotion): `with
+    tj.numpy_dtype_promotion("strict"):`; called without one, a TypeError, as JAX's."""
+
+    @contextlib.contextmanager
+    def __call__(self, new_val=_NO_VALUE):
+        if new_val is _NO_VALUE:
+            raise TypeError(f"Context manager for {self.name} config option requires an argument representing the "
+                            "new value for the config option.")
+        with super().__call__(new_val):
+            yield
+
+
+class _FixedSetting(_ValueSetting):
+    """A JAX setting that describes what tracejit always does (x64 types, matmuls in their dtype, NumPy's
+    broadcasting, one device): `with` accepts any value JAX accepts, and tracejit.config warns where the value
+    asks for something tracejit does not do; `.value` is what tracejit does. default_device remembers the
+    device it was given inside the block (there is one device, so it changes nothing)."""
+
+    def __init__(self, name, value, default_arg=_NO_VALUE, remember=False):
+        super().__init__(name)
+        self.fixed, self.default_arg, self.remember = value, default_arg, remember
+        self.current = value
+
+    @property
+    def value(self):
+        return self.current
+
+    @contextlib.contextmanager
+    def __call__(self, new_val=_NO_VALUE):
+        new_val = self.default_arg if new_val is _NO_VALUE else new_val
+        if new_val is _NO_VALUE:
+            raise TypeError(f"Context manager for {self.name} config option requires an argument representing the "
+                            "new value for the config option.")
+        config.update(f"jax_{self.name}", new_val)
+        saved = self.current
+        self.current = new_val if self.remember else self.fixed
+        try:
+            yield
+        finally:
+            self.current = saved
+
+
+numpy_dtype_promotion = _ValueSetting("numpy_dtype_promotion")
+enable_x64 = _FixedSetting("enable_x64", True, default_arg=True)
+default_matmul_precision = _FixedSetting("default_matmul_precision", None)
+numpy_rank_promotion = _FixedSetting("numpy_rank_promotion", "allow")
+default_device = _FixedSetting("default_device", None, remember=True)
+
+
+def effects_barrier():
+    """Waits until the effects of the calls made so far have run (jax.effects_barrier): returns at once, since a
+    tracejit call runs its effects (debug.print, debug.callback, io_callback) before it returns."""
+    return
+
+
+
+__all__ = ["debug_nans", "default_device", "default_matmul_precision", "device_get", "disable_jit",
+           "effects_barrier", "enable_x64", "ensure_compile_time_eval", "host_count", "host_id", "log_compiles",
+           "named_call", "named_scope", "numpy_dtype_promotion", "numpy_rank_promotion", "print_environment_info",
+           "process_count", "process_index", "typeof"]

@@ -4,12 +4,14 @@ spelling; bfloat16 is a floating type, and float0 is the dtype JAX gives the tan
 import ml_dtypes
 import numpy as np
 
+from .core.api_util import FLOAT0
 from .core.avals import canonical_dtype, dtype_kind
+from .core.promotion import TypePromotionError
 from .numpy.dtypes import finfo, iinfo, issubdtype, promote_types
 from .numpy.dtypes import result_type as _result_type
 
 bfloat16 = ml_dtypes.bfloat16
-float0 = np.dtype([("float0", np.void, 0)])     # JAX's: a zero-size structured dtype
+float0 = FLOAT0     # JAX's: a zero-size structured dtype
 
 
 def canonicalize_dtype(dtype, allow_extended_dtype=False):
@@ -37,5 +39,5 @@ def itemsize_bits(dtype):
     return 0 if np.dtype(dtype) == float0 else canonical_dtype(dtype).itemsize * 8
 
 
-__all__ = ["bfloat16", "canonicalize_dtype", "finfo", "float0", "iinfo", "issubdtype", "itemsize_bits",
+__all__ = ["TypePromotionError", "bfloat16", "canonicalize_dtype", "finfo", "float0", "iinfo", "issubdtype", "itemsize_bits",
            "promote_types", "result_type", "scalar_type_of"]

@@ -27,6 +27,7 @@ from ..core.pytree import LEAF, tree_map, tree_structure
 from ..core.trace import Tracer, bind, require_fit
 from ..primitives import elementwise as ew
 from ..primitives import shapes as sh
+from .dtypes import check_promotion
 
 ArrayLike = (Tracer, np.ndarray, np.generic, *PYTHON_SCALARS)
 
@@ -149,6 +150,7 @@ def promote(*xs, to_float=False):
     and bools in float64 (NumPy's true_divide and mean)."""
     xs = [asarray(x) for x in xs]
     avals = [aval(x) for x in xs]
+    check_promotion(avals)
     dtype, weak = result_dtype(*avals)
     strong = [a for a in avals if not a.weak_type]
     if to_float is True and strong and result_dtype(*strong)[0] == dtype:

@@ -6,6 +6,7 @@ import ml_dtypes
 import numpy as np
 
 from ..core import avals
+from ..core.promotion import TypePromotionError, check_promotion  # noqa: F401 - TypePromotionError: for tj.dtypes
 from ..core.trace import Tracer
 
 bool_, int8, int16, int32, int64 = np.bool_, np.int8, np.int16, np.int32, np.int64
@@ -33,11 +34,14 @@ def result_type(*args):
         raise ValueError("result_type: at least one array or dtype is required")
     operands = [avals.aval_of(x) if avals.is_python_scalar(x) else avals.ShapedArray((), _dtype_of(x))
                 for x in args]
+    check_promotion(operands)
     return avals.result_dtype(*operands)[0]
 
 
 def promote_types(type1, type2):
-    """NumPy's promote_types (bfloat16 promotes as float16 does; the two meet in float32)."""
+    """NumPy's promote_types (bfloat16 promotes as float16 does; the two meet in float32); in strict mode two
+    different dtypes are a TypePromotionError."""
+    check_promotion([avals.ShapedArray((), _dtype_of(type1)), avals.ShapedArray((), _dtype_of(type2))])
     return avals.promote_types(_dtype_of(type1), _dtype_of(type2))
 
 
