@@ -469,3 +469,25 @@ def test_jacobians_with_aux():
     assert aux == 2.0
     with pytest.raises(TypeError, match="must return a pair"):
         tj.jacfwd(lambda x: x, has_aux=True)(x)
+
+
+def test_allow_int_gives_integer_arguments_float0_gradients_as_jax():
+    """grad(..., allow_int=True): integer arguments (and integer leaves of a pytree) get zeros of dtype float0,
+    eagerly, through jit (float0 has no data: the compiled function returns none) and batched by vmap."""
+    jax = pytest.importorskip("jax")
+
+    def f(np_):
+        return lambda x, p: x * np_.sum(p["n"]) + np_.sum(p["w"] * x)
+
+    args = (np.float64(1.5), {"n": np.arange(3), "w": np.ones(2)})
+    want = jax.grad(f(jax.numpy), argnums=(0, 1), allow_int=True)(*args)
+    for grad_f in (tj.grad(f(tnp), argnums=(0, 1), allow_int=True),
+                   tj.jit(tj.grad(f(tnp), argnums=(0, 1), allow_int=True))):
+        got = grad_f(*args)
+        assert got[1]["n"].dtype == want[1]["n"].dtype == tj.dtypes.float0 and got[1]["n"].shape == (3,)
+        np.testing.assert_allclose(got[0], want[0])
+        np.testing.assert_allclose(got[1]["w"], want[1]["w"])
+    batched = tj.vmap(tj.grad(lambda x, i: x * i, argnums=(0, 1), allow_int=True))(np.ones(2), np.arange(2))
+    assert batched[1].dtype == tj.dtypes.float0 and batched[1].shape == (2,)
+    with pytest.raises(TypeError, match="argument 'i' has dtype int64"):
+        tj.grad(lambda x, i: x * i, argnums=(0, 1))(1.0, 2)

@@ -5,9 +5,9 @@ import functools
 
 import numpy as np
 
-from .core.api_util import flatten_args, leaf_aval, name_of, owned, trace_pytree
+from .core.api_util import FLOAT0, flatten_args, leaf_aval, name_of, owned, trace_pytree
 from .core.batching import named_axis
-from .core.pytree import leaf_names, tree_flatten, tree_unflatten, treedef_flatten_up_to
+from .core.pytree import leaf_names, tree_flatten, tree_map, tree_unflatten, treedef_flatten_up_to
 from .core.trace import eval_ir
 from .traceback_util import api_boundary
 from .transforms.vmap import vmap_ir
@@ -46,9 +46,19 @@ def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None, spmd_axis_n
         out_dims = [None if d is None else _normalize(d, a.ndim + 1, n, "out_axes")
                     for d, a, n in zip(out_dims, closed.out_avals, out_names)]
         batched_ir, _ = vmap_ir(closed, dims, size, out_dims, out_names, axis_name)
-        return tree_unflatten(out_tree, owned(eval_ir(batched_ir, *leaves)))
+        return _batched_float0(tree_unflatten(out_tree, owned(eval_ir(batched_ir, *leaves))), size, out_axes)
 
     return batched
+
+
+def _batched_float0(out, size, out_axes):
+    """Outputs of dtype float0 (integers' gradients: no data, so not in the batched IR) given the batch axis."""
+    def batched(x):
+        if getattr(x, "dtype", None) != FLOAT0:
+            return x
+        axis = out_axes if isinstance(out_axes, int) else 0
+        return np.zeros(x.shape[:axis % (x.ndim + 1)] + (size,) + x.shape[axis % (x.ndim + 1):], FLOAT0)
+    return tree_map(batched, out)
 
 
 def _passing_through(fun, in_axes, args):

@@ -15,6 +15,7 @@ import inspect
 
 import numpy as np
 
+from . import dtypes
 from . import numpy as tnp
 from .batching import vmap
 from .core.api_util import (
@@ -65,10 +66,11 @@ def _trace(fun, args, kwargs):
     return as_arrays(leaves), names, closed, out_tree
 
 
-def _differentiable(leaves, names, args, nums, what, holomorphic=False, forward=False):
+def _differentiable(leaves, names, args, nums, what, holomorphic=False, forward=False, allow_int=False):
     """`which` mask over the flat leaves for positional arguments `nums`, and the leaf range of each
     argument. JAX's rules, with the argument named: holomorphic needs complex inputs; otherwise reverse mode
-    takes float or complex ones, forward mode (jacfwd) float ones."""
+    takes float or complex ones, forward mode (jacfwd) float ones; allow_int lets integer and bool leaves
+    through, unmarked (their gradient is float0 zeros)."""
     slices, which = _arg_slices(args), [False] * len(leaves)
     for i in nums:
         for j in slices[i]:
@@ -80,6 +82,8 @@ def _differentiable(leaves, names, args, nums, what, holomorphic=False, forward=
                 raise TypeError(f"{what} requires real-valued inputs (float), but argument '{names[j]}' has dtype "
                                 f"{aval.dtype}. For holomorphic differentiation, pass holomorphic=True. For "
                                 "differentiation of non-holomorphic functions involving complex inputs, use jvp")
+            if not _is_inexact(aval) and allow_int and aval.dtype.kind in "biu":
+                continue
             if not _is_inexact(aval):
                 raise TypeError(f"{what} requires real- or complex-valued (float or complex) inputs, but argument "
                                 f"'{names[j]}' has dtype {aval.dtype} ({aval.str_short()}). Differentiate only with "
@@ -157,24 +161,30 @@ def _scalar_output(fun, what, holomorphic=False):
     return check
 
 
-def value_and_grad(fun, argnums=0, has_aux=False, holomorphic=False):
+def value_and_grad(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=False, reduce_axes=()):
     """A function returning (fun(*args), gradient of fun with respect to args[argnums]); with has_aux,
     fun returns (output, aux) and this returns ((output, aux), gradient), as in JAX. With holomorphic=True,
-    fun maps complex inputs to a complex output and the gradient is its complex derivative."""
+    fun maps complex inputs to a complex output and the gradient is its complex derivative. allow_int=True
+    accepts integer arguments, whose gradient is zeros of dtype float0 (as JAX's); reduce_axes must be ()."""
+    if reduce_axes:
+        raise NotImplementedError("grad: reduce_axes is not supported (JAX has deprecated it)")
 
     @api_boundary
     @functools.wraps(fun)
     def value_and_grad_f(*args, **kwargs):
         nums = _argnums(argnums, len(args), fun)
         leaves, names, in_tree = flatten_args(fun, args, kwargs)
-        which, slices = _differentiable(leaves, names, args, nums, "grad", holomorphic)  # inputs before output
+        which, slices = _differentiable(leaves, names, args, nums, "grad", holomorphic,  # inputs before output
+                                        allow_int=allow_int)
         box = {}
         flat = _flat_output(fun, has_aux, box, _scalar_output(fun, "grad", holomorphic))
         closed, _ = trace_pytree(flat, leaves, names, in_tree, fun_name=name_of(fun), known=True)
         outs, backward = _vjp_flat(closed, as_arrays(leaves), which)
         ones = np.ones((), closed.out_avals[0].dtype)
         cts = iter(owned(backward([ones], [True] + [False] * (len(outs) - 1))))
-        grads = [tree_unflatten(tree_flatten(args[i])[1], [next(cts) for _ in slices[i]]) for i in nums]
+        grads = [tree_unflatten(tree_flatten(args[i])[1], [next(cts) if which[j] else
+                                                           np.zeros(np.shape(leaves[j]), dtypes.float0)
+                                                           for j in slices[i]]) for i in nums]
         outs = owned(outs)
         value = (outs[0], tree_unflatten(box["aux_tree"], outs[1:])) if has_aux else outs[0]
         return value, grads[0] if isinstance(argnums, int) else tuple(grads)
@@ -182,10 +192,11 @@ def value_and_grad(fun, argnums=0, has_aux=False, holomorphic=False):
     return value_and_grad_f
 
 
-def grad(fun, argnums=0, has_aux=False, holomorphic=False):
+def grad(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=False, reduce_axes=()):
     """The gradient of a scalar function with respect to args[argnums] (same pytree structure); with
-    has_aux, returns (gradient, aux); holomorphic=True: the complex derivative of a holomorphic function."""
-    vg = value_and_grad(fun, argnums, has_aux, holomorphic)
+    has_aux, returns (gradient, aux); holomorphic=True: the complex derivative of a holomorphic function;
+    allow_int=True: integer arguments get float0 zeros."""
+    vg = value_and_grad(fun, argnums, has_aux, holomorphic, allow_int, reduce_axes)
 
     @api_boundary
     @functools.wraps(fun)

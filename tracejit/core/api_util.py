@@ -6,7 +6,7 @@ import inspect
 import numpy as np
 
 from .avals import PYTHON_SCALARS, SHORT_NAMES, ShapedArray, aval_of, index_arg, is_python_scalar
-from .pytree import leaf_names, tree_flatten, tree_unflatten
+from .pytree import leaf_names, register_pytree_node, tree_flatten, tree_unflatten
 from .trace import Tracer, trace_flat
 
 
@@ -128,7 +128,7 @@ def trace_pytree(fun, leaves, names, in_tree, avals=None, fun_name=None, fits=No
 
     def flat(*tracers):
         args, kwargs = tree_unflatten(in_tree, tracers)
-        out_leaves, out_tree = tree_flatten(fun(*args, **kwargs))
+        out_leaves, out_tree = tree_flatten(_float0_as_nodes(fun(*args, **kwargs)))
         out_tree_box.append(out_tree)
         for i, leaf in enumerate(out_leaves):
             if not isinstance(leaf, (Tracer, np.ndarray, np.generic, *PYTHON_SCALARS)):
@@ -139,6 +139,26 @@ def trace_pytree(fun, leaves, names, in_tree, avals=None, fun_name=None, fits=No
     avals = avals if avals is not None else [leaf_aval(x) for x in leaves]
     closed = trace_flat(flat, avals, names, fun_name or name_of(fun), fits, leaves if known else None)
     return closed, out_tree_box[0]
+
+
+class _Float0Zeros:
+    """An output of dtype float0 (grad(..., allow_int=True)'s gradient of an integer): it has no data, so it is a
+    pytree node without leaves whose unflattening makes the zeros again, outside the trace."""
+
+    def __init__(self, shape):
+        self.shape = shape
+
+
+register_pytree_node(_Float0Zeros, lambda z: ((), z.shape), lambda shape, _: np.zeros(shape, FLOAT0))
+FLOAT0 = np.dtype([("float0", np.void, 0)])     # JAX's dtype of integers' tangents: zero-size, structured
+
+
+def _float0_as_nodes(tree):
+    leaves, treedef = tree_flatten(tree)
+    if not any(getattr(x, "dtype", None) == FLOAT0 for x in leaves):
+        return tree
+    return tree_unflatten(treedef, [_Float0Zeros(x.shape) if getattr(x, "dtype", None) == FLOAT0 else x
+                                    for x in leaves])
 
 
 class ShapeDtypeStruct(ShapedArray):
