@@ -18,6 +18,7 @@ import contextlib
 
 from . import (
     ad_checkpoint,
+    custom_batching,
     debug,
     dtypes,
     eager,
