@@ -68,6 +68,24 @@ from .convolution import (
     padtype_to_pads,
 )
 from .cumulative import associative_scan, cumlogsumexp, cummax, cummin, cumprod, sort, sort_key_val, top_k
+from .extras import (
+    approx_max_k,
+    approx_min_k,
+    broadcast_like,
+    broadcast_shapes,
+    composite,
+    dtype,
+    empty,
+    index_take,
+    mulhi,
+    optimization_barrier,
+    platform_dependent,
+    reduce_precision,
+    stack,
+    tile,
+    unstack,
+    with_sharding_constraint,
+)
 from .gather_scatter import (
     GatherDimensionNumbers,
     GatherScatterMode,
@@ -418,6 +436,9 @@ __all__ += ["ConvDimensionNumbers", "associative_scan", "avg_pool", "conv", "con
 __all__ += ["GatherDimensionNumbers", "GatherScatterMode", "ScatterDimensionNumbers", "gather", "scatter",
             "scatter_add", "scatter_apply", "scatter_max", "scatter_min", "scatter_mul", "scatter_sub"]
 __all__ += ["custom_linear_solve", "custom_root"]
+__all__ += ["approx_max_k", "approx_min_k", "broadcast_like", "broadcast_shapes", "composite", "dtype", "empty",
+            "index_take", "mulhi", "optimization_barrier", "platform_dependent", "reduce_precision", "stack", "tile",
+            "unstack", "with_sharding_constraint"]
 __all__ += ["all_gather", "axis_index", "axis_size", "pmax", "pmean", "pmin", "psum"]
 __all__ += ["acos", "acosh", "asin", "asinh", "atan", "atan2", "atanh", "batch_matmul", "broadcast",
             "broadcast_to_rank", "cbrt", "collapse", "cosh", "exp2", "full", "full_like", "nextafter", "reciprocal", "reduce",
