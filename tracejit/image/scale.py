@@ -16,7 +16,7 @@ import numpy as np
 from .. import lax
 from .. import numpy as tnp
 from ..core.trace import Tracer, eager
-from ..numpy._base import aval
+from ..numpy._base import aval, inexact_dtype, promote_inexact
 
 __all__ = ["ResizeMethod", "resize", "scale_and_translate"]
 
@@ -138,24 +138,6 @@ def _method(method):
     return method
 
 
-def _inexact_dtype(dtype):
-    """The float a dtype computes in, as JAX's promote_dtypes_inexact (x64): itself if inexact, else float32 for
-    bool and integers up to 32 bits, float64 for 64-bit integers (not NumPy's smallest float that holds them)."""
-    if dtype.kind in "fcV":
-        return dtype
-    return np.dtype(np.float32 if dtype.itemsize <= 4 else np.float64)
-
-
-def _inexact(x):
-    x = tnp.asarray(x)
-    return tnp.astype(x, _inexact_dtype(aval(x).dtype))
-
-
-def _inexact_numpy(x):
-    x = np.asarray(x)
-    return x.astype(_inexact_dtype(x.dtype))
-
-
 def _resample(image, shape, spatial_dims, scales, translations, method, antialias, precision, dtype):
     """image contracted with one weight matrix per spatial dimension (each dimension in turn)."""
     if method == ResizeMethod.CUBIC_PYTORCH and antialias:
@@ -179,7 +161,7 @@ def scale_and_translate(image, shape, spatial_dims, scale, translation, method, 
     pixels; output pixels mapping outside the input are zero), as jax.image.scale_and_translate. scale and
     translation are arrays of length len(spatial_dims) and may be traced (the result is differentiable in them);
     'nearest' is refused, as in JAX."""
-    image = _inexact(image)
+    (image,) = promote_inexact(image)
     shape = _check_shape(shape, image)
     method = _method(method)
     if method == ResizeMethod.NEAREST:
@@ -192,7 +174,7 @@ def scale_and_translate(image, shape, spatial_dims, scale, translation, method, 
             raise ValueError(f"spatial_dims: axis {d} is out of bounds for an image of {ndim} dimensions")
         dims.append(d % ndim)
     # concrete scale and translation stay NumPy arrays, so that the weight matrices are constants of a trace
-    scale, translation = [_inexact(v) if isinstance(v, Tracer) else _inexact_numpy(v) for v in (scale, translation)]
+    scale, translation = [promote_inexact(v)[0] if isinstance(v, Tracer) else np.asarray(v).astype(inexact_dtype(np.asarray(v).dtype)) for v in (scale, translation)]
     for name, value in (("scale", scale), ("translation", translation)):
         if aval(value).shape != (len(dims),):
             raise ValueError(f"{name} must have shape ({len(dims)},), one entry per spatial dimension; got "
@@ -227,7 +209,7 @@ def resize(image, shape, method, antialias=True, precision=lax.Precision.HIGHEST
     method = _method(method)
     if method == ResizeMethod.NEAREST:
         return _resize_nearest(image, shape)
-    image = _inexact(image)
+    (image,) = promote_inexact(image)
     in_shape = aval(image).shape
     dims = [d for d in range(len(shape)) if in_shape[d] != shape[d]]
     scales = [1.0 if shape[d] == 0 else shape[d] / in_shape[d] if in_shape[d] else np.inf for d in dims]

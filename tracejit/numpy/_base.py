@@ -1,4 +1,5 @@
 """Conversion, promotion and broadcasting: how NumPy's implicit rules become explicit IR."""
+import functools
 import warnings
 
 import numpy as np
@@ -18,6 +19,7 @@ from ..core.avals import (
     is_inexact,
     is_python_scalar,
     normalize_axis,
+    promote_types,
     result_dtype,
     shape_arg,
     smallest_float,
@@ -184,6 +186,24 @@ def promote_linalg(*xs, name):
         raise TypeError(f"{name}: {dtype} matrices are not supported (LAPACK has no 16-bit floats; NumPy refuses "
                         "float16 too): convert them to float32")
     return xs
+
+
+def inexact_dtype(*dtypes):
+    """The dtype JAX's promote_dtypes_inexact (x64) computes dtypes in: their promoted inexact ones if any, else
+    float32 for bools and integers of up to 32 bits and float64 for wider ones (NumPy would take float64 for int32,
+    and widen int32 with float32 to float64)."""
+    dtypes = [np.dtype(d) for d in dtypes]
+    floats = [d for d in dtypes if is_inexact(d)]
+    if floats:
+        return functools.reduce(promote_types, floats)
+    return np.dtype(np.float32 if functools.reduce(promote_types, dtypes).itemsize <= 4 else np.float64)
+
+
+def promote_inexact(*xs):
+    """The operands in one inexact dtype, as JAX's promote_dtypes_inexact (see inexact_dtype)."""
+    xs = [asarray(x) for x in xs]
+    dtype = inexact_dtype(*[aval(x).dtype for x in xs])
+    return [astype(x, dtype) for x in xs]
 
 
 def broadcast_to_shape(x, shape):

@@ -11,9 +11,8 @@ import itertools
 import numpy as np
 
 from .. import numpy as tnp
-from ..numpy._base import aval
+from ..numpy._base import aval, promote_inexact
 from ..tree_util import register_pytree_node
-from .signal_spectral import promote_inexact
 
 __all__ = ["RegularGridInterpolator"]
 

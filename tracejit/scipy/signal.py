@@ -12,8 +12,8 @@ import numpy as np
 from .. import lax
 from .. import numpy as tnp
 from ..core.avals import normalize_axes, normalize_axis
-from ..numpy._base import asarray, aval
-from .signal_spectral import csd, detrend_last_axis, istft, promote_inexact, stft, welch
+from ..numpy._base import asarray, aval, promote_inexact
+from .signal_spectral import csd, detrend_last_axis, istft, stft, welch
 
 __all__ = ["convolve", "convolve2d", "correlate", "correlate2d", "csd", "detrend", "fftconvolve", "istft", "stft",
            "welch"]

@@ -14,25 +14,12 @@ import warnings
 import numpy as np
 
 from .. import numpy as tnp
-from ..core.avals import index_arg, is_inexact, normalize_axis, promote_types
-from ..numpy._base import asarray, astype, aval
+from ..core.avals import index_arg, normalize_axis
+from ..numpy._base import asarray, astype, aval, promote_inexact
 
 __all__ = ["csd", "istft", "stft", "welch"]
 
 _BOUNDARIES = ("even", "odd", "constant", "zeros", None)
-
-
-def promote_inexact(*xs):
-    """The operands in one inexact dtype, as JAX's promote_dtypes_inexact with 64-bit types (as
-    tracejit.scipy.signal's convolutions: integers and bools of up to 32 bits to float32, wider ones to float64)."""
-    xs = [asarray(x) for x in xs]
-    dtypes = [aval(x).dtype for x in xs]
-    floats = [d for d in dtypes if is_inexact(d)]
-    if floats:
-        dtype = functools.reduce(promote_types, floats)
-    else:
-        dtype = np.dtype(np.float32 if functools.reduce(promote_types, dtypes).itemsize <= 4 else np.float64)
-    return [astype(x, dtype) for x in xs]
 
 
 def _complex_dtype(dtype):

@@ -1,8 +1,7 @@
 """tracejit.scipy.cluster.vq: jax.scipy.cluster.vq.vq on tracejit.numpy (traces, batches, and the distances
 differentiate in the observations and the code book)."""
 from ... import numpy as tnp
-from ...numpy._base import aval
-from ..signal_spectral import promote_inexact
+from ...numpy._base import aval, promote_inexact
 
 __all__ = ["vq"]
 

@@ -15,8 +15,7 @@ import numpy as np
 
 from ... import numpy as tnp
 from ... import random as trandom
-from ...numpy._base import aval
-from ..signal_spectral import promote_inexact
+from ...numpy._base import aval, promote_inexact
 
 __all__ = ["Rotation", "Slerp"]
 

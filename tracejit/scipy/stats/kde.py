@@ -15,10 +15,9 @@ import numpy as np
 
 from ... import numpy as tnp
 from ... import random
-from ...numpy._base import asarray, aval
+from ...numpy._base import asarray, aval, promote_inexact
 from ...tree_util import register_pytree_node_class
 from .. import linalg, special
-from ..signal_spectral import promote_inexact
 
 __all__ = ["gaussian_kde"]
 
