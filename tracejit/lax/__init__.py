@@ -35,7 +35,20 @@ from ..primitives import shapes as sh
 from ..primitives import special as sp
 from ..primitives.fft import FftType
 from . import linalg
-from .collectives import all_gather, axis_index, axis_size, pmax, pmean, pmin, psum
+from .collectives import (
+    all_gather,
+    all_to_all,
+    axis_index,
+    axis_size,
+    pmax,
+    pmean,
+    pmin,
+    ppermute,
+    pshuffle,
+    psum,
+    psum_scatter,
+    pswapaxes,
+)
 from .composites import (
     batch_matmul,
     broadcast,
@@ -439,7 +452,8 @@ __all__ += ["custom_linear_solve", "custom_root"]
 __all__ += ["approx_max_k", "approx_min_k", "broadcast_like", "broadcast_shapes", "composite", "dtype", "empty",
             "index_take", "mulhi", "optimization_barrier", "platform_dependent", "reduce_precision", "stack", "tile",
             "unstack", "with_sharding_constraint"]
-__all__ += ["all_gather", "axis_index", "axis_size", "pmax", "pmean", "pmin", "psum"]
+__all__ += ["all_gather", "all_to_all", "axis_index", "axis_size", "pmax", "pmean", "pmin", "ppermute", "pshuffle", "psum",
+            "psum_scatter", "pswapaxes"]
 __all__ += ["acos", "acosh", "asin", "asinh", "atan", "atan2", "atanh", "batch_matmul", "broadcast",
             "broadcast_to_rank", "cbrt", "collapse", "cosh", "exp2", "full", "full_like", "nextafter", "reciprocal", "reduce",
             "reduce_and", "reduce_or", "reduce_xor", "sinh", "split", "square"]
