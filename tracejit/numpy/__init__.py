@@ -110,6 +110,7 @@ from .editing import (
     trim_zeros,
 )
 from .einsum_ops import einsum
+from .einsum_path import einsum_path
 from .elementwise_extra import divmod, fabs, float_power, fmod, modf, pow, sinc
 from .float_bits import copysign, frexp, ldexp, nextafter, signbit, spacing
 from .functional import (
@@ -127,6 +128,19 @@ from .functional import (
     vectorize,
 )
 from .histograms import bincount, digitize, histogram, histogram2d, histogram_bin_edges, histogramdd
+from .host_io import (
+    array_repr,
+    array_str,
+    frombuffer,
+    fromiter,
+    fromstring,
+    get_printoptions,
+    load,
+    printoptions,
+    save,
+    savez,
+    set_printoptions,
+)
 from .index_tricks import (
     c_,
     diag_indices,
@@ -158,6 +172,7 @@ from .polynomials import (
     roots,
     vander,
 )
+from .pyfunc_place import euler_gamma, frompyfunc, mask_indices, place
 from .quantiles import nanmedian, nanpercentile, nanquantile, percentile, quantile
 from .rearranging import append, dsplit, hsplit, rollaxis, rot90, row_stack, vsplit
 from .reductions import all, amax, amin, any, argmax, argmin, cumsum, max, mean, min, prod, std, sum, var
