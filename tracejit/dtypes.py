@@ -7,7 +7,7 @@ import numpy as np
 from .core.api_util import FLOAT0
 from .core.avals import canonical_dtype, dtype_kind
 from .core.promotion import TypePromotionError
-from .numpy.dtypes import finfo, iinfo, issubdtype, promote_types
+from .numpy.dtypes import extended, finfo, iinfo, issubdtype, prng_key, promote_types
 from .numpy.dtypes import result_type as _result_type
 
 bfloat16 = ml_dtypes.bfloat16
@@ -39,5 +39,5 @@ def itemsize_bits(dtype):
     return 0 if np.dtype(dtype) == float0 else canonical_dtype(dtype).itemsize * 8
 
 
-__all__ = ["TypePromotionError", "bfloat16", "canonicalize_dtype", "finfo", "float0", "iinfo", "issubdtype", "itemsize_bits",
-           "promote_types", "result_type", "scalar_type_of"]
+__all__ = ["TypePromotionError", "bfloat16", "canonicalize_dtype", "extended", "finfo", "float0", "iinfo", "issubdtype",
+           "itemsize_bits", "prng_key", "promote_types", "result_type", "scalar_type_of"]

@@ -5,6 +5,7 @@ tracejit.random, so that a key gives JAX's values (dtype defaults to float64, JA
     w = init(random.PRNGKey(0), (784, 512), np.float32)
 """
 import math
+import typing
 
 import numpy as np
 
@@ -14,6 +15,15 @@ from ..core.avals import float64, is_float
 
 # The standard deviations of a standard normal truncated to (-2, 2), which truncated_normal draws divide by.
 _TRUNCATED_STDDEV = 0.87962566103423978
+
+
+class Initializer(typing.Protocol):
+    """What the initializers of this module return (jax.nn.initializers.Initializer, a typing Protocol): a
+    function init(key, shape, dtype=None) -> array."""
+
+    def __call__(self, key, shape, dtype=None):
+        """Draws an array of shape and dtype (float64 by default) from key."""
+        raise NotImplementedError
 
 
 def _dtype(dtype):

@@ -20,6 +20,15 @@ dtype = np.dtype
 _FLOAT_ANCESTORS = (np.floating, np.inexact, np.number, np.generic)
 
 
+class extended(np.generic):
+    """The abstract scalar type of dtypes that are not NumPy's (jax.dtypes.extended): tracejit's one such dtype is
+    that of typed PRNG keys, so `issubdtype(keys.dtype, extended)` tells keys from arrays, as in JAX."""
+
+
+class prng_key(extended):
+    """The abstract scalar type of typed PRNG keys' dtype (jax.dtypes.prng_key), under extended."""
+
+
 def _dtype_of(x):
     """The dtype of an array, a tracer, a scalar type or any dtype spelling (a TypeError naming it if none)."""
     if isinstance(x, (Tracer, np.ndarray, np.generic)):
@@ -74,7 +83,14 @@ def _is_bfloat16(x):
 
 
 def issubdtype(arg1, arg2):
-    """np.issubdtype, with bfloat16 under floating, inexact and number (as in JAX)."""
+    """np.issubdtype, with bfloat16 under floating, inexact and number (as in JAX), and the dtype of typed keys
+    (its `type` is prng_key) under prng_key, extended and generic only."""
+    kind1, kind2 = getattr(arg1, "type", None), getattr(arg2, "type", None)
+    if isinstance(kind1, type) and issubclass(kind1, extended) and not isinstance(arg1, np.dtype):
+        target = kind2 if isinstance(kind2, type) and issubclass(kind2, extended) else arg2
+        return isinstance(target, type) and issubclass(kind1, target)
+    if isinstance(kind2, type) and issubclass(kind2, extended) and not isinstance(arg2, np.dtype):
+        return False
     if _is_bfloat16(arg1):
         return arg2 in _FLOAT_ANCESTORS or _is_bfloat16(arg2)
     return bool(np.issubdtype(arg1, arg2))

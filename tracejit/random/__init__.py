@@ -44,11 +44,11 @@ from .discrete import (
     randint,
 )
 from .gamma import ball, beta, chisquare, dirichlet, f, gamma, generalized_normal, loggamma, t
-from .keys import KeyArray, PRNGKey, bits, clone, fold_in, key, key_data, key_impl, split, wrap_key_data
+from .keys import KeyArray, PRNGKey, bits, clone, fold_in, key, key_data, key_dtype, key_impl, split, wrap_key_data
 
 __all__ = ["KeyArray", "PRNGKey", "ball", "bernoulli", "beta", "binomial", "bits", "categorical", "cauchy",
            "chisquare", "choice", "clone", "dirichlet", "double_sided_maxwell", "exponential", "f", "fold_in", "gamma",
-           "generalized_normal", "geometric", "gumbel", "key", "key_data", "key_impl", "laplace", "loggamma",
+           "generalized_normal", "geometric", "gumbel", "key", "key_data", "key_dtype", "key_impl", "laplace", "loggamma",
            "logistic", "lognormal", "maxwell", "multinomial", "multivariate_normal", "normal", "orthogonal", "pareto",
            "permutation", "poisson", "rademacher", "randint", "rayleigh", "split", "t", "triangular",
            "truncated_normal", "uniform", "wald", "weibull_min", "wrap_key_data"]

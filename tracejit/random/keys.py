@@ -24,6 +24,7 @@ from ..api import jit
 from ..core.avals import uint32, uint64
 from ..core.pytree import register_pytree_node, tree_leaves
 from ..core.trace import COSTLY_SIZE, Tracer, bind
+from ..numpy.dtypes import prng_key
 from ..primitives.threefry import threefry2x32_p
 
 IMPL = "threefry2x32"
@@ -57,6 +58,7 @@ class KeyDType:
     """The dtype of typed keys, printed as JAX prints it (key<fry>)."""
 
     name = "key<fry>"
+    type = prng_key      # its abstract scalar type, as JAX's key dtypes: issubdtype(keys.dtype, dtypes.prng_key)
 
     def __repr__(self):
         return self.name
@@ -234,6 +236,13 @@ def wrap_key_data(key_bits_array, *, impl=None):
     data = tnp.asarray(key_bits_array)
     check_data("wrap_key_data", data)
     return KeyArray(data)
+
+
+def key_dtype(impl_spec=None):
+    """The dtype of typed keys of a PRNG implementation (jax.random.key_dtype): key<fry>, threefry2x32's, the
+    only one tracejit has."""
+    _check_impl(impl_spec)
+    return KeyArray.dtype
 
 
 def key_impl(keys):
