@@ -244,7 +244,8 @@ def with_sharding_constraint(x, shardings):
 
 def composite(decomposition, name, version=0):
     """decomposition itself, as jax.lax.composite(decomposition, name, version): the name only labels the
-    operation for XLA's backends, and tracejit always runs the decomposition."""
+    operation for XLA's backends, and tracejit always runs the decomposition (so it differentiates, where JAX's
+    composite has no jvp rule)."""
     if not isinstance(name, str):
         raise TypeError(f"composite: name must be a string, got {name!r}")
 
