@@ -155,5 +155,14 @@ SPECS.update({
     "lax.all_to_all": lambda: [
         Case("0 to 2", (g("all_to_all", 3, 3, 2, 4),), call=_in_vmap(lambda fn, v: fn(v, "i", 0, 2) * v[0, 0, 0])),
         Case("tiled 1 to 0", (g("all_to_all1", 3, 2, 6),), call=_in_vmap(lambda fn, v: fn(v, "i", 1, 0, tiled=True)))],
+    "lax.conv_general_dilated_patches": lambda: [
+        Case("NCHW strided dilated", (g("patches", 2, 3, 7, 6),),
+             call=lambda M, fn, x: fn(x, (3, 2), (2, 1), "SAME", rhs_dilation=(1, 2))),
+        Case("NHWC lhs dilation", (g("patches1", 2, 5, 4, 2),), call=lambda M, fn, x: fn(
+            x, (2, 2), (1, 2), ((1, 0), (0, 2)), lhs_dilation=(2, 1), dimension_numbers=("NHWC", "HWIO", "NHWC")))],
+    "lax.conv_general_dilated_local": lambda: [
+        Case("NHWC", (g("local", 2, 7, 6, 3), g("local_w", 5, 5, 18, 4)), call=lambda M, fn, x, w: fn(
+            x, w, (1, 1), "VALID", (3, 2), dimension_numbers=("NHWC", "HWIO", "NHWC")))],
+    "lax.ragged_dot": lambda: [Case("groups", (g("ragged", 7, 3), g("ragged_rhs", 3, 3, 2), np.array([2, 0, 4], np.int32)))],
     "lax.pswapaxes": lambda: [Case("axis 1", (g("pswapaxes", 3, 2, 3),), call=_in_vmap(lambda fn, v: fn(v, "i", 1)))],
 })

@@ -202,3 +202,24 @@ def test_collectives_over_a_vmap_axis():
         vm(lambda v: lax.psum_scatter(v, "i", scatter_dimension=1))
     with pytest.raises(NameError):
         lax.ppermute(x, "j", [(0, 1)])
+
+
+def test_ragged_dot_and_patches():
+    """ragged_dot by its definition (rows past the groups are zero; inf in another group's rhs stays out);
+    patches hold each window channel-major; a local convolution with equal kernels everywhere is a convolution."""
+    lhs, rhs, sizes = R.normal(size=(6, 3)), R.normal(size=(3, 3, 2)), np.array([2, 0, 3], np.int32)
+    rhs[1] = np.inf
+    out = tj.jit(lax.ragged_dot)(lhs, rhs, sizes)
+    want = np.concatenate([lhs[:2] @ rhs[0], lhs[2:5] @ rhs[2], np.zeros((1, 2))])
+    np.testing.assert_allclose(out, want, rtol=1e-12)
+    with pytest.raises(TypeError, match="group_sizes"):
+        lax.ragged_dot(lhs, rhs, np.array([1.0, 2.0, 3.0]))
+    with pytest.raises(NotImplementedError, match="group_offset"):
+        lax.ragged_dot(lhs, rhs, sizes, group_offset=np.array([0]))
+    x = R.normal(size=(1, 2, 4, 3))
+    p = lax.conv_general_dilated_patches(x, (2, 2), (1, 1), "VALID")
+    np.testing.assert_array_equal(p[0, :, 1, 0], x[0, :, 1:3, 0:2].reshape(-1))
+    k = R.normal(size=(5, 2, 2, 2))
+    local = lax.conv_general_dilated_local(x, np.broadcast_to(k.reshape(5, 8, 1, 1), (5, 8, 3, 2)), (1, 1), "VALID",
+                                           (2, 2))
+    np.testing.assert_allclose(local, lax.conv_general_dilated(x, k, (1, 1), "VALID"), rtol=1e-12)

@@ -67,6 +67,7 @@ from .composites import (
 )
 from .composites import typed as _typed
 from .control_flow import cond, fori_loop, scan, switch, while_loop
+from .conv_local import conv_general_dilated_local, conv_general_dilated_patches, ragged_dot
 from .convolution import (
     ConvDimensionNumbers,
     conv,
@@ -448,7 +449,7 @@ __all__ += ["ConvDimensionNumbers", "associative_scan", "avg_pool", "conv", "con
             "reduce_window_min", "reduce_window_shape_tuple", "reduce_window_sum", "sort", "sort_key_val", "top_k"]
 __all__ += ["GatherDimensionNumbers", "GatherScatterMode", "ScatterDimensionNumbers", "gather", "scatter",
             "scatter_add", "scatter_apply", "scatter_max", "scatter_min", "scatter_mul", "scatter_sub"]
-__all__ += ["custom_linear_solve", "custom_root"]
+__all__ += ["conv_general_dilated_local", "conv_general_dilated_patches", "custom_linear_solve", "custom_root", "ragged_dot"]
 __all__ += ["approx_max_k", "approx_min_k", "broadcast_like", "broadcast_shapes", "composite", "dtype", "empty",
             "index_take", "mulhi", "optimization_barrier", "platform_dependent", "reduce_precision", "stack", "tile",
             "unstack", "with_sharding_constraint"]
