@@ -26,6 +26,57 @@ SETS_B = np.array([3.0, 4.0, 5.0, 5.0, 8.0, 2.0, 11.0])
 PHASE = np.cumsum(np.array([0.5, 2.9, -3.3, 1.0, 4.0, -0.2, 3.5]))
 
 
+H = np.random.default_rng(20261207)      # the data of the cases added with tests/test_jax_gaps_more.py
+
+
+def h(*shape):
+    return H.uniform(-3, 3, shape)
+
+
+def _pyfunc(M, frompyfunc, x, y):
+    """A binary ufunc from a scalar function: called, reduced, accumulated and outer."""
+    u = frompyfunc(lambda a, b: a * b + M.numpy.sin(a), 2, 1, identity=0.0)
+    return u(x, y), u.reduce(x[:, :3], axis=1), u.accumulate(x[0]), u.outer(x[0, :2], y[1, :3])
+
+
+def _pyfunc_two(M, frompyfunc, x):
+    return frompyfunc(lambda a: (a * a, M.numpy.cos(a)), 1, 2)(x)
+
+
+def _printoptions(M, printoptions):
+    with printoptions(precision=3, suppress=True):
+        return M.numpy.get_printoptions()["precision"], M.numpy.array_str(M.numpy.asarray([1.23456, 1e-9]))
+
+
+def _save_load(M, save, x):
+    import io
+    buffer = io.BytesIO()
+    save(buffer, np.asarray(x))
+    buffer.seek(0)
+    return M.numpy.load(buffer)
+
+
+def _savez_load(M, savez, x):
+    import io
+    buffer = io.BytesIO()
+    savez(buffer, a=np.asarray(x), b=np.arange(3))
+    buffer.seek(0)
+    with np.load(buffer) as files:
+        return files["a"], files["b"]
+
+
+def _load_bfloat16(M, load, x):
+    """np.save stores bfloat16 as the void dtype V2; JAX's load (and tracejit's) give bfloat16 back."""
+    import io
+
+    import ml_dtypes
+    buffer = io.BytesIO()
+    np.save(buffer, np.asarray(x).astype(ml_dtypes.bfloat16))
+    buffer.seek(0)
+    out = load(buffer)
+    return str(out.dtype), np.asarray(out).astype(np.float32)
+
+
 def _inplace_false(M, fn, *args, **kwargs):
     return fn(*args, inplace=False, **kwargs)
 
@@ -181,4 +232,37 @@ SPECS = {
     "numpy.unpackbits": lambda: [Case("flat", (gi(3, 2, low=0, high=256).astype(np.uint8),)),
                                  Case("axis_count", (gi(3, 2, low=0, high=256).astype(np.uint8), 1, 5)),
                                  Case("little", (gi(4, low=0, high=256).astype(np.uint8),), {"bitorder": "little"})],
+    "numpy.place": lambda: [Case("cycle", (h(3, 4), h(3, 4) > 0, h(3)), call=_inplace_false),
+                            Case("int", (H.integers(-4, 5, (2, 3)), np.array([[True, False, True], [False, True, True]]),
+                                         np.array([7, 8])), call=_inplace_false)],
+    "numpy.mask_indices": lambda: [Case("triu", (), traceable=False, call=lambda M, fn: fn(4, M.numpy.triu, 1)),
+                                   Case("tril_size", (), traceable=False,
+                                        call=lambda M, fn: fn(3, M.numpy.tril, 0, size=8))],
+    "numpy.frompyfunc": lambda: [Case("binary", (h(3, 4), h(3, 4)), call=_pyfunc, second_order=False),
+                                 Case("two_outputs", (h(5),), call=_pyfunc_two)],
+    "numpy.einsum_path": lambda: [Case(sub, tuple(np.ones(s) for s in shapes), traceable=False, derivatives=False,
+                                       call=lambda M, fn, *ops, sub=sub: fn(sub, *ops)[0])
+                                  for sub, shapes in (("ij,jk,kl->il", ((2, 3), (3, 40), (40, 5))),
+                                                      ("ij,jk,kl,lm->im", ((2, 3), (3, 40), (40, 5), (5, 2))),
+                                                      ("ij,kl,jk", ((2, 3), (40, 5), (3, 40))), ("ii->i", ((3, 3),)))],
+    "numpy.array_repr": lambda: [Case("floats", (h(2, 3),), {"precision": 3}, traceable=False, derivatives=False)],
+    "numpy.array_str": lambda: [Case("ints", (H.integers(-4, 5, 4),), traceable=False, derivatives=False)],
+    "numpy.get_printoptions": lambda: [Case("now", (), traceable=False, call=lambda M, fn: sorted(
+        (k, str(v)) for k, v in fn().items()))],
+    "numpy.set_printoptions": lambda: [Case("default", (), {"precision": 8}, traceable=False)],
+    "numpy.printoptions": lambda: [Case("block", (), traceable=False, call=_printoptions)],
+    "numpy.frombuffer": lambda: [Case("float32", (np.arange(3, dtype=np.float32).tobytes(),), {"dtype": np.float32},
+                                      traceable=False),
+                                 Case("offset", (bytes(range(8)),), {"dtype": np.uint8, "count": 4, "offset": 2},
+                                      traceable=False)],
+    "numpy.fromstring": lambda: [Case("sep", ("1 2 3.5",), {"sep": " "}, traceable=False),
+                                 Case("int32", ("4,5,6",), {"sep": ",", "dtype": np.int32}, traceable=False)],
+    "numpy.save": lambda: [Case("round_trip", (h(2, 3),), traceable=False, derivatives=False, call=_save_load)],
+    "numpy.savez": lambda: [Case("named", (h(3),), traceable=False, derivatives=False, call=_savez_load)],
+    "numpy.load": lambda: [Case("bfloat16", (h(4),), traceable=False, derivatives=False, call=_load_bfloat16)],
+}
+
+NOT_COMPARED = {
+    "numpy.fromiter": "JAX refuses fromiter (NotImplementedError: the iterable is consumed, an effect); tracejit's "
+                      "arrays are NumPy arrays, so it is np.fromiter (tests/test_jax_gaps_more.py checks it)",
 }

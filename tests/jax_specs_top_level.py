@@ -77,7 +77,52 @@ def _typeof(M, typeof, x):
     return [(tuple(t.shape), str(t.dtype), bool(t.weak_type)) for t in (typeof(x), typeof(1.0), typeof(np.int32(2)))]
 
 
+def _x64(M, enable_x64):
+    with enable_x64(True):
+        return str(M.numpy.arange(3.0).dtype), enable_x64.value
+
+
+def _precision(M, state, x):
+    with state("highest"):
+        return M.numpy.dot(x, x.T)
+
+
+def _rank_promotion(M, state, x, y):
+    with state("allow"):
+        return x + y
+
+
+def _default_device(M, state, x):
+    with state(M.api.devices()[0]):
+        return M.numpy.sin(x) * 2.0
+
+
+def _strict(M, state, x32, i32):
+    """Strict promotion: same dtypes and weak scalars of the arrays' kind pass; int32 + float32, int32 + 2.5 and
+    bool + 1 raise TypePromotionError (a ValueError); after the block, standard promotion again."""
+    add, multiply = M.numpy.add, M.numpy.multiply
+    with state("strict"):
+        passed = (multiply(x32, 2), add(x32, x32), multiply(i32, 3))
+        refused = []
+        for attempt in (lambda: add(i32, x32), lambda: multiply(i32, 2.5), lambda: add(M.numpy.asarray([True]), 1),
+                        lambda: M.numpy.concatenate([x32, i32])):
+            try:
+                attempt()
+                refused.append("passed")
+            except ValueError as e:
+                refused.append(type(e).__name__)
+    add(x32, i32)      # standard promotion again (its dtype is NumPy's float64 in tracejit, JAX's float32 in JAX)
+    return passed, refused
+
+
 SPECS = {
+    "tracejit.enable_x64": lambda: [Case("arange", (), traceable=False, call=_x64)],
+    "tracejit.default_matmul_precision": lambda: [Case("highest", (r(2, 3),), call=_precision)],
+    "tracejit.numpy_rank_promotion": lambda: [Case("allow", (r(2, 3), r(3)), call=_rank_promotion)],
+    "tracejit.default_device": lambda: [Case("cpu", (r(3),), call=_default_device)],
+    "tracejit.numpy_dtype_promotion": lambda: [Case("strict", (r(3).astype(np.float32), np.arange(3, dtype=np.int32)),
+                                                    traceable=False, derivatives=False, call=_strict)],
+    "tracejit.effects_barrier": lambda: [Case("none", (), traceable=False)],
     "tracejit.debug_nans": lambda: [Case("context", (), traceable=False, call=_settings)],
     "tracejit.log_compiles": lambda: [Case("context", (), traceable=False, call=_settings)],
     "tracejit.device_get": lambda: [Case("tree", (r(3),), call=lambda M, get, x: get({"a": x * 2.0, "b": [M.numpy.sin(x)]}))],

@@ -471,6 +471,7 @@ NOT_IN_JAX = {
 NOT_COMPARED = {   # in JAX, but with results that are not comparable
     "tracejit.make_jaxpr": "JAX's name, but the IR text is tracejit's own (DESIGN.md section 3)",
     **jax_specs_top_level.NOT_COMPARED,
+    **jax_specs_gaps.NOT_COMPARED,
 }
 NOT_IN_JAX_SPECS = {   # how to call those that need a spec
     "numpy.getitem": lambda: [Case("basic", (r(3, 4), (1, slice(None, None, -1)))), Case("fancy", (r(5), np.array([0, 4, 4])))],
@@ -659,6 +660,10 @@ KNOWN = [
             "NumPy's), XLA's all ones (-1, 255)"),
     follows_jax("linalg.norm linalg.vector_norm", "bfloat16 axis=None", "dtype", "the norm of bfloat16 is bfloat16, "
                 "as in JAX; NumPy, which does not know bfloat16 as a float, computes it in float64"),
+    follows_jax("numpy.einsum_path", "ii->i | ij,jk,kl,lm->im | ij,jk,kl->il | ij,kl,jk", "dtype", "the path in opt_einsum's format, as JAX's (NumPy's starts with "
+                "the string 'einsum_path')"),
+    follows_jax("numpy.frompyfunc", "binary | two_outputs", "dtype", "the ufunc computes on arrays in their dtypes, as JAX's; "
+                "NumPy's frompyfunc gives object arrays"),
     follows_jax("numpy.degrees", "bfloat16", "dtype", "bfloat16 stays bfloat16, as in JAX; NumPy multiplies by a "
                 "Python float, which ml_dtypes promotes to float32"),
     differs("nn.logmeanexp nn.logsumexp nn.standardize", "bool axis=None", "dtype", "as nn.tanh"),

@@ -44,8 +44,10 @@ class _PyUfunc(ufunc):
             raise ValueError(f"{method} only supported for functions returning a single value")
 
     def reduce(self, a, axis=0, dtype=None, out=None, keepdims=False, initial=None, where=None):
-        """func folded over axis in order (None: all axes), from initial when given (binary, one output)."""
+        """func folded over axis in order (None: all axes), from initial, which defaults to the identity (as
+        JAX's: NumPy's starts from the identity only on an empty axis); binary, one output."""
         self._binary("reduce")
+        initial = self.identity if initial is None else initial
         return super().reduce(a, axis=axis, dtype=dtype, out=out, keepdims=keepdims, initial=initial, where=where)
 
     def accumulate(self, a, axis=0, dtype=None, out=None):
