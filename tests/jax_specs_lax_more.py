@@ -164,5 +164,13 @@ SPECS.update({
         Case("NHWC", (g("local", 2, 7, 6, 3), g("local_w", 5, 5, 18, 4)), call=lambda M, fn, x, w: fn(
             x, w, (1, 1), "VALID", (3, 2), dimension_numbers=("NHWC", "HWIO", "NHWC")))],
     "lax.ragged_dot": lambda: [Case("groups", (g("ragged", 7, 3), g("ragged_rhs", 3, 3, 2), np.array([2, 0, 4], np.int32)))],
+    # JAX's own pbroadcast fails under vmap (its batching rule passes jnp.take a list, JAX 0.10.2), so JAX's side
+    # computes the documented meaning, all_gather(v)[source]; tracejit's side calls pbroadcast
+    "lax.pbroadcast": lambda: [Case("source 2", (g("pbroadcast", 4, 2),), call=lambda M, fn, x: M.api.vmap(
+        lambda v: (M.lax.all_gather(v, "i")[2] if M.api.__name__ == "jax" else fn(v, "i", 2)) * v, axis_name="i")(x))],
+    "lax.random_gamma_grad": lambda: [Case("a, x", (np.array([0.5, 2.0, 30.0, 0.05, 5.0]), np.array([0.3, 1.5, 28.0, 1e-4, 12.0])),
+                                           derivatives=False)],   # (JAX's grad refuses its loop; its jvp is JAX's own)
+    "lax.stage": lambda: [Case("array", (g("stage", 3),), derivatives=False),   # (JAX's derivatives of stage raise
+                          Case("scalar", (2.5,), derivatives=False)],          # an internal AssertionError)
     "lax.pswapaxes": lambda: [Case("axis 1", (g("pswapaxes", 3, 2, 3),), call=_in_vmap(lambda fn, v: fn(v, "i", 1)))],
 })

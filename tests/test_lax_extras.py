@@ -223,3 +223,18 @@ def test_ragged_dot_and_patches():
     local = lax.conv_general_dilated_local(x, np.broadcast_to(k.reshape(5, 8, 1, 1), (5, 8, 3, 2)), (1, 1), "VALID",
                                            (2, 2))
     np.testing.assert_allclose(local, lax.conv_general_dilated(x, k, (1, 1), "VALID"), rtol=1e-12)
+
+
+def test_random_gamma_grad_and_pbroadcast():
+    """random_gamma_grad(a, x) is d/da of the Gamma(a) quantile at x's level (central differences of SciPy's
+    gammaincinv); pbroadcast copies one example's value to all."""
+    special = pytest.importorskip("scipy.special")
+    a, u, h = np.array([0.5, 2.0, 7.5]), np.array([0.3, 0.6, 0.9]), 1e-6
+    x = special.gammaincinv(a, u)
+    slope = (special.gammaincinv(a + h, u) - special.gammaincinv(a - h, u)) / (2 * h)
+    np.testing.assert_allclose(tj.jit(lax.random_gamma_grad)(a, x), slope, rtol=1e-6)
+    v = R.normal(size=(3, 2))
+    np.testing.assert_array_equal(tj.vmap(lambda r: lax.pbroadcast(r, "i", 1), axis_name="i")(v), v[[1, 1, 1]])
+    with pytest.raises(ValueError, match="source"):
+        tj.vmap(lambda r: lax.pbroadcast(r, "i", 3), axis_name="i")(v)
+    assert lax.round(2.5, lax.RoundingMethod.TO_NEAREST_EVEN) == 2.0

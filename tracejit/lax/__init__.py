@@ -34,12 +34,13 @@ from ..primitives import reductions as rd
 from ..primitives import shapes as sh
 from ..primitives import special as sp
 from ..primitives.fft import FftType
-from . import linalg
+from . import conv_local, extras, linalg, linear_solve
 from .collectives import (
     all_gather,
     all_to_all,
     axis_index,
     axis_size,
+    pbroadcast,
     pmax,
     pmean,
     pmin,
@@ -83,19 +84,21 @@ from .convolution import (
 )
 from .cumulative import associative_scan, cumlogsumexp, cummax, cummin, cumprod, sort, sort_key_val, top_k
 from .extras import (
+    RoundingMethod,
     approx_max_k,
     approx_min_k,
     broadcast_like,
     broadcast_shapes,
     composite,
-    dtype,
     empty,
     index_take,
     mulhi,
     optimization_barrier,
     platform_dependent,
+    random_gamma_grad,
     reduce_precision,
     stack,
+    stage,
     tile,
     unstack,
     with_sharding_constraint,
@@ -449,19 +452,17 @@ __all__ += ["ConvDimensionNumbers", "associative_scan", "avg_pool", "conv", "con
             "reduce_window_min", "reduce_window_shape_tuple", "reduce_window_sum", "sort", "sort_key_val", "top_k"]
 __all__ += ["GatherDimensionNumbers", "GatherScatterMode", "ScatterDimensionNumbers", "gather", "scatter",
             "scatter_add", "scatter_apply", "scatter_max", "scatter_min", "scatter_mul", "scatter_sub"]
-__all__ += ["conv_general_dilated_local", "conv_general_dilated_patches", "custom_linear_solve", "custom_root", "ragged_dot"]
-__all__ += ["approx_max_k", "approx_min_k", "broadcast_like", "broadcast_shapes", "composite", "dtype", "empty",
-            "index_take", "mulhi", "optimization_barrier", "platform_dependent", "reduce_precision", "stack", "tile",
-            "unstack", "with_sharding_constraint"]
-__all__ += ["all_gather", "all_to_all", "axis_index", "axis_size", "pmax", "pmean", "pmin", "ppermute", "pshuffle", "psum",
-            "psum_scatter", "pswapaxes"]
+__all__ += [n for n in conv_local.__all__ + extras.__all__ + linear_solve.__all__ if n != "dtype"]   # (dtype: last)
+__all__ += ["all_gather", "all_to_all", "axis_index", "axis_size", "pbroadcast", "pmax", "pmean", "pmin", "ppermute",
+            "pshuffle", "psum", "psum_scatter", "pswapaxes"]
 __all__ += ["acos", "acosh", "asin", "asinh", "atan", "atan2", "atanh", "batch_matmul", "broadcast",
             "broadcast_to_rank", "cbrt", "collapse", "cosh", "exp2", "full", "full_like", "nextafter", "reciprocal", "reduce",
             "reduce_and", "reduce_or", "reduce_xor", "sinh", "split", "square"]
 __all__ += ["bessel_i0e", "bessel_i1e", "betainc", "digamma", "erf", "erf_inv", "erfc", "igamma", "igamma_grad_a",
             "igammac", "lgamma", "polygamma", "zeta"]
 
-# last: the lines above call the builtin map
+# last: the lines above call the builtin map, and name parameters dtype
 from .control_flow import map
+from .extras import dtype
 
-__all__ += ["map"]
+__all__ += ["dtype", "map"]

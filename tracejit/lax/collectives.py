@@ -1,7 +1,7 @@
 """jax.lax's collectives over the named axis of an enclosing vmap(axis_name=...): psum, pmean, pmax, pmin (of
 pytrees), all_gather, axis_index and axis_size, and the data movers composed of all_gather and axis_index (each
 example gathers the whole batch and keeps its part; they differentiate and batch as those do): ppermute, pshuffle,
-psum_scatter, all_to_all and pswapaxes. psum of a Python number is a Python number (`psum(1, 'i')` is
+psum_scatter, all_to_all, pswapaxes and pbroadcast. psum of a Python number is a Python number (`psum(1, 'i')` is
 the axis' size, as in JAX). axis_index_groups is not supported (JAX's is for pmap)."""
 import math
 
@@ -173,6 +173,15 @@ def all_to_all(x, axis_name, split_axis, concat_axis, *, axis_index_groups=None,
         out_shape[concat] *= size
         return tnp.reshape(joined, tuple(out_shape))
     return tree_map(exchange, x)
+
+
+def pbroadcast(x, axis_name, source):
+    """Every example gets example `source`'s x, as jax.lax.pbroadcast."""
+    size = _single("pbroadcast", axis_name, None)
+    source = index_arg(source, "pbroadcast: source")
+    if not 0 <= source < size:
+        raise ValueError(f"pbroadcast: source must be in [0, {size}) (the size of axis {axis_name!r}), got {source}")
+    return tree_map(lambda v: tnp.take(all_gather(asarray(v), axis_name), source, axis=0), x)
 
 
 def pswapaxes(x, axis_name, axis, *, axis_index_groups=None):

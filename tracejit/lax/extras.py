@@ -2,6 +2,7 @@
 narrower float format), approx_max_k / approx_min_k (exact, as JAX's CPU results), mulhi, index_take, tile,
 stack, unstack, broadcast_shapes, broadcast_like, empty, dtype, and the compiler hints that are identities on one
 CPU device: optimization_barrier, with_sharding_constraint, composite and platform_dependent (the 'cpu' branch)."""
+import enum
 import functools
 
 import numpy as np
@@ -13,6 +14,7 @@ from ..core.trace import bind
 from ..custom_derivatives import custom_vjp
 from ..numpy._base import asarray, aval
 from ..primitives import bitcast as bc
+from ..primitives import special as sp
 from ..tree_util import tree_map
 from .composites import typed
 from .cumulative import top_k
@@ -231,6 +233,29 @@ def dtype(x):
     return np.dtype(x)
 
 
+class RoundingMethod(enum.IntEnum):
+    """lax.round's rounding of halves, as jax.lax.RoundingMethod: away from zero (0) or to even (1)."""
+    AWAY_FROM_ZERO = 0
+    TO_NEAREST_EVEN = 1
+
+
+def stage(x, /):
+    """x as an array (of a trace, inside one), as jax.lax.stage."""
+    return asarray(x)
+
+
+def random_gamma_grad(a, x):
+    """d x / d a for a Gamma(a, 1) sample x held at a fixed quantile, as jax.lax.random_gamma_grad: by implicit
+    differentiation of P(a, x) = u, -(dP/da) / (dP/dx), with dP/dx = x^(a-1) e^-x / Gamma(a) (in logs)."""
+    a, x = typed(a, x)
+    if aval(a).dtype.kind != "f" or aval(a).dtype != aval(x).dtype:
+        raise TypeError(f"random_gamma_grad: a and x must be floating arrays of one dtype, got {aval(a).dtype} "
+                        f"and {aval(x).dtype}")
+    a, x = tnp.broadcast_arrays(a, x)
+    density = tnp.exp((a - 1) * tnp.log(x) - x - bind(sp.lgamma_p, a))
+    return -bind(sp.igamma_grad_a_p, a, x) / density
+
+
 def optimization_barrier(operand, /):
     """operand (a pytree) unchanged, as jax.lax.optimization_barrier: tracejit's passes do not move work across
     function boundaries in a way the barrier would prevent, so it is the identity."""
@@ -271,6 +296,24 @@ def platform_dependent(*args, default=None, **per_platform):
     return branch(*args)
 
 
-__all__ = ["approx_max_k", "approx_min_k", "broadcast_like", "broadcast_shapes", "composite", "dtype", "empty",
-           "index_take", "mulhi", "optimization_barrier", "platform_dependent", "reduce_precision", "stack", "tile",
-           "unstack", "with_sharding_constraint"]
+__all__ = [
+    "RoundingMethod",
+    "approx_max_k",
+    "approx_min_k",
+    "broadcast_like",
+    "broadcast_shapes",
+    "composite",
+    "dtype",
+    "empty",
+    "index_take",
+    "mulhi",
+    "optimization_barrier",
+    "platform_dependent",
+    "random_gamma_grad",
+    "reduce_precision",
+    "stack",
+    "stage",
+    "tile",
+    "unstack",
+    "with_sharding_constraint",
+]
