@@ -19,6 +19,8 @@ KEYWORDS_NOT_TAKEN = {     # (function, NumPy's parameter): why tracejit.numpy d
     ("histogram2d", "density"): "as histogram", ("histogramdd", "density"): "as histogram",
     ("compress", "out"): "JAX's signature (condition, a, axis=None, *, size, fill_value, out): out is keyword-only "
                          "(and must be None: tracejit never writes into an array)",
+    ("einsum_path", "einsum_call"): "NumPy's internal flag (np.einsum asks einsum_path for its contraction list); "
+                                    "JAX's einsum_path does not take it either",
     ("linalg.pinv", "rcond"): "JAX's signature (a, rtol=None, hermitian=False, *, rcond): the second positional "
                               "argument is rtol, which NumPy 2 also takes (its rcond by keyword here)",
 }

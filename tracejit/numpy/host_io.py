@@ -29,9 +29,10 @@ def array_str(a, max_line_width=None, precision=None, suppress_small=None):
     return np.array_str(np.asarray(_concrete("array_str", a)), max_line_width, precision, suppress_small)
 
 
-def frombuffer(buffer, dtype=float, count=-1, offset=0):
-    """The array a buffer's bytes hold (np.frombuffer), as a fresh array the caller owns (JAX copies too)."""
-    return np.array(np.frombuffer(buffer=buffer, dtype=dtype, count=count, offset=offset))
+def frombuffer(buffer, dtype=float, count=-1, offset=0, *, like=None):
+    """The array a buffer's bytes hold (np.frombuffer), as a fresh array the caller owns (JAX copies too); like
+    is NumPy's array-creation dispatch, passed on."""
+    return np.array(np.frombuffer(buffer, dtype=dtype, count=count, offset=offset, like=like))
 
 
 def fromstring(string, dtype=float, count=-1, *, sep):
@@ -43,7 +44,7 @@ def fromiter(iter, dtype, count=-1, *, like=None):
     """The 1-d array of an iterable's values (np.fromiter), read on the host. JAX refuses fromiter (the iterable
     is consumed, an effect jit would run once, at trace time); tracejit's arrays are NumPy arrays, so it is
     NumPy's: under jit the iterable is read once, when the function is traced, and its values become constants."""
-    return np.fromiter(iter, dtype=dtype, count=count)
+    return np.fromiter(iter, dtype=dtype, count=count, like=like)
 
 
 def load(file, *args, **kwargs):
