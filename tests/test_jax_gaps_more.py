@@ -221,6 +221,10 @@ def test_strict_promotion_raises_as_jax():
         with jax.numpy_dtype_promotion("strict"), pytest.raises(jax.dtypes.TypePromotionError):
             jnp.add(f32, i32)
     assert tnp.add(f32, i32).dtype == np.float64 and tj.config.jax_numpy_dtype_promotion == "standard"
+    compiled = tj.jit(lambda a, b: a * b)
+    assert compiled(f32, i32).dtype == np.float64
+    with tj.numpy_dtype_promotion("strict"), pytest.raises(tj.dtypes.TypePromotionError):
+        compiled(f32, i32)       # compiled before, under standard promotion: traced again, as JAX's jit would
     with pytest.raises(ValueError, match="'standard' or 'strict'"):
         tj.config.update("jax_numpy_dtype_promotion", "loose")
     assert issubclass(tj.dtypes.TypePromotionError, ValueError)

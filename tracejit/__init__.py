@@ -9,7 +9,8 @@
     tj.checkpoint (tj.remat), tj.checkpoint_policies, tj.ad_checkpoint   recompute instead of store (reverse mode)
     tj.debug.print, tj.debug.callback   see values while compiled code runs; tj.config.debug_nans finds NaNs
     tj.scipy, tj.image, tj.dtypes, tj.errors, tj.typing (tj.Array), tj.pure_callback, tj.custom_gradient, tj.disable_jit,
-    tj.flatten_util.ravel_pytree, tj.pmap (one device), tj.experimental.ode.odeint ...
+    tj.flatten_util.ravel_pytree, tj.pmap (one device), tj.experimental.ode.odeint, tj.experimental.io_callback,
+    tj.custom_batching.custom_vmap, tj.enable_x64, tj.numpy_dtype_promotion ...
                         JAX's other top-level names for one CPU process (compat.py, derivative_tools.py)
 
 help(tj.jit) explains compilation and its cache; the README, the examples.

@@ -42,6 +42,17 @@ def _flag(name, default):
     return default if value is None else value.strip().lower() not in ("0", "false", "no", "off", "")
 
 
+def _set_promotion(value):
+    """Set numpy_dtype_promotion. Turning strict on drops the compiled code held in memory, so that functions
+    compiled under standard promotion are traced again and raise where strict promotion refuses what they do (JAX
+    keys its jit cache on the setting); code compiled under strict stays valid under standard."""
+    before = promotion.mode()
+    promotion.set_mode(value)
+    if before != "strict" and promotion.mode() == "strict":
+        from .dispatch import clear_caches  # (dispatch reads this module's config)
+        clear_caches()
+
+
 def _default_cache_dir():
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
     return os.path.join(base, "tracejit")
@@ -77,11 +88,11 @@ class Config:
         if name not in vars(self) and name != "numpy_dtype_promotion":
             raise AttributeError(f"tracejit.config has no setting {name!r}; settings: {', '.join(vars(self))}")
         if name == "numpy_dtype_promotion":
-            promotion.set_mode(value)
+            _set_promotion(value)
             return
         setattr(self, name, value)
 
-    numpy_dtype_promotion = property(lambda self: promotion.mode(), lambda self, value: promotion.set_mode(value),
+    numpy_dtype_promotion = property(lambda self: promotion.mode(), lambda self, value: _set_promotion(value),
                                      doc="'standard' or 'strict' (tracejit.core.promotion holds it)")
 
     def __getattr__(self, name):      # (only for names that are not settings)
