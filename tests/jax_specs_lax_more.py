@@ -1,5 +1,6 @@
 """How the differential suite (test_against_jax.py) calls the jax.lax functions tracejit.lax gained late: XLA's
-gather and scatters with dimension numbers (lax/gather_scatter.py) and the small helpers of lax/extras.py.
+gather and scatters with dimension numbers (lax/gather_scatter.py), the small helpers of lax/extras.py, the
+implicit solves of lax/linear_solve.py, lax/conv_local.py's convolutions and the vmap collectives.
 Data from a generator of their own, so that adding cases here changes no other case's data."""
 import zlib
 
