@@ -177,7 +177,7 @@ def _libm_lanes(name, ty, lanes):
         vector = f"%v{i}" if lanes > 1 else value
     body = "\n".join(lines)
     return (f"declare double {callee}(double) nounwind\n"
-            f"define internal {vty} {vector_symbol(name, ty, lanes)}_huge({vty} %x) nounwind {{\n{body}\n"
+            f"define internal {vty} {vector_symbol(name, ty, lanes)}_huge({vty} %x) noinline cold nounwind {{\n{body}\n"
             f"  ret {vty} {vector}\n}}\n")
 
 
@@ -202,7 +202,7 @@ def _branch_on_far(name, ty, f, far, y, suffix, select, defines=""):
     """The function's definition from f's lines, which compute far and y, the function's value on the near
     lanes: the lines up to far's before a branch on whether any lane is far, the rest on the near path, which
     returns y; the far path returns the internal function `<symbol><suffix>`'s value (on the far lanes only if
-    select, else on all). defines: a suffix that makes it the internal function `<symbol><defines>`."""
+    select, else on all). defines: a suffix that makes it the internal, always inlined function `<symbol><defines>`."""
     symbol, vty = vector_symbol(name, ty, f.lanes), (ty if f.lanes == 1 else f"<{f.lanes} x {ty}>")
     args = ", ".join(f"{vty} %{p}" for p in ("x", "y")[:arity(name)])
     split = [line.split(" = ")[0].strip() for line in f.lines].index(far) + 1
@@ -210,7 +210,7 @@ def _branch_on_far(name, ty, f, far, y, suffix, select, defines=""):
     anyfar = far if f.lanes == 1 else "%anyfar"
     reduce = "" if f.lanes == 1 else f"  %anyfar = call i1 @llvm.vector.reduce.or.v{f.lanes}i1({f.bty} {far})\n"
     result = f"  %r = select {f.bty} {far}, {vty} %w, {vty} {y}\n  ret {vty} %r" if select else f"  ret {vty} %w"
-    linkage = "internal " if defines else ""
-    return (f"define {linkage}{vty} {symbol}{defines}({args}) nounwind {{\n{entry}{reduce}  br i1 {anyfar}, label %far, "
+    linkage, inline = ("internal ", "alwaysinline ") if defines else ("", "")
+    return (f"define {linkage}{vty} {symbol}{defines}({args}) {inline}nounwind {{\n{entry}{reduce}  br i1 {anyfar}, label %far, "
             f"label %near\nnear:\n{near}  ret {vty} {y}\nfar:\n  %w = call {vty} {symbol}{suffix}({args})\n"
             f"{result}\n}}\n")
