@@ -29,21 +29,27 @@ def pure_callback(callback, result_shape_dtypes, *args, sharding=None, vmap_meth
     result unused) or once at compile time (constant arguments). It has no derivative: use tj.custom_jvp or
     tj.custom_vjp around it. `sharding` is accepted for JAX's signature (one device). A result of another shape
     or dtype than declared raises RuntimeError, as JAX's runtime does."""
-    if not callable(callback):
-        raise TypeError(f"pure_callback: the first argument must be a function, got {callback!r}")
     if vmap_method not in (*VMAP_METHODS, None):
         raise ValueError(f"vmap_method must be one of {[*VMAP_METHODS, None]}, but got: {vmap_method!r}")
+    return staged_call(pure_callback_p, "pure_callback", callback, result_shape_dtypes, args, kwargs,
+                       vmap_method=vmap_method)
+
+
+def staged_call(prim, what, callback, result_shape_dtypes, args, kwargs, **params):
+    """bind(prim) of a callback primitive (pure_callback, io_callback): the arguments' leaves checked, the
+    callback wrapped to take them, the declared results' avals; the results as their pytree."""
+    if not callable(callback):
+        raise TypeError(f"{what}: the first argument must be a function, got {callback!r}")
     leaves, in_tree = tree_flatten((tuple(args), dict(kwargs)))
     name = name_of(callback)
-    leaves = [canonicalize_input(x, f"pure_callback {name} argument leaf {i}") for i, x in enumerate(leaves)]
+    leaves = [canonicalize_input(x, f"{what} {name} argument leaf {i}") for i, x in enumerate(leaves)]
     specs, out_tree = tree_flatten(result_shape_dtypes)
     try:
         result_avals = tuple(ShapedArray(s.shape, s.dtype) for s in specs)
     except AttributeError:
-        raise TypeError(f"pure_callback {name}: result_shape_dtypes must be a pytree of values with .shape and "
+        raise TypeError(f"{what} {name}: result_shape_dtypes must be a pytree of values with .shape and "
                         f".dtype (ShapeDtypeStructs), got {result_shape_dtypes!r}") from None
-    outs = bind(pure_callback_p, *leaves, callback=_FlatCallback(callback, in_tree), result_avals=result_avals,
-                vmap_method=vmap_method)
+    outs = bind(prim, *leaves, callback=_FlatCallback(callback, in_tree), result_avals=result_avals, **params)
     return tree_unflatten(out_tree, outs)
 
 

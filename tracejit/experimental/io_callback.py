@@ -1,11 +1,7 @@
 """io_callback, as jax.experimental.io_callback: call an impure Python function (one that writes a file, reads a
 sensor, advances a host-side counter) from traced code, with the types of its results declared
 (tracejit.primitives.io_callback)."""
-from ..callback import _FlatCallback
-from ..core.api_util import canonicalize_input, name_of
-from ..core.avals import ShapedArray
-from ..core.pytree import tree_flatten, tree_unflatten
-from ..core.trace import bind
+from ..callback import staged_call
 from ..primitives.io_callback import io_callback_p
 
 
@@ -18,20 +14,8 @@ def io_callback(callback, result_shape_dtypes, *args, sharding=None, ordered=Fal
     batched (ValueError), and neither has a derivative (ValueError), as in JAX. tracejit runs every effect in
     program order, so `ordered` changes only what vmap allows; `sharding` is accepted for JAX's signature (one
     device). A result of another shape or dtype than declared raises RuntimeError."""
-    if not callable(callback):
-        raise TypeError(f"io_callback: the first argument must be a function, got {callback!r}")
-    leaves, in_tree = tree_flatten((tuple(args), dict(kwargs)))
-    name = name_of(callback)
-    leaves = [canonicalize_input(x, f"io_callback {name} argument leaf {i}") for i, x in enumerate(leaves)]
-    specs, out_tree = tree_flatten(result_shape_dtypes)
-    try:
-        result_avals = tuple(ShapedArray(s.shape, s.dtype) for s in specs)
-    except AttributeError:
-        raise TypeError(f"io_callback {name}: result_shape_dtypes must be a pytree of values with .shape and "
-                        f".dtype (ShapeDtypeStructs), got {result_shape_dtypes!r}") from None
-    outs = bind(io_callback_p, *leaves, callback=_FlatCallback(callback, in_tree), ordered=bool(ordered),
-                result_avals=result_avals)
-    return tree_unflatten(out_tree, outs)
+    return staged_call(io_callback_p, "io_callback", callback, result_shape_dtypes, args, kwargs,
+                       ordered=bool(ordered))
 
 
 __all__ = ["io_callback"]
