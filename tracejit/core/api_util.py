@@ -141,6 +141,9 @@ def trace_pytree(fun, leaves, names, in_tree, avals=None, fun_name=None, fits=No
     return closed, out_tree_box[0]
 
 
+FLOAT0 = np.dtype([("float0", np.void, 0)])     # JAX's dtype of integers' tangents: zero-size, structured
+
+
 class _Float0Zeros:
     """An output of dtype float0 (grad(..., allow_int=True)'s gradient of an integer): it has no data, so it is a
     pytree node without leaves whose unflattening makes the zeros again, outside the trace."""
@@ -150,7 +153,6 @@ class _Float0Zeros:
 
 
 register_pytree_node(_Float0Zeros, lambda z: ((), z.shape), lambda shape, _: np.zeros(shape, FLOAT0))
-FLOAT0 = np.dtype([("float0", np.void, 0)])     # JAX's dtype of integers' tangents: zero-size, structured
 
 
 def _float0_as_nodes(tree):
