@@ -321,6 +321,23 @@ def test_trig_of_huge_arguments(ty):
         np.testing.assert_array_equal(beside[near], alone[near])
 
 
+@pytest.mark.parametrize("name", libcalls.FAR)
+def test_complex_trig_beyond_the_reduction(name):
+    """libcalls.FAR, which the complex functions pass their inlined sin and cos through: the given value, bit for
+    bit, on lanes within TRIG_LIMIT, and the C library's function beyond it (infinities and NaN too), at every
+    width."""
+    rng = np.random.default_rng(6)
+    x = np.where(np.arange(400) % 3 == 0, _signed(rng, 13.5, 300, 400), rng.uniform(-10, 10, 400))
+    x[:4] = [np.inf, -np.inf, np.nan, -(2.0**43)]
+    given = rng.uniform(-1, 1, x.size)
+    far = ~(np.abs(x) <= mathlib.TRIG_LIMIT)
+    with np.errstate(invalid="ignore"):
+        want = np.where(far, getattr(np, name.removesuffix("_far"))(x), given)
+    for lanes in libcalls.LANES:
+        out = _apply_library(name, "double", lanes, x, given)
+        np.testing.assert_array_equal(out, want, err_msg=lanes)
+
+
 class _TwoStepScaling:
     """mathlib's interface with exp's 2**n scaling written as on CPUs without AVX-512's vscalef."""
     math_symbol = staticmethod(mathlib.math_symbol)
@@ -433,8 +450,8 @@ def _apply_library(name, ty, lanes, *xs):
 
 
 @pytest.mark.parametrize("ty", ["float", "double"])
-@pytest.mark.parametrize("name", [name for name in libcalls.LIBRARY
-                                  if name not in libcalls.SPECIAL + specmath.LANEWISE])   # (test_specmath's)
+@pytest.mark.parametrize("name", [name for name in libcalls.LIBRARY       # (test_specmath's; FAR: below)
+                                  if name not in libcalls.SPECIAL + specmath.LANEWISE + libcalls.FAR])
 def test_library_functions_agree_at_every_width(name, ty):
     """The vector math library that compiled loops call (vecmath.py) gives the same bits at every width, and
     the bits of the inlined definitions but where it computes otherwise (mathlib.F32_TRIG: in f32)."""
@@ -452,7 +469,7 @@ def test_library_functions_agree_at_every_width(name, ty):
 
 @pytest.mark.parametrize("ty", ["float", "double"])
 @pytest.mark.parametrize("name", [name for name in libcalls.VARIANTS
-                                  if name not in libcalls.SPECIAL + specmath.LANEWISE])
+                                  if name not in libcalls.SPECIAL + specmath.LANEWISE + libcalls.FAR])
 def test_functions_without_an_intrinsic_are_library_calls_too(name, ty):
     """expm1, log1p, logistic and cbrt have no LLVM intrinsic: a loop calls the library's function by name and the
     loop vectorizer widens the call to the library's vector function (vector-function-abi-variant), at full

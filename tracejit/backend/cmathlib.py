@@ -15,6 +15,7 @@ exp(x/4)). Within a few ulp of NumPy (glibc's functions: cexp, clog, csqrt, csin
 abs; NumPy's own loops for sign and the small integer powers) over the finite range, and special values
 (signed zeros, infinities, NaNs in either part) as NumPy gives them.
 """
+from .libcalls import library_call
 from .mathlib import kernel
 from .mathlib_body import Body
 
@@ -28,11 +29,17 @@ def _exp(f, x):
 
 
 def _sin(f, x):
-    return kernel("sin")(f, x, "double")
+    return _beyond_reduction(f, "sin", x, kernel("sin")(f, x, "double"))
 
 
 def _cos(f, x):
-    return kernel("cos")(f, x, "double")
+    return _beyond_reduction(f, "cos", x, kernel("cos")(f, x, "double"))
+
+
+def _beyond_reduction(f, name, x, y):
+    """y, the inlined kernel's value, or the C library's where x is beyond the kernel's reduction (libcalls.FAR:
+    a library call, which the loop vectorizer widens, so that sin and cos keep sharing one reduction)."""
+    return f._emit(library_call(f"{name}_far", "double", f"double {f._d(x)}, double {f._d(y)}"))
 
 
 def _is_inf(f, x):

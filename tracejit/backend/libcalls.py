@@ -24,7 +24,11 @@ INTRINSICS = ("exp", "exp2", "log", "log2", "log10", "sin", "cos", "tan", "tanh"
 # specmath's functions among them (SPECIAL); erf and erfc branch per vector: one whose every lane is small takes
 # the small arguments' expression alone (specmath.SMALL), without the full code's exp and division.
 SPECIAL = ("erf", "erfc", "erfcx", "ndtr")
-VARIANTS = ("expm1", "log1p", "logistic", "cbrt") + SPECIAL + specmath.LANEWISE
+# The complex functions (cmathlib) inline mathlib's sin and cos kernels, which share one reduction that ends at
+# TRIG_LIMIT; they pass each value with its argument through `<name>_far`, which returns the value unless the
+# argument is beyond the limit, where the C library's function replaces it (a branch that ordinary vectors skip).
+FAR = ("sin_far", "cos_far")
+VARIANTS = ("expm1", "log1p", "logistic", "cbrt") + SPECIAL + specmath.LANEWISE + FAR
 LIBRARY = INTRINSICS + VARIANTS
 LANES = (1, 2, 4, 8, 16)
 _INTRINSIC = re.compile(r"@llvm\.(" + "|".join(INTRINSICS) + r")\.(?:v(\d+))?f(32|64)\b")
@@ -65,7 +69,7 @@ def declarations(library) -> str:
 
 def arity(name):
     """The number of arguments of a LIBRARY function."""
-    return 2 if name in BINARY else specmath.arity(name)
+    return 2 if name in BINARY + FAR else specmath.arity(name)
 
 
 def uses_library(text: str) -> bool:
@@ -129,6 +133,10 @@ def library_function_ir(name: str, ty: str, lanes: int) -> str:
         far, y = pow_f32_fast(f, "%x", "%y")
         full = define(name, ty, lanes, "internal", "alwaysinline nounwind", suffix="_full")
         return full + _branch_on_far(name, ty, f, far, y, "_full", select=False)
+    if name in FAR:
+        f = Body(ty, lanes)
+        far = f.cmp("ugt", f.abs("%x"), TRIG_LIMIT)      # beyond the limit, infinite or NaN
+        return _libm_lanes(name, ty, lanes) + _branch_on_far(name, ty, f, far, "%y", "_huge", select=True)
     if name not in F32_TRIG:
         return define(name, ty, lanes, "", "nounwind")
     wide = _trig_in_double(name, ty, lanes, "_wide" if ty == "float" else "")
@@ -158,8 +166,10 @@ def libm_symbols():
 
 
 def _libm_lanes(name, ty, lanes):
-    """`<symbol>_huge`: the C library's double function on each lane, f32 lanes extended and rounded back."""
-    vty, callee = (ty if lanes == 1 else f"<{lanes} x {ty}>"), f"@tj_libm_{name}"
+    """`<symbol>_huge`: the C library's double function on each lane of x, f32 lanes extended and rounded back
+    (a FAR function's second argument unused)."""
+    vty, callee = (ty if lanes == 1 else f"<{lanes} x {ty}>"), f"@tj_libm_{name.removesuffix('_far')}"
+    params = ", ".join(f"{vty} %{p}" for p in ("x", "y")[:arity(name)])
     lines, vector = [], "poison"
     for i in range(lanes):
         x = "%x" if lanes == 1 else f"%x{i}"
@@ -177,7 +187,7 @@ def _libm_lanes(name, ty, lanes):
         vector = f"%v{i}" if lanes > 1 else value
     body = "\n".join(lines)
     return (f"declare double {callee}(double) nounwind\n"
-            f"define internal {vty} {vector_symbol(name, ty, lanes)}_huge({vty} %x) noinline cold nounwind {{\n{body}\n"
+            f"define internal {vty} {vector_symbol(name, ty, lanes)}_huge({params}) noinline cold nounwind {{\n{body}\n"
             f"  ret {vty} {vector}\n}}\n")
 
 

@@ -178,7 +178,8 @@ class Module:
     def text(self):
         externals = "\n".join(f"@{name} = external global i8" for name in self.symbols)
         special = {(name, ty) for name, ty in self.math if name in specmath.KERNELS}
-        math = [mathlib.math_module_ir(self.math - special), specmath.math_module_ir(special), cmathlib.module_ir(self.cmath)]
-        declarations = libcalls.declarations(self.variants)     # the library's functions called by name
+        cmath = cmathlib.module_ir(self.cmath)
+        math = [mathlib.math_module_ir(self.math - special), specmath.math_module_ir(special), cmath]
+        declarations = libcalls.declarations(self.variants | libcalls.called(cmath))   # the library's, called by name
         return "\n\n".join([llvm.module_header(), externals, declarations, *self.functions, *math,
                             "\n".join(self.metadata)])
