@@ -97,8 +97,9 @@ the sign for odd y, ...).
 sin, cos and tan reduce branch-free for |x| <= TRIG_LIMIT = 2**43 (about 8.8e12) in both types. Beyond
 that |r| <= pi/4 needs Payne-Hanek: the library's functions (libcalls.py) give such lanes the C library's
 double sin, cos and tan in a branch that vectors of ordinary arguments skip; this module's own bodies treat
-them as +-0 (sin = tan = +-0, cos = 1) and are called only where a vector of huge arguments is not expected
-(inside the complex and special functions); +-inf gives nan.
+them as +-0 (sin = tan = +-0, cos = 1): the complex functions pass those bodies' values through the library's
+sin_far and cos_far (libcalls.FAR), the special functions call them where no huge argument is expected; +-inf
+gives nan.
 
 Do not put fast-math flags on these bodies: they rely on NaN compares, signed zeros and the exact
 order of the error-compensation steps. The functions are written with mathlib_body.Body.
