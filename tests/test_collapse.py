@@ -30,6 +30,10 @@ def closed_ir(f, *args):
 
 def check(f, *args):
     closed, leaves = closed_ir(f, *args)
+    check_closed(closed, leaves)
+
+
+def check_closed(closed, leaves):
     want = eval_ir(closed, *leaves)
     for fuse in (True, False):
         got = compile_ir(closed, fuse=fuse).run(leaves)
@@ -53,14 +57,31 @@ ELEMENTWISE = {
 }
 
 
-@pytest.mark.parametrize("channels", [1, 3, 6, 8, 15, 17])   # unrolled (up to 8), scalar (15), vectorized
+def plan(closed):
+    """The loop nests of an IR as plan_groups makes them: extents, tiled axis, unrolled axes and equations."""
+    return [(g.extents, g.tiled, g.unrolled, len(g.eqns)) for g in plan_groups(closed.ir)]
+
+
+def check_each_in_one_program(f, cases):
+    """check(f, *args) for each args of cases, all compiled as one program (a compile per case took most of the
+    file's time; more than a few cases in one module compile slower again): its outputs read separate inputs, so
+    plan_groups gives it each case's loop nests unchanged, which this checks first."""
+    closed, leaves = closed_ir(lambda cases: [f(*args) for args in cases], cases)
+    alone = [nest for args in cases for nest in plan(closed_ir(f, *args)[0])]
+    assert sorted(plan(closed), key=repr) == sorted(alone, key=repr)
+    check_closed(closed, leaves)
+
+
 @pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int8, np.complex64])
 @pytest.mark.parametrize("name", list(ELEMENTWISE))
-def test_elementwise_matches_reference(name, dtype, channels):
-    shape = SHAPE + (channels,)
-    args = (data(dtype, shape, 0), data(dtype, shape, 1), data(dtype, (channels,), 2), data(dtype, (), 3),
-            data(dtype, (shape[0], 1, 1, 1), 4))
-    check(ELEMENTWISE[name], *args)
+def test_elementwise_matches_reference(name, dtype):
+    """Each channel count: unrolled (up to 8), scalar (15), vectorized."""
+    cases = []
+    for channels in (1, 3, 6, 8, 15, 17):
+        shape = SHAPE + (channels,)
+        cases.append((data(dtype, shape, 0), data(dtype, shape, 1), data(dtype, (channels,), 2), data(dtype, (), 3),
+                      data(dtype, (shape[0], 1, 1, 1), 4)))
+    check_each_in_one_program(ELEMENTWISE[name], cases)
 
 
 REDUCTIONS = {
@@ -71,11 +92,11 @@ REDUCTIONS = {
 }
 
 
-@pytest.mark.parametrize("channels", [1, 3, 6, 16, 17])
 @pytest.mark.parametrize("dtype", [np.float32, np.float64, np.complex64])
 @pytest.mark.parametrize("name", list(REDUCTIONS))
-def test_reductions_match_reference(name, dtype, channels):
-    check(REDUCTIONS[name], data(dtype, SHAPE + (channels,), 0))
+def test_reductions_match_reference(name, dtype):
+    """Each channel count."""
+    check_each_in_one_program(REDUCTIONS[name], [(data(dtype, SHAPE + (channels,), 0),) for channels in (1, 3, 6, 16, 17)])
 
 
 def extents(f, *args):
