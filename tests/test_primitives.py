@@ -54,6 +54,16 @@ def applied(name, **params):
     return lambda *xs: bind(ALL[name], *xs, **params)
 
 
+def _linear_solve(a, b, symmetric=False):
+    """x with m x = b, m = diag(a) + 0.1 tril(1) (+ its transpose when symmetric): matvec closes over a, so x varies
+    with a and b; the solves are exact (LAPACK), so finite differences see the implicit derivative."""
+    m = tnp.diag(a) + 0.1 * tnp.tril(tnp.ones((a.shape[0],) * 2))
+    m = m + m.T if symmetric else m
+    return lax.custom_linear_solve(lambda v: m @ v, b, lambda mv, r: tnp.linalg.solve(m, r),
+                                   None if symmetric else (lambda vm, r: tnp.linalg.solve(m.T, r)),
+                                   symmetric=symmetric)
+
+
 WINDOW = {"window_dimensions": (2, 2), "window_strides": (1, 1), "padding": ((0, 0), (1, 0)), "base_dilation": (1, 1),
           "window_dilation": (1, 1)}
 
@@ -259,6 +269,8 @@ EXAMPLES = {
     "scan": [(lambda c, xs: lax.scan(lambda c, x: (c * 0.9 + x, c * x), c, xs)[1], [f64(2), f64(4, 2)]),
              (lambda w, xs: lax.scan(lambda c, x: (c + x * w, None), tnp.zeros(3), xs, reverse=True)[0],
               [f64(3), f64(5, 3)])],
+    "custom_linear_solve": [(_linear_solve, [pos(3), f64(3)]),
+                            (lambda a, b: _linear_solve(a, b, symmetric=True), [pos(4), f64(4)])],
     # special functions (tracejit.primitives.special); arguments mapped into each function's domain
     "erf": [(special.erf, [f64(3)]), (special.erf, [f32(2, 2)])],
     "erfc": [(special.erfc, [f64(3)])],

@@ -1,20 +1,24 @@
-"""jax.lax's implicitly differentiated solves: custom_linear_solve (x with matvec(x) = b, its gradient by one
-transposed solve, not through the solver's loop) and custom_root (x with f(x) = 0, its derivative by the implicit
-function theorem, through tangent_solve).
+"""jax.lax's implicitly differentiated solves: custom_linear_solve (x with matvec(x) = b, differentiated at the
+solution, not through the solver's loop) and custom_root (x with f(x) = 0, its derivative by the implicit function
+theorem, through tangent_solve).
 
-custom_linear_solve is a custom_vjp function, so it is differentiable in reverse mode only: forward mode (jvp,
-jacfwd) raises a TypeError. JAX gives it both through a primitive of its own whose transpose is the transposed
-solve; a custom_jvp rule here would have to transpose `solve` itself (a while_loop, in general), and tracejit has
-no such primitive. custom_root is a custom_jvp function (its tangent is tangent_solve of a linear map, which
-grad transposes as JAX's does), so both modes work, as in JAX.
+custom_linear_solve binds the primitive custom_linear_solve (tracejit/primitives/linear_solve.py, JAX's
+linear_solve_p), whose jvp is a second solve and whose transpose is the transposed solve, so forward and reverse
+mode, linearize and vmap all work, as in JAX. custom_root is a custom_jvp function (its tangent is tangent_solve of
+a linear map, which grad transposes as JAX's does), so both modes work, as in JAX.
 """
 import functools
 
 from .. import numpy as tnp
-from ..custom_derivatives import custom_jvp, custom_vjp
+from ..core.api_util import leaf_aval
+from ..core.ir_surgery import hoist_consts
+from ..core.trace import trace_flat
+from ..custom_derivatives import custom_jvp
 from ..derivative_tools import closure_convert, linear_transpose
-from ..derivatives import jvp, vjp
-from ..tree_util import tree_leaves, tree_map, tree_structure
+from ..derivatives import jvp
+from ..passes.dce import dce
+from ..primitives.linear_solve import linear_solve
+from ..tree_util import tree_flatten, tree_leaves, tree_map, tree_structure, tree_unflatten
 
 
 def _check_like(name, out, b):
@@ -35,52 +39,50 @@ def _checked(fun, name, has_aux):
     return checked
 
 
-@functools.partial(custom_vjp, nondiff_argnums=(0, 1, 2, 3))
-def _solve(matvec, solve, transpose_solve, has_aux, a_consts, s_consts, t_consts, b):
-    """solve(b) with matvec, solve and transpose_solve closure-converted: their traced values are arguments, so
-    the rule below can give matvec's theirs (solve's and transpose_solve's get none, as in JAX)."""
-    return solve(b, *s_consts)
+def _sub_ir(fun, name, b, has_aux):
+    """fun (a vector shaped as b -> one, or (one, aux) with has_aux) traced on b's leaf types: (constant-free
+    ClosedIR from leaves to leaves, the values it closes over, aux's tree). The vector it returns takes b's
+    dtypes, as JAX's result has b's type."""
+    leaves, tree = tree_flatten(b)
+    avals = [leaf_aval(v).strip_weak() for v in leaves]
+    aux_tree = []
 
+    def flat(*xs):
+        out = fun(tree_unflatten(tree, list(xs)))
+        if has_aux and not (isinstance(out, (tuple, list)) and len(out) == 2):
+            raise TypeError(f"{name}() with has_aux=True must return a pair (x, aux), got {type(out).__name__}")
+        x, aux = out if has_aux else (out, ())
+        _check_like(name, x, b)
+        aux_leaves, aux_def = tree_flatten(aux)
+        aux_tree.append(aux_def)
+        return [tnp.asarray(v, a.dtype) for v, a in zip(tree_leaves(x), avals)] + [tnp.asarray(v) for v in aux_leaves]
 
-def _solve_fwd(matvec, solve, transpose_solve, has_aux, a_consts, s_consts, t_consts, b):
-    out = solve(b, *s_consts)
-    return out, (a_consts, t_consts, out[0] if has_aux else out)
-
-
-def custom_linear_solve_bwd(matvec, solve, transpose_solve, has_aux, residuals, cotangent):
-    """g = transpose_solve(vecmat, x_bar); b gets g, and matvec's traced values the cotangent of matvec(x) at -g
-    (from 0 = d(A x - b) at the solution). The aux outputs get no cotangent."""
-    a_consts, t_consts, x = residuals
-    if transpose_solve is None:
-        raise TypeError("transpose_solve required for backwards mode automatic differentiation of "
-                        "custom_linear_solve")
-    g = transpose_solve(cotangent[0] if has_aux else cotangent, *t_consts)
-    g = g[0] if has_aux else g
-    a_cts = vjp(lambda *c: matvec(x, *c), *a_consts)[1](tree_map(tnp.negative, g)) if a_consts else ()
-    return list(a_cts), None, None, g
-
-
-_solve.defvjp(_solve_fwd, custom_linear_solve_bwd)
+    closed, consts = hoist_consts(dce(trace_flat(flat, avals, fun_name=name)))
+    return closed, consts, aux_tree[0]
 
 
 def custom_linear_solve(matvec, b, solve, transpose_solve=None, symmetric=False, has_aux=False):
-    """solve(matvec, b), a solution of matvec(x) = b, with gradients defined implicitly at the solution, as
-    jax.lax.custom_linear_solve: b's cotangent is transpose_solve(vecmat, x_bar) (vecmat the transpose of matvec,
-    found by linear_transpose; solve and matvec itself when symmetric), and the traced values matvec closes over
-    get the cotangent of matvec(x) at minus that. solve and transpose_solve need not be differentiable; values they
-    close over get no derivative. With has_aux they return (x, aux), and so does this. Reverse mode only: jvp
-    raises a TypeError (tracejit has no primitive for JAX's forward rule; see the module's docstring)."""
+    """solve(matvec, b), a solution of matvec(x) = b, with derivatives defined implicitly at the solution, as
+    jax.lax.custom_linear_solve: the tangent is solve(matvec, b' - (d matvec) x) and b's cotangent is
+    transpose_solve(vecmat, x_bar) (vecmat the transpose of matvec, found by linear_transpose; solve and matvec
+    itself when symmetric), so jvp, grad, linearize and vmap all work; reverse mode needs transpose_solve (or
+    symmetric). The traced values matvec closes over get derivatives; solve and transpose_solve need not be
+    differentiable and what they close over gets none. With has_aux they return (x, aux), and so does this."""
     if transpose_solve is None and symmetric:
         transpose_solve = solve
     b = tree_map(tnp.asarray, b)
-    mv, a_consts = closure_convert(_checked(matvec, "matvec", False), b)
-    sv, s_consts = closure_convert(_checked(functools.partial(solve, matvec), "solve", has_aux), b)
-    tv, t_consts = None, []
+    mv, mv_consts, _ = _sub_ir(matvec, "matvec", b, False)
+    sv, sv_consts, aux_tree = _sub_ir(functools.partial(solve, matvec), "solve", b, has_aux)
+    vm = tv = None
+    vm_consts, tv_consts = [], []
     if transpose_solve is not None:
         vecmat = matvec if symmetric else (lambda v: linear_transpose(matvec, b)(v)[0])
-        tv, t_consts = closure_convert(_checked(functools.partial(transpose_solve, vecmat), "transpose_solve",
-                                                has_aux), b)
-    return _solve(mv, sv, tv, bool(has_aux), a_consts, s_consts, t_consts, b)
+        vm, vm_consts, _ = (mv, mv_consts, None) if symmetric else _sub_ir(vecmat, "vecmat", b, False)
+        tv, tv_consts, _ = _sub_ir(functools.partial(transpose_solve, vecmat), "transpose_solve", b, has_aux)
+    leaves, tree = tree_flatten(b)
+    outs = linear_solve((mv, vm, sv, tv), (mv_consts, vm_consts, sv_consts, tv_consts), leaves)
+    x = tree_unflatten(tree, outs[:len(leaves)])
+    return (x, tree_unflatten(aux_tree, outs[len(leaves):])) if has_aux else x
 
 
 @functools.partial(custom_jvp, nondiff_argnums=(0, 1, 2, 3))

@@ -3,7 +3,8 @@ rules apply one another through tracejit.core.ops.
 
 Layers: the families (elementwise, special, bitcast, complex_parts, shapes, reductions, linalg, fft, indexing,
 scatter, threefry) import only core and the backend's rule kinds (special also the backend's specmath kernels, which
-it runs on NumPy arrays); cond, while and scan sit above the transforms they apply to their bodies."""
+it runs on NumPy arrays); cond, while, scan and custom_linear_solve sit above the transforms they apply to their
+sub-IRs."""
 from ..core.ops import register
 from . import (
                bitcast,
@@ -23,6 +24,7 @@ from . import (
                linalg_schur,
                linalg_solve,
                linalg_tridiagonal,
+               linear_solve,
                reductions,
                remat,
                scan,
@@ -38,7 +40,7 @@ from . import (
 
 ALL = register([elementwise, special, bitcast, complex_parts, shapes, reductions, cumulative, linalg, linalg_factor,
                 linalg_lstsq, linalg_solve, linalg_eig, linalg_schur, linalg_tridiagonal, fft, indexing, sorting, top_k, scatter, convolution, windowed, threefry, cond, while_loop, scan,
-                debug, remat])
+                debug, remat, linear_solve])
 # The collectives exist only inside a vmap of their axis name (which resolves them), so the per-primitive tests
 # of ALL (jvp, batching and lowering of an example alone) do not apply: tests/test_collectives.py compares them
 # with JAX under vmap, jit and grad.
