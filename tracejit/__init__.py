@@ -10,6 +10,7 @@
     tj.debug.print, tj.debug.callback   see values while compiled code runs; tj.config.debug_nans finds NaNs
     tj.scipy, tj.image, tj.dtypes, tj.errors, tj.typing (tj.Array), tj.pure_callback, tj.custom_gradient, tj.disable_jit,
     tj.flatten_util.ravel_pytree, tj.pmap (one device), tj.experimental.ode.odeint, tj.experimental.io_callback,
+    tj.shard_map with tj.make_mesh, tj.P, tj.NamedSharding, tj.sharding (one device: mesh axes of size 1),
     tj.custom_batching.custom_vmap, tj.enable_x64, tj.numpy_dtype_promotion ...
                         JAX's other top-level names for one CPU process (compat.py, derivative_tools.py)
 
@@ -31,6 +32,7 @@ from . import (
     numpy,
     ops,
     random,
+    sharding,
     test_util,
     tree,
     tree_util,
@@ -84,6 +86,8 @@ from .graph import graph
 from .nn import initializers as _initializers
 from .nn import stop_gradient
 from .pmap import pmap
+from .shard_map import shard_map
+from .sharding import NamedSharding, P, make_mesh, set_mesh
 from .typing import Array
 
 make_jaxpr = make_ir

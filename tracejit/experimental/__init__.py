@@ -1,9 +1,9 @@
-"""jax.experimental's parts that JAX programs use: ode.odeint, io_callback, and the x64 context managers of older
-JAX (enable_x64, disable_x64)."""
-from . import ode
+"""jax.experimental's parts that JAX programs use: ode.odeint, io_callback, shard_map.shard_map, and the x64
+context managers of older JAX (enable_x64, disable_x64)."""
+from . import ode, shard_map
 from .io_callback import io_callback
 
-__all__ = ["disable_x64", "enable_x64", "io_callback", "ode"]
+__all__ = ["disable_x64", "enable_x64", "io_callback", "ode", "shard_map"]
 
 
 def enable_x64(new_val=True):
