@@ -117,6 +117,7 @@ from .gather_scatter import (
     scatter_sub,
 )
 from .linear_solve import custom_linear_solve, custom_root
+from .ragged import RaggedDotDimensionNumbers, ragged_dot_general
 from .random_bits import RandomAlgorithm, rng_bit_generator
 from .windowed import (
     avg_pool,
@@ -459,7 +460,7 @@ __all__ += ["all_gather", "all_to_all", "axis_index", "axis_size", "pbroadcast",
 __all__ += ["acos", "acosh", "asin", "asinh", "atan", "atan2", "atanh", "batch_matmul", "broadcast",
             "broadcast_to_rank", "cbrt", "collapse", "cosh", "exp2", "full", "full_like", "nextafter", "reciprocal", "reduce",
             "reduce_and", "reduce_or", "reduce_xor", "sinh", "split", "square"]
-__all__ += ["RandomAlgorithm", "rng_bit_generator"]
+__all__ += ["RaggedDotDimensionNumbers", "RandomAlgorithm", "ragged_dot_general", "rng_bit_generator"]
 __all__ += ["bessel_i0e", "bessel_i1e", "betainc", "digamma", "erf", "erf_inv", "erfc", "igamma", "igamma_grad_a",
             "igammac", "lgamma", "polygamma", "zeta"]
 
