@@ -178,6 +178,32 @@ def test_lru_eviction(cache_dir, monkeypatch):
     assert len(entries(cache_dir)) == 1 and call(rows=5)[1]
 
 
+def test_writes_scan_the_folder_only_when_it_may_be_past_its_cap(cache_dir, monkeypatch):
+    """A write scans every entry (to evict) only when this process's count of the folder's bytes passes the cap,
+    or the count is older than RESCAN_SECONDS: a scan after each compile cost O(entries) a compile. Entries that
+    other processes wrote meanwhile are counted, and evicted, at the next scan."""
+    scans = []
+    evict = disk_cache.evict
+    monkeypatch.setattr(disk_cache, "evict", lambda d, keep=None: (scans.append(d), evict(d, keep))[1])
+
+    def sizes():
+        return sum(p.stat().st_size for p in entries(cache_dir))
+    call(rows=1)
+    call(rows=2)
+    assert scans.count(str(cache_dir)) == 1 and len(entries(cache_dir)) == 2    # the first write counts them
+    assert disk_cache._counted[str(cache_dir)][0] == sizes()
+    monkeypatch.setattr(tj.config, "cache_max_bytes", 3 * sizes())
+    (cache_dir / "other.tjc").write_bytes(b"x" * 100)         # another process's entry, the oldest
+    os.utime(cache_dir / "other.tjc", (1e9, 1e9))
+    call(rows=3)
+    assert scans.count(str(cache_dir)) == 1 and len(entries(cache_dir)) == 4    # under the cap by its count
+    monkeypatch.setattr(tj.config, "cache_max_bytes", sizes() - 1)
+    monkeypatch.setattr(disk_cache, "RESCAN_SECONDS", 0)     # an old count: the next write scans and evicts
+    call(rows=4)
+    assert scans.count(str(cache_dir)) == 2 and not (cache_dir / "other.tjc").exists()
+    assert sizes() <= tj.config.cache_max_bytes and disk_cache._counted[str(cache_dir)][0] == sizes()
+
+
 def test_cache_off_by_argument_config_and_environment(cache_dir, monkeypatch, tmp_path):
     assert call(cache=False)[1] is False and not entries(cache_dir)
     monkeypatch.setattr(tj.config, "disk_cache", False)

@@ -31,8 +31,8 @@ file (a FIFO would block open(), a symbolic link could point out of the folder: 
 refused folder or entry is not read, a warning says why (once per reason), and compiles proceed.
 
 Writes go to a temporary file (0600) in the same folder and are renamed into place, so readers and racing
-writers only ever see whole entries. A hit refreshes the entry's mtime; after a write, the least
-recently used entries are deleted until the folder is under `config.cache_max_bytes`.
+writers only ever see whole entries. A hit refreshes the entry's mtime; after a write that may take the
+folder past `config.cache_max_bytes`, the least recently used entries are deleted until it is under.
 A module that still bakes an address into its code (an `inttoptr (i64 N to ptr)` constant) is never
 cached: its key would hold the address but not the data there.
 """
@@ -46,6 +46,7 @@ import os
 import stat
 import struct
 import tempfile
+import time
 
 import numpy as np
 
@@ -59,6 +60,8 @@ HEADER = struct.Struct("<8sIQ32s")
 SUFFIX = ".tjc"
 KEY_FILE = "hmac.key"
 KEY_BYTES = 32
+RESCAN_SECONDS = 60     # how old this process's count of a folder's bytes may grow before a write scans again
+_counted = {}           # folder -> (bytes of its entries at this process's last scan plus its writes since, when)
 
 
 @functools.cache
@@ -220,8 +223,7 @@ def cached_object_code(signature, llvm_text, names, symbols, use_disk=True, ship
     if compiled is not None:
         return made(compiled, "disk")
     compiled = llvm.compile_objects(llvm_text, alone, passes)
-    write_entry(path, key, compiled, names, symbols, mac)
-    evict(directory, keep=path)
+    _written(directory, path, write_entry(path, key, compiled, names, symbols, mac))
     return made(compiled, "compiled")
 
 
@@ -310,7 +312,7 @@ def read_entry(path, key, names, symbols, mac):
 
 
 def write_entry(path, key, compiled, names, symbols, mac):
-    """Write atomically (temporary file + rename); failures only cost the cache."""
+    """Write atomically (temporary file + rename); failures only cost the cache. Returns the bytes written."""
     data = encode(key, compiled, names, symbols, mac)
     try:
         fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path), prefix=".tmp-", suffix=SUFFIX)
@@ -323,10 +325,25 @@ def write_entry(path, key, compiled, names, symbols, mac):
             raise
     except OSError as e:
         log.info("tracejit: could not write compile cache entry %s: %s", path, e)
+        return 0
+    return len(data)
+
+
+def _written(directory, path, nbytes):
+    """Evict after a write of nbytes only when the folder may now be past the cap by this process's count, or
+    the count is old (other processes write too): a scan of every entry after each compile cost O(entries),
+    45 ms a compile at 6,000 entries (quadratic over a session: a test run's largest cost)."""
+    counted = _counted.get(directory)
+    if counted is None or counted[0] + nbytes > config.cache_max_bytes or \
+            time.monotonic() - counted[1] > RESCAN_SECONDS:
+        evict(directory, keep=path)
+    else:
+        _counted[directory] = (counted[0] + nbytes, counted[1])
 
 
 def evict(directory, keep=None):
-    """Delete least recently used entries until the folder holds at most config.cache_max_bytes."""
+    """Delete least recently used entries until the folder holds at most config.cache_max_bytes; count the
+    bytes left (`_written`)."""
     entries, total = [], 0
     try:
         with os.scandir(directory) as it:
@@ -348,3 +365,4 @@ def evict(directory, keep=None):
         except OSError:
             continue
         total -= size
+    _counted[directory] = (total, time.monotonic())
