@@ -208,6 +208,29 @@ def test_concatenates_run_their_innermost_loop_in_segments(dtype):
         check(f, *args)
 
 
+def test_concatenates_of_whole_blocks_are_copies_along_any_axis():
+    """A concatenate or stack whose operands are buffers, reshapes or expand_dims of them, or unit-stride windows
+    of them whole in every axis but the first and the concatenated one, copies each operand's contiguous blocks
+    (one memcpy per row and operand: no select, no gather, no loop per operand; 100 operands along axis 1 took
+    4.9 ms a call through selects and 2.6 s to compile as 100 loops); other windows take the loops. Against the
+    reference interpreter, with and without fusion."""
+    rng = np.random.default_rng(9)
+    m, x = rng.standard_normal((1000, 100)), rng.standard_normal((4, 5, 60)).astype(np.float32)
+    parts = [rng.standard_normal((10, 100)) for _ in range(100)]
+    copied = [(lambda m: tnp.concatenate([m[i:i + 10] for i in range(0, 1000, 10)], axis=1), (m,)),
+              (lambda *ps: tnp.concatenate(ps, axis=1), parts), (lambda *ps: tnp.stack(ps, axis=1), parts),
+              (lambda *ps: tnp.stack(ps, axis=2), parts[:12]),
+              (lambda x: tnp.concatenate([x[1:3, :, 2:50], x[:2, :, :30], x[2:, :, 40:]], axis=2), (x,)),
+              (lambda m: tnp.concatenate([m[995:], m[:3], m[10:12]]), (m,))]
+    for f, args in copied:
+        check(f, *args)
+        text = tj.jit(f).lower(*args).as_llvm()
+        assert "llvm.memcpy" in text and "select" not in text and "gather" not in text, f
+    windows_cut_in_a_middle_axis = lambda x: tnp.concatenate([x[:, 1:3, :], x[:, :2, :]], axis=2)
+    check(windows_cut_in_a_middle_axis, x)
+    assert "llvm.memcpy" not in tj.jit(windows_cut_in_a_middle_axis).lower(x).as_llvm()
+
+
 def test_concatenates_of_many_small_operands_run_in_segments_of_linear_code():
     """Past MAX_SEGMENTS, a concatenate whose loop body is small still runs in segments (SEGMENTED_EQNS), each
     reading its own operand only (each read the operands before it too: 50 operands of 10 elements took 148 ms to

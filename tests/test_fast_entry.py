@@ -44,6 +44,16 @@ def test_fixed_shapes_run_the_generic_entry_and_symbolic_ones_their_own(entry_ki
     assert "@pyfast(" in executable(g).llvm_text and g._fast.__self__[5] is None
 
 
+def test_a_hundred_inputs_run_the_generic_entry(entry_kind):
+    """Up to generic_entry.MAX_IN inputs take the generic entry, not a pyfast of ~45 lines of LLVM per input in
+    the module (100 inputs: 0.5 s of LLVM); past it, the module's own."""
+    parts = [np.full(3, float(k)) for k in range(generic_entry.MAX_IN + 1)]
+    for n in (100, generic_entry.MAX_IN + 1):
+        f = tj.jit(lambda *xs: tnp.stack(xs))
+        np.testing.assert_array_equal(f(*parts[:n]), np.stack(parts[:n]))
+        assert native(f) and ("@pyfast(" in executable(f).llvm_text) == (entry_kind == "module" or n > 100)
+
+
 def test_parallel_steps_run_on_the_pool():
     f = tj.jit(lambda x: tnp.tanh(x) * 3 + x)
     x = np.linspace(-2, 2, 1 << 18)

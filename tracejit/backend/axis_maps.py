@@ -15,19 +15,25 @@ def axis_maps(g):
         maps.setdefault(id(v), set()).add(tuple(range(ndim)))
     for e in reversed(g.eqns):
         for m in maps.get(id(e.outvars[0]), ()) if not (e is g.root and reduce) else ():
-            for x in e.inputs:
-                if not isinstance(x, Literal) and x.aval.ndim:
-                    maps.setdefault(id(x), set()).add(input_map(e, x, m))
+            for x, xm in input_maps(e, m).items():
+                maps.setdefault(x, set()).add(xm)
     return maps
 
 
 def input_map(e, x, m):
-    """The axis map of operand x of equation e when e's output has the axis map m: an elementwise operand of
-    the output's shape shares it; an index map's operand is indexed as its lowering rule says (`_IndexProbe`)."""
-    rule, x_shape = e.prim.lower, x.aval.shape
-    unknown = (None,) * len(x_shape)
+    """The axis map of operand x of equation e when e's output has the axis map m (`input_maps`)."""
+    return input_maps(e, m).get(id(x), (None,) * x.aval.ndim)
+
+
+def input_maps(e, m):
+    """{id(x): axis map} of the array operands x of equation e when e's output has the axis map m: an elementwise
+    operand of the output's shape shares it; an index map's operand is indexed as its lowering rule says, which
+    runs once on `_IndexProbe` (once per operand, a concatenate of 100 arrays took 0.16 s)."""
+    rule = e.prim.lower
+    operands = {id(x): x for x in e.inputs if not isinstance(x, Literal) and x.aval.ndim}
+    unknown = {k: (None,) * x.aval.ndim for k, x in operands.items()}
     if isinstance(rule, Elementwise):
-        return m if x_shape == e.outvars[0].aval.shape else unknown
+        return {k: m if x.aval.shape == e.outvars[0].aval.shape else unknown[k] for k, x in operands.items()}
     if not isinstance(rule, IndexMap):
         return unknown
     reads = []
@@ -36,9 +42,12 @@ def input_map(e, x, m):
         rule.fn(probe, [_Axis(a) for a in range(len(m))], lambda i, index: reads.append((i, index)), **e.params)
     except Exception:  # noqa: BLE001 -- a rule that computes with what the probe cannot give: not known
         return unknown
-    maps = {tuple(m[i.axis] if isinstance(i, _Axis) else j if x_shape[j] == 1 else None
-                  for j, i in enumerate(index)) for k, index in reads if e.inputs[k] is x}
-    return maps.pop() if len(maps) == 1 else unknown
+    found = {}
+    for i, index in reads:
+        x = e.inputs[i]
+        found.setdefault(id(x), set()).add(tuple(m[j.axis] if isinstance(j, _Axis) else a if x.aval.shape[a] == 1
+                                                 else None for a, j in enumerate(index)))
+    return {k: found[k].pop() if len(found.get(k, ())) == 1 else unknown[k] for k in operands}
 
 
 class _Axis:

@@ -38,8 +38,8 @@ log = logging.getLogger("tracejit")
 NAME = "tj_generic_entry"
 ARRAY, COPY, INT, SCALAR = range(4)
 HEADER = 10         # descriptor words before the first input's record
-MAX_IN, MAX_TABLE = 64, 128  # inputs, and inputs + outputs + 1 (its table) at most: a fixed frame of 3 KiB, under
-                              # a page (no stack probes); 33 to 64 inputs took a pyfast in each module (LLVM 11 -> 41 ms)
+MAX_IN, MAX_TABLE = 256, 512  # inputs, and inputs + outputs + 1 (its table) at most: a fixed frame of 12 KiB;
+                               # more inputs take a pyfast in each module (33 to 64 inputs: LLVM 11 -> 41 ms; 100: 0.5 s)
 OK = native_call.PY_ENTRY_OK and sys.byteorder == "little"   # INT stores an i64 that narrower ints read
 
 

@@ -23,6 +23,7 @@ MAX_SEGMENTS = 8          # segments an innermost loop may run in (IndexMap's sp
 SHORT_SEGMENT = 16        # elements under which a segment runs scalar
 SEGMENTED_EQNS = 128      # or more where segments x the body's equations stay within this (a concatenate of 50
                           # small arrays took 6.7 us a call through a chain of 50 selects, NumPy's 4.1)
+COPY_BLOCK = 64           # bytes from which a block of an operand along a later axis is copied by memcpy
 
 
 class KernelBuilder:
@@ -187,50 +188,95 @@ class LoopBuilder(KernelBuilder):
                     self._store_all(idx)
 
     def _copies(self):
-        """Whether the group is one index map placing whole operands along the first axis (IndexMap's blocks: a
-        concatenate along axis 0, of buffers or of reshapes of them), which it writes: one loop over the operands
-        (their pointers on the stack, their rows in a constant table) copying each one's rows in the chunk [lo, hi)
-        with a memcpy. LLVM compiled a concatenate of 50 arrays of 10 f32 in 55-60 ms as 50 loops, in 29 as 50
-        memcpy calls, in 12 so."""
+        """Whether the group is one index map placing whole operands along one axis (IndexMap's blocks: a
+        concatenate or stack), each a buffer or a reshape or window of one whose blocks are contiguous, which it
+        writes as one memcpy per block from a table of the operands' pointers: along axis 0 each operand's rows in
+        the chunk [lo, hi); along a later axis, for each row of the axes before it in the chunk, each operand's
+        block of that row. LLVM compiled a concatenate of 50 arrays of 10 f32 in 55-60 ms as 50 loops, in 29 as
+        50 memcpy calls, in 12 so; one of 100 (10, 100) f64 along axis 1, in 2.6 s as 100 loop segments."""
         g, b, f = self.g, self.b, self.f
         blocks = getattr(g.root.prim.lower, "blocks", None)
+        found = None if blocks is None else blocks(g.root)
         out = self.buffers[id(g.root.outvars[0])]
-        sources = [self._source(x) for x in g.root.inputs]
-        if (blocks is None or g.tiled is not None or g.extents[0] != g.domain[0] or len(g.stores) != 1
-                or not all(isinstance(d, int) for d in g.domain[1:]) or any(s is None or s is out for s in sources)
-                or not all(e is g.root or getattr(e.prim.lower, "same_order", False) for e in g.eqns)):
+        shape = out.aval.shape
+        if (found is None or g.tiled is not None or g.loop_order[0] != 0 or g.domain[0] != shape[0] or g.extents[0] != g.domain[0]
+                or len(g.stores) != 1 or not all(isinstance(d, int) for d in shape[1:])
+                or not all(e is g.root or self._viewing(e) for e in g.eqns)):
             return False
-        found = blocks(g.root)
-        if found is None:
+        axis, spans = found
+        views = [self._view(x, axis) for x in g.root.inputs]
+        pieces = [(v, span) for v, span in zip(views, spans) if span[0] < span[1]]
+        size = out.aval.dtype.itemsize * math.prod(shape[axis + 1:])      # bytes per index of the axis
+        if any(v is None or v[0] is out for v in views) or axis and not (
+                len(pieces) > MAX_SEGMENTS or all((e - s) * size >= COPY_BLOCK for _, (s, e) in pieces)):
             return False
-        row = math.prod(g.domain[1:]) * out.aval.dtype.itemsize
-        pieces = [(s, rows) for s, rows in zip(sources, found) if rows[0] < rows[1]]
         pointers = f.alloca(f"[{max(len(pieces), 1)} x ptr]")
-        for k, (s, _) in enumerate(pieces):
-            self.line(f"store ptr {s.ptr}, ptr {f.emit(f'getelementptr ptr, ptr {pointers}, i64 {k}')}")
-        rows = f.module.array(np.array([r for _, rs in pieces for r in rs] or [0], np.int64))
-        with f.loop(0, len(pieces), vectorize_enable=False, unroll_disable=None) as k:
-            start, end = (f.emit(f"load i64, ptr {f.emit(f'getelementptr i64, ptr {rows}, i64 {at}')}")
-                          for at in (b.iop("mul", k, 2), b.iop("add", b.iop("mul", k, 2), 1)))
-            lo = b.intrinsic("smin", b.intrinsic("smax", "%lo", start, dtype=np.int64), end, dtype=np.int64)
-            hi = b.intrinsic("smax", b.intrinsic("smin", "%hi", end, dtype=np.int64), lo, dtype=np.int64)
-            base = f.emit(f"load ptr, ptr {f.emit(f'getelementptr ptr, ptr {pointers}, i64 {k}')}")
-            skip, first, size = (b.iop("mul", b.iop("sub", lo, start), row), b.iop("mul", lo, row),
-                                 b.iop("mul", b.iop("sub", hi, lo), row))
-            src = f.emit(f"getelementptr i8, ptr {base}, i64 {skip}")
-            dst = f.emit(f"getelementptr i8, ptr {out.ptr}, i64 {first}")
-            self.line(f"call void @llvm.memcpy.p0.p0.i64(ptr {dst}, ptr {src}, i64 {size}, i1 false)")
+        for k, ((buf, offset, _), _) in enumerate(pieces):
+            base = f.emit(f"getelementptr i8, ptr {buf.ptr}, i64 {offset}")
+            self.line(f"store ptr {base}, ptr {f.emit(f'getelementptr ptr, ptr {pointers}, i64 {k}')}")
+        # per operand: its span along the axis, the bytes between its rows
+        table = f.module.array(np.array([x for (_, _, stride), span in pieces for x in (*span, stride)] or [0],
+                                        np.int64))
+
+        def field(k, n):
+            at = b.iop("add", b.iop("mul", k, 3), n)
+            return f.emit(f"load i64, ptr {f.emit(f'getelementptr i64, ptr {table}, i64 {at}')}")
+
+        def copy(dst, src, nbytes):
+            self.line(f"call void @llvm.memcpy.p0.p0.i64(ptr {dst}, ptr {src}, i64 {nbytes}, i1 false)")
+
+        if axis == 0:
+            with f.loop(0, len(pieces), vectorize_enable=False, unroll_disable=None) as k:
+                start, end = field(k, 0), field(k, 1)
+                lo = b.intrinsic("smin", b.intrinsic("smax", "%lo", start, dtype=np.int64), end, dtype=np.int64)
+                hi = b.intrinsic("smax", b.intrinsic("smin", "%hi", end, dtype=np.int64), lo, dtype=np.int64)
+                base = f.emit(f"load ptr, ptr {f.emit(f'getelementptr ptr, ptr {pointers}, i64 {k}')}")
+                copy(f.emit(f"getelementptr i8, ptr {out.ptr}, i64 {b.iop('mul', lo, size)}"),
+                     f.emit(f"getelementptr i8, ptr {base}, i64 {b.iop('mul', b.iop('sub', lo, start), size)}"),
+                     b.iop("mul", b.iop("sub", hi, lo), size))
+            return True
+        rows = math.prod(shape[1:axis])      # rows of the axes before the axis per index of axis 0
+        with f.loop(b.iop("mul", "%lo", rows), b.iop("mul", "%hi", rows), vectorize_enable=False) as r:
+            row = f.emit(f"getelementptr i8, ptr {out.ptr}, i64 {b.iop('mul', r, shape[axis] * size)}")
+            with f.loop(0, len(pieces), vectorize_enable=False, unroll_disable=None) as k:
+                start, end, stride = field(k, 0), field(k, 1), field(k, 2)
+                base = f.emit(f"load ptr, ptr {f.emit(f'getelementptr ptr, ptr {pointers}, i64 {k}')}")
+                copy(f.emit(f"getelementptr i8, ptr {row}, i64 {b.iop('mul', start, size)}"),
+                     f.emit(f"getelementptr i8, ptr {base}, i64 {b.iop('mul', r, stride)}"),
+                     b.iop("mul", b.iop("sub", end, start), size))
         return True
 
-    def _source(self, x):
-        """The buffer holding x's elements in C order: its own, or its operand's where x is a reshape in the group
-        (IndexMap's same_order) of a value read in place; else None."""
+    def _viewing(self, e):
+        """Whether e reads its operand without moving it (IndexMap's same_order or window)."""
+        rule = e.prim.lower
+        return getattr(rule, "same_order", False) or getattr(rule, "window", None) is not None and rule.window(e)
+
+    def _view(self, x, axis):
+        """(buffer, byte offset, bytes between rows) where x's elements lie, its blocks along `axis` contiguous
+        (the rows: the indices of the axes before it): its own buffer or its operand's where x is a reshape in the
+        group (IndexMap's same_order) of a value read in place, or a window of one (IndexMap's window) whole in
+        every axis but the first and `axis`; else None."""
         e = None if isinstance(x, Literal) else self.producer.get(id(x))
         if e is None:
-            return None if isinstance(x, Literal) else self.buffers.get(id(x))
+            buf = None if isinstance(x, Literal) else self.buffers.get(id(x))
+            return None if buf is None else (buf, 0, x.aval.shape[axis] * self._bytes_after(x.aval, axis))
         if getattr(e.prim.lower, "same_order", False):
-            return self._source(e.inputs[0])
-        return None
+            inner = self._view(e.inputs[0], 0)       # (its rows along axis 0 are contiguous: so is it all)
+            return inner and (inner[0], inner[1], x.aval.shape[axis] * self._bytes_after(x.aval, axis))
+        starts = e.prim.lower.window(e) if getattr(e.prim.lower, "window", None) is not None else None
+        if starts is None or self.producer.get(id(e.inputs[0])) is not None:
+            return None
+        buf, full = self.buffers.get(id(e.inputs[0])), e.inputs[0].aval.shape
+        if buf is None or any(n != m for a, (n, m) in enumerate(zip(x.aval.shape, full)) if a not in (0, axis)):
+            return None
+        inner = self._bytes_after(x.aval, axis)
+        first_row = starts[0] * math.prod(full[1:axis]) * full[axis] if axis else 0     # of x in the buffer's rows
+        return buf, (first_row + starts[axis]) * inner, full[axis] * inner
+
+    @staticmethod
+    def _bytes_after(av, axis):
+        """Bytes per index of `axis` in an array of aval av (C order)."""
+        return av.dtype.itemsize * math.prod(av.shape[axis + 1:])
 
     def _store_all(self, idx):
         self._prefetch(idx)

@@ -62,12 +62,13 @@ class Elementwise:
 
 class IndexMap:
     """splits(eqn): (axis, points) where the map changes operand along an axis; blocks(eqn): for a map that places
-    whole operands along the output's first axis, [(start, end)] of each one's rows there, or None; same_order: the
-    result's elements in C order are its operand's (a reshape)."""
+    whole operands along an axis, (axis, [(start, end)] of each one's indices there), or None; same_order: the
+    result's elements in C order are its operand's (a reshape); window(eqn): the start indices where the result
+    is its operand's elements from there on (a slice of unit strides), or None."""
     cheap = True
 
-    def __init__(self, fn, splits=None, blocks=None, same_order=False):
-        self.fn, self.splits, self.blocks, self.same_order = fn, splits, blocks, same_order
+    def __init__(self, fn, splits=None, blocks=None, same_order=False, window=None):
+        self.fn, self.splits, self.blocks, self.same_order, self.window = fn, splits, blocks, same_order, window
 
 
 class Reduce:

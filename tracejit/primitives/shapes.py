@@ -200,7 +200,7 @@ def _lower_squeeze(b, idx, read, dimensions):
 squeeze_p = linear_primitive(
     "squeeze", _squeeze_shape, lambda x, dimensions: np.squeeze(x, dimensions).copy(),
     lambda ct, x, dimensions: [ops.expand_dims(ct, dimensions=dimensions)], rearranges=True,
-    lower=IndexMap(_lower_squeeze),
+    lower=IndexMap(_lower_squeeze, same_order=True),
     batch=lambda args, dims, dimensions: (
         ops.squeeze(args[0], dimensions=tuple(batched_axis(a, dims[0]) for a in dimensions)),
         dims[0] - sum(a < dims[0] for a in dimensions)))
@@ -216,7 +216,8 @@ def _expand_dims_shape(x, dimensions):
 expand_dims_p = linear_primitive(
     "expand_dims", _expand_dims_shape, lambda x, dimensions: np.expand_dims(x, dimensions).copy(),
     lambda ct, x, dimensions: [ops.squeeze(ct, dimensions=dimensions)], rearranges=True,
-    lower=IndexMap(lambda b, idx, read, dimensions: read(0, [i for k, i in enumerate(idx) if k not in dimensions])),
+    lower=IndexMap(lambda b, idx, read, dimensions: read(0, [i for k, i in enumerate(idx) if k not in dimensions]),
+                   same_order=True),
     batch=lambda args, dims, dimensions: (
         ops.expand_dims(move_batch_axis(args[0], dims[0], 0, None), dimensions=tuple(a + 1 for a in dimensions)), 0))
 
@@ -291,8 +292,15 @@ def _slice_simplify(eqn, producer):
     return (lambda x: ops.transpose(ops.slice(x, **moved), permutation=perm)), [inner.inputs[0]]
 
 
+def _slice_window(eqn):
+    """The start indices of a slice of unit strides (IndexMap's window)."""
+    strides = eqn.params.get("strides")
+    return None if strides and any(st != 1 for st in strides) else eqn.params["start_indices"]
+
+
 slice_p = linear_primitive("slice", _slice_shape, _slice_impl, _slice_transpose, rearranges=True,
-                           batch=_slice_batch, lower=IndexMap(_lower_slice), simplify=_slice_simplify)
+                           batch=_slice_batch, lower=IndexMap(_lower_slice, window=_slice_window),
+                           simplify=_slice_simplify)
 
 # ------------------------------------------------------------------------------------------------- pad
 
@@ -446,11 +454,12 @@ def _boundaries(eqn):
 
 
 def _blocks(eqn):
-    """The rows of each operand in the result of a concatenate along axis 0 (IndexMap's blocks)."""
-    if eqn.params["dimension"] != 0 or not all(isinstance(x.aval.shape[0], int) for x in eqn.inputs):
+    """The concatenated axis and each operand's indices along it (IndexMap's blocks)."""
+    axis = eqn.params["dimension"]
+    if not all(isinstance(x.aval.shape[axis], int) for x in eqn.inputs):
         return None
-    ends = list(itertools.accumulate(x.aval.shape[0] for x in eqn.inputs))
-    return list(zip([0, *ends], ends))
+    ends = list(itertools.accumulate(x.aval.shape[axis] for x in eqn.inputs))
+    return axis, list(zip([0, *ends], ends))
 
 
 concatenate_p = linear_primitive("concatenate", _concatenate_shape,
