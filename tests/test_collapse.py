@@ -226,6 +226,8 @@ def test_concatenates_of_whole_blocks_are_copies_along_any_axis():
         check(f, *args)
         text = tj.jit(f).lower(*args).as_llvm()
         assert "llvm.memcpy" in text and "select" not in text and "gather" not in text, f
+    check(lambda a, b: tnp.stack([a, b]), 1.5, -2.0)           # scalars, read through expand_dims
+    check(lambda g, k, a, b: g.at[k].set(tnp.stack([a, b])), np.zeros((3, 2)), 1, 1.0, 2.0)
     windows_cut_in_a_middle_axis = lambda x: tnp.concatenate([x[:, 1:3, :], x[:, :2, :]], axis=2)
     check(windows_cut_in_a_middle_axis, x)
     assert "llvm.memcpy" not in tj.jit(windows_cut_in_a_middle_axis).lower(x).as_llvm()

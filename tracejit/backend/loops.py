@@ -259,10 +259,10 @@ class LoopBuilder(KernelBuilder):
         e = None if isinstance(x, Literal) else self.producer.get(id(x))
         if e is None:
             buf = None if isinstance(x, Literal) else self.buffers.get(id(x))
-            return None if buf is None else (buf, 0, x.aval.shape[axis] * self._bytes_after(x.aval, axis))
+            return None if buf is None else (buf, 0, self._bytes_from(x.aval, axis))
         if getattr(e.prim.lower, "same_order", False):
             inner = self._view(e.inputs[0], 0)       # (its rows along axis 0 are contiguous: so is it all)
-            return inner and (inner[0], inner[1], x.aval.shape[axis] * self._bytes_after(x.aval, axis))
+            return inner and (inner[0], inner[1], self._bytes_from(x.aval, axis))
         starts = e.prim.lower.window(e) if getattr(e.prim.lower, "window", None) is not None else None
         if starts is None or self.producer.get(id(e.inputs[0])) is not None:
             return None
@@ -272,6 +272,12 @@ class LoopBuilder(KernelBuilder):
         inner = self._bytes_after(x.aval, axis)
         first_row = starts[0] * math.prod(full[1:axis]) * full[axis] if axis else 0     # of x in the buffer's rows
         return buf, (first_row + starts[axis]) * inner, full[axis] * inner
+
+    @staticmethod
+    def _bytes_from(av, axis):
+        """Bytes per row (index of the axes before `axis`) of an array of aval av: all of a scalar's (a stack of
+        scalars reads them through expand_dims)."""
+        return av.dtype.itemsize * math.prod(av.shape[axis:])
 
     @staticmethod
     def _bytes_after(av, axis):
