@@ -109,10 +109,10 @@ PLAIN_INTS = {dt: np.random.default_rng(7).integers(np.iinfo(dt).min, np.iinfo(d
                                                         endpoint=True) for dt in (np.int8, np.uint32, np.int64, np.uint64)}
 
 SPECS.update({
-    "lax.custom_linear_solve": lambda: [   # (derivatives in test_lax_extras.py: tracejit's is reverse mode only)
-        Case("dense", (_solve_matrix(), g("b", 3)), call=_linear_solve, derivatives=False),
+    "lax.custom_linear_solve": lambda: [
+        Case("dense", (_solve_matrix(), g("b", 3)), call=_linear_solve),
         Case("symmetric has_aux", (_solve_matrix(), g("b", 3)), call=lambda M, fn, A, b: _linear_solve(
-            M, fn, A, b, symmetric=True), derivatives=False)],
+            M, fn, A, b, symmetric=True))],
     "lax.custom_root": lambda: [Case("newton", (np.abs(g("root", 4)) + 0.5,), call=_root)],
     "lax.reduce_precision": lambda: [   # (its jvp is refused: gradients in test_lax_extras.py)
         Case(f"{dt.__name__} ({e}, {m})", (np.concatenate([FORMAT_EDGES, g("rp", 8) * 10.0 ** np.arange(-6, 10, 2)]
