@@ -262,20 +262,38 @@ def check_outputs(runs, want, tolerances, seed, source):
 BATCHES = [("real", start) for start in range(0, N_PROGRAMS, 20)] + [("complex", s) for s in range(0, N_COMPLEX, 20)]
 
 
+def jit_each(functions, arguments, seeds, sources):
+    """[f(*args) for each f and args] compiled as one program (a compile per program took most of this file's
+    time; their outputs read separate inputs, so each keeps its own loop nests), called twice (the second call
+    takes the fast path); where that fails, each compiled alone, so that the error names its program."""
+    try:
+        g = tj.jit(lambda arguments: [f(*args) for f, args in zip(functions, arguments)], cache=False)
+        return g(arguments), g(arguments)
+    except Exception:
+        for f, args, seed, source in zip(functions, arguments, seeds, sources):
+            try:
+                tj.jit(f, cache=False)(*args)
+            except Exception as err:
+                raise AssertionError(f"seed {seed}: {type(err).__name__}: {err}\n{source}") from err
+        raise
+
+
 @pytest.mark.parametrize("language,start", BATCHES)
 def test_random_programs_agree_with_numpy(language, start):
-    for seed, source, f, args, tolerances in programs(start, language):
-        traced = lambda *xs, f=f: f(tnp, *xs)
+    batch = list(programs(start, language))
+    traced = [lambda *xs, f=f: f(tnp, *xs) for _, _, f, _, _ in batch]
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        saved = [[a.copy() for a in args] for _, _, _, args, _ in batch]
+        jitted, again = jit_each(traced, [args for _, _, _, args, _ in batch], *zip(*[p[:2] for p in batch]))
+    for (seed, source, f, args, tolerances), g, got, got_again, kept in zip(batch, traced, jitted, again, saved):
         with np.errstate(all="ignore"), warnings.catch_warnings():
             warnings.simplefilter("ignore")
             want = f(np, *args)
-            saved = [a.copy() for a in args]
-            g = tj.jit(traced, cache=False)
-            optimised = tj.make_ir(traced, optimize=True)(*args)
-            runs = {"eager": f(tnp, *args), "jit": g(*args), "jit again": g(*args),
-                    "eval_ir": tj.eval_ir(optimised, *args)}
+            optimised = tj.make_ir(g, optimize=True)(*args)
+            runs = {"eager": f(tnp, *args), "jit": got, "jit again": got_again, "eval_ir": tj.eval_ir(optimised, *args)}
         check_outputs(runs, want, tolerances, seed, source)
-        for a, s in zip(args, saved):
+        for a, s in zip(args, kept):
             np.testing.assert_array_equal(a.tobytes(), s.tobytes())
 
 
@@ -321,17 +339,17 @@ def test_random_programs_transform_consistently(language, start):
     """vmap equals a loop over examples; forward and reverse mode agree (<v, J u> = <J^T v, u>, the real part
     of it for complex values, with JAX's unconjugated transposes: J^T v = conj(vjp(conj(v)))), eagerly and
     under jit, wherever the primal values and the products are finite."""
-    for seed, source, f, args, tolerances in programs(start, language):
-        rng = np.random.default_rng(seed)
-        with np.errstate(all="ignore"), warnings.catch_warnings():
-            warnings.simplefilter("ignore")
+    vmapped, derivatives = [], []
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for seed, source, f, args, tolerances in programs(start, language):
+            rng = np.random.default_rng(seed)
             examples = [args] + [[random_array(random.Random(seed * 7 + k), a.shape, a.dtype.name) for a in args]
                                  for k in (1, 2)]
             want = [np.stack(o) for o in zip(*[f(np, *xs) for xs in examples])]
             stacked = [np.stack(a) for a in zip(*examples)]
             batched = lambda *xs, f=f: f(tnp, *xs)
-            check_outputs({"vmap": tj.vmap(batched)(*stacked), "jit(vmap)": tj.jit(tj.vmap(batched))(*stacked)},
-                          want, tolerances, seed, source)
+            vmapped.append((seed, source, tolerances, want, stacked, batched))
 
             outs = f(np, *args)
             # not 16-bit floats: a derivative that cancels (of x / x) keeps rounding noise of the size of its
@@ -357,8 +375,19 @@ def test_random_programs_transform_consistently(language, start):
             if "float32" not in source and all(p.dtype == np.float64 for p in primals) and \
                     all(np.asarray(o).dtype == np.float64 for o in eager_ju):       # no rounding to float32 on the way
                 check_finite_differences(forward, g, primals, u, seed, source)
-            for mode, (ju, jtv) in {"eager": (eager_ju, reverse(*primals)),
-                                    "jit": (tj.jit(forward)(*primals), tj.jit(reverse)(*primals))}.items():
+            derivatives.append((seed, source, tolerances, primals, u, v, forward, reverse,
+                                (eager_ju, reverse(*primals))))
+        seeds, sources, _, _, stacked, batched = zip(*vmapped)
+        compiled = jit_each([tj.vmap(b) for b in batched], stacked, seeds, sources)[0]
+        for (seed, source, tolerances, want, stacked, batched), jitted in zip(vmapped, compiled):
+            check_outputs({"vmap": tj.vmap(batched)(*stacked), "jit(vmap)": jitted}, want, tolerances, seed, source)
+        if not derivatives:
+            return
+        seeds, sources, _, primals, _, _, forward, reverse, _ = zip(*derivatives)
+        compiled = jit_each([lambda *p, f=f, r=r: (f(*p), r(*p)) for f, r in zip(forward, reverse)], primals, seeds,
+                            sources)[0]
+        for (seed, source, tolerances, primals, u, v, _, _, eager), jitted in zip(derivatives, compiled):
+            for mode, (ju, jtv) in {"eager": eager, "jit": jitted}.items():
                 terms = [np.real(np.conj(np.asarray(a, np.complex128)) * b) for a, b in zip(v, ju)] + \
                         [np.real(np.conj(np.asarray(a, np.complex128)) * b) for a, b in zip(jtv, u)]
                 if not all(np.isfinite(t).all() for t in terms):
