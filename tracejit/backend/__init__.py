@@ -46,7 +46,7 @@ def compile_ir(closed, fuse=True, cache=True, shipped=None):
     when its key matches)."""
     start = time.perf_counter()
     closed = inline(closed, final=True)                     # every call inlined
-    groups = plan_groups(closed.ir, fuse)                   # IR -> [Group]
+    groups = plan_groups(closed.ir, fuse, views=True)       # IR -> [Group]
     frame = Frame(closed, groups)                           # -> Frame: buffers, arena offsets, table slots
     module = Module()                                       # the LLVM text the next stages write
     schedule = Schedule(module, frame)

@@ -87,7 +87,9 @@ class Frame:
         self.partials = []                 # symbolic: per split reduction, its chunks' partial results
         for g in groups:
             for v in g.stores:
-                if id(v) not in self.buffers:
+                if id(v) in g.views:         # the output, a reshape of v, in the same C order (fusion._views)
+                    self.buffers[id(v)] = Buffer("out", v.aval, slot=self.buffers[id(g.views[id(v)])].slot)
+                elif id(v) not in self.buffers:
                     self.buffers[id(v)] = Buffer("tmp", v.aval)
                     self.tmps.append(self.buffers[id(v)])
         if self.symbolic:     # arena offsets depend on the sizes: the caller plans them per call (table slots)
