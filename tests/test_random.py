@@ -331,6 +331,31 @@ def test_jit_eager_and_vmap_agree(draw):
     np.testing.assert_allclose(tj.jit(tj.vmap(draw))(keys), loop, rtol=1e-6, atol=0)
     np.testing.assert_array_equal(tj.jit(tj.vmap(random.split))(keys), np.stack([random.split(k) for k in keys]))
 
+def test_large_draws_match_jax():
+    """Draws large enough for the batched rejection loops to run in blocks and again for rejected examples, and for
+    a shuffle of two rounds (sorted as one stacked argsort): JAX's values. Python float parameters of a large eager
+    draw (the jitted sampler) cast to the requested float32 as in JAX."""
+    k = random.PRNGKey(11)
+    np.testing.assert_array_equal(tj.jit(lambda k: random.permutation(k, 100_000))(k), jr.permutation(k, 100_000))
+    alpha = np.array([0.3, 1.5, 2.0, 7.0], np.float32)
+    draws = {"gamma": (lambda r, k: r.gamma(k, alpha, (2000, 4), np.float32), 8),
+             "loggamma": (lambda r, k: r.loggamma(k, alpha, (2000, 4), np.float32), 8),
+             "beta": (lambda r, k: r.beta(k, 2.0, 3.0, (5000,), np.float32), 8),
+             "t": (lambda r, k: r.t(k, 3.0, (5000,), np.float32), 16)}
+    for name, (draw, ulps) in draws.items():
+        expected = np.asarray(draw(jr, k))
+        for got in (draw(random, k), tj.jit(lambda k, draw=draw: draw(random, k))(k)):
+            assert got.dtype == expected.dtype, name
+            scale = np.maximum(np.abs(expected.astype(np.float64)), 1.0)
+            np.testing.assert_array_less(np.abs(got - expected.astype(np.float64)) / scale, ulps * 2.0 ** -23, err_msg=name)
+
+
+def test_split_key_is_a_key_of_any_split():
+    k = random.PRNGKey(5)
+    for i, n in ((0, 2), (1, 2), (2, 3), (6, 7)):
+        np.testing.assert_array_equal(np.stack(random.keys.split_key(k, i)), random.split(k, n)[i])
+
+
 # ----------------------------------------------------------------------------------- keys everywhere
 
 

@@ -52,9 +52,11 @@ def sample_shape(name, shape, *params):
 
 
 def check_castable(name, dtype, *params):
-    """Array parameters must cast safely to dtype (Python scalars always do), as in JAX."""
+    """Array parameters must cast safely to dtype (Python scalars always do, also as weakly typed tracers: a
+    jitted sampler called outside a trace with a Python float), as in JAX."""
     for p in params:
-        if not isinstance(p, (bool, int, float)) and not tnp.can_cast(tnp.asarray(p).dtype, dtype):
+        weak = isinstance(p, (bool, int, float)) or getattr(p, "weak_type", False)
+        if not weak and not tnp.can_cast(tnp.asarray(p).dtype, dtype):
             raise TypeError(f"In arguments to {name}, cannot safely cast argument of type "
                             f"{tnp.asarray(p).dtype} to {dtype}")
 

@@ -127,13 +127,20 @@ def geometric(key, p, shape=None, dtype=None):
 
 def _shuffle(data, x, axis):
     """x reordered along axis by sorting on random 32-bit keys, repeated enough rounds (3 log n / log 2**32)
-    that ties between keys do not bias the permutation (JAX's algorithm)."""
+    that ties between keys do not bias the permutation (JAX's algorithm). A round's order does not depend on the
+    rounds before it (its keys belong to positions), so the rounds' stable argsorts are one argsort of their keys
+    stacked, whose rows the compiled code sorts at once on the threads, and x is gathered once, through the orders
+    composed: 1e5 elements, 2 rounds, took 2.35 ms sorted and gathered round after round, NumPy 0.97."""
     rounds = math.ceil(3 * math.log(max(1, math.prod(x.shape))) / math.log(np.iinfo(np.uint32).max))
+    keys = []
     for _ in range(rounds):
         data, subkey = split(data)
-        order = tnp.argsort(random_bits(subkey, 32, tuple(x.shape)), axis=axis, kind="stable")
-        x = tnp.take_along_axis(x, order, axis=axis)
-    return x
+        keys.append(random_bits(subkey, 32, tuple(x.shape)))
+    orders = tnp.argsort(tnp.stack(keys), axis=axis + 1, kind="stable")
+    index = orders[0]
+    for order in orders[1:]:
+        index = tnp.take_along_axis(index, order, axis=axis)
+    return tnp.take_along_axis(x, index, axis=axis)
 
 
 def permutation(key, x, axis=0, independent=False):

@@ -265,6 +265,12 @@ def split(key, num=2):
     return as_kind(tnp.stack([first, second], axis=-1), typed)
 
 
+def split_key(words, i):
+    """Key i of split(key, n) for any n > i (the hash of counter i), as its two words (uint32 scalars): what
+    draws take as key data. words: the key's two words (key data, or a pair of words)."""
+    return _words(_hash(words, uint32.type(0), uint32.type(i)))
+
+
 def fold_in(key, data):
     """A new key from key and a 32-bit integer (the hash of counter data)."""
     key_words, typed = check_key("fold_in", key)
