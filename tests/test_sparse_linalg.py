@@ -1,13 +1,15 @@
 """tracejit.scipy.sparse.linalg against jax.scipy.sparse.linalg: cg on a symmetric positive definite system (matrix
 and function, x0, preconditioners, a pytree right-hand side, a small maxiter, float32), under jit and vmap, its
-gradients with respect to b and to the matrix against jax.grad, bicgstab on a nonsymmetric system, and the
-errors JAX raises."""
+derivatives (jvp, jacfwd, linearize, grad) with respect to b and to the matrix against JAX's, bicgstab and gmres
+(both solve methods, restarts, complex) on a nonsymmetric system, finite differences, and the errors JAX
+raises."""
 import numpy as np
 import pytest
 
 import tracejit as tj
 import tracejit.numpy as tnp
 from tracejit.scipy.sparse import linalg as L
+from tracejit.test_util import check_grads
 
 jax = pytest.importorskip("jax")
 jax.config.update("jax_enable_x64", True)
@@ -32,7 +34,7 @@ def close(got, want, **tol):
 def test_public_path():
     import tracejit.scipy.sparse.linalg as public
     assert tj.scipy.sparse.linalg.cg is public.cg is L.cg
-    assert tj.scipy.sparse.linalg.__all__ == ["bicgstab", "cg"]
+    assert tj.scipy.sparse.linalg.__all__ == ["bicgstab", "cg", "gmres"]
 
 
 @pytest.mark.parametrize("name", ["cg", "bicgstab"])
@@ -81,7 +83,84 @@ def test_jit_and_vmap():
     close(tj.vmap(lambda a: L.cg(a, b, tol=1e-10)[0])(mats), jax.vmap(lambda a: JL.cg(a, b, tol=1e-10)[0])(mats))
 
 
-@pytest.mark.parametrize("name, mat", [("cg", A), ("bicgstab", B)])
+GMRES_CASES = {"matrix": {}, "function": {}, "x0": {"x0": x0}, "M matrix": {"M": P}, "M function": {},
+               "restart 3": {"restart": 3}, "restart 4 maxiter 2": {"restart": 4, "maxiter": 2}, "tol": {"tol": 1e-12},
+               "atol": {"atol": 1e-3}}
+
+
+@pytest.mark.parametrize("method, case", [("batched", c) for c in ("matrix", "function", "M function", "restart 4 maxiter 2",
+                                                                   "tol")]
+                         + [("incremental", c) for c in ("x0", "M matrix", "restart 3", "restart 4 maxiter 2", "atol")])
+def test_gmres_against_jax(method, case):
+    """The same iterates as JAX's GMRES: equal to rounding even where a restart or maxiter stops it early."""
+    kwargs = GMRES_CASES[case]
+    ours = dict(kwargs, M=lambda v: tnp.dot(P, v)) if case == "M function" else kwargs
+    theirs = dict(kwargs, M=lambda v: jnp.dot(P, v)) if case == "M function" else kwargs
+    op = (lambda v: tnp.dot(B, v), lambda v: jnp.dot(B, v)) if case == "function" else (B, B)
+    x, info = L.gmres(op[0], b, solve_method=method, **ours)
+    want, want_info = JL.gmres(op[1], b, solve_method=method, **theirs)
+    close(x, want, rtol=1e-12, atol=1e-13)
+    assert info == want_info == 0 and info.dtype == want_info.dtype
+    close(tj.jit(lambda v: L.gmres(op[0], v, solve_method=method, **ours)[0])(b), want, rtol=1e-12, atol=1e-13)
+    if case in ("matrix", "tol"):
+        np.testing.assert_allclose(B @ x, b, atol=1e-4 * np.linalg.norm(b))
+
+
+def test_gmres_pytree_complex_and_float32():
+    def matvec(lib):
+        return lambda v: {"u": lib.dot(B[:10, :10], v["u"]) + lib.dot(B[:10, 10:], v["w"]),
+                          "w": lib.dot(B[10:, :10], v["u"]) + lib.dot(B[10:, 10:], v["w"])}
+    tree = {"u": b[:10], "w": b[10:]}
+    for method in ("batched", "incremental"):
+        close(L.gmres(matvec(tnp), tree, restart=6, solve_method=method)[0],
+              JL.gmres(matvec(jnp), tree, restart=6, solve_method=method)[0], rtol=1e-12, atol=1e-13)
+        C = B + 1j * rng.normal(size=(N, N)) * 0.1
+        bc = b + 1j * x0
+        close(L.gmres(C, bc, solve_method=method)[0], JL.gmres(C, bc, solve_method=method)[0], rtol=1e-11,
+              atol=1e-12)
+    x32 = L.gmres(B.astype(np.float32), b.astype(np.float32))[0]
+    assert x32.dtype == np.float32
+    close(x32, JL.gmres(B.astype(np.float32), b.astype(np.float32))[0], rtol=1e-4, atol=1e-5)
+    nan_x0 = np.full(N, np.nan)       # (a NaN residual has norm 0: no restart runs, x is x0)
+    x, info = L.gmres(B, b, x0=nan_x0)
+    want, want_info = JL.gmres(B, b, x0=nan_x0)
+    assert info == want_info == -1 and np.isnan(x).all() and np.isnan(want).all()
+
+
+SOLVERS = [("cg", A, {}), ("bicgstab", B, {}), ("gmres", B, {}),
+           ("gmres", B, {"solve_method": "incremental", "restart": 10})]
+
+
+@pytest.mark.parametrize("name, mat, kw", SOLVERS)
+def test_forward_mode(name, mat, kw):
+    """jvp (also for a function A closing over the matrix) and linearize under jit against JAX's jvp (x' =
+    A^-1 (b' - A' x), one more solve), jacfwd and vmap(jvp) in b against A^-1."""
+    def solve(lib, mod, use_function=False):
+        def f(a, v):
+            op = (lambda u: lib.dot(a, u)) if use_function else a
+            return getattr(mod, name)(op, v, tol=1e-12, **kw)[0]
+        return f
+    ta, tb, tbs = rng.normal(size=(N, N)), rng.normal(size=N), rng.normal(size=(3, N))
+    f, g = solve(tnp, L), solve(jnp, JL)
+    x, x_dot = jax.jvp(g, (mat, b), (ta, tb))
+    jac_b = np.linalg.inv(mat)
+    tol = {"rtol": 1e-8, "atol": 1e-10}
+    for fun in (f, solve(tnp, L, use_function=True)):
+        close(tj.jit(lambda a, v, t, u, fun=fun: tj.jvp(fun, (a, v), (t, u)))(mat, b, ta, tb), (x, x_dot), **tol)
+    close(tj.jit(tj.jacfwd(f, 1))(mat, b), jac_b, **tol)
+    close(tj.jit(lambda a, v, t, u: tj.linearize(f, a, v)[1](t, u))(mat, b, ta, tb), x_dot, **tol)
+    close(tj.jit(tj.vmap(lambda t: tj.jvp(f, (mat, b), (ta, t))[1]))(tbs),
+          x_dot + (tbs - tb) @ jac_b.T, **tol)
+
+
+def test_finite_differences():
+    small = A[:5, :5] + np.eye(5)
+    check_grads(lambda a, v: L.cg(a, v, tol=1e-13)[0], (small, b[:5]), order=1, modes=("fwd", "rev"))
+    check_grads(lambda a, v: L.gmres(a, v, tol=1e-13)[0], (small + np.triu(small), b[:5]), order=1,
+                modes=("fwd", "rev"))
+
+
+@pytest.mark.parametrize("name, mat", [("cg", A), ("bicgstab", B), ("gmres", B)])
 def test_gradients(name, mat):
     w = rng.normal(size=N)
 
@@ -109,3 +188,7 @@ def test_errors():
         L.cg(A, b, x0=(x0,))
     with pytest.raises(ValueError, match="shapes"):
         L.cg(A, b, x0=x0[:3])
+    with pytest.raises(ValueError, match="invalid solve_method qr, must be either 'incremental' or 'batched'"):
+        L.gmres(B, b, solve_method="qr")
+    with pytest.raises(ValueError, match="tree structure"):
+        L.gmres(B, b, x0=(x0,))
