@@ -95,7 +95,8 @@ def test_vectorized_inverse_and_hyperbolic_functions_over_every_magnitude(rng, n
     NumPy from 1e-300 (1e-38) to the overflow, NaN and inf where NumPy has them, signed zeros kept; around the
     points where the formulas change (exp's overflow, 2**28)."""
     top, overflow = (300, 709.0) if dtype == np.float64 else (37, 88.0)
-    edges = np.concatenate([np.linspace(overflow - 3, overflow + 3, 2000), 2.0**28 * (1 + np.linspace(-1e-6, 1e-6, 101))])
+    edges = np.concatenate([np.linspace(overflow - 3, overflow + 3, 2000), 2.0**28 * (1 + np.linspace(-1e-6, 1e-6, 101)),
+                            np.finfo(dtype).max * np.linspace(0.1, 1, 100)])
     x = np.concatenate([np.sign(rng.standard_normal(20000)) * 10.0 ** rng.uniform(-top, top, 20000),
                         rng.uniform(-3, 3, 5000), rng.uniform(-1, 1, 5000), 1 - rng.uniform(0, 1e-6, 1000),
                         edges, -edges, [0.0, -0.0, 1.0, -1.0, np.tan(np.pi / 8)]]).astype(dtype)

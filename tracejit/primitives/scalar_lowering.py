@@ -191,7 +191,8 @@ def extremum(pred, integer):
 # library call each: no cancellation in any of the formulas (within 2 ulp of NumPy over 4e5 arguments from
 # 1e-300 to 1e300), on |x| with the sign put back, so that odd functions keep -0.0. Past exp's overflow the call
 # takes |x|/2 and the value is exp(|x|/2)**2 / 2 (expm1(|x|/2) is exp(|x|/2) there); past 2**28 the inverses
-# are log(2|x|) = log1p(2|x| - 1). (Two calls each, sinh and cosh took twice NumPy's time.)
+# are log(2|x|) = log1p(|x|/2 - 1) + log(4) (2|x| would overflow). (Two calls each, sinh and cosh took twice
+# NumPy's time.)
 
 def hyperbolic(name):
     def lower(b, x):
@@ -216,13 +217,15 @@ def hyperbolic(name):
             return b.intrinsic("copysign", value, x) if name == "sinh" else value
         if name == "atanh":
             return b.intrinsic("copysign", mul(half, b.math("log1p", div(add(a, a), b(f"fsub {ty} {one}, {a}")))), x)
+        def log1p_or_log_2a(y, big):        # log1p(y), or log(2a) where big
+            value = b.math("log1p", b.select(big, b(f"fsub {ty} {mul(a, half)}, {one}"), y))
+            return b.select(big, add(value, b.const(np.log(4))), value)
+
         if name == "asinh":
             square = mul(a, a)
             small = add(a, div(square, add(one, b.intrinsic("sqrt", add(one, square)))))
-            log_2a = b(f"fsub {ty} {add(a, a)}, {one}")
-            return b.intrinsic("copysign", b.math("log1p", b.select(b.cmp("gt", a, b.const(2.0 ** 28)), log_2a, small)), x)
+            return b.intrinsic("copysign", log1p_or_log_2a(small, b.cmp("gt", a, b.const(2.0 ** 28))), x)
         t = b(f"fsub {ty} {x}, {one}")                  # acosh: exact for x in [0.5, 2] (Sterbenz)
-        small = add(t, b.intrinsic("sqrt", add(add(t, t), mul(t, t))))
-        value = b.math("log1p", b.select(b.cmp("gt", x, b.const(2.0 ** 28)), b(f"fsub {ty} {add(x, x)}, {one}"), small))
+        value = log1p_or_log_2a(add(t, b.intrinsic("sqrt", add(add(t, t), mul(t, t)))), b.cmp("gt", x, b.const(2.0 ** 28)))
         return b.select(b.cmp("lt", x, one), b.const(np.nan), value)     # below 1 the formula is real
     return Elementwise(lower, cheap=False)
