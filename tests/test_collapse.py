@@ -96,7 +96,7 @@ REDUCTIONS = {
 @pytest.mark.parametrize("name", list(REDUCTIONS))
 def test_reductions_match_reference(name, dtype):
     """Each channel count."""
-    check_each_in_one_program(REDUCTIONS[name], [(data(dtype, SHAPE + (channels,), 0),) for channels in (1, 3, 6, 16, 17)])
+    check_each_in_one_program(REDUCTIONS[name], [(data(dtype, SHAPE + (c,), 0),) for c in (1, 3, 6, 16, 17)])
 
 
 def extents(f, *args):
