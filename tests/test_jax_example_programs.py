@@ -1,6 +1,6 @@
 """Pieces of JAX's own example programs (jax-ml/jax examples/: control.py, hmm_em.py,
-spmd_mnist_classifier_fromscratch.py) run under tracejit with only their imports changed, checked against JAX
-(64-bit, as conftest sets it) under jit."""
+spmd_mnist_classifier_fromscratch.py, differentially_private_sgd.py) and autograd's (fluidsim.py) run under
+tracejit with only their imports changed, checked against JAX (64-bit, as conftest sets it) under jit."""
 import collections
 import functools
 import itertools
@@ -146,3 +146,74 @@ def test_spmd_mnist_step_with_pmap_against_jax():
     for (w, b), (jw, jb) in zip(ours, theirs):
         np.testing.assert_allclose(w, jw, rtol=1e-12)
         np.testing.assert_allclose(b, jb, rtol=1e-12)
+
+
+def _fluid_loss(J, m, v, smoke, target, steps=2, iterations=2):
+    """autograd's examples/fluidsim.py: semi-Lagrangian advection (floor, astype(int), mod, fancy indexing with
+    bilinear weights) and a Jacobi pressure projection (roll), differentiated through the unrolled steps (fewer
+    than its 10 x 10: unrolled, at 3 x 10, XLA took 20 s to compile it and tracejit 10)."""
+    def project(vx, vy):
+        h = 1.0 / vx.shape[0]
+        div = -0.5 * h * (m.roll(vx, -1, axis=0) - m.roll(vx, 1, axis=0) + m.roll(vy, -1, axis=1) - m.roll(vy, 1, axis=1))
+        p = m.zeros(vx.shape)
+        for _ in range(iterations):
+            p = (div + m.roll(p, 1, axis=0) + m.roll(p, -1, axis=0) + m.roll(p, 1, axis=1) + m.roll(p, -1, axis=1)) / 4.0
+        return (vx - 0.5 * (m.roll(p, -1, axis=0) - m.roll(p, 1, axis=0)) / h,
+                vy - 0.5 * (m.roll(p, -1, axis=1) - m.roll(p, 1, axis=1)) / h)
+
+    def advect(f, vx, vy):
+        rows, cols = f.shape
+        cell_ys, cell_xs = m.meshgrid(m.arange(rows), m.arange(cols))
+        xs, ys = (cell_xs - vx).ravel(), (cell_ys - vy).ravel()
+        left, top = m.floor(xs).astype(int), m.floor(ys).astype(int)
+        rw, bw = xs - left, ys - top
+        left, top = m.mod(left, rows), m.mod(top, cols)
+        right, bottom = m.mod(left + 1, rows), m.mod(top + 1, cols)
+        flat = ((1 - rw) * ((1 - bw) * f[left, top] + bw * f[left, bottom])
+                + rw * ((1 - bw) * f[right, top] + bw * f[right, bottom]))
+        return m.reshape(flat, (rows, cols))
+
+    vx, vy = v
+    for _ in range(steps):
+        vx, vy = project(advect(vx, vx, vy), advect(vy, vx, vy))
+        smoke = advect(smoke, vx, vy)
+    return m.mean((smoke - target) ** 2)
+
+
+def test_autograd_fluidsim_gradient_against_jax():
+    rng = np.random.default_rng(0)
+    v = (rng.standard_normal((16, 16)) * 0.1, rng.standard_normal((16, 16)) * 0.1)
+    smoke, target = np.cos(np.linspace(0, 5, 256)).reshape(16, 16), np.sin(np.linspace(0, 3, 256)).reshape(16, 16)
+    got = tj.jit(tj.value_and_grad(functools.partial(_fluid_loss, tj, tnp)))(v, smoke, target)
+    want = jax.jit(jax.value_and_grad(functools.partial(_fluid_loss, jax, jnp)))(v, smoke, target)
+    for g, w in zip(tj.tree_util.tree_leaves(got), jax.tree_util.tree_leaves(want)):
+        np.testing.assert_allclose(g, np.asarray(w), rtol=1e-10, atol=1e-14)
+
+
+def _private_grads(J, m, params, xs, ys, key):
+    """differentially_private_sgd.py: per-example gradients (vmap of grad), each clipped to an l2 norm of 1 over
+    all its leaves, summed, plus Gaussian noise from the key."""
+    def loss(p, x, y):
+        logits = x @ p["w"] + p["b"]
+        return -m.sum(y * (logits - J.nn.logsumexp(logits)))
+
+    def clipped(p, x, y):
+        g = J.grad(loss)(p, x, y)
+        leaves, tree = J.tree_util.tree_flatten(g)
+        norm = m.linalg.norm(m.array([m.linalg.norm(leaf.ravel()) for leaf in leaves]))
+        return J.tree_util.tree_unflatten(tree, [leaf / m.maximum(norm, 1.0) for leaf in leaves])
+
+    summed = J.tree_util.tree_map(lambda g: m.sum(g, 0), J.vmap(clipped, (None, 0, 0))(params, xs, ys))
+    keys = J.random.split(key, len(J.tree_util.tree_leaves(summed)))
+    leaves, tree = J.tree_util.tree_flatten(summed)
+    return J.tree_util.tree_unflatten(tree, [g + 0.1 * J.random.normal(k, g.shape) for g, k in zip(leaves, keys)])
+
+
+def test_differentially_private_sgd_gradients_against_jax():
+    rng = np.random.default_rng(2)
+    params = {"w": rng.standard_normal((5, 3)), "b": np.zeros(3)}
+    xs, ys = rng.standard_normal((8, 5)), np.eye(3)[rng.integers(0, 3, 8)]
+    got = tj.jit(functools.partial(_private_grads, tj, tnp))(params, xs, ys, tj.random.PRNGKey(7))
+    want = jax.jit(functools.partial(_private_grads, jax, jnp))(params, xs, ys, jax.random.PRNGKey(7))
+    for g, w in zip(tj.tree_util.tree_leaves(got), jax.tree_util.tree_leaves(want)):
+        np.testing.assert_allclose(g, np.asarray(w), rtol=1e-10, atol=1e-12)
