@@ -26,12 +26,14 @@ from .ir import IR, ClosedIR, Eqn, Literal, Var
 # Flags read by the passes: involution f(f(x)) = x; identity = (left, right) identity elements of a binary op,
 # None where there is none; rearranges: every output element is a copy of an element of the first operand;
 # inline: a call the passes replace by its `call` IR (True, or a function of the equation saying whether they
-# may yet: lowering inlines every call, see tracejit.passes.inline).
+# may yet: lowering inlines every call, see tracejit.passes.inline); called(eqn) -> (ClosedIR, operands): what such
+# a call computes where that is not its `call` param applied to all its operands (custom_linear_solve: its solve).
 # inverse(params) -> params of the same primitive that undo it (a transpose's inverse permutation): simplify moves
 # such a rearrangement past an elementwise op whose other operands are broadcasts (tracejit.passes.simplify).
 # partial_eval(eqn, unknowns) -> (list of known eqns, unknown eqn | None): how reverse mode splits an equation
 # whose inputs are partly tangents (tracejit.transforms.partial_eval).
-RULES = ("jvp", "transpose", "batch", "lower", "simplify", "inverse", "partial_eval", "prune", "into", "named_batch")
+RULES = ("jvp", "transpose", "batch", "lower", "simplify", "inverse", "partial_eval", "prune", "into", "named_batch",
+         "called")
 FLAGS = ("elementwise", "commutative", "idempotent", "effectful", "linear", "involution", "identity",
          "rearranges", "inline", "costly")
 

@@ -1,5 +1,6 @@
 """Inlining: an equation whose primitive declares `inline` (a call whose value is its `call` param, a
-ClosedIR, applied to its operands, such as custom_jvp_call) is replaced by that IR's equations, renamed.
+ClosedIR, applied to its operands, such as custom_jvp_call, or the IR and operands its `called` rule names) is
+replaced by that IR's equations, renamed.
 Its derivative rules are of no more use once the IR is compiled, and inlined, its body fuses with the code
 around it instead of running as a call of its own.
 
@@ -24,9 +25,9 @@ def inline(closed, final=False):
         if not rule or not (final or rule is True or rule(eqn)):
             sweep.eqns.append(eqn)
             continue
-        call = eqn.params["call"]
+        call, operands = eqn.prim.called(eqn) if eqn.prim.called else (eqn.params["call"], eqn.inputs)
         env = {v: sweep.add_const(c, v.aval) for v, c in zip(call.ir.constvars, call.consts)}
-        env.update(zip(call.ir.invars, eqn.inputs))
+        env.update(zip(call.ir.invars, operands))
         eqns, outs = inline_eqns(call.ir, env)
         sweep.eqns.extend(eqns)
         for v, x in zip(eqn.outvars, outs):

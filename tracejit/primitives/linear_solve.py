@@ -6,8 +6,8 @@ linear_solve_p (user-facing side: tracejit/lax/linear_solve.py).
 
 The four sub-IRs are constant-free ClosedIRs taking their consts then a vector shaped as b (x and b have the same
 leaves): matvec and vecmat (its transpose) return one, solve and transpose_solve one and the aux values.
-vecmat and transpose_solve are None when no transposed solve was given. Evaluated or compiled, the equation runs
-solve; only the rules read the others:
+vecmat and transpose_solve are None when no transposed solve was given. Evaluated, the equation runs solve;
+compiled, it is solve inlined (passes/inline.py); only the transforms read the others:
 
 - jvp: from d(matvec(x)) = db, x' = solve(b' - (d matvec) x), another custom_linear_solve of the same sub-IRs
   (so the loop inside solve is never differentiated); aux gets no tangent, nor do the solves' consts.
@@ -15,7 +15,6 @@ solve; only the rules read the others:
   the cotangent of x.
 - batching: the sub-IRs vmapped, with the vector's leaves batched where any of them makes them so.
 """
-from ..backend.rules import Control
 from ..core.ad_util import UndefinedPrimal, Zero, add_tangents, aval, instantiate
 from ..core.batching import move_batch_axis
 from ..core.ir_surgery import hoist_consts
@@ -74,10 +73,11 @@ def _impl(*args, const_lengths, **irs):
     return eval_ir(irs["solve"], *consts[2], *b)
 
 
-def _lower(c, outs, ins, const_lengths, **irs):
-    """A call of the solve sub-IR."""
-    consts, b = _split(ins, const_lengths)
-    c.call(irs["solve"], consts[2] + b, outs)
+def _called(eqn):
+    """What the equation computes, solve on its consts and b, which the passes inline (the other sub-IRs serve
+    the transforms only, which are done by then)."""
+    consts, b = _split(eqn.inputs, eqn.params["const_lengths"])
+    return eqn.params["solve"], consts[2] + b
 
 
 def _jvp(primals, tangents, const_lengths, **irs):
@@ -152,7 +152,7 @@ def _batch(args, dims, const_lengths, **irs):
     return linear_solve(batched_irs, new_consts, new_b), [0 if f else None for f in out_flags]
 
 
-custom_linear_solve_p = Primitive("custom_linear_solve", _shape, _impl, multiple_results=True, lower=Control(_lower),
-                                  jvp=_jvp, transpose=_transpose, batch=_batch)
+custom_linear_solve_p = Primitive("custom_linear_solve", _shape, _impl, multiple_results=True, jvp=_jvp,
+                                  transpose=_transpose, batch=_batch, called=_called, inline=True)
 
 __all__ = ["ROLES", "custom_linear_solve_p", "linear_solve"]
