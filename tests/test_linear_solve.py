@@ -210,6 +210,23 @@ def test_has_aux_and_dtypes():
     close(x32, np.linalg.solve(A, b), rtol=1e-5, atol=1e-6)
 
 
+def test_complex_against_jax():
+    """A complex nonsymmetric solve: vecmat is the plain (unconjugated) transpose, as JAX's linear_transpose."""
+    C = A + 1j * rng.normal(size=(N, N))
+    c = b + 1j * TB
+
+    def f(M, a, v):
+        solve = M.numpy.linalg.solve
+        return M.lax.custom_linear_solve(lambda x: a @ x, v, lambda mv, r: solve(a, r), lambda vm, r: solve(a.T, r))
+
+    def loss(M):
+        return lambda a, v: M.numpy.sum(M.numpy.abs(f(M, a, v)) ** 2)
+
+    close(tj.jvp(lambda a, v: f(tj, a, v), (C, c), (TA + 0j, TB * 1j)),
+          jax.jvp(lambda a, v: f(jax, a, v), (C, c), (TA + 0j, TB * 1j)))
+    close(tj.grad(loss(tj), (0, 1))(C, c), jax.grad(loss(jax), (0, 1))(C, c))
+
+
 def test_errors_as_jax():
     def solve(M, v, **kw):
         return M.lax.custom_linear_solve(lambda x: A @ x, v, lambda mv, r: M.numpy.linalg.solve(A, r), **kw)
