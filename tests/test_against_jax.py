@@ -38,6 +38,7 @@ import jax_oracle as jo
 import jax_specs
 import jax_specs_gaps
 import jax_specs_lax_more
+import jax_specs_sharding
 import jax_specs_top_level
 import oracle_process
 from jax_oracle import Case, Static
@@ -453,6 +454,7 @@ SPECS.update(jax_specs.SPECS)
 SPECS.update(jax_specs_gaps.SPECS)     # the functions that closed jax.numpy's gaps: data of their own
 SPECS.update(jax_specs_lax_more.SPECS)     # jax.lax's gather, scatters and helpers added late
 SPECS.update(jax_specs_top_level.SPECS)   # JAX's top-level helpers (compat.py, callback.py, derivative_tools.py)
+SPECS.update(jax_specs_sharding.SPECS)    # shard_map, meshes and shardings; rng_bit_generator, ragged_dot_general
 
 # ------------------------------------------------------------------------------------------- NOT_IN_JAX
 # Public functions that JAX does not have (under this name, in this module): compared with NumPy where NumPy
@@ -472,6 +474,7 @@ NOT_COMPARED = {   # in JAX, but with results that are not comparable
     "tracejit.make_jaxpr": "JAX's name, but the IR text is tracejit's own (DESIGN.md section 3)",
     **jax_specs_top_level.NOT_COMPARED,
     **jax_specs_gaps.NOT_COMPARED,
+    **jax_specs_sharding.NOT_COMPARED,
 }
 NOT_IN_JAX_SPECS = {   # how to call those that need a spec
     "numpy.getitem": lambda: [Case("basic", (r(3, 4), (1, slice(None, None, -1)))), Case("fancy", (r(5), np.array([0, 4, 4])))],

@@ -542,3 +542,11 @@ def test_jax_settings_and_pytree_stop_gradient():
     stopped = tj.lax.stop_gradient(p)
     assert stopped["b"][1] is None and float(stopped["b"][0]) == 1.0
     np.testing.assert_array_equal(tj.grad(lambda p: (tj.lax.stop_gradient(p)["a"] * p["a"]).sum())(p)["a"], [3, 3])
+
+
+def test_live_arrays_lists_the_arrays_the_runtime_holds():
+    """JAX lists its live device buffers; tracejit's results are numpy arrays it does not hold, so none."""
+    y = tj.jit(lambda v: v * 2.0)(np.arange(3.0))
+    assert tj.live_arrays() == [] and tj.live_arrays("cpu") == [] and y.sum() == 6.0
+    with pytest.raises(RuntimeError, match="backend 'gpu' is not available"):
+        tj.live_arrays("gpu")

@@ -179,6 +179,8 @@ def test_mesh_from_set_mesh_and_with():
         np.testing.assert_array_equal(f(X), X)
     with pytest.raises(ValueError, match="no mesh"):
         f(X)
+    with pytest.raises(ValueError, match="can only be used outside of jit"):
+        tj.jit(lambda a: tj.set_mesh(mesh) and a)(X)
     decorated = tj.shard_map(out_specs=tj.P(), mesh=mesh)(lambda a: a.sum())   # Explicit axes: in_specs inferred
     assert decorated(X) == X.sum()
 

@@ -78,6 +78,7 @@ from .devices import (
     device_count,
     device_put,
     devices,
+    live_arrays,
     local_device_count,
     local_devices,
 )

@@ -72,6 +72,16 @@ def device_put(x, device=None, *, src=None, donate=False, may_alias=None):
     return tree_map(put, x)
 
 
+def live_arrays(platform=None):
+    """[]: jax.live_arrays lists the device buffers JAX's runtime holds for live jax.Arrays. tracejit's runtime holds
+    no arrays: its results are numpy arrays owned by the caller (freed by Python when unreferenced, untracked by
+    tracejit, and not countable through gc either), and its compiled code keeps only scratch memory between calls.
+    So there is nothing of its own to list, and code that deletes or counts live arrays to find leaks finds none
+    here; use tracemalloc to see the memory numpy arrays hold. platform None or "cpu"."""
+    _check_backend(platform)
+    return []
+
+
 def block_until_ready(x):
     """x itself: tracejit's calls return only once their results are computed, so there is nothing to wait
     for (jax.block_until_ready, for code written for asynchronous dispatch)."""

@@ -13,6 +13,7 @@ import threading
 
 import numpy as np
 
+from .core.trace import current_builder
 from .devices import CPU, device_count
 
 
@@ -177,11 +178,14 @@ def current_mesh():
 
 class set_mesh:
     """Make `mesh` the mesh that shard_map uses when given none, as jax.set_mesh: called alone it stays set; as a
-    context manager (`with set_mesh(mesh):`), until the block ends."""
+    context manager (`with set_mesh(mesh):`), until the block ends. Outside traces only, as in JAX."""
 
     def __init__(self, mesh):
         if not isinstance(mesh, Mesh):
             raise TypeError(f"set_mesh: expected a Mesh, got {type(mesh).__name__}")
+        if current_builder(()) is not None:
+            raise ValueError("`set_mesh` can only be used outside of jit (and of the traces of grad, vmap ...), "
+                             "as in JAX: set the mesh before calling the function")
         self._before = list(_context.meshes)
         _context.meshes.append(mesh)
 
