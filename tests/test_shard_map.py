@@ -228,3 +228,15 @@ def test_bad_meshes_and_specs_raise():
         tj.shard_map(lambda a: tj.lax.psum(a, "y"), mesh=mesh, in_specs=P(), out_specs=P(), axis_names={"x"})(X)
     with pytest.raises(TypeError, match="entry must be None, a mesh axis name"):
         P(3)
+
+
+def test_jit_with_shardings_as_jax():
+    """JAX's sharded programs: arguments placed with NamedShardings, jit given in_shardings and out_shardings."""
+    def program(S):
+        mesh, P = S.api.make_mesh((1,), ("batch",)), S.P
+        rows, whole = S.api.NamedSharding(mesh, P("batch")), S.api.NamedSharding(mesh, P())
+        step = S.api.jit(lambda x, w: S.np.tanh(x @ w), in_shardings=(rows, whole), out_shardings=rows)
+        return step(S.api.device_put(X, rows), S.api.device_put(W, whole))
+    np.testing.assert_allclose(program(TJ), np.asarray(program(JAX)), rtol=1e-13)
+    with pytest.raises(TypeError, match="in_shardings must be a pytree of shardings"):
+        tj.jit(lambda a: a, in_shardings="batch")

@@ -28,6 +28,7 @@ from .core.pytree import LEAF, caller, tree_flatten, tree_unflatten
 from .core.timing import recording
 from .core.trace import Tracer, _stack, eval_ir
 from .dispatch import CacheEntry, fast_path, flat_args_tree, shared_cache
+from .sharding import check_shardings
 from .traceback_util import api_boundary, mark_boundary, present
 from .transposed_inputs import as_views, compile_soon, transposed_outputs, with_layouts
 
@@ -357,7 +358,8 @@ def _reference_executable(closed):
 
 
 def jit(fun=None, *, static_argnums=(), static_argnames=(), backend="llvm", cache=True, dynamic_dims=None,
-        ship_code=True, donate_argnums=(), donate_argnames=(), inline=False, keep_unused=False, device=None):
+        ship_code=True, donate_argnums=(), donate_argnames=(), inline=False, keep_unused=False, device=None,
+        in_shardings=None, out_shardings=None):
     """Compile fun per input signature (as jax.jit): `jit(f)(*args)` traces f with abstract arguments
     (shape and dtype, no data), optimises the IR, compiles it to native code and caches the code per
     signature (the pytree structure, shapes and dtypes of the arguments, and the static arguments); a
@@ -392,6 +394,8 @@ def jit(fun=None, *, static_argnums=(), static_argnames=(), backend="llvm", cach
     donate_argnums, donate_argnames, inline, keep_unused, device: JAX's, accepted so that JAX code runs: there is no
         argument donation (results never alias inputs), a jitted function called in a trace is always
         inlined, and there is one device.
+    in_shardings, out_shardings: JAX's, pytrees of shardings (tracejit.sharding's NamedSharding ..., a
+        PartitionSpec, None): checked and accepted; on one device every shard is the whole array.
 
     The returned Jitted object is called like fun and also offers:
         lower(*args)   the signature of these arguments, compiled: .as_text() optimised IR, .as_llvm()
@@ -420,11 +424,14 @@ def jit(fun=None, *, static_argnums=(), static_argnames=(), backend="llvm", cach
     if fun is None:
         return functools.partial(jit, static_argnums=static_argnums, static_argnames=static_argnames,
                                  backend=backend, cache=cache, dynamic_dims=dynamic_dims, ship_code=ship_code,
-                                 donate_argnums=donate_argnums, donate_argnames=donate_argnames)
+                                 donate_argnums=donate_argnums, donate_argnames=donate_argnames,
+                                 in_shardings=in_shardings, out_shardings=out_shardings)
     if not callable(fun):
         raise TypeError(f"jit: expected a callable, got {type(fun).__name__}")
     for n in donate_argnums if isinstance(donate_argnums, (tuple, list)) else (donate_argnums,):
         index_arg(n, "jit: donate_argnums")
+    check_shardings(in_shardings, "jit: in_shardings")
+    check_shardings(out_shardings, "jit: out_shardings")
     backend = "llvm" if backend == "cpu" else backend
     return Jitted(fun, static_argnums, static_argnames, backend, cache, dynamic_dims, ship_code)
 

@@ -13,6 +13,7 @@ import threading
 
 import numpy as np
 
+from .core.pytree import tree_flatten
 from .core.trace import current_builder
 from .devices import CPU, device_count
 
@@ -254,6 +255,15 @@ class SingleDeviceSharding:
 
     def __repr__(self):
         return f"SingleDeviceSharding(device={self.device!r}, memory_kind={self.memory_kind})"
+
+
+def check_shardings(shardings, what):
+    """Raise unless shardings is a pytree of NamedSharding, SingleDeviceSharding, PartitionSpec and None."""
+    kinds = (NamedSharding, SingleDeviceSharding, PartitionSpec)
+    for leaf in tree_flatten(shardings, is_leaf=lambda x: x is None)[0]:
+        if leaf is not None and not isinstance(leaf, kinds):
+            raise TypeError(f"{what} must be a pytree of shardings (NamedSharding, SingleDeviceSharding, a "
+                            f"PartitionSpec or None), got {leaf!r}")
 
 
 def check_spec(spec, axis_names, what):
