@@ -254,6 +254,19 @@ def test_values_reshaped_into_an_output_are_stored_there_over_their_own_shape():
         check(f, *args)
 
 
+def test_scatters_into_a_new_array_update_the_output_in_place():
+    """A scatter (a kernel that may write over its operand) of an array computed only for it, into an output:
+    that array is computed in the output's buffer and updated there, neither stored apart nor copied (x.at[i].add
+    on zeros, bincount: no arena for the zeros). Against the reference interpreter, with and without fusion."""
+    rng = np.random.default_rng(11)
+    n, i, x = 100_000, rng.integers(-5, 100_005, 50), rng.standard_normal(50)
+    cases = [(lambda x, i: tnp.zeros(n).at[i].add(x), (x, i)), (lambda i: tnp.bincount(tnp.abs(i), length=n), (i,)),
+             (lambda x, i: tnp.full(n, 2.0).at[i].max(x), (x, i))]
+    for f, args in cases:
+        check(f, *args)
+        assert tj.jit(f).lower(*args).compile().memory_analysis().temp_size_in_bytes < n, f
+
+
 def test_concatenates_of_many_small_operands_run_in_segments_of_linear_code():
     """Past MAX_SEGMENTS, a concatenate whose loop body is small still runs in segments (SEGMENTED_EQNS), each
     reading its own operand only (each read the operands before it too: 50 operands of 10 elements took 148 ms to

@@ -87,8 +87,10 @@ class Frame:
         self.partials = []                 # symbolic: per split reduction, its chunks' partial results
         for g in groups:
             for v in g.stores:
-                if id(v) in g.views:         # the output, a reshape of v, in the same C order (fusion._views)
-                    self.buffers[id(v)] = Buffer("out", v.aval, slot=self.buffers[id(g.views[id(v)])].slot)
+                if id(v) in g.views:         # an output computed from v in its place (fusion._views)
+                    out = self.buffers[id(g.views[id(v)])]
+                    same = out.aval.shape == v.aval.shape and out.aval.dtype == v.aval.dtype
+                    self.buffers[id(v)] = out if same else Buffer("out", v.aval, slot=out.slot)
                 elif id(v) not in self.buffers:
                     self.buffers[id(v)] = Buffer("tmp", v.aval)
                     self.tmps.append(self.buffers[id(v)])

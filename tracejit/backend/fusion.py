@@ -138,15 +138,23 @@ def _fits(eqn, cost, g, is_output):
 
 
 def _views(eqn, g, outputs):
-    """Whether eqn's value is an output's operand in group g, a reshape (IndexMap's same_order) and nothing else:
-    eqn's own group then stores it straight into that output's buffer, in the same C order, over its own shape,
-    and g is dropped. Fused into the reshape's loop nest, over the output's shape, each element's index was
-    taken apart again (tile and kron, broadcasts reshaped: 3x NumPy's time)."""
+    """Whether eqn's own group is to store its value straight into the output that group g computes from it:
+    "reshape" where g is an output's reshape (IndexMap's same_order) of it and nothing else, which is then dropped:
+    the value is stored in the same C order, over its own shape (fused into the reshape, over the output's shape,
+    each element's index was taken apart again: tile and kron took 3x NumPy's time); "overwritten" where g is a
+    kernel that may write its output over it (rules.Kernel overwrites: a scatter into zeros, bincount), which then
+    updates it in place instead of copying it to the output first."""
     root, v = g.root, eqn.outvars[0]
-    return (getattr(root.prim.lower, "same_order", False) and g.eqns == [root] and root.inputs[0] is v
-            and id(root.outvars[0]) in outputs and id(v) not in outputs and not eqn.prim.multiple_results
-            and isinstance(eqn.prim.lower, (Elementwise, IndexMap))
-            and not any(isinstance(d, Dim) for d in (*v.aval.shape, *root.outvars[0].aval.shape)))
+    if (id(root.outvars[0]) not in outputs or id(v) in outputs or eqn.prim.multiple_results
+            or not isinstance(eqn.prim.lower, (Elementwise, IndexMap))
+            or any(isinstance(d, Dim) for d in (*v.aval.shape, *root.outvars[0].aval.shape))):
+        return None
+    if getattr(root.prim.lower, "same_order", False) and g.eqns == [root] and root.inputs[0] is v:
+        return "reshape"
+    over = getattr(g.rule, "overwrites", None)
+    if over is not None and root.inputs[over] is v and sum(x is v for x in root.inputs) == 1:
+        return "overwritten"
+    return None
 
 
 def _evaluations(eqn, g, consumers, evals):
@@ -178,7 +186,8 @@ def _reads(g):
 
 def plan_groups(ir, fuse=True, views=False):
     """Groups in execution order, dead equations dropped. fuse=False gives every equation its own; views=True
-    lets a group store a value straight into the output that is a reshape of it (`_views`; the caller's Frame
+    lets a group store a value straight into the output that is a reshape of it or a kernel's update of it
+    (`_views`; the caller's Frame
     then writes no output over an input).
 
     An elementwise or index-map equation joins the group of its consumers, so that its value is computed
@@ -215,7 +224,7 @@ def plan_groups(ir, fuse=True, views=False):
             continue
         rule = eqn.prim.lower
         viewed = views and fuse and len(users) == 1 and _views(eqn, users[0], outputs)
-        if viewed:
+        if viewed == "reshape":
             dropped.add(id(users[0]))
         elif fuse and isinstance(rule, (Elementwise, IndexMap)) and not eqn.prim.multiple_results:
             v, cost = eqn.outvars[0], equation_cost(eqn)
