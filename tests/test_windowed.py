@@ -172,6 +172,32 @@ def test_top_k_selects_without_sorting_the_axis_as_jax(jax64, dtype):
             np.testing.assert_array_equal(np.asarray(got[0]).astype(np.float64), np.asarray(want[0]).astype(np.float64))
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int16, np.uint32, np.bool_])
+def test_top_k_kernel_orders_as_jax(jax64, dtype):
+    """The compiled selection (k up to KERNEL_K; larger k the impl) on rows long enough for its first pass, in
+    random, ascending and descending order, with ties and rows that are one value; floats with -0.0 and 0.0, NaN and
+    -NaN (XLA's total order); against JAX's top_k, and eager calls (the impl) against the same."""
+    from tracejit.primitives.top_k import KERNEL_K
+    rng = np.random.default_rng(11)
+    n = 3000
+    rows = [rng.normal(size=n) * 100, np.arange(n), -np.arange(n), np.round(rng.normal(size=n)), np.zeros(n),
+            np.r_[np.full(KERNEL_K // 2, 1e4), np.arange(n - KERNEL_K // 2)]]
+    x = np.stack(rows)
+    if dtype == np.bool_:
+        x = x > 0
+    elif np.dtype(dtype).kind == "f":
+        x = x.astype(dtype)
+        x[3, ::13], x[3, 5::17], x[0, 7::19] = -0.0, np.nan, -np.nan
+    else:
+        x = np.abs(x).astype(dtype) if np.dtype(dtype).kind == "u" else x.astype(dtype)
+    ks = (1, 2, 7, KERNEL_K, KERNEL_K + 1)
+    wants = jax64.jit(lambda v: [jax64.lax.top_k(v, k) for k in ks])(x)
+    for k, want, got in zip(ks, wants, tj.jit(lambda v: [lax.top_k(v, j) for j in ks])(x), strict=True):
+        np.testing.assert_array_equal(got[1], want[1], err_msg=f"k={k}")
+        np.testing.assert_array_equal(lax.top_k(x, k)[1], want[1], err_msg=f"eager, k={k}")
+        np.testing.assert_array_equal(np.signbit(got[0]), np.signbit(np.asarray(want[0])))
+
+
 def test_batched_dynamic_slices_against_jax(jax64):
     """Batched start indices (out of range ones clamped), batched operands and updates, and their gradients."""
     x = np.random.default_rng(5).normal(size=(4, 6, 5))

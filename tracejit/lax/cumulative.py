@@ -89,7 +89,8 @@ def sort_key_val(keys, values, dimension=-1, is_stable=True):
 
 def top_k(operand, k):
     """(the k largest entries along the last axis in descending order, their indices as int32), as jax.lax.top_k:
-    NaN is the largest value, equal values come in order of position."""
+    floats in the total order of their bits (NaN the largest, -NaN the smallest, -0.0 below 0.0), equal values in
+    order of position."""
     operand = asarray(operand)
     shape = aval(operand).shape
     k = int(k)

@@ -105,7 +105,8 @@ def _approx_k(name, operand, k, reduction_dimension, recall_target, reduction_in
                                       "tile (its partial-reduction size is XLA's TPU formula)")
         k = n                     # XLA's CPU result then is every element, sorted
     moved = tnp.moveaxis(operand, axis, -1)
-    _, indices = top_k(-moved if smallest else moved, k)
+    keys = (-moved if smallest else moved) + 0.0      # XLA's comparison sort: -0.0 equal to 0.0, every NaN the largest
+    _, indices = top_k(tnp.where(tnp.isnan(keys), tnp.abs(keys), keys), k)     # (top_k: the total order)
     values = tnp.take_along_axis(moved, indices, axis=-1)
     return tnp.moveaxis(values, -1, axis), tnp.moveaxis(indices, -1, axis)
 

@@ -130,9 +130,10 @@ def _key_types(dtype):
             np.dtype(np.float64 if wide else np.float32))
 
 
-def order_keys(x):
+def order_keys(x, total=False):
     """Unsigned keys (uint32, or uint64 for 64-bit x) that order as NumPy's sort orders x (-0.0 equal to 0.0, NaNs
-    equal and last), or None for complex x."""
+    equal and last), or None for complex x; total: in the total order of floats' bits (XLA's: -NaN < -inf < -0.0 <
+    0.0 < inf < NaN)."""
     types = _key_types(x.dtype)
     if types is None:
         return None
@@ -141,8 +142,8 @@ def order_keys(x):
         return x.astype(uint, copy=False)
     if x.dtype.kind == "i":
         return x.astype(sint).view(uint) ^ uint.type(1 << (8 * uint.itemsize - 1))
-    v = x.astype(flt, copy=False) + flt.type(0.0)        # (-0.0 becomes 0.0)
-    if np.isnan(v).any():
+    v = x.astype(flt, copy=False) if total else x.astype(flt, copy=False) + flt.type(0.0)   # (-0.0 becomes 0.0)
+    if not total and np.isnan(v).any():
         v[np.isnan(v)] = np.nan
     bits = v.view(uint)
     keys = (bits.view(sint) >> (8 * uint.itemsize - 1)).view(uint)   # all ones where negative: those bits flip,
@@ -151,8 +152,8 @@ def order_keys(x):
     return keys
 
 
-def traced_order_keys(x):
-    """order_keys(x) as equations, which fuse into one loop."""
+def traced_order_keys(x, total=False):
+    """order_keys(x, total) as equations, which fuse into one loop."""
     uint, sint, flt = _key_types(aval(x).dtype)
     sign = uint.type(1 << (8 * uint.itemsize - 1))
     if aval(x).dtype.kind in "bu":
@@ -161,8 +162,8 @@ def traced_order_keys(x):
         wide = ops.convert_element_type(x, new_dtype=sint, weak_type=False)
         return ops.xor(ops.bitcast_convert_type(wide, new_dtype=uint), sign)
     v = ops.convert_element_type(x, new_dtype=flt, weak_type=False) if aval(x).dtype != flt else x
-    v = ops.add(v, flt.type(0.0))
-    v = ops.select_n(ops.ne(v, v), v, flt.type(np.nan))
+    if not total:
+        v = ops.select_n(ops.ne(v, v), ops.add(v, flt.type(0.0)), flt.type(np.nan))
     bits = ops.bitcast_convert_type(v, new_dtype=uint)
     negative = ops.bitcast_convert_type(ops.shift_right_arithmetic(ops.bitcast_convert_type(v, new_dtype=sint),
                                                                    sint.type(8 * sint.itemsize - 1)), new_dtype=uint)
