@@ -405,6 +405,25 @@ def library2(repeat):
                       tol=1e-9))
 
 
+@workload("library3")
+def library3(repeat):
+    """More (stop 41): a concatenate and a stack of 100 blocks along a later axis, a tile and a kron (broadcasts
+    reshaped), scatter-adds into zeros, sinh, and the sine of complex numbers."""
+    m, g = np.random.default_rng(34).standard_normal((1000, 100)), np.random.default_rng(35)
+    parts, i, x = [m[k:k + 10].copy() for k in range(0, 1000, 10)], g.integers(0, 10**6, 10**6), g.standard_normal(10**6)
+    z, out = (f32(1_000_000, seed=36) + 1j * f32(1_000_000, seed=37)).astype(np.complex64), np.zeros(10**6)
+    return (compare("concatenate 100 blocks of a 1000x100 f64 on axis 1", lambda M: lambda m: M.concatenate(
+                [m[k:k + 10] for k in range(0, 1000, 10)], axis=1), (m,), repeat, tol=0)
+            + compare("stack 100 x (10,100) f64 on axis 1", lambda M: lambda *ps: M.stack(ps, axis=1), tuple(parts),
+                      repeat, tol=0)
+            + compare("tile 1000x100 f64 by (3, 2)", lambda M: lambda m: M.tile(m, (3, 2)), (m,), repeat, tol=0)
+            + compare("kron 30x30 f64", lambda M: lambda m: M.kron(m[:30, :30], m[30:60, :30]), (m,), repeat, tol=1e-12)
+            + compare("zeros(1e6).at[i].add(x) f64", lambda M: lambda x, i: M.zeros(10**6).at[i].add(x), (x, i), repeat,
+                      numpy=lambda: (out.fill(0), np.add.at(out, i, x), out)[2], tol=1e-9)
+            + compare("sinh 1e6 f64", lambda M: lambda x: M.sinh(x), (x,), repeat, tol=1e-12)
+            + compare("sin 1e6 c64", lambda M: lambda z: M.sin(z), (z,), repeat, tol=1e-5))
+
+
 @workload("samplers")
 def samplers(repeat):
     """Random draws by rejection (stop 38): a while loop per draw, under vmap (JAX's draws, bit for bit); NumPy's
