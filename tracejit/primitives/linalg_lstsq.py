@@ -71,6 +71,13 @@ def _jvp(primals, tangents, rcond):
     return [matmul(mH(vt), y), s], [ops.add(matmul(mH(dvt), y), matmul(mH(vt), dy)), ds]
 
 
+# rows * cols * min(rows, cols) up to which gelsd runs on the calling thread alone (linalg_lapack's SMALL_LAPACK is
+# 64x less): 512 x 512 with 2 right-hand sides took 38-107 ms on one thread, 115-237 on OpenBLAS's two, while other
+# processes kept the cores busy (2-core VM, NumPy's lstsq with either thread count, min-median of 20); the two threads'
+# best, 33 ms, came from a quiet machine.
+CALLING_THREAD_GELSD = 1 << 28
+
+
 def _lower(k, outs, ins, rcond):
     """gelsd per matrix, column-major: a transposed into a copy, b into the first m rows of an (n or m) x r one (zero
     where gelsd returns at once, m or n 0), x read back from its first n rows; NaN where it does not converge."""
@@ -83,7 +90,8 @@ def _lower(k, outs, ins, rcond):
     right = lp.malloc(k, right_size)
     cols = lp.View(right, (r, rows), a.aval.dtype)      # b and x column by column
     rank = lp.stack_array(k, lp.int_type(), 1)
-    with lp.each_matrix(k, a.aval.shape) as i:
+    static = all(isinstance(d, int) for d in (m, n))
+    with lp.each_matrix(k, a.aval.shape, alone=static and m * n * min(m, n) <= CALLING_THREAD_GELSD) as i:
         lp.transpose_into(k, lp.View(scratch, (n, m), a.aval.dtype), lp.item(k, a, i))
         k.line(f"call void @llvm.memset.p0.i64(ptr {right}, i8 0, i64 {right_size}, i1 false)")
         bi, xi, sv = lp.item(k, b, i), lp.item(k, x, i), lp.item(k, s, i, core=1)
