@@ -130,7 +130,8 @@ def _shuffle(data, x, axis):
     that ties between keys do not bias the permutation (JAX's algorithm). A round's order does not depend on the
     rounds before it (its keys belong to positions), so the rounds' stable argsorts are one argsort of their keys
     stacked, whose rows the compiled code sorts at once on the threads, and x is gathered once, through the orders
-    composed: 1e5 elements, 2 rounds, took 2.35 ms sorted and gathered round after round, NumPy 0.97."""
+    composed: 1e5 elements (2 rounds) called back to back took 1.3-1.4 ms instead of 1.7-2.1 (NumPy's own shuffle
+    1.0-1.4); in the wide benchmark's round robin with NumPy and JAX, 2.0 ms either way."""
     rounds = math.ceil(3 * math.log(max(1, math.prod(x.shape))) / math.log(np.iinfo(np.uint32).max))
     keys = []
     for _ in range(rounds):
