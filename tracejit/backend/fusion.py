@@ -145,7 +145,7 @@ def _views(eqn, g, outputs):
     kernel that may write its output over it (rules.Kernel overwrites: a scatter into zeros, bincount), which then
     updates it in place instead of copying it to the output first."""
     root, v = g.root, eqn.outvars[0]
-    if (id(root.outvars[0]) not in outputs or id(v) in outputs or eqn.prim.multiple_results
+    if (not root.outvars or id(root.outvars[0]) not in outputs or id(v) in outputs or eqn.prim.multiple_results
             or not isinstance(eqn.prim.lower, (Elementwise, IndexMap))
             or any(isinstance(d, Dim) for d in (*v.aval.shape, *root.outvars[0].aval.shape))):
         return None
