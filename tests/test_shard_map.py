@@ -13,7 +13,7 @@ import tracejit.experimental.shard_map as tj_experimental
 
 jax = pytest.importorskip("jax", reason="compared with JAX (pip install 'tracejit[test]')")
 jax.config.update("jax_enable_x64", True)
-import jax.experimental.shard_map as jax_experimental  # noqa: E402  (after JAX's configuration)
+import jax.experimental.shard_map as jax_experimental
 
 R = np.random.default_rng(3)
 A, B = R.uniform(-1, 1, (8, 16)), R.uniform(-1, 1, (16, 4))
@@ -134,9 +134,21 @@ def fori_ring_matmul(S):
     return S.api.jit(S.smap(body, mesh, (P("x"), P()), P("x")))(A, B)
 
 
+def scan_with_a_cast_carry(S):
+    """A scan whose carry starts invariant (zeros) and is summed with split values: pcast makes it varying."""
+    mesh, P = S.mesh("x"), S.P
+
+    def body(a):
+        c0 = S.lax.pcast(S.np.zeros(a.shape[1:]), "x", to="varying")
+        c, ys = S.lax.scan(lambda c, row: (c * 0.5 + row, S.np.sum(c)), c0, a)
+        return c[None], ys
+    f = S.smap(body, mesh, P("x"), (P("x"), P("x")))
+    return f(X), S.api.grad(lambda a: S.np.sum(f(a)[0] ** 2) + S.np.sum(f(a)[1]))(X)
+
+
 PROGRAMS = [matmul_psum, matmul_reduce_scatter, all_gather_tiled, ppermute_ring, psum_of_replicated, pytree_specs,
             data_parallel_step, grad_through_shard_map, unchecked_varying_output, experimental_signature,
-            fori_ring_matmul]
+            fori_ring_matmul, scan_with_a_cast_carry]
 
 
 

@@ -49,7 +49,7 @@ class PartitionSpec:
     leading dimension (None: not split; a name; a tuple of names), dimensions past its length not split."""
 
     UNCONSTRAINED = _Unconstrained()
-    __slots__ = ("_partitions", "unreduced", "reduced")
+    __slots__ = ("_partitions", "reduced", "unreduced")
 
     def __init__(self, *partitions, unreduced=frozenset(), reduced=frozenset()):
         self._partitions = tuple(_entry(p) for p in partitions)

@@ -41,6 +41,7 @@ from .collectives import (
     axis_index,
     axis_size,
     pbroadcast,
+    pcast,
     pmax,
     pmean,
     pmin,
@@ -455,7 +456,7 @@ __all__ += ["ConvDimensionNumbers", "associative_scan", "avg_pool", "conv", "con
 __all__ += ["GatherDimensionNumbers", "GatherScatterMode", "ScatterDimensionNumbers", "gather", "scatter",
             "scatter_add", "scatter_apply", "scatter_max", "scatter_min", "scatter_mul", "scatter_sub"]
 __all__ += [n for n in conv_local.__all__ + extras.__all__ + linear_solve.__all__ if n != "dtype"]   # (dtype: last)
-__all__ += ["all_gather", "all_to_all", "axis_index", "axis_size", "pbroadcast", "pmax", "pmean", "pmin", "ppermute",
+__all__ += ["all_gather", "all_to_all", "axis_index", "axis_size", "pbroadcast", "pcast", "pmax", "pmean", "pmin", "ppermute",
             "pshuffle", "psum", "psum_scatter", "pswapaxes"]
 __all__ += ["acos", "acosh", "asin", "asinh", "atan", "atan2", "atanh", "batch_matmul", "broadcast",
             "broadcast_to_rank", "cbrt", "collapse", "cosh", "exp2", "full", "full_like", "nextafter", "reciprocal", "reduce",

@@ -1,7 +1,7 @@
 """jax.lax's collectives over the named axis of an enclosing vmap(axis_name=...): psum, pmean, pmax, pmin (of
 pytrees), all_gather, axis_index and axis_size, and the data movers composed of all_gather and axis_index (each
 example gathers the whole batch and keeps its part; they differentiate and batch as those do): ppermute, pshuffle,
-psum_scatter, all_to_all, pswapaxes and pbroadcast. psum of a Python number is a Python number (`psum(1, 'i')` is
+psum_scatter, all_to_all, pswapaxes and pbroadcast; pcast to 'varying'. psum of a Python number is a Python number (`psum(1, 'i')` is
 the axis' size, as in JAX). axis_index_groups is not supported (JAX's is for pmap)."""
 import math
 
@@ -187,3 +187,22 @@ def pbroadcast(x, axis_name, source):
 def pswapaxes(x, axis_name, axis, *, axis_index_groups=None):
     """all_to_all(x, axis_name, axis, axis): the named axis swapped with x's axis `axis`, as jax.lax.pswapaxes."""
     return all_to_all(x, axis_name, axis, axis, axis_index_groups=axis_index_groups)
+
+
+def pcast(x, axis_name, *, to):
+    """x (each leaf of a pytree) made to vary over the named axes, its values unchanged, as jax.lax.pcast(...,
+    to='varying') of a value the same on every example (a scan carry's initial value in shard_map); its
+    derivative sums over the axes, as JAX's. JAX's other states ('reduced', 'unreduced': sharding in types) have
+    no meaning on one device and raise."""
+    if isinstance(axis_name, (set, frozenset)):
+        raise TypeError(f"pcast: axis_name must be a tuple or a str, got {axis_name!r}")
+    names = _names(axis_name) if axis_name else ()
+    if not names:
+        return x
+    if to not in ("varying", "reduced", "unreduced"):
+        raise ValueError(f"pcast: to must be one of 'varying', 'reduced', 'unreduced', got {to!r}")
+    if to != "varying":
+        raise NotImplementedError(f"pcast: to={to!r} (sharding in types) is not supported on tracejit's one device")
+    varies = sum(axis_index(n) for n in names) >= 0       # true on every example, but one value per example
+    return tree_map(lambda v: tnp.where(varies, v, v), x)
+
