@@ -241,9 +241,12 @@ def test_values_reshaped_into_an_output_are_stored_there_over_their_own_shape():
     Against the reference interpreter, with and without fusion."""
     rng = np.random.default_rng(10)
     m, a, b = rng.standard_normal((40, 30)), rng.standard_normal(50), rng.standard_normal(60).astype(np.float32)
+    rows = rng.uniform(0.5, 3.0, (5, 700)).astype(np.float32)
     viewed = [(lambda m: tnp.tile(m, (3, 2)), (m,)), (lambda m: tnp.kron(m[:7, :5], m[:4, :6]), (m,)),
               (lambda m: tnp.repeat(m, 3, axis=1), (m,)), (lambda a, b: (a[:, None] * b[None, :]).reshape(-1), (a, b)),
-              (lambda m: tnp.exp(m).reshape(10, 4, 30), (m,)), (lambda b: tnp.expand_dims(b * 2, 0), (b,))]
+              (lambda m: tnp.exp(m).reshape(10, 4, 30), (m,)), (lambda b: tnp.expand_dims(b * 2, 0), (b,)),
+              (lambda r: tnp.mean(tnp.arccosh(r), axis=1, keepdims=True), (rows,)),     # a row loop's phase
+              (lambda r: (r - r.max(1, keepdims=True)).reshape(-1), (rows,))]
     for f, args in viewed:
         check(f, *args)
         kernels = tj.jit(f).lower(*args).compile().kernels()

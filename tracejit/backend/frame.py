@@ -86,9 +86,10 @@ class Frame:
         self.library_calls = sum(e.prim.name in libcalls.LIBRARY for g in groups for e in g.eqns)
         self.partials = []                 # symbolic: per split reduction, its chunks' partial results
         for g in groups:
+            views = {k: y for p in [g, *(g.phases or ())] for k, y in p.views.items()}   # (a row loop's phases')
             for v in g.stores:
-                if id(v) in g.views:         # an output computed from v in its place (fusion._views)
-                    out = self.buffers[id(g.views[id(v)])]
+                if id(v) in views:           # an output computed from v in its place (fusion._views)
+                    out = self.buffers[id(views[id(v)])]
                     same = out.aval.shape == v.aval.shape and out.aval.dtype == v.aval.dtype
                     self.buffers[id(v)] = out if same else Buffer("out", v.aval, slot=out.slot)
                 elif id(v) not in self.buffers:

@@ -399,7 +399,8 @@ def merge_rows(groups, outputs=()):
     def close():
         if len(run) > 1:
             inside = {id(p) for p in run}
-            kept = set(outputs) | {id(x) for g in groups if id(g) not in inside for x in g.reads}
+            kept = set(outputs) | {id(x) for g in groups if id(g) not in inside for x in g.reads} | {
+                k for p in run for k in p.views}       # (stored into an output: `_views`)
             merged.append(RowLoop(run, kept))
         else:
             merged.extend(run)
