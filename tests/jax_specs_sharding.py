@@ -1,6 +1,6 @@
 """How the differential suite (test_against_jax.py) calls what tracejit gained for JAX's one-device parallel and
 random-bit API: shard_map with meshes, PartitionSpec and NamedSharding (tracejit/shard_map.py, sharding.py),
-lax.rng_bit_generator (lax/random_bits.py) and lax.ragged_dot_general (lax/ragged.py); tests/test_shard_map.py,
+lax.pcast, lax.rng_bit_generator (lax/random_bits.py) and lax.ragged_dot_general (lax/ragged.py); tests/test_shard_map.py,
 test_rng_bit_generator.py and test_ragged_dot_general.py test them further. Data from a generator of their own."""
 import numpy as np
 from jax_oracle import Case
@@ -56,6 +56,17 @@ def _spec_fields(M, cls):
             cls("x") == cls("x", None), tuple(cls("x", None)))
 
 
+def _cast_carry(M, pcast, a):
+    """A scan carry that starts invariant (zeros) and is summed with split rows: pcast makes it varying."""
+    P = M.api.P
+
+    def f(x):
+        carry, ys = M.lax.scan(lambda c, row: (c * 0.5 + row, M.numpy.sum(c)), pcast(M.numpy.zeros(x.shape[1:]), "x",
+                                                                                     to="varying"), x)
+        return carry[None], ys
+    return M.api.shard_map(f, mesh=_mesh(M, "x"), in_specs=P("x"), out_specs=(P("x"), P("x")))(a)
+
+
 def _bits(algorithm, dtype, shape):
     return lambda M, fn, key: fn(key, shape, dtype, M.lax.RandomAlgorithm(algorithm))
 
@@ -67,6 +78,7 @@ def _ragged(dims, ragged, group):
 SPECS = {
     "tracejit.shard_map": lambda: [Case("matmul psum", (s(4, 6), s(6, 3)), call=_matmul, derivatives=False),  # (*)
                                    Case("collectives", (s(5, 2),), call=_collectives, derivatives=False)],
+    "lax.pcast": lambda: [Case("scan carry", (s(4, 3),), call=_cast_carry, derivatives=False)],  # (grad: test_shard_map)
     "tracejit.set_mesh": lambda: [Case("context", (s(4),), traceable=False, call=_with_set_mesh)],
     "tracejit.make_mesh": lambda: [Case("fields", (), traceable=False, call=_mesh_fields)],
     "tracejit.NamedSharding": lambda: [Case("fields", (), traceable=False, call=_sharding_fields)],
