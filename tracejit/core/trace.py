@@ -25,9 +25,8 @@ from .ir import IR, ClosedIR, Eqn, Literal, Var
 # simplify(eqn, producer) -> None | atom | (prim, inputs, params): a rewrite of one equation (tracejit.passes).
 # Flags read by the passes: involution f(f(x)) = x; identity = (left, right) identity elements of a binary op,
 # None where there is none; rearranges: every output element is a copy of an element of the first operand;
-# inline: a call the passes replace by its `call` IR (True, or a function of the equation saying whether they
-# may yet: lowering inlines every call, see tracejit.passes.inline); called(eqn) -> (ClosedIR, operands): what such
-# a call computes where that is not its `call` param applied to all its operands (custom_linear_solve: its solve).
+# inline: a call the passes replace by its `call` IR (True, or a function of the equation saying whether they may
+# yet: lowering inlines every call, tracejit.passes.inline), or by called(eqn) -> (ClosedIR, operands) (a solve).
 # inverse(params) -> params of the same primitive that undo it (a transpose's inverse permutation): simplify moves
 # such a rearrangement past an elementwise op whose other operands are broadcasts (tracejit.passes.simplify).
 # partial_eval(eqn, unknowns) -> (list of known eqns, unknown eqn | None): how reverse mode splits an equation
