@@ -267,7 +267,8 @@ class LoopBuilder(KernelBuilder):
         if starts is None or self.producer.get(id(e.inputs[0])) is not None:
             return None
         buf, full = self.buffers.get(id(e.inputs[0])), e.inputs[0].aval.shape
-        if buf is None or any(n != m for a, (n, m) in enumerate(zip(x.aval.shape, full)) if a not in (0, axis)):
+        if buf is None or not all(isinstance(d, int) for d in full[1:]) or any(
+                n != m for a, (n, m) in enumerate(zip(x.aval.shape, full)) if a not in (0, axis)):
             return None
         inner = self._bytes_after(x.aval, axis)
         first_row = starts[0] * math.prod(full[1:axis]) * full[axis] if axis else 0     # of x in the buffer's rows
