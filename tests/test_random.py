@@ -8,6 +8,7 @@ import re
 
 import numpy as np
 import pytest
+import scipy.special
 import scipy.stats as st
 
 import tracejit as tj
@@ -412,8 +413,10 @@ def test_keys_in_scan_fori_loop_and_grad():
         np.testing.assert_allclose(grad(1.5, 0.7, key), expected, rtol=1e-12)
     np.testing.assert_allclose(tj.grad(lambda lo: tnp.sum(random.uniform(key, (4,), minval=lo, maxval=2.0)))(0.5),
                                np.sum(1 - random.uniform(key, (4,))), rtol=1e-12)
-    with pytest.raises(NotImplementedError, match="random_gamma_grad"):
-        tj.grad(lambda a: tnp.sum(random.gamma(key, a, (3,))))(2.0)
+    level = scipy.special.gammainc(2.0, random.gamma(key, 2.0, (3,)))       # a sample moves at a fixed quantile
+    moved = [scipy.special.gammaincinv(a, level) for a in (2.0 + 1e-6, 2.0 - 1e-6)]
+    np.testing.assert_allclose(tj.jacfwd(lambda a: random.gamma(key, a, (3,)))(2.0), (moved[0] - moved[1]) / 2e-6,
+                               rtol=1e-6)
     np.testing.assert_allclose(tj.grad(lambda m: tnp.sum(m * random.gamma(key, 2.0, (3,))))(1.0),
                                np.sum(random.gamma(key, 2.0, (3,))))
 

@@ -2,9 +2,7 @@
 generating gamma variables", 2000), each element drawn by its own key under vmap, as JAX draws them; beta,
 dirichlet, chisquare, f, t, generalized_normal and ball from them. Rejection tests compare floats, so a
 sample differs from JAX's only where an ulp of difference flips a test (rarely), or by an ulp or two.
-
-Samples are constants to differentiation: JAX's implicit reparameterisation gradient with respect to the shape
-parameter (random_gamma_grad) is not implemented, and differentiating with respect to it raises.
+Samples differentiate in the shape parameter as JAX's do (implicit reparameterisation, lax.random_gamma_grad).
 """
 import functools
 
@@ -96,9 +94,16 @@ def _gamma_samples(data, a, log_space):
 
 @_gamma_samples.defjvp
 def _gamma_samples_jvp(log_space, primals, tangents):
-    raise NotImplementedError("the derivative of gamma samples with respect to the shape parameter (JAX's "
-                              "implicit reparameterisation, random_gamma_grad) is not implemented; wrap the "
-                              "parameter in stop_gradient to treat the samples as constants")
+    """JAX's implicit reparameterisation: a sample moves with its shape parameter at a fixed quantile,
+    d x / d a = lax.random_gamma_grad(a, x) (of log x: that over x, x at least the smallest normal float)."""
+    data, a = primals
+    samples = _gamma_samples(data, a, log_space)
+    x = samples
+    if log_space:
+        x = tnp.exp(samples)
+        x = tnp.where(x == 0, np.finfo(x.dtype).tiny, x)
+    grads = lax.random_gamma_grad(a, x)
+    return samples, tangents[1] * (grads / x if log_space else grads)
 
 
 def _gamma(name, key, a, shape, dtype, log_space):
