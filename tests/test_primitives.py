@@ -138,6 +138,7 @@ EXAMPLES = {
     "clamp": [(lambda lo, x: lax.clamp(lo, x, 1.0), [f64(), f64(4)]),
               (lambda lo: lax.clamp(lo, 0.5, 1.0), [f64()]),
               (lambda lo, x, hi: lax.clamp(lo, x, hi), [f64(4) - 1, f64(4), f64(4) + 1])],
+    "fma": [(applied("fma"), [f64(3, 4), f64(3, 4), f64(3, 4)]), (applied("fma"), [f64(), f64(4), f64()])],
     "threefry2x32": [(applied("threefry2x32", output="pair"), [ints(0, 2 ** 32 - 1).astype(np.uint32),
                                                               ints(0, 2 ** 32 - 1).astype(np.uint32),
                                                               ints(0, 9, 3).astype(np.uint32),

@@ -16,6 +16,7 @@ from . import (
                debug,
                elementwise,
                fft,
+               fma,
                indexing,
                linalg,
                linalg_eig,
@@ -38,7 +39,7 @@ from . import (
                windowed,
 )
 
-ALL = register([elementwise, special, bitcast, complex_parts, shapes, reductions, cumulative, linalg, linalg_factor,
+ALL = register([elementwise, fma, special, bitcast, complex_parts, shapes, reductions, cumulative, linalg, linalg_factor,
                 linalg_lstsq, linalg_solve, linalg_eig, linalg_schur, linalg_tridiagonal, fft, indexing, sorting, top_k, scatter, convolution, windowed, threefry, cond, while_loop, scan,
                 debug, remat, linear_solve])
 # The collectives exist only inside a vmap of their axis name (which resolves them), so the per-primitive tests
