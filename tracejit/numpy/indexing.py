@@ -14,6 +14,7 @@ from ._base import asarray, astype, aval, broadcast_to_shape, promote, reject_ou
 from .creation import _iota, zeros_like
 from .shape_ops import concatenate, expand_dims, ravel, reshape, transpose
 from .ufuncs import (
+    absolute,
     add,
     bitwise_and,
     clip,
@@ -297,8 +298,11 @@ def _sorting(prim, a, axis, order, **params):
     return bind(prim, a, axis=normalize_axis(axis, aval(a).ndim, prim.name, bools=prim is sorting.sort_p), **params)
 
 
-def searchsorted(a, v, side="left", sorter=None):
-    """Indices where v would go into the sorted 1-D a (NaN sorts last, as NumPy); a binary search per value."""
+def searchsorted(a, v, side="left", sorter=None, *, method="scan"):
+    """Indices where v would go into the sorted 1-D a (NaN sorts last, as NumPy); a binary search per value,
+    whichever of JAX's methods (its algorithms, one answer) is named."""
+    if method not in (methods := ("scan", "scan_unrolled", "sort", "compare_all")):
+        raise ValueError(f"searchsorted: method must be one of {methods}, got {method!r}")
     a, v = promote(a, v)
     if sorter is not None:
         a = take(a, sorter)
@@ -311,14 +315,20 @@ def searchsorted(a, v, side="left", sorter=None):
 
 def interp(x, xp, fp, left=None, right=None, period=None):
     """NumPy's piecewise-linear interpolation: in float64 (whatever the inputs, as NumPy), its formula and its
-    exact values at the knots."""
-    if period is not None:
-        raise NotImplementedError("interp: period is not supported")
+    exact values at the knots. With a period, x and xp are taken modulo it and the knots sorted and extended by
+    one at each end (left and right are then ignored), as NumPy and JAX do."""
     x, xp, fp = (astype(asarray(t), np.float64) for t in (x, xp, fp))
     n = aval(xp).shape[0] if aval(xp).ndim == 1 else -1
     if n < 1 or aval(fp).shape != (n,):
         raise ValueError(f"interp: xp and fp must be 1-D of one length >= 1, got shapes {aval(xp).shape} and "
                          f"{aval(fp).shape}")
+    if period is not None:
+        period = absolute(astype(asarray(period), np.float64))
+        x, xp = remainder(x, period), remainder(xp, period)
+        order = argsort(xp)
+        xp, fp, left, right, n = take(xp, order), take(fp, order), None, None, n + 2
+        xp = concatenate([subtract(getitem(xp, slice(-1, None)), period), xp, add(getitem(xp, slice(1)), period)])
+        fp = concatenate([getitem(fp, slice(-1, None)), fp, getitem(fp, slice(1))])
     first, last = getitem(fp, 0), getitem(fp, n - 1)
     if n == 1:
         y = broadcast_to_shape(first, aval(x).shape)
