@@ -15,7 +15,8 @@ import math
 import numpy as np
 
 from .. import numpy as tnp
-from ..core.avals import HALF_FLOATS, float32, float64
+from ..core.avals import HALF_FLOATS, broadcast_shapes, float32, float64
+from ..core.ops import ops
 
 # Horner coefficients, highest degree first.
 _LOG1P_NUM = (4.5270000862445199635215e-5, 4.9854102823193375972212e-1, 6.5787325942061044846969e0,
@@ -78,26 +79,12 @@ _LANCZOS = (0.99999999999980993227684700473478, 676.5203681218850985670091904440
 
 
 def fma(a, b, c):
-    """a * b + c rounded once (XLA's CPU code fuses such pairs): in float64 for the narrower floats (their
-    products are exact there), with an error-free product (Dekker's split) and sum for float64 (correctly
-    rounded but for rare double roundings; the plain expression where the split would overflow)."""
-    if a.dtype != float64:
-        wide = _as(a, float64) * _as(b, float64) + _as(c, float64)
-        return wide.astype(a.dtype)
-
-    def halves(x):
-        t = 134217729.0 * x                       # 2**27 + 1
-        high = t - (t - x)
-        return high, x - high
-
-    product = a * b
-    (ah, al), (bh, bl) = halves(a), halves(b)
-    product_error = ((ah * bh - product) + ah * bl + al * bh) + al * bl
-    total = product + c
-    back = total - product
-    sum_error = (product - (total - back)) + (c - back)
-    out = total + (sum_error + product_error)
-    return tnp.where(tnp.isfinite(out), out, a * b + c)
+    """a * b + c rounded once, in a's dtype: XLA's CPU code fuses such pairs (llvm.fma, primitives/fma.py); b and
+    c are converted to a's dtype and the operands broadcast together."""
+    dtype = tnp.asarray(a).dtype
+    xs = [tnp.asarray(_as(x, dtype)) for x in (a, b, c)]
+    shape = broadcast_shapes(*(x.shape for x in xs))
+    return ops.fma(*(x if x.ndim == 0 or x.shape == shape else tnp.broadcast_to(x, shape) for x in xs))
 
 
 def _as(x, dtype):
