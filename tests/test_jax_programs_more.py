@@ -62,3 +62,54 @@ def test_interp_with_period_and_searchsorted_method():
     rng = np.random.default_rng(0)
     xp = np.array([0.3, 2.0, 4.5, 1.0, 6.0])
     assert_same(_periodic_interp, rng.uniform(-7, 7, (3, 4)), xp, rng.standard_normal(5))
+
+
+def _symbolic_zero_rules(J, m, xs, seen):
+    """custom_vjp.defvjp(..., symbolic_zeros=True) and custom_jvp.defjvp(..., symbolic_zeros=True): the rules
+    skip the work for unperturbed inputs and unused outputs (tracejit took no symbolic_zeros). `seen` records
+    what the rules were given: which primals were perturbed, which (co)tangents were symbolic zeros."""
+    SymbolicZero = J.custom_derivatives.SymbolicZero
+
+    @J.custom_vjp
+    def scaled_sin(x, y):
+        return x * y, m.sin(x)
+
+    def fwd(x, y):
+        seen.append(("fwd", x.perturbed, y.perturbed))
+        return scaled_sin(x.value, y.value), (x.value, y.value)
+
+    def bwd(res, cts):
+        (x, y), (c_prod, c_sin) = res, cts
+        seen.append(("bwd",) + tuple(isinstance(c, SymbolicZero) for c in cts))
+        c_prod = 0.0 if isinstance(c_prod, SymbolicZero) else c_prod
+        c_sin = 0.0 if isinstance(c_sin, SymbolicZero) else c_sin * m.cos(x)
+        return c_prod * y + c_sin, c_prod * x
+
+    scaled_sin.defvjp(fwd, bwd, symbolic_zeros=True)
+
+    @J.custom_jvp
+    def bilinear(x, y):
+        return x * m.tanh(y)
+
+    def bilinear_jvp(primals, tangents):
+        (x, y), (tx, ty) = primals, tangents
+        seen.append(("jvp",) + tuple(isinstance(t, SymbolicZero) for t in tangents))
+        out = 0.0 if isinstance(tx, SymbolicZero) else tx * m.tanh(y)
+        return bilinear(x, y), out if isinstance(ty, SymbolicZero) else out + x * ty / m.cosh(y) ** 2
+
+    bilinear.defjvp(bilinear_jvp, symbolic_zeros=True)
+    return (J.grad(lambda x, y: scaled_sin(x, y)[0], argnums=(0, 1))(1.5, 2.0),
+            J.grad(lambda x: scaled_sin(x, 2.0)[1])(1.5),
+            J.jit(J.vmap(J.grad(lambda x, y: m.sum(m.stack(scaled_sin(x, y)))), (0, None)))(xs, 3.0),
+            J.grad(bilinear, argnums=1)(1.2, 0.4), J.vmap(J.grad(bilinear), (0, None))(xs, 0.7))
+
+
+def test_custom_rules_with_symbolic_zeros():
+    seen = {"jax": [], "tracejit": []}
+    xs = np.array([0.5, 1.0, -2.0])
+    want = jax.tree_util.tree_leaves(_symbolic_zero_rules(jax, jnp, xs, seen["jax"]))
+    got = tj.tree_util.tree_leaves(_symbolic_zero_rules(tj, tnp, xs, seen["tracejit"]))
+    for w, g in zip(want, got, strict=True):
+        np.testing.assert_allclose(g, np.asarray(w), rtol=1e-12)
+    assert seen["tracejit"] == seen["jax"]
+    assert ("bwd", False, True) in seen["jax"] and ("jvp", True, False) in seen["jax"]

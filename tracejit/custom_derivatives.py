@@ -8,6 +8,7 @@ become explicit operands (the first `num_consts`), so the equation survives jit 
 Evaluating a call primitive evaluates its IR. Batching rules for these primitives belong to the vmap
 transform (set with `prim.set(batch=...)`, as for every other primitive).
 """
+import dataclasses
 import functools
 import inspect
 
@@ -25,7 +26,8 @@ from .transforms.vmap import vmap_ir
 
 def _custom_vjp_call_jvp(primals, tangents, call, fwd, bwd, num_consts):
     no_closed_over_tangents("custom_vjp", fwd, tangents, num_consts)
-    outs, residuals = fwd(primals[num_consts:], primals[:num_consts])
+    perturbed = tuple(not isinstance(t, Zero) for t in tangents[num_consts:])
+    outs, residuals = fwd(primals[num_consts:], primals[:num_consts], perturbed=perturbed)
     out_avals = tuple(aval(o).strip_weak() for o in outs)
     tangents_in = [instantiate(t) for t in tangents[num_consts:]]
     return outs, bind(custom_lin_p, *residuals, *tangents_in, num_res=len(residuals), bwd=bwd, out_avals=out_avals)
@@ -41,8 +43,8 @@ def _forward_mode_error(*args, bwd, **params):
 
 
 def _custom_lin_transpose(cts, *args, num_res, bwd, out_avals):
-    cts = [instantiate(c) for c in cts]
-    return [None] * num_res + list(bwd(args[:num_res], cts))
+    zeros = tuple(isinstance(c, Zero) for c in cts)
+    return [None] * num_res + list(bwd(args[:num_res], [instantiate(c) for c in cts], zeros=zeros))
 
 
 custom_lin_p = Primitive("custom_lin", lambda *avals, num_res, bwd, out_avals: list(out_avals), _forward_mode_error,
@@ -50,6 +52,43 @@ custom_lin_p = Primitive("custom_lin", lambda *avals, num_res, bwd, out_avals: l
                          linear=True)
 
 # ------------------------------------------------------------------------------------------- decorators
+
+
+class SymbolicZero:
+    """A zero tangent or cotangent, as jax.custom_derivatives.SymbolicZero: what a rule defined with
+    symbolic_zeros=True receives for an input that is not perturbed (or an output not used), so that it can skip
+    that work; a rule may return one too. It has the value's shape and dtype, no data."""
+
+    def __init__(self, aval):
+        self.aval = aval
+
+    shape = property(lambda self: self.aval.shape)
+    dtype = property(lambda self: self.aval.dtype)
+    ndim = property(lambda self: len(self.aval.shape))
+
+    def instantiate(self):
+        """The zeros themselves."""
+        return zeros(self.aval)
+
+    @staticmethod
+    def from_primal_value(value):
+        """The zero tangent of a primal value."""
+        return SymbolicZero(aval(value).strip_weak())
+
+    def __repr__(self):
+        return f"SymbolicZero({self.aval.str_short()})"
+
+
+@dataclasses.dataclass
+class CustomVJPPrimal:
+    """A primal as a custom_vjp's fwd rule defined with symbolic_zeros=True receives it: its value and whether
+    it is perturbed (differentiated), as jax.custom_derivatives.CustomVJPPrimal."""
+    value: object
+    perturbed: bool
+
+
+def _symbolic(leaves, zeros):
+    return [SymbolicZero(aval(x).strip_weak()) if z else x for x, z in zip(leaves, zeros)]
 
 
 def _positional(fun, args, kwargs):
@@ -108,10 +147,11 @@ class custom_jvp(_CustomFunction):
     return f(*primals), tangent_out. Arguments in nondiff_argnums come first in the rule's arguments."""
 
     kind = "custom_jvp"
-    jvp = None
+    jvp, symbolic_zeros = None, False
 
-    def defjvp(self, jvp):
-        self.jvp = jvp
+    def defjvp(self, jvp, symbolic_zeros=False):
+        """symbolic_zeros=True: the rule receives a SymbolicZero for each tangent that is zero."""
+        self.jvp, self.symbolic_zeros = jvp, symbolic_zeros
         return jvp
 
     def __call__(self, *args, **kwargs):
@@ -120,7 +160,8 @@ class custom_jvp(_CustomFunction):
         return self._bind(custom_jvp_call_p, args, kwargs, jvp=self._jvp_rule)
 
     def _jvp_rule(self, nondiff, in_tree, box, closed_over):
-        def rule(primals, tangents, consts):
+        def rule(primals, tangents, consts, zeros=()):
+            tangents = _symbolic(tangents, zeros) if zeros else tangents
             with standing_in(closed_over, consts):
                 result = self.jvp(*nondiff, tree_unflatten(in_tree, primals), tree_unflatten(in_tree, tangents))
             if not isinstance(result, (tuple, list)) or len(result) != 2:
@@ -129,14 +170,14 @@ class custom_jvp(_CustomFunction):
             outs = self._check_out("primal output of the jvp rule", result[0], box)
             out_tangents = self._check_out("tangent output of the jvp rule", result[1], box)
             return outs, [_like(t, o) for t, o in zip(out_tangents, outs)]
-        rule.__name__ = name_of(self.jvp)
+        rule.__name__, rule.symbolic_zeros = name_of(self.jvp), self.symbolic_zeros
         return rule
 
 
 def _like(t, ref):
     """A tangent or cotangent from a user rule as a value of its reference's type (None means zero)."""
     ref_aval = aval(ref).strip_weak()
-    if t is None or isinstance(t, Zero):
+    if t is None or isinstance(t, (Zero, SymbolicZero)):
         return zeros(ref_aval)
     if aval(t).shape != ref_aval.shape:
         raise TypeError(f"a custom rule returned a {aval(t).str_short()} where a {ref_aval.str_short()} was "
@@ -151,9 +192,12 @@ class custom_vjp(_CustomFunction):
 
     kind = "custom_vjp"
     fwd = bwd = None
+    symbolic_zeros = False
 
-    def defvjp(self, fwd, bwd):
-        self.fwd, self.bwd = fwd, bwd
+    def defvjp(self, fwd, bwd, symbolic_zeros=False, optimize_remat=False):
+        """symbolic_zeros=True: fwd receives each primal leaf as a CustomVJPPrimal (value, perturbed), bwd a
+        SymbolicZero for each cotangent that is zero. (optimize_remat, a JAX memory option, changes nothing.)"""
+        self.fwd, self.bwd, self.symbolic_zeros = fwd, bwd, symbolic_zeros
 
     def __call__(self, *args, **kwargs):
         if self.fwd is None:
@@ -161,7 +205,9 @@ class custom_vjp(_CustomFunction):
         return self._bind(custom_vjp_call_p, args, kwargs, fwd=self._fwd_rule, bwd=self._bwd_rule)
 
     def _fwd_rule(self, nondiff, in_tree, box, closed_over):
-        def fwd(primals, consts):
+        def fwd(primals, consts, perturbed):
+            if self.symbolic_zeros:
+                primals = [CustomVJPPrimal(x, p) for x, p in zip(primals, perturbed)]
             with standing_in(closed_over, consts):
                 result = self.fwd(*self._merge(nondiff, tree_unflatten(in_tree, primals)))
             if not isinstance(result, (tuple, list)) or len(result) != 2:
@@ -173,7 +219,8 @@ class custom_vjp(_CustomFunction):
         return fwd
 
     def _bwd_rule(self, nondiff, in_tree, box, closed_over):    # (bwd may not close over tracers, as in JAX)
-        def bwd(residuals, cts):
+        def bwd(residuals, cts, zeros):
+            cts = _symbolic(cts, zeros) if self.symbolic_zeros else cts
             result = self.bwd(*nondiff, tree_unflatten(box["res_tree"], residuals),
                               tree_unflatten(box["out_tree"], cts))
             arg_trees = in_tree.children
@@ -194,7 +241,7 @@ class custom_vjp(_CustomFunction):
 
 def _batched_rule(rule):
     """The user's rule (a function of lists of arrays) mapped over axis 0 of all its arguments."""
-    return functools.wraps(rule)(lambda *lists: vmap(lambda *xs: rule(*xs))(*lists))
+    return functools.wraps(rule)(lambda *lists, **static: vmap(lambda *xs: rule(*xs, **static))(*lists))
 
 
 def _operands_at_axis_0(args, dims):

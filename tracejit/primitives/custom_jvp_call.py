@@ -31,8 +31,12 @@ def no_closed_over_tangents(kind, rule, tangents, num_consts):
 
 
 def _custom_jvp_call_jvp(primals, tangents, call, jvp, num_consts):
+    """A rule that asks (`jvp.symbolic_zeros`, custom_jvp's defjvp(symbolic_zeros=True)) is told which
+    tangents are zeros."""
     no_closed_over_tangents("custom_jvp", jvp, tangents, num_consts)
-    return jvp(primals[num_consts:], [instantiate(t) for t in tangents[num_consts:]], primals[:num_consts])
+    tangents = tangents[num_consts:]
+    told = {"zeros": tuple(isinstance(t, Zero) for t in tangents)} if getattr(jvp, "symbolic_zeros", False) else {}
+    return jvp(primals[num_consts:], [instantiate(t) for t in tangents], primals[:num_consts], **told)
 
 
 custom_jvp_call_p = Primitive("custom_jvp_call", call_shape, call_impl, multiple_results=True,
