@@ -113,3 +113,39 @@ def test_custom_rules_with_symbolic_zeros():
         np.testing.assert_allclose(g, np.asarray(w), rtol=1e-12)
     assert seen["tracejit"] == seen["jax"]
     assert ("bwd", False, True) in seen["jax"] and ("jvp", True, False) in seen["jax"]
+
+
+def _ordered_params_training(J, m, X, y):
+    """Logistic regression whose parameters are an OrderedDict (a pytree in JAX; tracejit took it for a leaf)
+    and whose loss is a custom_jvp softplus with its derivative given by defjvps (tracejit had no defjvps), 20
+    steps of gradient descent in a fori_loop, then the Hessian in the weights; a defaultdict of statistics."""
+    import collections
+
+    @J.custom_jvp
+    def softplus(x):
+        return m.where(x > 30, x, m.log1p(m.exp(m.minimum(x, 30.0))))
+
+    softplus.defjvps(lambda t, ans, x: t * J.nn.sigmoid(x))
+
+    def loss(p):
+        return m.mean(softplus(-(X @ p["w"] + p["b"]) * y))
+
+    def step(i, p):
+        return J.tree_util.tree_map(lambda a, g: a - 0.5 * g, p, J.grad(loss)(p))
+
+    params = J.lax.fori_loop(0, 20, step, collections.OrderedDict(w=m.zeros(X.shape[1]), b=0.0))
+    paths = [J.tree_util.keystr(k) for k, _ in J.tree_util.tree_flatten_with_path(params)[0]]
+    stats = collections.defaultdict(float, {"loss": loss(params), "norm": m.linalg.norm(params["w"])})
+    stats = J.jit(lambda s: J.tree_util.tree_map(lambda v: v * 2, s))(stats)
+    hess = J.hessian(lambda w: loss(collections.OrderedDict(w=w, b=params["b"])))(params["w"])
+    assert list(params) == ["w", "b"] and type(params) is collections.OrderedDict
+    return params, paths, stats, hess
+
+
+def test_ordered_dict_parameters_and_defjvps():
+    rng = np.random.default_rng(1)
+    X = np.concatenate([rng.standard_normal((6, 2)), [[100.0, 40.0]]])
+    want, got = both(_ordered_params_training, X, np.where(rng.random(7) > 0.5, 1.0, -1.0))
+    assert [str(w) for w in want[2:4]] == [str(g) for g in got[2:4]]      # the key paths, in insertion order
+    for w, g in zip(want[:2] + want[4:], got[:2] + got[4:], strict=True):
+        np.testing.assert_allclose(g, w, rtol=1e-10)

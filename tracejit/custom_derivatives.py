@@ -17,7 +17,7 @@ from .core.ad_util import Zero, aval, instantiate, zeros
 from .core.api_util import canonicalize_input, leaf_aval, name_of
 from .core.batching import move_batch_axis
 from .core.ir_surgery import hoist_consts
-from .core.pytree import tree_flatten, tree_unflatten, treedef_flatten_up_to
+from .core.pytree import tree_flatten, tree_map, tree_unflatten, treedef_flatten_up_to
 from .core.trace import Primitive, bind, standing_in, trace_flat
 from .numpy._base import astype
 from .primitives.custom_jvp_call import call_impl, call_shape, custom_jvp_call_p, no_closed_over_tangents
@@ -153,6 +153,19 @@ class custom_jvp(_CustomFunction):
         """symbolic_zeros=True: the rule receives a SymbolicZero for each tangent that is zero."""
         self.jvp, self.symbolic_zeros = jvp, symbolic_zeros
         return jvp
+
+    def defjvps(self, *jvps):
+        """One rule per argument, jvps[i](tangent_i, primal_out, *primals) -> its part of the output tangent
+        (None: the argument is not differentiated), the parts summed, as JAX's defjvps."""
+        if self.nondiff_argnums:
+            raise TypeError("custom_jvp.defjvps cannot be used with nondiff_argnums; use defjvp")
+
+        def jvp(primals, tangents):
+            out = self(*primals)
+            parts = [rule(t, out, *primals) for rule, t in zip(jvps, tangents) if rule is not None]
+            total = tree_map(lambda *ts: functools.reduce(lambda a, b: a + b, ts), *parts) if parts else None
+            return out, tree_map(lambda o: zeros(aval(o).strip_weak()), out) if total is None else total
+        self.defjvp(jvp)
 
     def __call__(self, *args, **kwargs):
         if self.jvp is None:

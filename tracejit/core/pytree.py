@@ -1,6 +1,7 @@
-"""Pytrees: nested tuples, lists, dicts, namedtuples, None and registered classes, flattened to leaves."""
+"""Pytrees: nested tuples, lists, dicts (OrderedDicts in their order, defaultdicts as dicts), namedtuples, None
+and registered classes, flattened to leaves."""
 import functools
-from collections import namedtuple
+from collections import OrderedDict, defaultdict, namedtuple
 
 import numpy as np
 
@@ -10,6 +11,9 @@ _registry = {
     list: _Node(lambda t: (t, None), lambda _, c: list(c)),
     dict: _Node(lambda d: ([d[k] for k in sorted(d)], tuple(sorted(d))), lambda keys, c: dict(zip(keys, c))),
     type(None): _Node(lambda _: ((), None), lambda _, c: None),
+    OrderedDict: _Node(lambda d: (list(d.values()), tuple(d)), lambda keys, c: OrderedDict(zip(keys, c))),
+    defaultdict: _Node(lambda d: ([d[k] for k in sorted(d)], (d.default_factory, tuple(sorted(d)))),
+                       lambda aux, c: defaultdict(aux[0], zip(aux[1], c))),
 }
 
 

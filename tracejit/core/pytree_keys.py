@@ -2,6 +2,7 @@
 ways to register nodes: with keys, a class's own tree_flatten, dataclasses, static classes and Partial."""
 import dataclasses
 import functools
+from collections import OrderedDict, defaultdict
 
 import numpy as np
 
@@ -41,8 +42,8 @@ def _keyed_children(x, node):
     if type(x) in _with_keys:
         return list(_with_keys[type(x)](x)[0])
     children, aux = node.flatten(x)
-    if type(x) is dict:
-        keys = map(DictKey, aux)
+    if type(x) in (dict, OrderedDict, defaultdict):
+        keys = map(DictKey, aux[1] if type(x) is defaultdict else aux)
     elif isinstance(x, tuple) and hasattr(type(x), "_fields"):
         keys = map(GetAttrKey, type(x)._fields)
     elif type(x) in (tuple, list):
