@@ -149,3 +149,22 @@ def test_ordered_dict_parameters_and_defjvps():
     assert [str(w) for w in want[2:4]] == [str(g) for g in got[2:4]]      # the key paths, in insertion order
     for w, g in zip(want[:2] + want[4:], got[:2] + got[4:], strict=True):
         np.testing.assert_allclose(g, w, rtol=1e-10)
+
+
+def _table_updates(J, m, table, rows):
+    """An embedding table updated in place the JAX way: x.at[...].subtract/divide/power/apply/mul (tracejit had
+    only set, add, min, max, multiply and get) at repeated rows, and a tuple inside the index ((0, 2), :2), which
+    NumPy and JAX read as an integer array (tracejit raised IndexError)."""
+    def update(t):
+        t = t.at[rows].subtract(0.1 * t[rows])
+        t = t.at[(0, 2), :2].divide(m.array([2.0, 4.0]))
+        t = t.at[:, -1].power(2)
+        return t.at[1].mul(3.0) + t[(1, 3), 0].sum()
+
+    applied = J.jit(lambda t: update(t).at[rows, 1:].apply(m.tanh))(table)      # (JAX has no derivative of apply)
+    return applied, J.grad(lambda t: m.sum(J.jit(update)(t) ** 2))(table)
+
+
+def test_at_update_methods_and_tuple_indices():
+    rng = np.random.default_rng(2)
+    assert_same(_table_updates, rng.standard_normal((5, 3)), np.array([3, 0, 3, 4]))

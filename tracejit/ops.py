@@ -5,7 +5,7 @@ import numpy as np
 
 from .core.trace import Tracer
 from .numpy import asarray, full
-from .numpy.indexing import _AtIndexer
+from .numpy.at_updates import _AtIndexer
 from .primitives.base import identity
 
 __all__ = ["segment_max", "segment_min", "segment_prod", "segment_sum"]

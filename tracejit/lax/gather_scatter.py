@@ -16,7 +16,7 @@ import numpy as np
 from .. import numpy as tnp
 from ..core.trace import Tracer, bind, eager
 from ..numpy._base import asarray, aval
-from ..numpy.indexing import _AtIndexer
+from ..numpy.at_updates import _AtIndexer
 from ..primitives import indexing as ix
 from ..primitives import scatter as sc
 from .control_flow import while_loop

@@ -30,6 +30,7 @@ from .array_api import (
     vecdot,
     vecmat,
 )
+from .at_updates import _AtIndexer
 from .bessel_gcd import gcd, i0, lcm
 from .calculus import cumprod, gradient, trapezoid, unwrap
 from .complex_numbers import (
@@ -154,7 +155,7 @@ from .index_tricks import (
     triu_indices_from,
     unravel_index,
 )
-from .indexing import _AtIndexer, argsort, getitem, interp, repeat, searchsorted, sort, take, take_along_axis
+from .indexing import argsort, getitem, interp, repeat, searchsorted, sort, take, take_along_axis
 from .linalg_ops import cross, diag, diagonal, dot, inner, kron, matmul, outer, tensordot, trace, vdot
 from .nan_reductions import nanargmax, nanargmin, nancumprod, nancumsum, nanprod, nanstd, nanvar
 from .nonzero import argwhere, flatnonzero, nonzero

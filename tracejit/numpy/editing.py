@@ -7,8 +7,9 @@ from ..core.avals import DEFAULT_INT, broadcast_shapes, normalize_axes, normaliz
 from ..core.errors import ConcretizationError
 from ..core.trace import Tracer
 from ._base import asarray, astype, aval, broadcast_to_shape, normalize_shape, promote, reject_out
+from .at_updates import _AtIndexer
 from .creation import arange, zeros, zeros_like
-from .indexing import _AtIndexer, searchsorted, sort, take, take_along_axis
+from .indexing import searchsorted, sort, take, take_along_axis
 from .nonzero import data_dependent_size, eager_if_concrete, first_positions
 from .reductions import any
 from .shape_ops import _as_array, _slice_axis, concatenate, expand_dims, moveaxis, ravel, reshape, squeeze, stack, tile

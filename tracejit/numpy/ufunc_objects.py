@@ -6,7 +6,7 @@ needs inplace=False."""
 import functools
 
 from ._base import asarray, astype, aval, reject_out
-from .indexing import _AtIndexer
+from .at_updates import _AtIndexer
 from .shape_ops import expand_dims, moveaxis, ravel, reshape, stack
 
 LOOP_LIMIT = 256   # elements along the axis up to which reduce and accumulate of the other ufuncs run in order
