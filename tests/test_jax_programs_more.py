@@ -1,6 +1,8 @@
 """Small JAX programs, each run unchanged (jax -> tracejit, jax.numpy -> tracejit.numpy) under both libraries
 and compared: values and derivatives. Each was written as a new user would write it; those that failed in
 tracejit at first say what was missing."""
+import functools
+
 import numpy as np
 import pytest
 
@@ -168,3 +170,28 @@ def _table_updates(J, m, table, rows):
 def test_at_update_methods_and_tuple_indices():
     rng = np.random.default_rng(2)
     assert_same(_table_updates, rng.standard_normal((5, 3)), np.array([3, 0, 3, 4]))
+
+
+def _keyword_options(J, m, params, x, y):
+    """A loss whose options come as keywords, as Flax-style code passes them: grad(loss)(params, x, y,
+    training=True, rate=0.5), the loss jitted with static_argnames. JAX's grad hands keyword arguments to the
+    function as they are; tracejit traced them, so a jitted loss got a tracer for its static `training`."""
+    @functools.partial(J.jit, static_argnames=("training", "rate"))
+    def loss(p, x, y, *, training=False, rate=0.0, key=None):
+        h = m.tanh(x @ p["w1"])
+        if training:
+            keep = J.random.bernoulli(key, 1.0 - rate, h.shape)
+            h = m.where(keep, h / (1.0 - rate), 0.0)
+        return m.mean((h @ p["w2"] - y) ** 2)
+
+    key = J.random.key(3)
+    return (J.grad(loss)(params, x, y, training=True, rate=0.5, key=key),
+            J.value_and_grad(loss)(params, x, y, training=False),
+            J.jacrev(loss)(params, x, y, training=True, rate=0.25, key=key),
+            J.hessian(lambda w2, **kw: loss({"w1": params["w1"], "w2": w2}, x, y, **kw))(params["w2"], training=False))
+
+
+def test_keyword_arguments_pass_through_grad():
+    rng = np.random.default_rng(3)
+    params = {"w1": rng.standard_normal((3, 4)), "w2": rng.standard_normal((4, 2))}
+    assert_same(_keyword_options, params, rng.standard_normal((5, 3)), rng.standard_normal((5, 2)))

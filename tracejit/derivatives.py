@@ -173,11 +173,12 @@ def value_and_grad(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=F
     @functools.wraps(fun)
     def value_and_grad_f(*args, **kwargs):
         nums = _argnums(argnums, len(args), fun)
-        leaves, names, in_tree = flatten_args(fun, args, kwargs)
+        leaves, names, in_tree = flatten_args(fun, args)      # keyword arguments pass through as they are, as JAX's
         which, slices = _differentiable(leaves, names, args, nums, "grad", holomorphic,  # inputs before output
                                         allow_int=allow_int)
         box = {}
-        flat = _flat_output(fun, has_aux, box, _scalar_output(fun, "grad", holomorphic))
+        flat = _flat_output(functools.partial(fun, **kwargs) if kwargs else fun, has_aux, box,
+                            _scalar_output(fun, "grad", holomorphic))
         closed, _ = trace_pytree(flat, leaves, names, in_tree, fun_name=name_of(fun), known=True)
         outs, backward = _vjp_flat(closed, as_arrays(leaves), which)
         ones = np.ones((), closed.out_avals[0].dtype)
