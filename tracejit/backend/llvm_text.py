@@ -30,6 +30,8 @@ class Function:
                                       # vector width of loops that make them
         self.scalar_calls = 0     # calls the loop vectorizer cannot widen (the C math library's)
         self.dims = {}            # Dim -> its i64 SSA value, loaded from %table in the entry block
+        self.bounds = {}          # i64 SSA value -> (lo, hi) it provably lies in: loop indices and index arithmetic
+                                  # on them (rules.Emitter), so that clamps and range checks that cannot fire go
 
     def size(self, d):
         """An i64 operand for a size: the int itself, or a symbolic dimension's run-time value."""
@@ -48,6 +50,10 @@ class Function:
         name = f"%v{self.n}"
         self.lines.append(f"  {name} = {rhs}")
         return name
+
+    def bound(self, v):
+        """(lo, hi) that the i64 operand v lies in, or None."""
+        return (v, v) if isinstance(v, int) else self.bounds.get(v)
 
     def line(self, text):
         self.lines.append(f"  {text}")
@@ -85,12 +91,15 @@ class Function:
         """for (i = lo; i < hi; i++): yields i. hints become llvm.loop metadata of the loop (e.g.
         interleave_count=4)."""
         lo, hi = self.size(lo), self.size(hi)
+        first, last = self.bound(lo), self.bound(hi)
         iv = self.alloca("i64")
         head, body, done = self.label("head"), self.label("body"), self.label("done")
         self.line(f"store i64 {lo}, ptr {iv}")
         self.line(f"br label %{head}")
         self.block(head)
         i = self.emit(f"load i64, ptr {iv}")
+        if first and last:
+            self.bounds[i] = (first[0], last[1] - 1)
         self.line(f"br i1 {self.emit(f'icmp slt i64 {i}, {hi}')}, label %{body}, label %{done}")
         self.block(body)
         closed_before, calls_before = len(self.latches), self.library_calls
@@ -105,10 +114,12 @@ class Function:
 
     @contextlib.contextmanager
     def when(self, cond):
-        """if (cond) {...}: the code emitted inside runs only where the i1 cond holds (always when it is True)."""
+        """if (cond) {...}: the code emitted inside runs only where the i1 cond holds (always when it is True, never
+        when it is False: dead code that LLVM drops)."""
         if cond is True:
             yield
             return
+        cond = "false" if cond is False else cond
         then, done = self.label("then"), self.label("endif")
         self.line(f"br i1 {cond}, label %{then}, label %{done}")
         self.block(then)

@@ -144,6 +144,8 @@ class LoopBuilder(KernelBuilder):
         """Write the loop nest; outer_idx: the indices of the outer axes, whose loops the caller runs (a row
         loop's phase: fusion.RowLoop)."""
         g, f = self.g, self.f
+        if isinstance(g.outer_extent, int):      # (the chunk [%lo, %hi) of the outer loop that threads split)
+            f.bounds["%lo"] = f.bounds["%hi"] = (0, g.outer_extent)
         if g.phases:
             return self._rows()
         if self._copies():

@@ -218,6 +218,22 @@ def _complex_convert(b, x, src, dst, part):
     return b.convert(x[0], part(src), dst)
 
 
+def _index_bounds(op, a, c):
+    """The bounds of `a op c` from its operands' (None where unknown or where a division's divisor may be <= 0)."""
+    if not a or not c:
+        return None
+    if op in ("add", "sub"):
+        return (a[0] + c[0], a[1] + c[1]) if op == "add" else (a[0] - c[1], a[1] - c[0])
+    if op == "mul":
+        corners = [x * y for x in a for y in c]
+        return min(corners), max(corners)
+    if c[0] <= 0 or op in ("udiv", "urem") and a[0] < 0:
+        return None
+    if op in ("sdiv", "udiv"):
+        return (a[0] // c[1] if a[0] >= 0 else -(-a[0] // c[0])), (a[1] // c[0] if a[1] >= 0 else -(-a[1] // c[1]))
+    return (0 if a[0] >= 0 else -(c[1] - 1)), (min(a[1], c[1] - 1) if a[1] >= 0 else 0)   # srem, urem
+
+
 class Emitter:
     """Appends SSA instructions to a function body. `in_avals` are the operands of the equation being
     lowered; the default dtype of every helper is the first operand's."""
@@ -264,6 +280,8 @@ class Emitter:
         return self(f"{_CMP[self.kind(dtype)][pred]} {self.ty(dtype)} {x}, {y}")
 
     def select(self, c, x, y, dtype=None):
+        if c is True or c is False:
+            return x if c else y
         if isinstance(x, tuple):      # complex: part by part
             return tuple(self.select(c, p, q, dtype) for p, q in zip(x, y))
         return self(f"select i1 {c}, {self.ty(dtype)} {x}, {self.ty(dtype)} {y}")
@@ -393,21 +411,35 @@ class Emitter:
             return 0
         if op == "mul" and a == 1:
             return c
-        return self(f"{op} i64 {a}, {c}")
+        out = self(f"{op} i64 {a}, {c}")
+        known = _index_bounds(op, self.func.bound(a), self.func.bound(c))
+        if known is not None:
+            self.func.bounds[out] = known
+        return out
 
     def index(self, x, dtype):
         """An integer value of `dtype` as i64."""
         return x if self.ty(dtype) == "i64" else self.convert(x, dtype, np.int64)
 
     def clamp_index(self, i, lo, hi):
-        """min(max(i, lo), hi) on i64 (lo <= hi)."""
+        """min(max(i, lo), hi) on i64 (lo <= hi), each bound applied only where i may pass it."""
         i, lo, hi = self.size(i), self.size(lo), self.size(hi)
         if isinstance(i, int) and isinstance(lo, int) and isinstance(hi, int):
             return min(max(i, lo), hi)
-        return self.intrinsic("smin", self.intrinsic("smax", i, lo, dtype=np.int64), hi, dtype=np.int64)
+        known = self.func.bound(i)
+        if not (known and isinstance(lo, int) and known[0] >= lo):
+            i = self.intrinsic("smax", i, lo, dtype=np.int64)
+        if not (known and isinstance(hi, int) and known[1] <= hi):
+            i = self.intrinsic("smin", i, hi, dtype=np.int64)
+        if isinstance(lo, int) and isinstance(hi, int) and isinstance(i, str):
+            self.func.bounds[i] = (max(lo, known[0]), min(hi, known[1])) if known else (lo, hi)
+        return i
 
     def in_range(self, i, lo, hi):
-        """lo <= i < hi as i1 (or a Python bool)."""
+        """lo <= i < hi as i1 (or a Python bool, also where i's bounds decide it)."""
+        known = self.func.bound(i) if isinstance(lo, int) and isinstance(hi, int) else None
+        if known and (lo <= known[0] and known[1] < hi or known[1] < lo or known[0] >= hi):
+            return lo <= known[0] and known[1] < hi
         if isinstance(i, int) and isinstance(hi, int):
             return lo <= i < hi
         return self(f"icmp ult i64 {self.iop('sub', i, lo)}, {self.iop('sub', hi, lo)}")

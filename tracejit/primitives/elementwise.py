@@ -29,6 +29,7 @@ from .elementwise_rules import (
     elementwise_shape,
     silent,
 )
+from .value_ranges import known_truth
 
 # ------------------------------------------------------------------------------------------ NumPy impls
 
@@ -366,11 +367,13 @@ def _lower_select_n(b, pred, *cases):
 
 
 def _select_n_simplify(eqn, producer):
-    """A literal predicate picks its case (random.randint's `where` on static bounds kept whole 1e6-element cases)."""
+    """A literal predicate picks its case (random.randint's `where` on static bounds kept whole 1e6-element cases),
+    so does one that value_ranges proves constant (a negative index's wrap-around of `i % n`)."""
     pred, cases, out = eqn.inputs[0], eqn.inputs[1:], eqn.outvars[0]
-    if not isinstance(pred, Literal) or not 0 <= int(pred.value) < len(cases):
+    which = int(pred.value) if isinstance(pred, Literal) else known_truth(pred, producer) if len(cases) == 2 else None
+    if which is None or not 0 <= which < len(cases):
         return None
-    chosen = cases[int(pred.value)]
+    chosen = cases[which]
     return chosen if chosen.aval.shape == out.aval.shape and chosen.aval.dtype == out.aval.dtype else None
 
 

@@ -3,7 +3,8 @@ indexes: -1 is the last position), and are then clamped so the slice fits, as in
 
 gather(x, indices, axes, mode) reads x[indices[..., 0], indices[..., 1], ...] along `axes` (the other axes
 of x are kept whole, after the batch axes of `indices`). mode="clip" clamps out-of-range indices;
-mode="fill" reads zero there. Its transpose, scatter_add, is in scatter.py.
+mode="fill" reads zero there; mode="inside" (gather's simplify rule only) reads indices that value_ranges proved in
+range as they are, without a clamp per element. Its transpose, scatter_add, is in scatter.py.
 
 Each primitive is one block with its lowering. dynamic_slice, dynamic_update_slice and gather lower to index maps
 (they fuse); starts and indices are clamped exactly as the impls do, so generated code never reads outside a
@@ -21,6 +22,7 @@ from ..core.ir import Var
 from ..core.ops import ops
 from ..core.trace import Primitive
 from .base import ZERO, jvp_rule, linear_primitive
+from .value_ranges import value_range
 
 
 def _check_starts(name, x, starts):
@@ -221,8 +223,8 @@ def _gather_out_shape(x, indices, axes):
 
 
 def _gather_shape(x, indices, axes, mode):
-    if mode not in ("clip", "fill"):
-        raise ValueError(f"gather: mode must be 'clip' or 'fill', got {mode!r}")
+    if mode not in ("clip", "fill", "inside"):
+        raise ValueError(f"gather: mode must be 'clip', 'fill' or 'inside', got {mode!r}")
     return ShapedArray(_gather_out_shape(x, indices, axes), x.dtype, x.weak_type)
 
 
@@ -254,8 +256,7 @@ def _gather_impl(x, indices, axes, mode):
 
 
 def _gather_transpose(ct, x, indices, axes, mode):
-    return [ops.scatter_add(zeros(x.aval), indices, ct, axes=axes, mode="clip" if mode == "clip" else "drop"),
-            None]
+    return [ops.scatter_add(zeros(x.aval), indices, ct, axes=axes, mode="drop" if mode == "fill" else mode), None]
 
 
 def _gather_batch(args, dims, axes, mode):
@@ -272,11 +273,15 @@ def _gather_batch(args, dims, axes, mode):
     return ops.gather(x, _with_batch_column(indices), axes=(xd,) + moved, mode=mode), 0
 
 
-def _gathered_index(b, x_shape, axes, column, batch, rest):
-    """The clamped operand index for one gather/scatter element, and whether it was in range."""
+def _gathered_index(b, x_shape, axes, column, batch, rest, mode):
+    """The clamped operand index for one gather/scatter element, and whether it was in range (mode "inside": the
+    index as it is, in range)."""
     src, conds = [None] * len(x_shape), []
     for k, a in enumerate(axes):
         c = column(batch + [k])
+        if mode == "inside":
+            src[a] = c
+            continue
         conds.append(b.in_range(c, 0, x_shape[a]))
         src[a] = b.clamp_index(c, 0, x_shape[a] - 1)
     rest = iter(rest)
@@ -288,15 +293,39 @@ def _lower_gather(b, idx, read, axes, mode):
     if x.size == 0:
         return b.const(0, x.dtype)
     nb = ind.ndim - 1
-    src, inside = _gathered_index(b, x.shape, axes, lambda j: b.index(read(1, j), ind.dtype), idx[:nb], idx[nb:])
+    src, inside = _gathered_index(b, x.shape, axes, lambda j: b.index(read(1, j), ind.dtype), idx[:nb], idx[nb:],
+                                  mode)
     value = read(0, src)
-    if mode == "clip" or inside is True:
+    if mode != "fill" or inside is True:
         return value
     return b.select(inside, value, b.const(0, x.dtype), x.dtype) if inside is not False else b.const(0, x.dtype)
 
 
+def indices_inside(indices, sizes, producer):
+    """Whether every index column (the last axis of indices) provably lies in [0, size) (value_ranges)."""
+    if any(not isinstance(n, int) for n in sizes):
+        return False
+    made = producer(indices) if isinstance(indices, Var) else None
+    columns = [indices]
+    if len(sizes) > 1:
+        columns = (made.inputs if made is not None and made.prim.name == "concatenate"
+                   and made.params["dimension"] == indices.aval.ndim - 1 and len(made.inputs) == len(sizes) else None)
+    if columns is None:
+        return False
+    ranges = [value_range(c, producer) for c in columns]
+    return all(r is not None and 0 <= r[0] and r[1] < n for r, n in zip(ranges, sizes))
+
+
+def _gather_simplify(eqn, producer):
+    """Indices provably in range are read as they are (mode "inside")."""
+    (x, indices), axes = eqn.inputs, eqn.params["axes"]
+    if eqn.params["mode"] == "inside" or not indices_inside(indices, [x.aval.shape[a] for a in axes], producer):
+        return None
+    return eqn.prim, eqn.inputs, {**eqn.params, "mode": "inside"}
+
+
 gather_p = linear_primitive("gather", _gather_shape, _gather_impl, _gather_transpose, (0,), batch=_gather_batch,
-                            lower=IndexMap(_lower_gather))
+                            lower=IndexMap(_lower_gather), simplify=_gather_simplify)
 
 # ------------------------------------------------------------------------------------- take_along_axis
 

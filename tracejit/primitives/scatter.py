@@ -19,14 +19,14 @@ from ..core.errors import ShapeError
 from ..core.ops import ops
 from ..core.trace import Primitive
 from .base import linear_primitive
-from .indexing import _front, _gather_out_shape, _gathered_index, _index_tuple, _with_batch_column
+from .indexing import _front, _gather_out_shape, _gathered_index, _index_tuple, _with_batch_column, indices_inside
 
 
 def _shape(name, one_update=False):
     """one_update: updates may also be a scalar that every index adds (scatter_add's simplify writes it)."""
     def rule(x, indices, updates, axes, mode):
-        if mode not in ("clip", "drop"):
-            raise ValueError(f"{name}: mode must be 'clip' or 'drop', got {mode!r}")
+        if mode not in ("clip", "drop", "inside"):
+            raise ValueError(f"{name}: mode must be 'clip', 'drop' or 'inside', got {mode!r}")
         expected = _gather_out_shape(x, indices, axes)
         if updates.shape not in (expected, *([()] if one_update else [])) or updates.dtype != x.dtype:
             raise ShapeError(f"{name}: updates {updates.str_short()} must have shape {expected} and dtype "
@@ -90,18 +90,31 @@ def _lowering(combine):
         nb = ind.aval.ndim - 1
         with k.loop_nest(domain) as j:
             dst, inside = _gathered_index(b, shape, axes, lambda c: b.index(k.load(ind, c), ind.aval.dtype),
-                                          j[:nb], j[nb:])
-            if mode == "clip" or inside is not False:
-                with k.f.when(True if mode == "clip" else inside):
+                                          j[:nb], j[nb:], mode)
+            if mode != "drop" or inside is not False:
+                with k.f.when(True if mode != "drop" else inside):
                     k.store(out, dst, combine(b, k.load(out, dst), k.load(upd, j if upd.aval.ndim else []), dtype))
     return Kernel(lower, overwrites=0)
+
+
+def _read(mode):
+    """The gather mode that reads where a scatter of `mode` writes."""
+    return "fill" if mode == "drop" else mode
+
+
+def _inside(eqn, producer):
+    """Indices provably in range are written as they are (mode "inside", gather's likewise)."""
+    (x, indices, _), axes = eqn.inputs, eqn.params["axes"]
+    if eqn.params["mode"] == "inside" or not indices_inside(indices, [x.aval.shape[a] for a in axes], producer):
+        return None
+    return eqn.prim, eqn.inputs, {**eqn.params, "mode": "inside"}
 
 
 # ---------------------------------------------------------------------------------------- scatter_add
 
 def _scatter_add_transpose(ct, x, indices, updates, axes, mode):
     ct_x = ct if isinstance(x, UndefinedPrimal) else None
-    ct_u = (ops.gather(ct, indices, axes=axes, mode="clip" if mode == "clip" else "fill")
+    ct_u = (ops.gather(ct, indices, axes=axes, mode=_read(mode))
             if isinstance(updates, UndefinedPrimal) else None)
     if ct_u is not None and updates.aval.ndim == 0 and aval(ct_u).ndim:      # one update added at every index
         ct_u = ops.reduce_sum(ct_u, axes=tuple(range(aval(ct_u).ndim)))
@@ -110,11 +123,11 @@ def _scatter_add_transpose(ct, x, indices, updates, axes, mode):
 
 def _one_update(eqn, producer):
     """Updates that broadcast one scalar (bincount's ones) become that scalar: the kernel reads it once instead of
-    an array of copies (8 MB written and read for 1e6 int64 counts)."""
+    an array of copies (8 MB written and read for 1e6 int64 counts); else `_inside`."""
     made = producer(eqn.inputs[2])
     if made is None or made.prim.name != "broadcast_in_dim" or made.params["broadcast_dimensions"] != () \
             or made.inputs[0].aval.dtype != eqn.inputs[2].aval.dtype:
-        return None
+        return _inside(eqn, producer)
     return eqn.prim, [*eqn.inputs[:2], made.inputs[0]], eqn.params
 
 
@@ -141,7 +154,7 @@ def _scatter_transpose(ct, x, indices, updates, axes, mode):
     numbers = ops.reshape(ops.iota(dtype=DEFAULT_INT, shape=(count,), dimension=0), new_sizes=u_aval.shape)
     numbers = ops.add(numbers, np.ones((), DEFAULT_INT))
     won = ops.scatter(zeros(ShapedArray(aval(ct).shape, DEFAULT_INT)), indices, numbers, axes=axes, mode=mode)
-    read = "clip" if mode == "clip" else "fill"
+    read = _read(mode)
     mine = ops.eq(ops.gather(won, indices, axes=axes, mode=read), numbers)
     return [ct_x, None, ops.select_n(mine, zeros(u_aval), ops.gather(ct, indices, axes=axes, mode=read))]
 
@@ -151,7 +164,7 @@ def _set_at(out, columns, updates):
 
 
 scatter_p = linear_primitive("scatter", _shape("scatter"), _impl(_set_at), _scatter_transpose, (0, 2),
-                             batch=_batch("scatter"), lower=_lowering(lambda b, old, new, dtype: new))
+                             batch=_batch("scatter"), lower=_lowering(lambda b, old, new, dtype: new), simplify=_inside)
 
 # --------------------------------------------------------------------------------- scatter_max, scatter_min
 
@@ -166,7 +179,7 @@ def _extremal_jvp(name):
         if isinstance(tx, Zero) and isinstance(tu, Zero):
             return out, Zero(aval(out))
         tx, tu = instantiate(tx), instantiate(tu)
-        read = "clip" if mode == "clip" else "fill"
+        read = _read(mode)
         dtype, shape = aval(x).dtype, aval(updates).shape
 
         def at_updates(v):
@@ -194,7 +207,8 @@ def _extremal(name, combine, at):
         if x.dtype.kind == "c":
             raise TypeError(f"{name}: complex values have no order, got {x.str_short()}")
         return _shape(name)(x, indices, updates, axes, mode)
-    return Primitive(name, shape, _impl(at), jvp=_extremal_jvp(name), batch=_batch(name), lower=_lowering(combine))
+    return Primitive(name, shape, _impl(at), jvp=_extremal_jvp(name), batch=_batch(name), lower=_lowering(combine),
+                     simplify=_inside)
 
 
 scatter_max_p = _extremal("scatter_max", lambda b, old, new, dtype: b.maximum(old, new, dtype), np.maximum.at)
