@@ -101,3 +101,12 @@ def test_inside_is_not_a_user_mode():
     with pytest.raises(ValueError, match="inside"):
         tj.lax.gather(TABLE, np.zeros((3, 1), np.int32), tj.lax.GatherDimensionNumbers(
             offset_dims=(), collapsed_slice_dims=(0,), start_index_map=(0,)), (1,), mode="inside")
+
+
+def test_top_k_values_are_read_at_their_indices_unclamped():
+    def f(x):
+        return tj.lax.top_k(x, 5)
+    assert "mode=inside" in optimized(f, X)
+    values, indices = tj.jit(f)(X)
+    np.testing.assert_array_equal(values, np.sort(X)[::-1][:5])
+    np.testing.assert_array_equal(X[indices], values)

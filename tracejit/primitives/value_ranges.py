@@ -105,9 +105,9 @@ class _Walk:
         if name == "iota":
             n = out.aval.shape[eqn.params["dimension"]]
             return (0, n - 1) if isinstance(n, int) and n > 0 else None
-        if name in ("argsort", "argmax", "argmin", "searchsorted"):
-            axis = {"argsort": lambda: eqn.params["axis"], "searchsorted": lambda: 0}.get(
-                name, lambda: eqn.params["axes"][0])()
+        if name in ("argsort", "argmax", "argmin", "top_k", "searchsorted"):
+            axis = {"argsort": lambda: eqn.params["axis"], "searchsorted": lambda: 0,
+                    "top_k": lambda: ins[0].aval.ndim - 1}.get(name, lambda: eqn.params["axes"][0])()
             n = ins[0].aval.shape[axis]
             return (0, n - (name != "searchsorted")) if isinstance(n, int) and n > 0 else None
         if name == "select_n":
