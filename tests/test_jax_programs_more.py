@@ -195,3 +195,26 @@ def test_keyword_arguments_pass_through_grad():
     rng = np.random.default_rng(3)
     params = {"w1": rng.standard_normal((3, 4)), "w2": rng.standard_normal((4, 2))}
     assert_same(_keyword_options, params, rng.standard_normal((5, 3)), rng.standard_normal((5, 2)))
+
+
+def _key_grid_noise(J, m, x):
+    """Per-layer, per-unit typed keys laid out as a grid (split(...).reshape, .T, [..., i], ravel, squeeze: key
+    arrays' shape methods, which tracejit's lacked), drawn from under jit and two vmaps, and the noise's
+    gradient through a scan over layers."""
+    keys = J.random.split(J.random.key(11), 12).reshape(3, 4)            # (layers, units)
+
+    @J.jit
+    def forward(x, keys):
+        noise = J.vmap(J.vmap(lambda k: J.random.normal(k)))(keys)        # (3, 4)
+        def layer(h, kn):
+            k, n = kn
+            return m.tanh(h * (1.0 + 0.1 * n) + J.random.uniform(k, h.shape)), None
+        out, _ = J.lax.scan(layer, x, (keys.T[..., 0].reshape(4, 1).squeeze(1)[:3], noise[:, 0]))
+        return m.sum(out ** 2), noise
+
+    firsts = J.random.key_data(keys[..., 0].ravel())
+    return forward(x, keys), J.grad(lambda x: forward(x, keys)[0])(x), firsts, J.random.key_data(keys.T.copy())
+
+
+def test_typed_key_grid_shape_methods():
+    assert_same(_key_grid_noise, np.array([0.3, -0.2, 0.8]))

@@ -97,10 +97,44 @@ class KeyArray:
 
     def __getitem__(self, index):
         index = index if isinstance(index, tuple) else (index,)
-        if any(i is Ellipsis for i in index) or len(index) > self.ndim:
-            raise IndexError(f"key arrays of shape {self.shape} are indexed by at most {self.ndim} indices "
-                             "(no Ellipsis)")
-        return KeyArray(self.data[index])
+        if sum(i is not None and i is not Ellipsis for i in index) > self.ndim:
+            raise IndexError(f"too many indices for a key array of shape {self.shape}: {len(index)} were given")
+        return KeyArray(self.data[(*index, slice(None))])       # (the last, the key's words, kept whole)
+
+    # Shape methods, as JAX's key arrays have them: on the keys' axes, never the words'.
+    def reshape(self, *shape, order="C"):
+        """The keys in a new shape (C order only)."""
+        if order != "C":
+            raise NotImplementedError(f"reshape of a key array: order={order!r} (only 'C')")
+        shape = shape[0] if len(shape) == 1 and not isinstance(shape[0], int) else shape
+        return KeyArray(tnp.reshape(self.data, (*((shape,) if isinstance(shape, int) else shape), 2)))
+
+    def ravel(self, order="C"):
+        """The keys as a vector."""
+        return self.reshape(-1, order=order)
+
+    flatten = ravel
+
+    def squeeze(self, axis=None):
+        """The keys without their axes of size 1 (those of axis)."""
+        axes = range(self.ndim) if axis is None else np.atleast_1d(axis) % max(self.ndim, 1)
+        return KeyArray(tnp.squeeze(self.data, tuple(int(a) for a in axes if self.shape[a] == 1 or axis is not None)))
+
+    def transpose(self, *axes):
+        """The keys with their axes permuted (reversed by default)."""
+        axes = axes[0] if len(axes) == 1 and not isinstance(axes[0], int) else axes
+        axes = tuple(range(self.ndim))[::-1] if not axes else tuple(int(a) % self.ndim for a in axes)
+        return KeyArray(tnp.transpose(self.data, (*axes, self.ndim)))
+
+    T = property(transpose)
+
+    def swapaxes(self, axis1, axis2):
+        """The keys with two axes exchanged."""
+        return KeyArray(tnp.swapaxes(self.data, axis1 % self.ndim, axis2 % self.ndim))
+
+    def copy(self):
+        """The keys, their data copied."""
+        return KeyArray(self.data if isinstance(self.data, Tracer) else np.array(self.data))
 
     def __eq__(self, other):
         if not isinstance(other, KeyArray):
