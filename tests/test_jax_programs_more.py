@@ -218,3 +218,17 @@ def _key_grid_noise(J, m, x):
 
 def test_typed_key_grid_shape_methods():
     assert_same(_key_grid_noise, np.array([0.3, -0.2, 0.8]))
+
+
+def _ranked_scores(J, m, scores):
+    """A leaderboard: jnp.sort and jnp.argsort with descending=True (JAX's keyword; tracejit took none), ties
+    kept in their original order by the stable argsort, under vmap, and a rank-weighted loss's gradient."""
+    order = J.vmap(lambda s: m.argsort(s, descending=True))(scores)
+    top = m.sort(scores, axis=1, descending=True)[:, :3]
+    loss = J.grad(lambda s: m.sum(m.sort(s, axis=None, descending=True) * 0.9 ** m.arange(s.size)))(scores)
+    return order, top, m.argsort(scores, axis=0, descending=True, stable=False), loss
+
+
+def test_descending_sorts():
+    scores = np.array([[3.0, 1.0, 3.0, 2.0, 1.0], [0.5, 4.0, 4.0, -1.0, 0.0]])
+    assert_same(_ranked_scores, scores)

@@ -275,24 +275,34 @@ def take_along_axis(arr, indices, axis):
     return ix.take_along_axis(arr, indices, axis)
 
 
-def sort(a, axis=-1, kind=None, order=None, *, stable=None):
-    """NumPy's sort (NaNs last); `kind` does not change sorted values."""
-    return _sorting(sorting.sort_p, a, axis, order)
+def sort(a, axis=-1, kind=None, order=None, *, stable=None, descending=False):
+    """NumPy's sort (NaNs last); `kind` does not change sorted values. descending=True (JAX's) reverses the
+    ascending order (NaNs first)."""
+    return _sorting(sorting.sort_p, a, axis, order, descending)
 
 
-def argsort(a, axis=-1, kind=None, order=None, *, stable=True):
+def argsort(a, axis=-1, kind=None, order=None, *, stable=True, descending=False):
     """Stable unless stable=False, as jax.numpy.argsort (NumPy's unstable order of ties is its own; real values of
-    32 bits or fewer come out stable all the same); kind='stable' or 'mergesort' is stable."""
-    return _sorting(sorting.argsort_p, a, axis, order, stable=stable is not False or kind in ("stable", "mergesort"))
+    32 bits or fewer come out stable all the same); kind='stable' or 'mergesort' is stable. descending=True
+    (JAX's): the reversed order, ties (when stable) still in their original order."""
+    return _sorting(sorting.argsort_p, a, axis, order, descending,
+                    stable=stable is not False or kind in ("stable", "mergesort"))
 
 
-def _sorting(prim, a, axis, order, **params):
+def _sorting(prim, a, axis, order, descending, **params):
     if order is not None:
         raise NotImplementedError("sort: `order` applies to structured arrays, which tracejit does not have")
     a = asarray(a)
     if axis is None or (prim is sorting.argsort_p and aval(a).ndim == 0):     # NumPy argsorts a 0-d array as 1-d
         a, axis = ravel(a), 0 if axis is None else axis
-    return bind(prim, a, axis=normalize_axis(axis, aval(a).ndim, prim.name, bools=prim is sorting.sort_p), **params)
+    axis = normalize_axis(axis, aval(a).ndim, prim.name, bools=prim is sorting.sort_p)
+    if not descending:
+        return bind(prim, a, axis=axis, **params)
+    def flip(x):
+        return bind(sh.rev_p, x, dimensions=(axis,))
+    if params.get("stable"):      # as JAX: the reversed array's stable order, as indices into a, reversed
+        return flip(subtract(aval(a).shape[axis] - 1, bind(prim, flip(a), axis=axis, **params)))
+    return flip(bind(prim, a, axis=axis, **params))
 
 
 def searchsorted(a, v, side="left", sorter=None, *, method="scan"):
