@@ -232,3 +232,27 @@ def _ranked_scores(J, m, scores):
 def test_descending_sorts():
     scores = np.array([[3.0, 1.0, 3.0, 2.0, 1.0], [0.5, 4.0, 4.0, -1.0, 0.0]])
     assert_same(_ranked_scores, scores)
+
+
+def _env_keys(J, m, start):
+    """Per-environment keys in a rollout (an RL loop's pattern): keys of finished episodes replaced through
+    jnp.where, agents' keys joined with jnp.stack and jnp.concatenate, a key broadcast to all environments
+    (jnp.broadcast_to, expand_dims): tracejit.numpy took no key arrays."""
+    R = J.random
+
+    def step(carry, t):
+        keys, pos = carry
+        noise = J.vmap(lambda k: R.normal(R.fold_in(k, t)))(keys)
+        pos = pos + noise
+        done = m.abs(pos) > 1.0
+        fresh = R.split(R.fold_in(R.key(99), t), keys.shape[0])
+        return (m.where(done, fresh, keys), m.where(done, 0.0, pos)), pos
+
+    keys = m.concatenate([R.split(R.key(1), 2), m.broadcast_to(R.key(2), (2,))])
+    (keys, pos), path = J.jit(lambda c: J.lax.scan(step, c, m.arange(6)))((keys, start))
+    pair = m.stack([keys[0], keys[-1]], axis=-1)
+    return path, pos, R.key_data(keys), R.key_data(pair), R.key_data(m.expand_dims(keys, (0, -1)))
+
+
+def test_key_arrays_through_numpy_joins():
+    assert_same(_env_keys, np.array([0.0, 0.5, -0.5, 0.9]))

@@ -7,6 +7,7 @@ from ..core.trace import Tracer as _Tracer
 from ..core.trace import bind as _bind
 from ..primitives import cumulative as _cu
 from . import fft, linalg
+from . import key_arrays as _key_arrays
 from ._docs import document_as_numpy as _document_as_numpy
 from .array_api import (
     array_equal,
@@ -343,6 +344,12 @@ def where(condition, x=None, y=None, *, size=None, fill_value=None):
     if size is not None or fill_value is not None:
         raise TypeError("where: size= and fill_value= apply only to where(condition) with one argument")
     return _where(condition, x, y)
+
+
+# typed key arrays pass through these as through JAX's (key_arrays.py)
+stack, concatenate = _key_arrays.stack(stack), _key_arrays.concatenate(concatenate)
+broadcast_to, where = _key_arrays.broadcast_to(broadcast_to), _key_arrays.where(where, expand_dims)
+expand_dims = _key_arrays.expand_dims(expand_dims)
 
 
 def shape(a):

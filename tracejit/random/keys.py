@@ -79,6 +79,7 @@ class KeyArray:
 
     __slots__ = ("data",)
     dtype = KeyDType()
+    key_words = 2           # (how tracejit.numpy's joins know a key array: numpy/key_arrays.py)
 
     def __init__(self, data):
         self.data = data
