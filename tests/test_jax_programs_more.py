@@ -256,3 +256,24 @@ def _env_keys(J, m, start):
 
 def test_key_arrays_through_numpy_joins():
     assert_same(_env_keys, np.array([0.0, 0.5, -0.5, 0.9]))
+
+
+def _hutchinson(J, m, w, probes):
+    """A Hutchinson estimate of a network's Jacobian trace (a continuous normalising flow's divergence) with
+    jax.linearize(..., has_aux=True) carrying the activations out, and jax.jvp(..., has_aux=True) for the
+    exact diagonal: tracejit's jvp and linearize took no has_aux."""
+    def net(x):
+        h = m.tanh(w @ x)
+        return w.T @ h, {"h": h, "norm": m.sum(h ** 2)}
+
+    x = m.array([0.3, -0.1, 0.5])
+    y, f_jvp, aux = J.linearize(net, x, has_aux=True)
+    estimate = m.mean(J.vmap(lambda v: v @ f_jvp(v))(probes))
+    diag = [J.jvp(net, (x,), (e,), has_aux=True) for e in m.eye(3)]
+    exact = sum(t[i] for i, (_, t, _) in enumerate(diag))
+    return y, aux, estimate, exact, diag[1][2]["norm"], J.jit(lambda x: J.jvp(net, (x,), (x,), has_aux=True))(x)
+
+
+def test_jvp_and_linearize_with_aux():
+    rng = np.random.default_rng(4)
+    assert_same(_hutchinson, rng.standard_normal((4, 3)), rng.choice([-1.0, 1.0], (8, 3)))

@@ -226,28 +226,33 @@ def _matching(fun, what, reference, values, tree, v_tree, kind):
 
 
 @api_boundary
-def jvp(fun, primals, tangents):
-    """(fun(*primals), directional derivative of fun at primals along tangents), as jax.jvp."""
+def jvp(fun, primals, tangents, has_aux=False):
+    """(fun(*primals), directional derivative of fun at primals along tangents), as jax.jvp; with has_aux, fun
+    returns (output, aux) and this (output, tangent, aux)."""
     if not isinstance(primals, (tuple, list)) or not isinstance(tangents, (tuple, list)):
         raise TypeError(f"jvp: primals and tangents must be tuples or lists of arguments, got "
                         f"{type(primals).__name__} and {type(tangents).__name__}")
-    leaves, _, closed, out_tree = _trace(fun, primals, {})
+    box = {}
+    leaves, _, closed, _ = _trace(_flat_output(fun, has_aux, box), primals, {})
     t_leaves, t_tree = tree_flatten(tuple(tangents))
     t_leaves = _matching(fun, "jvp", leaves, t_leaves, tree_flatten(tuple(primals))[1], t_tree, "tangent")
     which = [_is_inexact(leaf_aval(x)) for x in leaves]
     values = owned(eval_ir(jvp_ir(closed, which), *leaves, *t_leaves))
-    num_outs = len(closed.out_avals)
-    return tree_unflatten(out_tree, values[:num_outs]), tree_unflatten(out_tree, values[num_outs:])
+    num_outs, n = len(closed.out_avals), box["num_out"]
+    out = tree_unflatten(box["out_tree"], values[:n]), tree_unflatten(box["out_tree"], values[num_outs:num_outs + n])
+    return (*out, tree_unflatten(box["aux_tree"], values[n:num_outs])) if has_aux else out
 
 
 @api_boundary
-def linearize(fun, *primals):
-    """(fun(*primals), jvp_fun) where jvp_fun(*tangents) evaluates only the linear part, as jax.linearize."""
-    leaves, _, closed, out_tree = _trace(fun, primals, {})
+def linearize(fun, *primals, has_aux=False):
+    """(fun(*primals), jvp_fun) where jvp_fun(*tangents) evaluates only the linear part, as jax.linearize; with
+    has_aux, fun returns (output, aux) and this (output, jvp_fun, aux)."""
+    box = {}
+    leaves, _, closed, _ = _trace(_flat_output(fun, has_aux, box), primals, {})
     which = [_is_inexact(leaf_aval(x)) for x in leaves]
     primal, linear, _ = linearize_ir(closed, which)
     values = eval_ir(primal, *leaves)
-    num_outs = len(closed.out_avals)
+    num_outs, n = len(closed.out_avals), box["num_out"]
     outs, residuals = values[:num_outs], values[num_outs:]
     in_tree = tree_flatten(tuple(primals))[1]
 
@@ -255,9 +260,10 @@ def linearize(fun, *primals):
     def jvp_fun(*tangents):
         t_leaves, t_tree = tree_flatten(tuple(tangents))
         t_leaves = _matching(fun, "linearize", leaves, t_leaves, in_tree, t_tree, "tangent")
-        return tree_unflatten(out_tree, owned(eval_ir(linear, *residuals, *t_leaves)))
+        return tree_unflatten(box["out_tree"], owned(eval_ir(linear, *residuals, *t_leaves))[:n])
 
-    return tree_unflatten(out_tree, owned(outs)), jvp_fun
+    out = tree_unflatten(box["out_tree"], owned(outs[:n])), jvp_fun
+    return (*out, tree_unflatten(box["aux_tree"], owned(outs[n:]))) if has_aux else out
 
 
 @api_boundary
