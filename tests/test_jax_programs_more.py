@@ -277,3 +277,23 @@ def _hutchinson(J, m, w, probes):
 def test_jvp_and_linearize_with_aux():
     rng = np.random.default_rng(4)
     assert_same(_hutchinson, rng.standard_normal((4, 3)), rng.choice([-1.0, 1.0], (8, 3)))
+
+
+def _ragged_means(J, m, values, lengths):
+    """Ragged sequences packed in one buffer, their segment ids made under jit from traced lengths with
+    jnp.repeat(..., total_repeat_length=) (tracejit required concrete repeats and took no such keyword), the
+    per-sequence means by segment_sum, their gradient in the values; and rows of a matrix repeated to a fixed
+    length, vmapped over the counts."""
+    @J.jit
+    def means(values, lengths):
+        ids = m.repeat(m.arange(lengths.shape[0]), lengths, total_repeat_length=values.shape[0])
+        sums = J.ops.segment_sum(values, ids, num_segments=lengths.shape[0])
+        return sums / m.maximum(lengths, 1), ids
+
+    rows = J.vmap(lambda r: m.repeat(values.reshape(4, 2), r, axis=0, total_repeat_length=6))(
+        m.array([[1, 2, 0, 3], [2, 2, 2, 2]]))
+    return means(values, lengths), J.grad(lambda v: m.sum(means(v, lengths)[0] ** 2))(values), rows
+
+
+def test_repeat_with_total_repeat_length():
+    assert_same(_ragged_means, np.linspace(-1.0, 2.0, 8), np.array([3, 0, 4, 1]))

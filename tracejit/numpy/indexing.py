@@ -1,11 +1,15 @@
 """NumPy indexing on traced arrays: basic indexing becomes slice/rev/squeeze/dynamic_slice, advanced
 (integer-array) indexing becomes one gather (x.at[idx] updates: at_updates.py)."""
+import operator
+
 import numpy as np
 
 from ..core.avals import DEFAULT_INT, Dim, broadcast_shapes, dtype_kind, normalize_axis
 from ..core.errors import ConcretizationError, ShapeError
 from ..core.trace import Tracer, bind
 from ..primitives import indexing as ix
+from ..primitives import reductions as rd
+from ..primitives import scatter as sc
 from ..primitives import shapes as sh
 from ..primitives import sorting
 from ._base import asarray, astype, aval, broadcast_to_shape, promote, reject_out, stop_gradient
@@ -361,15 +365,18 @@ def _exactly(value, y):
     return where_(finite, subtract(stop_gradient(value), subtract(stop_gradient(y), y)), value)
 
 
-def repeat(a, repeats, axis=None):
-    """Each element `repeats` times along axis (flattened when None). A count per element must be concrete:
-    the output's size depends on it."""
+def repeat(a, repeats, axis=None, *, total_repeat_length=None):
+    """Each element `repeats` times along axis (flattened when None). The counts must be concrete (the output's
+    size depends on them) unless total_repeat_length, JAX's, gives the size: then they may be traced, and the
+    output is cut at that length or its last element repeated up to it, as JAX's."""
     a = asarray(a)
     if axis is None:
         a, axis = ravel(a), 0
     elif aval(a).ndim == 0:      # as NumPy: a 0-d array repeats as a 1-d one (along axis 0 or -1)
         a = ravel(a)
     axis = normalize_axis(axis, aval(a).ndim, "repeat", bools=False)
+    if total_repeat_length is not None:
+        return _repeat_to_length(a, repeats, axis, operator.index(total_repeat_length))
     if isinstance(repeats, Tracer):
         raise TypeError("repeat: the repeats must be concrete (Python ints or a NumPy array), not traced values: "
                         "the size of the output depends on them")
@@ -387,3 +394,17 @@ def repeat(a, repeats, axis=None):
                       broadcast_dimensions=(*range(axis + 1), *range(axis + 2, len(shape) + 1)))
         return reshape(spread, (*shape[:axis], shape[axis] * r, *shape[axis + 1:]))
     return take(a, np.repeat(np.arange(shape[axis]), repeats), axis=axis)
+
+
+def _repeat_to_length(a, repeats, axis, length):
+    """JAX's repeat to a given length: a 1 marks where each element's run starts (runs starting past the end
+    dropped), their running count less one is the element each output position takes."""
+    n = aval(a).shape[axis]
+    counts = broadcast_to_shape(astype(ravel(asarray(repeats)), DEFAULT_INT), (n,))
+    if not length or not n:
+        return take(a, np.zeros(0, DEFAULT_INT), axis=axis)
+    starts = bind(rd.cumsum_p, concatenate([np.zeros(1, DEFAULT_INT), getitem(counts, slice(0, n - 1))]), axis=0,
+                  reverse=False)
+    marks = bind(sc.scatter_add_p, np.zeros(length, DEFAULT_INT), expand_dims(starts, -1),
+                 np.ones(n, DEFAULT_INT), axes=(0,), mode="drop")
+    return take(a, add(bind(rd.cumsum_p, marks, axis=0, reverse=False), -1), axis=axis)
