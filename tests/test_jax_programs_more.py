@@ -297,3 +297,49 @@ def _ragged_means(J, m, values, lengths):
 
 def test_repeat_with_total_repeat_length():
     assert_same(_ragged_means, np.linspace(-1.0, 2.0, 8), np.array([3, 0, 4, 1]))
+
+
+
+class _Dense:
+    """A layer class made a pytree the JAX way, with keys for its children (register_pytree_node's
+    flatten_with_keys_func, which tracejit's register_pytree_node did not take)."""
+
+    def __init__(self, w, b):
+        self.w, self.b = w, b
+
+
+_REGISTERED = set()         # the libraries whose registries hold _Dense
+
+
+def _decay_by_path(J, m, w, b, x):
+    """Weight decay on the leaves whose key path ends in '.w', found with tree_map_with_path over registered
+    layers, inside a jitted gradient step."""
+    T = J.tree_util
+    if J.__name__ not in _REGISTERED:
+        T.register_pytree_node(_Dense, lambda d: ((d.w, d.b), None), lambda _, c: _Dense(*c),
+                               lambda d: (((T.GetAttrKey("w"), d.w), (T.GetAttrKey("b"), d.b)), None))
+        _REGISTERED.add(J.__name__)
+
+    def loss(layers):
+        h = x
+        for layer in layers:
+            h = m.tanh(h @ layer.w + layer.b)
+        return m.sum(h ** 2)
+
+    @J.jit
+    def step(layers):
+        grads = J.grad(loss)(layers)
+        decayed = T.tree_map_with_path(lambda path, g, p: g + 0.1 * p if T.keystr(path).endswith(".w") else g,
+                                       grads, layers)
+        return T.tree_map(lambda p, g: p - 0.5 * g, layers, decayed)
+
+    layers = step([_Dense(w, b), _Dense(w.T, b[:2])])
+    return T.tree_leaves(layers), [T.keystr(p) for p, _ in T.tree_flatten_with_path(layers)[0]]
+
+
+def test_register_pytree_node_with_keys():
+    rng = np.random.default_rng(5)
+    want, got = both(_decay_by_path, rng.standard_normal((2, 3)), np.array([0.1, 0.0, -0.2]), rng.standard_normal((4, 2)))
+    assert [str(w) for w in want[4:]] == [str(g) for g in got[4:]] == ["[0].w", "[0].b", "[1].w", "[1].b"]
+    for w, g in zip(want[:4], got[:4], strict=True):
+        np.testing.assert_allclose(g, w, rtol=1e-10)

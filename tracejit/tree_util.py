@@ -1,8 +1,8 @@
 """Pytrees, as jax.tree_util: nested tuples, lists, dicts, namedtuples, None and registered classes, with key
 paths."""
+from .core import pytree as _pytree
 from .core.pytree import (
     PyTreeDef,
-    register_pytree_node,
     tree_all,
     tree_flatten,
     tree_leaves,
@@ -42,6 +42,16 @@ from .core.pytree_registry import (
     is_tree_node,
     tree_reduce_associative,
 )
+
+
+def register_pytree_node(nodetype, flatten_func, unflatten_func, flatten_with_keys_func=None):
+    """flatten_func(x) -> (children, aux_data); unflatten_func(aux_data, children) -> x, as in JAX; with
+    flatten_with_keys_func(x) -> ([(key, child)], aux_data), the children's keys name them in key paths."""
+    if flatten_with_keys_func is None:
+        _pytree.register_pytree_node(nodetype, flatten_func, unflatten_func)
+    else:
+        register_pytree_with_keys(nodetype, flatten_with_keys_func, unflatten_func, flatten_func)
+
 
 __all__ = ["DictKey", "FlattenedIndexKey", "GetAttrKey", "KeyEntry", "KeyPath", "Partial", "PyTreeDef", "SequenceKey", "all_leaves", "default_registry", "flatten_one_level", "flatten_one_level_with_keys",
            "is_tree_node",
