@@ -50,12 +50,14 @@ def test_gamma_family_reparameterised_gradients():
 
 
 def _periodic_interp(J, m, x, xp, fp):
-    """Angles interpolated on a circle (interp's period: tracejit raised) and bucketed with searchsorted's
-    method= (tracejit took no method), under vmap, with gradients in the knots' values and the points."""
+    """Angles interpolated on a circle (interp's period: tracejit raised) and bucketed with searchsorted's and
+    digitize's method= (tracejit took no method), under vmap, with gradients in the knots' values and the
+    points."""
     def loss(x, fp):
         y = m.interp(x, xp, fp, period=2 * m.pi)
         buckets = J.vmap(lambda row: m.searchsorted(m.sort(xp), row, side="right", method="compare_all"))(x)
-        return m.sum(y ** 2 * (1.0 + buckets))
+        bins = m.digitize(x, m.array([-2.0, 0.0, 2.0]), method="sort")
+        return m.sum(y ** 2 * (1.0 + buckets) + bins)
 
     return loss(x, fp), J.grad(loss, argnums=(0, 1))(x, fp)
 

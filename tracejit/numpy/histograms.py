@@ -9,7 +9,7 @@ from ..core.avals import DEFAULT_INT, index_arg
 from ..core.trace import Tracer
 from ._base import asarray, astype, aval, promote
 from .creation import linspace
-from .indexing import searchsorted
+from .indexing import check_search_method, searchsorted
 from .nonzero import data_dependent_size, scatter_sum
 from .reductions import max, min, sum
 from .shape_ops import diff, flip, ravel, reshape
@@ -60,9 +60,10 @@ def _monotonic(bins, name):
     raise ValueError(f"{name}: bins must be monotonically increasing or decreasing")
 
 
-def digitize(x, bins, right=False):
+def digitize(x, bins, right=False, *, method=None):
     """The index of the bin of each x: bins[i-1] <= x < bins[i] for increasing bins (<, <= with right=True),
-    the mirror for decreasing ones; a searchsorted."""
+    the mirror for decreasing ones; a searchsorted (JAX's method= names searchsorted's algorithm)."""
+    check_search_method("digitize", "scan" if method is None else method)
     x, bins = promote(x, bins)
     if aval(bins).ndim != 1:
         raise ValueError(f"digitize: bins must be 1-D, got {aval(bins).str_short()}")

@@ -309,11 +309,16 @@ def _sorting(prim, a, axis, order, descending, **params):
     return flip(bind(prim, a, axis=axis, **params))
 
 
+def check_search_method(name, method):
+    """JAX's algorithms of searchsorted (one answer, so any of them is this one)."""
+    if method not in (methods := ("scan", "scan_unrolled", "sort", "compare_all")):
+        raise ValueError(f"{name}: method must be one of {methods}, got {method!r}")
+
+
 def searchsorted(a, v, side="left", sorter=None, *, method="scan"):
     """Indices where v would go into the sorted 1-D a (NaN sorts last, as NumPy); a binary search per value,
     whichever of JAX's methods (its algorithms, one answer) is named."""
-    if method not in (methods := ("scan", "scan_unrolled", "sort", "compare_all")):
-        raise ValueError(f"searchsorted: method must be one of {methods}, got {method!r}")
+    check_search_method("searchsorted", method)
     a, v = promote(a, v)
     if sorter is not None:
         a = take(a, sorter)
