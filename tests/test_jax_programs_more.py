@@ -345,3 +345,22 @@ def test_register_pytree_node_with_keys():
     assert [str(w) for w in want[4:]] == [str(g) for g in got[4:]] == ["[0].w", "[0].b", "[1].w", "[1].b"]
     for w, g in zip(want[:4], got[:4], strict=True):
         np.testing.assert_allclose(g, w, rtol=1e-10)
+
+
+def _state_jacobian(J, m, state):
+    """The Jacobian of a simulation step whose state dict carries an integer step counter:
+    jax.jacrev(..., allow_int=True) (tracejit's jacrev took no allow_int) gives the counter zeros of its dtype."""
+    def step(s):
+        dt = 0.1 / (1 + s["n"])
+        return {"q": s["q"] + dt * s["p"], "p": s["p"] - dt * m.sin(s["q"]), "n": s["n"] + 1}
+
+    def flat(s):
+        out = step(s)
+        return m.concatenate([out["q"], out["p"]])
+
+    jac = J.jacrev(flat, allow_int=True)(state)
+    return jac["q"], jac["p"], jac["n"], jac["n"].dtype == state["n"].dtype
+
+
+def test_jacrev_allow_int():
+    assert_same(_state_jacobian, {"q": np.array([0.1, 0.5]), "p": np.array([1.0, -0.3]), "n": np.array([2, 5])})

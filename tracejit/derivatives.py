@@ -331,11 +331,11 @@ def _dyn_fun(fun, args, kwargs, nums):
     return partial_fun
 
 
-def _wrt(fun, args, kwargs, argnums, what, holomorphic):
+def _wrt(fun, args, kwargs, argnums, what, holomorphic, allow_int=False):
     """(the arguments argnums names, fun as a function of those only), after checking their dtypes."""
     nums = _argnums(argnums, len(args), fun)
     leaves, names, _ = flatten_args(fun, args)
-    _differentiable(leaves, names, args, nums, what, holomorphic, forward=what == "jacfwd")
+    _differentiable(leaves, names, args, nums, what, holomorphic, forward=what == "jacfwd", allow_int=allow_int)
     return tuple(args[i] for i in nums), _dyn_fun(fun, args, kwargs, nums)
 
 
@@ -380,15 +380,16 @@ def _select_args(dyn, argnums):
     return dyn[0] if isinstance(argnums, int) else dyn
 
 
-def jacrev(fun, argnums=0, has_aux=False, holomorphic=False):
+def jacrev(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=False):
     """The Jacobian of fun with respect to args[argnums] by reverse mode: one vjp, then vmap of its backward
     pass over the standard basis of the outputs. With has_aux, returns (jacobian, aux); holomorphic=True:
-    complex inputs and outputs, the complex derivative."""
+    complex inputs and outputs, the complex derivative; allow_int=True: integer arguments get zeros of their
+    dtype, as JAX's."""
 
     @api_boundary
     @functools.wraps(fun)
     def jacrev_f(*args, **kwargs):
-        dyn, partial_fun = _wrt(fun, args, kwargs, argnums, "jacrev", holomorphic)
+        dyn, partial_fun = _wrt(fun, args, kwargs, argnums, "jacrev", holomorphic, allow_int)
         out, vjp_fun, *aux = vjp(partial_fun, *dyn, has_aux=has_aux)
         out_leaves, out_tree = tree_flatten(out)
         out_avals = [leaf_aval(x) for x in out_leaves]
