@@ -364,3 +364,22 @@ def _state_jacobian(J, m, state):
 
 def test_jacrev_allow_int():
     assert_same(_state_jacobian, {"q": np.array([0.1, 0.5]), "p": np.array([1.0, -0.3]), "n": np.array([2, 5])})
+
+
+def _expert_routing(J, m, gates, h):
+    """Mixture-of-experts routing: the top two experts of each token from gates laid out (experts, tokens),
+    lax.top_k along axis 0 (JAX's axis=; tracejit's top_k had only the last axis), their softmax weights, the
+    combined outputs and the gradient in the gates."""
+    def combine(gates):
+        weights, experts = J.lax.top_k(gates, 2, axis=0)                   # (2, tokens)
+        weights = J.nn.softmax(weights, axis=0)
+        picked = m.take_along_axis(h, experts[..., None], axis=0)         # (2, tokens, features)
+        return m.sum(weights[..., None] * picked, axis=0), experts
+
+    out, experts = combine(gates)
+    return out, experts, J.grad(lambda g: m.sum(combine(g)[0] ** 2))(gates)
+
+
+def test_top_k_along_an_axis():
+    rng = np.random.default_rng(6)
+    assert_same(_expert_routing, rng.standard_normal((4, 5)), rng.standard_normal((4, 5, 3)))

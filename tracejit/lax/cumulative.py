@@ -5,6 +5,7 @@ from ..core.avals import is_float, normalize_axis
 from ..core.pytree import tree_flatten, tree_unflatten
 from ..core.trace import bind
 from ..numpy._base import asarray, aval
+from ..numpy.shape_ops import moveaxis
 from ..primitives import cumulative as cu
 from ..primitives import elementwise as ew
 from ..primitives import indexing as ix
@@ -87,15 +88,19 @@ def sort_key_val(keys, values, dimension=-1, is_stable=True):
     return sort((keys, values), dimension, is_stable, num_keys=1)
 
 
-def top_k(operand, k):
-    """(the k largest entries along the last axis in descending order, their indices as int32), as jax.lax.top_k:
-    floats in the total order of their bits (NaN the largest, -NaN the smallest, -0.0 below 0.0), equal values in
-    order of position."""
+def top_k(operand, k, *, axis=-1):
+    """(the k largest entries along axis (the last by default) in descending order, their indices as int32), as
+    jax.lax.top_k: floats in the total order of their bits (NaN the largest, -NaN the smallest, -0.0 below 0.0),
+    equal values in order of position. Another axis is moved last and back."""
     operand = asarray(operand)
     shape = aval(operand).shape
+    axis = normalize_axis(axis, len(shape), "top_k", bools=False) if shape else -1
+    if shape and axis != len(shape) - 1:
+        values, indices = top_k(moveaxis(operand, axis, -1), k)
+        return moveaxis(values, -1, axis), moveaxis(indices, -1, axis)
     k = int(k)
     if not shape or not 0 <= k <= shape[-1]:
-        raise ValueError(f"top_k: k must be between 0 and the last dimension of operand {shape}, got {k}")
+        raise ValueError(f"top_k: k must be between 0 and the size of the axis of operand {shape}, got {k}")
     last = len(shape) - 1
     indices = bind(tk.top_k_p, operand, k=k)
     return _take_along(operand, indices, last), bind(ew.convert_element_type_p, indices, new_dtype=np.dtype(np.int32),
