@@ -5,6 +5,7 @@ sample differs from JAX's only where an ulp of difference flips a test (rarely),
 Samples differentiate in the shape parameter as JAX's do (implicit reparameterisation, lax.random_gamma_grad).
 """
 import functools
+import math
 
 import numpy as np
 
@@ -28,81 +29,113 @@ from .continuous import (
 from .discrete import rademacher
 from .keys import canonical_shape, check_key, jitted_when_large, split, split_key
 
+# Marsaglia and Tsang's method draws proposals until one is accepted. JAX's two nested loops (proposals; in each,
+# normal draws until v > 0) split every key eagerly: `data, subkey = split(data)`, `key, x_key, u_key = split(key,
+# 3)` per proposal and `key, subkey = split(key)` per normal draw, the first key of each used only if the loop runs
+# again. Here one loop steps through the same draws (key i of a split is the hash of counter i, whatever the
+# split's size, `split_key`): a step takes the next normal draw's key where v <= 0, else the next proposal's.
+#
+# Under vmap, three phases over all the examples (`_gamma_samples`): the first proposal, which always runs, as one
+# fused loop that stores a single value, v tagged (`_draw`); the masked loop, which runs only in the blocks of 32
+# examples that hold a failed first proposal (2 % of the examples at alpha = 2, in 44 % of the blocks), from the
+# example's own key; the sample from v and a last uniform. A scalar alpha stays one (d and c computed once).
+# 1e6 float32 draws at alpha = 2 took 43 ms of CPU (first call 0.8 s) when the loop started from the first
+# proposal's keys, x, v and u (7 stored values, each fused loop recomputing what they share); this 21 (0.8 s).
+# Gathering the failed examples to the front first (a cumsum and scatters) took 17 ms, but its first call 1.0 s.
 
-def _gamma_one(data, alpha, log_space):
-    """One Gamma(alpha) sample (its log with log_space): alpha < 1 is boosted to alpha + 1 and the sample
-    scaled by u ** (1 / alpha).
 
-    JAX's two nested loops (proposals; in each, normal draws until v > 0) split every key eagerly: `data, subkey
-    = split(data)`, `key, x_key, u_key = split(key, 3)` per proposal and `key, subkey = split(key)` per normal draw,
-    the first key of each used only if the loop runs again. Here one loop steps through the same draws: a state is
-    a proposal's key and its normal draw's key (each two words; key i of a split is the hash of counter i,
-    whatever the split's size, `split_key`), the normal, v and the uniform; a step takes the next normal draw's key
-    where v <= 0, else the next proposal's, and the loop runs while v <= 0 or the proposal is rejected. Its first
-    step (the first proposal, which always runs) comes before it, so under vmap the masked loop runs only in the
-    blocks of 32 examples that hold a rejected one (44 % of them at alpha = 2, 2 % of the examples), and there
-    is one loop body to compile, not two nested ones. The same keys, 9 hashes per accepted sample instead of 11:
-    1e6 f32 draws took 53 -> 42 ms of CPU (gamma(2)), 104 -> 83 (beta(2, 3)), 62 -> 52 (t(3)), first calls
-    1.8 -> 1.6 s, 3.2 -> 2.7, 2.1 -> 1.8. (Two loops, the first proposal peeled: 2 ms less, but first calls 0.5 to
-    1.7 s longer.)"""
-    dtype = alpha.dtype
+def _parameters(alpha):
+    """Whether alpha is boosted (alpha < 1 is drawn as alpha + 1, the sample scaled by u ** (1 / alpha)); d and c
+    of the boosted alpha."""
+    boost_mask = alpha >= 1
+    d = tnp.where(boost_mask, alpha, alpha + np.asarray(1, alpha.dtype)) - 1.0 / 3.0
+    return boost_mask, d, (1.0 / 3.0) / tnp.sqrt(d)
+
+
+def _draw(outer, inner, d, c):
+    """v = 1 + x c of the normal x drawn with key `inner`: v where the proposal is accepted (by the uniform drawn
+    with key `outer`), inf where it is rejected, v itself where v <= 0 (the normal draw failed)."""
+    dtype = d.dtype
     zero, one = np.asarray(0, dtype), np.asarray(1, dtype)
-    boost_mask = alpha >= one
-    alpha_orig = alpha
-    alpha = tnp.where(boost_mask, alpha, alpha + one)
-    d = alpha - 1.0 / 3.0
-    c = (1.0 / 3.0) / tnp.sqrt(d)
+    x = draw_normal(split_key(inner, 1), (), dtype)
+    v = one + x * c
+    u = draw_uniform(split_key(outer, 2), (), dtype)
+    x, v3 = x * x, v * v * v
+    test = (u >= one - 0.0331 * (x * x)) & (tnp.log(u) >= x * 0.5 + d * ((one - v3) + tnp.log(v3)))
+    return tnp.where((v > zero) & test, np.asarray(np.inf, dtype), v)
 
-    def draw(outer, inner):
-        """A proposal's state: its key, the key of its normal draw, the normal x, v = 1 + x c and the uniform."""
-        x = draw_normal(split_key(inner, 1), (), dtype)
-        return outer, inner, x, one + x * c, draw_uniform(split_key(outer, 2), (), dtype)
+
+def _failed(v):
+    return (v <= 0) | (v == np.inf)
+
+
+def _first_proposal(data, alpha):
+    _, d, c = _parameters(alpha)
+    first = split_key((data[0], data[1]), 0)
+    return _draw(first, split_key(first, 1), d, c)
+
+
+def _redraw(data, alpha, v):
+    """The accepted proposal's v, where the first one (tagged v) failed: a loop from the example's own key
+    (`fresh`: the first proposal's keys are derived from it again; storing them for every example took longer)."""
+    _, d, c = _parameters(alpha)
+
+    def select(pred, a, b):
+        return tuple(tnp.where(pred, p, q) for p, q in zip(a, b))
 
     def again(state):
         """The next normal draw where this one failed (v <= 0), else the next proposal."""
-        outer, inner, _, v, _ = state
-        failed = v <= zero
-        outer = tuple(tnp.where(failed, a, b) for a, b in zip(outer, split_key(outer, 0)))
-        inner = tuple(tnp.where(failed, a, b) for a, b in zip(split_key(inner, 0), split_key(outer, 1)))
-        return draw(outer, inner)
+        outer, inner, v, fresh = state
+        first = split_key(outer, 0)
+        outer, inner = select(fresh, first, outer), select(fresh, split_key(first, 1), inner)
+        failed = v <= 0
+        outer = select(failed, outer, split_key(outer, 0))
+        inner = select(failed, split_key(inner, 0), split_key(outer, 1))
+        return outer, inner, _draw(outer, inner, d, c), np.bool_(False)
 
-    def running(state):
-        _, _, x, v, u = state
-        x, v3 = x * x, v * v * v
-        return (v <= zero) | ((u >= one - 0.0331 * (x * x)) & (tnp.log(u) >= x * 0.5 + d * ((one - v3) + tnp.log(v3))))
+    unused = (np.uint32(0), np.uint32(0))
+    state = ((data[0], data[1]), unused, v, np.bool_(True))
+    return lax.while_loop(lambda state: _failed(state[2]), again, state)[2]
 
-    words = (data[0], data[1])
-    first = split_key(words, 0)
-    _, _, _, v, _ = lax.while_loop(running, again, draw(first, split_key(first, 1)))
+
+def _sample(data, alpha, v, log_space):
+    """The sample (its log with log_space) from the accepted v and the last uniform."""
+    dtype = alpha.dtype
+    zero, one = np.asarray(0, dtype), np.asarray(1, dtype)
+    boost_mask, d, _ = _parameters(alpha)
     v = v * v * v
-    subkey = split_key(words, 1)
+    subkey = split_key((data[0], data[1]), 1)
     if log_space:
         log_samples = xla_math.log1p(-draw_uniform(subkey, (), dtype))       # -exponential, as JAX
-        log_boost = tnp.where(boost_mask | (log_samples == 0), zero, log_samples * (one / alpha_orig))
+        log_boost = tnp.where(boost_mask | (log_samples == 0), zero, log_samples * (one / alpha))
         return tnp.log(d) + tnp.log(v) + log_boost
     samples = one - draw_uniform(subkey, (), dtype)
-    boost = tnp.where(boost_mask, one, tnp.power(samples, one / alpha_orig))
+    boost = tnp.where(boost_mask, one, tnp.power(samples, one / alpha))
     return d * v * boost
 
 
-@functools.partial(custom_jvp, nondiff_argnums=(2,))
-def _gamma_samples(data, a, log_space):
-    keys = split(data, a.size)
-    samples = vmap(lambda k, alpha: _gamma_one(k, alpha, log_space))(keys, tnp.reshape(a, (-1,)))
-    return tnp.reshape(samples, a.shape)
+@functools.partial(custom_jvp, nondiff_argnums=(2, 3))
+def _gamma_samples(data, a, shape, log_space):
+    """Samples of the given shape; a: of that shape, or a scalar (one alpha for all, its d and c computed once)."""
+    keys = split(data, math.prod(shape))
+    alpha, axis = (a, None) if tnp.ndim(a) == 0 else (tnp.reshape(a, (-1,)), 0)
+    v = vmap(_first_proposal, in_axes=(0, axis))(keys, alpha)
+    v = vmap(_redraw, in_axes=(0, axis, 0))(keys, alpha, v)
+    samples = vmap(lambda k, alpha, v: _sample(k, alpha, v, log_space), in_axes=(0, axis, 0))(keys, alpha, v)
+    return tnp.reshape(samples, shape)
 
 
 @_gamma_samples.defjvp
-def _gamma_samples_jvp(log_space, primals, tangents):
+def _gamma_samples_jvp(shape, log_space, primals, tangents):
     """JAX's implicit reparameterisation: a sample moves with its shape parameter at a fixed quantile,
     d x / d a = lax.random_gamma_grad(a, x) (of log x: that over x, x at least the smallest normal float)."""
     data, a = primals
-    samples = _gamma_samples(data, a, log_space)
+    samples = _gamma_samples(data, a, shape, log_space)
     x = samples
     if log_space:
         x = tnp.exp(samples)
         x = tnp.where(x == 0, np.finfo(x.dtype).tiny, x)
-    grads = lax.random_gamma_grad(a, x)
+    grads = lax.random_gamma_grad(tnp.broadcast_to(a, shape), x)
     return samples, tangents[1] * (grads / x if log_space else grads)
 
 
@@ -110,10 +143,10 @@ def _gamma(name, key, a, shape, dtype, log_space):
     data, _ = check_key(name, key)
     dtype = float_dtype(name, dtype)
     shape = sample_shape(name, shape, a)
-    a = tnp.broadcast_to(as_dtype(a, dtype), shape)
-    if not a.size:
+    a = as_dtype(a, dtype)
+    if not math.prod(shape):
         return tnp.zeros(shape, dtype)
-    return _gamma_samples(data, a, log_space)
+    return _gamma_samples(data, a if tnp.ndim(a) == 0 else tnp.broadcast_to(a, shape), shape, log_space)
 
 
 @jitted_when_large("shape", "dtype")
@@ -133,8 +166,8 @@ def beta(key, a, b, shape=None, dtype=None):
     """Beta(a, b) floats: Gamma(a) / (Gamma(a) + Gamma(b)), from log-gamma samples."""
     data, dtype, shape = float_sampler("beta", key, dtype, shape, a, b)
     key_a, key_b = split(data)
-    log_a = loggamma(key_a, tnp.broadcast_to(as_dtype(a, dtype), shape), shape, dtype)
-    log_b = loggamma(key_b, tnp.broadcast_to(as_dtype(b, dtype), shape), shape, dtype)
+    log_a = loggamma(key_a, as_dtype(a, dtype), shape, dtype)
+    log_b = loggamma(key_b, as_dtype(b, dtype), shape, dtype)
     log_max = tnp.maximum(log_a, log_b)
     scaled_a, scaled_b = tnp.exp(log_a - log_max), tnp.exp(log_b - log_max)
     return scaled_a / (scaled_a + scaled_b)
