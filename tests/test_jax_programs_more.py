@@ -383,3 +383,26 @@ def _expert_routing(J, m, gates, h):
 def test_top_k_along_an_axis():
     rng = np.random.default_rng(6)
     assert_same(_expert_routing, rng.standard_normal((4, 5)), rng.standard_normal((4, 5, 3)))
+
+
+def _array_methods(J, m, x):
+    """jax.Array methods on traced values that tracejit's tracers lacked: mT, itemsize, nbytes, copy, diagonal,
+    trace, ptp, argpartition, choose, compress and searchsorted (the last two taking the array as JAX's do)."""
+    @J.jit
+    def f(x):
+        batch = m.stack([x, 2 * x])
+        picked = m.argsort(x[0]).choose([x[0], x[1], x[2]], mode="clip")
+        return (batch.mT, batch.diagonal(axis1=1, axis2=2), x.trace(offset=1), x.ptp(axis=0), x.copy() * 2,
+                m.sort(x[0]).searchsorted(x[1], side="right"), x[:, 0].compress(x[:, 1] > 0, size=2),
+                m.take_along_axis(x, x.argpartition(1, axis=1)[:, :1], axis=1), picked, x.itemsize + x.nbytes)
+
+    def loss(x):
+        out = f(x)
+        return m.sum(out[0] ** 2) + out[2] + m.sum(out[3] * out[8])
+
+    return f(x), J.grad(loss)(x)
+
+
+def test_array_methods_on_tracers():
+    rng = np.random.default_rng(7)
+    assert_same(_array_methods, rng.standard_normal((3, 3)))

@@ -396,6 +396,13 @@ _METHODS = {
     "real": property(real), "imag": property(imag),
     "T": property(lambda self: transpose(self)),
     "at": property(lambda self: _AtIndexer(self)),
+    # the rest of jax.Array's computing methods (compress and searchsorted take the array as their second
+    # and first argument, as JAX's methods do)
+    "mT": property(lambda self: matrix_transpose(self)), "itemsize": property(lambda self: self.dtype.itemsize),
+    "nbytes": property(lambda self: self.size * self.dtype.itemsize), "copy": lambda self: copy(self),
+    "diagonal": diagonal, "trace": trace, "ptp": ptp, "argpartition": argpartition, "choose": choose,
+    "compress": lambda self, condition, axis=None, **kw: compress(condition, self, axis, **kw),
+    "searchsorted": searchsorted,
 }
 for _name, _fn in _METHODS.items():
     setattr(_Tracer, _name, _fn)
