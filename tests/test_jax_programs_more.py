@@ -406,3 +406,29 @@ def _array_methods(J, m, x):
 def test_array_methods_on_tracers():
     rng = np.random.default_rng(7)
     assert_same(_array_methods, rng.standard_normal((3, 3)))
+
+
+def _shapes_of_a_model(J, m):
+    """eval_shape of a model's initialiser and apply over nested pytrees, and the structures printed as JAX prints
+    them (tracejit printed PyTreeDef(dict, [...]) for JAX's PyTreeDef({...}))."""
+    import collections
+
+    def init(key):
+        k1, k2 = J.random.split(key)
+        return collections.OrderedDict(dense=(J.random.normal(k1, (4, 5)), m.zeros(5)),
+                                       head={"w": J.random.normal(k2, (5, 2)), "b": None})
+
+    def apply(params, x):
+        w, b = params["dense"]
+        h = m.tanh(x @ w + b)
+        return {"logits": h @ params["head"]["w"], "aux": (h.sum(), m.zeros((3,), m.int32))}
+
+    params = J.eval_shape(init, J.random.key(0))
+    out = J.eval_shape(apply, params, J.ShapeDtypeStruct((8, 4), m.float32))
+    return ([(leaf.shape, str(leaf.dtype)) for leaf in J.tree_util.tree_leaves((params, out))],
+            str(J.tree_util.tree_structure(params)), str(J.tree_util.tree_structure(out)))
+
+
+def test_eval_shape_and_treedef_text():
+    want, got = _shapes_of_a_model(jax, jnp), _shapes_of_a_model(tj, tnp)
+    assert got == want

@@ -58,10 +58,21 @@ class PyTreeDef:
         return treedef_flatten_up_to(self, tree)
 
     def __repr__(self):
-        if self.nodetype is None:
-            return "*"
-        inner = ", ".join(map(repr, self.children))
-        return f"PyTreeDef({self.nodetype.__name__}, [{inner}])"
+        return f"PyTreeDef({self._text()})"
+
+    def _text(self):
+        """JAX's notation: * for a leaf, Python's for tuples, lists, dicts and None, CustomNode(...) for others."""
+        kind, inner = self.nodetype, [c._text() for c in self.children]
+        if kind is None or kind is type(None):
+            return "*" if kind is None else "None"
+        if kind in (tuple, list):
+            text = ", ".join(inner) + ("," if kind is tuple and len(inner) == 1 else "")
+            return f"({text})" if kind is tuple else f"[{text}]"
+        if kind is dict:
+            return "{" + ", ".join(f"{k!r}: {c}" for k, c in zip(self.aux, inner)) + "}"
+        head = f"namedtuple[{kind.__name__}]" if hasattr(kind, "_fields") and kind not in _registry else \
+            f"{kind.__name__}[{self.aux}]"
+        return f"CustomNode({head}, [{', '.join(inner)}])"
 
 
 LEAF = PyTreeDef(None, None, ())
