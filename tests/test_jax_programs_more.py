@@ -432,3 +432,22 @@ def _shapes_of_a_model(J, m):
 def test_eval_shape_and_treedef_text():
     want, got = _shapes_of_a_model(jax, jnp), _shapes_of_a_model(tj, tnp)
     assert got == want
+
+
+def _neighbour_sums(J, m, x):
+    """Each cell's left and right neighbours gathered with take_along_axis out of range at the edges: mode='fill'
+    (zeros past the edge) and mode='clip' (the edge repeated), JAX's modes, which tracejit's take_along_axis did
+    not take, under jit and grad."""
+    @J.jit
+    def smooth(x):
+        pos = m.broadcast_to(m.arange(x.shape[1]), x.shape)
+        left = m.take_along_axis(x, pos - 1, axis=1, mode="fill", fill_value=0.0)
+        right = m.take_along_axis(x, pos + 1, axis=1, mode="fill", fill_value=0.0)
+        edge = m.take_along_axis(x, pos + 2, axis=1, mode="clip")
+        return 0.5 * x + 0.25 * (left + right) + 0.1 * edge
+
+    return smooth(x), J.grad(lambda x: m.sum(smooth(smooth(x)) ** 2))(x)
+
+
+def test_take_along_axis_modes():
+    assert_same(_neighbour_sums, np.random.default_rng(8).standard_normal((2, 5)))

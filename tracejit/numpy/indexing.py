@@ -255,9 +255,12 @@ def take(a, indices, axis=None, out=None, mode=None, unique_indices=False, indic
     return getitem(a, (slice(None),) * axis + (indices,))
 
 
-def take_along_axis(arr, indices, axis):
-    """NumPy's take_along_axis (negative indices count from the end; traced out-of-range ones are clamped,
-    as in JAX, concrete ones raise IndexError, as in NumPy)."""
+def take_along_axis(arr, indices, axis, mode=None, fill_value=None):
+    """NumPy's take_along_axis (negative indices count from the end; traced out-of-range ones are clamped, concrete
+    ones raise IndexError, as in NumPy). JAX's modes: 'clip' clamps, 'fill' gives fill_value (NaN, or the integer
+    dtype's extreme, by default) for indices outside [-n, n), 'promise_in_bounds' clamps."""
+    if mode not in (None, "clip", "fill", "promise_in_bounds"):
+        raise ValueError(f"take_along_axis: mode must be 'clip', 'fill' or 'promise_in_bounds', got {mode!r}")
     arr, indices = asarray(arr), asarray(indices)
     if axis is None:
         if aval(indices).ndim != 1:
@@ -269,14 +272,16 @@ def take_along_axis(arr, indices, axis):
                          f"{i.str_short()}")
     axis = normalize_axis(axis, a.ndim, "take_along_axis")
     size = a.shape[axis]
-    if not isinstance(indices, Tracer) and ((indices >= size) | (indices < -size)).any():
+    if mode is None and not isinstance(indices, Tracer) and ((indices >= size) | (indices < -size)).any():
         raise IndexError(f"take_along_axis: an index is out of bounds for axis {axis} with size {size}")
+    inside = bitwise_and(greater_equal(indices, -size), less(indices, size)) if mode == "fill" else None
     indices = _normalized_index(indices, size)
     others = broadcast_shapes(*[tuple(s[:axis] + (1,) + s[axis + 1:]) for s in (a.shape, i.shape)],
                               op="take_along_axis")
     arr = broadcast_to_shape(arr, others[:axis] + (size,) + others[axis + 1:])
     indices = broadcast_to_shape(indices, others[:axis] + (i.shape[axis],) + others[axis + 1:])
-    return ix.take_along_axis(arr, indices, axis)
+    out = ix.take_along_axis(arr, clip(indices, 0, size - 1) if mode else indices, axis)
+    return out if inside is None else where_(inside, out, _fill_value(a.dtype, fill_value))
 
 
 def sort(a, axis=-1, kind=None, order=None, *, stable=None, descending=False):
