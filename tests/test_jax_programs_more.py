@@ -451,3 +451,29 @@ def _neighbour_sums(J, m, x):
 
 def test_take_along_axis_modes():
     assert_same(_neighbour_sums, np.random.default_rng(8).standard_normal((2, 5)))
+
+
+def _masked_update(J, m, params, grads):
+    """An optimiser step that leaves a frozen block alone, chosen by key path: jax.tree.map_with_path with an
+    is_leaf that takes the path (is_leaf_takes_path=True, which tracejit's did not take) stops at the frozen
+    block and passes it through whole."""
+    frozen = lambda path, x: J.tree_util.keystr(path) == "['encoder']"
+
+    def update(path, p, g):
+        if J.tree_util.keystr(path) == "['encoder']":
+            return p
+        return J.tree.map(lambda a, b: a - 0.1 * b, p, g)
+
+    new = J.jit(lambda p, g: J.tree.map_with_path(update, p, g, is_leaf=frozen, is_leaf_takes_path=True))(
+        params, grads)
+    paths = [J.tree_util.keystr(k) for k, _ in J.tree.leaves_with_path(params, frozen, is_leaf_takes_path=True)]
+    return new, paths
+
+
+def test_tree_paths_with_path_predicates():
+    rng = np.random.default_rng(9)
+    params = {"encoder": {"w": rng.standard_normal((2, 2)), "b": np.zeros(2)}, "head": [rng.standard_normal(2), 0.5]}
+    want, got = both(_masked_update, params, jax.tree_util.tree_map(np.ones_like, params))
+    assert [str(w) for w in want[-3:]] == [str(g) for g in got[-3:]]
+    for w, g in zip(want[:-3], got[:-3], strict=True):
+        np.testing.assert_allclose(g, w, rtol=1e-12)

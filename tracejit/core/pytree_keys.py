@@ -53,12 +53,25 @@ def _keyed_children(x, node):
     return list(zip(keys, children))
 
 
-def tree_flatten_with_path(tree, is_leaf=None):
-    """([(key path, leaf)], treedef): each leaf with the tuple of keys that leads to it, as JAX."""
+def tree_flatten_with_path(tree, is_leaf=None, is_leaf_takes_path=False):
+    """([(key path, leaf)], treedef): each leaf with the tuple of keys that leads to it, as JAX; with
+    is_leaf_takes_path, is_leaf(key path, x) decides where the descent stops."""
+    if is_leaf is not None and is_leaf_takes_path:
+        pairs = []
+        return pairs, _walk_with_path(tree, is_leaf, (), pairs)
     leaves, treedef = pytree.tree_flatten(tree, is_leaf)
     paths = []
     _key_paths(tree, is_leaf, (), paths)
     return list(zip(paths, leaves)), treedef
+
+
+def _walk_with_path(x, is_leaf, path, pairs):
+    node = None if type(x) is np.ndarray or is_leaf(path, x) else pytree._node_of(x)
+    if node is None:
+        pairs.append((path, x))
+        return pytree.LEAF
+    return pytree.PyTreeDef(type(x), node.flatten(x)[1], [_walk_with_path(c, is_leaf, (*path, k), pairs)
+                                                         for k, c in _keyed_children(x, node)])
 
 
 def _key_paths(x, is_leaf, path, out):
@@ -70,14 +83,14 @@ def _key_paths(x, is_leaf, path, out):
         _key_paths(child, is_leaf, (*path, key), out)
 
 
-def tree_leaves_with_path(tree, is_leaf=None):
+def tree_leaves_with_path(tree, is_leaf=None, is_leaf_takes_path=False):
     """[(key path, leaf)] in tree_flatten's order."""
-    return tree_flatten_with_path(tree, is_leaf)[0]
+    return tree_flatten_with_path(tree, is_leaf, is_leaf_takes_path)[0]
 
 
-def tree_map_with_path(f, tree, *rest, is_leaf=None):
+def tree_map_with_path(f, tree, *rest, is_leaf=None, is_leaf_takes_path=False):
     """The tree of f(key path, leaf, *matching subtrees of rest)."""
-    pairs, treedef = tree_flatten_with_path(tree, is_leaf)
+    pairs, treedef = tree_flatten_with_path(tree, is_leaf, is_leaf_takes_path)
     others = [pytree.treedef_flatten_up_to(treedef, r) for r in rest]
     return pytree.tree_unflatten(treedef, [f(path, x, *xs) for (path, x), *xs in zip(pairs, *others)])
 

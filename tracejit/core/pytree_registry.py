@@ -104,19 +104,7 @@ class PyTreeRegistry:
     def flatten_with_path(self, tree, leaf_predicate=None):
         """([(key path, leaf)], treedef), as tree_flatten_with_path. leaf_predicate takes (key path, value) as
         JAX's registry method does."""
-        if leaf_predicate is None:
-            return pytree_keys.tree_flatten_with_path(tree)
-        leaves, paths = [], []
-        def walk(x, path):
-            if leaf_predicate(path, x) or not _is_node_value(x):
-                leaves.append(x)
-                paths.append(path)
-                return pytree.LEAF
-            children = pytree_keys._keyed_children(x, pytree._node_of(x))
-            aux = _one_level(x)[1] if type(x) in pytree._registry else pytree._node_of(x).flatten(x)[1]
-            return pytree.PyTreeDef(type(x), aux, [walk(c, (*path, k)) for k, c in children])
-        treedef = walk(tree, ())
-        return list(zip(paths, leaves)), treedef
+        return pytree_keys.tree_flatten_with_path(tree, leaf_predicate, is_leaf_takes_path=True)
 
     def is_node(self, type):
         """Whether type is a pytree node type (is_tree_node)."""
