@@ -36,12 +36,13 @@ from .keys import canonical_shape, check_key, jitted_when_large, split, split_ke
 # split's size, `split_key`): a step takes the next normal draw's key where v <= 0, else the next proposal's.
 #
 # Under vmap, three phases over all the examples (`_gamma_samples`): the first proposal, which always runs, as one
-# fused loop that stores a single value, v tagged (`_draw`); the masked loop, which runs only in the blocks of 32
-# examples that hold a failed first proposal (2 % of the examples at alpha = 2, in 44 % of the blocks), from the
-# example's own key; the sample from v and a last uniform. A scalar alpha stays one (d and c computed once).
-# 1e6 float32 draws at alpha = 2 took 43 ms of CPU (first call 0.8 s) when the loop started from the first
-# proposal's keys, x, v and u (7 stored values, each fused loop recomputing what they share); this 21 (0.8 s).
-# Gathering the failed examples to the front first (a cumsum and scatters) took 17 ms, but its first call 1.0 s.
+# fused loop that stores its keys and v tagged (`_draw`: whether it was accepted, and if not why); the masked loop,
+# which runs only in the blocks of 32 examples that hold a failed first proposal (2 % of the examples at alpha = 2,
+# in 44 % of the blocks); the sample from v and a last uniform. A scalar alpha stays one (d and c computed once).
+# 1e6 float32 draws at alpha = 2 took 43 ms of CPU when the loop started from the first proposal's keys, x, v and
+# u (the test in the loop's condition; each fused loop recomputing part of what they share); this 22. The loop
+# from each example's own key (the first proposal's keys derived again there): 20, but its first call longer.
+# Gathering the failed examples to the front first (a cumsum and scatters): 17, but first calls 0.3 s longer.
 
 
 def _parameters(alpha):
@@ -70,14 +71,15 @@ def _failed(v):
 
 
 def _first_proposal(data, alpha):
+    """The first proposal's keys and its tagged v."""
     _, d, c = _parameters(alpha)
     first = split_key((data[0], data[1]), 0)
-    return _draw(first, split_key(first, 1), d, c)
+    inner = split_key(first, 1)
+    return first, inner, _draw(first, inner, d, c)
 
 
-def _redraw(data, alpha, v):
-    """The accepted proposal's v, where the first one (tagged v) failed: a loop from the example's own key
-    (`fresh`: the first proposal's keys are derived from it again; storing them for every example took longer)."""
+def _redraw(outer, inner, alpha, v):
+    """The accepted proposal's v, from the first one's keys and tagged v."""
     _, d, c = _parameters(alpha)
 
     def select(pred, a, b):
@@ -85,17 +87,13 @@ def _redraw(data, alpha, v):
 
     def again(state):
         """The next normal draw where this one failed (v <= 0), else the next proposal."""
-        outer, inner, v, fresh = state
-        first = split_key(outer, 0)
-        outer, inner = select(fresh, first, outer), select(fresh, split_key(first, 1), inner)
+        outer, inner, v = state
         failed = v <= 0
         outer = select(failed, outer, split_key(outer, 0))
         inner = select(failed, split_key(inner, 0), split_key(outer, 1))
-        return outer, inner, _draw(outer, inner, d, c), np.bool_(False)
+        return outer, inner, _draw(outer, inner, d, c)
 
-    unused = (np.uint32(0), np.uint32(0))
-    state = ((data[0], data[1]), unused, v, np.bool_(True))
-    return lax.while_loop(lambda state: _failed(state[2]), again, state)[2]
+    return lax.while_loop(lambda state: _failed(state[2]), again, (outer, inner, v))[2]
 
 
 def _sample(data, alpha, v, log_space):
@@ -119,8 +117,8 @@ def _gamma_samples(data, a, shape, log_space):
     """Samples of the given shape; a: of that shape, or a scalar (one alpha for all, its d and c computed once)."""
     keys = split(data, math.prod(shape))
     alpha, axis = (a, None) if tnp.ndim(a) == 0 else (tnp.reshape(a, (-1,)), 0)
-    v = vmap(_first_proposal, in_axes=(0, axis))(keys, alpha)
-    v = vmap(_redraw, in_axes=(0, axis, 0))(keys, alpha, v)
+    outer, inner, v = vmap(_first_proposal, in_axes=(0, axis))(keys, alpha)
+    v = vmap(_redraw, in_axes=(0, 0, axis, 0))(outer, inner, alpha, v)
     samples = vmap(lambda k, alpha, v: _sample(k, alpha, v, log_space), in_axes=(0, axis, 0))(keys, alpha, v)
     return tnp.reshape(samples, shape)
 
