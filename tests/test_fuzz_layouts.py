@@ -1,11 +1,13 @@
 """Property-based fuzzing of the backend's copy and view paths: concatenates and stacks copied block by block
-(operands that are arguments, windows with steps, reshapes, transposes, broadcasts, computed values), values
-stored straight into an output's buffer (tile, repeat, kron, flattened outer products), scatters computed in
-their output's buffer (into zeros, ones or an argument; indices in and out of range under each mode; bincount),
-reductions with keepdims feeding elementwise consumers, and outputs that alias each other or an input, under
-jit, vmap, grad and symbolic dimensions. Compiled results are compared with NumPy and with the reference
-interpreter (bit for bit where the program only moves values or computes exactly), on two calls with fresh
-inputs, and the inputs must come back unchanged.
+(2 to 260 operands: arguments, windows with steps, reshapes, transposes, broadcasts, constants, stored and
+computed values), values stored straight into an output's buffer (tile, repeat, kron, flattened outer products),
+scatters computed in their output's buffer (into zeros, ones, an argument or a computed value; indices in and
+out of range under modes drop, fill and promise_in_bounds; bincount), reductions with keepdims feeding
+elementwise consumers, and outputs that alias each other or an input, under jit, vmap (in_axes 0, last or
+None), grad and symbolic dimensions. Compiled results are compared with NumPy and with the reference
+interpreter (bit for bit where the program only moves values or computes exactly) on three calls (fresh inputs,
+then Fortran-ordered and strided ones), and the inputs must come back unchanged. (x.at offers no mode 'clip',
+nor multiply with traced indices: neither is drawn.)
 
 Examples are derandomized (conftest's profile); TRACEJIT_HYPOTHESIS=explore TRACEJIT_FUZZ_EXAMPLES=5000
 searches further.
@@ -278,6 +280,8 @@ class Program:
 
 
 def SCATTER(M, base, idx, upd, op, mode):
+    """base.at[idx].<op>(upd, mode=mode); with NumPy, the updates at in-range indices (negative ones count from
+    the end), in order."""
     if M is tnp:
         return getattr(base.at[idx], op)(upd, mode=mode)
     out, n = np.array(base, copy=True), len(base)
@@ -288,11 +292,12 @@ def SCATTER(M, base, idx, upd, op, mode):
     if op == "set":
         out[idx] = upd
     else:
-        getattr(np, {"add": "add", "multiply": "multiply", "max": "maximum", "min": "minimum"}[op]).at(out, idx, upd)
+        getattr(np, {"add": "add", "max": "maximum", "min": "minimum"}[op]).at(out, idx, upd)
     return out
 
 
 def BINCOUNT(M, idx, weights=None, length=0):
+    """bincount of a fixed length (tracejit needs it under jit; NumPy's minlength, the indices being below it)."""
     if M is tnp:
         return tnp.bincount(idx, weights, length=length)
     return np.bincount(idx, weights, minlength=length)
