@@ -18,7 +18,7 @@ DEPTH = 16
 VISITS = 400
 EMPTY = ()      # the range of a case that is never picked under the assumptions made
 _PASSING = {"broadcast_in_dim", "reshape", "expand_dims", "squeeze", "transpose", "rev", "slice", "reduce_max",
-            "reduce_min", "dynamic_slice", "copy"}   # values of operand 0, moved or picked
+            "reduce_min", "dynamic_slice"}   # values of operand 0, moved or picked
 _FLIPPED = {"lt": "gt", "gt": "lt", "le": "ge", "ge": "le", "eq": "eq", "ne": "ne"}
 _NEGATED = {"lt": "ge", "ge": "lt", "gt": "le", "le": "gt", "eq": "ne", "ne": "eq"}
 
@@ -124,8 +124,6 @@ class _Walk:
             return None
         if EMPTY in ranges:
             return EMPTY
-        if name == "and" and out.aval.dtype.kind in "iu":
-            return _and([r for r in ranges if r is not None])
         return None if None in ranges else _ARITHMETIC.get(name, _span)(ranges)
 
     def _select(self, ins, depth, assumed):
