@@ -72,7 +72,7 @@ def test_numpy_functions_call_the_tracer_methods():
         function = getattr(np, name, None)
         if name.startswith("_") or not callable(function) or name == "astype":   # np.astype takes ndarrays only
             continue
-        if isinstance(function, np.ufunc):      # np.conjugate: ufuncs call no methods (tracers opt out of them)
+        if isinstance(function, np.ufunc) or name in OTHER_CALLS:   # (ufuncs call no methods: tracers opt out)
             continue
         args = METHOD_ARGUMENTS.get(name, ())
         try:
@@ -83,6 +83,28 @@ def test_numpy_functions_call_the_tracer_methods():
         dispatched.add(name)
     assert {"sum", "mean", "std", "var", "max", "min", "prod", "argmax", "argmin", "cumsum", "round", "clip", "any",
             "all", "take", "repeat", "reshape", "swapaxes", "squeeze", "transpose"} <= dispatched
+
+
+# Methods that NumPy's functions reach with other arguments than one float matrix (test_other_method_calls), or
+# not at all: NumPy 2's np.ptp computes with ufuncs, which tracers refuse, instead of calling the method.
+OTHER_CALLS = {"argpartition", "searchsorted", "compress", "choose", "ptp"}
+
+
+def test_other_method_calls():
+    x = np.random.default_rng(1).uniform(-1, 2, (3, 5))
+    parts = tj.jit(lambda t: np.argpartition(t, 2))(x)          # any order around the kth is a partition
+    ranked = np.take_along_axis(x, parts, -1)
+    np.testing.assert_array_equal(ranked[:, 2], np.sort(x)[:, 2])
+    assert (ranked[:, :2].max(1) <= ranked[:, 2]).all() and (ranked[:, 3:].min(1) >= ranked[:, 2]).all()
+    s, v = np.sort(x.ravel()), np.array([-2.0, 0.1, 0.5, 3.0])
+    np.testing.assert_array_equal(tj.jit(lambda t: np.searchsorted(t, v, side="right"))(s),
+                                  np.searchsorted(s, v, side="right"))
+    keep = np.array([True, False, True])
+    np.testing.assert_array_equal(tj.jit(lambda t: np.compress(keep, t, axis=0))(x), np.compress(keep, x, axis=0))
+    which = np.array([0, 2, 1, 1, 0])
+    np.testing.assert_array_equal(tj.jit(lambda t: np.choose(t, x, mode="clip"))(which), np.choose(which, x))
+    with pytest.raises(tj.ConcretizationError):    # mode 'raise' needs concrete indices (NumPy retries by converting)
+        tj.jit(lambda t: np.choose(t, x))(which)
 
 
 def test_out_must_be_none():
