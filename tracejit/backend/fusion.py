@@ -13,9 +13,9 @@ loop over the rows (`merge_rows`, `RowLoop`: softmax in one kernel, each row rea
 The cost model, the one the loop builders and the vectorizer share (kernels.py reads it here): a loop body
 is estimated in instructions (`equation_cost`), a cheap equation (no math call, no division) counting
 CHEAP_COST, a call of the vector math library (vecmath.py: exp, log, sin, tanh, pow, ...) or another costly
-instruction (a division) CALL_COST, and a math function whose body is inlined (expm1, log1p, logistic, any
-complex function) INLINE_COST. A loop nest holds at most FUSED_COST, so that LLVM's time on it stays small
-(its time grows faster than a body of cheap instructions does: a 3000-op arithmetic chain over 1000 f32 took
+instruction (a division) CALL_COST, and a math function whose body is inlined (erf_inv, lgamma, digamma, the
+incomplete gamma and beta functions, any complex function) INLINE_COST. A loop nest holds at most FUSED_COST, so
+that LLVM's time on it stays small (its time grows faster than a body of cheap instructions does: a 3000-op arithmetic chain over 1000 f32 took
 0.97 s of LLVM CPU in nests of 800, 1.34 s in nests of 3200), yet no smaller than need be (each vectorized
 nest costs LLVM ~4 ms besides its instructions); within that every loop nest that is long enough is vectorized (kernels.py),
 and a longer chain is cut into several nests. For run time (whether a small loop's work pays for vectorizing

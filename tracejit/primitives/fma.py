@@ -13,6 +13,7 @@ from fractions import Fraction
 
 import numpy as np
 
+from ..backend.half_floats import round_to_odd_float
 from ..backend.rules import Elementwise
 from ..core.ad_util import aval
 from ..core.avals import HALF_FLOATS, float32, float64
@@ -105,14 +106,7 @@ def _lower(b, x, y, z):
     even = b(f"icmp eq i64 {b(f'and i64 {bits}, 1')}, 0")
     step = b(f"and i1 {b(f'fcmp one double {e}, 0.0')}, {even}")
     wide = b(f"bitcast i64 {b.select(step, b(f'add i64 {bits}, {toward_x}'), bits, 'int64')} to double")
-    t = b(f"fptrunc double {wide} to float")       # _to_odd_float32
-    back = b(f"fpext float {t} to double")
-    t_bits = b(f"bitcast float {t} to i32")
-    away = b(f"fcmp ogt double {b.intrinsic('fabs', back, dtype='float64')}, "
-             f"{b.intrinsic('fabs', wide, dtype='float64')}")
-    toward_zero = b(f"sub i32 {t_bits}, {b(f'zext i1 {away} to i32')}")
-    odd = b(f"or i32 {toward_zero}, 1")
-    narrow = b(f"bitcast i32 {b.select(b(f'fcmp one double {back}, {wide}'), odd, t_bits, 'int32')} to float")
+    narrow = round_to_odd_float(b, wide)       # (_to_odd_float32)
     return b.convert(narrow, float32, b.dtype())
 
 # ---------------------------------------------------------------------------------------------- the primitive
