@@ -364,6 +364,10 @@ class Emitter:
             x = self(f"{'fpext' if ts == 'float' else 'fptrunc'} {ts} {x} to {td}")
         return half_floats.round_to(self, x, dst) if dst in avals.HALF_FLOATS and ks != "b" else x
 
+    def to_odd_float(self, x):
+        """The double x as a float rounded to odd (a later rounding to fewer bits is then correctly rounded)."""
+        return half_floats.round_to_odd_float(self, x)
+
     def _saturated(self, x, src, dst):
         """Float x as the integer dtype dst, saturating (NaN -> 0): clamped into range first, so that the plain
         conversion, which vectorizes, is defined (LLVM's fptosi.sat converted one lane at a time: 1e6 f32 to

@@ -13,7 +13,6 @@ from fractions import Fraction
 
 import numpy as np
 
-from ..backend.half_floats import round_to_odd_float
 from ..backend.rules import Elementwise
 from ..core.ad_util import aval
 from ..core.avals import HALF_FLOATS, float32, float64
@@ -106,7 +105,7 @@ def _lower(b, x, y, z):
     even = b(f"icmp eq i64 {b(f'and i64 {bits}, 1')}, 0")
     step = b(f"and i1 {b(f'fcmp one double {e}, 0.0')}, {even}")
     wide = b(f"bitcast i64 {b.select(step, b(f'add i64 {bits}, {toward_x}'), bits, 'int64')} to double")
-    narrow = round_to_odd_float(b, wide)       # (_to_odd_float32)
+    narrow = b.to_odd_float(wide)              # (_to_odd_float32)
     return b.convert(narrow, float32, b.dtype())
 
 # ---------------------------------------------------------------------------------------------- the primitive
