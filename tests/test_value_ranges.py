@@ -110,3 +110,16 @@ def test_top_k_values_are_read_at_their_indices_unclamped():
     values, indices = tj.jit(f)(X)
     np.testing.assert_array_equal(values, np.sort(X)[::-1][:5])
     np.testing.assert_array_equal(X[indices], values)
+
+
+def test_a_clamped_index_keeps_true_bounds():
+    """Clamping an index known to lie in [10, 20] into [0, 5] gives 5: a later range test must say so."""
+    from tracejit.backend.llvm_text import Function, Module
+    from tracejit.backend.rules import Emitter
+    f = Function(Module(), "define void @t()", {})
+    b = Emitter(f)
+    f.bounds["%i"] = (10, 20)
+    clamped = b.clamp_index("%i", 0, 5)
+    assert f.bounds[clamped] == (5, 5)
+    assert b.in_range(clamped, 6, 8) is False and b.in_range(clamped, 0, 8) is True
+    assert isinstance(b.in_range("%i", 12, 30), str)      # undecided: a run-time test

@@ -435,8 +435,8 @@ class Emitter:
             i = self.intrinsic("smax", i, lo, dtype=np.int64)
         if not (known and isinstance(hi, int) and known[1] <= hi):
             i = self.intrinsic("smin", i, hi, dtype=np.int64)
-        if isinstance(lo, int) and isinstance(hi, int) and isinstance(i, str):
-            self.func.bounds[i] = (max(lo, known[0]), min(hi, known[1])) if known else (lo, hi)
+        if isinstance(lo, int) and isinstance(hi, int) and isinstance(i, str):      # (clamping is monotone)
+            self.func.bounds[i] = tuple(min(max(k, lo), hi) for k in known) if known else (lo, hi)
         return i
 
     def in_range(self, i, lo, hi):
