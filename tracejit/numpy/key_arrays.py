@@ -22,28 +22,23 @@ def _keyed_sequence(arrays):
     return isinstance(arrays, (list, tuple)) and len(arrays) > 0 and _is_keys(arrays[0])
 
 
-def stack(fn):
-    @functools.wraps(fn)
-    def call(arrays, axis=0, *args, **kwargs):
-        if not _keyed_sequence(arrays):
-            return fn(arrays, axis, *args, **kwargs)
-        keys = _all_keys("stack", arrays)
-        axis = normalize_axis(axis, keys[0].ndim + 1, "stack", bools=False)
-        return type(keys[0])(fn([k.data for k in keys], axis))
-    return call
+def _joining(name, new_axis):
+    """stack (new_axis) or concatenate on key arrays: the same join of their data, the words' axis kept last."""
+    def wrap(fn):
+        @functools.wraps(fn)
+        def call(arrays, axis=0, *args, **kwargs):
+            if not _keyed_sequence(arrays):
+                return fn(arrays, axis, *args, **kwargs)
+            keys = _all_keys(name, arrays)
+            if axis is None and not new_axis:
+                keys, axis = [k.ravel() for k in keys], 0
+            axis = normalize_axis(axis, keys[0].ndim + 1 if new_axis else max(keys[0].ndim, 1), name, bools=False)
+            return type(keys[0])(fn([k.data for k in keys], axis))
+        return call
+    return wrap
 
 
-def concatenate(fn):
-    @functools.wraps(fn)
-    def call(arrays, axis=0, *args, **kwargs):
-        if not _keyed_sequence(arrays):
-            return fn(arrays, axis, *args, **kwargs)
-        keys = _all_keys("concatenate", arrays)
-        if axis is None:
-            keys, axis = [k.ravel() for k in keys], 0
-        axis = normalize_axis(axis, max(keys[0].ndim, 1), "concatenate", bools=False)
-        return type(keys[0])(fn([k.data for k in keys], axis))
-    return call
+stack, concatenate = _joining("stack", True), _joining("concatenate", False)
 
 
 def where(fn, expand_dims):
