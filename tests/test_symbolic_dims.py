@@ -5,8 +5,9 @@ import pytest
 import tracejit as tj
 import tracejit.numpy as tnp
 from tracejit import nn
-from tracejit.backend import Executable
+from tracejit.backend import Executable, native_call
 from tracejit.core.avals import Dim, ShapedArray, SymbolicDimError
+from tracejit.scipy.special import logsumexp
 
 SIZES = (0, 1, 2, 7, 100)
 rng = np.random.default_rng(0)
@@ -176,3 +177,57 @@ def test_hundreds_of_sizes_through_one_compile():
         x = rng.random((n, 16)).astype(np.float32)
         np.testing.assert_allclose(symbolic(x, w), np.tanh(x) @ w, rtol=2e-5, atol=1e-5)
     assert symbolic.misses == 1
+
+
+EMPTY_REDUCTIONS = {"max": tnp.max, "min": tnp.min, "argmax": tnp.argmax, "argmin": tnp.argmin, "ptp": tnp.ptp,
+                    "nanmax": tnp.nanmax, "driven": lambda x, axis: (x, tnp.max(x, axis=axis))}   # an output copied: the Python driver runs it
+
+
+@pytest.mark.parametrize("backend,ctypes_entry", [("llvm", False), ("llvm", True), ("reference", False)])
+@pytest.mark.parametrize("name", list(EMPTY_REDUCTIONS))
+def test_symbolic_max_of_no_elements(name, backend, ctypes_entry, monkeypatch):
+    """max, min, argmax ... over a symbolic axis at size 0 refuse when called, as shape-specialised code (and
+    NumPy) refuses them when traced: on the native entry, the ctypes one, the Python driver and the
+    reference interpreter; first at 0, and between calls at other sizes."""
+    if ctypes_entry:
+        monkeypatch.setattr(native_call, "PY_ENTRY_OK", False)
+    reduce = EMPTY_REDUCTIONS[name]
+    with pytest.raises(ValueError):
+        reduce(np.zeros((0, 3)), axis=0)
+    for sizes in ((2, 0, 5, 0, 1), (0, 3)):
+        f = tj.jit(lambda x: reduce(x, axis=0), dynamic_dims={"x": {0: "n"}}, cache=False, backend=backend)
+        for n in sizes:
+            x = np.random.default_rng(n).standard_normal((n, 3))
+            if n:
+                for got, want in zip(tj.tree.leaves(f(x)), tj.tree.leaves(reduce(x, axis=0))):
+                    np.testing.assert_array_equal(got, want)
+            else:
+                with pytest.raises(ValueError, match=r"dimension n of argument x \(0 at this call\) has no identity"):
+                    f(x)
+        assert f.misses == 1
+
+
+def test_symbolic_max_of_no_elements_under_vmap_and_grad():
+    """The requirement is the dimension's wherever the max is traced (vmap's and grad's inner traces); a vmap
+    over the symbolic axis itself maps over nothing at 0, which is no error; reductions with an identity (sum,
+    max with initial=, logsumexp, softmax) stay defined at 0."""
+    dims = {"x": {0: "n"}}
+    batched = tj.jit(tj.vmap(lambda x: tnp.argmin(x, axis=0), in_axes=1), dynamic_dims=dims, cache=False)
+    grad = tj.jit(tj.grad(lambda x: tnp.sum(tnp.max(x, axis=0))), dynamic_dims=dims, cache=False)
+    over_n = tj.jit(tj.vmap(lambda x: tnp.max(x)), dynamic_dims=dims, cache=False)
+    fine = tj.jit(lambda x: (tnp.sum(x, 0), tnp.max(x, 0, initial=-1.0), logsumexp(x, 0), nn.softmax(x, 0)),
+                  dynamic_dims=dims, cache=False)
+    x = np.array([[1.0, 5.0], [3.0, -2.0], [2.0, 0.5]])
+    np.testing.assert_array_equal(batched(x), np.argmin(x, axis=0))
+    np.testing.assert_array_equal(grad(x), [[0, 1], [1, 0], [0, 0]])
+    np.testing.assert_array_equal(over_n(x), np.max(x, axis=1))
+    for f in (batched, grad):
+        with pytest.raises(ValueError, match="no identity"):
+            f(np.zeros((0, 2)))
+    assert over_n(np.zeros((0, 2))).shape == (0,)
+    got = fine(np.zeros((0, 2)))
+    np.testing.assert_array_equal(got[0], [0, 0])
+    np.testing.assert_array_equal(got[1], [-1, -1])
+    np.testing.assert_array_equal(got[2], [-np.inf, -np.inf])
+    assert got[3].shape == (0, 2)
+    np.testing.assert_allclose(fine(x)[2], logsumexp(x, 0))

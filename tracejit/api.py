@@ -23,7 +23,7 @@ from .core.api_util import (
                              static_arguments,
                              trace_pytree,
 )
-from .core.avals import index_arg
+from .core.avals import Dim, check_nonempty, index_arg
 from .core.pytree import LEAF, caller, tree_flatten, tree_unflatten
 from .core.timing import recording
 from .core.trace import Tracer, _stack, eval_ir
@@ -353,8 +353,16 @@ def _unpickle(*state):
 
 
 def _reference_executable(closed):
-    """Run the IR with the NumPy interpreter."""
-    return lambda leaves: owned(eval_ir(closed, *as_arrays(leaves)))
+    """Run the IR with the NumPy interpreter, after the sizes of symbolic dimensions an operation needs
+    nonempty (check_nonempty)."""
+    needs = [(i, k, d) for i, v in enumerate(closed.ir.invars) for k, d in enumerate(v.aval.shape)
+             if isinstance(d, Dim) and d.needed_by is not None]
+
+    def run(leaves):
+        arrays = as_arrays(leaves)
+        check_nonempty([d for _, _, d in needs], [arrays[i].shape[k] for i, k, _ in needs])
+        return owned(eval_ir(closed, *arrays))
+    return run
 
 
 def jit(fun=None, *, static_argnums=(), static_argnames=(), backend="llvm", cache=True, dynamic_dims=None,

@@ -10,7 +10,7 @@ import functools
 
 import numpy as np
 
-from ..core.avals import Dim, shape_size, substitute_dims
+from ..core.avals import Dim, check_nonempty, shape_size, substitute_dims
 from ..core.errors import ShapeError
 from ..core.ir import Literal
 from ..core.trace import eager
@@ -122,9 +122,11 @@ class Executable:
 
     def plan(self, sizes):
         """The Plan of a call of symbolic code for these sizes of its dimensions (cached): the arena plan
-        is the one the fast entry evaluates (Frame.block_plan), the split steps resolved."""
+        is the one the fast entry evaluates (Frame.block_plan), the split steps resolved. Sizes the program
+        has no result for (a max over no elements) raise here, so every path checks them once per new size."""
         plan = self._plans.get(sizes)
         if plan is None:
+            check_nonempty(self.frame.dims, sizes)
             frame, env = self.frame, dict(zip(self.frame.dims, sizes))
             offsets, nbytes = frame.arena_layout(self._blocks, env)
             extra = frame.size_slots(sizes, offsets)

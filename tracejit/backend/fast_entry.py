@@ -74,6 +74,8 @@ class _Writer:
                 dk = f.emit(f"load i64, ptr {f.emit(f'getelementptr i64, ptr {dims}, i64 {k}')}")
                 if isinstance(d, Dim) and d not in self.sizes:
                     self.sizes[d] = dk
+                    if d.needed_by is not None:      # 0 has no result: the caller's plan raises (check_nonempty)
+                        self.check(f.emit(f"icmp ne i64 {dk}, 0"))
                 else:
                     self.check(f.emit(f"icmp eq i64 {dk}, {self.sizes.get(d, d)}"))
         return self.field(obj, off.data, "ptr")

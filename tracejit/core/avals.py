@@ -76,12 +76,16 @@ class Dim:
 
     Dims are equal when their names are; they broadcast against 1 and pass through every shape rule that
     only compares or copies sizes. Anything that needs the number (arithmetic, int(), ordering) raises a
-    SymbolicDimError naming the dimension, where it came from and what needed it."""
+    SymbolicDimError naming the dimension, where it came from and what needed it.
 
-    __slots__ = ("name", "origin")
+    needed_by: the operation that has no result when this dimension is 0 (a max over it), or None. Tracing
+    records it on the signature's Dim (require_nonempty), so it travels with the IR into the compiled code,
+    which refuses such a size as shape-specialised code does (check_nonempty)."""
+
+    __slots__ = ("name", "needed_by", "origin")
 
     def __init__(self, name, origin=None):
-        self.name, self.origin = str(name), origin
+        self.name, self.origin, self.needed_by = str(name), origin, None
 
     def __eq__(self, other):
         return isinstance(other, Dim) and other.name == self.name
@@ -98,6 +102,11 @@ class Dim:
         raise SymbolicDimError(f"dimension {self.name}{where} is symbolic (compiled for any size); {why} needs "
                                f"its size. Leave this dimension out of dynamic_dims.", self, why)
 
+    def require_nonempty(self, why):
+        """Record that `why` (an operation's name) has no result when this dimension is 0 at run time."""
+        if self.needed_by is None:
+            self.needed_by = why
+
     def _arith(self, *others):
         if any(hasattr(x, "aval") for x in others):
             return NotImplemented     # with a tracer: tracejit.numpy reads this size at run time
@@ -110,6 +119,16 @@ class Dim:
     __add__ = __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = __pow__ = __rpow__ = _arith
     __floordiv__ = __rfloordiv__ = __truediv__ = __rtruediv__ = __mod__ = __rmod__ = __neg__ = _arith
     __lt__ = __le__ = __gt__ = __ge__ = _arith
+
+
+def check_nonempty(dims, sizes):
+    """The ShapeError (a ValueError) of shape-specialised code where a dimension that an operation needs
+    nonempty (Dim.require_nonempty) is 0 at this call."""
+    for d, n in zip(dims, sizes):
+        if n == 0 and d.needed_by is not None:
+            where = f" of {d.origin}" if d.origin else ""
+            raise ShapeError(f"{d.needed_by}: zero-size reduction over dimension {d.name}{where} (0 at this call) has "
+                             "no identity")
 
 
 def is_symbolic(shape):

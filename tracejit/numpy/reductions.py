@@ -75,9 +75,13 @@ def _extremum(prim, combine, name, a, axis, out, keepdims, initial, where):
 
 
 def require_nonempty(name, a, axis):
-    """max and min of nothing have no identity (NumPy and JAX raise too)."""
+    """max and min of nothing have no identity (NumPy and JAX raise too); over a symbolic dimension the
+    compiled code refuses a size 0 when it is called (Dim.require_nonempty)."""
     shape = np.shape(a) if not isinstance(a, Tracer) else aval(a).shape
     axes = normalize_axes(axis, len(shape))
+    for i in axes:
+        if isinstance(shape[i], Dim):
+            shape[i].require_nonempty(name)
     if builtins.any(shape[i] == 0 for i in axes):
         raise ShapeError(f"{name}: zero-size reduction over axes {axes} of shape {shape} has no identity "
                          "(give initial=)")

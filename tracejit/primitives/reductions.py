@@ -12,7 +12,7 @@ import numpy as np
 
 from ..backend.rules import Reduce
 from ..core.ad_util import aval, full, scalar
-from ..core.avals import HALF_FLOATS, ShapedArray, dtype_kind, is_symbolic
+from ..core.avals import HALF_FLOATS, Dim, ShapedArray, dtype_kind, is_symbolic
 from ..core.batching import batched_axis
 from ..core.errors import ShapeError
 from ..core.ops import ops, primitive
@@ -168,7 +168,9 @@ def _arg_shape(name):
     def rule(x, axes, index_dtype):
         if len(axes) != 1 or not 0 <= axes[0] < x.ndim:
             raise ShapeError(f"{name}: needs one axis in range for shape {x.shape}, got {axes}")
-        if x.shape[axes[0]] == 0:
+        if isinstance(x.shape[axes[0]], Dim):
+            x.shape[axes[0]].require_nonempty(name)      # refused when it is 0 at run time
+        elif x.shape[axes[0]] == 0:
             raise ShapeError(f"{name}: axis {axes[0]} of shape {x.shape} is empty")
         if x.dtype.kind == "c":
             raise TypeError(f"{name}: complex numbers are not ordered here, got {x.str_short()}")

@@ -364,7 +364,7 @@ def logsumexp(a, axis=None, b=None, keepdims=False, return_sign=False, where=Non
     if where is not None:
         a = tnp.where(where, a, -np.inf)
     axes = _reduced_axes(aval(a).ndim, axis)
-    amax = tnp.max(a, axis=axes, keepdims=True) if axes else a
+    amax = tnp.max(a, axis=axes, keepdims=True, initial=-np.inf) if axes else a     # of nothing: -inf, as JAX
     amax = nn.stop_gradient(tnp.where(tnp.isfinite(amax), amax, 0.0))
     exp_a = tnp.exp(a - amax)
     if b is not None:
