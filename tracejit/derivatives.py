@@ -66,31 +66,29 @@ def _trace(fun, args, kwargs):
     return as_arrays(leaves), names, closed, out_tree
 
 
-def _differentiable(leaves, names, args, nums, what, holomorphic=False, forward=False, allow_int=False):
-    """`which` mask over the flat leaves for positional arguments `nums`, and the leaf range of each
-    argument. JAX's rules, with the argument named: holomorphic needs complex inputs; otherwise reverse mode
-    takes float or complex ones, forward mode (jacfwd) float ones; allow_int lets integer and bool leaves
-    through, unmarked (their gradient is float0 zeros)."""
-    slices, which = _arg_slices(args), [False] * len(leaves)
-    for i in nums:
-        for j in slices[i]:
-            aval = leaf_aval(leaves[j])
-            if holomorphic and aval.dtype.kind != "c":
-                raise TypeError(f"{what} with holomorphic=True requires inputs with complex dtype, but argument "
-                                f"'{names[j]}' has dtype {aval.dtype} ({aval.str_short()})")
-            if forward and aval.dtype.kind == "c" and not holomorphic:
-                raise TypeError(f"{what} requires real-valued inputs (float), but argument '{names[j]}' has dtype "
-                                f"{aval.dtype}. For holomorphic differentiation, pass holomorphic=True. For "
-                                "differentiation of non-holomorphic functions involving complex inputs, use jvp")
-            if not _is_inexact(aval) and allow_int and aval.dtype.kind in "biu":
-                continue
-            if not _is_inexact(aval):
-                raise TypeError(f"{what} requires real- or complex-valued (float or complex) inputs, but argument "
-                                f"'{names[j]}' has dtype {aval.dtype} ({aval.str_short()}). Differentiate only with "
-                                "respect to float arguments (see argnums), convert it with .astype(float), or use "
-                                "vjp, which gives integer inputs zero cotangents")
-            which[j] = True
-    return which, slices
+def _differentiable(leaves, names, what, holomorphic=False, forward=False, allow_int=False):
+    """`which` mask over the flat leaves of the differentiated arguments. JAX's rules, with the argument named:
+    holomorphic needs complex inputs; otherwise reverse mode takes float or complex ones, forward mode (jacfwd)
+    float ones; allow_int lets integer and bool leaves through, unmarked (their gradient is float0 zeros)."""
+    which = [False] * len(leaves)
+    for j in range(len(leaves)):
+        aval = leaf_aval(leaves[j])
+        if holomorphic and aval.dtype.kind != "c":
+            raise TypeError(f"{what} with holomorphic=True requires inputs with complex dtype, but argument "
+                            f"'{names[j]}' has dtype {aval.dtype} ({aval.str_short()})")
+        if forward and aval.dtype.kind == "c" and not holomorphic:
+            raise TypeError(f"{what} requires real-valued inputs (float), but argument '{names[j]}' has dtype "
+                            f"{aval.dtype}. For holomorphic differentiation, pass holomorphic=True. For "
+                            "differentiation of non-holomorphic functions involving complex inputs, use jvp")
+        if not _is_inexact(aval) and allow_int and aval.dtype.kind in "biu":
+            continue
+        if not _is_inexact(aval):
+            raise TypeError(f"{what} requires real- or complex-valued (float or complex) inputs, but argument "
+                            f"'{names[j]}' has dtype {aval.dtype} ({aval.str_short()}). Differentiate only with "
+                            "respect to float arguments (see argnums), convert it with .astype(float), or use "
+                            "vjp, which gives integer inputs zero cotangents")
+        which[j] = True
+    return which
 
 
 def _vjp_flat(closed, primals, which):
@@ -172,20 +170,17 @@ def value_and_grad(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=F
     @api_boundary
     @functools.wraps(fun)
     def value_and_grad_f(*args, **kwargs):
-        nums = _argnums(argnums, len(args), fun)
-        leaves, names, in_tree = flatten_args(fun, args)      # keyword arguments pass through as they are, as JAX's
-        which, slices = _differentiable(leaves, names, args, nums, "grad", holomorphic,  # inputs before output
-                                        allow_int=allow_int)
+        dyn, partial_fun, which = _wrt(fun, args, kwargs, argnums, "grad", holomorphic, allow_int)
+        leaves, names, in_tree = flatten_args(partial_fun, dyn)
         box = {}
-        flat = _flat_output(functools.partial(fun, **kwargs) if kwargs else fun, has_aux, box,
-                            _scalar_output(fun, "grad", holomorphic))
+        flat = _flat_output(partial_fun, has_aux, box, _scalar_output(fun, "grad", holomorphic))
         closed, _ = trace_pytree(flat, leaves, names, in_tree, fun_name=name_of(fun), known=True)
         outs, backward = _vjp_flat(closed, as_arrays(leaves), which)
         ones = np.ones((), closed.out_avals[0].dtype)
         cts = iter(owned(backward([ones], [True] + [False] * (len(outs) - 1))))
-        grads = [tree_unflatten(tree_flatten(args[i])[1], [next(cts) if which[j] else
-                                                           np.zeros(np.shape(leaves[j]), dtypes.float0)
-                                                           for j in slices[i]]) for i in nums]
+        grads = [tree_unflatten(tree_flatten(arg)[1], [next(cts) if which[j] else
+                                                       np.zeros(np.shape(leaves[j]), dtypes.float0) for j in leaves_of])
+                 for arg, leaves_of in zip(dyn, _arg_slices(dyn))]
         outs = owned(outs)
         value = (outs[0], tree_unflatten(box["aux_tree"], outs[1:])) if has_aux else outs[0]
         return value, grads[0] if isinstance(argnums, int) else tuple(grads)
@@ -332,11 +327,14 @@ def _dyn_fun(fun, args, kwargs, nums):
 
 
 def _wrt(fun, args, kwargs, argnums, what, holomorphic, allow_int=False):
-    """(the arguments argnums names, fun as a function of those only), after checking their dtypes."""
+    """(the arguments argnums names, fun as a function of those only, the `which` mask over their leaves), after
+    checking their dtypes. The other arguments are fixed as they are, as JAX's: they need not be arrays (a
+    function, a string), and their values are known to the traced function."""
     nums = _argnums(argnums, len(args), fun)
-    leaves, names, _ = flatten_args(fun, args)
-    _differentiable(leaves, names, args, nums, what, holomorphic, forward=what == "jacfwd", allow_int=allow_int)
-    return tuple(args[i] for i in nums), _dyn_fun(fun, args, kwargs, nums)
+    dyn, partial_fun = tuple(args[i] for i in nums), _dyn_fun(fun, args, kwargs, nums)
+    leaves, names, _ = flatten_args(partial_fun, dyn)
+    which = _differentiable(leaves, names, what, holomorphic, forward=what == "jacfwd", allow_int=allow_int)
+    return dyn, partial_fun, which
 
 
 def jacfwd(fun, argnums=0, has_aux=False, holomorphic=False):
@@ -348,7 +346,7 @@ def jacfwd(fun, argnums=0, has_aux=False, holomorphic=False):
     @api_boundary
     @functools.wraps(fun)
     def jacfwd_f(*args, **kwargs):
-        dyn, partial_fun = _wrt(fun, args, kwargs, argnums, "jacfwd", holomorphic)
+        dyn, partial_fun, _ = _wrt(fun, args, kwargs, argnums, "jacfwd", holomorphic)
         dyn_leaves, dyn_tree = tree_flatten(dyn)
         main_fun = (lambda *a: _split_aux(fun, partial_fun(*a))[0]) if has_aux else partial_fun
 
@@ -389,7 +387,7 @@ def jacrev(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=False):
     @api_boundary
     @functools.wraps(fun)
     def jacrev_f(*args, **kwargs):
-        dyn, partial_fun = _wrt(fun, args, kwargs, argnums, "jacrev", holomorphic, allow_int)
+        dyn, partial_fun, _ = _wrt(fun, args, kwargs, argnums, "jacrev", holomorphic, allow_int)
         out, vjp_fun, *aux = vjp(partial_fun, *dyn, has_aux=has_aux)
         out_leaves, out_tree = tree_flatten(out)
         out_avals = [leaf_aval(x) for x in out_leaves]

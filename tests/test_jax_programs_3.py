@@ -1,0 +1,677 @@
+"""A third round of JAX programs as users write them (JAX's examples and notebooks, autograd's examples, research
+snippets), each run unchanged under JAX and under tracejit (J is the library, m its numpy) and compared: values,
+dtypes and derivatives. Programs that failed in tracejit at first say what was missing."""
+import numpy as np
+import pytest
+
+import tracejit as tj
+import tracejit.example_libraries.optimizers  # noqa: F401
+import tracejit.example_libraries.stax  # noqa: F401
+import tracejit.experimental.ode  # noqa: F401
+import tracejit.numpy as tnp
+
+jax = pytest.importorskip("jax")
+jnp = pytest.importorskip("jax.numpy")
+import jax.ad_checkpoint  # noqa: E402,F401
+import jax.example_libraries.optimizers  # noqa: E402,F401
+import jax.example_libraries.stax  # noqa: E402,F401
+import jax.experimental.ode  # noqa: E402,F401
+import jax.scipy.linalg  # noqa: E402,F401
+import jax.scipy.special  # noqa: E402,F401
+import jax.scipy.stats  # noqa: E402,F401
+
+
+def both(program, *args):
+    """program(J, m, *args) under JAX and under tracejit: (JAX's leaves as NumPy arrays, tracejit's)."""
+    want = jax.tree_util.tree_leaves(program(jax, jnp, *args))
+    got = tj.tree_util.tree_leaves(program(tj, tnp, *args))
+    assert len(got) == len(want)
+    return [np.asarray(w) for w in want], [np.asarray(g) for g in got]
+
+
+def assert_same(program, *args, rtol=1e-10, atol=1e-12):
+    """Same shapes, dtypes and values (to rtol/atol) under both libraries."""
+    want, got = both(program, *args)
+    for w, g in zip(want, got):
+        assert (g.shape, g.dtype) == (w.shape, w.dtype)
+        np.testing.assert_allclose(_comparable(g), _comparable(w), rtol=rtol, atol=atol)
+
+
+def _comparable(a):
+    """bfloat16 (ml_dtypes) as float32, which assert_allclose understands; other dtypes as they are."""
+    return a.astype(np.float32) if a.dtype.name == "bfloat16" else a
+
+
+def _hmc(J, m, x0, seed):
+    """Hamiltonian Monte Carlo on a correlated Gaussian: leapfrog steps in a fori_loop inside a lax.scan over
+    draws, momentum and accept draws from split keys, a Metropolis test with lax.cond-free jnp.where."""
+    prec = m.array([[2.0, 0.6], [0.6, 1.0]])
+
+    def logp(x):
+        return -0.5 * x @ prec @ x
+
+    def leapfrog(x, p, eps=0.2, n=5):
+        p = p + 0.5 * eps * J.grad(logp)(x)
+
+        def body(_, xp):
+            x, p = xp
+            x = x + eps * p
+            return x, p + eps * J.grad(logp)(x)
+        x, p = J.lax.fori_loop(0, n - 1, body, (x, p))
+        x = x + eps * p
+        return x, p + 0.5 * eps * J.grad(logp)(x)
+
+    def step(x, key):
+        kp, ku = J.random.split(key)
+        p0 = J.random.normal(kp, x.shape)
+        x1, p1 = leapfrog(x, p0)
+        log_ratio = logp(x1) - 0.5 * p1 @ p1 - logp(x) + 0.5 * p0 @ p0
+        accept = m.log(J.random.uniform(ku)) < log_ratio
+        x = m.where(accept, x1, x)
+        return x, (x, accept)
+
+    _, (xs, accepted) = J.jit(lambda x0, key: J.lax.scan(step, x0, J.random.split(key, 20)))(x0, J.random.PRNGKey(seed))
+    return xs, accepted, m.mean(accepted * 1.0)  # (mean of bools: JAX's float32, NumPy's float64)
+
+
+def test_hamiltonian_monte_carlo_scan():
+    assert_same(_hmc, np.array([1.0, -1.0]), 3, rtol=1e-9)
+
+
+def _adam_rosenbrock(J, m, x0):
+    """Adam (example_libraries.optimizers) on the Rosenbrock function, a fori_loop of update steps under jit."""
+    opt = J.example_libraries.optimizers
+    init, update, get_params = opt.adam(opt.exponential_decay(0.05, 10, 0.9))
+
+    def rosen(x):
+        return m.sum(100.0 * (x[1:] - x[:-1] ** 2) ** 2 + (1 - x[:-1]) ** 2)
+
+    @J.jit
+    def run(x0):
+        def body(i, state):
+            return update(i, J.grad(rosen)(get_params(state)), state)
+        state = J.lax.fori_loop(0, 60, body, init(x0))
+        return get_params(state), rosen(get_params(state))
+    return run(x0)
+
+
+def test_adam_on_rosenbrock():
+    assert_same(_adam_rosenbrock, np.array([-1.2, 1.0, 0.5]), rtol=1e-8)
+
+
+def _real_nvp(J, m, params, x):
+    """A RealNVP flow's log-density: affine couplings with tanh-squashed log-scales, alternating masks, the
+    log-determinant summed along the way; value and gradient in the coupling networks' weights."""
+    masks = m.array([[1.0, 0.0, 1.0, 0.0], [0.0, 1.0, 0.0, 1.0]])
+
+    def coupling(p, mask, x):
+        h = J.nn.relu(x * mask @ p["w1"] + p["b1"])
+        s = m.tanh(h @ p["ws"]) * (1 - mask)
+        t = (h @ p["wt"]) * (1 - mask)
+        return mask * x + (1 - mask) * (x * m.exp(s) + t), m.sum(s, axis=-1)
+
+    def log_prob(params, x):
+        logdet = 0.0
+        for p, mask in zip(params, masks):
+            x, ld = coupling(p, mask, x)
+            logdet = logdet + ld
+        return J.scipy.stats.norm.logpdf(x).sum(-1) + logdet
+
+    loss = lambda params: -m.mean(log_prob(params, x))
+    return J.jit(J.value_and_grad(loss))(params)
+
+
+def test_real_nvp_log_prob_and_gradient():
+    rng = np.random.default_rng(1)
+    params = [{"w1": rng.standard_normal((4, 8)) * 0.3, "b1": rng.standard_normal(8) * 0.1,
+               "ws": rng.standard_normal((8, 4)) * 0.3, "wt": rng.standard_normal((8, 4)) * 0.3} for _ in range(2)]
+    assert_same(_real_nvp, params, rng.standard_normal((6, 4)))
+
+
+def _neural_ode(J, m, params, y0):
+    """A neural ODE (jax.experimental.ode.odeint, adaptive Dormand-Prince with its adjoint) fit to a target at
+    t=1: loss and gradient in the vector field's weights and the initial state."""
+    ts = m.array([0.0, 0.5, 1.0])
+
+    def field(y, t, w, b):
+        return m.tanh(y @ w + b) - 0.1 * y * t
+
+    def loss(params, y0):
+        ys = J.experimental.ode.odeint(field, y0, ts, *params, rtol=1e-8, atol=1e-8)
+        return m.sum((ys[-1] - 1.0) ** 2) + 0.1 * m.sum(ys[1] ** 2)
+
+    return J.jit(J.value_and_grad(loss, argnums=(0, 1)))(params, y0)
+
+
+def test_neural_ode_adjoint_gradient():
+    rng = np.random.default_rng(2)
+    params = (rng.standard_normal((3, 3)) * 0.5, rng.standard_normal(3) * 0.1)
+    assert_same(_neural_ode, params, np.array([0.5, -0.2, 0.1]), rtol=1e-6, atol=1e-8)
+
+
+def _gauss_newton(J, m, theta0, t, y):
+    """Gauss-Newton for an exponential-decay fit: the residuals' Jacobian from vmap over jvp (columns) and over
+    vjp (rows), the normal equations solved with jnp.linalg.solve, five steps in a Python loop under jit."""
+    def residual(theta):
+        return theta[0] * m.exp(-theta[1] * t) + theta[2] - y
+
+    @J.jit
+    def fit(theta):
+        for _ in range(5):
+            r, vjp = J.vjp(residual, theta)
+            jac_cols = J.vmap(lambda v: J.jvp(residual, (theta,), (v,))[1], out_axes=1)(m.eye(3))
+            jac_rows = J.vmap(lambda u: vjp(u)[0])(m.eye(t.shape[0]))
+            theta = theta - m.linalg.solve(jac_cols.T @ jac_cols, jac_rows.T @ r)
+        return theta, m.sum(residual(theta) ** 2)
+    return fit(theta0)
+
+
+def test_gauss_newton_with_jvp_and_vjp():
+    t = np.linspace(0, 3, 12)
+    y = 2.0 * np.exp(-1.3 * t) + 0.5 + 0.01 * np.sin(7 * t)
+    assert_same(_gauss_newton, np.array([1.0, 1.0, 0.0]), t, y, rtol=1e-9)
+
+
+def _fixed_point_implicit(J, m, a, x_init):
+    """The autodiff cookbook's fixed_point with a custom_vjp: the solution found by while_loop, its derivative
+    by the implicit function theorem (a second fixed point for the adjoint), used for Newton's square root."""
+    from functools import partial
+
+    @partial(J.custom_vjp, nondiff_argnums=(0,))
+    def fixed_point(f, a, x_guess):
+        def cond_fun(carry):
+            x_prev, x = carry
+            return m.abs(x_prev - x) > 1e-12
+
+        def body_fun(carry):
+            _, x = carry
+            return x, f(a, x)
+        _, x_star = J.lax.while_loop(cond_fun, body_fun, (x_guess, f(a, x_guess)))
+        return x_star
+
+    def fixed_point_fwd(f, a, x_init):
+        x_star = fixed_point(f, a, x_init)
+        return x_star, (a, x_star)
+
+    def fixed_point_rev(f, res, x_star_bar):
+        a, x_star = res
+        _, vjp_a = J.vjp(lambda a: f(a, x_star), a)
+        a_bar, = vjp_a(fixed_point(partial(rev_iter, f), (a, x_star, x_star_bar), x_star_bar))
+        return a_bar, m.zeros_like(x_star)
+
+    def rev_iter(f, packed, u):
+        a, x_star, x_star_bar = packed
+        _, vjp_x = J.vjp(lambda x: f(a, x), x_star)
+        return x_star_bar + vjp_x(u)[0]
+
+    fixed_point.defvjp(fixed_point_fwd, fixed_point_rev)
+
+    def newton_sqrt(a):
+        return fixed_point(lambda a, z: 0.5 * (z + a / z), a, x_init)
+
+    return J.jit(newton_sqrt)(a), J.jit(J.grad(newton_sqrt))(a), J.jit(J.vmap(J.grad(newton_sqrt)))(m.arange(1.0, 4))
+
+
+def test_fixed_point_implicit_gradient():
+    assert_same(_fixed_point_implicit, 2.0, 1.0)
+
+
+def test_type_promotion_table_of_the_type_promotion_notebook():
+    """JAX's type_promotion notebook prints the result dtype of x + y for every pair of array dtypes and Python
+    scalars. tracejit promotes arrays as NumPy 2 (DESIGN), so its table is checked against NumPy's, and against
+    JAX's wherever JAX and NumPy agree; Python scalars are weak in both JAX and tracejit (x_f16 + 1.0 is f16)."""
+    import ml_dtypes
+    names = ["bool", "uint8", "uint16", "uint32", "int8", "int16", "int32", "int64", "float16", "float32",
+             "float64", "complex64", "complex128"]
+    agreed = 0
+    for a in names:
+        for b in names:
+            x, y = np.zeros(2, a), np.zeros(2, b)
+            got = tj.eval_shape(lambda x, y: x + y, x, y).dtype
+            assert got == (x + y).dtype, (a, b)
+            agreed += got == jax.eval_shape(jnp.add, x, y).dtype
+        for scalar in (True, 1, 1.0, 1j):
+            x = np.zeros(2, a)
+            want = jax.eval_shape(lambda x: x + scalar, x).dtype
+            assert tj.eval_shape(lambda x: x + scalar, x).dtype == want, (a, scalar)
+    assert agreed > 100
+    bf = np.zeros(2, ml_dtypes.bfloat16)
+    for scalar in (1, 1.0):
+        assert tj.eval_shape(lambda x: x * scalar, bf).dtype == jax.eval_shape(lambda x: x * scalar, bf).dtype
+
+
+def _image_ops(J, m, img):
+    """uint8 image processing: brightness in int32 clipped back to uint8, a 3x3 box blur as a depthwise
+    conv_general_dilated in float32 rounded to uint8, a per-channel histogram with bincount(length=256), an
+    inverted image (255 - x stays uint8), a gamma curve through a lookup table, and bit-plane extraction."""
+    bright = m.clip(img.astype(m.int32) * 5 // 4 + 10, 0, 255).astype(m.uint8)
+    x = img.astype(m.float32)[None].transpose(0, 3, 1, 2)
+    kernel = m.ones((3, 1, 3, 3), m.float32) / 9
+    blur = J.lax.conv_general_dilated(x, kernel, (1, 1), "SAME", feature_group_count=3)
+    blur = m.round(blur[0].transpose(1, 2, 0)).astype(m.uint8)
+    hist = J.vmap(lambda c: m.bincount(c.ravel(), length=256), in_axes=2)(img)
+    lut = (255.0 * (m.arange(256) / 255.0) ** 0.5).astype(m.uint8)
+    return bright, blur, hist, 255 - img, lut[img], (img >> 7) & 1, m.max(img, axis=(0, 1)), img.mean(axis=(0, 1), dtype=m.float32)
+
+
+def test_uint8_image_ops():
+    img = np.random.default_rng(3).integers(0, 256, (6, 7, 3), dtype=np.uint8)
+    assert_same(lambda J, m, img: J.jit(lambda img: _image_ops(J, m, img))(img), img, rtol=1e-6)
+
+
+def _bf16_training_step(J, m, params, x, y):
+    """A mixed-precision step: bfloat16 weights and activations, the loss accumulated in float32, the update in
+    bfloat16 (the cast's derivative brings the gradient back to bfloat16)."""
+    def loss(params):
+        h = J.nn.gelu(x.astype(m.bfloat16) @ params["w1"] + params["b1"])
+        out = (h @ params["w2"]).astype(m.float32)
+        return m.mean((out[:, 0] - y) ** 2)
+
+    @J.jit
+    def step(params):
+        l, g = J.value_and_grad(loss)(params)
+        return l, g, J.tree_util.tree_map(lambda p, g: p - 0.1 * g, params, g)
+    return step(params)
+
+
+def test_bfloat16_training_step():
+    import ml_dtypes
+    rng = np.random.default_rng(4)
+    params = {"w1": (rng.standard_normal((5, 8)) * 0.4).astype(ml_dtypes.bfloat16),
+              "b1": np.zeros(8, ml_dtypes.bfloat16), "w2": (rng.standard_normal((8, 1)) * 0.4).astype(ml_dtypes.bfloat16)}
+    assert_same(_bf16_training_step, params, rng.standard_normal((4, 5)).astype(np.float32),
+                rng.standard_normal(4).astype(np.float32), rtol=2e-2, atol=2e-2)
+
+
+def _f16_loss_scaling(J, m, w, x, y, scale):
+    """float16 training with dynamic loss scaling: the loss multiplied by a scale before grad, the gradient
+    unscaled in float32, a finiteness check (isfinite over the tree) choosing between the update and a halved
+    scale, as mixed-precision libraries do."""
+    def scaled_loss(w, scale):
+        pred = m.tanh(x @ w)
+        return m.sum((pred - y) ** 2) * scale.astype(m.float16)
+
+    @J.jit
+    def step(w, scale):
+        g = J.grad(scaled_loss)(w, scale).astype(m.float32) / scale
+        finite = m.all(m.isfinite(g))
+        new_w = m.where(finite, (w.astype(m.float32) - 0.01 * g).astype(m.float16), w)
+        return new_w, m.where(finite, scale * 2, scale / 2), finite
+    return step(w, scale)
+
+
+def test_float16_dynamic_loss_scaling():
+    rng = np.random.default_rng(5)
+    w, x, y = (rng.standard_normal((4, 2)) * 0.5).astype(np.float16), rng.standard_normal((3, 4)).astype(np.float16), \
+        rng.standard_normal((3, 2)).astype(np.float16)
+    assert_same(_f16_loss_scaling, w, x, y, np.float32(1024.0), rtol=2e-3, atol=1e-3)
+    assert_same(_f16_loss_scaling, w, x, y, np.float32(1e6), rtol=2e-3, atol=1e-3)
+
+
+def _complex_gradients(J, m, z, w):
+    """Complex autodiff conventions (JAX's autodiff cookbook): grad of a real loss of complex inputs is the
+    conjugate direction of steepest ascent; holomorphic=True for analytic functions; jacfwd/jacrev of C->C
+    maps; vjp with a complex cotangent; jvp of a non-holomorphic function (abs, conj, real)."""
+    loss = lambda z: m.sum(m.abs(m.sin(z) * w) ** 2 + m.real(z * m.conj(w)))
+    f = lambda z: m.exp(z) * z ** 2 + 1 / z
+    g = lambda z: m.conj(z) * z + m.abs(z) + m.imag(z) ** 2
+    _, vjp = J.vjp(f, z)
+    return (J.jit(J.grad(loss))(z), J.jit(J.grad(lambda z: f(z).sum(), holomorphic=True))(z),
+            J.jacfwd(f, holomorphic=True)(z), J.jacrev(f, holomorphic=True)(z), vjp(w),
+            J.jvp(g, (z,), (w,)), J.jit(J.vmap(J.grad(lambda z: m.abs(z) ** 3)))(z))
+
+
+def test_complex_gradients_cookbook():
+    rng = np.random.default_rng(6)
+    z = rng.standard_normal(3) + 1j * rng.standard_normal(3)
+    w = rng.standard_normal(3) + 1j * rng.standard_normal(3)
+    assert_same(_complex_gradients, z, w)
+
+
+def _graph_net(J, m, params, nodes, senders, receivers):
+    """A message-passing graph network (jraph style): edge messages from sender and receiver features,
+    aggregated at the receivers with segment_sum, segment_max and a degree normalisation from bincount, a
+    graph-level readout; loss and gradient in the weights."""
+    n = nodes.shape[0]
+
+    def loss(params):
+        h = nodes
+        for w_msg, w_upd in params:
+            msg = m.tanh(m.concatenate([h[senders], h[receivers]], axis=1) @ w_msg)
+            agg = J.ops.segment_sum(msg, receivers, num_segments=n)
+            deg = m.bincount(receivers, length=n)
+            agg_max = J.ops.segment_max(msg, receivers, num_segments=n)
+            agg_max = m.where(deg[:, None] > 0, agg_max, 0.0)
+            h = J.nn.relu(m.concatenate([h, agg / m.maximum(deg, 1)[:, None], agg_max], axis=1) @ w_upd)
+        return m.sum(h.mean(0) ** 2)
+    return J.jit(J.value_and_grad(loss))(params)
+
+
+def test_graph_net_segment_sums():
+    rng = np.random.default_rng(7)
+    params = [(rng.standard_normal((6, 4)) * 0.5, rng.standard_normal((11, 3)) * 0.5),
+              (rng.standard_normal((6, 4)) * 0.5, rng.standard_normal((11, 3)) * 0.5)]
+    senders, receivers = np.array([0, 1, 2, 3, 4, 0, 2]), np.array([1, 2, 0, 0, 1, 3, 3])
+    assert_same(_graph_net, params, rng.standard_normal((5, 3)), senders, receivers)
+
+
+def _sort_ops(J, m, x, k):
+    """Sorting-based ops: ranks (argsort of argsort), a trimmed mean from sort, lexsort by two keys, unique
+    with size= and fill_value under jit, argpartition-free top-k by argsort, quantile and median, and the
+    gradient of a sorted-weighted loss (an OWA/L-statistic) and of jnp.sort itself."""
+    ranks = m.argsort(m.argsort(x, axis=1), axis=1)
+    trimmed = m.sort(x, axis=1)[:, 1:-1].mean(axis=1)
+    order = m.lexsort((x[0], k))
+    uniq, counts = m.unique(k, size=5, fill_value=-1, return_counts=True)
+    top = m.argsort(-x[0])[:3]
+    owa = lambda x: m.sum(m.sort(x.ravel()) * m.linspace(0.0, 1.0, x.size))
+    return (ranks, trimmed, order, uniq, counts, top, m.quantile(x, 0.3, axis=1), m.median(x),
+            J.grad(owa)(x), J.jacrev(lambda x: m.sort(x))(x[0]))
+
+
+def test_sorting_based_ops():
+    rng = np.random.default_rng(8)
+    x = rng.standard_normal((3, 6))
+    assert_same(lambda J, m, *a: J.jit(lambda *a: _sort_ops(J, m, *a))(*a), x, np.array([2, 0, 2, 1, 0, 2]))
+
+
+def _early_stopping(J, m, w0, X, y):
+    """Gradient descent with early stopping in a while_loop: stops when the gradient's norm falls under a
+    tolerance or after max_iter, carrying the iteration count and a loss history written with .at[i].set."""
+    def loss(w):
+        return m.mean(J.nn.softplus(-y * (X @ w))) + 0.01 * w @ w
+
+    @J.jit
+    def fit(w0):
+        hist = m.full(200, m.nan)
+
+        def cond(c):
+            i, w, g, _ = c
+            return (m.linalg.norm(g) > 1e-3) & (i < 200)
+
+        def body(c):
+            i, w, g, hist = c
+            w = w - 0.5 * g
+            return i + 1, w, J.grad(loss)(w), hist.at[i].set(loss(w))
+        return J.lax.while_loop(cond, body, (0, w0, J.grad(loss)(w0), hist))
+    return fit(w0)
+
+
+def test_while_loop_early_stopping():
+    rng = np.random.default_rng(9)
+    X = rng.standard_normal((20, 3))
+    y = np.sign(X @ np.array([1.0, -2.0, 0.5]) + 0.3 * rng.standard_normal(20))
+    assert_same(_early_stopping, np.zeros(3), X, y, rtol=1e-9)
+
+
+def _cookbook_hvp(J, m, x, v):
+    """The autodiff cookbook's Hessian-vector products: forward-over-reverse, reverse-over-forward and
+    reverse-over-reverse agree; the full Hessian by jacfwd(jacrev); a batched HVP with vmap; the Jacobian of
+    a vmapped function."""
+    f = lambda x: m.sum(m.tanh(x) ** 2 * m.roll(x, 1)) + m.prod(m.cos(x))
+    fwd_rev = lambda v: J.jvp(J.grad(f), (x,), (v,))[1]
+    rev_fwd = lambda v: J.grad(lambda x: J.jvp(f, (x,), (v,))[1])(x)
+    rev_rev = lambda v: J.grad(lambda x: m.vdot(J.grad(f)(x), v))(x)
+    batched = J.vmap(fwd_rev)(m.stack([v, 2 * v, m.ones_like(v)]))
+    return (J.jit(fwd_rev)(v), J.jit(rev_fwd)(v), J.jit(rev_rev)(v), J.jit(J.jacfwd(J.jacrev(f)))(x), batched,
+            J.jacrev(J.vmap(lambda r: m.sin(r) * r[::-1]))(m.stack([x, v])))
+
+
+def test_cookbook_hessian_vector_products():
+    rng = np.random.default_rng(10)
+    assert_same(_cookbook_hvp, rng.standard_normal(4), rng.standard_normal(4))
+
+
+def _gaussian_process(J, m, log_params, x, y, xs):
+    """autograd's examples/gaussian_process.py: an RBF-kernel GP's log marginal likelihood (cholesky,
+    cho_solve, the log-determinant from the factor's diagonal), its gradient in the log hyperparameters, and
+    the predictive mean and variance at new points."""
+    def kernel(a, b, log_amp, log_len):
+        d = a[:, None] - b[None, :]
+        return m.exp(2 * log_amp) * m.exp(-0.5 * (d / m.exp(log_len)) ** 2)
+
+    def log_marginal(log_params):
+        mean, log_amp, log_len, log_noise = log_params
+        K = kernel(x, x, log_amp, log_len) + (m.exp(log_noise) + 1e-6) * m.eye(x.shape[0])
+        c = J.scipy.linalg.cho_factor(K, lower=True)
+        alpha = J.scipy.linalg.cho_solve(c, y - mean)
+        return (-0.5 * (y - mean) @ alpha - m.sum(m.log(m.diag(c[0])))
+                - 0.5 * x.shape[0] * m.log(2 * m.pi))
+
+    def predict(log_params):
+        mean, log_amp, log_len, log_noise = log_params
+        K = kernel(x, x, log_amp, log_len) + (m.exp(log_noise) + 1e-6) * m.eye(x.shape[0])
+        Ks = kernel(xs, x, log_amp, log_len)
+        L = m.linalg.cholesky(K)
+        v = J.scipy.linalg.solve_triangular(L, Ks.T, lower=True)
+        mu = mean + Ks @ J.scipy.linalg.cho_solve((L, True), y - mean)
+        return mu, m.exp(2 * log_amp) - m.sum(v ** 2, axis=0)
+
+    return J.jit(J.value_and_grad(log_marginal))(log_params), J.jit(predict)(log_params)
+
+
+def test_autograd_gaussian_process():
+    rng = np.random.default_rng(11)
+    x = np.sort(rng.uniform(-3, 3, 8))
+    assert_same(_gaussian_process, np.array([0.1, 0.2, -0.3, -2.0]), x, np.sin(x) + 0.1 * rng.standard_normal(8),
+                np.linspace(-3, 3, 4), rtol=1e-8)
+
+
+def _black_box_svi(J, m, params, seed, X, y):
+    """autograd's black_box_svi.py and bayesian_neural_net.py: a diagonal Gaussian over a small network's
+    flattened weights (ravel_pytree), reparameterised samples, a Monte Carlo ELBO with an entropy term, its
+    gradient, and a few Adam-free SGD steps in a scan."""
+    shapes = {"w1": m.zeros((2, 5)), "b1": m.zeros(5), "w2": m.zeros(5)}
+    flat0, unravel = J.flatten_util.ravel_pytree(shapes)
+    d = flat0.shape[0]
+
+    def log_joint(flat):
+        w = unravel(flat)
+        out = m.tanh(X @ w["w1"] + w["b1"]) @ w["w2"]
+        return -0.5 * m.sum(flat ** 2) - 0.5 * m.sum((out - y) ** 2) / 0.1 ** 2
+
+    def elbo(params, key):
+        mean, log_std = params[:d], params[d:]
+        eps = J.random.normal(key, (4, d))
+        samples = mean + eps * m.exp(log_std)
+        entropy = 0.5 * d * (1 + m.log(2 * m.pi)) + m.sum(log_std)
+        return m.mean(J.vmap(log_joint)(samples)) + entropy
+
+    def step(params, key):
+        val, g = J.value_and_grad(elbo)(params, key)
+        return params + 1e-3 * g, val
+    keys = J.random.split(J.random.PRNGKey(seed), 5)
+    return J.jit(lambda p: J.lax.scan(step, p, keys))(params)
+
+
+def test_black_box_svi_bayesian_net():
+    rng = np.random.default_rng(12)
+    X = rng.standard_normal((10, 2))
+    params = np.concatenate([0.1 * rng.standard_normal(20), -2 * np.ones(20)])
+    assert_same(_black_box_svi, params, 0, X, np.sin(X[:, 0]), rtol=1e-8)
+
+
+def _lstm_lm(J, m, params, tokens):
+    """autograd's rnn.py and lstm.py: a character-level LSTM over one-hot inputs with lax.scan, a log-softmax
+    output layer, the sequence's negative log-likelihood and its gradient in all the gates' weights."""
+    vocab = params["out"].shape[1]
+
+    def cell(carry, x):
+        h, c = carry
+        z = m.concatenate([x, h]) @ params["gates"] + params["bias"]
+        i, f, o, g = m.split(z, 4)
+        c = J.nn.sigmoid(f) * c + J.nn.sigmoid(i) * m.tanh(g)
+        h = J.nn.sigmoid(o) * m.tanh(c)
+        return (h, c), J.nn.log_softmax(h @ params["out"])
+
+    def nll(params_):
+        nonlocal params
+        params = params_
+        hidden = params["out"].shape[0]
+        xs = J.nn.one_hot(tokens[:-1], vocab)
+        _, logp = J.lax.scan(cell, (m.zeros(hidden), m.zeros(hidden)), xs)
+        return -m.mean(m.take_along_axis(logp, tokens[1:, None], axis=1))
+
+    return J.jit(J.value_and_grad(nll))(params)
+
+
+def test_lstm_language_model():
+    rng = np.random.default_rng(13)
+    hidden, vocab = 6, 5
+    params = {"gates": rng.standard_normal((vocab + hidden, 4 * hidden)) * 0.3,
+              "bias": np.zeros(4 * hidden), "out": rng.standard_normal((hidden, vocab)) * 0.3}
+    assert_same(_lstm_lm, params, np.array([0, 3, 1, 4, 2, 2, 0, 1]), rtol=1e-9)
+
+
+def _mixture_model(J, m, params, x):
+    """autograd's mixture_model.py (gmm): a 2-D Gaussian mixture's log-likelihood through logsumexp over
+    components (mixture weights by log_softmax, per-component Cholesky-parameterised covariances, the
+    determinant from the diagonal), and its gradient in every parameter; the responsibilities by softmax."""
+    def log_component(mu, L_raw, x):
+        L = m.tril(L_raw, -1) + m.diag(m.exp(m.diag(L_raw)))
+        z = J.scipy.linalg.solve_triangular(L, (x - mu).T, lower=True)
+        return -0.5 * m.sum(z ** 2, axis=0) - m.sum(m.log(m.diag(L))) - m.log(2 * m.pi)
+
+    def log_lik(params):
+        log_w = J.nn.log_softmax(params["logits"])
+        comps = J.vmap(log_component, in_axes=(0, 0, None), out_axes=1)(params["mu"], params["L"], x)
+        return m.sum(J.scipy.special.logsumexp(comps + log_w, axis=1)), J.nn.softmax(comps + log_w, axis=1)
+
+    return J.jit(J.value_and_grad(log_lik, has_aux=True))(params)
+
+
+def test_gaussian_mixture_log_likelihood():
+    rng = np.random.default_rng(14)
+    params = {"logits": rng.standard_normal(3), "mu": rng.standard_normal((3, 2)),
+              "L": 0.3 * rng.standard_normal((3, 2, 2))}
+    assert_same(_mixture_model, params, rng.standard_normal((7, 2)), rtol=1e-9)
+
+
+def _tanh_towers(J, m, x):
+    """autograd's tanh.py: the first four derivatives of tanh by repeated elementwise grad (vmap of grad), and
+    sinusoid.py's Taylor check: the derivatives of sin at 0 cycle through 0, 1, 0, -1."""
+    ds, f = [], m.tanh
+    for _ in range(4):
+        f = J.grad(f)
+        ds.append(J.jit(J.vmap(f))(x))
+    g, sin_derivs = m.sin, []
+    for _ in range(4):
+        g = J.grad(g)
+        sin_derivs.append(g(0.0))
+    return ds, sin_derivs
+
+
+def test_autograd_tanh_derivative_towers():
+    assert_same(_tanh_towers, np.linspace(-3, 3, 7))
+
+
+def _callbacks(J, m, x):
+    """The external_callbacks notebook: a host function (scipy.special.j1) behind pure_callback with a
+    ShapeDtypeStruct result, made differentiable with custom_jvp (its derivative j0 - j1/x by another
+    callback), vmapped with vmap_method='sequential' and 'expand_dims', and jax.debug.callback collecting
+    values."""
+    import scipy.special
+    seen = []
+
+    def j1(x):
+        return J.pure_callback(lambda x: scipy.special.j1(x).astype(x.dtype), J.ShapeDtypeStruct(x.shape, x.dtype),
+                               x, vmap_method="sequential")
+
+    def j0(x):
+        return J.pure_callback(lambda x: scipy.special.j0(x).astype(x.dtype), J.ShapeDtypeStruct(x.shape, x.dtype),
+                               x, vmap_method="expand_dims")
+
+    @J.custom_jvp
+    def bessel_j1(x):
+        return j1(x)
+
+    @bessel_j1.defjvp
+    def _(primals, tangents):
+        x, = primals
+        return bessel_j1(x), (j0(x) - j1(x) / x) * tangents[0]
+
+    def loss(x):
+        y = bessel_j1(x)
+        J.debug.callback(lambda v: seen.append(np.asarray(v)), m.sum(y))
+        return m.sum(y ** 2)
+
+    out = J.jit(J.value_and_grad(loss))(x), J.jit(J.vmap(J.grad(lambda s: bessel_j1(s) * s)))(x)
+    return out, seen
+
+
+def test_external_callbacks_notebook():
+    x = np.array([0.5, 1.5, 2.5, 4.0])
+    (want, want_seen), (got, got_seen) = _callbacks(jax, jnp, x), _callbacks(tj, tnp, x)
+    for w, g in zip(jax.tree_util.tree_leaves(want), tj.tree_util.tree_leaves(got)):
+        np.testing.assert_allclose(g, w, rtol=1e-12)
+    np.testing.assert_allclose(got_seen, want_seen, rtol=1e-12)
+
+
+def _remat_policies(J, m, params, x):
+    """The autodiff_remat notebook: a layer stack under jax.checkpoint with each policy (everything saveable,
+    nothing, dots without batch dims, names saved via checkpoint_name + save_only_these_names or all but them,
+    two policies combined); all give the same gradients as no checkpointing. The policy reaches grad as a
+    non-differentiated argument, static under jit (tracejit's grad took every argument for an array and raised)."""
+    cp = J.checkpoint_policies
+
+    def layer(w, x):
+        y = J.ad_checkpoint.checkpoint_name(m.sin(x @ w), "act")
+        return m.tanh(y) * x
+
+    def loss(params, policy):
+        f = layer if policy is None else J.checkpoint(layer, policy=policy, prevent_cse=False)
+        for w in params:
+            x_ = f(w, x) if w is params[0] else f(w, h)
+            h = x_
+        return m.sum(h ** 2)
+
+    policies = [None, cp.everything_saveable, cp.nothing_saveable, cp.dots_with_no_batch_dims_saveable,
+                cp.save_only_these_names("act"), cp.save_any_names_but_these("act"),
+                cp.save_from_both_policies(cp.dots_saveable, cp.save_only_these_names("act"))]
+    return [J.jit(J.grad(loss), static_argnums=1)(params, p) for p in policies]
+
+
+def test_remat_policies_give_equal_gradients():
+    rng = np.random.default_rng(15)
+    params = [rng.standard_normal((4, 4)) * 0.5 for _ in range(3)]
+    assert_same(_remat_policies, params, rng.standard_normal((2, 4)))
+
+
+def _convolutions(J, m, img, kernel, k1):
+    """The convolutions notebook: NHWC/HWIO/NHWC dimension numbers, strides and padding tuples, rhs dilation
+    (atrous), lhs dilation (a transposed convolution) and lax.conv_transpose, jnp.convolve's modes,
+    jax.scipy.signal.convolve2d, and the gradient of a conv layer in its kernel."""
+    lax = J.lax
+    dn = lax.conv_dimension_numbers(img.shape, kernel.shape, ("NHWC", "HWIO", "NHWC"))
+    out = lax.conv_general_dilated(img, kernel, (1, 1), "SAME", (1, 1), (1, 1), dn)
+    strided = lax.conv_general_dilated(img, kernel, (2, 2), ((1, 0), (0, 1)), dimension_numbers=dn)
+    atrous = lax.conv_general_dilated(img, kernel, (1, 1), "VALID", rhs_dilation=(2, 2), dimension_numbers=dn)
+    upsampled = lax.conv_general_dilated(img, kernel, (1, 1), ((1, 1), (1, 1)), lhs_dilation=(2, 2),
+                                         dimension_numbers=dn)
+    transposed = lax.conv_transpose(img, kernel, (2, 2), "SAME", dimension_numbers=("NHWC", "HWIO", "NHWC"))
+    one_d = [m.convolve(k1, img[0, :, 0, 0], mode=mode) for mode in ("full", "same", "valid")]
+    two_d = J.scipy.signal.convolve2d(img[0, :, :, 0], kernel[:, :, 0, 0], mode="same")
+    kgrad = J.grad(lambda k: m.sum(m.tanh(lax.conv_general_dilated(img, k, (1, 1), "SAME", dimension_numbers=dn))))
+    return out, strided, atrous, upsampled, transposed, one_d, two_d, J.jit(kgrad)(kernel)
+
+
+def test_convolutions_notebook():
+    rng = np.random.default_rng(16)
+    assert_same(_convolutions, rng.standard_normal((1, 6, 5, 2)), rng.standard_normal((3, 3, 2, 3)),
+                np.array([1.0, -2.0, 0.5]), rtol=1e-9)
+
+
+def _gotchas(J, m, x, idx):
+    """Common Gotchas: out-of-bounds gathers clamp and out-of-bounds scatters drop under jit, negative indices
+    wrap, .at[].get(mode='fill'), repeated indices accumulate with .add but not .set (last or any), the
+    double-where trick keeps gradients finite, and integer division of negatives floors."""
+    safe_log = lambda x: m.where(x > 0, m.log(m.where(x > 0, x, 1.0)), 0.0)
+    return (x[idx], x.at[idx].add(1.0), x.at[idx].get(mode="fill", fill_value=-9.0), x.at[idx].min(0.5),
+            x.at[m.array([1, 1, 2])].add(1.0), m.sum(x.at[m.array([1, 1, 2])].set(5.0)),
+            J.grad(lambda x: m.sum(safe_log(x)))(x - 1.0), m.floor_divide(idx - 3, 2), m.remainder(idx - 3, 2),
+            J.lax.rem(idx - 3, 2), J.lax.div(idx - 3, 2))
+
+
+def test_common_gotchas_indexing():
+    assert_same(lambda J, m, *a: J.jit(lambda *a: _gotchas(J, m, *a))(*a), np.array([0.5, 1.5, 2.5, 3.5]),
+                np.array([0, 3, 7, -1, -6]))
