@@ -11,12 +11,31 @@ float64 -> float16 rounds once, as NumPy does: the double is first rounded to fl
 result gets its last bit set), which makes the second rounding, to float16, the correct one. float64 and
 integers -> bfloat16 go through a float32 rounded to nearest, as JAX does and ml_dtypes did before 0.7 (0.7 rounds
 once; the reference impl, primitives/elementwise.py, rounds as JAX whatever ml_dtypes' version).
+
+On CPUs with F16C (every AVX-512 CPU) float16 <-> float32 are LLVM's own conversions, one instruction per 16
+lanes (vcvtph2ps, vcvtps2ph), rounding to nearest even like the bit arithmetic: `x * 2 + 1` over 1e6 float16 took
+347 us with the bit arithmetic, JAX 144 us. They differ from it only on signaling NaNs, which come out quiet,
+bit for bit as JAX's (the bit arithmetic kept them signaling, as NumPy's conversions do); arithmetic quiets them
+anyway.
+bfloat16 keeps the bit arithmetic: AVX512-BF16's conversion flushes float32 subnormals to zero.
 """
+import functools
+
+from . import llvm
+
 F32_MANTISSA_SHIFT = 13          # float32 has 23 mantissa bits, float16 10
+
+
+@functools.cache
+def hardware_half():
+    """Whether the host converts between float16 and float32 in hardware (F16C)."""
+    return "+f16c" in llvm.host_cpu()[1].split(",")
 
 
 def half_bits_to_float(b, h):
     """The float of float16 bits h (i16)."""
+    if hardware_half():
+        return b(f"fpext half {b(f'bitcast i16 {h} to half')} to float")
     w = b(f"zext i16 {h} to i32")
     em = b(f"and i32 {w}, 32767")
     shifted = b(f"shl i32 {em}, {F32_MANTISSA_SHIFT}")
@@ -33,6 +52,8 @@ def half_bits_to_float(b, h):
 
 def float_to_half_bits(b, x):
     """The float16 bits (i16) nearest the float x (ties to even)."""
+    if hardware_half():
+        return b(f"bitcast half {b(f'fptrunc float {x} to half')} to i16")
     bits = b(f"bitcast float {x} to i32")
     a = b(f"and i32 {bits}, 2147483647")
     payload = b(f"lshr i32 {b(f'and i32 {a}, 8388607')}, {F32_MANTISSA_SHIFT}")
