@@ -369,8 +369,8 @@ def control(repeat):
 @workload("library")
 def library(repeat):
     """Library functions where tracejit fell off cliffs a new user found (stop 34): the shuffle of
-    random.permutation (two stable sorts), transforms over two axes, complex64 abs, counts, uniques, a concatenate
-    of many small arrays, and batched small inverses (first call: the compile)."""
+    random.permutation (two stable sorts), transforms over two axes, complex64 abs, float16 arithmetic (stop 43),
+    counts, uniques, a concatenate of many small arrays, and batched small inverses (first call: the compile)."""
     u, i = f32(1_000_000, seed=26), np.random.default_rng(27).integers(0, 2000, 1_000_000).astype(np.int32)
     z = (u + 1j * u[::-1]).astype(np.complex64)
     parts, small = [f32(10, seed=30 + k) for k in range(50)], f32(10000, 8, 8, seed=28) + 8 * np.eye(8, dtype=np.float32)
@@ -380,6 +380,7 @@ def library(repeat):
                     jax_make=lambda: lambda k: jax.random.permutation(k, 100_000))
             + compare("fft2 512x512 f32", lambda M: lambda x: M.fft.fft2(x), (u[:512 * 512].reshape(512, 512),), repeat)
             + compare("abs 1e6 c64", lambda M: lambda z: M.abs(z), (z,), repeat, tol=1e-6)
+            + compare("x * 2 + 1 1e6 f16", lambda M: lambda h: h * 2 + 1, (u.astype(np.float16),), repeat, tol=1e-3)
             + compare("argsort stable 1e6 f32", lambda M: lambda x: M.argsort(x, stable=True), (u,), repeat, tol=0)
             + compare("bincount 1e6 int32 in 2000", lambda M: lambda i: M.bincount(i, length=2000), (i,), repeat,
                       numpy=lambda: np.bincount(i, minlength=2000), tol=0)
