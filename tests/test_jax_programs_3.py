@@ -29,12 +29,14 @@ def both(program, *args):
     return [np.asarray(w) for w in want], [np.asarray(g) for g in got]
 
 
-def assert_same(program, *args, rtol=1e-10, atol=1e-12):
-    """Same shapes, dtypes and values (to rtol/atol) under both libraries."""
+def assert_same(program, *args, rtol=1e-10, atol=1e-12, numpy_dtypes=None):
+    """Same shapes, dtypes and values (to rtol/atol) under both libraries. numpy_dtypes {leaf index: dtype}: the
+    leaves whose dtype follows NumPy in tracejit (DESIGN: the mean of integers or bools is float64, JAX's
+    float32; lstsq's rank is int32, JAX's int64), checked against that dtype instead of JAX's."""
     want, got = both(program, *args)
-    for w, g in zip(want, got):
-        assert (g.shape, g.dtype) == (w.shape, w.dtype)
-        np.testing.assert_allclose(_comparable(g), _comparable(w), rtol=rtol, atol=atol)
+    for i, (w, g) in enumerate(zip(want, got)):
+        assert (g.shape, g.dtype) == (w.shape, (numpy_dtypes or {}).get(i, w.dtype))
+        np.testing.assert_allclose(_comparable(g.astype(w.dtype)), _comparable(w), rtol=rtol, atol=atol)
 
 
 def _comparable(a):
@@ -71,11 +73,11 @@ def _hmc(J, m, x0, seed):
         return x, (x, accept)
 
     _, (xs, accepted) = J.jit(lambda x0, key: J.lax.scan(step, x0, J.random.split(key, 20)))(x0, J.random.PRNGKey(seed))
-    return xs, accepted, m.mean(accepted * 1.0)  # (mean of bools: JAX's float32, NumPy's float64)
+    return xs, accepted, m.mean(accepted)
 
 
 def test_hamiltonian_monte_carlo_scan():
-    assert_same(_hmc, np.array([1.0, -1.0]), 3, rtol=1e-9)
+    assert_same(_hmc, np.array([1.0, -1.0]), 3, rtol=1e-9, numpy_dtypes={2: np.float64})
 
 
 def _adam_rosenbrock(J, m, x0):
@@ -251,12 +253,13 @@ def _image_ops(J, m, img):
     blur = m.round(blur[0].transpose(1, 2, 0)).astype(m.uint8)
     hist = J.vmap(lambda c: m.bincount(c.ravel(), length=256), in_axes=2)(img)
     lut = (255.0 * (m.arange(256) / 255.0) ** 0.5).astype(m.uint8)
-    return bright, blur, hist, 255 - img, lut[img], (img >> 7) & 1, m.max(img, axis=(0, 1)), img.mean(axis=(0, 1), dtype=m.float32)
+    return bright, blur, hist, 255 - img, lut[img], (img >> 7) & 1, m.max(img, axis=(0, 1)), img.mean(axis=(0, 1))
 
 
 def test_uint8_image_ops():
     img = np.random.default_rng(3).integers(0, 256, (6, 7, 3), dtype=np.uint8)
-    assert_same(lambda J, m, img: J.jit(lambda img: _image_ops(J, m, img))(img), img, rtol=1e-6)
+    assert_same(lambda J, m, img: J.jit(lambda img: _image_ops(J, m, img))(img), img, rtol=1e-6,
+                numpy_dtypes={7: np.float64})
 
 
 def _bf16_training_step(J, m, params, x, y):
@@ -675,3 +678,378 @@ def _gotchas(J, m, x, idx):
 def test_common_gotchas_indexing():
     assert_same(lambda J, m, *a: J.jit(lambda *a: _gotchas(J, m, *a))(*a), np.array([0.5, 1.5, 2.5, 3.5]),
                 np.array([0, 3, 7, -1, -6]))
+
+
+def _stax_resnet(J, m, x, y):
+    """A small residual CNN in stax (serial, FanOut, parallel, FanInSum, Identity, Conv with NHWC specs,
+    BatchNorm, Relu, AvgPool, MaxPool, Flatten, Dense, LogSoftmax), its parameter shapes from eval_shape of
+    init (the values drawn by NumPy: XLA takes seconds to compile stax's random init), its loss and gradient,
+    one momentum step with optimizers.momentum."""
+    stax, opt = J.example_libraries.stax, J.example_libraries.optimizers
+    nhwc = ("NHWC", "HWIO", "NHWC")
+    block = stax.serial(stax.FanOut(2), stax.parallel(stax.serial(stax.GeneralConv(nhwc, 4, (3, 3), padding="SAME"),
+                                                                  stax.BatchNorm(axis=(0, 1, 2)), stax.Relu),
+                                                      stax.Identity), stax.FanInSum)
+    init, apply = stax.serial(stax.Conv(4, (3, 3), padding="SAME"),
+                              block, stax.MaxPool((2, 2), strides=(2, 2), spec="NHWC"),
+                              stax.AvgPool((2, 2), spec="NHWC", padding="SAME"), stax.Flatten,
+                              stax.Dense(3), stax.LogSoftmax)
+    loss = lambda p: -m.mean(m.sum(apply(p, x) * y, axis=1))
+    o_init, o_update, get_params = opt.momentum(0.1, 0.9)
+    _, shapes = J.eval_shape(lambda key: init(key, x.shape), J.random.PRNGKey(0))
+    rng = np.random.default_rng(0)
+    params = J.tree_util.tree_map(lambda s: 0.3 * rng.standard_normal(s.shape), shapes)
+
+    @J.jit
+    def first_step(params):
+        l, g = J.value_and_grad(loss)(params)
+        return l, g, get_params(o_update(0, g, o_init(params)))
+    return first_step(params)
+
+
+def test_stax_residual_cnn():
+    rng = np.random.default_rng(17)
+    assert_same(_stax_resnet, rng.standard_normal((2, 6, 6, 1)), np.eye(3)[[0, 2]], rtol=1e-8, atol=1e-10)
+
+
+def _samplers(J, m, seed):
+    """jax.random's samplers as simulation code uses them, bit for bit: permutation (of an int and along an axis
+    of an array), choice with p and without replacement, categorical over logits with shape, bernoulli,
+    truncated_normal, multivariate_normal (cholesky and eigh methods), gumbel, exponential, laplace, randint with
+    array bounds, orthogonal, rademacher, cauchy and logistic."""
+    r = J.random
+    ks = r.split(r.PRNGKey(seed), 16)
+    cov = m.array([[2.0, 0.5], [0.5, 1.0]])
+    return (r.permutation(ks[0], 7), r.permutation(ks[1], m.arange(12.0).reshape(3, 4), axis=1,
+                                                  independent=True),
+            r.choice(ks[2], 5, (3,), replace=False, p=m.array([0.1, 0.2, 0.3, 0.2, 0.2])),
+            r.categorical(ks[3], m.log(m.array([[0.2, 0.8], [0.6, 0.4]])), shape=(4, 2)),
+            r.bernoulli(ks[4], m.array([0.1, 0.5, 0.9])), r.truncated_normal(ks[5], -1.0, 2.0, (3,)),
+            r.multivariate_normal(ks[6], m.zeros(2), cov, (2,)),
+            r.multivariate_normal(ks[7], m.ones(2), cov, (2,), method="eigh"), r.gumbel(ks[8], (3,)),
+            r.exponential(ks[9], (2,)), r.laplace(ks[10], (2,)), r.randint(ks[11], (3,), m.array([0, 5, 10]), 20),
+            r.orthogonal(ks[12], 3), r.rademacher(ks[13], (4,)), r.cauchy(ks[14], (2,)),
+            r.logistic(ks[15], (2,)))
+
+
+def test_random_samplers_bit_for_bit():
+    assert_same(lambda J, m, s: J.jit(lambda s: _samplers(J, m, s))(s), 5, rtol=1e-9, atol=1e-12)
+
+
+def _initializers(J, m, seed):
+    """A Flax-style parameter initialisation: glorot_uniform, he_normal, lecun_normal, orthogonal with a scale,
+    variance_scaling over fan_avg with truncated normals, delta_orthogonal for a conv kernel, constant and
+    normal(stddev); same draws as JAX."""
+    init = J.nn.initializers
+    ks = J.random.split(J.random.PRNGKey(seed), 7)
+    return (init.glorot_uniform()(ks[0], (4, 3)), init.he_normal()(ks[1], (3, 3, 2, 4)),
+            init.lecun_normal()(ks[2], (5, 2)), init.orthogonal(scale=2.0)(ks[3], (3, 5)),
+            init.variance_scaling(0.5, "fan_avg", "truncated_normal")(ks[4], (6, 2)),
+            init.delta_orthogonal()(ks[5], (3, 3, 4, 4)), init.constant(0.3)(ks[6], (2,)),
+            init.normal(0.02)(ks[6], (2, 2), m.float32))
+
+
+def test_nn_initializers_same_draws():
+    assert_same(_initializers, 1, rtol=1e-6, atol=1e-12)
+
+
+def _integer_bits(J, m, x, seed):
+    """Integer and bit code: an xorshift32 hash in uint32 (shifts, xor, wrapping multiply), population_count,
+    clz, logical vs arithmetic right shifts of negative int32, a Morton code interleaving bits, bitwise_count,
+    left_shift beyond the width, gcd/lcm, and uint8 wrap-around arithmetic."""
+    lax = J.lax
+
+    def xorshift(s):
+        s = s ^ (s << 13)
+        s = s ^ (s >> 17)
+        return s ^ (s << 5)
+    h = J.lax.fori_loop(0, 3, lambda i, s: xorshift(s) * m.uint32(2654435761), x.astype(m.uint32) + seed)
+    neg = -x.astype(m.int32) - 1
+
+    def spread(v):
+        v = (v | (v << 8)) & 0x00FF00FF
+        v = (v | (v << 4)) & 0x0F0F0F0F
+        v = (v | (v << 2)) & 0x33333333
+        return (v | (v << 1)) & 0x55555555
+    xs = x.astype(m.uint32)
+    return (h, lax.population_count(h), lax.clz(h), lax.shift_right_logical(neg, m.int32(3)),
+            lax.shift_right_arithmetic(neg, m.int32(3)), spread(xs) | (spread(xs[::-1]) << 1), m.bitwise_count(neg),
+            m.left_shift(xs, m.uint32(33)), m.gcd(x, 12), m.lcm(x, 4), x.astype(m.uint8) * m.uint8(37) + m.uint8(200))
+
+
+def test_integer_bit_manipulation():
+    x = np.array([0, 1, 7, 100, 255, 1023])
+    assert_same(lambda J, m, *a: J.jit(lambda *a: _integer_bits(J, m, *a))(*a), x, np.uint32(12345))
+
+
+def _linear_recurrence(J, m, a, b):
+    """A diagonal linear state-space layer (S4/LRU style): h_t = a_t * h_{t-1} + b_t by lax.associative_scan
+    with a pair-combining operator, checked against lax.scan with reverse=True and unroll=2 on the flipped
+    sequence, and the gradient of the parallel scan."""
+    def combine(left, right):
+        a_l, b_l = left
+        a_r, b_r = right
+        return a_r * a_l, a_r * b_l + b_r
+
+    parallel = lambda a, b: J.lax.associative_scan(combine, (a, b))[1]
+
+    def sequential(a, b):
+        step = lambda h, ab: (ab[0] * h + ab[1],) * 2
+        return J.lax.scan(step, m.zeros_like(b[0]), (a[::-1], b[::-1]), reverse=True, unroll=2)[1][::-1]
+    loss = lambda a, b: m.sum(m.sin(parallel(a, b)))
+    return (J.jit(parallel)(a, b), J.jit(sequential)(a, b), J.jit(J.grad(loss, argnums=(0, 1)))(a, b),
+            J.lax.associative_scan(m.add, b, reverse=True, axis=1), J.lax.cummax(b, axis=0, reverse=True))
+
+
+def test_associative_scan_linear_recurrence():
+    rng = np.random.default_rng(18)
+    assert_same(_linear_recurrence, rng.uniform(0.5, 1.0, (9, 3)), rng.standard_normal((9, 3)), rtol=1e-10)
+
+
+def _pooling(J, m, x):
+    """Pooling the thinking_in_jax way: max and average pools by lax.reduce_window (strides, padding, a
+    window dilation), min pooling by the generic reduce_window with an init value and lax.min, and the
+    gradients of the max pool (ties at the plateau) and the average pool."""
+    lax = J.lax
+    maxpool = lambda x: lax.reduce_window(x, -m.inf, lax.max, (1, 2, 2, 1), (1, 2, 2, 1), "VALID")
+    avgpool = lambda x: lax.reduce_window(x, 0.0, lax.add, (1, 3, 3, 1), (1, 1, 1, 1), "SAME") / 9.0
+    minpool = lax.reduce_window(x, m.inf, lax.min, (1, 2, 2, 1), (1, 1, 1, 1), ((0, 1), (1, 0), (0, 0), (0, 0)),
+                                window_dilation=(1, 2, 1, 1))
+    loss = lambda x: m.sum(maxpool(x) ** 2) + m.sum(m.tanh(avgpool(x)))
+    return maxpool(x), avgpool(x), minpool, J.jit(J.grad(loss))(x)
+
+
+def test_reduce_window_pooling():
+    x = np.random.default_rng(19).standard_normal((2, 6, 6, 2))
+    x[0, :2, :2, 0] = 1.5  # a plateau: the max pool's gradient goes to one element of it
+    assert_same(_pooling, x)
+
+
+def _minimize_and_solve(J, m, A, b):
+    """jax.scipy.optimize.minimize(method='BFGS') on a Rosenbrock-plus-quadratic objective, a conjugate
+    gradient solve (jax.scipy.sparse.linalg.cg) with a matvec closure, lax.custom_root for a Newton solve
+    with an implicit derivative, and the gradient through cg's implicit solve."""
+    import jax.scipy.optimize as jopt  # noqa: F401
+    import jax.scipy.sparse.linalg as jsl  # noqa: F401
+    rosen = lambda x: m.sum(100.0 * (x[1:] - x[:-1] ** 2) ** 2 + (1 - x[:-1]) ** 2) + 0.1 * x @ A @ x
+    res = J.scipy.optimize.minimize(rosen, m.array([-1.0, 1.0, 0.5]), method="BFGS")
+    spd = A @ A.T + m.eye(3)
+    solve_cg = lambda b: J.scipy.sparse.linalg.cg(lambda v: spd @ v, b, tol=1e-12)[0]
+
+    def cube_root(c):
+        return J.lax.custom_root(lambda x: x ** 3 - c, 1.0, lambda f, x0: J.lax.fori_loop(
+            0, 30, lambda i, x: x - f(x) / J.grad(f)(x), x0), lambda g, y: y / J.grad(g)(1.0))
+    return (res.x, res.fun, res.success, J.jit(solve_cg)(b), J.jit(J.grad(lambda b: m.sum(solve_cg(b) ** 2)))(b),
+            J.jit(cube_root)(5.0), J.jit(J.grad(cube_root))(5.0))
+
+
+def test_minimize_cg_and_custom_root():
+    rng = np.random.default_rng(20)
+    want, got = both(_minimize_and_solve, rng.standard_normal((3, 3)), rng.standard_normal(3))
+    np.testing.assert_allclose(got[0], want[0], rtol=1e-5)   # BFGS iterates: line searches may stop a step apart
+    for w, g in zip(want[1:], got[1:]):
+        np.testing.assert_allclose(g, w, rtol=1e-7, atol=1e-9)
+
+
+def _kalman(J, m, ys, log_q):
+    """A Kalman filter for a constant-velocity model as a lax.scan (predict, update with linalg.solve, the
+    innovations' Gaussian log-likelihood via slogdet), an RTS smoother as a reverse scan, and the gradient of
+    the log-likelihood in the process noise."""
+    F = m.array([[1.0, 1.0], [0.0, 1.0]])
+    H = m.array([[1.0, 0.0]])
+    R = m.array([[0.25]])
+
+    def filt(log_q):
+        Q = m.exp(log_q) * m.array([[1 / 3, 1 / 2], [1 / 2, 1.0]])
+
+        def step(carry, y):
+            mu, P, ll = carry
+            mu_p, P_p = F @ mu, F @ P @ F.T + Q
+            S = H @ P_p @ H.T + R
+            K = m.linalg.solve(S, H @ P_p).T
+            r = y - H @ mu_p
+            ll = ll - 0.5 * (r @ m.linalg.solve(S, r) + m.linalg.slogdet(2 * m.pi * S)[1])
+            mu, P = mu_p + K @ r, (m.eye(2) - K @ H) @ P_p
+            return (mu, P, ll), (mu, P, mu_p, P_p)
+        (_, _, ll), outs = J.lax.scan(step, (m.zeros(2), 10 * m.eye(2), 0.0), ys)
+        return ll, outs
+
+    def smooth(outs):
+        mus, Ps, mu_ps, P_ps = outs
+
+        def back(carry, t):
+            mu_s, P_s = carry
+            G = Ps[t] @ F.T @ m.linalg.inv(P_ps[t + 1])
+            mu = mus[t] + G @ (mu_s - mu_ps[t + 1])
+            P = Ps[t] + G @ (P_s - P_ps[t + 1]) @ G.T
+            return (mu, P), mu
+        _, sm = J.lax.scan(back, (mus[-1], Ps[-1]), m.arange(ys.shape[0] - 1), reverse=True)
+        return sm
+
+    ll, outs = J.jit(filt)(log_q)
+    return ll, J.jit(smooth)(outs), J.jit(J.grad(lambda q: filt(q)[0]))(log_q)
+
+
+def test_kalman_filter_and_smoother():
+    t = np.arange(8.0)
+    ys = (0.5 * t + np.random.default_rng(21).standard_normal(8) * 0.5)[:, None]
+    assert_same(_kalman, ys, -1.0, rtol=1e-9)
+
+
+def _maml(J, m, params, tasks):
+    """MAML on sinusoid regression (JAX's meta-learning tutorial): an inner SGD step by grad, the outer loss on
+    the adapted parameters differentiated through the inner step (second order), vmapped over tasks, and
+    the first-order variant with stop_gradient."""
+    def net(p, x):
+        h = m.tanh(x[:, None] * p["w1"] + p["b1"])
+        return h @ p["w2"]
+
+    def mse(p, x, y):
+        return m.mean((net(p, x) - y) ** 2)
+
+    def inner(p, x, y):
+        g = J.grad(mse)(p, x, y)
+        return J.tree_util.tree_map(lambda p, g: p - 0.1 * g, p, g)
+
+    def maml_loss(p, task, first_order):
+        xa, ya, xb, yb = task
+        adapted = inner(J.lax.stop_gradient(p) if first_order else p, xa, ya)
+        if first_order:
+            adapted = J.tree_util.tree_map(lambda a, p: a - J.lax.stop_gradient(a) + p
+                                           - J.lax.stop_gradient(p), adapted, p)
+        return mse(adapted, xb, yb)
+
+    def batch_loss(p, first_order):
+        return m.mean(J.vmap(maml_loss, in_axes=(None, 0, None))(p, tasks, first_order))
+    return [J.jit(J.value_and_grad(batch_loss), static_argnums=1)(params, fo) for fo in (False, True)]
+
+
+def test_maml_sinusoid_second_order():
+    rng = np.random.default_rng(22)
+    params = {"w1": rng.standard_normal(8), "b1": rng.standard_normal(8) * 0.1, "w2": rng.standard_normal(8) * 0.3}
+    amp, phase = rng.uniform(0.5, 2, (3, 1)), rng.uniform(0, 3, (3, 1))
+    xa, xb = rng.uniform(-3, 3, (3, 5)), rng.uniform(-3, 3, (3, 5))
+    tasks = (xa, amp * np.sin(xa + phase), xb, amp * np.sin(xb + phase))
+    assert_same(_maml, params, tasks, rtol=1e-9)
+
+
+def _natural_gradient(J, m, theta, X, y):
+    """autograd's natural_gradient.py for logistic regression: the Fisher information from the per-example
+    score vectors (vmap of grad), a damped natural-gradient step by cho_solve, and the empirical Fisher from
+    jacrev of the per-example log-likelihoods; plus a neural tangent kernel from jacobians over a parameter
+    pytree contracted with tree_map."""
+    def loglik(theta, x, y):
+        return -J.nn.softplus(-y * (x @ theta))
+
+    @J.jit
+    def step(theta):
+        scores = J.vmap(J.grad(loglik), in_axes=(None, 0, 0))(theta, X, y)
+        fisher = scores.T @ scores / X.shape[0] + 1e-3 * m.eye(theta.shape[0])
+        g = m.mean(scores, axis=0)
+        return theta + J.scipy.linalg.cho_solve(J.scipy.linalg.cho_factor(fisher), g), fisher
+
+    empirical = J.jit(J.jacrev(lambda t: J.vmap(loglik, in_axes=(None, 0, 0))(t, X, y)))(theta)
+
+    def f(p, x):
+        return m.tanh(x @ p["w"] + p["b"]) @ p["v"]
+    p = {"w": m.outer(theta, theta[::-1]), "b": theta, "v": m.ones(theta.shape[0])}
+    jac = J.jacrev(f)(p, X)
+    ntk = sum(m.tensordot(a, b, axes=(list(range(1, a.ndim)),) * 2)
+              for a, b in zip(J.tree_util.tree_leaves(jac), J.tree_util.tree_leaves(jac)))
+    return step(theta), empirical, ntk
+
+
+def test_natural_gradient_and_ntk():
+    rng = np.random.default_rng(23)
+    X = rng.standard_normal((12, 3))
+    assert_same(_natural_gradient, np.array([0.3, -0.2, 0.5]), X, np.sign(X[:, 0] + 0.2), rtol=1e-9)
+
+
+def _pca_and_spectra(J, m, X):
+    """Spectral code: PCA by eigh of the covariance (eigenvalues and their gradient), the nuclear norm by svd
+    and its gradient, a log-determinant by slogdet and its gradient, matrix functions (expm, sqrtm-free
+    matrix_power, pinv) and a least-squares fit with lstsq."""
+    C = m.cov(X, rowvar=False)
+    w, v = m.linalg.eigh(C)
+    nuclear = lambda X: m.sum(m.linalg.svd(X, compute_uv=False))
+    logdet = lambda X: m.linalg.slogdet(X.T @ X + m.eye(X.shape[1]))[1]
+    top = lambda X: m.linalg.eigvalsh(m.cov(X, rowvar=False))[-1]
+    coef, res, rank, sv = m.linalg.lstsq(X, X[:, 0] + 0.5 * X[:, 1])
+    return (w, m.abs(v[:, -1]), J.jit(J.grad(nuclear))(X), J.jit(J.grad(logdet))(X), J.jit(J.grad(top))(X),
+            J.scipy.linalg.expm(C), m.linalg.matrix_power(C, 3), m.linalg.pinv(X), coef, rank, sv)
+
+
+def test_pca_and_spectral_gradients():
+    X = np.random.default_rng(24).standard_normal((7, 3))
+    assert_same(_pca_and_spectra, X, rtol=1e-8, atol=1e-10, numpy_dtypes={9: np.int32})
+
+
+def _mnist_style_mlp(J, m, params, images, labels):
+    """neural_network_with_tfds_data / mnist_classifier_fromscratch: an MLP's batched predictions by vmap
+    over a single-example function, logits - logsumexp, one_hot targets, accuracy by argmax, and an SGD
+    update by tree_map under jit, three steps."""
+    def predict(params, image):
+        act = image
+        for w, b in params[:-1]:
+            act = J.nn.relu(m.dot(w, act) + b)
+        w, b = params[-1]
+        logits = m.dot(w, act) + b
+        return logits - J.scipy.special.logsumexp(logits)
+
+    batched = J.vmap(predict, in_axes=(None, 0))
+
+    def loss(params, images, targets):
+        return -m.mean(batched(params, images) * targets)
+
+    @J.jit
+    def update(params, x, y):
+        grads = J.grad(loss)(params, x, y)
+        return [(w - 0.5 * dw, b - 0.5 * db) for (w, b), (dw, db) in zip(params, grads)]
+
+    targets = J.nn.one_hot(labels, 4)
+    for _ in range(3):
+        params = update(params, images, targets)
+    acc = m.mean(m.argmax(batched(params, images), axis=1) == labels)
+    return params, loss(params, images, targets), acc
+
+
+def test_mnist_style_mlp_training():
+    rng = np.random.default_rng(25)
+    sizes = [16, 8, 4]
+    params = [(0.3 * rng.standard_normal((n, m_)), 0.1 * rng.standard_normal(n)) for m_, n in zip(sizes[:-1], sizes[1:])]
+    labels = rng.integers(0, 4, 10)
+    assert_same(_mnist_style_mlp, params, rng.standard_normal((10, 16)) + labels[:, None], labels, rtol=1e-9,
+                numpy_dtypes={5: np.float64})
+
+
+def _vmapped_log_probs(J, m, X, y, seed):
+    """The vmapped_log_probs notebook: a Bayesian logistic regression's log joint written for one parameter
+    vector and vmapped over a batch of them, a mean-field ELBO with reparameterised samples, its gradient,
+    and a few steps of gradient ascent in a fori_loop with keys folded in per step."""
+    def log_joint(beta):
+        prior = m.sum(J.scipy.stats.norm.logpdf(beta, 0.0, 1.0))
+        return prior + m.sum(-m.log1p(m.exp(-(2 * y - 1) * (X @ beta))))
+
+    batched_log_joint = J.vmap(log_joint)
+
+    def elbo(params, key):
+        mu, log_sigma = params
+        beta = mu + m.exp(log_sigma) * J.random.normal(key, (8, mu.shape[0]))
+        return m.mean(batched_log_joint(beta)) + m.sum(log_sigma)
+
+    @J.jit
+    def fit(key):
+        params = (m.zeros(X.shape[1]), m.zeros(X.shape[1]))
+
+        def body(i, params):
+            g = J.grad(elbo)(params, J.random.fold_in(key, i))
+            return J.tree_util.tree_map(lambda p, g: p + 0.01 * g, params, g)
+        return J.lax.fori_loop(0, 10, body, params)
+    params = fit(J.random.PRNGKey(seed))
+    return params, elbo(params, J.random.PRNGKey(1))
+
+
+def test_vmapped_log_probs_notebook():
+    rng = np.random.default_rng(26)
+    X = rng.standard_normal((15, 3))
+    assert_same(_vmapped_log_probs, X, (X[:, 0] > 0).astype(np.float64), 0, rtol=1e-9)
