@@ -21,7 +21,7 @@ import tracejit as tj
 import tracejit.numpy as tnp
 from tracejit import lax
 from tracejit.backend import compile_ir
-from tracejit.backend.half_floats import hardware_half
+from tracejit.backend.llvm import has_f16c
 from tracejit.core.avals import HALF_FLOATS, SHORT_NAMES, bfloat16, is_float
 from tracejit.core.trace import bind, eval_ir
 from tracejit.primitives import ALL
@@ -294,13 +294,13 @@ def test_16_bit_float_conversions_bit_for_bit():
     for d in HALF_FLOATS:
         h = halves.astype(np.uint16).view(d)
         want = h.astype(np.float32)
-        if hardware_half() and d == np.float16:    # F16C quiets signaling NaNs, as JAX does
+        if has_f16c() and d == np.float16:    # F16C quiets signaling NaNs, as JAX does
             want = quieted(want)
         same(tj.jit(lambda a: a.astype(np.float32))(h), want)
         for x in (f32, f64):
             keep = ~np.isnan(x) if d == bfloat16 else slice(None)      # ml_dtypes makes every NaN 0x7fc0
             with quiet():        # float64 to bfloat16 through float32, as JAX (ml_dtypes >= 0.7 rounds once)
-                want = (quieted(x[keep]) if d == np.float16 and hardware_half() else
+                want = (quieted(x[keep]) if d == np.float16 and has_f16c() else
                         x[keep] if d == np.float16 else x[keep].astype(np.float32)).astype(d).view(np.uint16)
             np.testing.assert_array_equal(tj.jit(lambda a: a.astype(d))(x[keep]).view(np.uint16), want)
 

@@ -19,22 +19,12 @@ bit for bit as JAX's (the bit arithmetic kept them signaling, as NumPy's convers
 anyway.
 bfloat16 keeps the bit arithmetic: AVX512-BF16's conversion flushes float32 subnormals to zero.
 """
-import functools
-
-from . import llvm
-
 F32_MANTISSA_SHIFT = 13          # float32 has 23 mantissa bits, float16 10
-
-
-@functools.cache
-def hardware_half():
-    """Whether the host converts between float16 and float32 in hardware (F16C)."""
-    return "+f16c" in llvm.host_cpu()[1].split(",")
 
 
 def half_bits_to_float(b, h):
     """The float of float16 bits h (i16)."""
-    if hardware_half():
+    if b.func.target_f16c:
         return b(f"fpext half {b(f'bitcast i16 {h} to half')} to float")
     w = b(f"zext i16 {h} to i32")
     em = b(f"and i32 {w}, 32767")
@@ -52,7 +42,7 @@ def half_bits_to_float(b, h):
 
 def float_to_half_bits(b, x):
     """The float16 bits (i16) nearest the float x (ties to even)."""
-    if hardware_half():
+    if b.func.target_f16c:
         return b(f"bitcast half {b(f'fptrunc float {x} to half')} to i16")
     bits = b(f"bitcast float {x} to i32")
     a = b(f"and i32 {bits}, 2147483647")

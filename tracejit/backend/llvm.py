@@ -94,6 +94,12 @@ def host_cpu():
 
 
 @functools.cache
+def has_f16c():
+    """Whether the host converts between float16 and float32 in hardware (half_floats.py)."""
+    return "+f16c" in host_cpu()[1].split(",")
+
+
+@functools.cache
 def vector_bytes():
     """The width of the host's vector registers in bytes (64 with AVX-512, 32 with AVX, else 16)."""
     features = host_cpu()[1]

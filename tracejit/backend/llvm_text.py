@@ -33,6 +33,11 @@ class Function:
         self.bounds = {}          # i64 SSA value -> (lo, hi) it provably lies in: loop indices and index arithmetic
                                   # on them (rules.Emitter), so that clamps and range checks that cannot fire go
 
+    @property
+    def target_f16c(self):
+        """Whether the code's target converts float16 in hardware (half_floats.py)."""
+        return llvm.has_f16c()
+
     def size(self, d):
         """An i64 operand for a size: the int itself, or a symbolic dimension's run-time value."""
         if not isinstance(d, Dim):
