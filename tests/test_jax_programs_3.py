@@ -319,16 +319,16 @@ def _complex_gradients(J, m, z, w):
     f = lambda z: m.exp(z) * z ** 2 + 1 / z
     g = lambda z: m.conj(z) * z + m.abs(z) + m.imag(z) ** 2
     _, vjp = J.vjp(f, z)
-    return (J.jit(J.grad(loss))(z), J.jit(J.grad(lambda z: f(z).sum(), holomorphic=True))(z),
+    return (J.grad(loss)(z), J.grad(lambda z: f(z).sum(), holomorphic=True)(z),
             J.jacfwd(f, holomorphic=True)(z), J.jacrev(f, holomorphic=True)(z), vjp(w),
-            J.jvp(g, (z,), (w,)), J.jit(J.vmap(J.grad(lambda z: m.abs(z) ** 3)))(z))
+            J.jvp(g, (z,), (w,)), J.vmap(J.grad(lambda z: m.abs(z) ** 3))(z))
 
 
 def test_complex_gradients_cookbook():
     rng = np.random.default_rng(6)
     z = rng.standard_normal(3) + 1j * rng.standard_normal(3)
     w = rng.standard_normal(3) + 1j * rng.standard_normal(3)
-    assert_same(_complex_gradients, z, w)
+    assert_same(lambda J, m, *a: J.jit(lambda *a: _complex_gradients(J, m, *a))(*a), z, w)
 
 
 def _graph_net(J, m, params, nodes, senders, receivers):
@@ -416,13 +416,14 @@ def _cookbook_hvp(J, m, x, v):
     rev_fwd = lambda v: J.grad(lambda x: J.jvp(f, (x,), (v,))[1])(x)
     rev_rev = lambda v: J.grad(lambda x: m.vdot(J.grad(f)(x), v))(x)
     batched = J.vmap(fwd_rev)(m.stack([v, 2 * v, m.ones_like(v)]))
-    return (J.jit(fwd_rev)(v), J.jit(rev_fwd)(v), J.jit(rev_rev)(v), J.jit(J.jacfwd(J.jacrev(f)))(x), batched,
+    return (fwd_rev(v), rev_fwd(v), rev_rev(v), J.jacfwd(J.jacrev(f))(x), batched,
             J.jacrev(J.vmap(lambda r: m.sin(r) * r[::-1]))(m.stack([x, v])))
 
 
 def test_cookbook_hessian_vector_products():
     rng = np.random.default_rng(10)
-    assert_same(_cookbook_hvp, rng.standard_normal(4), rng.standard_normal(4))
+    assert_same(lambda J, m, *a: J.jit(lambda *a: _cookbook_hvp(J, m, *a))(*a), rng.standard_normal(4),
+                rng.standard_normal(4))
 
 
 def _gaussian_process(J, m, log_params, x, y, xs):
@@ -611,9 +612,9 @@ def test_external_callbacks_notebook():
 
 
 def _remat_policies(J, m, params, x):
-    """The autodiff_remat notebook: a layer stack under jax.checkpoint with each policy (everything saveable,
-    nothing, dots without batch dims, names saved via checkpoint_name + save_only_these_names or all but them,
-    two policies combined); all give the same gradients as no checkpointing. The policy reaches grad as a
+    """The autodiff_remat notebook: a layer stack under jax.checkpoint with policies (nothing
+    saveable, dots without batch dims, names saved via checkpoint_name + save_only_these_names, two policies
+    combined, one of them save_any_names_but_these); all give the same gradients as no checkpointing. The policy reaches grad as a
     non-differentiated argument, static under jit (tracejit's grad took every argument for an array and raised)."""
     cp = J.checkpoint_policies
 
@@ -628,10 +629,10 @@ def _remat_policies(J, m, params, x):
             h = x_
         return m.sum(h ** 2)
 
-    policies = [None, cp.everything_saveable, cp.nothing_saveable, cp.dots_with_no_batch_dims_saveable,
-                cp.save_only_these_names("act"), cp.save_any_names_but_these("act"),
-                cp.save_from_both_policies(cp.dots_saveable, cp.save_only_these_names("act"))]
-    return [J.jit(J.grad(loss), static_argnums=1)(params, p) for p in policies]
+    policies = [None, cp.nothing_saveable, cp.dots_with_no_batch_dims_saveable, cp.save_only_these_names("act"),
+                cp.save_from_both_policies(cp.dots_saveable, cp.save_any_names_but_these("act"))]
+    grad = J.jit(J.grad(loss), static_argnums=1)
+    return [grad(params, p) for p in policies]
 
 
 def test_remat_policies_give_equal_gradients():
@@ -737,20 +738,19 @@ def test_random_samplers_bit_for_bit():
 
 
 def _initializers(J, m, seed):
-    """A Flax-style parameter initialisation: glorot_uniform, he_normal, lecun_normal, orthogonal with a scale,
-    variance_scaling over fan_avg with truncated normals, delta_orthogonal for a conv kernel, constant and
-    normal(stddev); same draws as JAX."""
+    """A Flax-style parameter initialisation: glorot_uniform, he_uniform for a conv kernel, lecun_normal (a
+    truncated normal), orthogonal with a scale, variance_scaling over fan_avg, constant and normal(stddev) in
+    float32; same draws as JAX."""
     init = J.nn.initializers
     ks = J.random.split(J.random.PRNGKey(seed), 7)
-    return (init.glorot_uniform()(ks[0], (4, 3)), init.he_normal()(ks[1], (3, 3, 2, 4)),
+    return (init.glorot_uniform()(ks[0], (4, 3)), init.he_uniform()(ks[1], (3, 3, 2, 4)),
             init.lecun_normal()(ks[2], (5, 2)), init.orthogonal(scale=2.0)(ks[3], (3, 5)),
-            init.variance_scaling(0.5, "fan_avg", "truncated_normal")(ks[4], (6, 2)),
-            init.delta_orthogonal()(ks[5], (3, 3, 4, 4)), init.constant(0.3)(ks[6], (2,)),
+            init.variance_scaling(0.5, "fan_avg", "uniform")(ks[4], (6, 2)), init.constant(0.3)(ks[5], (2,)),
             init.normal(0.02)(ks[6], (2, 2), m.float32))
 
 
 def test_nn_initializers_same_draws():
-    assert_same(_initializers, 1, rtol=1e-6, atol=1e-12)
+    assert_same(lambda J, m, s: J.jit(lambda s: _initializers(J, m, s))(s), 1, rtol=1e-6, atol=1e-12)
 
 
 def _integer_bits(J, m, x, seed):
@@ -797,8 +797,9 @@ def _linear_recurrence(J, m, a, b):
         step = lambda h, ab: (ab[0] * h + ab[1],) * 2
         return J.lax.scan(step, m.zeros_like(b[0]), (a[::-1], b[::-1]), reverse=True, unroll=2)[1][::-1]
     loss = lambda a, b: m.sum(m.sin(parallel(a, b)))
-    return (J.jit(parallel)(a, b), J.jit(sequential)(a, b), J.jit(J.grad(loss, argnums=(0, 1)))(a, b),
-            J.lax.associative_scan(m.add, b, reverse=True, axis=1), J.lax.cummax(b, axis=0, reverse=True))
+    return J.jit(lambda a, b: (parallel(a, b), sequential(a, b), J.grad(loss, argnums=(0, 1))(a, b),
+                               J.lax.associative_scan(m.add, b, reverse=True, axis=1),
+                               J.lax.cummax(b, axis=0, reverse=True)))(a, b)
 
 
 def test_associative_scan_linear_recurrence():
@@ -839,13 +840,13 @@ def _minimize_and_solve(J, m, A, b):
     def cube_root(c):
         return J.lax.custom_root(lambda x: x ** 3 - c, 1.0, lambda f, x0: J.lax.fori_loop(
             0, 30, lambda i, x: x - f(x) / J.grad(f)(x), x0), lambda g, y: y / J.grad(g)(1.0))
-    return (res.x, res.fun, res.success, J.jit(solve_cg)(b), J.jit(J.grad(lambda b: m.sum(solve_cg(b) ** 2)))(b),
-            J.jit(cube_root)(5.0), J.jit(J.grad(cube_root))(5.0))
+    return (res.x, res.fun, res.success, solve_cg(b), J.grad(lambda b: m.sum(solve_cg(b) ** 2))(b),
+            cube_root(5.0), J.grad(cube_root)(5.0))
 
 
 def test_minimize_cg_and_custom_root():
     rng = np.random.default_rng(20)
-    want, got = both(_minimize_and_solve, rng.standard_normal((3, 3)), rng.standard_normal(3))
+    want, got = both(lambda J, m, *a: J.jit(lambda *a: _minimize_and_solve(J, m, *a))(*a), rng.standard_normal((3, 3)), rng.standard_normal(3))
     np.testing.assert_allclose(got[0], want[0], rtol=1e-5)   # BFGS iterates: line searches may stop a step apart
     for w, g in zip(want[1:], got[1:]):
         np.testing.assert_allclose(g, w, rtol=1e-7, atol=1e-9)
@@ -886,8 +887,11 @@ def _kalman(J, m, ys, log_q):
         _, sm = J.lax.scan(back, (mus[-1], Ps[-1]), m.arange(ys.shape[0] - 1), reverse=True)
         return sm
 
-    ll, outs = J.jit(filt)(log_q)
-    return ll, J.jit(smooth)(outs), J.jit(J.grad(lambda q: filt(q)[0]))(log_q)
+    @J.jit
+    def run(log_q):
+        ll, outs = filt(log_q)
+        return ll, smooth(outs), J.grad(lambda q: filt(q)[0])(log_q)
+    return run(log_q)
 
 
 def test_kalman_filter_and_smoother():
@@ -975,13 +979,13 @@ def _pca_and_spectra(J, m, X):
     logdet = lambda X: m.linalg.slogdet(X.T @ X + m.eye(X.shape[1]))[1]
     top = lambda X: m.linalg.eigvalsh(m.cov(X, rowvar=False))[-1]
     coef, res, rank, sv = m.linalg.lstsq(X, X[:, 0] + 0.5 * X[:, 1])
-    return (w, m.abs(v[:, -1]), J.jit(J.grad(nuclear))(X), J.jit(J.grad(logdet))(X), J.jit(J.grad(top))(X),
+    return (w, m.abs(v[:, -1]), J.grad(nuclear)(X), J.grad(logdet)(X), J.grad(top)(X),
             J.scipy.linalg.expm(C), m.linalg.matrix_power(C, 3), m.linalg.pinv(X), coef, rank, sv)
 
 
 def test_pca_and_spectral_gradients():
     X = np.random.default_rng(24).standard_normal((7, 3))
-    assert_same(_pca_and_spectra, X, rtol=1e-8, atol=1e-10, numpy_dtypes={9: np.int32})
+    assert_same(lambda J, m, X: J.jit(lambda X: _pca_and_spectra(J, m, X))(X), X, rtol=1e-8, atol=1e-10, numpy_dtypes={9: np.int32})
 
 
 def _mnist_style_mlp(J, m, params, images, labels):
@@ -1001,16 +1005,18 @@ def _mnist_style_mlp(J, m, params, images, labels):
     def loss(params, images, targets):
         return -m.mean(batched(params, images) * targets)
 
-    @J.jit
     def update(params, x, y):
         grads = J.grad(loss)(params, x, y)
         return [(w - 0.5 * dw, b - 0.5 * db) for (w, b), (dw, db) in zip(params, grads)]
 
-    targets = J.nn.one_hot(labels, 4)
-    for _ in range(3):
-        params = update(params, images, targets)
-    acc = m.mean(m.argmax(batched(params, images), axis=1) == labels)
-    return params, loss(params, images, targets), acc
+    @J.jit
+    def train(params):
+        targets = J.nn.one_hot(labels, 4)
+        for _ in range(3):
+            params = update(params, images, targets)
+        acc = m.mean(m.argmax(batched(params, images), axis=1) == labels)
+        return params, loss(params, images, targets), acc
+    return train(params)
 
 
 def test_mnist_style_mlp_training():
@@ -1037,7 +1043,6 @@ def _vmapped_log_probs(J, m, X, y, seed):
         beta = mu + m.exp(log_sigma) * J.random.normal(key, (8, mu.shape[0]))
         return m.mean(batched_log_joint(beta)) + m.sum(log_sigma)
 
-    @J.jit
     def fit(key):
         params = (m.zeros(X.shape[1]), m.zeros(X.shape[1]))
 
@@ -1045,11 +1050,161 @@ def _vmapped_log_probs(J, m, X, y, seed):
             g = J.grad(elbo)(params, J.random.fold_in(key, i))
             return J.tree_util.tree_map(lambda p, g: p + 0.01 * g, params, g)
         return J.lax.fori_loop(0, 10, body, params)
-    params = fit(J.random.PRNGKey(seed))
-    return params, elbo(params, J.random.PRNGKey(1))
+    @J.jit
+    def fit_and_score(seed):
+        params = fit(J.random.PRNGKey(seed))
+        return params, elbo(params, J.random.PRNGKey(1))
+    return fit_and_score(seed)
 
 
 def test_vmapped_log_probs_notebook():
     rng = np.random.default_rng(26)
     X = rng.standard_normal((15, 3))
     assert_same(_vmapped_log_probs, X, (X[:, 0] > 0).astype(np.float64), 0, rtol=1e-9)
+
+
+def _attention(J, m, q, k, v, lengths):
+    """Attention as transformer code writes it: nn.dot_product_attention with a padding mask from sequence
+    lengths, with is_causal, with a bias; a hand-written einsum + masked softmax (where=, initial=) that must
+    agree; and the gradient of the masked attention in the queries and keys."""
+    B, T, H, D = q.shape
+    valid = m.arange(T)[None, :] < lengths[:, None]
+    mask = valid[:, None, None, :] & valid[:, None, :, None]
+    bias = -0.1 * m.abs(m.arange(T)[:, None] - m.arange(T)[None, :]).astype(q.dtype)
+
+    def manual(q, k, v):
+        logits = m.einsum("bqhd,bkhd->bhqk", q, k) / m.sqrt(D)
+        w = J.nn.softmax(logits, axis=-1, where=mask)
+        return m.einsum("bhqk,bkhd->bqhd", m.where(mask, w, 0.0), v)
+    attn = lambda q, k: J.nn.dot_product_attention(q, k, v, mask=mask)
+    loss = lambda q, k: m.sum(m.where(valid[:, :, None, None], attn(q, k), 0.0) ** 2)
+    return (m.where(valid[:, :, None, None], attn(q, k), 0.0), manual(q, k, v),
+            J.nn.dot_product_attention(q, k, v, is_causal=True), J.nn.dot_product_attention(q, k, v, bias=bias),
+            J.grad(loss, argnums=(0, 1))(q, k))
+
+
+def test_masked_attention():
+    rng = np.random.default_rng(27)
+    q, k, v = (rng.standard_normal((2, 4, 2, 3)) for _ in range(3))
+    want, got = both(lambda J, m, *a: J.jit(lambda *a: _attention(J, m, *a))(*a), q, k, v, np.array([4, 2]))
+    for w, g in zip(want, got):
+        assert (g.shape, g.dtype) == (w.shape, w.dtype)
+        np.testing.assert_allclose(g, w, rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(got[1], got[0], rtol=1e-12, atol=1e-15)   # the hand-written attention agrees
+
+
+def _dataclass_params(J, m, w, b, x):
+    """Parameters in a dataclass registered with jax.tree_util.register_dataclass (data and meta fields), an
+    optimiser state built with tree_map over it, jax.tree.leaves/structure, a global-norm gradient clip, and
+    grad returning the dataclass."""
+    import dataclasses
+    import functools
+
+    @functools.partial(J.tree_util.register_dataclass, data_fields=["w", "b"], meta_fields=["act"])
+    @dataclasses.dataclass
+    class Dense:
+        w: object
+        b: object
+        act: str
+
+        def __call__(self, x):
+            y = x @ self.w + self.b
+            return m.tanh(y) if self.act == "tanh" else J.nn.relu(y)
+
+    def loss(layer):
+        return m.sum(layer(x) ** 2)
+
+    @J.jit
+    def step(layer, velocity):
+        g = J.grad(loss)(layer)
+        norm = m.sqrt(sum(m.sum(leaf ** 2) for leaf in J.tree.leaves(g)))
+        g = J.tree.map(lambda t: t * m.minimum(1.0, 0.5 / norm), g)
+        velocity = J.tree.map(lambda v, g: 0.9 * v + g, velocity, g)
+        return J.tree.map(lambda p, v: p - 0.1 * v, layer, velocity), velocity, norm
+    layer = Dense(w, b, "tanh")
+    velocity = J.tree.map(m.zeros_like, layer)
+    new, velocity, norm = step(layer, velocity)
+    assert new.act == "tanh" and J.tree.structure(new) == J.tree.structure(layer)
+    return new.w, new.b, velocity.w, norm
+
+
+def test_register_dataclass_parameters():
+    rng = np.random.default_rng(28)
+    assert_same(_dataclass_params, rng.standard_normal((3, 2)), rng.standard_normal(2), rng.standard_normal((4, 3)))
+
+
+def _hybrid_system(J, m, x0, params):
+    """A hybrid dynamical system: the mode chosen each step by lax.switch on a traced index (clamped as JAX
+    clamps it), a lax.cond on a pytree of operands, vmapped over initial states (cond becomes select), the
+    trajectory's loss differentiated in the parameters; lax.map with batch_size over the states."""
+    def flow(x, p):
+        return x + 0.1 * m.array([x[1], -p[0] * x[0]])
+
+    def jump(x, p):
+        return m.array([x[0], -p[1] * x[1]])
+
+    def drift(x, p):
+        return x * (1 - 0.05 * p[0])
+
+    def step(x, _):
+        mode = m.where(x[0] < 0, 1, 0) + 2 * (m.abs(x[1]) > 1.5)
+        x = J.lax.switch(mode, [flow, jump, drift, flow, drift], x, params)
+        x, energy = J.lax.cond(x[0] > 0, lambda t: (t[0], m.sum(t[0] ** 2)), lambda t: (t[0] * t[1], 0.0),
+                               (x, params[0]))
+        return x, energy
+    traj = lambda x0: J.lax.scan(step, x0, None, length=12)
+    loss = lambda params_, x0: m.sum(traj(x0)[1])
+    return (J.vmap(traj)(x0), J.lax.map(lambda x: traj(x)[0], x0, batch_size=2),
+            J.grad(lambda p: m.sum(J.vmap(lambda x: loss(p, x))(x0)))(params))
+
+
+def test_switch_cond_hybrid_system():
+    x0 = np.array([[1.0, 0.0], [-0.5, 1.0], [0.3, -2.0]])
+    assert_same(lambda J, m, *a: J.jit(lambda *a: _hybrid_system(J, m, *a))(*a), x0, np.array([1.3, 0.8]))
+
+
+def _spectral(J, m, u):
+    """Spectral methods: the derivative of a periodic signal by rfft/irfft and fftfreq, a heat-equation step
+    in Fourier space, a 2-D power spectrum with fftshift, and the gradient of a spectral energy through rfft.
+    (fftshift's roll is slices without strides; under jit, simplify moved them past a transpose and raised
+    KeyError: 'strides'.)"""
+    n = u.shape[0]
+    k = 2 * m.pi * m.fft.rfftfreq(n, d=1.0 / n)
+    du = m.fft.irfft(1j * k * m.fft.rfft(u), n=n)
+    heat = m.fft.irfft(m.exp(-0.01 * k ** 2) * m.fft.rfft(u), n=n)
+    img = m.outer(u, u[::-1])
+    power = m.fft.fftshift(m.abs(m.fft.fft2(img)) ** 2)
+    energy = lambda u: m.sum(m.abs(m.fft.rfft(u * m.hanning(n))) ** 2 * m.exp(-k / 10))
+    return du, heat, power, J.grad(energy)(u)
+
+
+def test_spectral_derivatives_fft():
+    x = np.linspace(0, 2 * np.pi, 16, endpoint=False)
+    assert_same(lambda J, m, u: J.jit(lambda u: _spectral(J, m, u))(u), np.sin(x) + 0.3 * np.cos(3 * x), rtol=1e-9,
+                atol=1e-10)
+    a = np.arange(12.0).reshape(3, 4)
+    np.testing.assert_array_equal(tj.jit(lambda a: tnp.roll(a.T, 1, axis=0))(a), np.roll(a.T, 1, axis=0))
+
+
+def _stats_logpdfs(J, m, x, params):
+    """A probabilistic model's log density from jax.scipy.stats (norm, t, gamma, beta, poisson, bernoulli,
+    multivariate_normal, dirichlet, laplace, cauchy, logistic) and its gradient in all the parameters."""
+    st = J.scipy.stats
+
+    def log_density(params):
+        loc, log_scale, a, b = params
+        scale = m.exp(log_scale)
+        counts = m.array([0.0, 2.0, 5.0])
+        return (m.sum(st.norm.logpdf(x, loc, scale)) + m.sum(st.t.logpdf(x, 3.0 + a, loc, scale))
+                + m.sum(st.gamma.logpdf(m.abs(x) + 0.1, a, scale=b)) + st.beta.logpdf(0.3, a, b)
+                + m.sum(st.poisson.logpmf(counts, a + b)) + m.sum(st.bernoulli.logpmf(m.array([0, 1]), 0.3))
+                + st.multivariate_normal.logpdf(x[:2], m.array([loc, -loc]), m.array([[scale, 0.1], [0.1, 1.0]]))
+                + st.dirichlet.logpdf(m.array([0.2, 0.3, 0.5]), m.array([a, b, 1.0]))
+                + m.sum(st.laplace.logpdf(x, loc, scale)) + m.sum(st.cauchy.logpdf(x, loc, scale))
+                + m.sum(m.log(st.logistic.cdf(x))) + m.sum(st.norm.logsf(x, loc)))
+    return J.value_and_grad(log_density)(params)
+
+
+def test_scipy_stats_log_density_gradient():
+    assert_same(lambda J, m, *a: J.jit(lambda *a: _stats_logpdfs(J, m, *a))(*a), np.array([0.3, -1.2, 2.0, 0.7]),
+                (np.array(0.1), np.array(-0.2), np.array(1.5), np.array(2.5)), rtol=1e-9)

@@ -286,9 +286,9 @@ def _slice_simplify(eqn, producer):
     if inner is None or inner.prim is not transpose_p or is_symbolic(inner.inputs[0].aval.shape):
         return None
     perm, ndim = inner.params["permutation"], len(inner.params["permutation"])
-    params = {k: eqn.params[k] or (1,) * ndim for k in ("start_indices", "limit_indices", "strides")}
+    params = {k: eqn.params.get(k) or (1,) * ndim for k in ("start_indices", "limit_indices", "strides")}
     moved = {k: tuple(v[perm.index(a)] for a in range(ndim)) for k, v in params.items()}
-    moved["strides"] = eqn.params["strides"] and moved["strides"]
+    moved["strides"] = eqn.params.get("strides") and moved["strides"]
     return (lambda x: ops.transpose(ops.slice(x, **moved), permutation=perm)), [inner.inputs[0]]
 
 
