@@ -200,7 +200,7 @@ def test_traceback_of_a_shape_error_shows_the_users_frames_only(case):
     message = str(info.value)
     assert f"(at {__file__}:{BAD_LINE})" in message                # the pointer stays
     assert NOTE in info.value.__notes__
-    names = "argument 'x'" if case == "jacrev" else "arguments 'w', 'x'"  # jacrev: w is not differentiated
+    names = "argument 'x'" if case in ("grad", "jacrev") else "arguments 'w', 'x'"  # w is not differentiated
     assert f"derived from {names}" in message
 
 

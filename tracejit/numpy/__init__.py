@@ -115,6 +115,7 @@ from .einsum_ops import einsum
 from .einsum_path import einsum_path
 from .elementwise_extra import divmod, fabs, float_power, fmod, modf, pow, sinc
 from .float_bits import copysign, frexp, ldexp, nextafter, signbit, spacing
+from .float_bits import view as _view
 from .functional import (
     apply_along_axis,
     apply_over_axes,
@@ -402,7 +403,7 @@ _METHODS = {
     "nbytes": property(lambda self: self.size * self.dtype.itemsize), "copy": lambda self: copy(self),
     "diagonal": diagonal, "trace": trace, "ptp": ptp, "argpartition": argpartition, "choose": choose,
     "compress": lambda self, condition, axis=None, **kw: compress(condition, self, axis, **kw),
-    "searchsorted": searchsorted,
+    "searchsorted": searchsorted, "view": _view,
 }
 for _name, _fn in _METHODS.items():
     setattr(_Tracer, _name, _fn)

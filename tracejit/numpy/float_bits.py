@@ -10,8 +10,11 @@ import numpy as np
 from ..core.avals import finfo
 from ..core.trace import bind
 from ..primitives import bitcast as bc
+from ..primitives import complex_parts as cp
 from ..primitives.custom_jvp_call import call_with_jvp
 from ._base import asarray, astype, aval, broadcast_operands, broadcast_to_shape, promote
+from .complex_numbers import imag, real
+from .shape_ops import reshape, stack
 from .ufuncs import (
     absolute,
     add,
@@ -215,3 +218,43 @@ def ldexp(x1, x2, /):
         raise TypeError(f"ldexp: the exponents x2 must be integers, got {aval(x2).str_short()}")
     x1, x2 = broadcast_operands(x1, _int32_exponent(promote(x2)[0]), op="ldexp")
     return call_with_jvp(_ldexp, _ldexp_jvp, x1, x2)[0]
+
+
+def view(x, dtype=None, type=None):
+    """x's bits read as another dtype, as jax.Array.view (NumPy's ndarray.view): the same shape for the same
+    width; for another width the last axis scales by the ratio of the widths (bools count as bytes, a complex
+    value as its real and imaginary parts, side by side)."""
+    if type is not None:
+        raise NotImplementedError("view: the type argument is not supported (as in JAX)")
+    x = asarray(x)
+    if dtype is None:
+        return x
+    src, dst = aval(x).dtype, np.dtype(dtype)
+    shape = aval(x).shape
+    if not shape:
+        if src.itemsize != dst.itemsize:
+            raise ValueError(f"view: a 0-d array changes dtype only to one of its width ({src} is {src.itemsize} "
+                             f"bytes, {dst} {dst.itemsize})")
+        return reshape(view(reshape(x, (1,)), dst), ())
+    if (shape[-1] * src.itemsize) % dst.itemsize:
+        raise ValueError(f"view: the last axis of {aval(x).str_short()} ({shape[-1] * src.itemsize} bytes) does not "
+                         f"divide into {dst} items of {dst.itemsize} bytes")
+    if src == dst:
+        return x
+    if src == np.bool_:
+        return view(astype(x, np.uint8), dst)
+    if src.kind == "c":
+        parts = stack([real(x), imag(x)], axis=-1)
+        return view(reshape(parts, shape[:-1] + (2 * shape[-1],)), dst)
+    if dst == np.bool_:
+        return astype(view(x, np.uint8), np.bool_)
+    if dst.kind == "c":
+        parts = view(x, finfo(dst).dtype)
+        return bind(cp.complex_p, parts[..., 0::2], parts[..., 1::2])
+    if src.itemsize < dst.itemsize:
+        ratio = dst.itemsize // src.itemsize
+        x = reshape(x, shape[:-1] + (shape[-1] // ratio, ratio))
+        return bind(bc.bitcast_convert_type_p, x, new_dtype=dst)
+    out = bind(bc.bitcast_convert_type_p, x, new_dtype=dst)
+    return reshape(out, shape[:-1] + (shape[-1] * (src.itemsize // dst.itemsize),)) if src.itemsize > dst.itemsize \
+        else out
