@@ -356,3 +356,43 @@ def test_short_inner_axes_that_cannot_merge_are_written_out_so_the_loop_around_t
             if not calls:
                 vectorized = [k["vectorized"] for k in tj.jit(f).lower(x, c).compile().kernels()]
                 assert vectorized == [bool(unrolled)], shape
+
+
+SHORT_REDUCTIONS = {
+    "sum f32 (a float64 accumulator)": (lambda x: (x * 0.5 + 1).sum(-1), np.float32),
+    "norm": (lambda x: tnp.linalg.norm(x, axis=-1), np.float64),
+    "max": (lambda x: x.max(-1), np.float64),
+    "argmax": (lambda x: tnp.argmax(x, axis=-1), np.float32),
+    "prod int": (lambda x: x.prod(-1), np.int32),
+    "mean f16": (lambda x: x.mean(-1), np.float16),
+    "sum c64": (lambda x: x.sum(-1), np.complex64),
+}
+TWO_AXES = (lambda x: (x[:, :, None] * np.float32([1, 2])).sum((1, 2)), np.float32)   # n x 2 elements a row
+
+
+@pytest.mark.parametrize("name", [*SHORT_REDUCTIONS, "two axes"])
+def test_short_reduced_axes_are_written_out_so_the_loop_over_the_kept_axes_vectorizes(name, monkeypatch):
+    """A reduction over innermost axes of up to UNROLLED elements in all (the 3 channels of a pixel, the 3
+    coordinates of a point) is written out in the body of the loop over the kept axes, which then vectorizes
+    (fusion.unrolled_reduction), with the bits of the loop it replaces (its order and accumulator types);
+    longer reduced axes keep their loop."""
+    f, dtype = SHORT_REDUCTIONS[name] if name != "two axes" else TWO_AXES
+    for n in (2, 3, 4, 8, 9):
+        x = data(dtype, (1000, n), 0)
+        short = n * (2 if name == "two axes" else 1) <= 8
+        closed, leaves = tj.make_ir(f, optimize=True)(x), [x]    # (argmax: a max and a min of positions)
+        unrolled = [bool(g.unrolled) for g in plan_groups(closed.ir) if g.root.params.get("axes")]
+        assert unrolled and set(unrolled) == {short}, n
+        check_closed(closed, leaves)
+        compiled = compile_ir(closed)
+        assert set(reductions_vectorized(compiled)) == {short}, n
+        with monkeypatch.context() as m:
+            m.setattr("tracejit.backend.fusion.UNROLLED", 0)
+            looped = compile_ir(closed)
+        assert set(reductions_vectorized(looped)) == {False}
+        for got, want in zip(compiled.run(leaves), looped.run(leaves)):
+            np.testing.assert_array_equal(got, want)
+
+
+def reductions_vectorized(compiled):
+    return [k["vectorized"] for k in compiled.kernels() if any(op.startswith("reduce") for op in k["ops"])]

@@ -268,6 +268,8 @@ def plan_groups(ir, fuse=True, views=False):
         if g.fusible and not g.phases and not isinstance(g.rule, Reduce):
             g.tiled = transposed_read(g)
             g.unrolled = unrolled_axes(g) if g.tiled is None else ()
+        elif g.fusible and not g.phases:
+            g.unrolled = unrolled_reduction(g)
     return groups
 
 
@@ -324,6 +326,18 @@ def unrolled_axes(g):
         size *= g.extents[a]
     calls = any(getattr(e.prim.lower, "calls", None) for e in g.eqns)    # a vector call per row does better
     return tuple(axes) if axes and not calls and size * g.cost <= FUSED_COST else ()
+
+
+def unrolled_reduction(g):
+    """The reduced axes of reduction group g when they are short (UNROLLED elements together) and innermost below
+    a kept axis: they are then written out in the body of the loop over the kept axes, so that the innermost
+    loop runs over a kept axis and vectorizes. The gray image of a 1024 x 1024 x 3 image (a sum over the
+    channels of each pixel) took 2.1 ms scalar (NumPy 1.1)."""
+    axes = g.root.params["axes"]
+    if g.in_place or not axes or len(axes) == len(g.domain) or g.loop_order[-len(axes):] != list(axes):
+        return ()
+    size = math.prod(g.domain[a] if isinstance(g.domain[a], int) else UNROLLED + 1 for a in axes)
+    return tuple(axes) if size <= UNROLLED and size * g.cost <= FUSED_COST else ()
 
 
 def collapse_axes(g, first=1):

@@ -331,6 +331,8 @@ class LoopBuilder(KernelBuilder):
         in_aval = root.inputs[0].aval
         b.in_avals = [in_aval]
         inits = g.rule.init(b, **params)
+        if g.unrolled:
+            return self._reduce_unrolled(idx, axes, kept, inits)
         tys = [llvm_type(dtype) for _, dtype in inits]
         accs = [self.variable(dtype) for _, dtype in inits]
         for a, t, (v, _) in zip(accs, tys, inits):
@@ -381,6 +383,35 @@ class LoopBuilder(KernelBuilder):
         b.in_avals = [in_aval]
         result = g.rule.result(b, [self.load_var(a, t) for a, t in zip(accs, tys)], **params)
         self.store(self.buffers[id(root.outvars[0])], [idx[a] for a in kept], result)
+
+    def _reduce_unrolled(self, idx, axes, kept, inits):
+        """The reduction over short axes written out (fusion.unrolled_reduction), in registers, in the order and
+        the types of the loop's (a row of the innermost axis in the operand's type, added to a wider
+        accumulator): the same bits."""
+        g, b = self.g, self.b
+        root, params, in_aval = g.root, g.root.params, g.root.inputs[0].aval
+        accs = [v for v, _ in inits]
+        blocked = g.rule.combine is not None and [llvm_type(d) for _, d in inits] != [llvm_type(in_aval.dtype)]
+        for outer in itertools.product(*(range(g.domain[a]) for a in axes[:-1])):
+            narrow = g.rule.result(b, [v for v, _ in inits], **params) if blocked else None
+            for last in range(g.domain[axes[-1]]):
+                for a, i in zip(axes, (*outer, last)):
+                    idx[a] = i
+                self.memo.clear()
+                x = self.value(root.inputs[0], idx)
+                b.in_avals = [in_aval]
+                if blocked:
+                    narrow, = g.rule.combine(b, [narrow], [x], **params)
+                else:
+                    accs = g.rule.update(b, accs, x, **params)
+                for v in g.stores[1:]:
+                    self.store(self.buffers[id(v)], idx, self.value(v, idx))
+            b.in_avals = [in_aval]
+            if blocked:
+                accs = [*g.rule.update(b, accs[:1], narrow, **params), *accs[1:]]
+        self.memo.clear()
+        b.in_avals = [in_aval]
+        self.store(self.buffers[id(root.outvars[0])], [idx[a] for a in kept], g.rule.result(b, accs, **params))
 
     @contextlib.contextmanager
     def _blocks(self, lo, hi, block):
