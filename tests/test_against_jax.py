@@ -675,8 +675,6 @@ KNOWN = [
     differs("nn.log_softmax nn.softmax", "bool axis=None", "raises", "as nn.sigmoid"),
     differs("numpy.reciprocal", "int32 | int64", "value", "1 / 0 in integers: NumPy's is undefined (the minimum "
             "integer here), tracejit's 0"),
-    follows_numpy("numpy.take", "out_of_range", "value", "a concrete index past the end raises IndexError, as in "
-                  "NumPy (traced ones are clamped, as JAX's jit-time indexing); JAX's take fills NaN"),
     follows_numpy("numpy.median", "empty_rows axis=0", "value", "the median of nothing is NaN (NumPy warns); JAX "
                   "raises"),
     follows_numpy("numpy.tril numpy.triu", "(0,)", "value", "a 1-D array is the row of a square matrix, as in NumPy; "

@@ -172,8 +172,24 @@ def index_case(rng):
     axis = rng.choice([None, 0, -1])
     if isinstance(idx, (float, str, slice, tuple)):
         idx = np.array([1.5])        # NumPy casts a Python float or string scalar to an int (take 1.7 is x[1])
+    outside = np.asarray(idx).dtype.kind in "iu" and filled_take(x, idx, axis) is not None
     return Case(f"take(x{list(x.shape)}, {idx!r}, axis={axis})", lambda M, x: M.take(x, idx, axis), (x,),
-                names_of(idx, args=("index", "indices", "out of bounds")))
+                names_of(idx, args=("index", "indices", "out of bounds")),
+                ["eager", "jit", "vmap"] if outside else MODES, ref=lambda x: filled_take(x, idx, axis, np.take))
+
+
+def filled_take(x, idx, axis, otherwise=lambda *args: None):
+    """JAX's take where an integer index is outside [-n, n): NaN there (NumPy raises IndexError); else
+    otherwise(x, idx, axis). (Its derivative is 0 there, as JAX's: finite differences of NaN do not say so.)"""
+    i = np.asarray(idx)
+    if axis is None:
+        x, axis = x.ravel(), 0
+    axis, n = axis % x.ndim, x.shape[axis % x.ndim]
+    inside = (i >= -n) & (i < n)
+    if i.dtype.kind not in "iu" or inside.all():
+        return otherwise(x, idx, axis)
+    taken = np.take(x, np.where(inside, i, 0), axis)
+    return np.where(inside.reshape((1,) * axis + i.shape + (1,) * (x.ndim - axis - 1)), taken, np.nan)
 
 
 def dtype_case(rng):

@@ -546,8 +546,7 @@ def test_sort_derivatives_and_batching(rng):
     tj.test_util.check_grads(lambda x: tnp.take_along_axis(x, tnp.argsort(-x, axis=0), 0), (x,), order=1)
     np.testing.assert_array_equal(tj.vmap(tnp.sort)(x), np.sort(x, axis=1))
     np.testing.assert_array_equal(tj.vmap(tnp.argsort, in_axes=1)(x), np.argsort(x, axis=0).T)
-    with pytest.raises(IndexError, match="out of bounds for axis 1 with size 6"):
-        tnp.take_along_axis(x, np.array([[6]]), 1)
+    assert np.isnan(tnp.take_along_axis(x, np.array([[6]]), 1)).all()     # filled, as JAX's (test_take_modes.py)
 
 
 SPECIAL = np.array([[0.5, np.nan, -np.inf, 2.0], [np.inf, -0.0, 1.0, np.nan], [-3.0, 0.0, 1e-9, 2.0]])

@@ -21,6 +21,7 @@ from typing import NamedTuple
 import numpy as np
 
 from .. import numpy as tnp
+from ..numpy.indexing import take_clamped
 from ..tree_util import register_pytree_node, tree_flatten, tree_map, tree_unflatten
 
 OptimizerState = namedtuple("OptimizerState", ["packed_state", "tree_def", "subtree_defs"])
@@ -263,7 +264,7 @@ def piecewise_constant(boundaries, values):
     if boundaries.shape[0] != values.shape[0] - 1:
         raise ValueError(f"piecewise_constant: boundaries ({boundaries.shape[0]}) must be one shorter than values "
                          f"({values.shape[0]})")
-    return lambda i: tnp.take(values, tnp.sum(i > boundaries))
+    return lambda i: take_clamped(values, tnp.sum(i > boundaries))
 
 
 def make_schedule(scalar_or_schedule):

@@ -20,6 +20,7 @@ from ..custom_derivatives import custom_vjp
 from ..derivative_tools import closure_convert
 from ..derivatives import vjp
 from ..flatten_util import ravel_pytree
+from ..numpy.indexing import take_clamped
 
 # The Dormand-Prince tableau: node times, stage weights, the 5th-order solution and its difference from the
 # embedded 4th-order one (the local error estimate); the last stage is the first of the next step (FSAL).
@@ -187,12 +188,12 @@ def _solve_backward(func, options, residuals, g):
 
     def between(carry, i):
         y_bar, t0_bar, args_bar = carry
-        y, t, t_before = tnp.take(ys, i, axis=0), tnp.take(ts, i), tnp.take(ts, i - 1)
-        t_bar = tnp.real(tnp.dot(func(y, t, *args), tnp.take(g, i, axis=0)))
+        y, t, t_before = take_clamped(ys, i, axis=0), take_clamped(ts, i), take_clamped(ts, i - 1)
+        t_bar = tnp.real(tnp.dot(func(y, t, *args), take_clamped(g, i, axis=0)))
         start = (y, y_bar, t0_bar - t_bar, args_bar)
         solved = _adjoint_solve(augmented, options, start, tnp.stack([-t, -t_before]), *args)
         _, y_bar, t0_bar, args_bar = tree_map(lambda x: x[1], solved)
-        return (y_bar + tnp.take(g, i - 1, axis=0), t0_bar, args_bar), t_bar
+        return (y_bar + take_clamped(g, i - 1, axis=0), t0_bar, args_bar), t_bar
 
     zero_t = tnp.zeros((), ts.dtype)
     start = (g[-1], zero_t, tree_map(tnp.zeros_like, args))

@@ -17,6 +17,7 @@ from .. import lax
 from .. import numpy as tnp
 from ..core.trace import Tracer, eager
 from ..numpy._base import aval, inexact_dtype, promote_inexact
+from ..numpy.indexing import take_clamped
 
 __all__ = ["ResizeMethod", "resize", "scale_and_translate"]
 
@@ -195,7 +196,7 @@ def _resize_nearest(image, shape):
         if m == n:
             continue
         centres = (np.arange(n, dtype=np.float32) + np.float32(0.5)) * np.float32(m) / np.float32(n)
-        image = tnp.take(image, np.floor(centres).astype(np.int32), axis=d)
+        image = take_clamped(image, np.floor(centres).astype(np.int32), axis=d)
     return image
 
 

@@ -13,6 +13,7 @@ from ..core.batching import axis_size as _size
 from ..core.pytree import tree_map
 from ..core.trace import bind
 from ..numpy._base import asarray, aval
+from ..numpy.indexing import take_clamped
 from ..primitives import collectives as coll
 
 
@@ -110,12 +111,12 @@ def ppermute(x, axis_name, perm):
     received = np.zeros(size, bool)
     received[destinations] = True
     me = axis_index(axis_name)
-    src, keep = tnp.take(source_of, me), tnp.take(received, me)
+    src, keep = take_clamped(source_of, me), take_clamped(received, me)
 
     def move(v):
         v = asarray(v)
         gathered = all_gather(v, axis_name)
-        return tnp.where(keep, tnp.take(gathered, tnp.maximum(src, 0), axis=0), tnp.zeros_like(v))
+        return tnp.where(keep, take_clamped(gathered, tnp.maximum(src, 0), axis=0), tnp.zeros_like(v))
     return tree_map(move, x)
 
 
@@ -142,7 +143,7 @@ def psum_scatter(x, axis_name, *, scatter_dimension=0, axis_index_groups=None, t
                              f"{'be divisible by' if tiled else 'equal'} the size of axis {axis_name!r}, {size}")
         total = psum(v, axis_name)
         blocks = tnp.reshape(total, shape[:d] + (size, shape[d] // size) + shape[d + 1:]) if tiled else total
-        mine = tnp.take(blocks, axis_index(axis_name), axis=d)
+        mine = take_clamped(blocks, axis_index(axis_name), axis=d)
         return mine
     return tree_map(scatter, x)
 
@@ -163,11 +164,11 @@ def all_to_all(x, axis_name, split_axis, concat_axis, *, axis_index_groups=None,
                              f"{'divide' if tiled else 'equal'} x.shape[split_axis], but they are {size} and "
                              f"{shape[split]} respectively.")
         if not tiled:     # example j's row `me` along split_axis, the rows stacked at concat_axis
-            mine = tnp.take(all_gather(v, axis_name), axis_index(axis_name), axis=split + 1)
+            mine = take_clamped(all_gather(v, axis_name), axis_index(axis_name), axis=split + 1)
             return tnp.moveaxis(mine, 0, concat)
         rows = shape[split] // size
         blocks = tnp.reshape(v, shape[:split] + (size, rows) + shape[split + 1:])
-        mine = tnp.take(all_gather(blocks, axis_name), axis_index(axis_name), axis=split + 1)  # [j, x's axes]
+        mine = take_clamped(all_gather(blocks, axis_name), axis_index(axis_name), axis=split + 1)  # [j, x's axes]
         joined = tnp.moveaxis(mine, 0, concat)        # example j's block just before the concat axis, then merged
         out_shape = list(aval(mine).shape[1:])
         out_shape[concat] *= size
@@ -181,7 +182,7 @@ def pbroadcast(x, axis_name, source):
     source = index_arg(source, "pbroadcast: source")
     if not 0 <= source < size:
         raise ValueError(f"pbroadcast: source must be in [0, {size}) (the size of axis {axis_name!r}), got {source}")
-    return tree_map(lambda v: tnp.take(all_gather(asarray(v), axis_name), source, axis=0), x)
+    return tree_map(lambda v: take_clamped(all_gather(asarray(v), axis_name), source, axis=0), x)
 
 
 def pswapaxes(x, axis_name, axis, *, axis_index_groups=None):

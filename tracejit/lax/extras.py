@@ -13,6 +13,7 @@ from ..core.avals import canonical_dtype, index_arg, is_python_scalar, normalize
 from ..core.trace import bind
 from ..custom_derivatives import custom_vjp
 from ..numpy._base import asarray, aval
+from ..numpy.indexing import take_clamped
 from ..primitives import bitcast as bc
 from ..primitives import special as sp
 from ..tree_util import tree_map
@@ -107,7 +108,7 @@ def _approx_k(name, operand, k, reduction_dimension, recall_target, reduction_in
     moved = tnp.moveaxis(operand, axis, -1)
     keys = (-moved if smallest else moved) + 0.0      # XLA's comparison sort: -0.0 equal to 0.0, every NaN the largest
     _, indices = top_k(tnp.where(tnp.isnan(keys), tnp.abs(keys), keys), k)     # (top_k: the total order)
-    values = tnp.take_along_axis(moved, indices, axis=-1)
+    values = tnp.take_along_axis(moved, indices, axis=-1, mode="clip")
     return tnp.moveaxis(values, -1, axis), tnp.moveaxis(indices, -1, axis)
 
 
@@ -201,7 +202,7 @@ def unstack(x, axis=0):
     """The slices of x along axis, as a tuple, as jax.lax.unstack."""
     x = asarray(x)
     axis = normalize_axis(axis, aval(x).ndim, "unstack")
-    return tuple(tnp.take(x, i, axis=axis) for i in range(aval(x).shape[axis]))
+    return tuple(take_clamped(x, i, axis=axis) for i in range(aval(x).shape[axis]))
 
 
 def broadcast_shapes(*shapes):

@@ -9,6 +9,7 @@ import numpy as np
 from .. import numpy as tnp
 from ..numpy import linalg as tla
 from ..numpy._base import asarray, aval
+from ..numpy.indexing import take_clamped
 from .control_flow import fori_loop, while_loop
 
 _CHOLESKY_CUTOFF = 100
@@ -79,7 +80,7 @@ def qdwh(x, *, is_hermitian=False, max_iterations=None, eps=None, dynamic_shape=
 
         def body(i, state):
             prev, _ = state
-            a, b, c = (tnp.take(table[:, j], i) for j in range(3))
+            a, b, c = (take_clamped(table[:, j], i) for j in range(3))
             nxt = step(prev, a, b, c)
             return nxt, (tla.norm(nxt - prev) > tol_norm) if test else tnp.asarray(True)
         return fori_loop(0, len(steps), body, (u, tnp.asarray(True)))

@@ -12,7 +12,7 @@ from ._base import asarray, astype, aval, broadcast_to_shape, promote, reject_ou
 from .calculus import cumprod
 from .complex_numbers import conj, imag, real
 from .creation import full
-from .indexing import take
+from .indexing import take_clamped
 from .linalg_ops import diag, matmul
 from .reductions import all, cumsum, sum
 from .setops import lexsort
@@ -226,7 +226,7 @@ def sort_complex(a):
 
 
 def _take_along_last(a, order):
-    return ix.take_along_axis(a, order, aval(a).ndim - 1) if aval(a).ndim > 1 else take(a, order)
+    return ix.take_along_axis(a, order, aval(a).ndim - 1) if aval(a).ndim > 1 else take_clamped(a, order)
 
 
 def isscalar(element):

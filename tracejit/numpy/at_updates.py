@@ -8,7 +8,7 @@ from ..primitives import reductions as rd
 from ..primitives import scatter as sc
 from ._base import asarray, astype, aval, broadcast_to_shape
 from .creation import _iota, ones_like, zeros_like
-from .indexing import _fill_value, getitem, take
+from .indexing import _fill_value, getitem, take_clamped
 from .shape_ops import concatenate, expand_dims, ravel, reshape
 from .ufuncs import add, divide, floor_divide, greater, less, multiply, negative, power, remainder, where_
 
@@ -132,7 +132,7 @@ class _AtUpdate:
         _mode(options)
         positions, flat = self._concrete_positions("apply")
         keys, counts = np.unique(np.asarray(positions)[np.asarray(positions) >= 0], return_counts=True)
-        values = take(flat, keys.astype(DEFAULT_INT))
+        values = take_clamped(flat, keys.astype(DEFAULT_INT))
         for k in range(counts.max(initial=0)):
             values = where_(counts > k, func(values), values) if k else func(values)
         updated = bind(sc.scatter_p, flat, expand_dims(keys.astype(DEFAULT_INT), -1), values, axes=(0,), mode="drop")
@@ -162,4 +162,4 @@ def _products_at_repeats(positions, values, dtype):
     rows = np.full((len(keys), counts.max()), flat.size, DEFAULT_INT)       # flat.size: the padding one
     rows[np.repeat(np.arange(len(keys)), counts), np.arange(order.size) - np.repeat(starts, counts)] = order
     padded = concatenate([ravel(values), np.ones(1, dtype)])
-    return keys.astype(DEFAULT_INT), bind(rd.reduce_prod_p, take(padded, rows), axes=(1,))
+    return keys.astype(DEFAULT_INT), bind(rd.reduce_prod_p, take_clamped(padded, rows), axes=(1,))

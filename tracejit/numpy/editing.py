@@ -9,7 +9,7 @@ from ..core.trace import Tracer
 from ._base import asarray, astype, aval, broadcast_to_shape, normalize_shape, promote, reject_out
 from .at_updates import _AtIndexer
 from .creation import arange, zeros, zeros_like
-from .indexing import searchsorted, sort, take, take_along_axis
+from .indexing import searchsorted, sort, take_along_axis, take_clamped
 from .nonzero import data_dependent_size, eager_if_concrete, first_positions
 from .reductions import any
 from .shape_ops import _as_array, _slice_axis, concatenate, expand_dims, moveaxis, ravel, reshape, squeeze, stack, tile
@@ -52,7 +52,7 @@ def delete(arr, obj, axis=None, *, assume_unique_indices=False):
         m = aval(gone).shape[0]
         kept = arange(n - m, dtype=DEFAULT_INT)    # the j-th kept entry is j plus the deletions at or before it
         shift = gone - arange(m, dtype=DEFAULT_INT)
-        return take(arr, add(kept, searchsorted(shift, kept, "right")), axis)
+        return take_clamped(arr, add(kept, searchsorted(shift, kept, "right")), axis)
     keep = np.ones(n, bool)
     if isinstance(obj, slice):
         keep[obj] = False
@@ -63,7 +63,7 @@ def delete(arr, obj, axis=None, *, assume_unique_indices=False):
         keep = ~mask
     else:
         keep[_concrete_indices(obj, n, "delete")] = False
-    return take(arr, np.flatnonzero(keep), axis)
+    return take_clamped(arr, np.flatnonzero(keep), axis)
 
 
 def insert(arr, obj, values, axis=None):
@@ -99,7 +99,7 @@ def insert(arr, obj, values, axis=None):
     old[placed] = False
     source[old] = np.arange(n)
     values = broadcast_to_shape(values, shape[:axis] + (count,) + shape[axis + 1:])
-    return take(concatenate([arr, values], axis), source, axis)
+    return take_clamped(concatenate([arr, values], axis), source, axis)
 
 
 @eager_if_concrete
@@ -118,12 +118,12 @@ def compress(condition, a, axis=None, *, size=None, fill_value=0, out=None):
             raise IndexError(f"compress: condition selects entry {n + int(np.argmax(chosen[n:]))}, past the end of "
                              f"axis {axis} of size {n}")
         if size is None:
-            return take(a, np.flatnonzero(chosen[:n]), axis)
+            return take_clamped(a, np.flatnonzero(chosen[:n]), axis)
     chosen = not_equal(condition, 0)
     chosen = chosen[:n] if m >= n else concatenate([chosen, zeros((n - m,), np.bool_)])
     size = data_dependent_size("compress", condition, size, lambda: np.count_nonzero(chosen))
     found, filled = first_positions(chosen, size)
-    picked = take(a, found, axis) if n else zeros(aval(a).shape[:axis] + (size,) + aval(a).shape[axis + 1:],
+    picked = take_clamped(a, found, axis) if n else zeros(aval(a).shape[:axis] + (size,) + aval(a).shape[axis + 1:],
                                                   aval(a).dtype)
     filled = reshape(filled, (size,) + (1,) * (aval(a).ndim - axis - 1))
     return where_(filled, picked, asarray(fill_value, aval(a).dtype))
@@ -164,7 +164,7 @@ def choose(a, choices, out=None, mode="raise"):
     shape = broadcast_shapes(aval(a).shape, *[aval(c).shape for c in choices], op="choose")
     stacked = stack([broadcast_to_shape(c, shape) for c in choices])
     index = expand_dims(broadcast_to_shape(astype(a, DEFAULT_INT), shape), 0)
-    return squeeze(take_along_axis(stacked, index, 0), 0)
+    return squeeze(take_along_axis(stacked, index, 0, mode="clip"), 0)
 
 
 def resize(a, new_shape):

@@ -225,42 +225,75 @@ def _fill_value(dtype, fill_value):
                       np.iinfo(dtype).min if kind == "i" else np.iinfo(dtype).max, dtype)
 
 
-def take(a, indices, axis=None, out=None, mode=None, unique_indices=False, indices_are_sorted=False,
-         fill_value=None):
-    """NumPy's take. Out-of-range indices (mode None or 'raise') are clamped, as traced indices are
-    everywhere; 'clip' clips them (negative ones to 0, as NumPy's), 'wrap' wraps them around, 'fill' (JAX's)
-    gives fill_value (default NaN, or the integer dtype's extreme) for those outside [-n, n)."""
-    reject_out("take", out)
+def _take_args(a, indices, axis):
+    """(a, its axis, the integer indices) of take: axis None takes from the flattened array; NumPy casts bool
+    indices to integers (True is index 1, never a mask)."""
     a = asarray(a)
     if axis is None:
         a, axis = ravel(a), 0
     axis = normalize_axis(axis, aval(a).ndim, "take", bools=False)
-    indices, size = asarray(_concrete_index(indices)), aval(a).shape[axis]
+    indices = asarray(_concrete_index(indices))
     kind = aval(indices).dtype.kind
-    if kind == "b":       # NumPy casts the indices to integers: True is index 1, never a mask
+    if kind == "b":
         indices = astype(indices, DEFAULT_INT)
     elif kind not in "iu":
         raise TypeError(f"take: indices must be integers, got {aval(indices).str_short()}")
-    if mode == "clip":
-        indices = clip(indices, 0, size - 1)
-    elif mode == "wrap":
-        indices = remainder(indices, size)
-    elif mode == "fill":
-        inside = bitwise_and(greater_equal(indices, -size), less(indices, size))
-        taken = getitem(a, (slice(None),) * axis + (where_(inside, indices, 0),))
-        inside = reshape(inside, (1,) * axis + aval(inside).shape + (1,) * (aval(a).ndim - axis - 1))
-        return where_(inside, taken, _fill_value(aval(a).dtype, fill_value))
-    elif mode not in (None, "raise"):
-        raise ValueError(f"take: mode must be 'raise', 'wrap', 'clip' or 'fill', got {mode!r}")
+    return a, axis, indices
+
+
+def take_clamped(a, indices, axis=None):
+    """take as x[idx] reads (negative indices count from the end, traced ones out of range are clamped, concrete
+    ones raise IndexError): for tracejit's own callers, whose indices are in range or meant to clamp; take's
+    default fills out-of-range elements instead, as JAX's."""
+    a, axis, indices = _take_args(a, indices, axis)
     return getitem(a, (slice(None),) * axis + (indices,))
 
 
+def take(a, indices, axis=None, out=None, mode=None, unique_indices=False, indices_are_sorted=False,
+         fill_value=None):
+    """jax.numpy.take. Indices outside [-n, n) give fill_value (mode None or 'fill'; by default NaN, the signed
+    integer dtype's least value, the unsigned one's largest, True), negative ones inside count from the end;
+    'clip' clips them (negative ones to 0, as NumPy's) and 'wrap' wraps them around. 'raise' (NumPy's default,
+    which np.take passes to a tracer's method) checks concrete indices as NumPy does; traced ones cannot be checked:
+    NotImplementedError, as JAX's for any. unique_indices and indices_are_sorted are hints."""
+    reject_out("take", out)
+    if mode not in (None, "fill", "clip", "wrap", "raise"):
+        raise ValueError(f"take: mode must be 'fill', 'clip', 'wrap' or 'raise', got {mode!r}")
+    a, axis, indices = _take_args(a, indices, axis)
+    size = aval(a).shape[axis]
+    if not isinstance(size, Dim) and size == 0 and 0 not in aval(indices).shape:
+        raise IndexError(f"take: cannot take {aval(indices).str_short()} indices from an empty axis {axis} of "
+                         f"{aval(a).str_short()}, as in JAX")
+    if mode == "raise":
+        if isinstance(indices, Tracer):
+            raise NotImplementedError("take: mode 'raise' cannot check traced indices (JAX supports it for none); "
+                                      "use 'fill' (the default), 'clip' or 'wrap'")
+    elif mode == "clip":
+        indices = clip(indices, 0, size - 1)
+    elif mode == "wrap":
+        indices = remainder(indices, size)
+    else:
+        inside = _inside(indices, size)
+        taken = getitem(a, (slice(None),) * axis + (where_(inside, indices, 0),))
+        inside = reshape(inside, (1,) * axis + aval(inside).shape + (1,) * (aval(a).ndim - axis - 1))
+        return where_(inside, taken, _fill_value(aval(a).dtype, fill_value))
+    return getitem(a, (slice(None),) * axis + (indices,))
+
+
+def _inside(indices, size):
+    """Whether each index is in [-size, size), of any integer dtype (an int8 index against 300 elements)."""
+    if aval(indices).dtype == np.uint64:
+        return less(indices, size)
+    indices = astype(indices, DEFAULT_INT)
+    return bitwise_and(greater_equal(indices, -size), less(indices, size))
+
+
 def take_along_axis(arr, indices, axis, mode=None, fill_value=None):
-    """NumPy's take_along_axis (negative indices count from the end; traced out-of-range ones are clamped, concrete
-    ones raise IndexError, as in NumPy). JAX's modes: 'clip' clamps, 'fill' gives fill_value (NaN, or the integer
-    dtype's extreme, by default) for indices outside [-n, n), 'promise_in_bounds' clamps."""
+    """jax.numpy.take_along_axis: indices outside [-n, n) give fill_value (mode None or 'fill'; NaN, the signed
+    integer dtype's least value, the unsigned one's largest, True by default), negative ones inside count from
+    the end; 'clip' and 'promise_in_bounds' clamp them."""
     if mode not in (None, "clip", "fill", "promise_in_bounds"):
-        raise ValueError(f"take_along_axis: mode must be 'clip', 'fill' or 'promise_in_bounds', got {mode!r}")
+        raise ValueError(f"take_along_axis: mode must be 'fill', 'clip' or 'promise_in_bounds', got {mode!r}")
     arr, indices = asarray(arr), asarray(indices)
     if axis is None:
         if aval(indices).ndim != 1:
@@ -272,15 +305,13 @@ def take_along_axis(arr, indices, axis, mode=None, fill_value=None):
                          f"{i.str_short()}")
     axis = normalize_axis(axis, a.ndim, "take_along_axis")
     size = a.shape[axis]
-    if mode is None and not isinstance(indices, Tracer) and ((indices >= size) | (indices < -size)).any():
-        raise IndexError(f"take_along_axis: an index is out of bounds for axis {axis} with size {size}")
-    inside = bitwise_and(greater_equal(indices, -size), less(indices, size)) if mode == "fill" else None
+    inside = _inside(indices, size) if mode in (None, "fill") else None
     indices = _normalized_index(indices, size)
     others = broadcast_shapes(*[tuple(s[:axis] + (1,) + s[axis + 1:]) for s in (a.shape, i.shape)],
                               op="take_along_axis")
     arr = broadcast_to_shape(arr, others[:axis] + (size,) + others[axis + 1:])
     indices = broadcast_to_shape(indices, others[:axis] + (i.shape[axis],) + others[axis + 1:])
-    out = ix.take_along_axis(arr, clip(indices, 0, size - 1) if mode else indices, axis)
+    out = ix.take_along_axis(arr, clip(indices, 0, size - 1), axis)
     return out if inside is None else where_(inside, out, _fill_value(a.dtype, fill_value))
 
 
@@ -326,7 +357,7 @@ def searchsorted(a, v, side="left", sorter=None, *, method="scan"):
     check_search_method("searchsorted", method)
     a, v = promote(a, v)
     if sorter is not None:
-        a = take(a, sorter)
+        a = take_clamped(a, sorter)
     if aval(a).ndim != 1:
         raise ShapeError(f"searchsorted: a must be 1-D, got shape {aval(a).shape}")
     if side not in ("left", "right"):
@@ -347,7 +378,7 @@ def interp(x, xp, fp, left=None, right=None, period=None):
         period = absolute(astype(asarray(period), np.float64))
         x, xp = remainder(x, period), remainder(xp, period)
         order = argsort(xp)
-        xp, fp, left, right, n = take(xp, order), take(fp, order), None, None, n + 2
+        xp, fp, left, right, n = take_clamped(xp, order), take_clamped(fp, order), None, None, n + 2
         xp = concatenate([subtract(getitem(xp, slice(-1, None)), period), xp, add(getitem(xp, slice(1)), period)])
         fp = concatenate([getitem(fp, slice(-1, None)), fp, getitem(fp, slice(1))])
     first, last = getitem(fp, 0), getitem(fp, n - 1)
@@ -356,7 +387,7 @@ def interp(x, xp, fp, left=None, right=None, period=None):
     else:
         j = bind(ix.searchsorted_p, xp, x, side="right")
         j = where_(less(j, 1), 0, where_(greater(j, n - 1), n - 2, add(j, -1)))
-        x0, x1, f0, f1 = (take(t, add(j, k)) for t, k in ((xp, 0), (xp, 1), (fp, 0), (fp, 1)))
+        x0, x1, f0, f1 = (take_clamped(t, add(j, k)) for t, k in ((xp, 0), (xp, 1), (fp, 0), (fp, 1)))
         slope = divide(subtract(f1, f0), subtract(x1, x0))
         y = add(multiply(slope, subtract(x, x0)), f0)
         other_side = add(multiply(slope, subtract(x, x1)), f1)          # where the first is NaN, as NumPy
@@ -403,7 +434,7 @@ def repeat(a, repeats, axis=None, *, total_repeat_length=None):
         spread = bind(sh.broadcast_in_dim_p, a, shape=(*shape[:axis + 1], r, *shape[axis + 1:]),
                       broadcast_dimensions=(*range(axis + 1), *range(axis + 2, len(shape) + 1)))
         return reshape(spread, (*shape[:axis], shape[axis] * r, *shape[axis + 1:]))
-    return take(a, np.repeat(np.arange(shape[axis]), repeats), axis=axis)
+    return take_clamped(a, np.repeat(np.arange(shape[axis]), repeats), axis=axis)
 
 
 def _repeat_to_length(a, repeats, axis, length):
@@ -412,9 +443,9 @@ def _repeat_to_length(a, repeats, axis, length):
     n = aval(a).shape[axis]
     counts = broadcast_to_shape(astype(ravel(asarray(repeats)), DEFAULT_INT), (n,))
     if not length or not n:
-        return take(a, np.zeros(0, DEFAULT_INT), axis=axis)
+        return take_clamped(a, np.zeros(0, DEFAULT_INT), axis=axis)
     starts = bind(rd.cumsum_p, concatenate([np.zeros(1, DEFAULT_INT), getitem(counts, slice(0, n - 1))]), axis=0,
                   reverse=False)
     marks = bind(sc.scatter_add_p, np.zeros(length, DEFAULT_INT), expand_dims(starts, -1),
                  np.ones(n, DEFAULT_INT), axes=(0,), mode="drop")
-    return take(a, add(bind(rd.cumsum_p, marks, axis=0, reverse=False), -1), axis=axis)
+    return take_clamped(a, add(bind(rd.cumsum_p, marks, axis=0, reverse=False), -1), axis=axis)

@@ -219,11 +219,11 @@ def _svd_hermitian(a, compute_uv):
     w, v = eigh(a)
     s = abs(w)
     order = argsort(s, axis=-1, stable=True)[..., ::-1]
-    s = take_along_axis(s, order, axis=-1)
+    s = take_along_axis(s, order, axis=-1, mode="clip")
     if not compute_uv:
         return s
-    u = take_along_axis(v, order[..., None, :], axis=-1)
-    signs = take_along_axis(sign(w), order, axis=-1)
+    u = take_along_axis(v, order[..., None, :], axis=-1, mode="clip")
+    signs = take_along_axis(sign(w), order, axis=-1, mode="clip")
     return SVDResult(u, s, _H(multiply(u, signs[..., None, :])))
 
 

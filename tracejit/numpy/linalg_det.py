@@ -108,7 +108,7 @@ def cofactor_solve(a, b):
     upper = {"left_side": True, "lower": False, "transpose_a": False, "conjugate_a": False, "unit_diagonal": False}
     probe = bind(solves.triangular_solve_p, lu, ones, **upper)
     low_rank = (count_nonzero(logical_not(isfinite(probe)), axis=(-2, -1)) > 0)[..., None, None]
-    x = take_along_axis(where_(low_rank, 0, b), perm[..., None], axis=-2)
+    x = take_along_axis(where_(low_rank, 0, b), perm[..., None], axis=-2, mode="clip")
     x = bind(solves.triangular_solve_p, lu, x, **{**upper, "lower": True, "unit_diagonal": True})
     x = concatenate([multiply(x[..., :n - 1, :], det[..., None, None]), x[..., n - 1:, :]], axis=-2)
     x = bind(solves.triangular_solve_p, lu, x, **upper)

@@ -12,7 +12,7 @@ from ..primitives import linalg
 from ._base import asarray, astype, aval, broadcast_to_shape, promote, reject_out
 from .complex_numbers import conj
 from .creation import eye, zeros
-from .indexing import getitem, take
+from .indexing import getitem, take_clamped
 from .reductions import sum
 from .shape_ops import concatenate, moveaxis, ravel, reshape, stack, transpose
 from .ufuncs import multiply, not_equal, subtract, where_
@@ -168,8 +168,8 @@ def cross(a, b, axisa=-1, axisb=-1, axisc=-1, axis=None):
     if aval(a).shape[axisa] != 3 or aval(b).shape[axisb] != 3:
         raise ShapeError(f"cross: needs vectors of 3 components (along axes {axisa} and {axisb}), got shapes "
                          f"{aval(a).shape} and {aval(b).shape}")
-    a0, a1, a2 = (take(a, k, axisa) for k in range(3))
-    b0, b1, b2 = (take(b, k, axisb) for k in range(3))
+    a0, a1, a2 = (take_clamped(a, k, axisa) for k in range(3))
+    b0, b1, b2 = (take_clamped(b, k, axisb) for k in range(3))
     parts = [subtract(multiply(a1, b2), multiply(a2, b1)), subtract(multiply(a2, b0), multiply(a0, b2)),
              subtract(multiply(a0, b1), multiply(a1, b0))]
     return stack(parts, axis=normalize_axis(axisc, aval(parts[0]).ndim + 1, "cross"))

@@ -7,7 +7,7 @@ from ._base import asarray, astype, aval
 from .calculus import cumsum
 from .creation import ones
 from .functional import vectorize
-from .indexing import take
+from .indexing import take_clamped
 from .nonzero import nonzero
 from .shape_ops import ravel, reshape
 from .ufunc_objects import ufunc
@@ -97,7 +97,7 @@ def place(arr, mask, vals, *, inplace=True):
         return arr
     flat_mask = astype(ravel(mask), bool)
     count = cumsum(astype(flat_mask, np.int64)) - 1
-    picked = astype(take(vals, count % aval(vals).size), aval(arr).dtype)   # (vals may be a NumPy array)
+    picked = astype(take_clamped(vals, count % aval(vals).size), aval(arr).dtype)   # (vals may be a NumPy array)
     return reshape(where_(flat_mask, picked, ravel(arr)), aval(arr).shape)
 
 

@@ -86,7 +86,7 @@ def _quantile(name, a, q, axis, method, keepdims, ignore_nan, scale=1):
 
     def at(index):
         index = astype(broadcast_to_shape(index, q_shape + rest), DEFAULT_INT)
-        return reshape(take_along_axis(spread, reshape(index, aval(index).shape + (1,)), -1), q_shape + rest)
+        return reshape(take_along_axis(spread, reshape(index, aval(index).shape + (1,)), -1, mode="clip"), q_shape + rest)
     out = at(lo) if method in _AT_AN_INDEX else _lerp(at(lo), at(hi), weight)
     if aval(a).dtype.kind == "f" and not ignore_nan:   # NaNs sort last: a NaN there means the slice holds one
         out = where_(isnan(ordered[..., -1]), np.nan, out)     # (a slice of NaNs only gives NaN by itself)

@@ -9,6 +9,7 @@ import numpy as np
 from .. import lax
 from .. import numpy as tnp
 from ..core.avals import float32, int64, is_float
+from ..numpy.indexing import take_clamped
 from . import xla_math
 from .continuous import array, draw_uniform, float_dtype, sample_shape
 from .keys import check_key, jitted_when_large, split
@@ -84,7 +85,7 @@ def _stirling_tail(k):
     kp1sq = (clamped + 1) * (clamped + 1)
     approx = (1.0 / 12 - (1.0 / 360 - 1.0 / 1260 / kp1sq) / kp1sq) / (clamped + 1)
     table = np.asarray(_STIRLING_TAIL, k.dtype)
-    return tnp.where(k <= 9, tnp.take(table, tnp.floor(clamped).astype(np.int32)), approx)
+    return tnp.where(k <= 9, take_clamped(table, tnp.floor(clamped).astype(np.int32)), approx)
 
 
 def _binomial_inversion(data, count, prob, shape):

@@ -9,6 +9,7 @@ import numpy as np
 from .. import lax
 from .. import numpy as tnp
 from ..core.avals import broadcast_shapes, int64, is_float, normalize_axis
+from ..numpy.indexing import take_clamped
 from . import xla_math
 from .continuous import array, check_shape, draw_gumbel, draw_uniform, float_dtype, maxwell, sample_shape
 from .keys import UINT, canonical_shape, check_key, jitted_when_large, random_bits, split
@@ -140,8 +141,8 @@ def _shuffle(data, x, axis):
     orders = tnp.argsort(tnp.stack(keys), axis=axis + 1, kind="stable")
     index = orders[0]
     for order in orders[1:]:
-        index = tnp.take_along_axis(index, order, axis=axis)
-    return tnp.take_along_axis(x, index, axis=axis)
+        index = tnp.take_along_axis(index, order, axis=axis, mode="clip")
+    return tnp.take_along_axis(x, index, axis=axis, mode="clip")
 
 
 def permutation(key, x, axis=0, independent=False):
@@ -156,7 +157,7 @@ def permutation(key, x, axis=0, independent=False):
     axis = normalize_axis(axis, x.ndim)
     if independent or x.ndim == 1:
         return _shuffle(data, x, axis)
-    return tnp.take(x, _shuffle(data, tnp.arange(x.shape[axis]), 0), axis=axis)
+    return take_clamped(x, _shuffle(data, tnp.arange(x.shape[axis]), 0), axis=axis)
 
 
 def _top_k_indices(x, k):
@@ -204,7 +205,7 @@ def choice(key, a, shape=(), replace=True, p=None, axis=0, mode=None):
         else:
             g = draw_gumbel(data, (population,), p.dtype, mode) + tnp.log(p)
             ind = _top_k_indices(g, draws).astype(int64)
-    result = ind if arr.ndim == 0 else tnp.take(arr, ind, axis=axis)
+    result = ind if arr.ndim == 0 else take_clamped(arr, ind, axis=axis)
     return result.reshape(shape if arr.ndim == 0 else arr.shape[:axis] + shape + arr.shape[axis + 1:])
 
 

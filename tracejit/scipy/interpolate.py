@@ -12,6 +12,7 @@ import numpy as np
 
 from .. import numpy as tnp
 from ..numpy._base import aval, promote_inexact
+from ..numpy.indexing import take_clamped
 from ..tree_util import register_pytree_node
 
 __all__ = ["RegularGridInterpolator"]
@@ -109,7 +110,7 @@ class RegularGridInterpolator:
         flat = 0
         for k, i in enumerate(indices):
             flat = flat * shape[k] + i
-        return tnp.take(tnp.reshape(self.values, (-1, *shape[n:])), flat, axis=0)
+        return take_clamped(tnp.reshape(self.values, (-1, *shape[n:])), flat, axis=0)
 
     def _find_indices(self, xi):
         """Per axis: the index of the lower edge of each point's cell (edge cells for points outside), the point's
@@ -126,8 +127,8 @@ class RegularGridInterpolator:
             n = aval(g).shape[0]
             i = tnp.clip(tnp.searchsorted(g, x) - 1, 0, max(n - 2, 0))
             indices.append(i)
-            lower = tnp.take(g, i)
-            distances.append((x - lower) / (tnp.take(g, i + 1) - lower))
+            lower = take_clamped(g, i)
+            distances.append((x - lower) / (take_clamped(g, i + 1) - lower))
             off = (x < g[0]) | (x > g[-1])
             outside = off if outside is None else outside | off
         return indices, distances, outside

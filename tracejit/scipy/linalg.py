@@ -122,12 +122,12 @@ def lu_solve(lu_and_piv, b, trans=0, overwrite_b=False, check_finite=True):
                 permutation_size=aval(lu_).shape[-1])
     perm = broadcast_to_shape(perm, aval(lu_).shape[:-1])[..., None]
     if trans == 0:
-        x = tnp.take_along_axis(b, perm, axis=-2)
+        x = tnp.take_along_axis(b, perm, axis=-2, mode="clip")
         x = _triangular(lu_, x, lower=True, unit_diagonal=True)
         return _as_given(_triangular(lu_, x, lower=False), vector)
     x = _triangular(lu_, b, lower=False, transpose_a=True, conjugate_a=trans == 2)
     x = _triangular(lu_, x, lower=True, transpose_a=True, unit_diagonal=True, conjugate_a=trans == 2)
-    return _as_given(tnp.take_along_axis(x, tnp.argsort(perm, axis=-2), axis=-2), vector)
+    return _as_given(tnp.take_along_axis(x, tnp.argsort(perm, axis=-2), axis=-2, mode="clip"), vector)
 
 
 def lu(a, permute_l=False, overwrite_a=False, check_finite=True):

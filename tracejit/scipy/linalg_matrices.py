@@ -7,6 +7,7 @@ import numpy as np
 
 from .. import numpy as tnp
 from ..core.avals import DEFAULT_FLOAT, canonical_dtype, index_arg
+from ..numpy.indexing import take_clamped
 
 
 def _vectors(name, *xs):
@@ -19,7 +20,7 @@ def _vectors(name, *xs):
 
 def _gather(values, index):
     """values[..., index] for a static 2-d integer index: a matrix per vector of the batch."""
-    return tnp.take(values, tnp.asarray(index), axis=-1)
+    return take_clamped(values, tnp.asarray(index), axis=-1)
 
 
 def toeplitz(c, r=None):

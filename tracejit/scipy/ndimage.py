@@ -15,6 +15,7 @@ import numpy as np
 from .. import lax
 from .. import numpy as tnp
 from ..numpy._base import aval
+from ..numpy.indexing import take_clamped
 
 __all__ = ["map_coordinates"]
 
@@ -62,7 +63,7 @@ def _corner(flat, shape, nodes, mode, cval):
     """The weighted value at one corner of the cells: nodes holds one (index, weight) per axis."""
     strides = [math.prod(shape[k + 1:]) for k in range(len(shape))]
     offset = sum(_FOLDS[mode](index, size) * stride for (index, _), size, stride in zip(nodes, shape, strides))
-    value = tnp.take(flat, offset)
+    value = take_clamped(flat, offset)
     if mode == "constant" and nodes:
         inside = functools.reduce(operator.and_, [(index >= 0) & (index < size) for (index, _), size in
                                                   zip(nodes, shape)])

@@ -24,4 +24,4 @@ def vq(obs, code_book, check_finite=True):
                          f"{aval(code_book).shape[1]} per code")
     dist = tnp.linalg.norm(obs[:, None, :] - code_book[None, :, :], axis=-1)
     code = tnp.argmin(dist, axis=-1)
-    return code, tnp.take_along_axis(dist, code[:, None], axis=-1)[:, 0]
+    return code, tnp.take_along_axis(dist, code[:, None], axis=-1, mode="clip")[:, 0]

@@ -16,6 +16,7 @@ import numpy as np
 from ... import numpy as tnp
 from ... import random as trandom
 from ...numpy._base import aval, promote_inexact
+from ...numpy.indexing import take_clamped
 
 __all__ = ["Rotation", "Slerp"]
 
@@ -370,7 +371,7 @@ class Slerp(typing.NamedTuple):
         times = tnp.atleast_1d(times)
         index = tnp.maximum(tnp.searchsorted(self.times, times) - 1, 0)
         # past the last key time the index runs one beyond the intervals: clamped there, as JAX's gathers clamp
-        alpha = (times - tnp.take(self.times, index)) / tnp.take(self.timedelta, index, mode="clip")
+        alpha = (times - take_clamped(self.times, index)) / tnp.take(self.timedelta, index, mode="clip")
         start = Rotation(tnp.take(self.rotations.quat, index, axis=0, mode="clip"))
         result = start * Rotation.from_rotvec(tnp.take(self.rotvecs, index, axis=0, mode="clip") * alpha[:, None])
         return result[0] if single else result

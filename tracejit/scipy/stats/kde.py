@@ -16,6 +16,7 @@ import numpy as np
 from ... import numpy as tnp
 from ... import random
 from ...numpy._base import asarray, aval, promote_inexact
+from ...numpy.indexing import take_clamped
 from ...tree_util import register_pytree_node_class
 from .. import linalg, special
 
@@ -199,7 +200,7 @@ class gaussian_kde:
         covariance = asarray(self.covariance)
         eps = random.multivariate_normal(eps_key, tnp.zeros(self.d, aval(covariance).dtype), covariance,
                                          shape=shape, dtype=aval(asarray(self.dataset)).dtype)
-        return tnp.take(self.dataset, ind, axis=1) + tnp.transpose(eps)
+        return take_clamped(self.dataset, ind, axis=1) + tnp.transpose(eps)
 
     def integrate_box(self, low_bounds, high_bounds, maxpts=None):
         """Not implemented, as in JAX: only 1-d boxes (integrate_box_1d)."""
