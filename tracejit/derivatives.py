@@ -28,7 +28,7 @@ from .core.api_util import (
                              trace_pytree,
 )
 from .core.avals import dtype_kind, is_inexact
-from .core.pytree import tree_flatten, tree_unflatten
+from .core.pytree import tree_flatten, tree_map, tree_unflatten
 from .core.trace import Tracer, eval_ir
 from .traceback_util import api_boundary
 from .transforms.ad import jvp_ir, linearize_ir, transpose_ir
@@ -210,9 +210,10 @@ def _matching(fun, what, reference, values, tree, v_tree, kind):
         raise TypeError(f"{what}: the {kind}s for {name_of(fun)} must have the structure {tree}, got {v_tree}")
     out = []
     for i, (x, t) in enumerate(zip(reference, values)):
-        ref, got = leaf_aval(x), leaf_aval(t)
-        if not _is_inexact(ref):
+        ref = leaf_aval(x)
+        if not _is_inexact(ref):    # integer values: any (co)tangent, JAX's float0 zeros included, is ignored
             continue
+        got = leaf_aval(t)
         if got.shape != ref.shape or (got.dtype != ref.dtype and not got.weak_type):
             raise TypeError(f"{what}: {kind} {i} is {got.str_short()} but must match {ref.str_short()} in shape "
                             "and dtype")
@@ -264,7 +265,7 @@ def linearize(fun, *primals, has_aux=False):
 @api_boundary
 def vjp(fun, *primals, has_aux=False):
     """(fun(*primals), vjp_fun) where vjp_fun(cotangent) returns a tuple with one cotangent per primal, as
-    jax.vjp; with has_aux, (out, vjp_fun, aux). Integer primals get zero cotangents."""
+    jax.vjp; with has_aux, (out, vjp_fun, aux). Integer and bool primals get zeros of dtype float0, as JAX's."""
     box = {}
     leaves, _, closed, _ = _trace(_flat_output(fun, has_aux, box), primals, {})
     which = [_is_inexact(leaf_aval(x)) for x in leaves]
@@ -278,8 +279,7 @@ def vjp(fun, *primals, has_aux=False):
         has_ct = [_is_inexact(leaf_aval(x)) for x in out_leaves]
         cts = _matching(fun, "vjp", out_leaves, ct_leaves, box["out_tree"], ct_tree, "cotangent")
         in_cts = iter(backward(cts, has_ct + [False] * (len(outs) - num_out)))
-        full = [next(in_cts) if w else np.zeros(leaf_aval(x).shape, leaf_aval(x).dtype)
-                for x, w in zip(leaves, which)]
+        full = [next(in_cts) if w else np.zeros(leaf_aval(x).shape, dtypes.float0) for x, w in zip(leaves, which)]
         return tree_unflatten(in_tree, owned(full))
 
     out = tree_unflatten(box["out_tree"], owned(outs[:num_out]))
@@ -394,8 +394,10 @@ def jacrev(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=False):
         for a in out_avals:
             _check_output(fun, "jacrev", a, holomorphic)
 
-        def pullback(*ct_leaves):
-            return vjp_fun(tree_unflatten(out_tree, ct_leaves))
+        def pullback(*ct_leaves):   # integer inputs: zeros of their dtype (vjp's are float0), as JAX's jacrev
+            cts = vjp_fun(tree_unflatten(out_tree, ct_leaves))
+            return tree_map(lambda ct, x: np.zeros(np.shape(x), leaf_aval(x).dtype) if ct.dtype == dtypes.float0
+                            else ct, cts, dyn)
 
         rows, dyn_tree = tree_flatten(vmap(pullback)(*_std_basis(out_leaves)))
         per_input = [_unstack_rows(r, out_avals) for r in rows]  # [input][output] -> (*out.shape, *in.shape)

@@ -26,6 +26,8 @@ class Literal:
         self.value = np.asarray(value, dtype=aval.dtype)[()]
         self.aval = aval
 
+    val = property(lambda self: self.value)        # JAX's name, so code that walks a jaxpr runs unchanged
+
     def _key(self):
         return (self.aval.dtype, self.value.tobytes())
 
@@ -43,6 +45,9 @@ class Eqn:
     def __init__(self, prim, inputs, params, outvars, source_info=None):
         self.prim, self.inputs, self.params, self.outvars = prim, list(inputs), dict(params), list(outvars)
         self.source_info = source_info
+
+    primitive = property(lambda self: self.prim)    # JAX's names, so code that walks a jaxpr runs unchanged
+    invars = property(lambda self: self.inputs)
 
     def replace(self, prim=None, inputs=None, params=None, outvars=None):
         """A copy with some parts changed, keeping where it came from."""
@@ -80,6 +85,7 @@ class ClosedIR:
     in_avals = property(lambda self: self.ir.in_avals)
     out_avals = property(lambda self: self.ir.out_avals)
     eqns = property(lambda self: self.ir.eqns)
+    jaxpr = property(lambda self: self.ir)             # JAX's ClosedJaxpr.jaxpr
 
     def __str__(self):
         return print_ir(self.ir)
