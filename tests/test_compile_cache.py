@@ -146,7 +146,8 @@ def test_foreign_entry_is_refused_by_decode():
     assert "another key" in disk_cache.decode(good, "j" * 64, names, symbols)[1]
     assert "another host" in disk_cache.decode(_foreign(good), key, names, symbols)[1]
     assert "lengths" in disk_cache.decode(_foreign(good, objects=[9, 3]), key, names, symbols)[1]
-    for bad in ([["exp", "float", 3]], [["system", "float", 1]], [["exp", "float"]], "exp"):
+    for bad in ([["exp", "float", 0]], [["exp", "float", 4096]], [["exp", "float", "16"]], [["system", "float", 1]],
+                [["exp", "float"]], "exp"):
         assert "library" in disk_cache.decode(_foreign(good, library=bad), key, names, symbols)[1]
 
 

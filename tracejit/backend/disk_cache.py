@@ -2,8 +2,8 @@
 text, its entry points and external symbols. Out: its object code (`object_code`): shipped with a pickle,
 read from disk, or compiled (llvm.compile_objects) and written there.
 
-Key: SHA-256 of the host description (format, tracejit, llvmlite, LLVM and numpy versions, target
-triple, CPU name and features), the input signature and the LLVM module text. The module text is what
+Key: SHA-256 of the host description (format, tracejit, its backend's sources, llvmlite, LLVM and numpy
+versions, target triple, CPU name and features), the input signature and the LLVM module text. The module text is what
 the backend made of the optimised IR, with every decision it took (fusion, threads, BLAS, numpy's layout)
 and no address of the process (see llvm_text.py): equal text means equal code. It stands for the IR text,
 which would add nothing to the key but its printing (5 ms for 1,000 equations, 8% of their LLVM time).
@@ -43,6 +43,7 @@ import hmac
 import json
 import logging
 import os
+import pathlib
 import stat
 import struct
 import tempfile
@@ -66,11 +67,16 @@ _counted = {}           # folder -> (bytes of its entries at this process's last
 
 @functools.cache
 def host():
-    """What the object code depends on besides its module text."""
+    """What the object code depends on besides its module text. The backend's sources count too (1 ms to hash):
+    what it does to a module's text after writing it (the pass pipeline, the vector math library's renaming)
+    changes between commits of one version, and an entry made before such a change ran the old code."""
     import tracejit  # here: tracejit's __init__ imports this module and sets its version after that
     cpu, features = llvm.host_cpu()
-    return {"format": MAGIC[-1], "tracejit": tracejit.__version__, **llvm.versions(), "numpy": np.__version__,
-            "triple": llvm.triple(), "cpu": cpu, "features": features}
+    backend = hashlib.sha256()
+    for path in sorted(pathlib.Path(__file__).parent.glob("*.py")):
+        backend.update(path.read_bytes())
+    return {"format": MAGIC[-1], "tracejit": tracejit.__version__, "backend": backend.hexdigest(),
+            **llvm.versions(), "numpy": np.__version__, "triple": llvm.triple(), "cpu": cpu, "features": features}
 
 
 def entry_key(signature, llvm_text):
@@ -288,10 +294,13 @@ def entry_names(data):
     return names if isinstance(names, list) and all(isinstance(n, str) for n in names) else []
 
 
+MAX_LANES = 256     # the widest vector of a library function an entry may name (libcalls.library_calls)
+
+
 def _library_function(f):
     """Whether an entry's item of "library" is a [name, type, lanes] of the vector math library."""
     return (isinstance(f, list) and len(f) == 3 and f[0] in libcalls.LIBRARY and f[1] in ("float", "double")
-            and f[2] in libcalls.LANES)
+            and type(f[2]) is int and 1 <= f[2] <= MAX_LANES)
 
 
 def read_entry(path, key, names, symbols, mac):
