@@ -424,7 +424,7 @@ def test_long_chains_fuse_into_loop_nests_small_enough_to_vectorize():
         assert re.search(r"<\d+ x float>", tj.jit(chain).lower(x[:n]).as_llvm())
     assert not re.search(r"<\d+ x float>", tj.jit(lambda x: x * 2.0 + 1.0).lower(x[:1000]).as_llvm())
     # An innermost loop of 10 is too short to vectorize, however much work, unless it calls the vector math
-    # library (kernels.MIN_LIBRARY_LOOP): then one vector as wide as the loop (16 lanes, 6 masked) per call.
+    # library (fusion.MIN_LIBRARY_LOOP): then one vector as wide as the loop (16 lanes, 6 masked) per call.
     rows = x.reshape(1000, 10)
     assert not re.search(r"<\d+ x float>", tj.jit(_arithmetic_chain).lower(rows).as_llvm())
     assert re.search(r"call <16 x float> @tj_tanh_float_v16\(", tj.jit(chain).lower(rows).as_llvm())

@@ -40,6 +40,9 @@ MAX_DUPLICATES = 4        # loop nests a cheap equation may be recomputed in
 MAX_EVALUATIONS = 16      # times one loop body may evaluate an equation, at different indices (`_evaluations`)
 RECOMPUTE = 16            # times a cheap equation may be recomputed over a larger domain (a broadcast's)
 SIZE_HINT = 1024          # what a symbolic dimension counts as where a heuristic needs a size
+MIN_LIBRARY_LOOP = 4      # a static innermost loop calling the vector math library vectorizes from this many
+                          # elements: one call of a vector as wide as the loop (an RNN step's tanh over 8 f32: one
+                          # 8-lane call instead of 8 scalar ones); shorter ones stay scalar (kernels.py)
 
 
 class Group:
@@ -324,7 +327,8 @@ def unrolled_axes(g):
             break
         axes.insert(0, a)
         size *= g.extents[a]
-    calls = any(getattr(e.prim.lower, "calls", None) for e in g.eqns)    # a vector call per row does better
+    # a vector call per row does better, where the row is long enough for one (else its loop stays scalar)
+    calls = size >= MIN_LIBRARY_LOOP and any(getattr(e.prim.lower, "calls", None) for e in g.eqns)
     return tuple(axes) if axes and not calls and size * g.cost <= FUSED_COST else ()
 
 

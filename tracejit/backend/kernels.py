@@ -26,7 +26,7 @@ from ..core.avals import Dim, is_symbolic
 from ..core.ir import Literal, effectful
 from . import llvm, runtime, thread_pool
 from .frame import Buffer, Frame, aligned
-from .fusion import INLINE_COST, TILE, Group, domain_size, plan_groups
+from .fusion import INLINE_COST, MIN_LIBRARY_LOOP, TILE, Group, domain_size, plan_groups
 from .in_place import in_place_outputs
 from .llvm_text import Function
 from .loops import KernelBuilder, LoopBuilder
@@ -56,8 +56,7 @@ VECTOR_SPEEDUP = 8        # how much faster a vectorized loop runs than the scal
 SCALAR_BELOW = 2048       # elements of a (static) loop domain below which loops stay scalar, unless
 SCALAR_WORK = 20_000      # elements x body size reach this (vectorizing pays for its compile time)
 MIN_VECTOR_LOOP = 16      # a static innermost loop shorter than this stays scalar, unless it calls the vector
-MIN_LIBRARY_LOOP = 4      # math library and has this many elements: one call of a vector as wide as the loop
-                          # (an RNN step's tanh over 8 f32: one 8-lane call instead of 8 scalar ones)
+                          # math library and has fusion.MIN_LIBRARY_LOOP elements
 PARALLEL_ROWS_WORK = 1 << 18    # elements a carry-free scan's body writes over all iterations, from which its
                                 # iterations run over the threads (a wake of a sleeping worker costs ~20 us)
 
