@@ -1,4 +1,4 @@
-"""Merged loop axes (fusion.collapse_axes): an elementwise group over (N, H, W, C) loops over the runs of axes
+"""Merged loop axes (loop_axes.collapse_axes): an elementwise group over (N, H, W, C) loops over the runs of axes
 that every value is row-major or constant over, as one axis, so a short innermost axis vectorizes. Compiled
 code against the NumPy reference interpreter (eval_ir) for each channel count and dtype, with broadcasts that
 may merge and ones that may not, transposes, reductions and symbolic sizes; the loop extents chosen."""
@@ -150,10 +150,10 @@ def tiled(f, *args):
 @pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int8, np.complex64])
 def test_transposed_reads_run_in_tiles(dtype):
     """A loop nest that reads a value transposed runs over TILE x TILE tiles of the axis that indexes the value's
-    last axis and its own last one (fusion.transposed_read): sizes that are no multiple of TILE, the third axis
+    last axis and its own last one (loop_axes.transposed_read): sizes that are no multiple of TILE, the third axis
     in between, broadcasts, two outputs, and a loop long enough to split over the threads. Values read in their
     own order, and short axes, keep plain loops."""
-    from tracejit.backend.fusion import TILE
+    from tracejit.backend.loop_axes import TILE
     n = TILE * 3 + 5
     x, y, v = data(dtype, (n, n + 2), 1), data(dtype, (n + 2, n), 2), data(dtype, (n + 2,), 3)
     cube = data(dtype, (TILE + 1, 5, TILE * 2 + 3), 4)

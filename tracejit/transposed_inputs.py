@@ -134,7 +134,7 @@ def _variant(closed, positions, n_inputs, compile_ir):
 def with_layouts(run, closed, in_avals, compile_ir, soon=None):
     """run(leaves), except that a call with large transposed inputs runs the code compiled for their positions
     (compile_ir: an optimised ClosedIR -> Executable; soon: compile_soon's futures). Symbolic signatures keep the
-    copy: their loop nests are not tiled (fusion.transposed_read)."""
+    copy: their loop nests are not tiled (loop_axes.transposed_read)."""
     if any(is_symbolic(a.shape) for a in in_avals):
         return run
     variants = dict(soon or {})    # positions -> the variant's run on leaves (or a Future of it)

@@ -26,9 +26,10 @@ from ..core.avals import Dim, is_symbolic
 from ..core.ir import Literal, effectful
 from . import llvm, runtime, thread_pool
 from .frame import Buffer, Frame, aligned
-from .fusion import INLINE_COST, MIN_LIBRARY_LOOP, TILE, Group, domain_size, plan_groups
+from .fusion import INLINE_COST, MIN_LIBRARY_LOOP, Group, domain_size, plan_groups
 from .in_place import in_place_outputs
 from .llvm_text import Function
+from .loop_axes import TILE
 from .loops import KernelBuilder, LoopBuilder
 from .rules import Control, Kernel, Reduce
 from .steps import split_in_body
@@ -138,7 +139,7 @@ def _loop_hints(g, f, repeated, vectors):
     body = f.count + INLINE_COST * (f.math_calls + f.library_calls)    # run time: a math call takes ~a body's
     inner = next((g.extents[a] for a in reversed(g.loop_order) if g.extents[a] is not None and a not in g.unrolled),
                  0) if g.fusible else 0
-    if g.fusible and g.tiled is not None:     # the innermost loop runs over a tile's row (fusion.transposed_read)
+    if g.fusible and g.tiled is not None:     # the innermost loop runs over a tile's row (loop_axes.transposed_read)
         inner = min(inner, TILE)
     library = f.library_calls and not f.math_calls
     small = g.fusible and (

@@ -15,7 +15,8 @@ import numpy as np
 
 from ..core.ir import Literal
 from .frame import ALIGN, Buffer
-from .fusion import TILE, domain_size
+from .fusion import domain_size
+from .loop_axes import TILE
 from .rules import Elementwise, Emitter, Reduce, const_text, llvm_type, memory_type
 
 REDUCE_BLOCK = 1024       # elements a float32 sum adds up in float32 before adding them to its float64 total
@@ -155,7 +156,7 @@ class LoopBuilder(KernelBuilder):
         kept = [a for a in g.loop_order if a not in axes]
         if g.in_place:
             return self._reduce_in_place(axes, kept)
-        idx = [0] * len(shape)      # an axis merged into a later one (fusion.collapse_axes) stays at 0
+        idx = [0] * len(shape)      # an axis merged into a later one (loop_axes.collapse_axes) stays at 0
         idx[:len(outer_idx)] = outer_idx
         bounds = {a: ("%lo", "%hi") if n == 0 else (0, g.extents[a]) for n, a in enumerate(g.loop_order[:len(kept)])}
         looped = [a for n, a in enumerate(g.loop_order[:len(kept)])
@@ -165,7 +166,7 @@ class LoopBuilder(KernelBuilder):
             for n, a in enumerate(g.loop_order[:len(kept)]):
                 if n < len(outer_idx):
                     continue
-                if a == g.tiled:        # tiles of that axis and the last one (fusion.transposed_read)
+                if a == g.tiled:        # tiles of that axis and the last one (loop_axes.transposed_read)
                     last = len(shape) - 1
                     bounds[a] = outer.enter_context(self._blocks(*bounds[a], TILE))
                     bounds[last] = outer.enter_context(self._blocks(*bounds[last], TILE))
