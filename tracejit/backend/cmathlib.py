@@ -71,10 +71,14 @@ def _times_exp(f, v, x):
 
 
 def _scale(f, a, b):
-    """(s, a*s, b*s) with s a power of two that brings max(|a|, |b|) into [2**-500, 2**500] when it is outside."""
+    """(s, 1/s, a*s, b*s) with s a power of two that brings max(|a|, |b|) into [2**-500, 2**500] when it is
+    outside: results scale back by a product with 1/s, which rounds as the division by s (both are exact but
+    for one rounding) at a fraction of its cost (1e6 complex128, one thread: abs 2.14 -> 1.47 ms, NumPy 1.45;
+    sqrt 4.87 -> 3.01)."""
     m = f.max(f.abs(a), f.abs(b))
-    s = f.sel(f.cmp("ogt", m, _BIG), 2.0**-_SCALE, f.sel(f.cmp("olt", m, _SMALL), 2.0**_SCALE, 1.0))
-    return s, f.mul(a, s), f.mul(b, s)
+    big, small = f.cmp("ogt", m, _BIG), f.cmp("olt", m, _SMALL)
+    s = f.sel(big, 2.0**-_SCALE, f.sel(small, 2.0**_SCALE, 1.0))
+    return s, f.sel(big, 2.0**_SCALE, f.sel(small, 2.0**-_SCALE, 1.0)), f.mul(a, s), f.mul(b, s)
 
 
 def _sum_of_squares(f, x, y):
@@ -100,14 +104,14 @@ def _abs(f, a, b, ty="double"):
     if ty == "float":
         h = f.call("sqrt", f.add(f.mul(a, a), f.mul(b, b)))
     else:
-        s, x, y = _scale(f, a, b)
-        h = f.div(_hypot_scaled(f, x, y), s)
+        _, unscale, x, y = _scale(f, a, b)
+        h = f.mul(_hypot_scaled(f, x, y), unscale)
     return f.sel(_either(f, _is_inf(f, a), _is_inf(f, b)), _INF, h)
 
 
 def _log(f, a, b):
     """log|z| + i atan2(b, a); near |z| = 1, log1p of |z|**2 - 1 computed from the exact squares."""
-    s, x, y = _scale(f, a, b)
+    s, _, x, y = _scale(f, a, b)
     hi, lo = _sum_of_squares(f, x, y)
     near, err = f.two_sum(hi, -1.0)                   # |z|**2 - 1 as a double-double
     re_near = f.mul(kernel("log1p")(f, f.add(near, f.add(err, lo)), "double"), 0.5)
@@ -137,11 +141,11 @@ def _exp_c(f, a, b):
 def _sqrt(f, a, b):
     """Algorithm 312 (CACM 1967) on z scaled into range: t = sqrt((|a| + |z|)/2), then (t, b/2t) for a >= 0
     and (|b|/2t, copysign(t, b)) for a < 0; C99's special values."""
-    s, x, y = _scale(f, a, b)
+    _, unscale, x, y = _scale(f, a, b)
     t = f.call("sqrt", f.mul(f.add(f.abs(x), _hypot_scaled(f, x, y)), 0.5))
     other = f.div(f.abs(y), f.mul(t, 2.0))
-    root_s = f.call("sqrt", s)                          # an exact power of two
-    t, other = f.div(t, root_s), f.div(other, root_s)
+    root = f.call("sqrt", unscale)                      # an exact power of two
+    t, other = f.mul(t, root), f.mul(other, root)
     neg = f.cmp("olt", x, 0.0)
     re = f.sel(neg, other, t)
     im = f.call("copysign", f.sel(neg, t, other), b)
