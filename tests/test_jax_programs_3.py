@@ -1414,3 +1414,31 @@ def test_float0_tangents_of_integer_inputs():
     for w, g in zip(want, got):
         assert (g.shape, g.dtype) == (w.shape, w.dtype)
         np.testing.assert_allclose(g, w, rtol=1e-12)
+
+
+def _array_api_and_stages(J, m, x, w):
+    """Array-API-generic code (xp = x.__array_namespace__(), as scikit-learn and SciPy write it) under jit, and
+    the ahead-of-time stages a user inspects before running: jit(f).trace(...) with .out_info and .jaxpr,
+    .lower().compile(), jit(f).eval_shape, and the output treedef's children() and node_data() (tracejit's tracers
+    had no __array_namespace__, its trace() returned a tuple, Jitted had no eval_shape, treedefs no children())."""
+    def standardize_then_project(x, w):
+        xp = x.__array_namespace__()
+        mu = xp.mean(x, axis=0)
+        sd = xp.sqrt(xp.mean((x - mu) ** 2, axis=0))
+        z = (x - mu) / sd
+        return {"proj": xp.matmul(z, w), "norms": xp.linalg.vector_norm(z, axis=1)}
+
+    f = J.jit(standardize_then_project)
+    traced = f.trace(x, w)
+    shapes = f.eval_shape(J.ShapeDtypeStruct(x.shape, x.dtype), w)
+    treedef = J.tree.structure(traced.out_info)
+    compiled = traced.lower().compile()
+    assert [s.shape for s in J.tree.leaves(shapes)] == [s.shape for s in J.tree.leaves(traced.out_info)]
+    assert [c.num_leaves for c in treedef.children()] == [1, 1] and treedef.node_data()[0] is dict
+    assert "dot_general" in [e.primitive.name for e in traced.jaxpr.jaxpr.eqns]
+    return compiled(x, w), f(x, w)
+
+
+def test_array_api_namespace_and_aot_stages():
+    rng = np.random.default_rng(32)
+    assert_same(_array_api_and_stages, rng.standard_normal((6, 3)), rng.standard_normal((3, 2)))

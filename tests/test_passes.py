@@ -607,7 +607,7 @@ def test_a_slice_of_a_transpose_slices_first():
     big = np.asfortranarray(np.arange(2048 * 512, dtype=np.float32).reshape(2048, 512))
     corner = tj.jit(lambda a: a[:2, :3].sum())
     assert corner(big) == big[:2, :3].sum()
-    variant = optimize(transposed_ir(corner.trace(big)[0], (0,)))      # the code that call ran
+    variant = optimize(transposed_ir(corner.trace(big).jaxpr, (0,)))      # the code that call ran
     assert [e.prim.name for e in variant.ir.eqns] == ["slice", "reduce_sum"], str(variant)   # (the sum folds it)
 
 

@@ -140,11 +140,21 @@ class Jitted:
         leaves, names, in_tree = flatten_args(dyn_fun, dyn_args, dyn_kwargs)
         return dyn_fun, leaves, names, in_tree, statics
 
-    @api_boundary
-    def trace(self, *args, **kwargs):
+    def _trace_ir(self, args, kwargs):
         """(ClosedIR, output tree) of the function traced on these arguments (arrays or ShapeDtypeStructs)."""
         dyn_fun, leaves, names, in_tree, _ = self._prepare(args, kwargs)
         return trace_pytree(dyn_fun, leaves, names, in_tree, fun_name=self.__name__)
+
+    @api_boundary
+    def trace(self, *args, **kwargs):
+        """The function traced on these arguments (arrays or ShapeDtypeStructs), as JAX's ahead-of-time
+        jit(f).trace(...): .jaxpr (the ClosedIR), .out_info (ShapeDtypeStructs), .lower()."""
+        return Traced(self, args, kwargs, *self._trace_ir(args, kwargs))
+
+    @api_boundary
+    def eval_shape(self, *args, **kwargs):
+        """The shapes and dtypes of the result as ShapeDtypeStructs, traced without compiling (as JAX's)."""
+        return self.trace(*args, **kwargs).out_info
 
     def __get__(self, obj, objtype=None):
         """A jitted method gets its instance as the first argument, as in JAX (mark it static, or make
@@ -450,7 +460,7 @@ def make_ir(fun, *, static_argnums=(), static_argnames=(), optimize=False):
     as jit compiles it."""
     @api_boundary
     def make(*args, **kwargs):
-        closed, _ = Jitted(fun, static_argnums, static_argnames).trace(*args, **kwargs)
+        closed, _ = Jitted(fun, static_argnums, static_argnames)._trace_ir(args, kwargs)
         if optimize:
             closed = passes.optimize(closed)
         return closed
@@ -461,5 +471,18 @@ def make_ir(fun, *, static_argnums=(), static_argnames=(), optimize=False):
 def eval_shape(fun, *args, **kwargs):
     """The shapes and dtypes of fun(*args, **kwargs) as a pytree of ShapeDtypeStructs, found by tracing
     without computing anything (as jax.eval_shape); the arguments may be arrays or ShapeDtypeStructs."""
-    closed, out_tree = Jitted(fun).trace(*args, **kwargs)
-    return tree_unflatten(out_tree, [ShapeDtypeStruct(a.shape, a.dtype, a.weak_type) for a in closed.out_avals])
+    return Jitted(fun).trace(*args, **kwargs).out_info
+
+
+class Traced:
+    """jit(f).trace(*args): the traced function of one signature, as JAX's Traced stage."""
+
+    def __init__(self, jitted, args, kwargs, closed, out_tree):
+        self._jitted, self._args, self._kwargs = jitted, args, kwargs
+        self.jaxpr, self.fun_name = closed, jitted.__name__
+        self.out_info = tree_unflatten(out_tree, [ShapeDtypeStruct(a.shape, a.dtype, a.weak_type)
+                                                  for a in closed.out_avals])
+
+    def lower(self):
+        """The compiled signature (Lowered: .as_text(), .as_llvm(), .compile())."""
+        return self._jitted.lower(*self._args, **self._kwargs)

@@ -236,7 +236,7 @@ class custom_vjp(_CustomFunction):
             cts = _symbolic(cts, zeros) if self.symbolic_zeros else cts
             result = self.bwd(*nondiff, tree_unflatten(box["res_tree"], residuals),
                               tree_unflatten(box["out_tree"], cts))
-            arg_trees = in_tree.children
+            arg_trees = in_tree.subtrees
             if not isinstance(result, (tuple, list)) or len(result) != len(arg_trees):
                 raise TypeError(f"the bwd rule of {self.__name__} must return a tuple with one cotangent per "
                                 f"differentiable argument ({len(arg_trees)}), got {type(result).__name__}"

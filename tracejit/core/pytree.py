@@ -36,14 +36,14 @@ def _node_of(x):
 class PyTreeDef:
     """The structure of a pytree with its leaves taken out; hashable, so it can key a cache."""
 
-    __slots__ = ("aux", "children", "nodetype", "num_leaves")
+    __slots__ = ("aux", "nodetype", "num_leaves", "subtrees")
 
     def __init__(self, nodetype, aux, children):
-        self.nodetype, self.aux, self.children = nodetype, aux, tuple(children)
-        self.num_leaves = 1 if nodetype is None else sum([c.num_leaves for c in self.children])
+        self.nodetype, self.aux, self.subtrees = nodetype, aux, tuple(children)
+        self.num_leaves = 1 if nodetype is None else sum([c.num_leaves for c in self.subtrees])
 
     def _key(self):
-        return (self.nodetype, self.aux, self.children)
+        return (self.nodetype, self.aux, self.subtrees)
 
     def __eq__(self, other):
         return isinstance(other, PyTreeDef) and self._key() == other._key()
@@ -54,6 +54,14 @@ class PyTreeDef:
     def unflatten(self, leaves):
         return tree_unflatten(self, leaves)
 
+    def children(self):
+        """The treedefs of the root's children (JAX's method)."""
+        return list(self.subtrees)
+
+    def node_data(self):
+        """(node type, auxiliary data) of the root, None for a leaf (JAX's method)."""
+        return None if self.nodetype is None else (self.nodetype, self.aux)
+
     def flatten_up_to(self, tree):
         return treedef_flatten_up_to(self, tree)
 
@@ -62,7 +70,7 @@ class PyTreeDef:
 
     def _text(self):
         """JAX's notation: * for a leaf, Python's for tuples, lists, dicts and None, CustomNode(...) for others."""
-        kind, inner = self.nodetype, [c._text() for c in self.children]
+        kind, inner = self.nodetype, [c._text() for c in self.subtrees]
         if kind is None or kind is type(None):
             return "*" if kind is None else "None"
         if kind in (tuple, list):
@@ -108,7 +116,7 @@ def caller(treedef, fun, miss):
     of calls with pytree arguments, in one Python call. fun must check the type of each leaf itself (the
     fast paths take exact ndarrays and scalar types only: no container passes as a leaf); args is a tuple
     and kwargs a dict."""
-    source = _caller_source(treedef) if len(treedef.children) == 2 else None
+    source = _caller_source(treedef) if len(treedef.subtrees) == 2 else None
     if source is None:
         def call(args, kwargs):
             leaves = flatten_as(treedef, (args, kwargs))
@@ -137,9 +145,9 @@ def _caller_source(treedef):
             lines.append(f" if {var} is not None: return miss")
             return True
         kind = "" if td.nodetype is known else f"type({var}) is not {td.nodetype.__name__} or "
-        lines.append(f" if {kind}len({var}) != {len(td.children)}: return miss")
-        items = td.aux if td.nodetype is dict else range(len(td.children))
-        for item, child in zip(items, td.children):
+        lines.append(f" if {kind}len({var}) != {len(td.subtrees)}: return miss")
+        items = td.aux if td.nodetype is dict else range(len(td.subtrees))
+        for item, child in zip(items, td.subtrees):
             if td.nodetype is dict:
                 keys.append(item)
                 key = f"keys[{len(keys) - 1}]"
@@ -160,7 +168,7 @@ def _caller_source(treedef):
         return True
 
     if treedef.nodetype is not tuple or not all(visit(c, r, known) for c, r, known in
-                                                zip(treedef.children, ("args", "kwargs"), (tuple, dict))):
+                                                zip(treedef.subtrees, ("args", "kwargs"), (tuple, dict))):
         return None
     lines.append(f" return fun(({''.join(v + ', ' for v in leaves)}))")
     return "\n".join(lines), tuple(keys)
@@ -182,7 +190,7 @@ def _match(td, x, leaves):
         children, aux = _node_of(x).flatten(x)
         if aux != td.aux:
             return False
-    return len(children) == len(td.children) and all(_match(c, y, leaves) for c, y in zip(td.children, children))
+    return len(children) == len(td.subtrees) and all(_match(c, y, leaves) for c, y in zip(td.subtrees, children))
 
 
 def tree_unflatten(treedef, leaves):
@@ -193,7 +201,7 @@ def tree_unflatten(treedef, leaves):
 def _build(td, leaves):
     if td.nodetype is None:
         return next(leaves)
-    return _node_of_type(td.nodetype).unflatten(td.aux, [_build(c, leaves) for c in td.children])
+    return _node_of_type(td.nodetype).unflatten(td.aux, [_build(c, leaves) for c in td.subtrees])
 
 
 def _node_of_type(nodetype):
@@ -268,9 +276,9 @@ def _up_to(td, x, out):
     if node is None or not isinstance(x, td.nodetype):
         raise ValueError(f"expected a {td.nodetype.__name__} matching the tree structure {td}, got {x!r}")
     children, aux = node.flatten(x)
-    if aux != td.aux or len(children) != len(td.children):
+    if aux != td.aux or len(children) != len(td.subtrees):
         raise ValueError(f"tree structure mismatch: expected {td}, got {tree_structure(x)}")
-    for c, ctd in zip(children, td.children):
+    for c, ctd in zip(children, td.subtrees):
         _up_to(ctd, c, out)
 
 
@@ -286,11 +294,11 @@ def _paths(td, path, paths):
     if td.nodetype is None:
         paths.append(path)
     elif td.nodetype is dict:
-        for k, c in zip(td.aux, td.children):
+        for k, c in zip(td.aux, td.subtrees):
             _paths(c, f"{path}[{k!r}]", paths)
     elif hasattr(td.nodetype, "_fields"):
-        for f, c in zip(td.nodetype._fields, td.children):
+        for f, c in zip(td.nodetype._fields, td.subtrees):
             _paths(c, f"{path}.{f}", paths)
     else:
-        for i, c in enumerate(td.children):
+        for i, c in enumerate(td.subtrees):
             _paths(c, f"{path}[{i}]", paths)

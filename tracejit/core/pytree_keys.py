@@ -170,7 +170,7 @@ def treedef_is_leaf(treedef):
 
 def treedef_children(treedef):
     """The treedefs of the root's children."""
-    return list(treedef.children)
+    return treedef.children()
 
 
 def treedef_tuple(treedefs):

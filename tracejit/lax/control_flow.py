@@ -203,7 +203,7 @@ def scan(f, init, xs=None, length=None, reverse=False, unroll=1, *, checkpoint=N
 
     flat_tree = tree_flatten((tuple(range(len(carry_avals) + len(x_avals))), {}))[1]
     body, consts, out_tree, carry_avals = _carry_fixed_point(body_fun, carry_avals, flat_tree, _name(f), x_avals)
-    carry_out_tree, y_tree = out_tree.children
+    carry_out_tree, y_tree = out_tree.subtrees
     _check_carry("scan", carry_tree, carry_avals, carry_out_tree, body.out_avals[:len(carry_avals)])
     outs = bind(scan_p, *consts, *_convert_to(carry_leaves, carry_avals), *x_leaves, body=body, length=length,
                 reverse=bool(reverse), num_consts=len(consts), num_carry=len(carry_avals))

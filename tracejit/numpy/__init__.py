@@ -1,5 +1,7 @@
 """tracejit.numpy: NumPy's API on tracers and arrays. Outside a trace it computes with NumPy and returns
 numpy arrays; inside one it records IR. It also gives tracers their operators and methods."""
+import sys as _sys
+
 import numpy as _np
 
 from ..core.avals import normalize_axis as _normalize_axis
@@ -377,6 +379,11 @@ def _swap(f):
     return lambda self, other: f(other, self)
 
 
+def _array_namespace(self, *, api_version=None):
+    """The array API namespace of a traced array: tracejit.numpy (as a jax.Array's is jax.numpy)."""
+    return _sys.modules[__name__]
+
+
 _METHODS = {
     "__add__": add, "__radd__": _swap(add), "__sub__": subtract, "__rsub__": _swap(subtract),
     "__mul__": multiply, "__rmul__": _swap(multiply), "__truediv__": divide, "__rtruediv__": _swap(divide),
@@ -403,7 +410,7 @@ _METHODS = {
     "nbytes": property(lambda self: self.size * self.dtype.itemsize), "copy": lambda self: copy(self),
     "diagonal": diagonal, "trace": trace, "ptp": ptp, "argpartition": argpartition, "choose": choose,
     "compress": lambda self, condition, axis=None, **kw: compress(condition, self, axis, **kw),
-    "searchsorted": searchsorted, "view": _view,
+    "searchsorted": searchsorted, "view": _view, "__array_namespace__": _array_namespace,
 }
 for _name, _fn in _METHODS.items():
     setattr(_Tracer, _name, _fn)
