@@ -402,3 +402,39 @@ def test_short_reduced_axes_are_written_out_so_the_loop_over_the_kept_axes_vecto
 
 def reductions_vectorized(compiled):
     return [k["vectorized"] for k in compiled.kernels() if any(op.startswith("reduce") for op in k["ops"])]
+
+
+COLUMN_REDUCTIONS = {
+    "mean f32": (lambda x: x.mean(0), np.float32, False),
+    "sum f64": (lambda x: x.sum(0), np.float64, False),
+    "max f32": (lambda x: x.max(0), np.float32, True),
+    "sum int32": (lambda x: x.sum(0), np.int32, True),
+    "any": (lambda x: (x > 0).any(0), np.float64, True),
+    "sum over two axes": (lambda x: x.reshape(10, 100, -1).sum((0, 1)), np.float32, False),
+}
+
+
+@pytest.mark.parametrize("name", list(COLUMN_REDUCTIONS))
+def test_short_kept_axes_of_a_column_reduction_are_written_out_so_the_loop_over_the_rows_vectorizes(name,
+                                                                                                   monkeypatch):
+    """A reduction in memory order (a column sum) whose kept axes after the reduced ones are short (the 3
+    coordinates of points) writes them out, so that the innermost loop runs over the rows and vectorizes
+    (fusion.unrolled_reduction): the same values as the reference interpreter, and where the order does not
+    round (max, integers, any), the bits of the loop nest it replaces."""
+    f, dtype, exact = COLUMN_REDUCTIONS[name]
+    for n in (2, 3, 8, 9):
+        x = data(dtype, (1000, n), 0)
+        x[::7] = -x[::7]
+        closed, leaves = tj.make_ir(f, optimize=True)(x), [x]
+        unrolled = [g.unrolled for g in plan_groups(closed.ir) if g.root.params.get("axes")]
+        assert unrolled == [(x.ndim - 1 + ("two" in name),) if n <= 8 else ()], n     # the last axis
+        compiled = compile_ir(closed)
+        for got, want in zip(compiled.run(leaves), eval_ir(closed, *leaves)):   # float32 sums of 1000 terms
+            np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-4)
+        assert reductions_vectorized(compiled) == [n <= 8], n
+        if exact:
+            with monkeypatch.context() as m:
+                m.setattr("tracejit.backend.fusion.UNROLLED", 0)
+                looped = compile_ir(closed)
+            for got, want in zip(compiled.run(leaves), looped.run(leaves)):
+                np.testing.assert_array_equal(got, want)

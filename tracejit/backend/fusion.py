@@ -314,15 +314,22 @@ def unrolled_axes(g):
 
 
 def unrolled_reduction(g):
-    """The reduced axes of reduction group g when they are short (UNROLLED elements together) and innermost below
-    a kept axis: they are then written out in the body of the loop over the kept axes, so that the innermost
-    loop runs over a kept axis and vectorizes. The gray image of a 1024 x 1024 x 3 image (a sum over the
-    channels of each pixel) took 2.1 ms scalar (NumPy 1.1)."""
+    """The short axes of reduction group g (UNROLLED elements together) that are written out in the body of the
+    innermost loop so that it runs over a long axis and vectorizes: the reduced axes where they are innermost
+    below a kept axis (the gray image of a 1024 x 1024 x 3 image, a sum over each pixel's channels: 2.1 ms scalar,
+    NumPy 1.1), or the kept axes after the last reduced one of a reduction in memory order (a column sum of
+    (n, 3) points)."""
     axes = g.root.params["axes"]
-    if g.in_place or not axes or len(axes) == len(g.domain) or g.loop_order[-len(axes):] != list(axes):
+    if not axes or len(axes) == len(g.domain):
         return ()
-    size = math.prod(g.domain[a] if isinstance(g.domain[a], int) else UNROLLED + 1 for a in axes)
-    return tuple(axes) if size <= UNROLLED and size * g.cost <= FUSED_COST else ()
+    if g.in_place:
+        short = tuple(range(max(axes) + 1, len(g.domain)))
+    elif g.loop_order[-len(axes):] == list(axes):
+        short = tuple(axes)
+    else:
+        return ()
+    size = math.prod(g.domain[a] if isinstance(g.domain[a], int) else UNROLLED + 1 for a in short)
+    return short if size <= UNROLLED and size * g.cost <= FUSED_COST else ()
 
 
 # ----------------------------------------------------------------------------------------- row loops

@@ -444,13 +444,18 @@ class LoopBuilder(KernelBuilder):
         idx = [None] * len(shape)
         with contextlib.ExitStack() as loops:
             for a in range(len(shape)):
-                idx[a] = loops.enter_context(f.loop(*(("%lo", "%hi") if a == 0 else (0, shape[a]))))
-            self._prefetch(idx)
-            x = self.value(root.inputs[0], idx)
-            kidx = [idx[a] for a in kept]
-            b.in_avals = [root.inputs[0].aval]
-            new, = g.rule.combine(b, [self.load(out, kidx)], [x], **root.params)
-            self.store(out, kidx, new)
-            for v in g.stores[1:]:
-                self.store(self.buffers[id(v)], idx, self.value(v, idx))
+                if a not in g.unrolled:     # (short kept axes written out: fusion.unrolled_reduction)
+                    idx[a] = loops.enter_context(f.loop(*(("%lo", "%hi") if a == 0 else (0, shape[a]))))
+            for point in itertools.product(*(range(shape[a]) for a in g.unrolled)):
+                for a, i in zip(g.unrolled, point):
+                    idx[a] = i
+                self.memo.clear()
+                self._prefetch(idx)
+                x = self.value(root.inputs[0], idx)
+                kidx = [idx[a] for a in kept]
+                b.in_avals = [root.inputs[0].aval]
+                new, = g.rule.combine(b, [self.load(out, kidx)], [x], **root.params)
+                self.store(out, kidx, new)
+                for v in g.stores[1:]:
+                    self.store(self.buffers[id(v)], idx, self.value(v, idx))
         self.memo.clear()
