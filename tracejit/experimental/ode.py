@@ -19,6 +19,7 @@ from ..core.trace import Tracer, _stack
 from ..custom_derivatives import custom_vjp
 from ..derivative_tools import closure_convert
 from ..derivatives import vjp
+from ..dtypes import float0
 from ..flatten_util import ravel_pytree
 from ..numpy.indexing import take_clamped
 
@@ -184,7 +185,9 @@ def _solve_backward(func, options, residuals, g):
     def augmented(state, minus_t, *args):
         y, y_bar = state[0], state[1]
         y_dot, pullback = vjp(func, y, -minus_t, *args)
-        return (-y_dot, *pullback(y_bar))
+        cts = pullback(y_bar)     # an integer argument's is float0: integrated as zeros of its dtype
+        return (-y_dot, *tree_map(lambda ct, x: tnp.zeros_like(x) if ct.dtype == float0 else ct, cts,
+                                  (y, minus_t, *args)))
 
     def between(carry, i):
         y_bar, t0_bar, args_bar = carry
