@@ -1451,3 +1451,19 @@ def test_odeint_gradient_with_an_integer_argument():
     decay = lambda y, t, k: -k * y
     end = lambda y0: tj.experimental.ode.odeint(decay, y0, tnp.array([0.0, 1.0]), 2)[-1].sum()
     np.testing.assert_allclose(tj.jit(tj.grad(end))(np.ones(2)), np.full(2, np.exp(-2.0)), rtol=1e-6)
+
+
+@pytest.mark.xfail(strict=True, reason="half-float chains: tracejit computes a fused chain of float16/bfloat16 ops "
+                   "in float32 and rounds once on store (DESIGN), XLA rounds after every op; truncated_normal's "
+                   "erf/erf_inv chain in bfloat16, and an initializer's draw times its stddev in float16, then differ "
+                   "from JAX's draws by 1-3 ulps (float32 and float64 draws are bit-identical). Matching needs "
+                   "per-op rounding in the samplers (reduce_precision after each step), not done today")
+def test_half_float_truncated_normal_initializers_bit_for_bit():
+    """Flax-style inits in 16-bit floats (lecun_normal in float16, glorot_normal in bfloat16) draw JAX's values."""
+    def inits(J, m):
+        key = J.random.key(3)
+        return (J.nn.initializers.lecun_normal()(key, (3, 2), m.float16),
+                J.nn.initializers.glorot_normal()(key, (3, 2), m.bfloat16))
+    want, got = both(lambda J, m: J.jit(lambda: inits(J, m))())
+    for w, g in zip(want, got):
+        np.testing.assert_array_equal(g.astype(np.float32), w.astype(np.float32))
