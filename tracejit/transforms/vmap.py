@@ -6,14 +6,16 @@ IR has as many equations for a batch of 1 as for a batch of 1000, and values tha
 input (constants, unmapped arguments) stay unbatched.
 """
 import contextlib
+import threading
 
 from ..core.ad_util import aval
 from ..core.batching import move_batch_axis
 from ..core.ir import Literal
 from ..core.timing import timed
-from ..core.trace import _stack, bind, source_scope, trace_flat
+from ..core.trace import Tracer, _stack, bind, eval_ir, source_scope, trace_flat
 
 _INHERIT = object()     # vmap_ir's default axis name: that of the vmap_ir whose rule calls it (a loop's body)
+_memo = threading.local()   # .done: {call: result} of the vmap_irs inside the outermost one running (`_memoized`)
 
 
 @timed("transforms")
@@ -29,6 +31,49 @@ def vmap_ir(closed, in_dims, axis_size, out_dims=None, out_names=None, axis_name
     """
     if axis_name is _INHERIT:
         axis_name = _stack.batch_axis_name
+    if out_dims is not None:
+        natural, dims = vmap_ir(closed, in_dims, axis_size, axis_name=axis_name)
+        return _moved(natural, dims, out_dims, out_names, axis_size), list(out_dims)
+    key = (closed, tuple(in_dims), axis_size, axis_name)
+    with _memoized() as done:
+        if key in done:
+            batched, dims = done[key]
+        else:
+            batched, dims = _vmap_ir(closed, in_dims, axis_size, axis_name)
+            if not any(isinstance(c, Tracer) for c in closed.consts + batched.consts):
+                done[key] = batched, dims
+    return batched, list(dims)
+
+
+@contextlib.contextmanager
+def _memoized():
+    """{call: result} shared by the vmap_irs that run inside the outermost one: the batching rules of nested
+    loops vmap the same body several times (a fixed point of the batched carries, then the loop), and each
+    time their own loops' bodies again, exponentially in the depth; a body is batched once per set of dims.
+    Batched IRs that close over tracers (of traces that may have ended by the next call) are not kept."""
+    outermost = getattr(_memo, "done", None) is None
+    if outermost:
+        _memo.done = {}
+    try:
+        yield _memo.done
+    finally:
+        if outermost:
+            _memo.done = None
+
+
+def _moved(natural, dims, out_dims, out_names, size):
+    """natural (batched, its outputs at axes dims) with output i moved to axis out_dims[i]: the batched IR
+    re-emitted, not batched again (a loop's rule asks for its body's natural axes first, then for these)."""
+    if list(dims) == list(out_dims):
+        return natural
+
+    def moved(*inputs):
+        return [_to_out_dim(x, d, want, size, out_names[i] if out_names else f"output {i}")
+                for i, (x, d, want) in enumerate(zip(eval_ir(natural, *inputs), dims, out_dims))]
+    return trace_flat(moved, natural.in_avals, fun_name="vmap")
+
+
+def _vmap_ir(closed, in_dims, axis_size, axis_name):
     ir = closed.ir
     in_avals = [a if d is None else a.update(shape=a.shape[:d] + (axis_size,) + a.shape[d:])
                 for a, d in zip(closed.in_avals, in_dims)]
@@ -57,12 +102,8 @@ def vmap_ir(closed, in_dims, axis_size, out_dims=None, out_names=None, axis_name
                     outs, odims = _apply_rule(eqn, values, dims, axis_size)
                 env.update(zip(eqn.outvars, zip(outs, odims)))
         results = [(x.value, None) if isinstance(x, Literal) else env[x] for x in ir.outvars]
-        if out_dims is None:
-            dims_out.extend(d for _, d in results)
-            return [x for x, _ in results]
-        dims_out.extend(out_dims)
-        return [_to_out_dim(x, d, want, axis_size, out_names[i] if out_names else f"output {i}")
-                for i, ((x, d), want) in enumerate(zip(results, out_dims))]
+        dims_out.extend(d for _, d in results)
+        return [x for x, _ in results]
 
     return trace_flat(batched, in_avals, fun_name="vmap"), dims_out
 
