@@ -1484,3 +1484,22 @@ def test_half_float_truncated_normal_initializers_bit_for_bit():
     want, got = both(lambda J, m: J.jit(lambda: inits(J, m))())
     for w, g in zip(want, got):
         np.testing.assert_array_equal(g.astype(np.float32), w.astype(np.float32))
+
+
+def test_custom_rule_with_a_wrong_tangent_shape_names_the_rule():
+    """A custom_jvp rule that returns a summed tangent (a common slip) and a custom_vjp rule whose cotangent has the
+    output's shape: JAX says which rule and which shapes; tracejit said only 'a custom rule returned a f64[2]'."""
+    @tj.custom_jvp
+    def softclip(x):
+        return tnp.tanh(x)
+    softclip.defjvp(lambda p, t: (softclip(p[0]), tnp.sum(t[0] / tnp.cosh(p[0]) ** 2)))
+
+    @tj.custom_vjp
+    def total(x):
+        return tnp.sum(x)
+    total.defvjp(lambda x: (tnp.sum(x), None), lambda _, g: (g,))
+    with pytest.raises(TypeError, match=r"jvp rule of softclip: the tangent of output leaf 0 is a f64\[\], but must "
+                                        r"have the shape of the value it belongs to, a f64\[3\]"):
+        tj.jvp(softclip, (np.ones(3),), (np.ones(3),))
+    with pytest.raises(TypeError, match=r"bwd rule of total: the cotangent of input leaf 0 is a f64\[\].*f64\[3\]"):
+        tj.grad(total)(np.ones(3))

@@ -182,19 +182,21 @@ class custom_jvp(_CustomFunction):
                                 f"got {type(result).__name__}")
             outs = self._check_out("primal output of the jvp rule", result[0], box)
             out_tangents = self._check_out("tangent output of the jvp rule", result[1], box)
-            return outs, [_like(t, o) for t, o in zip(out_tangents, outs)]
+            return outs, [_like(t, o, f"the jvp rule of {self.__name__}: the tangent of output leaf {i}")
+                          for i, (t, o) in enumerate(zip(out_tangents, outs))]
         rule.__name__, rule.symbolic_zeros = name_of(self.jvp), self.symbolic_zeros
         return rule
 
 
-def _like(t, ref):
-    """A tangent or cotangent from a user rule as a value of its reference's type (None means zero)."""
+def _like(t, ref, what):
+    """A tangent or cotangent from a user rule as a value of its reference's type (None means zero); `what`
+    names it in the error."""
     ref_aval = aval(ref).strip_weak()
     if t is None or isinstance(t, (Zero, SymbolicZero)):
         return zeros(ref_aval)
     if aval(t).shape != ref_aval.shape:
-        raise TypeError(f"a custom rule returned a {aval(t).str_short()} where a {ref_aval.str_short()} was "
-                        "expected")
+        raise TypeError(f"{what} is a {aval(t).str_short()}, but must have the shape of the value it belongs to, "
+                        f"a {ref_aval.str_short()}")
     return astype(t, ref_aval.dtype)
 
 
@@ -244,7 +246,8 @@ class custom_vjp(_CustomFunction):
             leaves = []
             for ct, tree in zip(result, arg_trees):
                 leaves += [None] * tree.num_leaves if ct is None else treedef_flatten_up_to(tree, ct)
-            return [_like(ct, a) for ct, a in zip(leaves, box["in_avals"])]
+            return [_like(ct, a, f"the bwd rule of {self.__name__}: the cotangent of input leaf {i}")
+                    for i, (ct, a) in enumerate(zip(leaves, box["in_avals"]))]
         bwd.__name__ = name_of(self.bwd)
         return bwd
 
