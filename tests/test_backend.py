@@ -423,13 +423,16 @@ def test_long_chains_fuse_into_loop_nests_small_enough_to_vectorize():
     for n in (10_000, 1000):
         assert re.search(r"<\d+ x float>", tj.jit(chain).lower(x[:n]).as_llvm())
     assert not re.search(r"<\d+ x float>", tj.jit(lambda x: x * 2.0 + 1.0).lower(x[:1000]).as_llvm())
-    # An innermost loop of 10 is too short to vectorize, however much work, unless it calls the vector math
-    # library (fusion.MIN_LIBRARY_LOOP): then one vector as wide as the loop (16 lanes, 6 masked) per call.
-    rows = x.reshape(1000, 10)
-    assert not re.search(r"<\d+ x float>", tj.jit(_arithmetic_chain).lower(rows).as_llvm())
-    assert re.search(r"call <16 x float> @tj_tanh_float_v16\(", tj.jit(chain).lower(rows).as_llvm())
-    check(chain, rows, fuse=(True,))
-    check(_arithmetic_chain, rows, fuse=(True,))
+    # An innermost loop of 10 (rows that cannot merge into one loop: a vector multiplies each) is too short to
+    # vectorize, unless it calls the vector math library (fusion.MIN_LIBRARY_LOOP): then one vector as wide as the
+    # loop (16 lanes, 6 masked) per call. Rows that merge are one loop, which vectorizes.
+    rows, c = x.reshape(1000, 10), np.linspace(0.5, 1.5, 10, dtype=np.float32)
+    scale, tanh = (lambda x, c: tnp.maximum(x * c, -1.0)), (lambda x, c: tnp.tanh(x * c))
+    assert [k["vectorized"] for k in tj.jit(scale).lower(rows, c).compile().kernels()] == [False]
+    assert re.search(r"call <16 x float> @tj_tanh_float_v16\(", tj.jit(tanh).lower(rows, c).as_llvm())
+    assert re.search(r"<\d+ x float>", tj.jit(_arithmetic_chain).lower(rows).as_llvm())
+    for f, args in ((chain, (rows,)), (_arithmetic_chain, (rows,)), (scale, (rows, c)), (tanh, (rows, c))):
+        check(f, *args, fuse=(True,))
 
 
 def test_short_loops_calling_the_library_make_one_vector_call():

@@ -107,17 +107,18 @@ def extents(f, *args):
 def test_extents_merge_what_every_value_allows():
     x = np.ones((8, 24, 24, 6), np.float32)
     c, n = np.ones(6, np.float32), np.ones((8, 1, 1, 1), np.float32)
-    whole = [(8, None, None, 24 * 24 * 6)]
+    whole = [(None, None, None, 8 * 24 * 24 * 6)]      # one loop, which threads split
     assert extents(lambda x: tnp.maximum(x * 2 + 1, 0), x) == whole
-    assert extents(lambda x, n: x * n + 1, x, n) == whole
     assert extents(lambda x: tnp.zeros_like(x) + 0.5, x) == whole
-    # a channel vector varies along C only: H and W merge, W and C do not
-    assert extents(lambda x, c: tnp.maximum(x + c, 0), x, c) == [(8, None, 24 * 24, 6)]
+    # a per-image value varies along N only: N does not merge with the rest
+    assert extents(lambda x, n: x * n + 1, x, n) == [(8, None, None, 24 * 24 * 6)]
+    # a channel vector varies along C only: N, H and W merge, W and C do not
+    assert extents(lambda x, c: tnp.maximum(x + c, 0), x, c) == [(None, None, 8 * 24 * 24, 6)]
     # a transpose of H and W reads elsewhere than the merged element: nothing merges with them
     assert extents(lambda x: x + tnp.transpose(x, (0, 2, 1, 3)), x) == [(8, 24, 24, 6)]
     # reductions keep their loops
     assert extents(lambda x: x.sum(axis=(1, 2)), x) == [(8, 24, 24, 6)]
-    # size-1 axes have index 0; the outermost axis keeps its loop (threads split it)
+    # size-1 axes have index 0, but the outermost keeps its loop
     assert extents(lambda x: x * 2, np.ones((1, 5, 1, 3), np.float32)) == [(1, None, None, 15)]
 
 
@@ -358,10 +359,10 @@ def test_short_inner_axes_that_cannot_merge_are_written_out_so_the_loop_around_t
             check(f, x, c)
             vectorized = [k["vectorized"] for k in tj.jit(f).lower(x, c).compile().kernels()]
             assert vectorized == [bool(written_out) or calls and np.prod(shape) >= MIN_LIBRARY_LOOP], shape
-    points = np.random.default_rng(1).standard_normal((100_000, 3)).astype(np.float32)
-    exp = tj.jit(tnp.exp)
-    assert "_v48(" in exp.lower(points).as_llvm()      # one call on 3 vectors' lanes, not 48 calls of expf
-    np.testing.assert_allclose(exp(points), np.exp(points), rtol=1e-6)
+    points, c = np.random.default_rng(1).standard_normal((100_000, 3)).astype(np.float32), np.float32([1, 2, 3])
+    exp = tj.jit(lambda p, c: tnp.exp(p) * c)
+    assert "_v48(" in exp.lower(points, c).as_llvm()      # one call on 3 vectors' lanes, not 48 calls of expf
+    np.testing.assert_allclose(exp(points, c), np.exp(points) * c, rtol=1e-6)
 
 
 SHORT_REDUCTIONS = {

@@ -83,9 +83,10 @@ class Group:
 
     @property
     def outer_extent(self):
-        """The trip count of the outermost loop (1 for a kernel that is not a loop nest and cannot be split)."""
+        """The trip count of the outermost loop (1 for a kernel that is not a loop nest and cannot be split): of
+        the first axis in loop order that keeps its loop (`collapse_axes`)."""
         if self.fusible:
-            return self.domain[self.loop_order[0]] if self.domain else 1
+            return next((self.extents[a] for a in self.loop_order if self.extents[a] is not None), 1)
         return self.rule.split(self.root)[0] if getattr(self.rule, "split", None) else 1
 
 
@@ -268,7 +269,7 @@ def plan_groups(ir, fuse=True, views=False):
     for g in groups:
         for p in g.phases or [g]:
             if p.fusible and not isinstance(p.rule, Reduce):
-                p.extents = collapse_axes(p, g.depth)
+                p.extents = collapse_axes(p, g.depth if g.phases else 0)
         if g.fusible and not g.phases and not isinstance(g.rule, Reduce):
             g.tiled = transposed_read(g)
             g.unrolled = unrolled_axes(g) if g.tiled is None else ()
@@ -301,7 +302,7 @@ def unrolled_axes(g):
     around them: short axes (UNROLLED elements together) that `collapse_axes` could not merge, so that the loop
     over a longer axis is the innermost one and vectorizes. An innermost loop of 3 (the [n, 3] threefry nest of a
     vmapped split(key, 3)) kept the whole nest scalar: 4x slower."""
-    looped = [a for n, a in enumerate(g.loop_order) if n == 0 or g.extents[a] is not None]
+    looped = [a for a in g.loop_order if g.extents[a] is not None]
     axes, size = [], 1
     for a in reversed(looped[1:]):
         if not isinstance(g.extents[a], int) or size * g.extents[a] > UNROLLED:

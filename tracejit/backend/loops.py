@@ -158,9 +158,10 @@ class LoopBuilder(KernelBuilder):
             return self._reduce_in_place(axes, kept)
         idx = [0] * len(shape)      # an axis merged into a later one (loop_axes.collapse_axes) stays at 0
         idx[:len(outer_idx)] = outer_idx
-        bounds = {a: ("%lo", "%hi") if n == 0 else (0, g.extents[a]) for n, a in enumerate(g.loop_order[:len(kept)])}
+        outermost = next((a for a in g.loop_order if g.extents[a] is not None), None)    # threads split its loop
+        bounds = {a: ("%lo", "%hi") if a == outermost else (0, g.extents[a]) for a in g.loop_order[:len(kept)]}
         looped = [a for n, a in enumerate(g.loop_order[:len(kept)])
-                  if n >= len(outer_idx) and (n == 0 or g.extents[a] is not None) and a not in g.unrolled]
+                  if n >= len(outer_idx) and g.extents[a] is not None and a not in g.unrolled]
         split = self._segments(looped[-1]) if looped and not isinstance(g.rule, Reduce) and not g.unrolled else None
         with contextlib.ExitStack() as outer:
             for n, a in enumerate(g.loop_order[:len(kept)]):
