@@ -10,7 +10,6 @@ tracejit's code that ran scalar or through the Python driver (`Compiled.kernels(
 the geometric means and the list of workloads where tracejit loses, with those kernels as the reason.
 """
 import contextlib
-import math
 import time
 
 import numpy as np
@@ -195,9 +194,14 @@ def transformer(repeat):
 
 @workload("strided")
 def strided(repeat):
+    """Strided access, and short axes (stop 43): exp, norms and the centroid of 1e6 points (n, 3)."""
+    points = f32(1_000_000, 3)
     return (compare("column sums 4096x1024 f32", lambda M: lambda x: M.sum(x, axis=0), (f32(4096, 1024),), repeat,
                     tol=1e-2)
-            + compare("x + x.T 2048x2048 f32", lambda M: lambda x: x + x.T, (f32(2048, 2048),), repeat, tol=0))
+            + compare("x + x.T 2048x2048 f32", lambda M: lambda x: x + x.T, (f32(2048, 2048),), repeat, tol=0)
+            + [row for name, make in (("exp", lambda M: M.exp), ("norms", lambda M: lambda p: M.linalg.norm(p, axis=1)),
+                                      ("centroid", lambda M: lambda p: p.mean(0)))
+               for row in compare(f"{name} of points 1e6x3 f32", make, (points,), repeat, tol=1e-4)])
 
 
 # ------------------------------------------------------------------------ products, searches, scans, copies
@@ -451,49 +455,3 @@ def small_calls(repeat):
                     (p, x), repeat * 2, tol=1e-5)
             + compare("p['a'] * x + p['b'] dict of two + one array, 8 f32",
                       lambda M: lambda p, x: p["a"] * x + p["b"], (q, y), repeat * 2, tol=1e-6))
-
-
-# ---------------------------------------------------------------------------------------------- report
-
-def ratios(row):
-    """(numpy / tracejit, jax / tracejit or None): above 1, tracejit is faster."""
-    t = row["tracejit"][0]
-    return row["numpy"][0] / t, (row["jax"][0] / t if "jax" in row else None)
-
-
-def losers(results):
-    """(workload, why) where tracejit is slower than NumPy or more than 10% slower than JAX, or compiles slower
-    than JAX."""
-    found = []
-    for r in results:
-        vs_np, vs_jax = ratios(r)
-        why = []
-        if vs_np < 1:
-            why.append(f"{vs_np:.2f}x NumPy")
-        if vs_jax is not None and vs_jax < 1 / 1.1:
-            why.append(f"{vs_jax:.2f}x JAX")
-        if "jax first ms" in r and r["tracejit first ms"] > r["jax first ms"]:
-            why.append(f"first call {r['tracejit first ms']:.0f} ms vs JAX {r['jax first ms']:.0f} ms")
-        if why:
-            found.append((r["workload"], "; ".join(why), r.get("problems") or ["(no scalar or Python kernel)"]))
-    return found
-
-
-def summary(results):
-    """Print the geometric means and the losers with their kernels."""
-    vs = [ratios(r) for r in results]
-    if not vs:
-        print(f"no workload's rows contain {MATCH!r}")
-        return {}
-    gm_np = math.exp(sum(math.log(a) for a, _ in vs) / len(vs))
-    jaxes = [b for _, b in vs if b is not None]
-    gm_jax = math.exp(sum(map(math.log, jaxes)) / len(jaxes)) if jaxes else None
-    print(f"geometric mean over {len(vs)} workloads: {gm_np:.2f}x NumPy"
-          + (f", {gm_jax:.2f}x JAX" if gm_jax else ""))
-    lost = losers(results)
-    print(f"{len(lost)} workloads where tracejit loses (slower than NumPy, >10% slower than JAX, or compiles slower):")
-    for name, why, kernels in lost:
-        print(f"  {name}: {why}")
-        for k in kernels:
-            print(f"      {k}")
-    return {"geomean numpy": gm_np, "geomean jax": gm_jax, "losers": [list(x) for x in lost]}
