@@ -12,7 +12,7 @@ from ..core.ad_util import aval
 from ..core.batching import move_batch_axis
 from ..core.ir import Literal
 from ..core.timing import timed
-from ..core.trace import Tracer, _stack, bind, eval_ir, source_scope, trace_flat
+from ..core.trace import Tracer, _stack, bind, source_scope, trace_flat
 
 _INHERIT = object()     # vmap_ir's default axis name: that of the vmap_ir whose rule calls it (a loop's body)
 _memo = threading.local()   # .done: {call: result} of the vmap_irs inside the outermost one running (`_memoized`)
@@ -31,15 +31,13 @@ def vmap_ir(closed, in_dims, axis_size, out_dims=None, out_names=None, axis_name
     """
     if axis_name is _INHERIT:
         axis_name = _stack.batch_axis_name
-    if out_dims is not None:
-        natural, dims = vmap_ir(closed, in_dims, axis_size, axis_name=axis_name)
-        return _moved(natural, dims, out_dims, out_names, axis_size), list(out_dims)
-    key = (closed, tuple(in_dims), axis_size, axis_name)
+    key = (closed, tuple(in_dims), axis_size, out_dims if out_dims is None else tuple(out_dims),
+           out_names if out_names is None else tuple(out_names), axis_name)
     with _memoized() as done:
         if key in done:
             batched, dims = done[key]
         else:
-            batched, dims = _vmap_ir(closed, in_dims, axis_size, axis_name)
+            batched, dims = _vmap_ir(closed, in_dims, axis_size, out_dims, out_names, axis_name)
             if not any(isinstance(c, Tracer) for c in closed.consts + batched.consts):
                 done[key] = batched, dims
     return batched, list(dims)
@@ -61,19 +59,7 @@ def _memoized():
             _memo.done = None
 
 
-def _moved(natural, dims, out_dims, out_names, size):
-    """natural (batched, its outputs at axes dims) with output i moved to axis out_dims[i]: the batched IR
-    re-emitted, not batched again (a loop's rule asks for its body's natural axes first, then for these)."""
-    if list(dims) == list(out_dims):
-        return natural
-
-    def moved(*inputs):
-        return [_to_out_dim(x, d, want, size, out_names[i] if out_names else f"output {i}")
-                for i, (x, d, want) in enumerate(zip(eval_ir(natural, *inputs), dims, out_dims))]
-    return trace_flat(moved, natural.in_avals, fun_name="vmap")
-
-
-def _vmap_ir(closed, in_dims, axis_size, axis_name):
+def _vmap_ir(closed, in_dims, axis_size, out_dims, out_names, axis_name):
     ir = closed.ir
     in_avals = [a if d is None else a.update(shape=a.shape[:d] + (axis_size,) + a.shape[d:])
                 for a, d in zip(closed.in_avals, in_dims)]
@@ -102,8 +88,12 @@ def _vmap_ir(closed, in_dims, axis_size, axis_name):
                     outs, odims = _apply_rule(eqn, values, dims, axis_size)
                 env.update(zip(eqn.outvars, zip(outs, odims)))
         results = [(x.value, None) if isinstance(x, Literal) else env[x] for x in ir.outvars]
-        dims_out.extend(d for _, d in results)
-        return [x for x, _ in results]
+        if out_dims is None:
+            dims_out.extend(d for _, d in results)
+            return [x for x, _ in results]
+        dims_out.extend(out_dims)
+        return [_to_out_dim(x, d, want, axis_size, out_names[i] if out_names else f"output {i}")
+                for i, ((x, d), want) in enumerate(zip(results, out_dims))]
 
     return trace_flat(batched, in_avals, fun_name="vmap"), dims_out
 
