@@ -231,3 +231,25 @@ def test_symbolic_max_of_no_elements_under_vmap_and_grad():
     np.testing.assert_array_equal(got[2], [-np.inf, -np.inf])
     assert got[3].shape == (0, 2)
     np.testing.assert_allclose(fine(x)[2], logsumexp(x, 0))
+
+
+@pytest.mark.parametrize("backend", ["llvm", "reference"])
+def test_indexing_a_symbolic_axis_compiles_once(backend):
+    """x[i], take in each mode (axis None ravels a 1-D array) and take_along_axis over a symbolic axis compile
+    once for every size, with JAX's values (their range tests read the size at run time); at size 0 an index has
+    no element: refused, as an empty max is, never read out of bounds."""
+    jnp = pytest.importorskip("jax.numpy")      # (64-bit types enabled: conftest.py)
+    idx, rows = np.array([0, 2, -1, 5, -7, 3]), np.array([[0, 5, -1], [2, -9, 1], [3, 3, -4]])
+    cases = {"x[i]": (lambda m: lambda x, i: m.asarray(x)[i], 0, idx),
+             **{f"take {mode}": (lambda m, mode=mode: lambda x, i: m.take(x, i, mode=mode), 0, idx)
+                for mode in (None, "clip", "wrap")},
+             **{f"take_along_axis {mode}": (lambda m, mode=mode: lambda x, i: m.take_along_axis(x, i, 1, mode=mode),
+                                            1, rows) for mode in (None, "clip")}}
+    for name, (make, axis, i) in cases.items():
+        f = tj.jit(make(tnp), dynamic_dims={"x": {axis: "n"}}, cache=False, backend=backend)
+        for n in (4, 9, 1):
+            x = np.arange(n * (3 if axis else 1), dtype=np.float64).reshape((3, n) if axis else (n,)) * 1.5
+            np.testing.assert_array_equal(f(x, i), make(jnp)(x, i), err_msg=f"{name} at {n}")
+        with pytest.raises(ValueError, match=r"dimension n of argument x \(0 at this call\), which has no element"):
+            f(np.zeros((3, 0) if axis else (0,)), i)
+        assert f.misses == 1, name

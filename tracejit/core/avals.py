@@ -78,9 +78,10 @@ class Dim:
     only compares or copies sizes. Anything that needs the number (arithmetic, int(), ordering) raises a
     SymbolicDimError naming the dimension, where it came from and what needed it.
 
-    needed_by: the operation that has no result when this dimension is 0 (a max over it), or None. Tracing
-    records it on the signature's Dim (require_nonempty), so it travels with the IR into the compiled code,
-    which refuses such a size as shape-specialised code does (check_nonempty)."""
+    needed_by: why an operation has no result when this dimension is 0 (a max over it, an index into it), a
+    message naming the dimension where it says {dim}; or None. Tracing records it on the signature's Dim
+    (require_nonempty), so it travels with the IR into the compiled code, which refuses such a size as
+    shape-specialised code does (check_nonempty)."""
 
     __slots__ = ("name", "needed_by", "origin")
 
@@ -103,7 +104,8 @@ class Dim:
                                f"its size. Leave this dimension out of dynamic_dims.", self, why)
 
     def require_nonempty(self, why):
-        """Record that `why` (an operation's name) has no result when this dimension is 0 at run time."""
+        """Record why an operation has no result when this dimension is 0 at run time: a message that says {dim}
+        where the dimension is named."""
         if self.needed_by is None:
             self.needed_by = why
 
@@ -127,8 +129,7 @@ def check_nonempty(dims, sizes):
     for d, n in zip(dims, sizes):
         if n == 0 and d.needed_by is not None:
             where = f" of {d.origin}" if d.origin else ""
-            raise ShapeError(f"{d.needed_by}: zero-size reduction over dimension {d.name}{where} (0 at this call) has "
-                             "no identity")
+            raise ShapeError(d.needed_by.format(dim=f"{d.name}{where} (0 at this call)"))
 
 
 def is_symbolic(shape):
@@ -341,7 +342,12 @@ def reshape_sizes(shape, newshape):
         raise ShapeError(f"reshape: can only specify one unknown dimension, got shape {newshape}")
     if not unknown:
         return newshape
-    known = shape_size([d for k, d in enumerate(newshape) if k != unknown[0]], "reshape with -1")
+    others = [d for k, d in enumerate(newshape) if k != unknown[0]]
+    symbolic = symbolic_dims(shape)
+    if len(symbolic) == 1 and not is_symbolic(others) and \
+            math.prod(d for d in shape if not isinstance(d, Dim)) == math.prod(others) == 1:   # a ravel of (n,)
+        return tuple(symbolic[0] if k == unknown[0] else d for k, d in enumerate(newshape))
+    known = shape_size(others, "reshape with -1")
     size = shape_size(shape, "reshape with -1")
     if known == 0 or size % known:
         raise ShapeError(f"reshape: cannot reshape an array of shape {shape} ({size} elements) into {newshape}")

@@ -264,6 +264,7 @@ def take(a, indices, axis=None, out=None, mode=None, unique_indices=False, indic
     if not isinstance(size, Dim) and size == 0 and 0 not in aval(indices).shape:
         raise IndexError(f"take: cannot take {aval(indices).str_short()} indices from an empty axis {axis} of "
                          f"{aval(a).str_short()}, as in JAX")
+    size = _size_value(size)
     if mode == "raise":
         if isinstance(indices, Tracer):
             raise NotImplementedError("take: mode 'raise' cannot check traced indices (JAX supports it for none); "
@@ -278,6 +279,11 @@ def take(a, indices, axis=None, out=None, mode=None, unique_indices=False, indic
         inside = reshape(inside, (1,) * axis + aval(inside).shape + (1,) * (aval(a).ndim - axis - 1))
         return where_(inside, taken, _fill_value(aval(a).dtype, fill_value))
     return getitem(a, (slice(None),) * axis + (indices,))
+
+
+def _size_value(size):
+    """An axis's size for index arithmetic: the int, or a symbolic dimension's size read at run time."""
+    return bind(sh.dim_size_p, dim=size) if isinstance(size, Dim) else size
 
 
 def _inside(indices, size):
@@ -304,14 +310,14 @@ def take_along_axis(arr, indices, axis, mode=None, fill_value=None):
         raise IndexError(f"take_along_axis: indices must be an integer array of the rank of arr ({a.ndim}), got "
                          f"{i.str_short()}")
     axis = normalize_axis(axis, a.ndim, "take_along_axis")
-    size = a.shape[axis]
-    inside = _inside(indices, size) if mode in (None, "fill") else None
-    indices = _normalized_index(indices, size)
+    size, n = a.shape[axis], _size_value(a.shape[axis])
+    inside = _inside(indices, n) if mode in (None, "fill") else None
+    indices = _normalized_index(indices, n)
     others = broadcast_shapes(*[tuple(s[:axis] + (1,) + s[axis + 1:]) for s in (a.shape, i.shape)],
                               op="take_along_axis")
     arr = broadcast_to_shape(arr, others[:axis] + (size,) + others[axis + 1:])
     indices = broadcast_to_shape(indices, others[:axis] + (i.shape[axis],) + others[axis + 1:])
-    out = ix.take_along_axis(arr, clip(indices, 0, size - 1), axis)
+    out = ix.take_along_axis(arr, clip(indices, 0, n - 1), axis)
     return out if inside is None else where_(inside, out, _fill_value(a.dtype, fill_value))
 
 

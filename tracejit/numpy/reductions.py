@@ -81,7 +81,7 @@ def require_nonempty(name, a, axis):
     axes = normalize_axes(axis, len(shape))
     for i in axes:
         if isinstance(shape[i], Dim):
-            shape[i].require_nonempty(name)
+            shape[i].require_nonempty(f"{name}: zero-size reduction over dimension {{dim}} has no identity")
     if builtins.any(shape[i] == 0 for i in axes):
         raise ShapeError(f"{name}: zero-size reduction over axes {axes} of shape {shape} has no identity "
                          "(give initial=)")

@@ -15,7 +15,7 @@ import numpy as np
 
 from ..backend.rules import IndexMap, Kernel
 from ..core.ad_util import UndefinedPrimal, aval, zeros
-from ..core.avals import DEFAULT_INT, ShapedArray, is_float, is_symbolic
+from ..core.avals import DEFAULT_INT, Dim, ShapedArray, is_float, is_symbolic
 from ..core.batching import batched_axis, move_batch_axis
 from ..core.errors import ShapeError
 from ..core.ir import Var
@@ -225,6 +225,10 @@ def _gather_out_shape(x, indices, axes):
 def _gather_shape(x, indices, axes, mode):
     if mode not in ("clip", "fill", "inside"):
         raise ValueError(f"gather: mode must be 'clip', 'fill' or 'inside', got {mode!r}")
+    if 0 not in indices.shape[:-1]:       # a symbolic axis indexed: refused at 0, where no index is in range
+        for a in axes:
+            if isinstance(x.shape[a], Dim):
+                x.shape[a].require_nonempty("gather: an index into dimension {dim}, which has no element")
     return ShapedArray(_gather_out_shape(x, indices, axes), x.dtype, x.weak_type)
 
 
@@ -283,14 +287,14 @@ def _gathered_index(b, x_shape, axes, column, batch, rest, mode):
             src[a] = c
             continue
         conds.append(b.in_range(c, 0, x_shape[a]))
-        src[a] = b.clamp_index(c, 0, x_shape[a] - 1)
+        src[a] = b.clamp_index(c, 0, b.iop("sub", x_shape[a], 1))
     rest = iter(rest)
     return [next(rest) if s is None else s for s in src], b.all_of(conds)
 
 
 def _lower_gather(b, idx, read, axes, mode):
     x, ind = b.in_avals[0], b.in_avals[1]
-    if x.size == 0:
+    if not is_symbolic(x.shape) and x.size == 0:
         return b.const(0, x.dtype)
     nb = ind.ndim - 1
     src, inside = _gathered_index(b, x.shape, axes, lambda j: b.index(read(1, j), ind.dtype), idx[:nb], idx[nb:],

@@ -169,7 +169,7 @@ def _arg_shape(name):
         if len(axes) != 1 or not 0 <= axes[0] < x.ndim:
             raise ShapeError(f"{name}: needs one axis in range for shape {x.shape}, got {axes}")
         if isinstance(x.shape[axes[0]], Dim):
-            x.shape[axes[0]].require_nonempty(name)      # refused when it is 0 at run time
+            x.shape[axes[0]].require_nonempty(f"{name}: zero-size reduction over dimension {{dim}} has no identity")
         elif x.shape[axes[0]] == 0:
             raise ShapeError(f"{name}: axis {axes[0]} of shape {x.shape} is empty")
         if x.dtype.kind == "c":
