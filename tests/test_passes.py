@@ -654,7 +654,8 @@ def test_a_long_vector_is_searched_for_its_first_extremum_in_blocks(dtype):
         for x in cases:
             for fn, ref in ((tnp.argmax, np.argmax), (tnp.argmin, np.argmin)):
                 assert tj.jit(fn)(x) == ref(x), (n, fn)
-    assert "dynamic_slice" in tj.jit(tnp.argmax).lower(base).as_text()
+    # (a new cache: after three sizes the shared one compiles argmax for a symbolic size, which reads no blocks)
+    assert "dynamic_slice" in tj.jit(tnp.argmax, cache=False).lower(base).as_text()
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64, np.float16, np.int8, np.uint32, np.bool_])
