@@ -339,7 +339,7 @@ class LoopBuilder(KernelBuilder):
         accs = [self.variable(dtype) for _, dtype in inits]
         for a, t, (v, _) in zip(accs, tys, inits):
             self.store_var(a, t, v)
-        blocked = g.rule.combine is not None and tys != [llvm_type(in_aval.dtype)]
+        blocked = _blocked(g.rule, inits, in_aval)
         if blocked:
             narrow_ty = llvm_type(in_aval.dtype)
             narrow = self.variable(in_aval.dtype)
@@ -393,7 +393,7 @@ class LoopBuilder(KernelBuilder):
         g, b = self.g, self.b
         root, params, in_aval = g.root, g.root.params, g.root.inputs[0].aval
         accs = [v for v, _ in inits]
-        blocked = g.rule.combine is not None and [llvm_type(d) for _, d in inits] != [llvm_type(in_aval.dtype)]
+        blocked = _blocked(g.rule, inits, in_aval)
         for outer in itertools.product(*(range(g.domain[a]) for a in axes[:-1])):
             narrow = g.rule.result(b, [v for v, _ in inits], **params) if blocked else None
             for last in range(g.domain[axes[-1]]):
@@ -460,3 +460,9 @@ class LoopBuilder(KernelBuilder):
                 for v in g.stores[1:]:
                     self.store(self.buffers[id(v)], idx, self.value(v, idx))
         self.memo.clear()
+
+
+def _blocked(rule, inits, in_aval):
+    """Whether a reduction adds up in a type wider than its operand's (a float32 sum in float64): then a block of
+    the operand's type accumulates first (its `combine`), added to the wide accumulator once."""
+    return rule.combine is not None and [llvm_type(dtype) for _, dtype in inits] != [llvm_type(in_aval.dtype)]
