@@ -23,9 +23,11 @@ os.environ["TRACEJIT_CACHE_DIR"] = _cache_dir
 
 def pytest_collection_modifyitems(session, config, items):
     """The JAX harness's tests run last, and their oracle starts now in a child process (oracle_process.py),
-    beside the other tests, where the session runs others too."""
+    beside the other tests, where the session runs others too. Not in a pytest-xdist worker: there the other
+    workers keep the cores busy, and the worker given the harness's file (--dist loadfile) computes it."""
     harness = [item for item in items if item.path.name == "test_against_jax.py"]
-    if harness and len(harness) < len(items) and importlib.util.find_spec("jax") is not None:
+    in_worker = "PYTEST_XDIST_WORKER" in os.environ
+    if harness and len(harness) < len(items) and importlib.util.find_spec("jax") is not None and not in_worker:
         others = [item for item in items if item.path.name != "test_against_jax.py"]
         items[:] = others + harness
         oracle_process.start()
