@@ -106,17 +106,30 @@ def _lower_triangular_solve(k, outs, ins, left_side, lower, transpose_a, conjuga
         am, om = lp.item(k, a, i), lp.item(k, out, i)
         if conjugated is not None:
             am = lp.conjugate_into(k, lp.View(conjugated, am.aval.shape, dtype), am)
-        lp.call(k, "cblas_trsm", dtype, [*(f"i32 {x}" for x in flags), *lp.ints(k, rows, cols),
-                                      lp.scalar(k, 1, dtype), f"ptr {am.ptr}",
-                                      *lp.ints(k, lp.at_least_1(k, a.aval.shape[-1])), f"ptr {om.ptr}",
-                                      *lp.ints(k, lp.at_least_1(k, cols))], returns=False)
+        _trsm(k, dtype, flags, rows, cols, am.ptr, lp.at_least_1(k, a.aval.shape[-1]), om.ptr,
+              lp.at_least_1(k, cols))
     if conjugated is not None:
         lp.free(k, conjugated)
 
 
+def _trsm(k, dtype, flags, rows, cols, a_ptr, lda, b_ptr, ldb):
+    """cblas_trsm(*flags (layout, side, uplo, trans, diag), rows, cols, 1, a, lda, b, ldb), or for one column on
+    the left cblas_trsv, which OpenBLAS runs several times faster (two 200 x 200 solves: 17 us against 51; NumPy's
+    np.linalg.solve of one vector, its getrf included, 246)."""
+    layout, side, uplo, trans, diag = (f"i32 {x}" for x in flags)
+    if cols == 1 and flags[1] == lp.lapack_constant("LEFT"):
+        lp.call(k, "cblas_trsv", dtype, [layout, uplo, trans, diag, *lp.ints(k, rows), f"ptr {a_ptr}",
+                                      *lp.ints(k, lda), f"ptr {b_ptr}", *lp.ints(k, 1)], returns=False)
+    else:
+        lp.call(k, "cblas_trsm", dtype, [layout, side, uplo, trans, diag, *lp.ints(k, rows, cols),
+                                      lp.scalar(k, 1, dtype), f"ptr {a_ptr}", *lp.ints(k, lda), f"ptr {b_ptr}",
+                                      *lp.ints(k, ldb)], returns=False)
+
+
 triangular_solve_p = Primitive("triangular_solve", _triangular_solve_shape, ref.triangular_solve,
                                transpose=_triangular_solve_transpose,
-                               lower=Kernel(_lower_triangular_solve, available=lp.lapack_available(["cblas_trsm"])))
+                               lower=Kernel(_lower_triangular_solve,
+                                            available=lp.lapack_available(["cblas_trsm", "cblas_trsv"])))
 triangular_solve_p.set(
     jvp=partials_jvp(triangular_solve_p, _triangular_solve_jvp_a,
                      lambda t, a, b, out, **params: ops.triangular_solve(a, t, **params)))
@@ -170,13 +183,10 @@ def _lapack_solve(k, out, a, b, transpose_a):
     n, m = b.aval.shape[-2:]
     work = lp.malloc(k, lp.nbytes(k, a.aval.update(shape=a.aval.shape[-2:])))
     ipiv = lp.pivot_vector(k, n)
-    one = lp.scalar(k, 1, dtype)
     lda, ldb = lp.at_least_1(k, n), lp.at_least_1(k, m)
 
     def trsm(x, uplo, trans, diag):
-        flags = [f"i32 {c(name)}" for name in ("ROW_MAJOR", "LEFT", uplo, trans, diag)]
-        lp.call(k, "cblas_trsm", dtype, [*flags, *lp.ints(k, n, m), one, f"ptr {work}", *lp.ints(k, lda),
-                                      f"ptr {x.ptr}", *lp.ints(k, ldb)], returns=False)
+        _trsm(k, dtype, [c(name) for name in ("ROW_MAJOR", "LEFT", uplo, trans, diag)], n, m, work, lda, x.ptr, ldb)
 
     lp.copy(k, out.ptr, b.ptr, lp.nbytes(k, b.aval))
     with lp.each_matrix(k, a.aval.shape, alone=lp.small_matrix((n, n)) and not _wide(n, m)) as i:
@@ -219,7 +229,7 @@ def _row_swaps(k, x, ipiv, n, reverse):
 
 
 def _solve_available(eqn):
-    return _small(eqn.inputs[0].aval) or lp.lapack_available(["getrf_work", "cblas_trsm"])(eqn)
+    return _small(eqn.inputs[0].aval) or lp.lapack_available(["getrf_work", "cblas_trsm", "cblas_trsv"])(eqn)
 
 
 solve_p = Primitive("solve", _solve_shape, lambda a, b, transpose_a: ref.solve(a, b, transpose_a), jvp=_solve_jvp,
