@@ -23,6 +23,7 @@ layout: ROW_MAJOR 101 or COL_MAJOR 102; the return value is LAPACK's info):
                               lapack_int ldb, R *s, R rcond, lapack_int *rank)
     void cblas_?trsm(int layout, int side, int uplo, int trans, int diag, intN m, intN n, T alpha,
                      const T *a, intN lda, T *b, intN ldb)      (complex: alpha is a pointer to T)
+    void cblas_?trsv(int layout, int uplo, int trans, int diag, intN n, const T *a, intN lda, T *x, intN incx)
 
 R is the real type of T. The CBLAS enums: side Left 141 / Right 142, uplo Upper 121 / Lower 122, trans NoTrans
 111 / Trans 112 / ConjTrans 113, diag NonUnit 131 / Unit 132.
