@@ -2,19 +2,23 @@
 complex values interleaved as in memory, one vector at a time), their loops rotated and their invariants
 hoisted, so that the light pass pipeline that compiles them (llvm.LIGHT_PASSES) leaves them as fast as O3 does.
 
-A radix-r pass with sub-length n (m = n/r) computes, for every p < m and column q,
+A radix-r pass (r = 2, 3, 4 or 5) with sub-length n (m = n/r) computes, for every p < m and column q,
 
     a_j = x[q + s(p + jm)] (j < r);  y[q + s(rp + j)] = w^(jp) * DFT_r(a)_j,  w = e^(-+2 pi i/n),
 
-from src to dst (never the same buffer). A column pass (`pass_function`, form 'w') loops over p, then `rows`,
-column (row, lane) of src at src_base + lane + row * src_row (likewise dst), its lanes one vector: a pass over a
-whole array of stride s has s / lanes rows (lanes innermost, contiguous: twiddles broadcast); a pass over a
-block of columns copied into cache-sized buffers has rows of a fixed number of lanes. For s = 1 the pass loops
-over p innermost (form 'p': twiddles read as vectors, outputs interleaved), its outputs times a scale (an
-inverse transform's 1/n). The real transforms' passes (`split_function`, `join_function`) and Bluestein's
-products (`chirp_function`) run over pairs or values, vectors of them at a time.
+from src to dst (never the same buffer); a radix-2 pass is only ever a transform's last (m = 1: no twiddles).
+DFT_3 and DFT_5 are Winograd's short transforms (the sums and differences of the inputs paired around the middle,
+times the cosines and sines of 2 pi/3 or 2 pi/5: `_dft3`, `_dft5`). A column pass (`pass_function`, form 'w')
+loops over p, then `rows`, column (row, lane) of src at src_base + lane + row * src_row (likewise dst), its lanes
+one vector: a pass over a whole array of stride s has s / lanes rows (lanes innermost, contiguous: twiddles
+broadcast); a pass over a block of columns copied into cache-sized buffers has rows of a fixed number of lanes.
+For s = 1 the pass loops over p innermost (form 'p': twiddles read as vectors, outputs interleaved), its outputs
+times a scale (an inverse transform's 1/n), a vector of p at a time, the last vector ending at m (overlapping
+the one before where the count does not divide m: `_lanes_loop`). The real transforms' passes (`split_function`,
+`join_function`) and Bluestein's products (`chirp_function`) run over pairs or values, vectors of them at a time.
 """
 import contextlib
+import math
 
 import numpy as np
 
@@ -159,6 +163,10 @@ class Lanes(Complex):
         """sign * i * x."""
         return self.op("fmul", self.swap(x), self.pattern((-1, 1) if sign > 0 else (1, -1)))
 
+    def turned(self, x, k):
+        """i k x, k a number."""
+        return self.op("fmul", self.swap(x), self.pattern((-k, k)))
+
     def conj(self, x):
         return self.op("fmul", x, self.pattern((1, -1)))
 
@@ -170,6 +178,18 @@ class Lanes(Complex):
         """x_0, y_0, x_1, y_1...: a vector of twice the width."""
         return self.shuffle(x, [j for i in range(self.width) for j in (2 * i, 2 * i + 1, 2 * self.width + 2 * i,
                                                                         2 * self.width + 2 * i + 1)], y)
+
+    def transpose(self, vectors):
+        """(one vector of the values of vectors (r of this width), value k of vectors[j] at k r + j; its Lanes)."""
+        r, parts = len(vectors), 2 * self.width
+        out = Lanes(self.f, self.ty, r * self.width)
+        source = [(t // 2 % r, t // 2 // r * 2 + t % 2) for t in range(r * parts)]   # (j, part of vectors[j])
+        whole = None
+        for j, v in enumerate(vectors):
+            spread = self.shuffle(v, [i if k == j else 0 for k, i in source])          # its parts where they go
+            whole = spread if whole is None else out.shuffle(
+                whole, [t + r * parts if k == j else t for t, (k, _) in enumerate(source)], spread)
+        return whole, out
 
 
 def vector_width(ty):
@@ -196,29 +216,64 @@ def _loop(f, lo, hi):
     f.block(done)
 
 
-def _lanes_loop(f, ty, lo, hi, width, body, rest=True):
-    """body(c, j) for j from lo to hi: `width` at a time (c a Lanes of that width), then one at a time (rest
-    False: hi - lo is a multiple of width; the remainder's loop, which costs LLVM as much again, is left out)."""
+def _lanes_loop(f, ty, lo, hi, width, body, tail="one"):
+    """body(c, j) for j from lo to hi: `width` at a time (c a Lanes of that width), then the rest: one at a time
+    (tail 'one'), or none (tail 'none': hi - lo a multiple of width; the remainder's loop costs LLVM as much as
+    the first), or as a last vector ending at hi (tail 'overlap': hi - lo >= width, and body may run twice for
+    the same j, as it does where its stores are all it writes and it reads nothing it writes)."""
     b = Emitter(f)
-    count = b.iop("sdiv", b.iop("sub", hi, lo), width)
+    count = b.iop("sdiv", b.iop("add", b.iop("sub", hi, lo), width - 1 if tail == "overlap" else 0), width)
     with _loop(f, 0, count) as q:
-        body(Lanes(f, ty, width), b.iop("add", lo, b.iop("mul", q, width)))
-    if rest:
+        j = b.iop("add", lo, b.iop("mul", q, width))
+        if tail == "overlap":
+            last = b.iop("sub", hi, width)
+            j = f.emit(f"select i1 {f.emit(f'icmp slt i64 {j}, {last}')}, i64 {j}, i64 {last}")
+        body(Lanes(f, ty, width), j)
+    if tail == "one":
         with _loop(f, b.iop("add", lo, b.iop("mul", count, width)), hi) as j:
             body(Lanes(f, ty, 1), j)
 
 
 def _butterfly(c, r, sign, scale, ins, twiddle):
     """The r outputs y_j of the butterfly of the inputs ins, times scale (a vector, or None for 1); twiddle(j):
-    the twiddle of output j + 1 (radix 4 only), prepared (Lanes.prepare)."""
+    the twiddle of output j + 1 (radix 3, 4 and 5), prepared (Lanes.prepare)."""
     if r == 2:
         outs = [c.add(*ins), c.sub(*ins)]
     else:
-        apc, amc, bpd, bmd = c.add(ins[0], ins[2]), c.sub(ins[0], ins[2]), c.add(ins[1], ins[3]), c.sub(ins[1], ins[3])
-        turned = c.times_i(bmd, sign)
-        outs = [c.add(apc, bpd), c.add(amc, turned), c.sub(apc, bpd), c.sub(amc, turned)]
+        outs = _DFTS[r](c, sign, ins)
         outs[1:] = [c.times(y, twiddle(j)) for j, y in enumerate(outs[1:])]
     return outs if scale is None else [c.op("fmul", y, scale) for y in outs]
+
+
+def _dft4(c, sign, a):
+    apc, amc, bpd, bmd = c.add(a[0], a[2]), c.sub(a[0], a[2]), c.add(a[1], a[3]), c.sub(a[1], a[3])
+    turned = c.times_i(bmd, sign)
+    return [c.add(apc, bpd), c.add(amc, turned), c.sub(apc, bpd), c.sub(amc, turned)]
+
+
+def _dft3(c, sign, a):
+    """y_(1,2) = a_0 - (a_1 + a_2)/2 +- sign i sin(2 pi/3) (a_1 - a_2)."""
+    pair = c.add(a[1], a[2])
+    middle = c.sub(a[0], c.scale(pair, c.const(0.5)))
+    turned = c.turned(c.sub(a[1], a[2]), sign * math.sin(2 * math.pi / 3))
+    return [c.add(a[0], pair), c.add(middle, turned), c.sub(middle, turned)]
+
+
+def _dft5(c, sign, a):
+    """With the pairs' sums b_k = a_k + a_(5-k) and differences d_k = a_k - a_(5-k) (k = 1, 2), y_k and y_(5-k)
+    are a_0 + sum_l cos(2 pi kl/5) b_l +- sign i sum_l sin(2 pi kl/5) d_l."""
+    b1, b2, d1, d2 = c.add(a[1], a[4]), c.add(a[2], a[3]), c.sub(a[1], a[4]), c.sub(a[2], a[3])
+    cos1, cos2, sin1, sin2 = (f(2 * math.pi * k / 5) for f, k in ((math.cos, 1), (math.cos, 2), (math.sin, 1),
+                                                                  (math.sin, 2)))
+    outs = [c.add(a[0], c.add(b1, b2))]
+    for ck, cl, sk, sl in ((cos1, cos2, sin1, sin2), (cos2, cos1, sin2, -sin1)):   # k = 1, then k = 2
+        real = c.add(a[0], c.add(c.scale(b1, c.const(ck)), c.scale(b2, c.const(cl))))
+        turned = c.add(c.turned(d1, sign * sk), c.turned(d2, sign * sl))
+        outs += [c.add(real, turned), c.sub(real, turned)]
+    return [outs[0], outs[1], outs[3], outs[4], outs[2]]
+
+
+_DFTS = {3: _dft3, 4: _dft4, 5: _dft5}
 
 
 def pass_function(module, name, ty, r, form, count, inverse):
@@ -237,10 +292,14 @@ def pass_function(module, name, ty, r, form, count, inverse):
                 return c.b.iop("add", p, c.b.iop("mul", j, "%m"))
             ys = _butterfly(c, r, sign, scale, [c.load("%src", at(j)) for j in range(r)],
                             lambda j: c.prepare(c.load("%tw", at(j)), conj=sign > 0))
-            while len(ys) > 1:                       # y_0 of each p, y_1, ...: interleaved (y_j of p at r p + j)
+            start = c.b.iop("mul", p, r)
+            if r % 2:                                # y_0 of each p, y_1, ...: interleaved (y_j of p at r p + j)
+                whole, c = c.transpose(ys)
+                ys = [whole]
+            while len(ys) > 1:
                 ys, c = [c.interleave(ys[i], ys[i + len(ys) // 2]) for i in range(len(ys) // 2)], c.wider()
-            c.store("%dst", c.b.iop("mul", p, r), ys[0])
-        _lanes_loop(f, ty, 0, "%m", count, body, rest=False)
+            c.store("%dst", start, ys[0])
+        _lanes_loop(f, ty, 0, "%m", count, body, tail="overlap")
     else:
         f = Function(module, f"define void @{name}({args}, i64 %rows, i64 %sb, i64 %sr, i64 %ss, i64 %db, i64 %dr, "
                              "i64 %ds) nounwind", {})
@@ -315,13 +374,13 @@ def join_function(module, name, ty, width):
 
 
 def _pairs_function(module, header, ty, width, ends, pair):
-    """A function running pair(c, k, h - k) for 0 < k <= h/2, `width` values of k at a time (h/2, `%half`, a
-    multiple of it), their h - k in reverse order (the two meet at h/2 only, where the second store is the one
+    """A function running pair(c, k, h - k) for 0 < k <= h/2 (`%half`), `width` values of k at a time (the last
+    vector ending at h/2, h/2 >= width), their h - k in reverse order (the two meet at h/2 only, where the second store is the one
     that stays, as when that pair ran alone), then ends(c)."""
     f = Function(module, header, {})
     f.line("%half = sdiv i64 %h, 2")
     _lanes_loop(f, ty, 1, Emitter(f).iop("add", "%half", 1), width, lambda c, k: pair(c, k, c.b.iop("sub", "%h", k)),
-                rest=False)
+                tail="overlap")
     ends(Complex(f, ty))
     f.line("ret void")
     module.add(f)

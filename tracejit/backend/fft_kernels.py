@@ -1,4 +1,4 @@
-"""The FFT library: the passes of a Stockham autosort FFT of power-of-two length, the real transforms' passes
+"""The FFT library: the passes of a Stockham autosort FFT of length 2^a 3^b 5^c, the real transforms' passes
 and Bluestein's (their code: fft_code.py), compiled (or read from the disk cache, or taken from a pickle) once
 per process when first called, only those a transform calls: the code compiled for a transform names them as
 external symbols (primitives/fft_lowering.py plans the passes and writes the calls) and compile_ir resolves them
@@ -33,27 +33,30 @@ _threads = None           # the ThreadPoolExecutor compiling the library's funct
 
 
 def stages(n):
-    """(radix, sub-length, stride) of each pass of a complex transform of length n (a power of two): radix 4,
-    the last radix 2 where log2 n is odd."""
+    """(radix, sub-length, stride) of each pass of a complex transform of length n (2^a 3^b 5^c): radix 4 first
+    (the strides of the passes after them powers of two: the column passes' lanes), then 3, then 5, radix 2 last
+    where a is odd (m = 1: no twiddles; a real transform's split does it where it fits in the cache)."""
     out, s = [], 1
-    while n > 1:
-        r = 4 if n % 4 == 0 else 2
-        out.append((r, n, s))
-        n, s = n // r, s * r
+    for r in (4, 3, 5, 2):
+        while n % r == 0 and n > 1:
+            out.append((r, n, s))
+            n, s = n // r, s * r
+    if n > 1:
+        raise ValueError(f"the library's passes are of radix 2, 3, 4 and 5: {n * s} has the factor {n}")
     return out
 
 
 @functools.lru_cache(maxsize=8)     # (tables up to twice the data; a module keeps its own alive)
 def twiddles(n, dtype, real=False):
     """For a complex transform of length n in dtype (complex64/128): (table, offsets, fill), offsets[i] the
-    position in table of pass i's twiddles w^p, w^2p, w^3p (three runs of n_i/4, radix 4 only), and offsets[-1]
-    that of a real transform's e^(-2 pi i k/2n), k < n (real only). fill() writes the table, once: the module
-    naming it calls it after its text has gone to LLVM (Module.before_run), so that the library's functions start
-    compiling before it (at 2**20 it takes 8 ms, which a first call spent first)."""
+    position in table of pass i's twiddles w^p, w^2p ... w^(r-1)p (r - 1 runs of n_i/r; none for radix 2), and
+    offsets[-1] that of a real transform's e^(-2 pi i k/2n), k < n (real only). fill() writes the table, once: the
+    module naming it calls it after its text has gone to LLVM (Module.before_run), so that the library's functions
+    start compiling before it (at 2**20 it takes 8 ms, which a first call spent first)."""
     offsets, at = [], 0
     for r, m_n, _ in stages(n):
         offsets.append(at)
-        at += 3 * (m_n // 4) if r == 4 else 0
+        at += (r - 1) * (m_n // r) if r != 2 else 0
     offsets.append(at)
     table = np.empty(at + (n if real else 0), dtype)
     return table, tuple(offsets), _once(functools.partial(_fill_twiddles, table, n, real))
@@ -73,22 +76,30 @@ def _once(fn):
 
 def _fill_twiddles(table, n, real):
     """Write twiddles' table. All are roots of unity (_roots): n-th ones, 2n-th for a real transform, up to the
-    largest index used (3n/4 of n: half the work of 2n's, which took 120 ms at 2**20 of a first call's 180)."""
+    largest index used (below (r - 1)n/r of n for radix r: 3n/4 of a power of two, half the work of 2n's, which
+    took 120 ms at 2**20 of a first call's 180)."""
     step = 2 if real else 1                     # the position of the n-th root k among the roots computed
-    roots = _roots(step * n, table.dtype, max(3 * step * n // 4, n if real else 1))
-    parts = [roots[::step * j * (n // m_n)][:m_n // 4] for r, m_n, _ in stages(n) if r == 4 for j in (1, 2, 3)]
+    plan = [(r, m_n) for r, m_n, _ in stages(n) if r != 2]
+    used = max([(r - 1) * step * n // r for r, _ in plan] + [n if real else 1])
+    roots = _roots(step * n, table.dtype, used)
+    parts = [roots[::step * j * (n // m_n)][:m_n // r] for r, m_n in plan for j in range(1, r)]
     np.concatenate([*parts, roots[:n] if real else roots[:0]], out=table)
 
 
 def _roots(n, dtype=np.complex128, count=None):
-    """e^(-2 pi i k/n) for k < count (n unless given) in dtype: cos and sin of the first octant's angles in
-    float64, rounded once to dtype's parts, the others by the symmetries that swap and negate them exactly (n a
-    power of two)."""
+    """e^(-2 pi i k/n) for k < count (n unless given) in dtype: where 8 divides n, cos and sin of the first
+    octant's angles in float64, rounded once to dtype's parts, the others by the symmetries that swap and negate
+    them exactly; else all of them in long double (where the angle's rounding stays below float64's), rounded once."""
     count = n if count is None else count
-    if n < 8:
-        return np.array([1, -1j, -1, 1j], dtype)[np.arange(count) * 4 // n]
-    angle = 2 * np.pi * np.arange(n // 8 + 1) / n
     part = np.float32 if np.dtype(dtype) == np.complex64 else np.float64
+    if 4 % n == 0:
+        return np.array([1, -1j, -1, 1j], dtype)[np.arange(count) * 4 // n]
+    if n % 8:
+        angle = np.arange(count, dtype=np.longdouble) * (2 * np.arccos(np.longdouble(-1)) / n)
+        out = np.empty(count, dtype)
+        out.real, out.imag = np.cos(angle).astype(part), -np.sin(angle).astype(part)
+        return out
+    angle = 2 * np.pi * np.arange(n // 8 + 1) / n
     c, s = np.cos(angle).astype(part), np.sin(angle).astype(part)
     q = n // 4
     out = np.empty(max(count, q), dtype)
@@ -118,7 +129,7 @@ def chirps(n, dtype, inverse):
 
 
 def symbol(kind, ty, inverse):
-    """The library function's name: kind '4p8', '4w16', '2w4'... (radix, then p innermost and how many at a time,
+    """The library function's name: kind '4p8', '4w16', '5w4'... (radix, then p innermost and how many at a time,
     or the lanes), 'split8' (a real transform's last pass, 8 pairs at a time), 'fsplit8' (the same fused with
     the complex transform's last pass, a radix-2 one) or 'join8' (an inverse real transform's first), or
     Bluestein's products by a table (fft_code.chirp_function). The code calling it names it as an external
@@ -179,7 +190,7 @@ def entries(names):
 
 
 # LLVM's time on a function, roughly, by its kind's radix and form (the split, join and chirp passes: 2)
-_WEIGHTS = {"4p": 3, "4w": 3, "2p": 2, "2w": 2}
+_WEIGHTS = {"4p": 3, "4w": 3, "2p": 2, "2w": 2, "3p": 3, "3w": 3, "5p": 4, "5w": 4}
 
 
 def _groups(names):

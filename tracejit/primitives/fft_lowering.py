@@ -1,24 +1,26 @@
 """The compiled form of a one-axis FFT: calls of the FFT library's passes (backend/fft_kernels.py, compiled once
-per process), planned here per transform; for lengths that are not powers of two where that is faster than
-NumPy's pocketfft run by the Python driver (`compiled`), Bluestein's algorithm over them.
+per process), planned here per transform; for lengths with prime factors other than 2, 3 and 5 where that is
+faster than NumPy's pocketfft run by the Python driver (`compiled`), Bluestein's algorithm over them.
 
-A complex transform of length N = 2**k is a Stockham autosort FFT: radix-4 passes (a radix-2 pass last when k
-is odd), each reading one buffer and writing the other, so that no pass reorders its output. Passes alternate
-between the output buffer and scratch memory so that the last writes the output. Once a pass's columns fall
-into classes that fit in the cache (BLOCK_BYTES), the remaining passes run block by block: each class of
-columns modulo the first such pass's stride s0 is independent of the others in every later pass, and a block
+A complex transform of length N = 2^a 3^b 5^c is a Stockham autosort FFT (`direct`): radix-4 passes, then radix
+3, then 5 (a radix-2 pass last when a is odd: fft_kernels.stages), each reading one buffer and writing the other,
+so that no pass reorders its output. Passes alternate between the output buffer and scratch memory so that the
+last writes the output. A column pass (stride s > 1) runs s/lanes rows of lanes columns, lanes the largest power
+of two dividing s up to LANES (the radix-4 passes first keep it large). Once a pass's columns fall into classes
+that fit in the cache (BLOCK_BYTES), the remaining passes run block by block: each class of columns modulo the
+first such pass's stride s0 (a multiple of LANES) is independent of the others in every later pass, and a block
 of LANES of them is copied by its first pass into two packed buffers (rows s0 apart in place would fall into
 few cache sets), worked on there and written back by its last pass.
 
-A real transform of n = 2h reals is the complex transform of the h pairs (x[2j], x[2j+1]) then the library's
-split pass (which does the complex transform's last pass too where that is a radix-2 one and the array fits in the
-cache: `_plan`); the inverse real transform runs the join pass (with the 1/n and the conjugation that makes the
-inverse a forward transform) then the forward complex transform, whose passes it shares with rfft and fft;
-the complex inverse scales its first pass. Bluestein's transform of length n is a product by a chirp (zero padded
-to m = 2**k >= 2n - 1), a transform of length m, a product by the transform of the other chirp, an inverse
-transform (the forward transform of the conjugate, conjugated: the conjugations are the chirp passes') and a
-product by the chirp (fft_kernels.chirps). A batch of transforms (the leading axes) is a loop
-over rows, which the backend may split over the threads (each chunk with its own scratch memory)."""
+A real transform of n = 2h reals (h a direct length) is the complex transform of the h pairs (x[2j], x[2j+1])
+then the library's split pass (which does the complex transform's last pass too where that is a radix-2 one and
+the array fits in the cache: `_plan`); the inverse real transform runs the join pass (with the 1/n and the
+conjugation that makes the inverse a forward transform) then the forward complex transform, whose passes it
+shares with rfft and fft; the complex inverse scales its first pass. Bluestein's transform of length n is a
+product by a chirp (zero padded to m = 2**k >= 2n - 1), a transform of length m, a product by the transform of
+the other chirp, an inverse transform (the forward transform of the conjugate, conjugated: the conjugations are
+the chirp passes') and a product by the chirp (fft_kernels.chirps). A batch of transforms (the leading axes) is
+a loop over rows, which the backend may split over the threads (each chunk with its own scratch memory)."""
 import itertools
 import math
 
@@ -35,12 +37,25 @@ PYTHON_STEP_NS = 20_000   # what a call running a Python step costs beyond it
 FLOPS_PER_NS = 4          # what a transform runs at on one core, roughly (5 n log2 n flops): for the split
 
 
+def direct(n, kind):
+    """Whether the library's Stockham passes compute kind's transform of length n: n = 2^a 3^b 5^c, and even for
+    the real transforms (their complex transform is of length n/2), or 1."""
+    if kind in ("rfft", "irfft") and n > 1:
+        if n % 2:
+            return False
+        n //= 2
+    for r in (2, 3, 5):
+        while n % r == 0:
+            n //= r
+    return n == 1
+
+
 def compiled(n, kind, batch=1):
-    """Whether `batch` transforms of length n run here: powers of two always; others by Bluestein's algorithm
+    """Whether `batch` transforms of length n run here: direct lengths always; others by Bluestein's algorithm
     where its estimated time (two transforms of a power of two m >= 2n - 1 each) is below NumPy's pocketfft's on
-    the buffers plus the Python step's overhead (it is not for large smooth lengths: 1e5 took 2.8 ms against
-    0.75, nor for many short ones)."""
-    if n & (n - 1) == 0:
+    the buffers plus the Python step's overhead (it is not for large lengths: 100003 would take about 2.5 ms
+    against 0.8, nor for many short ones)."""
+    if direct(n, kind):
         return True
     m = 1 << (2 * n - 2).bit_length()
     pocketfft = POCKETFFT_NS * n * math.log2(n) * (0.5 if kind in ("rfft", "irfft") else 1)
@@ -50,7 +65,7 @@ def compiled(n, kind, batch=1):
 def _blocking(plan, n, itemsize):
     """(the first pass of plan (the passes of a transform of length n) run block by block, or len(plan) for
     none; the complex elements of the two packed buffers)."""
-    first = next((i for i, (_, m_n, s) in enumerate(plan) if n * itemsize > BLOCK_BYTES and s >= LANES
+    first = next((i for i, (_, m_n, s) in enumerate(plan) if n * itemsize > BLOCK_BYTES and s % LANES == 0
                   and 2 * m_n * LANES * itemsize <= BLOCK_BYTES), len(plan))
     if first >= len(plan) - 1:        # one pass: nothing to keep in the cache
         return len(plan), 0
@@ -81,8 +96,8 @@ class _Calls:
         rows of `lanes` columns, src_cols and dst_cols their (base, row stride, stride)."""
         r, m_n, _ = self.plan[i]
         args = [f"ptr {src}", f"ptr {dst}", f"ptr {self.twiddles(i)}", f"i64 {m_n // r}"]
-        if lanes is None:
-            self.call(f"{r}p{min(self.width, m_n // r)}", *args,
+        if lanes is None:                    # the largest power of two up to the vector width and m
+            self.call(f"{r}p{_power_below(min(self.width, m_n // r))}", *args,
                       f"{self.ty} {self.c.const(scale)}")
         else:
             self.call(f"{r}w{lanes}", *args, *[f"i64 {v}" for v in (rows, *src_cols, *dst_cols)])
@@ -90,7 +105,7 @@ class _Calls:
     def whole(self, i, src, dst, scale):
         """Pass i over the whole array."""
         s = self.plan[i][2]
-        lanes = min(s, LANES)
+        lanes = min(s & -s, LANES)
         columns = (0, lanes, s)
         self.stage(i, src, dst, scale, *((None,) if s == 1 else (lanes, s // lanes, columns, columns)))
 
@@ -118,8 +133,8 @@ def lower_fft(k, out, x, kind, n, batch):
     from ..backend import runtime  # (see above)
     dtype = np.dtype(out.aval.dtype if kind != "irfft" else x.aval.dtype)
     ty, itemsize = llvm_type(dtype), dtype.itemsize
-    inverse, power = kind in ("ifft", "irfft"), n & (n - 1) == 0
-    if power:
+    inverse, stockham = kind in ("ifft", "irfft"), direct(n, kind)
+    if stockham:
         m = n // 2 if kind in ("rfft", "irfft") else n      # the complex transform's length
         work = m + 64 // itemsize                           # scratch: one buffer (the other is the output), and
                                                             # the element after it that the fused split reads (a
@@ -127,18 +142,18 @@ def lower_fft(k, out, x, kind, n, batch):
     else:
         m, chirps = fk.chirps(n, dtype, inverse)     # Bluestein: a convolution of length m
         work = 2 * m                                        # two buffers (the output is shorter)
-    plan = _plan(fk, m, kind if power else "fft", itemsize)
+    plan = _plan(fk, m, kind if stockham else "fft", itemsize)
     _, packed_size = _blocking(plan, m, itemsize)
     slots, b = min(runtime.NUM_THREADS, batch), k.b
     slot = b.iop("sdiv", b.iop("add", b.iop("mul", "%lo", slots), batch - 1), batch)     # the chunk this is
     c = code.Complex(k.f, ty)
     scratch = c.at(k.scratch_memory(slots * (work + packed_size) * itemsize), b.iop("mul", slot, work + packed_size))
     packed = [c.at(scratch, work), c.at(scratch, work + packed_size // 2)]
-    table, offsets, fill = fk.twiddles(max(m, 1), dtype, kind in ("rfft", "irfft") and power)
+    table, offsets, fill = fk.twiddles(max(m, 1), dtype, kind in ("rfft", "irfft") and stockham)
     k.f.module.before_run.append(fill)
-    calls = _Calls(fk, code, k, ty, kind == "ifft" and power, m, table, offsets, plan)   # irfft: forward passes (join)
-    if power:
-        passes = _power_of_two(calls, kind, n, packed)
+    calls = _Calls(fk, code, k, ty, kind == "ifft" and stockham, m, table, offsets, plan)   # irfft: forward passes (join)
+    if stockham:
+        passes = _direct(calls, kind, n, packed)
     else:
         table = k.f.module.array(chirps)
         pre, conv, post = (f"ptr {c.at(table, i)}" for i in (0, n, n + m))
@@ -157,7 +172,7 @@ def lower_fft(k, out, x, kind, n, batch):
     with k.f.loop("%lo", "%hi") as row:
         src = k.f.emit(f"getelementptr i8, ptr {x.ptr}, i64 {b.iop('mul', row, in_row)}")
         dst = k.f.emit(f"getelementptr i8, ptr {out.ptr}, i64 {b.iop('mul', row, out_row)}")
-        pair = (dst, scratch) if power else (scratch, c.at(scratch, m))   # passes before the last alternate
+        pair = (dst, scratch) if stockham else (scratch, c.at(scratch, m))   # passes before the last alternate
         bufs = [src] + [pair[(len(passes) - 1 - i) % 2] for i in range(len(passes) - 1)] + [dst]
         for run, (a, z) in zip(passes, itertools.pairwise(bufs)):
             run(a, z)
@@ -182,13 +197,13 @@ def _plan(fk, m, kind, itemsize):
     return plan[:-1] if fused else plan
 
 
-def _power_of_two(calls, kind, n, packed):
-    """The passes of a transform of power-of-two length n (functions of (src, dst))."""
+def _direct(calls, kind, n, packed):
+    """The passes of a transform of a direct length n (functions of (src, dst))."""
     c, m = calls.c, calls.n
     if kind in ("rfft", "irfft") and n == 1:
         return [lambda src, dst: _real_one(c, src, dst, kind)]
     passes = _complex_passes(calls, m, packed, 1 / n if kind == "ifft" else 1.0)
-    post, width = f"ptr {calls.twiddles(-1)}, i64 {m}", min(calls.width, max(m // 2, 1))
+    post, width = f"ptr {calls.twiddles(-1)}, i64 {m}", _power_below(min(calls.width, max(m // 2, 1)))
     if kind == "rfft":
         split = "fsplit" if len(calls.plan) < len(calls.fk.stages(m)) else "split"
         passes.append(lambda src, dst: calls.call(f"{split}{width}", f"ptr {src}", f"ptr {dst}", post))
@@ -196,6 +211,11 @@ def _power_of_two(calls, kind, n, packed):
         passes.insert(0, lambda src, dst: calls.call(f"join{width}", f"ptr {src}", f"ptr {dst}", post,
                                                       f"{calls.ty} {c.const(1 / n)}"))
     return passes or [lambda src, dst: c.store(dst, 0, c.load(src, 0))]
+
+
+def _power_below(k):
+    """The largest power of two up to k >= 1."""
+    return 1 << (k.bit_length() - 1)
 
 
 def _real_one(c, src, dst, kind):
@@ -209,7 +229,7 @@ def _real_one(c, src, dst, kind):
 
 def fft_kernel(kind_of, available):
     """The Kernel rule: kind_of(fft_type) -> 'fft', 'ifft', 'rfft' or 'irfft'; available(eqn) says where
-    lower_fft applies (one axis, a power-of-two length, fixed shapes)."""
+    lower_fft applies (one axis, a length it compiles, fixed shapes)."""
     def lower(k, outs, ins, fft_type, fft_lengths):
         (out,), (x,) = outs, ins
         n, batch = fft_lengths[-1], _batch(x.aval)
