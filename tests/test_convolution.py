@@ -204,6 +204,25 @@ def test_against_jax(jax64, case):
                                    rtol=1e-11, atol=1e-11, err_msg=str(axes))
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("groups", [1, 2, 3])
+def test_narrow_feature_tiles_scatter_to_channels_last_outputs(jax64, dtype, groups):
+    """Depthwise-like NHWC convolutions (1 to 3 output features per group) store each tile's vectors by strided
+    scatters: values as JAX's, rows whose length (37) leaves a partial vector, and the LLVM text has the scatters
+    (the code a 3x3 depthwise convolution compiled held one store per element before)."""
+    rng = np.random.default_rng(7)
+    x = rng.normal(size=(2, 5, 37, 6)).astype(dtype)
+    w = rng.normal(size=(3, 3, 6 // 6, 6 * groups)).astype(dtype)
+    dn = ("NHWC", "HWIO", "NHWC")
+
+    def conv(lax_, x, w):
+        return lax_.conv_general_dilated(x, w, (1, 1), "SAME", dimension_numbers=dn, feature_group_count=6)
+    f = tj.jit(lambda x, w: conv(lax, x, w))
+    tol = 1e-4 if dtype == np.float32 else 1e-12
+    np.testing.assert_allclose(f(x, w), conv(jax64.lax, x, w), rtol=tol, atol=tol)
+    assert "llvm.masked.scatter" in f.lower(x, w).as_llvm()
+
+
 @pytest.mark.parametrize("groups", [(1, 1), (2, 1), (1, 2)])
 def test_gradients_to_second_order(groups):
     fg, bg = groups

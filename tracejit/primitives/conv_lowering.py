@@ -29,6 +29,7 @@ ACCUMULATORS = 24       # vector accumulators per tile: AVX-512 has 32 registers
 MAX_VECTORS = 4         # vectors (along x) or feature vectors per tile
 ALIGN = 64              # bytes: where each chunk's scratch region starts
 KERNEL_LANES = 4        # vectors of kernel offsets (at least) that make the lanes run along the kernel
+SCATTER_FEATURES = 4    # an along-x tile of fewer features stores to strided positions by scatters
 FLOPS_PER_NS = 50       # what the kernel runs at on one core, roughly: it is split over the threads above 200 us
 
 
@@ -237,13 +238,19 @@ def _store_tile(k, g, vec, accs, at, npos, nfeat):
 def _store_interleaved(k, g, vec, accs, out_ptr, row_str, npos, nfeat):
     """An along-x tile to an output whose features are contiguous (NHWC): per vector of positions, its feature
     accumulators interleaved by shuffles into one vector of (position, feature) lanes, stored whole where the
-    tile's features fill the output's (else one small vector per position)."""
+    tile's features fill the output's, else one small vector per position, or for fewer than SCATTER_FEATURES
+    features one strided scatter per feature (a depthwise 3x3 convolution's tile held 640 scalar stores)."""
     vl, x_str = g.vl, g.out_str[-1]
     for r, row in enumerate(accs):
         for a, feats in enumerate(row):
             valid = min(vl, npos - a * vl)
-            wide = vec.interleave([k.f.emit(f"load {vec.vty}, ptr {acc}") for acc in feats])
-            width, start = nfeat * vl, r * row_str + a * vl * x_str
+            values = [k.f.emit(f"load {vec.vty}, ptr {acc}") for acc in feats]
+            start = r * row_str + a * vl * x_str
+            if x_str != nfeat and nfeat < SCATTER_FEATURES:
+                for o, v in enumerate(values):
+                    vec.scatter(v, ptr_at(k, out_ptr, vec.ty, start + o), x_str, valid)
+                continue
+            wide, width = vec.interleave(values), nfeat * vl
             if x_str == nfeat:
                 vec.store_lanes(wide, width, ptr_at(k, out_ptr, vec.ty, start), valid * nfeat)
                 continue

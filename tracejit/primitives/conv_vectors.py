@@ -45,6 +45,14 @@ class Vectors:
             self.f.line(f"call void @llvm.masked.store.{self.suffix}.p0({self.vty} {v}, ptr align {self.size} {ptr}, "
                         f"<{self.vl} x i1> {self._mask(n)})")
 
+    def scatter(self, v, ptr, stride, n):
+        """The first n lanes of v to ptr, lane i at element i * stride: one masked scatter (a vscatter with
+        AVX-512) instead of n stores, and n times less code to compile."""
+        offsets = "<" + ", ".join(f"i64 {i * stride}" for i in range(self.vl)) + ">"
+        ptrs = self.f.emit(f"getelementptr inbounds {self.ty}, ptr {ptr}, <{self.vl} x i64> {offsets}")
+        self.f.line(f"call void @llvm.masked.scatter.{self.suffix}.v{self.vl}p0({self.vty} {v}, <{self.vl} x ptr> "
+                    f"{ptrs}, i32 {self.size}, <{self.vl} x i1> {self._mask(n)})")
+
     def splat(self, x):
         v = self.f.emit(f"insertelement {self.vty} poison, {self.ty} {x}, i64 0")
         return self.f.emit(f"shufflevector {self.vty} {v}, {self.vty} poison, <{self.vl} x i32> zeroinitializer")
