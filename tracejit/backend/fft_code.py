@@ -278,9 +278,10 @@ _DFTS = {3: _dft3, 4: _dft4, 5: _dft5}
 
 def pass_function(module, name, ty, r, form, count, inverse):
     """A pass function (the module docstring): form 'p' loops p innermost over a whole array of stride 1,
-    `(src, dst, tw, m, scale)`, `count` values of p at a time (m a multiple of it), its outputs times scale (the
-    first pass of a transform: an inverse's 1/n); form 'w' loops over p, rows, then `count` columns as one
-    vector, `(src, dst, tw, m, rows, src_base, src_row, src_stride, dst_base, dst_row, dst_stride)`."""
+    `(src, dst, tw, m, scale)`, `count` values of p at a time (the last `count` ending at m), its outputs times
+    scale (the first pass of a transform: an inverse's 1/n); form 'w' loops over p, rows, then `count` columns as
+    one vector, `(src, dst, tw, m, rows, src_base, src_row, src_stride, dst_base, dst_row, dst_stride, shift)`,
+    the last row `shift` columns back (overlapping the row before where count does not divide the stride)."""
     sign = 1 if inverse else -1
     args = "ptr noalias %src, ptr noalias %dst, ptr noalias readonly %tw, i64 %m"
     if form == "p":
@@ -302,17 +303,20 @@ def pass_function(module, name, ty, r, form, count, inverse):
         _lanes_loop(f, ty, 0, "%m", count, body, tail="overlap")
     else:
         f = Function(module, f"define void @{name}({args}, i64 %rows, i64 %sb, i64 %sr, i64 %ss, i64 %db, i64 %dr, "
-                             "i64 %ds) nounwind", {})
+                             "i64 %ds, i64 %shift) nounwind", {})
         c = Lanes(f, ty, count)
         b = c.b
         src_jump, dst_jump = b.iop("mul", "%ss", "%m"), b.iop("mul", "%ds", r)
+        last = b.iop("sub", "%rows", 1)
         with _loop(f, 0, "%m") as p:
             # the p's twiddles, read and prepared once for its rows
             twiddles = [c.prepare(c.broadcast("%tw", b.iop("add", p, b.iop("mul", j, "%m"))), conj=sign > 0)
                         for j in range(r - 1)]
             src_p, dst_p = b.iop("add", "%sb", b.iop("mul", p, "%ss")), b.iop("add", "%db", b.iop("mul", p, dst_jump))
             with _loop(f, 0, "%rows") as row:
-                src, dst = b.iop("add", src_p, b.iop("mul", row, "%sr")), b.iop("add", dst_p, b.iop("mul", row, "%dr"))
+                back = f.emit(f"select i1 {f.emit(f'icmp eq i64 {row}, {last}')}, i64 %shift, i64 0")
+                src, dst = (b.iop("sub", b.iop("add", at, b.iop("mul", row, step)), back)
+                            for at, step in ((src_p, "%sr"), (dst_p, "%dr")))
                 ins = [c.load("%src", b.iop("add", src, b.iop("mul", j, src_jump))) for j in range(r)]
                 ys = _butterfly(c, r, sign, None, ins, twiddles.__getitem__)
                 for j, y in enumerate(ys):

@@ -5,12 +5,13 @@ faster than NumPy's pocketfft run by the Python driver (`compiled`), Bluestein's
 A complex transform of length N = 2^a 3^b 5^c is a Stockham autosort FFT (`direct`): radix-4 passes, then radix
 3, then 5 (a radix-2 pass last when a is odd: fft_kernels.stages), each reading one buffer and writing the other,
 so that no pass reorders its output. Passes alternate between the output buffer and scratch memory so that the
-last writes the output. A column pass (stride s > 1) runs s/lanes rows of lanes columns, lanes the largest power
-of two dividing s up to LANES (the radix-4 passes first keep it large). Once a pass's columns fall into classes
-that fit in the cache (BLOCK_BYTES), the remaining passes run block by block: each class of columns modulo the
-first such pass's stride s0 (a multiple of LANES) is independent of the others in every later pass, and a block
-of LANES of them is copied by its first pass into two packed buffers (rows s0 apart in place would fall into
-few cache sets), worked on there and written back by its last pass.
+last writes the output. A column pass (stride s > 1) runs rows of `lanes` columns, a power of two up to LANES
+(`_lanes`), the last row ending at s (overlapping the one before where lanes does not divide s: computing a
+column twice writes the same values). Once a pass's columns fall into classes that fit in the cache
+(BLOCK_BYTES), the remaining passes run block by block: each class of columns modulo the first such pass's
+stride s0 (a multiple of LANES) is independent of the others in every later pass, and a block of LANES of them
+is copied by its first pass into two packed buffers (rows s0 apart in place would fall into few cache sets),
+worked on there and written back by its last pass.
 
 A real transform of n = 2h reals (h a direct length) is the complex transform of the h pairs (x[2j], x[2j+1])
 then the library's split pass (which does the complex transform's last pass too where that is a radix-2 one and
@@ -91,23 +92,27 @@ class _Calls:
     def twiddles(self, i):
         return self.c.at(self.table, self.offsets[i])
 
-    def stage(self, i, src, dst, scale, lanes=None, rows=1, src_cols=(), dst_cols=()):
+    def stage(self, i, src, dst, scale, lanes=None, rows=1, src_cols=(), dst_cols=(), shift=0):
         """Pass i from src to dst: p innermost (lanes None: the first pass, its outputs times scale), else `rows`
-        rows of `lanes` columns, src_cols and dst_cols their (base, row stride, stride)."""
+        rows of `lanes` columns, src_cols and dst_cols their (base, row stride, stride), the last row `shift`
+        columns back."""
         r, m_n, _ = self.plan[i]
         args = [f"ptr {src}", f"ptr {dst}", f"ptr {self.twiddles(i)}", f"i64 {m_n // r}"]
         if lanes is None:                    # the largest power of two up to the vector width and m
             self.call(f"{r}p{_power_below(min(self.width, m_n // r))}", *args,
                       f"{self.ty} {self.c.const(scale)}")
         else:
-            self.call(f"{r}w{lanes}", *args, *[f"i64 {v}" for v in (rows, *src_cols, *dst_cols)])
+            self.call(f"{r}w{lanes}", *args, *[f"i64 {v}" for v in (rows, *src_cols, *dst_cols, shift)])
 
     def whole(self, i, src, dst, scale):
         """Pass i over the whole array."""
         s = self.plan[i][2]
-        lanes = min(s & -s, LANES)
-        columns = (0, lanes, s)
-        self.stage(i, src, dst, scale, *((None,) if s == 1 else (lanes, s // lanes, columns, columns)))
+        if s == 1:
+            self.stage(i, src, dst, scale)
+            return
+        lanes = _lanes(s, self.width)
+        rows = -(-s // lanes)
+        self.stage(i, src, dst, scale, lanes, rows, (0, lanes, s), (0, lanes, s), rows * lanes - s)
 
     def blocked(self, first, src, dst, packed):
         """Passes first... block by block (the module docstring)."""
@@ -211,6 +216,14 @@ def _direct(calls, kind, n, packed):
         passes.insert(0, lambda src, dst: calls.call(f"join{width}", f"ptr {src}", f"ptr {dst}", post,
                                                       f"{calls.ty} {c.const(1 / n)}"))
     return passes or [lambda src, dst: c.store(dst, 0, c.load(src, 0))]
+
+
+def _lanes(s, width):
+    """The columns of a row of a pass of stride s over a whole array: the power of two up to LANES and s that
+    needs the fewest vectors of width values (rows of it cover s, the last overlapping the one before), the
+    largest of those."""
+    options = [1 << k for k in range(LANES.bit_length()) if 1 << k <= s]
+    return min(reversed(options), key=lambda lanes: -(-s // lanes) * -(-lanes // width))
 
 
 def _power_below(k):
