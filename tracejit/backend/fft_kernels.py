@@ -87,17 +87,24 @@ def _fill_twiddles(table, n, real):
 
 
 def _roots(n, dtype=np.complex128, count=None):
-    """e^(-2 pi i k/n) for k < count (n unless given) in dtype: where 8 divides n, cos and sin of the first
-    octant's angles in float64, rounded once to dtype's parts, the others by the symmetries that swap and negate
-    them exactly; else all of them in long double (where the angle's rounding stays below float64's), rounded once."""
+    """e^(-2 pi i k/n) for k < count (n unless given) in dtype: cos and sin of the first octant's angles in
+    float64, rounded once to dtype's parts, the others by the symmetries that swap and negate them exactly (where
+    8 does not divide n, each k's angle reduced to the first octant of the 8n-th roots)."""
     count = n if count is None else count
     part = np.float32 if np.dtype(dtype) == np.complex64 else np.float64
     if 4 % n == 0:
         return np.array([1, -1j, -1, 1j], dtype)[np.arange(count) * 4 // n]
-    if n % 8:
-        angle = np.arange(count, dtype=np.longdouble) * (2 * np.arccos(np.longdouble(-1)) / n)
+    if n % 8:                                   # k in octant o of the turn: its angle reduced to the first octant
         out = np.empty(count, dtype)
-        out.real, out.imag = np.cos(angle).astype(part), -np.sin(angle).astype(part)
+        for o in range(8):
+            lo, hi = -(-o * n // 8), min(-(-(o + 1) * n // 8), count)
+            k = np.arange(lo, max(lo, hi))
+            angle = np.pi / (4 * n) * (8 * k - o * n if o % 2 == 0 else (o + 1) * n - 8 * k)   # 8n-th turns
+            c, s = np.cos(angle).astype(part), np.sin(angle).astype(part)
+            re, im = (c, -s) if o % 2 == 0 else (s, -c)                   # e^(-i a) = -i e^(i (pi/2 - a))
+            for _ in range(o // 2):                                         # times -i per quadrant
+                re, im = im, -re
+            out.real[lo:hi], out.imag[lo:hi] = re, im
         return out
     angle = 2 * np.pi * np.arange(n // 8 + 1) / n
     c, s = np.cos(angle).astype(part), np.sin(angle).astype(part)
