@@ -126,23 +126,38 @@ def geometric(key, p, shape=None, dtype=None):
 # ------------------------------------------------------------------------------- permutations and choices
 
 
-def _shuffle(data, x, axis):
-    """x reordered along axis by sorting on random 32-bit keys, repeated enough rounds (3 log n / log 2**32)
-    that ties between keys do not bias the permutation (JAX's algorithm). A round's order does not depend on the
-    rounds before it (its keys belong to positions), so the rounds' stable argsorts are one argsort of their keys
-    stacked, whose rows the compiled code sorts at once on the threads, and x is gathered once, through the orders
-    composed: 1e5 elements (2 rounds) called back to back took 1.3-1.4 ms instead of 1.7-2.1 (NumPy's own shuffle
-    1.0-1.4); in the wide benchmark's round robin with NumPy and JAX, 2.0 ms either way."""
-    rounds = math.ceil(3 * math.log(max(1, math.prod(x.shape))) / math.log(np.iinfo(np.uint32).max))
+def _shuffled_positions(data, shape, axis):
+    """The positions along axis that JAX's shuffle of an array of shape brings to each place: it sorts on random
+    32-bit keys, repeated enough rounds (3 log n / log 2**32) that ties between keys do not bias the permutation.
+    A round's order does not depend on the rounds before it (its keys belong to positions), so the rounds' stable
+    argsorts are one argsort of their keys stacked, whose rows the compiled code sorts at once on the threads, and
+    the orders are composed: 1e5 elements (2 rounds) called back to back took 1.3-1.4 ms instead of 1.7-2.1
+    (NumPy's own shuffle 1.0-1.4)."""
+    rounds = math.ceil(3 * math.log(max(1, math.prod(shape))) / math.log(np.iinfo(np.uint32).max))
+    if rounds == 0:          # (at most one element: none moves)
+        return tnp.zeros(shape, int64)
     keys = []
     for _ in range(rounds):
         data, subkey = split(data)
-        keys.append(random_bits(subkey, 32, tuple(x.shape)))
+        keys.append(random_bits(subkey, 32, tuple(shape)))
     orders = tnp.argsort(tnp.stack(keys), axis=axis + 1, kind="stable")
     index = orders[0]
     for order in orders[1:]:
         index = tnp.take_along_axis(index, order, axis=axis, mode="clip")
-    return tnp.take_along_axis(x, index, axis=axis, mode="clip")
+    return index
+
+
+@jitted_when_large("shape")
+def _permuted_range(data, shape):
+    """arange(shape[0]) shuffled: the shuffled positions themselves (int64, as arange's), no gather of arange.
+    Called eagerly it runs jitted (as JAX's does): 1e5 took 6-10 ms as NumPy passes of its operations."""
+    return _shuffled_positions(data, shape, 0)
+
+
+@jitted_when_large("axis")
+def _shuffle(data, x, axis):
+    """x reordered along axis by JAX's shuffle."""
+    return tnp.take_along_axis(x, _shuffled_positions(data, x.shape, axis), axis=axis, mode="clip")
 
 
 def permutation(key, x, axis=0, independent=False):
@@ -152,12 +167,12 @@ def permutation(key, x, axis=0, independent=False):
     if not tnp.ndim(x):
         if tnp.result_type(x).kind not in "iu":
             raise TypeError("x must be an integer or at least 1-dimensional")
-        return _shuffle(data, tnp.arange(int(x)), 0)
+        return _permuted_range(data, (int(x),))
     x = tnp.asarray(x)
     axis = normalize_axis(axis, x.ndim)
     if independent or x.ndim == 1:
         return _shuffle(data, x, axis)
-    return take_clamped(x, _shuffle(data, tnp.arange(x.shape[axis]), 0), axis=axis)
+    return take_clamped(x, _permuted_range(data, (x.shape[axis],)), axis=axis)
 
 
 def _top_k_indices(x, k):
