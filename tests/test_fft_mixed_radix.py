@@ -9,7 +9,7 @@ import pytest
 
 import tracejit as tj
 import tracejit.numpy as tnp
-from tracejit.backend import fft_kernels
+from tracejit.backend import fft_kernels, runtime
 from tracejit.primitives import fft_lowering
 from tracejit.primitives.fft_lowering import compiled, direct
 
@@ -82,6 +82,15 @@ def test_large_lengths_run_block_by_block(dtype):
         first, _ = fft_lowering._blocking(fk_plan, m, itemsize)
         assert m * itemsize > fft_lowering.BLOCK_BYTES and first < len(plan) - 1, (kind, n, plan)
         check(kind, n, dtype, rows=1)
+
+
+def test_a_batch_split_over_threads_matches_rows():
+    x = rng.standard_normal((64, 3000)).astype(np.float32)
+    steps = tj.jit(tnp.fft.rfft).lower(x)._entry.executable.steps
+    assert runtime.NUM_THREADS == 1 or any(type(step).__name__ == "ParallelStep" for step in steps)
+    got = tj.jit(tnp.fft.rfft)(x)
+    np.testing.assert_array_equal(got[5], tj.jit(tnp.fft.rfft)(x[5]))
+    assert relative_rms(got, np.fft.rfft(x.astype(np.float64))) <= 2.5e-8 * (np.log2(3000) + 2)
 
 
 def test_passes_of_every_radix():
