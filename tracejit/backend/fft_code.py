@@ -379,8 +379,8 @@ def join_function(module, name, ty, width):
 
 def _pairs_function(module, header, ty, width, ends, pair):
     """A function running pair(c, k, h - k) for 0 < k <= h/2 (`%half`), `width` values of k at a time (the last
-    vector ending at h/2, h/2 >= width), their h - k in reverse order (the two meet at h/2 only, where the second store is the one
-    that stays, as when that pair ran alone), then ends(c)."""
+    vector ending at h/2, h/2 >= width), their h - k in reverse order (the two meet at h/2 only, where the second
+    store is the one that stays, as when that pair ran alone), then ends(c)."""
     f = Function(module, header, {})
     f.line("%half = sdiv i64 %h, 2")
     _lanes_loop(f, ty, 1, Emitter(f).iop("add", "%half", 1), width, lambda c, k: pair(c, k, c.b.iop("sub", "%h", k)),
