@@ -46,7 +46,7 @@ import weakref
 
 import numpy as np
 
-from .backend import disk_cache, fft_kernels, vecmath
+from .backend import disk_cache, fft_kernels, kernel_library, vecmath
 from .core.trace import Primitive
 
 try:
@@ -141,7 +141,8 @@ def _payloads(jitted):
         try:
             out.append(_dumps((key, entry.closed, entry.out_tree, entry.names, entry.fits,
                                {exe.object_code.key: exe.object_code.entry(), **vecmath.entries(exe.object_code.library),
-                                **fft_kernels.entries(exe.object_code.symbols)})))
+                                **fft_kernels.entries(exe.object_code.symbols),
+                                **kernel_library.entries(exe.object_code.symbols)})))
         except Exception as e:  # noqa: BLE001 -- a signature that does not pickle is compiled where it goes
             log.info("tracejit: signature of %s not shipped (it compiles where it goes): %s", jitted.__name__, e)
     return out + [s.payload for s in list(jitted._signatures.shipped.values())]

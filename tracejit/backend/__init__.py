@@ -28,7 +28,7 @@ import contextlib
 import time
 
 from ..passes.inline import inline
-from . import disk_cache, fft_kernels, llvm, thread_pool, vecmath
+from . import disk_cache, fft_kernels, kernel_library, llvm, thread_pool, vecmath
 from .executable import MISS, Executable
 from .fast_entry import descriptor, emit_fast_entry, emit_py_entry
 from .frame import Frame
@@ -63,13 +63,15 @@ def compile_ir(closed, fuse=True, cache=True, shipped=None):
     if not shipped:
         vecmath.prefetch(text)                              # the library's functions, while LLVM compiles
         fft_kernels.prefetch(module.symbols)                # the FFT library's, likewise
+        kernel_library.prefetch(module.symbols)             # the kernels compiled once (top_k's), likewise
         if "tj_parallel_for" in module.symbols or generic and any(isinstance(s, ParallelStep) for s in steps):
             thread_pool.start()                             # the native pool its parallel loops run on, likewise
     objects = disk_cache.object_code(closed, text, names, module.symbols, cache, shipped)  # -> ObjectCode
     for fill in module.before_run:                          # (the arrays its code reads, while the libraries compile)
         fill()
     symbols = {**module.symbols, **vecmath.symbols(objects.library, shipped),  # the vector math library's
-               **fft_kernels.symbols(module.symbols, shipped)}                 # and the FFT library's
+               **fft_kernels.symbols(module.symbols, shipped),                 # the FFT library's
+               **kernel_library.symbols(module.symbols, shipped)}              # and the kernels compiled once
     code = llvm.load_objects(objects.objects, names, symbols)                             # -> Code
     times = {"codegen": generated - start, "llvm": time.perf_counter() - generated}
     return Executable(frame, link(steps, code), code, fast, module.arrays, text, objects, times, module.kernels,

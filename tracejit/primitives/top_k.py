@@ -1,11 +1,13 @@
 """top_k: the positions of the k largest entries along the last axis, the largest first, equal ones in order of
 position, floats in the total order of their bits as XLA's top_k orders them (-NaN < -inf < -0.0 < 0.0 < inf < NaN;
-lax.top_k gathers the values at the positions). Compiled code selects k up to KERNEL_K in a kernel (two passes
-over each row, `_lower`): 10 of 1e6 f32 in 0.13-0.3 ms, where NumPy's partition of the row took 1.2-2.5 and the
-NumPy impl below 1.1-3. The impl (eager calls, larger k, complex values) finds the k-th largest key with a partition,
+lax.top_k gathers the values at the positions). Compiled code selects k up to KERNEL_K by calling a library
+function compiled once per process for each k and dtype (two passes over each row, `_write`; the code compiled for
+a signature only calls it, `_lower`): 10 of 1e6 f32 in 0.24-0.3 ms, where NumPy's partition of the row took 1.0-2.5
+and the NumPy impl below 1.1-3. The impl (eager calls, larger k, complex values) finds the k-th largest key with a partition,
 takes the keys above it and the first of those equal to it, and sorts only those; under jit its keys come from a
 fused loop (the simplify rule)."""
 import math
+import re
 
 import numpy as np
 
@@ -86,12 +88,12 @@ def _simplify(eqn, producer):
 
 # ----------------------------------------------------------------------------------------------- the kernel
 
-# The largest k the kernel selects: each value that gets in moves up to k - 1 kept pairs (two memmoves), so that
-# values in an adversarial order cost k-fold: with 32, 1e6 ascending f32 took 1.7 ms and ascending ones below 16
-# outliers 5.8 (NumPy's partition 1.4), with 16 1.4-1.7 (NumPy's 1.2-1.4).
+# The largest k the kernel selects: each value that gets in moves up to k - 1 kept pairs (two memmoves). The most
+# that get in are the values of the k - 1 groups above the first pass's floor, in ascending order: (k - 1) / GROUPS
+# of the row, 2.5 ms for 1e6 f32 at k = 10 and 3.7 at 16 (NumPy's partition 1.0; random and ascending rows 0.27).
 KERNEL_K = 16
+GROUPS = 64         # the first pass's groups: lanes of its vector max (four vectors of 16 f32)
 BLOCK_BYTES = 64    # a row's values are compared with the worst kept key a vector of this many bytes at a time
-SCALAR = {"vectorize_enable": False, "interleave_count": 1}     # short loops, kept as written (compile time)
 
 
 def _compiled(x, k):
@@ -125,16 +127,15 @@ class _Keys:
         return f.emit(f"xor {ty} {f.emit(f'or {ty} {negative}, {sign}')}, {bits}")
 
 
-def _insert_function(kb, it, k):
-    """The name of a helper function (not inlined: LLVM compiles it once for the kernel's call sites) putting
-    %key at position %i among the m = min(%m, k) best (key, position) pairs so far, which are the last m of the
-    k slots of %keys and %positions, worst first (slots below them hold keys no greater than their first): after
-    every kept key below it, and before those equal to it (earlier positions are the better); when m is k, the
-    worst falls out. A branch-free binary search and two memmoves."""
-    from ..backend.llvm_text import Function  # (when code is generated, as linalg_lapack's imports)
-    name = f"@{kb.f.header.split('@', 1)[1].split('(', 1)[0]}_insert"
-    f = Function(kb.f.module, f"define internal void {name}(ptr noalias %keys, ptr noalias %positions, {it} %key, "
-                              "i64 %i, i64 %m) nounwind noinline", {})
+def _insert_function(module, name, it, k):
+    """Write function `name` (not inlined: LLVM compiles it once for the kernel's call sites) putting %key at
+    position %i among the m = min(%m, k) best (key, position) pairs so far, which are the last m of the k slots
+    of %keys and %positions, worst first (slots below them hold keys no greater than their first): after every
+    kept key below it, and before those equal to it (earlier positions are the better); when m is k, the worst
+    falls out. A branch-free binary search and two memmoves."""
+    from ..backend.llvm_text import Function  # (when code is generated, as _lower's import)
+    f = Function(module, f"define internal void {name}(ptr noalias %keys, ptr noalias %positions, {it} %key, "
+                         "i64 %i, i64 %m) nounwind noinline", {})
     size = int(it[1:]) // 8
 
     def at(array, i):
@@ -162,25 +163,45 @@ def _insert_function(kb, it, k):
     f.line(f"store {it} %key, ptr {at('%keys', slot)}")
     f.line(f"store i64 %i, ptr {at('%positions', slot)}")
     f.line("ret void")
-    kb.f.module.add(f)
-    return name
+    module.add(f)
+
+
+def _symbol(dtype, k):
+    """The name of the library function selecting the k largest of each row of dtype's values."""
+    return f"tj_topk{k}_{dtype.name}"
 
 
 def _lower(kb, outs, ins, k):
-    """Per row, the k best (key, position) pairs so far, worst first, in two small arrays, in two passes over
-    the row: the first keeps the k largest maxima of its blocks of BLOCK_BYTES, the k-th of which no more than
-    k - 1 blocks exceed; the second starts from k pairs of a key just below it, so that no more than k blocks'
-    values (and the first k equal to it) get in, and keeps the values. Each pass compares a block with the worst
-    kept key at once (vector compares) and reads one by one only the values above it, which are few (about
-    k log(n / k) on random values): a pass runs at the speed of reading the row, and values in an order that
-    makes each one move many kept pairs (ascending ones) move them in the first pass only, once per block."""
+    """A call of the library function (backend/kernel_library.py compiles it once per process, `_write`) on the
+    rows %lo to %hi."""
+    from ..backend import kernel_library  # (when code is generated: the backend sits above the primitives)
     (out,), (x,) = outs, ins
-    f, dtype = kb.f, x.aval.dtype
-    n, lanes = x.aval.shape[-1], max(1, BLOCK_BYTES // dtype.itemsize)
+    callee = kernel_library.symbol(kb.f.module, _symbol(x.aval.dtype, k), _write, light=True)
+    kb.line(f"call void {callee}(ptr {x.ptr}, ptr {out.ptr}, i64 {x.aval.shape[-1]}, i64 %lo, i64 %hi)")
+
+
+def _write(module, name):
+    """Write the library function `name` (_symbol's): `void name(ptr x, ptr out, i64 n, i64 lo, i64 hi)` writes
+    the positions (i64) of the k largest of rows lo to hi of x (n values each), the largest first.
+
+    Per row, the k best (key, position) pairs so far, worst first, in two small arrays, in two passes over the
+    row. The first takes the largest key of each of GROUPS groups (the positions equal modulo GROUPS: a vector max
+    lane by lane, at the speed of reading the row, no branch) and keeps the k largest of those: the k-th, the floor,
+    is no more than the row's k-th largest key. The second starts from k pairs of a key just below the floor and
+    compares each block of BLOCK_BYTES with the worst kept key at once (vector compares), reading one by one only
+    the values above it, which are few (about k log(n / k) on random values; ascending rows too). Rows shorter than
+    GROUPS, or with a floor of the lowest key, are read one value at a time."""
+    from ..backend.llvm_text import Function  # (when code is generated, as _lower's import)
+    k, dtype = _SYMBOL.match(name).groups()
+    k, dtype = int(k), np.dtype(dtype)
+    f = Function(module, f"define void @{name}(ptr noalias %x, ptr noalias %out, i64 %n, i64 %lo, i64 %hi) nounwind",
+                 {})
+    lanes = max(1, BLOCK_BYTES // dtype.itemsize)
     one, block = _Keys(f, dtype, 1), _Keys(f, dtype, lanes)
     it, mask = one.int, f"i{lanes}"
     keys, positions, pending = f.alloca(f"[{k} x {it}]"), f.alloca(f"[{k} x i64]"), f.alloca(mask)
-    insert = _insert_function(kb, it, k)
+    insert = f"@{name}_insert"
+    _insert_function(module, insert, it, k)
 
     def at(ptr, i, ty=it):
         return f.emit(f"getelementptr inbounds {ty}, ptr {ptr}, i64 {i}")
@@ -197,8 +218,10 @@ def _lower(kb, outs, ins, k):
             f.line(f"call void {insert}(ptr {keys}, ptr {positions}, {it} {key}, i64 {i}, i64 {kept})")
 
     def start_from(key):
-        with kb.loop(0, k, **SCALAR) as j:
-            f.line(f"store {it} {key}, ptr {at(keys, j)}")
+        """k pairs of key (one vector store: a loop cost LLVM 0.5-1 ms of compile time)."""
+        spread = f.emit(f"insertelement <{k} x {it}> poison, {it} {key}, i64 0")
+        spread = f.emit(f"shufflevector <{k} x {it}> {spread}, <{k} x {it}> poison, <{k} x i32> zeroinitializer")
+        f.line(f"store <{k} x {it}> {spread}, ptr {keys}, align {dtype.itemsize}")
 
     def scan_block(row, start):
         """consider() each value of the block at start above the worst kept key (in order of position)."""
@@ -222,29 +245,42 @@ def _lower(kb, outs, ins, k):
         f.line(f"br label %{head}")
         f.block(done)
 
-    whole = n // lanes
-    with kb.loop("%lo", "%hi") as r:
-        row = at(x.ptr, f.emit(f"mul i64 {r}, {n}"))
+    wide = f"<{GROUPS} x {it}>"
+    maxima = f.alloca(f"[{GROUPS} x {it}]")
+    whole, supers = f.emit(f"udiv i64 %n, {lanes}"), f.emit(f"udiv i64 %n, {GROUPS}")
+    with f.loop("%lo", "%hi") as r:
+        row = at("%x", f.emit(f"mul i64 {r}, %n"))
+        # first pass: the largest key of each of GROUPS groups (positions i mod GROUPS, i below supers * GROUPS),
+        # a vector's max lane by lane; the k-th largest of them (0 where some group is empty) is no more than the
+        # k-th largest value
+        f.line(f"store {wide} zeroinitializer, ptr {maxima}, align {dtype.itemsize}")
+        with f.loop(0, supers) as b:
+            values = _Keys(f, dtype, GROUPS).load(at(row, f.emit(f"mul i64 {b}, {GROUPS}")))
+            most = f.emit(f"load {wide}, ptr {maxima}, align {dtype.itemsize}")
+            f.line(f"store {wide} {f.emit(f'call {wide} @llvm.umax.v{GROUPS}{it}({wide} {most}, {wide} {values})')}, "
+                   f"ptr {maxima}, align {dtype.itemsize}")
         start_from(0)
-        found, rest = "false", "0"
-        if whole >= k:
-            # first pass: the k-th largest of the blocks' maxima (ties do not matter); the second, above a floor
-            # of 0, starts from k keys one below it, which the k largest values all beat
-            with kb.loop(0, whole) as b:
-                values = block.load(at(row, f.emit(f"mul i64 {b}, {lanes}")))
-                consider(f.emit(f"call {it} @llvm.vector.reduce.umax.v{lanes}{it}({block.ty} {values})"), b, b)
-            floor = worst()
-            found = f.emit(f"icmp ne {it} {floor}, 0")
-            start_from(f.emit(f"select i1 {found}, {it} {f.emit(f'sub {it} {floor}, 1')}, {it} 0"))
-            with f.when(found), kb.loop(0, whole) as b:
-                scan_block(row, f.emit(f"mul i64 {b}, {lanes}"))
-            rest = f.emit(f"select i1 {found}, i64 {whole * lanes}, i64 0")
-        with kb.loop(rest, n) as i:     # the rest of the row, or the whole row from no kept pair
-            consider(one.load(at(row, i)), i, f.emit(f"select i1 {found}, i64 {k}, i64 {f.emit(f'call i64 @llvm.umin.i64(i64 {i}, i64 {k})')}"))
-        first = f.emit(f"mul i64 {r}, {k}")
-        with kb.loop(0, k, **SCALAR) as j:     # best first
-            position = f.emit(f"load i64, ptr {at(positions, f.emit(f'sub i64 {k - 1}, {j}'), 'i64')}")
-            f.line(f"store i64 {position}, ptr {at(out.ptr, f.emit(f'add i64 {first}, {j}'), 'i64')}")
+        with f.loop(0, GROUPS) as g:
+            consider(f.emit(f"load {it}, ptr {at(maxima, g)}"), g, f.emit(f"call i64 @llvm.umin.i64(i64 {g}, i64 {k})"))
+        floor = worst()
+        found = f.emit(f"and i1 {f.emit(f'icmp ne {it} {floor}, 0')}, {f.emit(f'icmp ne i64 {supers}, 0')}")
+        # the second pass, above a floor of 0, starts from k keys one below it, which the k largest values beat
+        start_from(f.emit(f"select i1 {found}, {it} {f.emit(f'sub {it} {floor}, 1')}, {it} 0"))
+        with f.when(found), f.loop(0, whole) as b:
+            scan_block(row, f.emit(f"mul i64 {b}, {lanes}"))
+        rest = f.emit(f"select i1 {found}, i64 {f.emit(f'mul i64 {whole}, {lanes}')}, i64 0")
+        with f.loop(rest, "%n") as i:     # the rest of the row, or the whole row from no kept pair
+            kept = f.emit(f"select i1 {found}, i64 {k}, i64 {f.emit(f'call i64 @llvm.umin.i64(i64 {i}, i64 {k})')}")
+            consider(one.load(at(row, i)), i, kept)
+        best_first = ", ".join(f"i32 {j}" for j in reversed(range(k)))
+        best = f.emit(f"load <{k} x i64>, ptr {positions}, align 8")
+        best = f.emit(f"shufflevector <{k} x i64> {best}, <{k} x i64> poison, <{k} x i32> <{best_first}>")
+        f.line(f"store <{k} x i64> {best}, ptr {at('%out', f.emit(f'mul i64 {r}, {k}'), 'i64')}, align 8")
+    f.line("ret void")
+    module.add(f)
+
+
+_SYMBOL = re.compile(r"tj_topk(\d+)_(\w+)$")
 
 
 def _available(eqn):
