@@ -4,9 +4,10 @@ frequencies) and IRFFT (back to n reals, scaled by 1/n). It is linear: its jvp a
 transposes are JAX's (FFT and IFFT are symmetric maps; RFFT's and IRFFT's account for the frequencies that the
 half spectrum holds once, with JAX's convention for complex cotangents).
 
-Compiled, a transform over one axis of power-of-two length with fixed shapes is generated code (fft_lowering.py),
-and one over several axes is one such transform per axis (`_axis_by_axis`); the others run NumPy's pocketfft on the
-buffers (the Python driver calls the impl, as for sort). float32 data is
+Compiled, a transform over one axis with fixed shapes is generated code (fft_lowering.py) where its length is a
+product of 2s, 3s and 5s (Stockham passes) or where Bluestein's algorithm beats NumPy, and one over several axes is
+one such transform per axis (`_axis_by_axis`); the others run NumPy's pocketfft on the buffers (the Python driver
+calls the impl, as for sort). float32 data is
 transformed in float32 (complex64 results), as NumPy 2 and JAX both do."""
 import enum
 import inspect
