@@ -43,12 +43,26 @@ def test_permutation_of_array_is_jaxs(shape, axis, independent):
         np.testing.assert_array_equal(got, want)
 
 
-@pytest.mark.parametrize("n,draws", [(10, 10), (5000, 3), (20_000, 2000)])
+@pytest.mark.parametrize("n,draws", [(10, 10), (1, 1), (1000, 10), (1000, 100), (5000, 3), (20_000, 2000),
+                                     (100_000, (10, 10)), (100_000, (40_000,))])
 def test_choice_without_replacement_is_jaxs(n, draws):
+    """The draws are the shuffle's first positions: the last round's first, through the other rounds' orders."""
+    shape = draws if isinstance(draws, tuple) else (draws,)
     key = random.PRNGKey(3)
-    want = np.asarray(jr.choice(jr.PRNGKey(3), n, (draws,), replace=False))
-    np.testing.assert_array_equal(random.choice(key, n, (draws,), replace=False), want)
-    np.testing.assert_array_equal(tj.jit(lambda k: random.choice(k, n, (draws,), replace=False))(key), want)
+    want = np.asarray(jr.choice(jr.PRNGKey(3), n, shape, replace=False))
+    np.testing.assert_array_equal(random.choice(key, n, shape, replace=False), want)
+    np.testing.assert_array_equal(tj.jit(lambda k: random.choice(k, n, shape, replace=False))(key), want)
+
+
+@pytest.mark.parametrize("shape,axis", [((6000,), 0), ((3, 5000), 1), ((5000, 2), 0)])
+def test_choice_of_array_without_replacement_is_jaxs(shape, axis):
+    a = np.arange(np.prod(shape), dtype=np.float64).reshape(shape)
+    key = random.PRNGKey(9)
+    for draws in [(4,), (2, 300)]:
+        want = np.asarray(jr.choice(jr.PRNGKey(9), a, draws, replace=False, axis=axis))
+        np.testing.assert_array_equal(random.choice(key, a, draws, replace=False, axis=axis), want)
+        np.testing.assert_array_equal(
+            tj.jit(lambda k, a, draws=draws: random.choice(k, a, draws, replace=False, axis=axis))(key, a), want)
 
 
 def test_typed_keys_and_eager_jit_agree():
