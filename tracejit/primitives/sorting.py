@@ -6,7 +6,11 @@ An argsort of real values sorts (key << 32 | position) as uint64 instead, where 
 orders as the value does: ties then come in order of position without a stable sort, and NumPy's sort of uint64 is
 several times faster than its argsorts (1e5 elements: 0.55 ms against 1.2 unstable and 7.9 stable). 64-bit values
 sort so twice, by the keys' low words and then by their high ones (`ascending`). Under jit the keys are packed and
-unpacked by fused loops (`_argsort_simplify`); the impl packs them with NumPy."""
+unpacked by fused loops (`_argsort_simplify`); the impl packs them with NumPy. A compiled stable LSD radix argsort
+of uint32 keys (reading the keys, writing the positions: no packing) was slower than this on the 2.3 GHz AVX-512
+hosts: random keys, 1e4 / 1e5 / 1e6 per row, 8-bit digits 0.069 / 0.61 / 10.5 ms, 11-bit 0.078 / 0.88 / 11.0,
+16-bit 0.13 / 1.03 / 18.7, against NumPy's sort of the packed keys, 0.045 / 0.53 / 7.0 (with the pack, the copy
+into the output and the unpack, 1e5 took 0.68 ms a row)."""
 import math
 
 import numpy as np
