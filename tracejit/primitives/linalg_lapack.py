@@ -248,6 +248,25 @@ def transpose_into(k, dst, src):
             k.store(dst, [c, r], k.load(src, [r, c]))
 
 
+def mirror_triangle(k, view, upward):
+    """In a square matrix view, a TILE x TILE block at a time (as transpose_into): upward, the strict lower
+    triangle's transpose over the upper one; else the strict upper triangle's transpose over the lower one, and
+    zeros above the diagonal. No conjugation: a transpose in place, of one triangle."""
+    n, b = view.aval.shape[0], k.b
+    blocks = b.iop("sdiv", b.iop("add", n, TILE - 1), TILE)
+    with k.loop(0, blocks) as bi, k.loop(0, b.iop("add", bi, 1)) as bj:
+        i0, j0 = b.iop("mul", bi, TILE), b.iop("mul", bj, TILE)
+        i1, j1 = smaller(k, b.iop("add", i0, TILE), n), smaller(k, b.iop("add", j0, TILE), n)
+        if upward:          # rows j of the upper triangle in order, each from a column of the lower one
+            with k.loop(j0, j1) as j, k.loop(b.intrinsic("smax", i0, b.iop("add", j, 1), dtype=np.int64), i1) as i:
+                k.store(view, [j, i], k.load(view, [i, j]))
+        else:
+            zero = b.const(0, view.aval.dtype)
+            with k.loop(i0, i1) as i, k.loop(j0, smaller(k, j1, i)) as j:
+                k.store(view, [i, j], k.load(view, [j, i]))
+                k.store(view, [j, i], zero)
+
+
 def conjugate_into(k, dst, src):
     """dst = conj(src) for complex matrix views of one shape; returns dst."""
     rows, cols = src.aval.shape
