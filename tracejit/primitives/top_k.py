@@ -173,17 +173,21 @@ def _symbol(dtype, k):
 
 
 def _lower(kb, outs, ins, k):
-    """A call of the library function (backend/kernel_library.py compiles it once per process, `_write`) on the
-    rows %lo to %hi."""
+    """A call of the library function (backend/kernel_library.py compiles it once per process, `_write`) for each
+    of the rows %lo to %hi (the row loop here: in the library function it cost 1.4 of its 10 ms of compile)."""
     from ..backend import kernel_library  # (when code is generated: the backend sits above the primitives)
     (out,), (x,) = outs, ins
-    callee = kernel_library.symbol(kb.f.module, _symbol(x.aval.dtype, k), _write, light=True)
-    kb.line(f"call void {callee}(ptr {x.ptr}, ptr {out.ptr}, i64 {x.aval.shape[-1]}, i64 %lo, i64 %hi)")
+    f, n = kb.f, x.aval.shape[-1]
+    callee = kernel_library.symbol(f.module, _symbol(x.aval.dtype, k), _write, light=True)
+    with kb.loop("%lo", "%hi") as r:
+        row = f.emit(f"getelementptr inbounds i{8 * x.aval.dtype.itemsize}, ptr {x.ptr}, i64 {f.emit(f'mul i64 {r}, {n}')}")
+        best = f.emit(f"getelementptr inbounds i64, ptr {out.ptr}, i64 {f.emit(f'mul i64 {r}, {k}')}")
+        kb.line(f"call void {callee}(ptr {row}, ptr {best}, i64 {n})")
 
 
 def _write(module, name):
-    """Write the library function `name` (_symbol's): `void name(ptr x, ptr out, i64 n, i64 lo, i64 hi)` writes
-    the positions (i64) of the k largest of rows lo to hi of x (n values each), the largest first.
+    """Write the library function `name` (_symbol's): `void name(ptr row, ptr out, i64 n)` writes the
+    positions (i64) of the k largest of the n values at row to out, the largest first.
 
     Per row, the k best (key, position) pairs so far, worst first, in two small arrays, in two passes over the
     row. The first takes the largest key of each of GROUPS groups (the positions equal modulo GROUPS: a vector max
@@ -195,8 +199,7 @@ def _write(module, name):
     from ..backend.llvm_text import Function  # (when code is generated, as _lower's import)
     k, dtype = _SYMBOL.match(name).groups()
     k, dtype = int(k), np.dtype(dtype)
-    f = Function(module, f"define void @{name}(ptr noalias %x, ptr noalias %out, i64 %n, i64 %lo, i64 %hi) nounwind",
-                 {})
+    f = Function(module, f"define void @{name}(ptr noalias %row, ptr noalias %out, i64 %n) nounwind", {})
     lanes = max(1, BLOCK_BYTES // dtype.itemsize)
     one, block = _Keys(f, dtype, 1), _Keys(f, dtype, lanes)
     it, mask = one.int, f"i{lanes}"
@@ -224,11 +227,11 @@ def _write(module, name):
         spread = f.emit(f"shufflevector <{k} x {it}> {spread}, <{k} x {it}> poison, <{k} x i32> zeroinitializer")
         f.line(f"store <{k} x {it}> {spread}, ptr {keys}, align {dtype.itemsize}")
 
-    def scan_block(row, start):
+    def scan_block(start):
         """consider() each value of the block at start above the worst kept key (in order of position)."""
         spread = f.emit(f"insertelement {block.ty} poison, {it} {worst()}, i64 0")
         spread = f.emit(f"shufflevector {block.ty} {spread}, {block.ty} poison, <{lanes} x i32> zeroinitializer")
-        above = f.emit(f"icmp ugt {block.ty} {block.load(at(row, start))}, {spread}")
+        above = f.emit(f"icmp ugt {block.ty} {block.load(at('%row', start))}, {spread}")
         f.line(f"store {mask} {f.emit(f'bitcast <{lanes} x i1> {above} to {mask}')}, ptr {pending}")
         head, body, done = f.label("bits"), f.label("bit"), f.label("bitsdone")
         f.line(f"br label %{head}")
@@ -242,41 +245,39 @@ def _write(module, name):
         if lanes != 64:
             lane = f.emit(f"{'zext' if lanes < 64 else 'trunc'} {mask} {lane} to i64")
         i = f.emit(f"add i64 {start}, {lane}")
-        consider(one.load(at(row, i)), i)
+        consider(one.load(at("%row", i)), i)
         f.line(f"br label %{head}")
         f.block(done)
 
     wide = f"<{GROUPS} x {it}>"
     maxima = f.alloca(f"[{GROUPS} x {it}]")
     whole, supers = f.emit(f"udiv i64 %n, {lanes}"), f.emit(f"udiv i64 %n, {GROUPS}")
-    with f.loop("%lo", "%hi") as r:
-        row = at("%x", f.emit(f"mul i64 {r}, %n"))
-        # first pass: the largest key of each of GROUPS groups (positions i mod GROUPS, i below supers * GROUPS),
-        # a vector's max lane by lane; the k-th largest of them (0 where some group is empty) is no more than the
-        # k-th largest value
-        f.line(f"store {wide} zeroinitializer, ptr {maxima}, align {dtype.itemsize}")
-        with f.loop(0, supers) as b:
-            values = _Keys(f, dtype, GROUPS).load(at(row, f.emit(f"mul i64 {b}, {GROUPS}")))
-            most = f.emit(f"load {wide}, ptr {maxima}, align {dtype.itemsize}")
-            f.line(f"store {wide} {f.emit(f'call {wide} @llvm.umax.v{GROUPS}{it}({wide} {most}, {wide} {values})')}, "
-                   f"ptr {maxima}, align {dtype.itemsize}")
-        start_from(0)
-        with f.loop(0, GROUPS) as g:
-            consider(f.emit(f"load {it}, ptr {at(maxima, g)}"), g, f.emit(f"call i64 @llvm.umin.i64(i64 {g}, i64 {k})"))
-        floor = worst()
-        found = f.emit(f"and i1 {f.emit(f'icmp ne {it} {floor}, 0')}, {f.emit(f'icmp ne i64 {supers}, 0')}")
-        # the second pass, above a floor of 0, starts from k keys one below it, which the k largest values beat
-        start_from(f.emit(f"select i1 {found}, {it} {f.emit(f'sub {it} {floor}, 1')}, {it} 0"))
-        with f.when(found), f.loop(0, whole) as b:
-            scan_block(row, f.emit(f"mul i64 {b}, {lanes}"))
-        rest = f.emit(f"select i1 {found}, i64 {f.emit(f'mul i64 {whole}, {lanes}')}, i64 0")
-        with f.loop(rest, "%n") as i:     # the rest of the row, or the whole row from no kept pair
-            kept = f.emit(f"select i1 {found}, i64 {k}, i64 {f.emit(f'call i64 @llvm.umin.i64(i64 {i}, i64 {k})')}")
-            consider(one.load(at(row, i)), i, kept)
-        best_first = ", ".join(f"i32 {j}" for j in reversed(range(k)))
-        best = f.emit(f"load <{k} x i64>, ptr {positions}, align 8")
-        best = f.emit(f"shufflevector <{k} x i64> {best}, <{k} x i64> poison, <{k} x i32> <{best_first}>")
-        f.line(f"store <{k} x i64> {best}, ptr {at('%out', f.emit(f'mul i64 {r}, {k}'), 'i64')}, align 8")
+    # first pass: the largest key of each of GROUPS groups (positions i mod GROUPS, i below supers * GROUPS),
+    # a vector's max lane by lane; the k-th largest of them (0 where some group is empty) is no more than the
+    # k-th largest value
+    f.line(f"store {wide} zeroinitializer, ptr {maxima}, align {dtype.itemsize}")
+    with f.loop(0, supers) as b:
+        values = _Keys(f, dtype, GROUPS).load(at("%row", f.emit(f"mul i64 {b}, {GROUPS}")))
+        most = f.emit(f"load {wide}, ptr {maxima}, align {dtype.itemsize}")
+        f.line(f"store {wide} {f.emit(f'call {wide} @llvm.umax.v{GROUPS}{it}({wide} {most}, {wide} {values})')}, "
+               f"ptr {maxima}, align {dtype.itemsize}")
+    start_from(0)
+    with f.loop(0, GROUPS) as g:
+        consider(f.emit(f"load {it}, ptr {at(maxima, g)}"), g, f.emit(f"call i64 @llvm.umin.i64(i64 {g}, i64 {k})"))
+    floor = worst()
+    found = f.emit(f"and i1 {f.emit(f'icmp ne {it} {floor}, 0')}, {f.emit(f'icmp ne i64 {supers}, 0')}")
+    # the second pass, above a floor of 0, starts from k keys one below it, which the k largest values beat
+    start_from(f.emit(f"select i1 {found}, {it} {f.emit(f'sub {it} {floor}, 1')}, {it} 0"))
+    with f.when(found), f.loop(0, whole) as b:
+        scan_block(f.emit(f"mul i64 {b}, {lanes}"))
+    rest = f.emit(f"select i1 {found}, i64 {f.emit(f'mul i64 {whole}, {lanes}')}, i64 0")
+    with f.loop(rest, "%n") as i:     # the rest of the row, or the whole row from no kept pair
+        kept = f.emit(f"select i1 {found}, i64 {k}, i64 {f.emit(f'call i64 @llvm.umin.i64(i64 {i}, i64 {k})')}")
+        consider(one.load(at("%row", i)), i, kept)
+    best_first = ", ".join(f"i32 {j}" for j in reversed(range(k)))
+    best = f.emit(f"load <{k} x i64>, ptr {positions}, align 8")
+    best = f.emit(f"shufflevector <{k} x i64> {best}, <{k} x i64> poison, <{k} x i32> <{best_first}>")
+    f.line(f"store <{k} x i64> {best}, ptr %out, align 8")
     f.line("ret void")
     module.add(f)
 
