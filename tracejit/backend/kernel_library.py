@@ -3,8 +3,8 @@
 remembers the function's writer) and compile_ir resolves it (`symbols`), having started compiling it on a thread
 while LLVM compiles the module calling it (`prefetch`). Each function is a module of its own, compiled with the
 passes its writer names, read from the disk cache or taken from a pickle like any module. This module names no
-primitive. top_k 10 of 1e6 f32: the module calling the selection compiled in 5 ms of CPU and the selection
-(light pipeline) in 12-14, alongside it and once per process, where the module holding the kernel took 22-25 at O3."""
+primitive. top_k 10 of 1e6 f32: the module calling the selection compiles in 5 ms of CPU and the selection (light
+pipeline) in 9, alongside it and once per process, where the module that held the kernel took 22-25 at O3."""
 import concurrent.futures
 import os
 import threading
