@@ -2,14 +2,15 @@
 process by backend/kernel_library.py), against JAX for every dtype they order (floats of 16 to 64 bits, signed and
 unsigned integers, bool): the first of equal extrema, the first NaN (and -NaN), -0.0 equal to 0.0, infinities,
 the extremum in the first vector or after the last whole one, lengths that are and are not a vector's multiple,
-int32 positions; shorter or batched operands keep the fused reductions, bfloat16 NaNs included."""
+int32 positions, a vector searched in chunks over the threads; shorter or batched operands keep the fused
+reductions, bfloat16 NaNs included."""
 import ml_dtypes
 import numpy as np
 import pytest
 
 import tracejit as tj
 import tracejit.numpy as tnp
-from tracejit.primitives.reductions import LONG
+from tracejit.primitives.reductions import LONG, SPLIT
 
 DTYPES = [np.float32, np.float64, np.float16, ml_dtypes.bfloat16, np.int8, np.uint8, np.int16, np.uint16, np.int32,
           np.uint32, np.int64, np.uint64, np.bool_]
@@ -46,6 +47,22 @@ def test_long_vectors_match_jax(jax64, dtype):
         for x in _vectors(dtype, n, rng):
             assert int(argmax(x)) == int(jax64.numpy.argmax(x)), (n, x)
             assert int(argmin(x)) == int(jax64.numpy.argmin(x)), (n, x)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float16, np.int32, np.bool_])
+def test_a_vector_searched_in_chunks_on_the_threads_answers_as_one_search(jax64, dtype):
+    """2 * SPLIT + 3 values: a chunk per thread; the first chunk's answer unless a later chunk's is better (ties:
+    the earlier), the first NaN whichever chunk holds it."""
+    n = 2 * SPLIT + 3
+    x = np.zeros(n, dtype)
+    tie, later, nan = x.copy(), x.copy(), x.astype(np.float32)
+    tie[[5, SPLIT + 9, n - 1]] = 1
+    later[[5, n - 2]] = [1, 1 if dtype == np.bool_ else 2]
+    nan[[7, n - 4]] = [np.inf, np.nan]
+    vectors = [tie, later] + ([nan.astype(dtype)] if np.dtype(dtype).kind == "f" else [])
+    for v in vectors:
+        assert int(tj.jit(tnp.argmax)(v)) == int(jax64.numpy.argmax(v))
+        assert int(tj.jit(tnp.argmin)(-v if dtype != np.bool_ else ~v)) == int(jax64.numpy.argmin(-v if dtype != np.bool_ else ~v))
 
 
 def test_positions_of_lax_argmax_in_int32_and_the_search_in_the_ir():

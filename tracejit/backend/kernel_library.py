@@ -53,10 +53,12 @@ def symbols(names, shipped=None):
     with _lock:
         missing = [name for name in needed if name not in _addresses]
         if missing:
-            codes = [_pending.pop(name).result() if name in _pending else _object_code(name, shipped, False)
-                     for name in missing]
+            made = [_pending.pop(name).result() if name in _pending else _object_code(name, shipped, False)
+                    for name in missing]
+            codes = [c for c, _ in made]
             _objects.update((c.names[0], c) for c in codes)
-            code = llvm.load_objects([o for c in codes for o in c.objects], missing, {}, permanent=True)
+            externals = {name: address for _, used in made for name, address in used.items()}
+            code = llvm.load_objects([o for c in codes for o in c.objects], missing, externals, permanent=True)
             _codes.append(code)
             _addresses.update(code.addresses)
         return {name: _addresses[name] for name in needed}
@@ -68,11 +70,12 @@ def entries(names):
 
 
 def _object_code(name, shipped, alone):
+    """(The ObjectCode of the function `name`, {external symbol: address} that its code names)."""
     write, passes = _writers[name]
     module = Module()
     write(module, name)
-    return disk_cache.cached_object_code(f"kernel {name}", module.text(), [name], {}, shipped=shipped,
-                                         folder="kernels", alone=alone, passes=passes)
+    return disk_cache.cached_object_code(f"kernel {name}", module.text(), [name], module.symbols, shipped=shipped,
+                                         folder="kernels", alone=alone, passes=passes), module.symbols
 
 
 def _after_fork():
