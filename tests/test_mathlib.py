@@ -450,8 +450,8 @@ def _apply_library(name, ty, lanes, *xs):
 
 
 @pytest.mark.parametrize("ty", ["float", "double"])
-@pytest.mark.parametrize("name", [name for name in libcalls.LIBRARY       # (test_specmath's; FAR: below)
-                                  if name not in libcalls.SPECIAL + specmath.LANEWISE + libcalls.FAR])
+@pytest.mark.parametrize("name", [name for name in libcalls.LIBRARY       # (test_specmath's; FAR and EXACT: below)
+                                  if name not in libcalls.SPECIAL + specmath.LANEWISE + libcalls.FAR + libcalls.EXACT])
 def test_library_functions_agree_at_every_width(name, ty):
     """The vector math library that compiled loops call (vecmath.py) gives the same bits at every width, and
     the bits of the inlined definitions but where it computes otherwise (mathlib.F32_TRIG: in f32)."""
@@ -469,7 +469,7 @@ def test_library_functions_agree_at_every_width(name, ty):
 
 @pytest.mark.parametrize("ty", ["float", "double"])
 @pytest.mark.parametrize("name", [name for name in libcalls.VARIANTS
-                                  if name not in libcalls.SPECIAL + specmath.LANEWISE + libcalls.FAR])
+                                  if name not in libcalls.SPECIAL + specmath.LANEWISE + libcalls.FAR + libcalls.EXACT])
 def test_functions_without_an_intrinsic_are_library_calls_too(name, ty):
     """expm1, log1p, logistic and cbrt have no LLVM intrinsic: a loop calls the library's function by name and the
     loop vectorizer widens the call to the library's vector function (vector-function-abi-variant), at full

@@ -53,9 +53,9 @@ def test_triangular_solve_of_one_column_as_jax(dtype):
     a = _matrices(dtype, (2, N, N), rng)
     b = _matrices(dtype, (2, N, 1), rng)
     for lower, transpose_a, conjugate_a, unit in itertools.product([True, False], repeat=4):
-        params = dict(left_side=True, lower=lower, transpose_a=transpose_a, conjugate_a=conjugate_a,
-                      unit_diagonal=unit)
-        f = tj.jit(lambda a, b: tj.lax.linalg.triangular_solve(a, b, **params))
+        params = {"left_side": True, "lower": lower, "transpose_a": transpose_a, "conjugate_a": conjugate_a,
+                  "unit_diagonal": unit}
+        f = tj.jit(lambda a, b, params=params: tj.lax.linalg.triangular_solve(a, b, **params))
         want = jax.lax.linalg.triangular_solve(a, b, **params)
         np.testing.assert_allclose(f(a, b), want, rtol=_tolerance(dtype), atol=_tolerance(dtype))
         assert "trsv" in f.lower(a, b).as_llvm()

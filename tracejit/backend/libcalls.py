@@ -28,7 +28,11 @@ SPECIAL = ("erf", "erfc", "erfcx", "ndtr")
 # TRIG_LIMIT; they pass each value with its argument through `<name>_far`, which returns the value unless the
 # argument is beyond the limit, where the C library's function replaces it (a branch that ordinary vectors skip).
 FAR = ("sin_far", "cos_far")
-VARIANTS = ("expm1", "log1p", "logistic", "cbrt") + SPECIAL + specmath.LANEWISE + FAR
+# fmod, which LLVM's frem would compute by the C library's fmod element by element (18 ns each, as NumPy's), is
+# exact in straight-line double arithmetic where |x / y| < 2**52 (`_fmod_near`); its other lanes (NaNs, infinities,
+# a zero y, larger quotients) take the C library's, in a branch that ordinary vectors skip.
+EXACT = ("fmod",)
+VARIANTS = ("expm1", "log1p", "logistic", "cbrt") + SPECIAL + specmath.LANEWISE + FAR + EXACT
 LIBRARY = INTRINSICS + VARIANTS
 LANES = (1, 2, 4, 8, 16)
 _INTRINSIC = re.compile(r"@llvm\.(" + "|".join(INTRINSICS) + r")\.(?:v(\d+))?f(32|64)\b")
@@ -69,7 +73,7 @@ def declarations(library) -> str:
 
 def arity(name):
     """The number of arguments of a LIBRARY function."""
-    return 2 if name in BINARY + FAR else specmath.arity(name)
+    return 2 if name in BINARY + FAR + EXACT else specmath.arity(name)
 
 
 def uses_library(text: str) -> bool:
@@ -132,6 +136,10 @@ def library_function_ir(name: str, ty: str, lanes: int) -> str:
         far, y = pow_f32_fast(f, "%x", "%y")
         full = define(name, ty, lanes, "internal", "alwaysinline nounwind", suffix="_full")
         return full + _branch_on_far(name, ty, f, far, y, "_full", select=False)
+    if name in EXACT:       # in double for f32 too: exact there, so rounding back is exact, for quotients to 2**52
+        f = Body("double", lanes)
+        y, far = _fmod_near(f, f.ext("%x", ty), f.ext("%y", ty), ty)
+        return _libm_lanes(name, ty, lanes) + _branch_on_far(name, ty, f, far, y, "_huge", select=True)
     if name in FAR:
         f = Body(ty, lanes)
         far = f.cmp("ugt", f.abs("%x"), TRIG_LIMIT)      # beyond the limit, infinite or NaN
@@ -158,25 +166,43 @@ def _trig_in_double(name, ty, lanes, defines):
     return _libm_lanes(name, ty, lanes) + _branch_on_far(name, ty, f, far, y, "_huge", select=True, defines=defines)
 
 
+def _fmod_near(f, x, y, ty):
+    """(fmod(x, y), the lanes it is not for), in double. With a = |x|, b = |y| and a / b < 2**52, q = trunc(a / b) is the
+    integer quotient n or n + 1 (rounding is monotonic and n is a float), and a - q b, the remainder or the remainder
+    minus b, is a float (a multiple of b's last place below b), so one fma gives it exactly; b added back where it is
+    negative is exact too. The sign is x's, as C's fmod (a zero x keeps its own); the value is rounded to ty (exactly)
+    before the far lanes are found, as _branch_on_far's select needs."""
+    a, b = f.abs(x), f.abs(y)
+    ratio = f.div(a, b)
+    r = f.fma(f.neg(f.call("trunc", ratio)), b, a)
+    value = f.narrow(f.call("copysign", f.sel(f.cmp("olt", r, 0.0), f.add(r, b), r), x), ty)
+    return value, f.either(f.cmp("uge", ratio, 2.0**52), f.cmp("oeq", b, float("inf")))  # (NaN, y = 0, x or y infinite)
+
+
 def libm_symbols():
-    """{symbol: address} of the C library's sin, cos and tan, which the trig functions call beyond TRIG_LIMIT."""
+    """{symbol: address} of the C library's sin, cos and tan, which the trig functions call beyond TRIG_LIMIT, and
+    its fmod (EXACT)."""
     lib = ctypes.CDLL(ctypes.util.find_library("m"))
-    return {f"tj_libm_{n}": ctypes.cast(getattr(lib, n), ctypes.c_void_p).value for n in F32_TRIG}
+    return {f"tj_libm_{n}": ctypes.cast(getattr(lib, n), ctypes.c_void_p).value for n in F32_TRIG + EXACT}
 
 
 def _libm_lanes(name, ty, lanes):
-    """`<symbol>_huge`: the C library's double function on each lane of x, f32 lanes extended and rounded back
-    (a FAR function's second argument unused)."""
+    """`<symbol>_huge`: the C library's double function on each lane of its arguments (a FAR function's on x alone,
+    its second argument unused), f32 lanes extended and rounded back."""
     vty, callee = (ty if lanes == 1 else f"<{lanes} x {ty}>"), f"@tj_libm_{name.removesuffix('_far')}"
     params = ", ".join(f"{vty} %{p}" for p in ("x", "y")[:arity(name)])
+    used = ("x", "y") if name in EXACT else ("x",)
     lines, vector = [], "poison"
     for i in range(lanes):
-        x = "%x" if lanes == 1 else f"%x{i}"
-        lines += [] if lanes == 1 else [f"  %x{i} = extractelement {vty} %x, i32 {i}"]
-        if ty == "float":
-            lines.append(f"  %d{i} = fpext float {x} to double")
-            x = f"%d{i}"
-        lines.append(f"  %r{i} = call double {callee}(double {x})")
+        operands = []
+        for p in used:
+            v = f"%{p}" if lanes == 1 else f"%{p}{i}"
+            lines += [] if lanes == 1 else [f"  %{p}{i} = extractelement {vty} %{p}, i32 {i}"]
+            if ty == "float":
+                lines.append(f"  %d{p}{i} = fpext float {v} to double")
+                v = f"%d{p}{i}"
+            operands.append(f"double {v}")
+        lines.append(f"  %r{i} = call double {callee}({', '.join(operands)})")
         value = f"%r{i}"
         if ty == "float":
             lines.append(f"  %n{i} = fptrunc double %r{i} to float")
@@ -185,7 +211,7 @@ def _libm_lanes(name, ty, lanes):
             lines.append(f"  %v{i} = insertelement {vty} {vector}, {ty} {value}, i32 {i}")
         vector = f"%v{i}" if lanes > 1 else value
     body = "\n".join(lines)
-    return (f"declare double {callee}(double) nounwind\n"
+    return (f"declare double {callee}({', '.join(['double'] * len(used))}) nounwind\n"
             f"define internal {vty} {vector_symbol(name, ty, lanes)}_huge({params}) noinline cold nounwind {{\n{body}\n"
             f"  ret {vty} {vector}\n}}\n")
 

@@ -102,7 +102,9 @@ def div(b, x, y):
 
 
 def rem(b, x, y):
-    return b(f"frem {b.ty()} {x}, {y}") if b.kind() == "f" else _int_rem(b, x, y)
+    """C's fmod for floats: the vector math library's (libcalls.EXACT), where frem would call the C library's per
+    element."""
+    return b.math("fmod", x, y) if b.kind() == "f" else _int_rem(b, x, y)
 
 
 def pow_(b, x, y):
