@@ -506,6 +506,25 @@ def test_dtype_errors_as_jax():
             theirs(arg)
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_hypot_is_the_vectorized_modulus(dtype):
+    """hypot(x, y) compiles to the modulus of x + iy (cmathlib's abs, vectorized): NumPy's bits for float32 (rounded
+    once from double), within an ulp of them for float64 (scaled where x*x + y*y would overflow or lose bits), inf
+    where either is infinite even beside a NaN, and a vectorized loop."""
+    rng = np.random.default_rng(4)
+    x = np.concatenate([rng.standard_normal(3000) * s for s in (1.0, 1e-160, 1e160, 1e-310)]).astype(dtype)
+    y = np.concatenate([rng.standard_normal(3000) * s for s in (1.0, 1e-160, 1e160, 1e-300)]).astype(dtype)
+    x[:5], y[:5] = [np.inf, np.nan, np.nan, -0.0, np.finfo(dtype).max], [np.nan, -np.inf, 1.0, 0.0, np.finfo(dtype).max]
+    f = tj.jit(tnp.hypot)
+    with np.errstate(all="ignore"):
+        got, want = f(x, y), np.hypot(x, y)
+    assert got[0] == got[1] == np.inf and np.isnan(got[2]) and got[3] == 0 and got[4] == np.inf
+    finite = np.isfinite(want)
+    ulps = np.abs(got[finite] - want[finite]) / np.spacing(want[finite])
+    assert ulps.max() <= (0 if dtype == np.float32 else 1)
+    assert [k["vectorized"] for k in f.lower(x, y).compile().kernels()] == [True]
+
+
 def test_complex64_abs_is_correctly_rounded():
     """|z| of complex64 squares its parts in double (exact, no overflow possible) and rounds the root once: the
     float32 nearest to the exact hypot (NumPy's own SIMD loop is within 2 ulp of it), infinite where a part is,

@@ -7,8 +7,7 @@ written by a loop builder (loops.py) or by the group's Kernel or Control rule. L
 the pipeline neither unrolls nor interleaves unless a loop asks (reductions do, to hide the accumulator's
 latency, and so do loops calling the vector math library, to overlap the calls' latencies): both multiply the code that the later passes and instruction selection chew on, for little gain
 on memory-bound loops. Every loop nest is vectorized but small ones (whose work does not pay for the
-vectorizer's time, unless they belong to a control-flow body, which may run them many times) and those
-calling the C math library (scalar calls): fusion keeps each loop nest's body below what LLVM handles
+vectorizer's time, unless they belong to a control-flow body, which may run them many times): fusion keeps each loop nest's body below what LLVM handles
 quickly (fusion.FUSED_COST, the cost model both share).
 
 Control rules (cond, while, scan) call their sub-IRs: `compile_sub_ir` plans, lays out and emits each
@@ -142,11 +141,10 @@ def _loop_hints(g, f, repeated, vectors):
     if g.fusible and g.tiled is not None:     # the innermost loop runs over a tile's row (loop_axes.transposed_read)
         inner = min(inner, TILE)
     library = f.library_calls and not f.math_calls
-    small = g.fusible and (
+    scalar = small = g.fusible and (
         (isinstance(inner, int) and inner < (MIN_LIBRARY_LOOP if library else MIN_VECTOR_LOOP))  # (the innermost)
         or (not repeated and not any(isinstance(d, Dim) for d in g.domain)
             and domain_size(g.domain) < SCALAR_BELOW and domain_size(g.domain) * body < SCALAR_WORK))
-    scalar = small or f.scalar_calls > 0
     # LLVM's cost model prices a library call as scalar calls, and prefers ymm on AVX-512 for a long inlined
     # math body (mathlib's log1p ran 4 doubles wide), so that it picks narrower vectors than the registers hold:
     # innermost loops that call mathlib's functions vectorize at full width, but for reductions that cannot

@@ -28,7 +28,6 @@ class Function:
         self.library_calls = 0    # calls of the vector math library (vecmath.py)
         self.vector_types = set()     # the types of both kinds of calls ("float", "double"): kernels.py sets the
                                       # vector width of loops that make them
-        self.scalar_calls = 0     # calls the loop vectorizer cannot widen (the C math library's)
         self.dims = {}            # Dim -> its i64 SSA value, loaded from %table in the entry block
         self.bounds = {}          # i64 SSA value -> (lo, hi) it provably lies in: loop indices and index arithmetic
                                   # on them (rules.Emitter), so that clamps and range checks that cannot fire go

@@ -313,16 +313,6 @@ class Emitter:
         (llvm_text.Function.math_call)."""
         return self(self.func.math_call(name, self.ty(dtype), args))
 
-    def libm(self, name, *args, dtype=None):
-        """A function of the C math library (its float version for f32), for the functions mathlib does not
-        have: within an ulp of NumPy's (whose SIMD loops differ from libm by an ulp on some CPUs), but a
-        scalar call, which the loop vectorizer cannot widen."""
-        ty = self.ty(dtype)
-        symbol = name if ty == "double" else name + "f"
-        self.func.scalar_calls += 1
-        fn = self.func.module.symbol(libm_address(symbol), f"tj_libm_{symbol}")
-        return self(f"call {ty} {fn}({', '.join(f'{ty} {a}' for a in args)})")
-
     def maximum(self, x, y, dtype=None):
         """NumPy's maximum: NaN propagates."""
         kind = self.kind(dtype)

@@ -317,7 +317,7 @@ atan2_p = elementwise("atan2", silent(np.arctan2), FLOAT, (     # d atan2(y, x) 
     lambda t, y, x, out: ops.div(ops.mul(t, ops.neg(y)), ops.add(_square(x), _square(y)))), low.math("atan2"))
 hypot_p = elementwise("hypot", silent(np.hypot), FLOAT, (lambda t, x, y, out: ops.mul(t, ops.div(x, out)),
                                                          lambda t, x, y, out: ops.mul(t, ops.div(y, out))),
-                      low.libm("hypot"), commutative=True)
+                      Elementwise(low.hypot, cheap=False), commutative=True)
 
 # ---------------------------------------------------------------------------------------------- select_n
 

@@ -12,13 +12,15 @@ def math(name):
                        calls=name)
 
 
-def libm(name):
-    """A function of the C math library: a scalar call."""
-    return Elementwise(lambda b, *xs: b.libm(name, *xs), cheap=False)
-
-
 def intrinsic(name):
     return Elementwise(lambda b, x: b.intrinsic(name, x))
+
+
+def hypot(b, x, y):
+    """The modulus of the complex number x + iy (cmathlib's abs: vectorized, scaled in double, within an ulp of
+    glibc's hypot; of f32 rounded once from double, its bits), not the C library's hypot, a scalar call: 1e6 f64
+    1.44 ms on one thread (NumPy 11.1), f32 0.86 (NumPy 3.7)."""
+    return b.cmath("abs", (x, y), real=True)
 
 
 def binop(fop, iop):
