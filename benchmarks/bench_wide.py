@@ -429,6 +429,30 @@ def library3(repeat):
             + compare("sin 1e6 c64", lambda M: lambda z: M.sin(z), (z,), repeat, tol=1e-5))
 
 
+@workload("library4")
+def library4(repeat):
+    """More (stop 44): float remainders (angle wrapping) and hypot, which ran the C library per element; batched
+    small Cholesky factorizations and solves of one vector; the singular values of a tall matrix; a depthwise
+    convolution, whose tiles stored element by element."""
+    x, rng = np.random.default_rng(44).standard_normal(10**6) * 10, np.random.default_rng(45)
+    spd = rng.standard_normal((100, 64, 64))
+    spd = spd @ spd.transpose(0, 2, 1) + 64 * np.eye(64)
+    a, b, tall = rng.standard_normal((200, 200)) + 200 * np.eye(200), rng.standard_normal(200), rng.standard_normal((512, 256))
+    img, w = f32(8, 32, 32, 32, seed=46), f32(3, 3, 1, 32, seed=47)
+    padded, dn = np.pad(img, ((0, 0), (1, 1), (1, 1), (0, 0))), ("NHWC", "HWIO", "NHWC")
+    return (compare("(x + pi) % (2 pi) - pi 1e6 f64", lambda M: lambda x: (x + np.pi) % (2 * np.pi) - np.pi, (x,),
+                    repeat, tol=1e-12)
+            + compare("hypot 1e6 f64", lambda M: lambda x: M.hypot(x, x[::-1]), (x,), repeat, tol=1e-15)
+            + compare("cholesky 100x64x64 f64", lambda M: lambda s: M.linalg.cholesky(s), (spd,), repeat, tol=1e-10)
+            + compare("solve 200x200 f64, one vector", lambda M: lambda a, b: M.linalg.solve(a, b), (a, b), repeat,
+                      tol=1e-10)
+            + compare("svd values 512x256 f64", lambda M: lambda t: M.linalg.svd(t, compute_uv=False), (tall,), repeat,
+                      tol=1e-10)
+            + compare("depthwise conv 3x3 8x32x32x32 f32", lambda M: lambda x, w: _lax(M).conv_general_dilated(
+                x, w, (1, 1), "SAME", dimension_numbers=dn, feature_group_count=32), (img, w), repeat, tol=1e-3,
+                numpy=lambda: sum(padded[:, i:i + 32, j:j + 32] * w[i, j, 0] for i in range(3) for j in range(3))))
+
+
 @workload("samplers")
 def samplers(repeat):
     """Random draws by rejection (stop 38): a while loop per draw, under vmap (JAX's draws, bit for bit); NumPy's
