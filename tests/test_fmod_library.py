@@ -27,8 +27,8 @@ def _same_bits(got, want):
 
 def _special(dtype):
     info = np.finfo(dtype)
-    values = [0.0, 1.0, 1.5, 3.0, 7.25, 0.1, 2 * np.pi, 1e-3, 1e3, 2.0**60, float(info.tiny), float(info.smallest_subnormal),
-              float(info.max), np.inf, np.nan]
+    values = [0.0, 1.0, 1.5, 3.0, 7.25, 0.1, 2 * np.pi, 1e-3, 1e3, 2.0**60, float(info.tiny),
+              float(info.smallest_subnormal), float(info.max), np.inf, np.nan]
     return np.array(values + [-v for v in values], dtype)
 
 

@@ -167,11 +167,11 @@ def _trig_in_double(name, ty, lanes, defines):
 
 
 def _fmod_near(f, x, y, ty):
-    """(fmod(x, y), the lanes it is not for), in double. With a = |x|, b = |y| and a / b < 2**52, q = trunc(a / b) is the
-    integer quotient n or n + 1 (rounding is monotonic and n is a float), and a - q b, the remainder or the remainder
-    minus b, is a float (a multiple of b's last place below b), so one fma gives it exactly; b added back where it is
-    negative is exact too. The sign is x's, as C's fmod (a zero x keeps its own); the value is rounded to ty (exactly)
-    before the far lanes are found, as _branch_on_far's select needs."""
+    """(fmod(x, y), the lanes it is not for), in double. With a = |x|, b = |y| and a / b < 2**52, q = trunc(a / b) is
+    the integer quotient n or n + 1 (rounding is monotonic and n is a float), and a - q b, the remainder or the
+    remainder minus b, is a float (a multiple of b's last place below b), so one fma gives it exactly; b added back
+    where it is negative is exact too. The sign is x's, as C's fmod (a zero x keeps its own); the value is rounded to
+    ty (exactly) before the far lanes are found, as _branch_on_far's select needs."""
     a, b = f.abs(x), f.abs(y)
     ratio = f.div(a, b)
     r = f.fma(f.neg(f.call("trunc", ratio)), b, a)

@@ -156,7 +156,8 @@ def lower_fft(k, out, x, kind, n, batch):
     packed = [c.at(scratch, work), c.at(scratch, work + packed_size // 2)]
     table, offsets, fill = fk.twiddles(max(m, 1), dtype, kind in ("rfft", "irfft") and stockham)
     k.f.module.before_run.append(fill)
-    calls = _Calls(fk, code, k, ty, kind == "ifft" and stockham, m, table, offsets, plan)   # irfft: forward passes (join)
+    # (irfft: forward passes after the join)
+    calls = _Calls(fk, code, k, ty, kind == "ifft" and stockham, m, table, offsets, plan)
     if stockham:
         passes = _direct(calls, kind, n, packed)
     else:
