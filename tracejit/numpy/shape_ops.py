@@ -16,9 +16,10 @@ from .ufuncs import not_equal, subtract
 
 
 def reshape(a, shape=None, order="C", *, newshape=None, copy=None):
-    """NumPy's reshape (`newshape` is its older name for `shape`); copy changes nothing: results are values."""
-    if order != "C":
-        raise NotImplementedError("reshape: only order='C' is supported")
+    """NumPy's reshape (`newshape` is its older name for `shape`); copy changes nothing: results are values.
+    order='F' reads and writes column-major: a C reshape of the reversed axes, between two transposes."""
+    if order not in ("C", "F", "A"):
+        raise ValueError(f"reshape: order must be 'C', 'F' or 'A', got {order!r}")
     if (shape is None) == (newshape is None):
         raise TypeError("reshape: give the new shape once, as shape (or newshape, its older name)")
     newshape = shape_arg(newshape if shape is None else shape, "reshape: shape")
@@ -27,14 +28,16 @@ def reshape(a, shape=None, order="C", *, newshape=None, copy=None):
     newshape = reshape_sizes(shape, newshape)
     if newshape == shape:
         return a
+    if order == "F":
+        return transpose(bind(sh.reshape_p, transpose(a), new_sizes=newshape[::-1]))
     return bind(sh.reshape_p, a, new_sizes=newshape)
 
 
 def ravel(a, order="C"):
-    """Row-major ('K' and 'A' are too: tracejit's arrays are C-ordered)."""
-    if order not in ("C", "K", "A"):
-        raise NotImplementedError(f"ravel: order={order!r} is not supported: tracejit's arrays are C-ordered")
-    return reshape(a, (-1,))
+    """Row-major, or column-major with order='F' ('K' and 'A' are row-major: tracejit's arrays are C-ordered)."""
+    if order not in ("C", "F", "K", "A"):
+        raise ValueError(f"ravel: order must be 'C', 'F', 'K' or 'A', got {order!r}")
+    return reshape(a, (-1,), order="F" if order == "F" else "C")
 
 
 def transpose(a, axes=None):

@@ -1,0 +1,461 @@
+"""A fourth round of JAX programs as users write them: hand-written optax-style optimizers, flax-like dataclass
+modules, scans with pytree carries, linear algebra and complex programs, random samplers, dtype corners and array
+manipulation. Each runs unchanged under JAX and under tracejit (J is the library, m its numpy), eagerly and under
+jit, and is compared: values, dtypes and derivatives."""
+import dataclasses
+import functools
+
+import numpy as np
+import pytest
+
+import tracejit as tj
+import tracejit.numpy as tnp
+
+jax = pytest.importorskip("jax")
+jnp = pytest.importorskip("jax.numpy")
+for _module in ("scipy.special", "scipy.stats", "nn"):
+    pytest.importorskip(f"jax.{_module}")
+
+
+def _leaves(J, m, program, args, jit):
+    run = J.jit(functools.partial(program, J, m)) if jit else functools.partial(program, J, m)
+    return [np.asarray(leaf) for leaf in J.tree_util.tree_leaves(run(*args))]
+
+
+def assert_same(program, *args, rtol=1e-10, atol=1e-12, jit=(False, True), numpy_dtypes=None):
+    """program(J, m, *args) gives the same leaves (shapes, dtypes, values) under JAX and tracejit, eager and jit.
+    numpy_dtypes {leaf index: dtype}: leaves whose dtype follows NumPy in tracejit (DESIGN section 2), not JAX."""
+    for under_jit in jit:
+        want = _leaves(jax, jnp, program, args, under_jit)
+        got = _leaves(tj, tnp, program, args, under_jit)
+        assert len(got) == len(want)
+        for i, (w, g) in enumerate(zip(want, got)):
+            assert (g.shape, g.dtype) == (w.shape, np.dtype((numpy_dtypes or {}).get(i, w.dtype)))
+            as_float = np.float32 if w.dtype.name == "bfloat16" else w.dtype
+            np.testing.assert_allclose(g.astype(as_float), w.astype(as_float), rtol=rtol, atol=atol)
+
+
+rng = np.random.default_rng(4)
+X = rng.normal(size=(8, 3))
+Y = X @ np.array([1.0, -2.0, 0.5]) + 0.1 * rng.normal(size=8)
+
+
+def _adamw(J, m, params, steps=5):
+    """AdamW with a weight-decay mask (no decay on biases) built by tree_map over the parameter tree."""
+    def loss(p):
+        return m.mean((X @ p["w"] + p["b"] - Y) ** 2)
+    mask = J.tree_util.tree_map(lambda x: x.ndim > 0, params)
+    mu = J.tree_util.tree_map(m.zeros_like, params)
+    nu = J.tree_util.tree_map(m.zeros_like, params)
+    for t in range(1, steps + 1):
+        g = J.grad(loss)(params)
+        mu = J.tree_util.tree_map(lambda a, b: 0.9 * a + 0.1 * b, mu, g)
+        nu = J.tree_util.tree_map(lambda a, b: 0.999 * a + 0.001 * b * b, nu, g)
+        params = J.tree_util.tree_map(
+            lambda p, a, v, k, t=t: p - 0.1 * (a / (1 - 0.9 ** t) / (m.sqrt(v / (1 - 0.999 ** t)) + 1e-8)
+                                               + m.where(k, 0.01 * p, 0.0)), params, mu, nu, mask)
+    return params, loss(params)
+
+
+def test_adamw_with_weight_decay_mask():
+    assert_same(_adamw, {"w": np.zeros(3), "b": np.float64(0.0)})
+
+
+def _clip_by_global_norm_and_schedule(J, m, w):
+    """SGD with gradients clipped by their global norm and a warmup-then-cosine learning rate from jnp.where."""
+    def loss(p):
+        return m.sum(m.tanh(X @ p["a"]) * p["c"]) ** 2
+    def schedule(step):
+        warm = step / 3.0
+        cos = 0.5 * (1 + m.cos(m.pi * (step - 3) / 7))
+        return 0.5 * m.where(step < 3, warm, cos)
+    params = {"a": w, "c": m.ones(8)}
+    def body(step, p):
+        g = J.grad(loss)(p)
+        norm = m.sqrt(sum(m.sum(x * x) for x in J.tree_util.tree_leaves(g)))
+        scale = m.minimum(1.0, 1.0 / norm)
+        return J.tree_util.tree_map(lambda x, d: x - schedule(step) * scale * d, p, g)
+    return J.lax.fori_loop(0, 10, body, params)
+
+
+def test_global_norm_clipping_with_step_schedule():
+    assert_same(_clip_by_global_norm_and_schedule, np.array([0.3, -0.2, 0.1]))
+
+
+def _dataclass_module(J, m, x):
+    """A flax-like Dense module registered with register_dataclass; grad returns a module of gradients."""
+    @functools.partial(J.tree_util.register_dataclass, data_fields=["w", "b"], meta_fields=["act"])
+    @dataclasses.dataclass
+    class Dense:
+        w: object
+        b: object
+        act: str = "tanh"
+
+        def __call__(self, x):
+            y = x @ self.w + self.b
+            return m.tanh(y) if self.act == "tanh" else y
+
+    layers = [Dense(m.full((3, 4), 0.1), m.zeros(4)), Dense(m.full((4, 1), -0.2), m.ones(1), "linear")]
+    def loss(layers):
+        h = x
+        for layer in layers:
+            h = layer(h)
+        return m.sum(h ** 2)
+    g = J.grad(loss)(layers)
+    return [(layer.w, layer.b) for layer in g], loss(layers)
+
+
+def test_register_dataclass_module_gradients():
+    assert_same(_dataclass_module, X)
+
+
+def _pytree_node_class(J, m, x):
+    """A module class registered with register_pytree_node_class, through vmap and jacrev."""
+    @J.tree_util.register_pytree_node_class
+    class Affine:
+        def __init__(self, scale, shift):
+            self.scale, self.shift = scale, shift
+
+        def tree_flatten(self):
+            return (self.scale, self.shift), None
+
+        @classmethod
+        def tree_unflatten(cls, aux, children):
+            return cls(*children)
+
+        def __call__(self, v):
+            return self.scale * v + self.shift
+
+    mod = Affine(m.array([1.0, 2.0, 3.0]), m.array([0.5, 0.0, -0.5]))
+    jac = J.jacrev(lambda mod, v: m.sin(mod(v)))(mod, x[0])
+    out = J.vmap(lambda v: mod(v), in_axes=0)(x)
+    return jac.scale, jac.shift, out
+
+
+def test_register_pytree_node_class_jacrev():
+    assert_same(_pytree_node_class, X)
+
+
+def _scan_pytree_carry(J, m, xs):
+    """lax.scan with a dict carry, reverse=True, unroll=2, and a length= scan with no xs."""
+    def step(carry, x):
+        h = m.tanh(carry["h"] * 0.5 + x)
+        return {"h": h, "n": carry["n"] + 1}, (h, carry["n"])
+    carry, (hs, ns) = J.lax.scan(step, {"h": m.zeros(3), "n": m.int32(0)}, xs, reverse=True, unroll=2)
+    counted, powers = J.lax.scan(lambda c, _: (c * 2.0, c), 1.0, None, length=5)
+    grad = J.grad(lambda xs: J.lax.scan(step, {"h": m.zeros(3), "n": m.int32(0)}, xs)[1][0].sum())(xs)
+    return carry, hs, ns, counted, powers, grad
+
+
+def test_scan_with_pytree_carry_reverse_unroll_length():
+    assert_same(_scan_pytree_carry, X)
+
+
+def _associative_scans(J, m, x):
+    """Cumulative max, a linear recurrence h_t = a_t h_{t-1} + b_t, and a reversed sum by associative_scan."""
+    cummax = J.lax.associative_scan(m.maximum, x)
+    a, b = m.full(x.shape, 0.9), x
+    def combine(left, right):
+        return left[0] * right[0], right[0] * left[1] + right[1]
+    _, h = J.lax.associative_scan(combine, (a, b))
+    rev = J.lax.associative_scan(m.add, x, reverse=True)
+    return cummax, h, rev, J.grad(lambda b: J.lax.associative_scan(combine, (a, b))[1].sum())(b)
+
+
+def test_associative_scan_variants():
+    assert_same(_associative_scans, X[:, 0])
+
+
+def _reduce_precision(J, m, x):
+    """lax.reduce_precision to bfloat16's and float16's formats, kept in float32."""
+    x = x.astype(m.float32) * 1000.0
+    return J.lax.reduce_precision(x, exponent_bits=8, mantissa_bits=7), J.lax.reduce_precision(x, 5, 10)
+
+
+def test_reduce_precision():
+    assert_same(_reduce_precision, X, rtol=0, atol=0)
+
+
+def _einsums(J, m, a, b):
+    """einsum patterns: batch matmul, trace, diagonal, outer, transpose, sum over all, bilinear with three operands."""
+    c = a[:3, :3]
+    return (m.einsum("ij,kj->ik", a, a), m.einsum("ii->", c), m.einsum("ii->i", c), m.einsum("i,j->ij", b, b),
+            m.einsum("ij->ji", a), m.einsum("ij->", a), m.einsum("i,ij,j->", a[:, 0], a, b),
+            m.einsum("bi,bj->bij", a, a), m.einsum("...j,j", a, b),
+            J.grad(lambda a: m.einsum("ij,jk,ki->", a[:3], a.T[:, :3], c))(a))
+
+
+def test_einsum_operand_patterns():
+    assert_same(_einsums, X, X[0])
+
+
+def _take_put_along_axis(J, m, x):
+    """Sort-by-key with take_along_axis, and put_along_axis writing the row maxima to zero."""
+    idx = m.argsort(x, axis=1)
+    sorted_rows = m.take_along_axis(x, idx, axis=1)
+    top = m.argmax(x, axis=1, keepdims=True)
+    zeroed = m.put_along_axis(x, top, 0.0, axis=1, inplace=False)
+    g = J.grad(lambda x: m.take_along_axis(x, idx, axis=1)[:, 0].sum())(x)
+    return sorted_rows, zeroed, g
+
+
+def test_take_and_put_along_axis():
+    assert_same(_take_put_along_axis, X)
+
+
+def _searchsorted_histogram(J, m, x):
+    """searchsorted with both sides on ties, histogram with bin counts and explicit edges, with density."""
+    edges = m.array([-2.0, -1.0, 0.0, 0.0, 1.0, 2.0])
+    q = m.array([-1.0, 0.0, 0.5, 3.0])
+    counts, bins = m.histogram(x, bins=5, range=(-2.0, 2.0))
+    dens, _ = m.histogram(x, bins=m.array([-3.0, -0.5, 0.5, 3.0]), density=True)
+    return m.searchsorted(edges, q, side="left"), m.searchsorted(edges, q, side="right"), counts, bins, dens
+
+
+def test_searchsorted_sides_and_histogram():
+    """searchsorted's indices and histogram's counts are int64 as NumPy's (JAX: int32, and float counts)."""
+    assert_same(_searchsorted_histogram, X.ravel(), numpy_dtypes={0: np.int64, 1: np.int64, 2: np.int64})
+
+
+def _nan_statistics(J, m, x):
+    """nanpercentile, nanquantile, nanmean and nanstd with NaNs masked in."""
+    x = m.where(x > 1.0, m.nan, x)
+    return (m.nanpercentile(x, m.array([10.0, 50.0, 90.0]), axis=0), m.nanquantile(x, 0.25),
+            m.nanmean(x, axis=1), m.nanstd(x), m.nanmax(x, axis=0))
+
+
+def test_nan_statistics():
+    assert_same(_nan_statistics, X)
+
+
+def _attention(J, m, q):
+    """one_hot labels and dot_product_attention with a causal mask and a padding mask, cross-entropy gradient."""
+    x = q.reshape(1, 8, 1, 3)
+    pad = m.arange(8) < 6
+    out = J.nn.dot_product_attention(x, x, x, is_causal=True)
+    masked = J.nn.dot_product_attention(x, x, x, mask=pad[None, None, None, :])
+    labels = J.nn.one_hot(m.array([0, 2, 1]), 3)
+    def xent(q):
+        logits = q[:3]
+        return -m.sum(labels * J.nn.log_softmax(logits))
+    return out, masked, labels, J.grad(xent)(q)
+
+
+def test_one_hot_and_masked_dot_product_attention():
+    """JAX computes attention logits in float32 whatever the inputs (preferred_element_type); tracejit in float64."""
+    assert_same(_attention, X, rtol=1e-6, atol=1e-7)
+
+
+def _logsumexp(J, m, x):
+    """logsumexp with b= weights (some negative) and return_sign=, over an axis, and its gradient."""
+    from importlib import import_module
+    special = import_module(J.__name__ + ".scipy.special")
+    b = m.array([1.0, -0.5, 2.0])
+    value, sign = special.logsumexp(x, axis=1, b=b, return_sign=True)
+    g = J.grad(lambda x: special.logsumexp(x, b=m.abs(b)))(x)
+    return value, sign, g
+
+
+def test_logsumexp_with_b_and_return_sign():
+    assert_same(_logsumexp, X)
+
+
+def _stats(J, m, x):
+    """scipy.stats distributions' logpdf and cdf, with gradients in the parameters."""
+    from importlib import import_module
+    stats = import_module(J.__name__ + ".scipy.stats")
+    v = x[:, 0]
+    return (stats.norm.logpdf(v, 0.5, 2.0), stats.norm.cdf(v), stats.t.logpdf(v, 3.0), stats.laplace.cdf(v),
+            stats.logistic.logpdf(v), stats.cauchy.logpdf(v), stats.beta.logpdf(m.abs(m.tanh(v)), 2.0, 3.0),
+            stats.gamma.logpdf(m.abs(v) + 0.1, 2.5), stats.poisson.logpmf(m.arange(5), 2.0),
+            J.grad(lambda s: stats.norm.logpdf(v, 0.0, s).sum())(1.5),
+            stats.multivariate_normal.logpdf(x[:, :2], m.zeros(2), m.array([[2.0, 0.3], [0.3, 1.0]])))
+
+
+def test_scipy_stats_logpdf_and_cdf():
+    assert_same(_stats, X, rtol=1e-9)
+
+
+def _cond_switch_vmap(J, m, x):
+    """lax.cond and lax.switch with tuple/dict operands, batched by vmap over the predicate."""
+    def f(v):
+        out = J.lax.cond(v[0] > 0, lambda d: {"a": d["a"] * 2, "b": d["b"]}, lambda d: {"a": -d["a"], "b": d["b"] + 1},
+                         {"a": v, "b": v[1]})
+        index = m.clip(m.floor(v[2] + 1).astype(m.int32), 0, 2)
+        s = J.lax.switch(index, [lambda p: p[0] + p[1], lambda p: p[0] * p[1], lambda p: p[0] - p[1]], (v[0], v[1]))
+        return out, s
+    return J.vmap(f)(x), J.grad(lambda x: J.vmap(f)(x)[1].sum())(x)
+
+
+def test_cond_and_switch_with_pytrees_under_vmap():
+    assert_same(_cond_switch_vmap, X)
+
+
+def _while_and_fori_grad(J, m, x):
+    """Newton's method in a while_loop (values), and the same iteration in a static fori_loop under grad."""
+    def newton_sqrt(a, n):
+        return J.lax.fori_loop(0, n, lambda i, z: 0.5 * (z + a / z), a)
+    def cond(state):
+        z, a, it = state
+        return m.any(m.abs(z * z - a) > 1e-12) & (it < 50)
+    def body(state):
+        z, a, it = state
+        return 0.5 * (z + a / z), a, it + 1
+    a = m.abs(x[:, 0]) + 1.0
+    z, _, iters = J.lax.while_loop(cond, body, (a, a, 0))
+    return z, iters, J.grad(lambda a: newton_sqrt(a, 8).sum())(a), J.vmap(J.grad(newton_sqrt), (0, None))(a, 8)
+
+
+def test_while_loop_and_static_fori_loop_gradient():
+    assert_same(_while_and_fori_grad, X)
+
+
+def _hessian_jacrev(J, m, w):
+    """jax.hessian of a logistic loss, and jacrev of a function from a dict to a tuple."""
+    labels = (Y > 0).astype(m.float64)
+    def loss(w):
+        z = X @ w
+        return m.mean(m.logaddexp(0.0, z) - labels * z)
+    jac = J.jacrev(lambda p: (p["u"] * p["v"].sum(), m.sin(p["u"])))({"u": w, "v": w[:2]})
+    return J.hessian(loss)(w), jac
+
+
+def test_hessian_of_a_loss_and_jacrev_of_pytrees():
+    assert_same(_hessian_jacrev, np.array([0.2, -0.1, 0.3]))
+
+
+def _custom_vjp_nondiff(J, m, x):
+    """custom_vjp with nondiff_argnums (a Python function and a static clip value): straight-through clipping."""
+    @functools.partial(J.custom_vjp, nondiff_argnums=(0, 1))
+    def clip_apply(f, limit, v):
+        return f(m.clip(v, -limit, limit))
+    def fwd(f, limit, v):
+        return clip_apply(f, limit, v), v
+    def bwd(f, limit, v, ct):
+        _, pullback = J.vjp(f, v)
+        return pullback(ct)
+    clip_apply.defvjp(fwd, bwd)
+    return clip_apply(m.sin, 0.5, x), J.grad(lambda v: clip_apply(m.sin, 0.5, v).sum())(x)
+
+
+def test_custom_vjp_with_nondiff_argnums():
+    assert_same(_custom_vjp_nondiff, X)
+
+
+def _linalg(J, m, a):
+    """eigh, svd, qr, pinv, lstsq, matrix_power, det and slogdet with their gradients."""
+    s = a.T @ a + m.eye(3)
+    w, v = m.linalg.eigh(s)
+    sv = m.linalg.svd(a, compute_uv=False)
+    q, r = m.linalg.qr(a)
+    sign = m.sign(m.diag(r))
+    sol = m.linalg.lstsq(a, Y)[0]
+    return (w, m.abs(v), sv, q * sign, r * sign[:, None], m.linalg.pinv(a), sol, m.linalg.matrix_power(s, 3),
+            m.linalg.matrix_power(s, -2), m.linalg.det(s), m.linalg.slogdet(s),
+            J.grad(lambda s: m.linalg.det(s))(s), J.grad(lambda a: m.linalg.eigh(a.T @ a)[0].sum())(a),
+            J.grad(lambda a: m.linalg.svd(a, compute_uv=False).sum())(a))
+
+
+def test_linalg_decompositions_and_gradients():
+    assert_same(_linalg, X, rtol=1e-8, atol=1e-10)
+
+
+def _complex_programs(J, m, x):
+    """FFT-based circular convolution against the direct sum, and holomorphic and real-valued complex gradients."""
+    a, b = x[:, 0], x[:, 1]
+    conv = m.fft.irfft(m.fft.rfft(a) * m.fft.rfft(b), n=8)
+    direct = m.array([sum(a[j] * b[(i - j) % 8] for j in range(8)) for i in range(8)])
+    z = a + 1j * b
+    holo = J.grad(lambda z: (z ** 3 + m.exp(z)).sum(), holomorphic=True)(z)
+    real = J.grad(lambda z: m.abs(m.fft.fft(z)).sum())(z)
+    return conv, direct, holo, real, m.angle(z), m.conj(z) * z
+
+
+def test_complex_fft_convolution_and_holomorphic_grad():
+    assert_same(_complex_programs, X)
+
+
+def _bit_tricks(J, m, x):
+    """bitwise ops, shifts and population counts on uint32 hashes of integers."""
+    v = m.arange(1, 17, dtype=m.uint32) * m.uint32(2654435761)
+    s = m.arange(16, dtype=m.int32)
+    return (m.bitwise_and(v, 0xFF), m.bitwise_or(v, 1), m.bitwise_xor(v, v >> 3), m.bitwise_not(v),
+            m.left_shift(v, 3), m.right_shift(s - 8, 1), J.lax.population_count(v), J.lax.clz(v),
+            m.bitwise_count(s - 8), m.invert(s), J.lax.shift_right_logical(s - 8, m.int32(2)))
+
+
+def test_integer_bit_tricks():
+    assert_same(_bit_tricks, X, rtol=0, atol=0)
+
+
+def _dtype_promotion(J, m, x):
+    """uint8 images with weak Python scalars, bfloat16 and float16 mixed with float32, int8 + uint8."""
+    img = m.asarray((m.abs(x) * 60).astype(m.uint8))
+    h = x.astype(m.float16)
+    bf = x.astype(m.bfloat16)
+    f = x.astype(m.float32)
+    return (img + 3, img * 2.0, img // 2, img.astype(m.float32) / 255, h + 1.0, h + f, bf * 2, bf + h, bf + f,
+            m.int8(3) + m.uint8(4), m.int32(3) * 1.5, (img > 40).sum())
+
+
+def test_dtype_promotion_corner_cases():
+    assert_same(_dtype_promotion, X, rtol=1e-3, atol=1e-3)
+
+
+def test_float16_with_int64_arrays_promotes_as_numpy():
+    """Array-array promotion follows NumPy 2 (DESIGN section 2): float16 + int64 is float64 (JAX: float16)."""
+    assert (tnp.asarray(np.float16(1)) + tnp.asarray(np.int64(2))).dtype == np.float64
+
+
+def _shapes(J, m, x):
+    """where/select on broadcast shapes, reshape with -1 and order='F', roll/rot90/flip and unravel_index."""
+    mask = x[:, :1] > 0
+    w = m.where(mask, x, m.zeros((1, 3)))
+    sel = J.lax.select(x > 0, x, -x)
+    return (w, sel, m.reshape(x, (-1, 4), order="F"), x.reshape(4, -1), m.ravel(x, order="F"), m.roll(x, 2, axis=0),
+            m.roll(x, (1, -1), axis=(0, 1)), m.rot90(x), m.rot90(x, k=3), m.flip(x), m.fliplr(x),
+            m.unravel_index(m.array([0, 5, 23]), (8, 3)), m.ravel_multi_index((m.array([1, 7]), m.array([2, 0])), (8, 3), mode="clip"),
+            J.grad(lambda x: (m.rot90(m.reshape(x, (-1, 4), order="F")) * m.arange(24.0).reshape(4, 6)).sum())(x))
+
+
+def test_where_reshape_order_f_roll_rot90_unravel():
+    assert_same(_shapes, X)
+
+
+def _pads(J, m, x):
+    """jnp.pad's reflect, symmetric, edge, wrap, constant and linear_ramp modes, with a gradient through reflect."""
+    widths = ((2, 1), (1, 2))
+    return ([m.pad(x, widths, mode=mode) for mode in ("reflect", "symmetric", "edge", "wrap", "linear_ramp")]
+            + [m.pad(x, 1, constant_values=-1.0), m.pad(x, ((0, 0), (3, 3)), mode="reflect"),
+               J.grad(lambda x: (m.pad(x, widths, mode="reflect") ** 2).sum())(x),
+               J.grad(lambda x: (m.pad(x, widths, mode="wrap") ** 2).sum())(x)])
+
+
+def test_pad_modes():
+    assert_same(_pads, X)
+
+
+def _random(J, m, seed):
+    """split, fold_in, categorical, gumbel, bernoulli, multivariate_normal, dirichlet, permutation and choice."""
+    key = J.random.PRNGKey(seed)
+    k1, k2, k3, k4, k5, k6, k7 = J.random.split(key, 7)
+    folded = J.random.fold_in(k1, 42)
+    logits = m.log(m.array([0.1, 0.2, 0.7]))
+    cov = m.array([[1.0, 0.5], [0.5, 2.0]])
+    return (J.random.key_data(folded), J.random.categorical(k2, logits, shape=(6,)), J.random.gumbel(k3, (4,)),
+            J.random.bernoulli(k4, 0.3, (6,)), J.random.multivariate_normal(k5, m.zeros(2), cov, (3,)),
+            J.random.normal(k6, (3,)), J.random.uniform(folded, (2,)), J.random.permutation(k7, 6),
+            J.random.choice(k7, 10, (3,), replace=False))
+
+
+def test_random_samplers_bit_for_bit():
+    assert_same(_random, 7, rtol=1e-12)
+
+
+def _dirichlet(J, m, seed):
+    """dirichlet draws: each sums to one."""
+    return J.random.dirichlet(J.random.PRNGKey(seed), m.array([0.5, 1.0, 2.0]), (4,))
+
+
+def test_random_dirichlet():
+    assert_same(_dirichlet, 3, rtol=1e-9)
