@@ -459,3 +459,152 @@ def _dirichlet(J, m, seed):
 
 def test_random_dirichlet():
     assert_same(_dirichlet, 3, rtol=1e-9)
+
+
+def _value_and_grad_has_aux(J, m, w):
+    """value_and_grad with has_aux and argnums over two pytrees, stop_gradient on a target network's output."""
+    def loss(online, target, x):
+        q = m.tanh(x @ online["w"])
+        q_target = J.lax.stop_gradient(m.tanh(x @ target["w"]))
+        err = q - 0.9 * q_target
+        return m.mean(err ** 2), {"max_err": m.max(m.abs(err))}
+    (value, aux), grads = J.value_and_grad(loss, argnums=(0, 1), has_aux=True)({"w": w}, {"w": w * 0.5}, X)
+    return value, aux, grads
+
+
+def test_value_and_grad_with_aux_and_stop_gradient():
+    assert_same(_value_and_grad_has_aux, np.array([[0.3], [-0.2], [0.1]]))
+
+
+def _vmap_axes(J, m, x):
+    """vmap with dict in_axes, None for a broadcast argument, out_axes=1, and lax.map over rows."""
+    def f(p, v, scale):
+        return {"y": (p["a"] * v + p["b"]) * scale, "s": m.sum(v)}
+    out = J.vmap(f, in_axes=({"a": 0, "b": None}, 0, None), out_axes={"y": 1, "s": 0})(
+        {"a": x[:, 0], "b": m.ones(3)}, x, 2.0)
+    mapped = J.lax.map(lambda row: m.sort(row)[::-1], x)
+    return out, mapped
+
+
+def test_vmap_with_pytree_axes_and_lax_map():
+    assert_same(_vmap_axes, X)
+
+
+def _segment_ops(J, m, x):
+    """jax.ops segment_sum / segment_max / segment_min with num_segments, and a segment mean's gradient."""
+    ids = m.array([0, 0, 1, 2, 2, 2, 4, 4])
+    v = x[:, 0]
+    def seg_mean(v):
+        return J.ops.segment_sum(v, ids, 5) / m.maximum(J.ops.segment_sum(m.ones_like(v), ids, 5), 1.0)
+    return (J.ops.segment_sum(x, ids, num_segments=5), J.ops.segment_max(v, ids, 5), J.ops.segment_min(v, ids, 5),
+            seg_mean(v), J.grad(lambda v: (seg_mean(v) ** 2).sum())(v))
+
+
+def test_segment_reductions():
+    assert_same(_segment_ops, X)
+
+
+def _static_size_ops(J, m, x):
+    """nonzero, argwhere, unique and flatnonzero with size= and fill_value=, which jit needs."""
+    v = m.round(x[:, 0] * 2)
+    return (m.nonzero(v > 0, size=6, fill_value=-1), m.argwhere(x > 0.5, size=5, fill_value=0),
+            m.unique(v, size=8, fill_value=99.0), m.flatnonzero(v, size=4),
+            m.where(v > 0, size=3, fill_value=7))
+
+
+def test_nonzero_unique_with_static_size():
+    assert_same(_static_size_ops, X)
+
+
+def _scipy_linalg(J, m, a):
+    """scipy.linalg: cho_factor/cho_solve, solve_triangular, expm and its gradient, lu_factor/lu_solve."""
+    from importlib import import_module
+    sla = import_module(J.__name__ + ".scipy.linalg")
+    s = a.T @ a + m.eye(3)
+    c = sla.cho_factor(s, lower=True)
+    lower = m.tril(s)
+    lu = sla.lu_factor(s)
+    return (sla.cho_solve(c, a[0]), sla.solve_triangular(lower, a[1], lower=True),
+            sla.solve_triangular(lower, a[1], lower=True, trans=1), sla.expm(0.1 * s), sla.lu_solve(lu, a[2]),
+            J.grad(lambda t: sla.expm(t * s).trace())(0.1), J.grad(lambda s: m.linalg.solve(s, a[0]).sum())(s),
+            J.grad(lambda s: m.linalg.cholesky(s).sum())(s), J.grad(lambda s: m.linalg.inv(s)[0, 1])(s))
+
+
+def test_scipy_linalg_solvers_and_expm():
+    assert_same(_scipy_linalg, X, rtol=1e-8, atol=1e-10)
+
+
+def _polynomials(J, m, x):
+    """polyval, polyfit, polyder/polyint, convolve and correlate modes, roots-free polynomial algebra."""
+    v = x[:, 0]
+    coeffs = m.polyfit(m.arange(8.0), v, 2)
+    return (coeffs, m.polyval(coeffs, m.array([0.5, 1.5])), m.polyder(coeffs), m.polyint(coeffs),
+            m.polymul(coeffs, coeffs), m.convolve(v, m.array([0.25, 0.5, 0.25]), mode="same"),
+            m.convolve(v, v[:3]), m.correlate(v, v[:3], mode="valid"),
+            J.grad(lambda v: m.polyval(m.polyfit(m.arange(8.0), v, 1), 3.0))(v))
+
+
+def test_polynomials_and_convolve():
+    assert_same(_polynomials, X, rtol=1e-8, atol=1e-10)
+
+
+def _nn_functions(J, m, x):
+    """jax.nn activations and normalisers, with their gradients summed."""
+    fns = [J.nn.gelu, functools.partial(J.nn.gelu, approximate=False), J.nn.softplus, J.nn.silu, J.nn.elu,
+           J.nn.leaky_relu, J.nn.celu, J.nn.selu, J.nn.sigmoid, J.nn.log_sigmoid, J.nn.relu6, J.nn.hard_tanh,
+           J.nn.mish, lambda v: J.nn.softmax(v, axis=0), lambda v: J.nn.standardize(v, axis=1), J.nn.glu]
+    return [f(x) for f in fns] + [J.grad(lambda v, f=f: f(v).sum())(x) for f in fns]
+
+
+def test_nn_activations_and_gradients():
+    assert_same(_nn_functions, X[:, :2], rtol=1e-9, atol=1e-11)
+
+
+def _checkpoint_and_linearize(J, m, x):
+    """jax.checkpoint inside a scan, jvp/linearize/vjp of a pytree-valued function."""
+    @J.checkpoint
+    def layer(h, w):
+        return m.sin(h @ w), None
+    ws = m.stack([m.eye(3) * 0.9, m.ones((3, 3)) * 0.2])
+    def net(x):
+        return J.lax.scan(layer, x, ws)[0]
+    def f(v):
+        return {"a": m.cumsum(v), "b": m.cumprod(v + 2.0)}
+    primal, tangent = J.jvp(f, (x[0],), (m.ones(3),))
+    _, lin = J.linearize(f, x[0])
+    _, pullback = J.vjp(f, x[0])
+    return (J.grad(lambda x: net(x).sum())(x), primal, tangent, lin(x[1]),
+            pullback({"a": m.ones(3), "b": m.arange(3.0)}))
+
+
+def test_checkpoint_jvp_linearize_vjp():
+    assert_same(_checkpoint_and_linearize, X)
+
+
+def _array_builders(J, m, x):
+    """meshgrid indexing, indices, tril/triu with offsets, kron, norm orders, diff, cross, fftshift, clip."""
+    gx, gy = m.meshgrid(m.arange(3.0), m.arange(2.0), indexing="ij")
+    a = x[:3]
+    return (gx, gy, m.indices((2, 3)), m.tril(x, -1), m.triu(x, 1), m.kron(a, m.eye(2)),
+            m.linalg.norm(a), m.linalg.norm(a, ord=1), m.linalg.norm(a, ord=m.inf), m.linalg.norm(a, ord="nuc"),
+            m.linalg.norm(x, axis=1, ord=3), m.diff(x, n=2, axis=0), m.cross(a[0], a[1]),
+            m.fft.fftshift(x, axes=0), m.clip(x, -0.5, 0.5), m.lexsort((x[:, 1], m.round(x[:, 0]))),
+            J.grad(lambda a: m.linalg.norm(a, ord="nuc"))(a))
+
+
+def test_array_builders_and_norms():
+    assert_same(_array_builders, X, rtol=1e-9, atol=1e-11)
+
+
+def _typed_keys(J, m, seed):
+    """New-style typed keys: jax.random.key, split into a shape, vmap over keys, truncated_normal and randint."""
+    key = J.random.key(seed)
+    keys = J.random.split(key, (2, 3))
+    draws = J.vmap(J.vmap(lambda k: J.random.normal(k, ())))(keys)
+    return (draws, J.random.truncated_normal(key, -1.0, 1.0, (4,)), J.random.randint(key, (5,), 0, 10),
+            J.random.key_data(J.random.fold_in(key, 3)), J.random.exponential(key, (3,)),
+            J.random.laplace(key, (2,)), J.random.rademacher(key, (4,)))
+
+
+def test_typed_keys_and_samplers():
+    assert_same(_typed_keys, 11, rtol=1e-12)
