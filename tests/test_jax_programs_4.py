@@ -608,3 +608,123 @@ def _typed_keys(J, m, seed):
 
 def test_typed_keys_and_samplers():
     assert_same(_typed_keys, 11, rtol=1e-12)
+
+
+def _vmapped_while_and_scan_unroll(J, m, x):
+    """A while_loop batched by vmap (each lane stops at its own step), and a scan with unroll=True and a None leaf."""
+    def collatz_steps(n):
+        def body(state):
+            k, steps = state
+            return m.where(k % 2 == 0, k // 2, 3 * k + 1), steps + 1
+        return J.lax.while_loop(lambda s: s[0] != 1, body, (n, 0))[1]
+    def step(c, xs):
+        v, nothing = xs
+        return c + v, (c * v, nothing)
+    carry, (prods, _) = J.lax.scan(step, m.zeros(3), (x, None), unroll=True)
+    return J.vmap(collatz_steps)(m.arange(1, 12)), carry, prods
+
+
+def test_vmapped_while_loop_and_fully_unrolled_scan():
+    assert_same(_vmapped_while_and_scan_unroll, X)
+
+
+def _special_functions(J, m, x):
+    """jax.scipy.special functions and their gradients."""
+    from importlib import import_module
+    sp = import_module(J.__name__ + ".scipy.special")
+    v = m.abs(x[:, 0]) + 0.5
+    fns = [sp.gammaln, sp.digamma, sp.erf, sp.erfc, lambda t: sp.erfinv(m.tanh(t) * 0.9), lambda t: sp.xlogy(t, t),
+           lambda t: sp.xlog1py(t, t), lambda t: sp.betaln(t, 2.0), sp.expit, lambda t: sp.logit(t / 3.0), sp.i0e,
+           sp.i1e, sp.ndtr, lambda t: sp.ndtri(t / 3.0), sp.log_ndtr, lambda t: sp.gammainc(2.0, t), sp.entr]
+    return [f(v) for f in fns] + [J.grad(lambda t, f=f: f(t).sum())(v) for f in fns]
+
+
+def test_scipy_special_values_and_gradients():
+    assert_same(_special_functions, X, rtol=1e-8, atol=1e-12)
+
+
+def _where_reductions(J, m, x):
+    """Reductions with where= masks and initial=, and logsumexp with where=, as a masked-softmax program does."""
+    mask = x > -0.5
+    return (m.sum(x, where=mask), m.mean(x, axis=0, where=mask), m.max(x, axis=1, where=mask, initial=-10.0),
+            m.var(x, axis=0, where=mask), J.nn.logsumexp(x, axis=1, where=mask),
+            J.nn.softmax(x, axis=1, where=mask), J.grad(lambda x: m.mean(m.exp(x), where=mask))(x))
+
+
+def test_reductions_with_where_masks():
+    assert_same(_where_reductions, X)
+
+
+def _float_decomposition(J, m, x):
+    """frexp/ldexp, nextafter, copysign, modf, signbit, and cumulative sums with include_initial and NaNs."""
+    mant, expo = m.frexp(x * 100)
+    frac, whole = m.modf(x * 3)
+    return (mant, expo, m.ldexp(mant, expo), m.nextafter(x, m.inf), m.copysign(x, -1.0), frac, whole,
+            m.signbit(x), m.cumulative_sum(x, axis=0, include_initial=True),
+            m.nancumsum(m.where(x > 1, m.nan, x), axis=1))
+
+
+def test_float_decomposition_and_cumulative_sums():
+    assert_same(_float_decomposition, X, rtol=0, atol=1e-15)
+
+
+def _fft_nd(J, m, x):
+    """2-D and n-D FFTs with s=, axes= and norm=, and a spectral smoothing gradient."""
+    img = x.reshape(4, 6)
+    spec = m.fft.rfft2(img)
+    return (spec, m.fft.irfft2(spec, s=(4, 6)), m.fft.fftn(img, s=(5, 5), norm="ortho"),
+            m.fft.ifftn(img.astype(m.complex128), axes=(0,)), m.fft.rfftfreq(6, d=0.5), m.fft.fftfreq(5),
+            J.grad(lambda img: m.fft.irfft2(m.fft.rfft2(img) * m.exp(-m.arange(4.0))[None, :], s=(4, 6))[0, 0])(img))
+
+
+def test_nd_fft_programs():
+    assert_same(_fft_nd, X, rtol=1e-9, atol=1e-12)
+
+
+def _tree_utilities(J, m, x):
+    """tree_map with is_leaf, tree_transpose, tree_reduce and flatten/unflatten round trips on nested containers."""
+    tree = {"layers": [(x[0], x[1]), (x[2], x[3])], "scale": x[4]}
+    pairs_as_leaves = J.tree_util.tree_map(lambda p: p[0] * p[1] if isinstance(p, tuple) else p, tree,
+                                           is_leaf=lambda t: isinstance(t, tuple))
+    outer = J.tree_util.tree_structure([0, 0])
+    inner = J.tree_util.tree_structure((0, 0))
+    transposed = J.tree_util.tree_transpose(outer, inner, [(x[0], x[1]), (x[2], x[3])])
+    total = J.tree_util.tree_reduce(lambda a, b: a + m.sum(b), tree, 0.0)
+    leaves, treedef = J.tree_util.tree_flatten(tree)
+    rebuilt = J.tree_util.tree_unflatten(treedef, [leaf * 2 for leaf in leaves])
+    return pairs_as_leaves, transposed, total, rebuilt
+
+
+def test_tree_utilities():
+    assert_same(_tree_utilities, X)
+
+
+def _multi_operand_sort(J, m, x):
+    """lax.sort with two keys and a payload, lax.top_k, argsort stable descending, and linalg helpers."""
+    keys = m.round(x[:, 0])
+    k1, k2, payload = J.lax.sort((keys, x[:, 1], x[:, 2]), num_keys=2)
+    values, idx = J.lax.top_k(x[:, 2], 3)
+    a = x[:3]
+    return (k1, k2, payload, values, idx, m.argsort(keys, stable=True, descending=True),
+            m.linalg.matrix_rank(x), m.linalg.cond(a), m.linalg.multi_dot([x.T, x, a]), m.linalg.tensorsolve(
+                m.eye(6).reshape(2, 3, 6), m.arange(6.0).reshape(2, 3)))
+
+
+def test_multi_operand_sort_and_linalg_helpers():
+    assert_same(_multi_operand_sort, X, rtol=1e-9, atol=1e-12)
+
+
+def _low_precision_matmul(J, m, x):
+    """bfloat16 and float16 matmuls accumulating in float32 (preferred_element_type), and a mixed-precision loss."""
+    a = x.astype(m.bfloat16)
+    h = x.astype(m.float16)
+    def loss(w):
+        y = m.dot(x.astype(m.bfloat16), w.astype(m.bfloat16), preferred_element_type=m.float32)
+        return m.mean(y ** 2)
+    return (J.lax.dot(a.T, a, preferred_element_type=m.float32), m.matmul(h.T, h),
+            J.lax.dot_general(h, h, (((0,), (0,)), ((), ())), preferred_element_type=m.float32),
+            J.grad(loss)(m.ones((3, 2), m.float32)))
+
+
+def test_low_precision_matmuls():
+    assert_same(_low_precision_matmul, X, rtol=2e-2, atol=2e-2)
