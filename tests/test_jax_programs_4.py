@@ -728,3 +728,52 @@ def _low_precision_matmul(J, m, x):
 
 def test_low_precision_matmuls():
     assert_same(_low_precision_matmul, X, rtol=2e-2, atol=2e-2)
+
+
+ERROR_PROGRAMS = {
+    "cond branches of different structures": lambda J, m: J.lax.cond(True, lambda: (1.0, 2.0), lambda: 1.0),
+    "cond branches of different shapes under jit": lambda J, m: J.jit(
+        lambda p: J.lax.cond(p, lambda: m.ones(2), lambda: m.ones(3)))(True),
+    "switch branches of different shapes": lambda J, m: J.lax.switch(0, [lambda: 1.0, lambda: m.ones(2)]),
+    "scan carry changing dtype": lambda J, m: J.lax.scan(lambda c, x: (c.astype(m.float32), x), m.zeros(2),
+                                                        m.ones(3)),
+    "while_loop cond returning a float": lambda J, m: J.lax.while_loop(lambda c: c, lambda c: c, 1.0),
+    "grad of a non-scalar": lambda J, m: J.grad(lambda x: x * 2)(m.ones(3)),
+    "grad of an integer input": lambda J, m: J.grad(lambda x: x * 2)(3),
+    "Python if on a tracer": lambda J, m: J.jit(lambda x: 1 if x > 0 else 2)(1.0),
+    "vmap of inconsistent sizes": lambda J, m: J.vmap(lambda a, b: a + b)(m.ones(3), m.ones(4)),
+}
+
+
+@pytest.mark.parametrize("name", ERROR_PROGRAMS)
+def test_error_paths_raise_jax_exception_classes(name):
+    """A user's mistakes raise what JAX raises (TypeError or ValueError), so their except clauses keep working."""
+    raised = []
+    for J, m in ((jax, jnp), (tj, tnp)):
+        with pytest.raises((TypeError, ValueError)) as info:
+            ERROR_PROGRAMS[name](J, m)
+        raised.append(TypeError if isinstance(info.value, TypeError) else ValueError)
+    assert raised[1] is raised[0]
+
+
+SHAPE_MISTAKES = {
+    "matmul of mismatched core dimensions": lambda m: m.ones((2, 3)) @ m.ones((2, 3)),
+    "reshape to another size": lambda m: m.ones(6).reshape(4, 2),
+    "concatenate of mismatched shapes": lambda m: m.concatenate([m.ones((2, 3)), m.ones((2, 4))]),
+    "broadcast of incompatible shapes": lambda m: m.ones(3) + m.ones(4),
+}
+
+
+@pytest.mark.xfail(strict=True, reason="shape mistakes raise NumPy's ValueError in tracejit (its numerics and "
+                   "messages follow NumPy); JAX raises TypeError")
+@pytest.mark.parametrize("name", SHAPE_MISTAKES)
+def test_shape_mistakes_raise_type_error_as_jax(name):
+    for m in (jnp, tnp):
+        with pytest.raises(TypeError):
+            SHAPE_MISTAKES[name](m)
+
+
+@pytest.mark.xfail(strict=True, reason="a static out-of-range integer index raises IndexError in tracejit, as "
+                   "NumPy; JAX clamps it (traced indices are clamped in both, as DESIGN section 2 says)")
+def test_static_out_of_range_index_clamps_as_jax():
+    np.testing.assert_array_equal(tnp.arange(3.0)[5], jnp.arange(3.0)[5])
