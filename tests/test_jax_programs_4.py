@@ -402,9 +402,13 @@ def test_dtype_promotion_corner_cases():
     assert_same(_dtype_promotion, X, rtol=1e-3, atol=1e-3)
 
 
-def test_float16_with_int64_arrays_promotes_as_numpy():
-    """Array-array promotion follows NumPy 2 (DESIGN section 2): float16 + int64 is float64 (JAX: float16)."""
+def test_mixed_array_promotion_follows_numpy():
+    """Array-array promotion follows NumPy 2 (DESIGN section 2) where JAX's lattice differs: float16 + int64 and
+    bfloat16 + int32 are float64 (JAX: float16, bfloat16), int8 / 2 is float64 (JAX: float32)."""
+    bf16 = jnp.bfloat16
     assert (tnp.asarray(np.float16(1)) + tnp.asarray(np.int64(2))).dtype == np.float64
+    assert (tnp.ones(2, bf16) + tnp.ones(2, np.int32)).dtype == np.float64
+    assert (tnp.arange(3, dtype=np.int8) / 2).dtype == np.float64
 
 
 def _shapes(J, m, x):
@@ -777,3 +781,62 @@ def test_shape_mistakes_raise_type_error_as_jax(name):
                    "NumPy; JAX clamps it (traced indices are clamped in both, as DESIGN section 2 says)")
 def test_static_out_of_range_index_clamps_as_jax():
     np.testing.assert_array_equal(tnp.arange(3.0)[5], jnp.arange(3.0)[5])
+
+
+TRANSFORM_CORNERS = {
+    "scan with length= and a tuple carry": lambda J, m, x: J.lax.scan(
+        lambda c, _: ((c[0] + 1, c[1] * 2), c[0]), (0, 1.0), length=4),
+    "reversed scan's gradient": lambda J, m, x: J.grad(
+        lambda x: J.lax.scan(lambda c, r: (m.sin(c * r), c), 1.0, x[0], reverse=True)[0])(x),
+    "scan with unroll=3 under grad": lambda J, m, x: J.grad(
+        lambda x: J.lax.scan(lambda c, r: (c + m.tanh(r) * c, c), m.ones(6), x, unroll=3)[1].sum())(x),
+    "fori_loop over a dict carry under grad": lambda J, m, x: J.grad(lambda v: J.lax.fori_loop(
+        0, 3, lambda i, c: {"a": c["a"] * c["b"], "b": c["b"] + i}, {"a": v, "b": v[0]})["a"].sum())(x[0]),
+    "hessian of a dict": lambda J, m, x: J.hessian(lambda p: m.sum(p["a"] ** 3) * p["b"])({"a": x[0, :2], "b": 1.5}),
+    "jacfwd of jacrev": lambda J, m, x: J.jacfwd(J.jacrev(lambda v: m.sin(v).prod()))(x[0, :3]),
+    "jacrev of a tuple with two argnums": lambda J, m, x: J.jacrev(
+        lambda a, b: (a * b, m.outer(a, b)), argnums=(0, 1))(x[0, :2], x[1, :2]),
+    "vmap of grad through cond": lambda J, m, x: J.vmap(J.grad(lambda v: J.lax.cond(v > 0, m.sin, m.cos, v)))(x[0]),
+    "vmapped switch with clamped indices": lambda J, m, x: J.vmap(
+        lambda i, v: J.lax.switch(i, [m.sin, m.cos, m.tanh], v))(m.array([0, 1, 2, 5, -1, 1]), x[0]),
+    "checkpoint with nothing_saveable": lambda J, m, x: J.grad(lambda v: J.checkpoint(
+        lambda v: m.sin(m.sin(v)), policy=J.checkpoint_policies.nothing_saveable)(v).sum())(x[0]),
+    "vmap with out_axes None": lambda J, m, x: J.vmap(lambda v: (v * 2, 3.0), out_axes=(0, None))(x[0]),
+    "vmap with psum over its axis_name": lambda J, m, x: J.vmap(lambda v: v / J.lax.psum(v, "i"), axis_name="i")(x[0]),
+    "the double-where trick's gradient": lambda J, m, x: J.grad(
+        lambda v: m.where(v > 0, m.sqrt(m.where(v > 0, v, 1.0)), 0.0).sum())(x[0]),
+    "checkpointed scan body": lambda J, m, x: J.grad(lambda x: J.lax.scan(
+        J.checkpoint(lambda c, r: (m.sin(c + r), None)), m.zeros(6), x)[0].sum())(x),
+    "jit with static_argnames": lambda J, m, x: J.jit(
+        lambda x, n: m.linalg.matrix_power(x[:, :4], n), static_argnames="n")(x, n=3),
+    "tree_map_with_path": lambda J, m, x: J.tree_util.tree_map_with_path(
+        lambda p, v: v * len(p), {"a": (x[0], x[1])}),
+    "reduce_precision's gradient": lambda J, m, x: J.grad(lambda v: J.lax.reduce_precision(v, 8, 7).sum())(x[0]),
+    "associative_scan of a pair, reversed, along axis 1": lambda J, m, x: J.lax.associative_scan(
+        lambda a, b: (a[0] + b[0], m.maximum(a[1], b[1])), (x, x * 2), reverse=True, axis=1),
+    "cumprod and prod gradients at zeros": lambda J, m, x: (
+        J.grad(lambda v: m.cumprod(v).sum())(m.array([1.0, 0.0, 2.0, 3.0])),
+        J.grad(m.prod)(m.array([1.0, 0.0, 2.0, 0.0])), J.grad(m.prod)(m.array([1.0, 0.0, 2.0, 5.0]))),
+    "eigenvector and singular vector gradients": lambda J, m, x: (
+        J.grad(lambda a: (m.linalg.eigh(a + a.T)[1][:, 0] ** 2).sum())(x[:, :4]),
+        J.grad(lambda a: m.abs(m.linalg.svd(a, full_matrices=False)[0]).sum())(x)),
+    "qr, pinv, lstsq and matrix_power gradients": lambda J, m, x: (
+        J.grad(lambda a: m.linalg.qr(a)[1].trace() ** 2)(x.T), J.grad(lambda a: m.linalg.pinv(a).sum())(x),
+        J.grad(lambda a: m.linalg.lstsq(a, m.ones(6))[0].sum())(x.T),
+        J.grad(lambda a: m.linalg.matrix_power(a, -1).trace())(x[:, :4] + 3 * m.eye(4))),
+    "complex: eigvals, det, holomorphic jacfwd, vjp": lambda J, m, x: (
+        m.sort_complex(m.linalg.eigvals(x[:, :4])), m.linalg.det(x[:3, :3] + 1j * x[:3, 3:]),
+        J.jacfwd(lambda z: m.exp(z) * z, holomorphic=True)(x[0, :2] + 1j),
+        J.vjp(lambda z: z * m.conj(z), x[0] + 2j)[1](m.ones(6, m.complex128))),
+    "integer corners: shifts past the width, clz, gcd/lcm, bools": lambda J, m, x: (
+        m.left_shift(m.int32(1), m.int32(33)), m.right_shift(m.int8(-128), m.int8(9)), m.left_shift(m.uint8(1), 8),
+        J.lax.clz(m.array([0, 1, 127, 64], m.int8)), m.gcd(m.array([12, -18, 0]), 8), m.lcm(m.array([4, 6, 0]), 10),
+        m.bitwise_xor(x > 0, x > 1), ~(x > 0), (x > 0) + (x > 1), m.sum(x > 0, dtype=m.int8),
+        m.arange(3, dtype=m.uint8) - 1),
+}
+
+
+@pytest.mark.parametrize("name", TRANSFORM_CORNERS)
+def test_transformation_and_numeric_corners(name):
+    assert_same(lambda J, m, x: TRANSFORM_CORNERS[name](J, m, x), np.random.default_rng(0).normal(size=(4, 6)),
+                rtol=1e-9, atol=1e-11)
