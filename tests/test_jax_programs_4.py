@@ -840,3 +840,18 @@ TRANSFORM_CORNERS = {
 def test_transformation_and_numeric_corners(name):
     assert_same(lambda J, m, x: TRANSFORM_CORNERS[name](J, m, x), np.random.default_rng(0).normal(size=(4, 6)),
                 rtol=1e-9, atol=1e-11)
+
+
+def _traced_roll(J, m, x, shift):
+    """A circular-shift augmentation whose shift is data (a traced argument): roll along one axis and two, under
+    vmap with a shift per row, and the gradient through it."""
+    weights = m.arange(24.0).reshape(4, 6)
+    return (m.roll(x, shift, axis=1), m.roll(x, m.stack([shift, -3 * shift]), axis=(0, 1)), m.roll(x, shift),
+            J.vmap(lambda row, s: m.roll(row, s))(x, m.arange(4) * shift - 5),
+            J.grad(lambda x: (m.roll(x, shift, axis=0) * weights).sum())(x))
+
+
+def test_roll_by_a_traced_shift():
+    """tracejit needed the shift concrete (ConcretizationError under jit); JAX slices the doubled axis."""
+    for shift in (2, -7, 13):
+        assert_same(_traced_roll, np.random.default_rng(1).normal(size=(4, 6)), shift)

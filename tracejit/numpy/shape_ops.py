@@ -4,13 +4,23 @@ import itertools
 
 import numpy as np
 
-from ..core.avals import Dim, axis_tuple, index_arg, normalize_axes, normalize_axis, reshape_sizes, shape_arg
+from ..core.avals import (
+    DEFAULT_INT,
+    Dim,
+    axis_tuple,
+    index_arg,
+    normalize_axes,
+    normalize_axis,
+    reshape_sizes,
+    shape_arg,
+)
 from ..core.errors import ShapeError
 from ..core.trace import Tracer, bind
+from ..primitives import indexing as ix
 from ..primitives import shapes as sh
 from . import _base
 from ._base import asarray, astype, aval, broadcast_to_shape, int_array, normalize_shape, promote, reject_out
-from .ufuncs import not_equal, subtract
+from .ufuncs import not_equal, remainder, subtract
 
 # -------------------------------------------------------------------------------------------- shapes
 
@@ -154,11 +164,13 @@ def flipud(m):
 
 
 def roll(a, shift, axis=None):
-    """Two slices concatenated per rolled axis (the shift must be concrete, as the slices' sizes are)."""
+    """Two slices concatenated per rolled axis; a traced shift slices the doubled axis at run time instead."""
     a = asarray(a)
     if axis is None:
         return reshape(roll(ravel(a), shift, 0), aval(a).shape)
     axes = axis_tuple(axis, "roll", iterable=True)      # NumPy's shifts are cast to integers (1.5 rolls by 1)
+    if isinstance(shift, Tracer):
+        return _roll_traced(a, shift, axes)
     shifts, axes = np.broadcast_arrays(np.asarray(shift).astype(np.int64), np.asarray(axes, np.int64))
     for s, ax in zip(shifts.ravel().tolist(), axes.ravel().tolist()):
         ax = normalize_axis(ax, aval(a).ndim, "roll")
@@ -167,6 +179,24 @@ def roll(a, shift, axis=None):
             n.need("roll")
         if n and s % n:
             a = concatenate([_slice_axis(a, ax, n - s % n, n), _slice_axis(a, ax, 0, n - s % n)], ax)
+    return a
+
+
+def _roll_traced(a, shift, axes):
+    """JAX's roll by a traced shift: per axis, the axis doubled and a dynamic slice of its size starting at
+    n - shift % n."""
+    shift = astype(shift, DEFAULT_INT)
+    count = builtins.max(len(axes), aval(shift).size)
+    shifts = broadcast_to_shape(reshape(shift, (-1,)), (count,))
+    for i, ax in enumerate(np.broadcast_to(np.asarray(axes, np.int64), (count,)).tolist()):
+        ax = normalize_axis(ax, aval(a).ndim, "roll")
+        n = aval(a).shape[ax]
+        if isinstance(n, Dim):
+            n.need("roll")
+        if n:
+            start = subtract(n, remainder(reshape(_slice_axis(shifts, 0, i, i + 1), ()), n))
+            starts = [start if k == ax else np.asarray(0, DEFAULT_INT) for k in range(aval(a).ndim)]
+            a = bind(ix.dynamic_slice_p, concatenate([a, a], ax), *starts, slice_sizes=aval(a).shape)
     return a
 
 
