@@ -855,3 +855,18 @@ def test_roll_by_a_traced_shift():
     """tracejit needed the shift concrete (ConcretizationError under jit); JAX slices the doubled axis."""
     for shift in (2, -7, 13):
         assert_same(_traced_roll, np.random.default_rng(1).normal(size=(4, 6)), shift)
+
+
+def test_unravel_index_of_out_of_range_traced_indices_clamps_as_jax():
+    indices = np.array([-1, 30, -30, 5])
+    want = jax.jit(lambda i: jnp.unravel_index(i, (4, 6)))(indices)
+    got = tj.jit(lambda i: tnp.unravel_index(i, (4, 6)))(indices)
+    for w, g in zip(want, got):
+        np.testing.assert_array_equal(g, w)
+
+
+@pytest.mark.xfail(strict=True, reason="concrete out-of-range indices to unravel_index raise ValueError in tracejit, "
+                   "as NumPy (documented in its docstring); JAX clamps them eagerly too")
+def test_unravel_index_of_out_of_range_concrete_indices_clamps_as_jax():
+    for w, g in zip(jnp.unravel_index(np.array([-1, 30]), (4, 6)), tnp.unravel_index(np.array([-1, 30]), (4, 6))):
+        np.testing.assert_array_equal(g, w)
