@@ -281,11 +281,6 @@ def fill_vector(k, view, value):
         k.store(view, [i], k.b.const(value, view.aval.dtype))
 
 
-def above_diagonal(k, view):
-    """The columns range of row r strictly above the diagonal, for `fill`."""
-    return lambda r: (k.b.iop("add", r, 1), view.aval.shape[1])
-
-
 def on_and_below_diagonal(k, view):
     return lambda r: (0, smaller(k, k.b.iop("add", r, 1), view.aval.shape[1]))
 
